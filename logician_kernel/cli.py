@@ -1,0 +1,84 @@
+"""The `logician` command: install the kernelspec, run notebooks headless, manage config."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ._version import __version__
+
+
+def _cmd_install(args: argparse.Namespace) -> int:
+    from .jupyter.kernelspec import install
+
+    where = install(user=args.user, sys_prefix=args.sys_prefix, prefix=args.prefix)
+    print(f"Installed kernelspec logician in {where}")
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .jupyter.runner import run_notebook
+
+    notebook = Path(args.notebook)
+    if not notebook.is_file():
+        print(f"logician run: no such notebook: {notebook}", file=sys.stderr)
+        return 2
+    summary = run_notebook(notebook, output=Path(args.output) if args.output else None,
+                           timeout=args.timeout)  # fmt: skip
+    print(f"{notebook}: {summary.cells} code cell(s), {len(summary.frames)} frame(s)")
+    for line in summary.frames:
+        print(f"  {line}")
+    if summary.output is not None:
+        print(f"executed notebook written to {summary.output}")
+    if summary.failed:
+        print(f"logician run: a cell failed: {summary.failed}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_kernel(args: argparse.Namespace) -> int:
+    from .jupyter.kernelapp import main as kernel_main
+
+    sys.argv = [sys.argv[0], *args.kernel_args]
+    kernel_main()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="logician", description="Logician Kernel: rewindable notebook cells and agent."
+    )
+    parser.add_argument("--version", action="version", version=f"logician {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    install = sub.add_parser("install", help="install the `logician` kernelspec")
+    where = install.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true", help="for the current user only")
+    where.add_argument("--sys-prefix", action="store_true", help="into sys.prefix (this env)")
+    where.add_argument("--prefix", metavar="DIR", help="under DIR/share/jupyter/kernels")
+    install.set_defaults(func=_cmd_install)
+
+    run = sub.add_parser("run", help="execute a notebook headless on the Logician kernel")
+    run.add_argument("notebook", help="the .ipynb to execute")
+    run.add_argument("-o", "--output", metavar="OUT.ipynb", help="write the executed notebook")
+    run.add_argument("--timeout", type=int, default=600, help="per-cell timeout, seconds")
+    run.set_defaults(func=_cmd_run)
+
+    kernel = sub.add_parser("kernel", help="start the kernel (as `python -m logician_kernel`)")
+    kernel.add_argument("kernel_args", nargs=argparse.REMAINDER)
+    kernel.set_defaults(func=_cmd_kernel)
+
+    from .config.cli import add_config_subcommands
+
+    add_config_subcommands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

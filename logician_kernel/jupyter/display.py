@@ -1,0 +1,146 @@
+"""Plain-text and HTML renderings of frames, diffs and rewinds for `%logician` output.
+
+Pure formatting: takes views, returns mime bundles. HTML is escaped everywhere; the plain text
+is what terminals, `nbval` and `logician run` see.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..session.file_checkpoints import RewindPlan
+from ..session.frame_report import FileDiff
+from ..session.frames import FrameView
+from ..session.thread_ledger import ProjectionItem
+
+
+@dataclass(frozen=True)
+class Rendered:
+    text: str
+    html: str
+
+    def bundle(self) -> dict[str, str]:
+        return {"text/plain": self.text, "text/html": self.html}
+
+
+def preformatted(text: str) -> Rendered:
+    return Rendered(text, f"<pre>{html.escape(text)}</pre>")
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple[str, str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
+    text_rows = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    text = "\n".join([line.rstrip(), *text_rows])
+    head = "".join(f"<th style='text-align:left'>{html.escape(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>" + "".join(f"<td style='text-align:left'>{html.escape(c)}</td>" for c in r) + "</tr>"
+        for r in rows
+    )
+    return text, f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _counts(changes: Iterable[str]) -> str:
+    tally: dict[str, int] = {}
+    for action in changes:
+        tally[action] = tally.get(action, 0) + 1
+    return ", ".join(f"{n} {a}" for a, n in sorted(tally.items())) or "-"
+
+
+def frames_table(frames: Sequence[FrameView], *, thread: str) -> Rendered:
+    if not frames:
+        msg = f"No frames yet in thread {thread}: every cell that does work becomes one."
+        return Rendered(msg, f"<p>{html.escape(msg)}</p>")
+    rows = []
+    for f in frames:
+        files = _counts(c.action for c in f.changes)
+        if f.skipped:
+            files += f" (+{len(f.skipped)} not captured)"
+        if f.capture_error:
+            files = "capture failed"
+        outcome = f.outcome or "running"
+        if f.status == "rewound":
+            outcome += " (rewound)"
+        rows.append([
+            str(f.frame),
+            f"In [{f.execution_count}]" if f.execution_count is not None else "-",
+            f.opened_at[11:19],
+            outcome,
+            files,
+            f.code[:60],
+        ])  # fmt: skip
+    text, table = _table(["frame", "cell", "time", "outcome", "files changed", "code"], rows)
+    return Rendered(text, table)
+
+
+def _size(n: int | None) -> str:
+    return "-" if n is None else f"{n:,} B"
+
+
+def frame_diff(view: FrameView, diffs: Sequence[FileDiff]) -> Rendered:
+    title = f"Frame {view.frame} (In [{view.execution_count}], {view.outcome or 'running'})"
+    if view.status == "rewound":
+        title += f", rewound at {view.rewound_at}"
+    if view.capture_error:
+        title += f"\nfile changes were not captured: {view.capture_error}"
+    if not diffs:
+        text = f"{title}\nno file changes"
+        return Rendered(text, f"<pre>{html.escape(text)}</pre>")
+    parts_text = [title]
+    parts_html = [f"<p><b>{html.escape(title)}</b></p>"]
+    for d in diffs:
+        head = f"{d.action:<12} {d.path}  ({_size(d.before_size)} -> {_size(d.after_size)})"
+        if d.note:
+            head += f"  [{d.note}]"
+        parts_text.append(head)
+        parts_html.append(f"<div><code>{html.escape(head)}</code></div>")
+        if d.diff:
+            parts_text.append(d.diff.rstrip("\n"))
+            parts_html.append(f"<pre>{html.escape(d.diff)}</pre>")
+    return Rendered("\n".join(parts_text), "".join(parts_html))
+
+
+def rewind_plan(plan: RewindPlan) -> Rendered:
+    lines = [f"Dry run: rewinding would pop frame(s) {_span(plan.frames)}"]
+    lines += [f"  would {'delete' if t.kind == 'absent' else 'restore'} {p}" for p, t in plan.restore]
+    lines += [f"  conflict: {c.path}: {c.detail}" for c in plan.conflicts]
+    lines += [f"  not restorable: {s.path}: {s.detail}" for s in plan.skipped]
+    if plan.messages_dropped:
+        lines.append(f"  {plan.messages_dropped} conversation message(s) would be dropped")
+    return preformatted("\n".join(lines))
+
+
+def rewind_result(item: ProjectionItem) -> Rendered:
+    tally = _counts(p.action for p in item.paths if p.action in ("restored", "deleted", "recreated"))
+    lines = [f"Rewound frame(s) {_span(item.frames)}: {tally if tally != '-' else 'no files to restore'}"]
+    for p in item.paths:
+        detail = f" ({p.detail})" if p.detail else ""
+        lines.append(f"  {p.action:<9} {p.path}{detail}")
+    conflicts = [p for p in item.paths if p.action == "conflict"]
+    if conflicts:
+        lines.append(
+            f"{len(conflicts)} conflicting file(s) were left alone; "
+            "`%logician rewind ... --force` overwrites them."
+        )
+    return preformatted("\n".join(lines))
+
+
+def _span(frames: Sequence[int]) -> str:
+    if not frames:
+        return "-"
+    return str(frames[0]) if len(frames) == 1 else f"{frames[0]}..{frames[-1]}"
+
+
+def help_text() -> Rendered:
+    return preformatted(
+        "Logician: every cell that does work is a checkpoint frame.\n"
+        "  %logician frames [--all]         frames of this notebook (--all: rewound too)\n"
+        "  %logician diff N | --last        what frame N changed, per file\n"
+        "  %logician rewind N [--force]     restore files to just before frame N ran\n"
+        "  %logician rewind --last          undo the most recent frame\n"
+        "  %logician rewind N --dry-run     show what a rewind would do\n"
+        "  %logician config [get K | set K V [--persist user|project] | schema]\n"
+        "  %logician trust                  trust this workspace's .logician/config.toml"
+    )

@@ -1,0 +1,115 @@
+"""LogicianKernel: ipykernel's IPythonKernel, with every executed cell a checkpoint frame.
+
+Everything ipykernel does is inherited unchanged; `do_execute` brackets the inherited
+execution with a frame (pre-snapshot, run, post-snapshot, diff, durable close). Cells made
+only of `%logician` management commands are not frames, so `rewind --last` always means the
+last cell that did work. Silent executions (widgets' and frontends' background requests) and
+executions on subshells are never frames.
+
+Must never: change what a plain Python notebook sees (reply content, outputs, errors), or let
+a capture failure break the user's cell.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from ipykernel.ipkernel import IPythonKernel
+
+from .._version import __version__
+from .magics import MANAGEMENT_COMMANDS, LogicianMagics
+from ..runtime import LogicianRuntime
+
+_MAGIC_LINE = re.compile(r"^\s*%logician(?:\s+(\S+))?")
+
+
+def is_management_cell(code: str) -> bool:
+    """True when every statement of the cell is a `%logician` management command."""
+    lines = [ln for ln in code.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    if not lines:
+        return False
+    for line in lines:
+        match = _MAGIC_LINE.match(line)
+        if match is None or line.lstrip().startswith("%%"):
+            return False
+        if (match.group(1) or "") not in MANAGEMENT_COMMANDS:
+            return False
+    return True
+
+
+class LogicianKernel(IPythonKernel):
+    """A drop-in IPython kernel whose cells are checkpoint frames."""
+
+    implementation = "logician"
+    implementation_version = __version__
+    banner = (
+        "Logician Kernel " + __version__ + " - Python with rewindable cells.\n"
+        "%logician frames | diff N | rewind N | rewind --last | config | help\n"
+    )
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        kernel_session = getattr(self.session, "session", "") if self.session else ""
+        self.logician = LogicianRuntime.start(
+            Path.cwd(), env=os.environ, kernel_session=str(kernel_session)
+        )
+        assert self.shell is not None
+        self.shell.register_magics(LogicianMagics(shell=self.shell, runtime=self.logician))
+
+    async def do_execute(  # type: ignore[override]
+        self,
+        code: str,
+        silent: bool,
+        store_history: bool = True,
+        user_expressions: dict[str, Any] | None = None,
+        allow_stdin: bool = False,
+        *,
+        cell_meta: dict[str, Any] | None = None,
+        cell_id: str | None = None,
+    ) -> dict[str, Any]:
+        run = super().do_execute(
+            code,
+            silent,
+            store_history,
+            user_expressions,
+            allow_stdin,
+            cell_meta=cell_meta,
+            cell_id=cell_id,
+        )
+        runtime = self.logician
+        if silent or threading.current_thread() is not threading.main_thread():
+            return await run
+        runtime.flush_notices(sys.stderr)
+        if is_management_cell(code):
+            return await run
+        assert self.shell is not None
+        runtime.open_frame(
+            execution_count=self.shell.execution_count if store_history else None,
+            cell_id=cell_id,
+            code=code,
+        )
+        reply: dict[str, Any] | None = None
+        try:
+            reply = await run
+        finally:
+            runtime.close_frame(_outcome(reply), sys.stderr)
+        return reply
+
+    def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
+        self.logician.close()
+        return super().do_shutdown(restart)
+
+
+def _outcome(reply: dict[str, Any] | None) -> str:
+    if reply is None:
+        return "interrupted"
+    if reply.get("status") == "ok":
+        return "ok"
+    if reply.get("ename") == "KeyboardInterrupt" or reply.get("status") == "aborted":
+        return "interrupted"
+    return "error"

@@ -1,0 +1,49 @@
+"""The `logician` kernelspec: one definition, installed by the wheel or by `logician install`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+KERNEL_NAME = "logician"
+DISPLAY_NAME = "Python 3 (Logician)"
+
+
+def kernel_json(executable: str = "python") -> dict[str, Any]:
+    """The spec; `python` is replaced by the running interpreter by jupyter_client."""
+    return {
+        "argv": [executable, "-m", "logician_kernel", "-f", "{connection_file}"],
+        "display_name": DISPLAY_NAME,
+        "language": "python",
+        "metadata": {"debugger": True},
+        "kernel_protocol_version": "5.5",
+    }
+
+
+def write_kernel_spec(directory: Path, executable: str = "python") -> Path:
+    """Write kernel.json and ipykernel's logos into `directory`."""
+    from ipykernel.kernelspec import RESOURCES
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for logo in Path(RESOURCES).glob("logo-*"):
+        shutil.copy(logo, directory / logo.name)
+    (directory / "kernel.json").write_text(json.dumps(kernel_json(executable), indent=1) + "\n")
+    return directory
+
+
+def install(*, user: bool = False, sys_prefix: bool = False, prefix: str | None = None) -> str:
+    """Install the kernelspec (like `python -m ipykernel install`); returns where it went."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    if sys_prefix:
+        prefix = sys.prefix
+    with tempfile.TemporaryDirectory() as tmp:
+        # An explicit interpreter: a spec outside this environment must still start this one.
+        source = write_kernel_spec(Path(tmp) / KERNEL_NAME, executable=sys.executable)
+        return KernelSpecManager().install_kernel_spec(
+            str(source), KERNEL_NAME, user=user, prefix=prefix
+        )

@@ -1,0 +1,143 @@
+"""`%logician <sub>`: the notebook's commands for frames, rewind and configuration.
+
+Subcommands dispatch through a table to `handle_<sub>` methods (as ipykernel's kernelbase
+dispatches `shell_handlers`). Handlers return a `Rendered` (plain text + HTML) or raise
+`UsageError` with a one-line message; they never print tracebacks for user mistakes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Callable
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.display import display
+
+from ..config import ConfigError
+from ..config import commands as config_commands
+from ..runtime import LogicianRuntime
+from ..session.file_checkpoints import RewindError
+from ..session.frame_report import frame_diff
+from . import display as render
+
+MANAGEMENT_COMMANDS = frozenset({"", "help", "frames", "diff", "rewind", "config", "trust"})
+"""Subcommands that manage the session; a cell made only of these is not a frame."""
+
+
+class _ArgParser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"%logician {self.prog}: {message}")
+
+
+@magics_class
+class LogicianMagics(Magics):
+    """The `%logician` line magic (and the `%%logician` cell magic of the agent)."""
+
+    def __init__(self, shell, runtime: LogicianRuntime) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(shell=shell)
+        self.runtime = runtime
+        self._handlers: dict[str, Callable[[list[str]], render.Rendered | None]] = {
+            "": self.handle_help,
+            "help": self.handle_help,
+            "frames": self.handle_frames,
+            "diff": self.handle_diff,
+            "rewind": self.handle_rewind,
+            "config": self.handle_config,
+            "trust": self.handle_trust,
+        }
+
+    @line_cell_magic
+    def logician(self, line: str, cell: str | None = None) -> None:
+        """Logician commands: frames, diff N, rewind N|--last, config, trust, help."""
+        if cell is not None:
+            raise UsageError(
+                "%%logician: the agent is not part of this version yet; "
+                "`%logician help` lists what is"
+            )
+        try:
+            argv = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"%logician: cannot parse the arguments ({exc})") from None
+        sub, args = (argv[0], argv[1:]) if argv else ("", [])
+        handler = self._handlers.get(sub)
+        if handler is None:
+            known = ", ".join(sorted(k for k in self._handlers if k))
+            raise UsageError(f"%logician: unknown command {sub!r}; known commands: {known}")
+        try:
+            result = handler(args)
+        except (RewindError, ConfigError) as exc:
+            raise UsageError(str(exc)) from None
+        if result is not None:
+            display(result.bundle(), raw=True)
+
+    # -- handlers ---------------------------------------------------------------------------
+
+    def handle_help(self, args: list[str]) -> render.Rendered:
+        return render.help_text()
+
+    def handle_frames(self, args: list[str]) -> render.Rendered:
+        parser = _ArgParser(prog="frames", add_help=False)
+        parser.add_argument("--all", action="store_true", help="include rewound frames")
+        opts = parser.parse_args(args)
+        checkpoints = self.runtime.checkpoints
+        frames = list(checkpoints.frames().values())
+        if not opts.all:
+            frames = [f for f in frames if f.status != "rewound"]
+        return render.frames_table(frames, thread=self.runtime.session.thread_id)
+
+    def handle_diff(self, args: list[str]) -> render.Rendered:
+        if len(args) != 1:
+            raise UsageError("%logician diff: give one frame id (or --last), e.g. `%logician diff 7`")
+        view, diffs = frame_diff(self.runtime.checkpoints, args[0])
+        return render.frame_diff(view, diffs)
+
+    def handle_rewind(self, args: list[str]) -> render.Rendered:
+        parser = _ArgParser(prog="rewind", add_help=False)
+        parser.add_argument("target", nargs="?")
+        parser.add_argument("--last", action="store_true")
+        parser.add_argument("--force", action="store_true")
+        parser.add_argument("--dry-run", action="store_true")
+        opts = parser.parse_args(args)
+        if opts.last == (opts.target is not None):
+            raise UsageError("%logician rewind: give a frame id or --last (not both, not neither)")
+        spec = "--last" if opts.last else opts.target
+        checkpoints = self.runtime.checkpoints
+        if opts.dry_run:
+            frame_id = checkpoints.resolve_target(spec)
+            return render.rewind_plan(checkpoints.plan_rewind(frame_id, force=opts.force))
+        return render.rewind_result(self.runtime.rewind(spec, force=opts.force))
+
+    def handle_config(self, args: list[str]) -> render.Rendered:
+        runtime = self.runtime
+        if not args or args[0] == "show":
+            as_json = "--json" in args[1:]
+            return render.preformatted(config_commands.config_show(runtime.config, as_json=as_json))
+        sub, rest = args[0], args[1:]
+        if sub == "get" and len(rest) == 1:
+            return render.preformatted(config_commands.config_get(runtime.config, rest[0]))
+        if sub == "set":
+            parser = _ArgParser(prog="config set", add_help=False)
+            parser.add_argument("key")
+            parser.add_argument("value")
+            parser.add_argument("--persist", choices=["user", "project"])
+            opts = parser.parse_args(rest)
+            runtime.config, message = config_commands.config_set(
+                runtime.config, opts.key, opts.value, persist=opts.persist
+            )
+            return render.preformatted(message)
+        if sub == "schema":
+            return render.preformatted(config_commands.config_schema())
+        raise UsageError(
+            "%logician config: use `config`, `config get KEY`, "
+            "`config set KEY VALUE [--persist user|project]` or `config schema`"
+        )
+
+    def handle_trust(self, args: list[str]) -> render.Rendered:
+        if args:
+            raise UsageError("%logician trust: takes no arguments (it trusts this workspace)")
+        message = config_commands.trust(
+            self.runtime.config.workspace, user_dir=self.runtime.config.user_dir
+        )
+        return render.preformatted(message)

@@ -1,0 +1,92 @@
+"""`logician run NOTEBOOK`: execute a notebook headless on this kernel and summarise its frames.
+
+The notebook runs in its own directory with `JPY_SESSION_NAME` set to its path, so it writes
+to the same thread a JupyterLab session of that notebook would.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from ..session.frames import derive_frames
+from ..session.thread_ledger import SessionStart, read_entries
+from ..session.workspace_session import STATE_DIR, thread_id_for
+from .kernelspec import KERNEL_NAME, kernel_json
+
+
+class LogicianSpecManager(KernelSpecManager):
+    """Knows the `logician` kernel even when its spec is not installed (editable checkouts)."""
+
+    def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
+        if kernel_name == KERNEL_NAME:
+            return KernelSpec(resource_dir="", **kernel_json(sys.executable))
+        try:
+            return super().get_kernel_spec(kernel_name)
+        except NoSuchKernel:
+            raise
+
+
+@dataclass
+class RunSummary:
+    cells: int
+    failed: str | None
+    frames: list[str]
+    output: Path | None
+
+
+def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) -> RunSummary:
+    """Execute every cell on a Logician kernel; stop at the first failing cell."""
+    path = path.resolve()
+    nb = nbformat.read(path, as_version=4)
+    env = dict(os.environ)
+    env["JPY_SESSION_NAME"] = str(path)
+    km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=LogicianSpecManager())
+    client = NotebookClient(
+        nb,
+        km=km,
+        timeout=timeout,
+        kernel_name=KERNEL_NAME,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    failed = None
+    try:
+        client.execute(env=env, cwd=str(path.parent))
+    except CellExecutionError as exc:
+        failed = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a cell failed"
+    finally:
+        if output is not None:
+            nbformat.write(nb, output)
+    return RunSummary(
+        cells=sum(1 for c in nb.cells if c.cell_type == "code"),
+        failed=failed,
+        frames=_frame_lines(path.parent, env),
+        output=output,
+    )
+
+
+def _frame_lines(start: Path, env: dict[str, str]) -> list[str]:
+    """Frames of the last kernel session in the notebook's thread, one line each."""
+    from ..config import load_effective_config
+
+    workspace = load_effective_config(start, env=env).workspace
+    thread, _ = thread_id_for(env)
+    ledger = workspace / STATE_DIR / "threads" / f"{thread}.jsonl"
+    if not ledger.exists():
+        return []
+    entries = read_entries(ledger)
+    starts = [i for i, e in enumerate(entries) if isinstance(e, SessionStart)]
+    frames = derive_frames(entries[starts[-1] if starts else 0 :])
+    lines = []
+    for f in frames.values():
+        changed = ", ".join(f"{c.action} {c.path}" for c in f.changes) or "no file changes"
+        lines.append(f"frame {f.frame} In [{f.execution_count}] {f.outcome}: {changed}")
+    return lines

@@ -1,0 +1,124 @@
+"""The kernel-side runtime: the effective configuration plus this session's workspace state.
+
+Owns the wiring between configuration (loaded once, handed down) and the durable session
+(ledger, frames), and the user-facing notices they produce. It is what the Jupyter shell and
+the headless runner talk to; it imports nothing from Jupyter.
+
+Must never: let a problem with `.logician/`, git or the ledger escape into a user's cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+from .config import EffectiveConfig, load_effective_config
+from .session.file_checkpoints import FileCheckpoints, RewindError
+from .session.journal import JournalError
+from .session.thread_ledger import FrameClose, ProjectionItem
+from .session.workspace_session import WorkspaceSession
+
+
+class LogicianRuntime:
+    """One kernel session's configuration and workspace state."""
+
+    def __init__(self, config: EffectiveConfig, session: WorkspaceSession) -> None:
+        self.config = config
+        self.session = session
+        self._notices: list[str] = [*config.notices, *session.notices]
+        self._reported_errors: set[str] = set()
+
+    @classmethod
+    def start(
+        cls, start_dir: Path, *, env: Mapping[str, str], kernel_session: str = ""
+    ) -> LogicianRuntime:
+        config = load_effective_config(start_dir, env=env)
+        checkpoints = config.settings.checkpoints
+        session = WorkspaceSession.open(
+            config.workspace,
+            env=env,
+            capture_enabled=checkpoints.enabled,
+            max_file_bytes=checkpoints.max_file_bytes,
+            extra_ignores=tuple(checkpoints.ignore),
+            kernel_session=kernel_session,
+        )
+        return cls(config, session)
+
+    @property
+    def checkpoints(self) -> FileCheckpoints:
+        if self.session.checkpoints is None:
+            raise RewindError(
+                f"frames are off for this session ({self.session.workspace / '.logician'} "
+                "could not be opened; see the first cell's output)"
+            )
+        return self.session.checkpoints
+
+    # -- notices ----------------------------------------------------------------------------
+
+    def notice(self, text: str) -> None:
+        self._notices.append(text)
+
+    def flush_notices(self, stream: TextIO) -> None:
+        """Show pending notices once, in the output of the cell that runs next."""
+        notices, self._notices = self._notices, []
+        for text in notices:
+            print(text, file=stream)
+
+    # -- frames -----------------------------------------------------------------------------
+
+    def open_frame(self, *, execution_count: int | None, cell_id: str | None, code: str) -> None:
+        if self.session.checkpoints is None:
+            return
+        try:
+            self.session.checkpoints.open_frame(
+                execution_count=execution_count, cell_id=cell_id, code=code
+            )
+        except (JournalError, OSError) as exc:
+            self._report(f"Logician: this cell is not a frame: the ledger could not be written ({exc})")
+
+    def close_frame(self, outcome: str, stream: TextIO) -> FrameClose | None:
+        checkpoints = self.session.checkpoints
+        if checkpoints is None or not checkpoints.is_open:
+            return None
+        try:
+            closed = checkpoints.close_frame(outcome)  # type: ignore[arg-type]
+        except (JournalError, OSError) as exc:
+            self._report(f"Logician: this cell's frame could not be recorded ({exc})", stream)
+            return None
+        if closed is None:
+            return None
+        if closed.capture_error:
+            self._report(
+                f"Logician: file changes of this cell were not captured: {closed.capture_error}",
+                stream,
+            )
+        if closed.skipped:
+            names = ", ".join(s.path for s in closed.skipped[:3])
+            more = f" and {len(closed.skipped) - 3} more" if len(closed.skipped) > 3 else ""
+            print(
+                f"Logician: frame {closed.frame}: {len(closed.skipped)} changed path(s) not "
+                f"captured ({names}{more}); `%logician diff {closed.frame}` says why.",
+                file=stream,
+            )
+        return closed
+
+    def _report(self, text: str, stream: TextIO | None = None) -> None:
+        if text in self._reported_errors:
+            return
+        self._reported_errors.add(text)
+        if stream is None:
+            self.notice(text)
+        else:
+            print(text, file=stream)
+
+    def rewind(self, spec: str, *, force: bool = False) -> ProjectionItem:
+        checkpoints = self.checkpoints
+        frame_id = checkpoints.resolve_target(spec)
+        try:
+            return checkpoints.rewind(frame_id, force=force)
+        except JournalError as exc:
+            raise RewindError(f"rewind: the ledger could not be written ({exc})") from exc
+
+    def close(self) -> None:
+        self.session.close()

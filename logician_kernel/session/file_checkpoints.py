@@ -1,0 +1,345 @@
+"""File checkpoints: the frame stack, per-frame pre-images, and per-file rewind.
+
+Owns the life of a frame (open -> pre-snapshot -> the cell runs -> post-snapshot -> diff ->
+close) and the rewind that pops frames. The stack itself is derived from the thread ledger,
+so a kernel restart sees the same frames. Restores are per file: a path that no popped frame
+changed is never touched, and a path changed by something else since the frame recorded it is
+a conflict left alone unless forced.
+
+Must never: raise into the user's cell during capture (failures are recorded in the frame),
+run a whole-tree checkout or clean, or drop an entry from the ledger.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .frames import FrameView, derive_frames
+from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
+from .states import PathChange, PathState
+from .thread_ledger import (
+    FrameClose,
+    FrameOpen,
+    FrameOutcome,
+    ProjectionItem,
+    Recovery,
+    RestoredPath,
+    ThreadLedger,
+    project,
+)
+
+
+class RewindError(ValueError):
+    """A rewind request that cannot be carried out; the message is one line for the user."""
+
+
+@dataclass
+class RewindPlan:
+    """What a rewind to a frame would do, computed without touching anything."""
+
+    frames: list[int]
+    """The frames that would be popped, oldest first."""
+    restore: list[tuple[str, PathState]] = field(default_factory=list)
+    """Paths to bring back to a state."""
+    conflicts: list[RestoredPath] = field(default_factory=list)
+    """Paths changed by something else since the frames recorded them."""
+    skipped: list[RestoredPath] = field(default_factory=list)
+    """Paths whose pre-state was never captured."""
+    messages_dropped: int = 0
+    """Conversation messages the rewind takes out of the projection."""
+
+
+@dataclass
+class _OpenFrame:
+    frame: int
+    pre: Snapshot | None
+    started: float
+
+
+class FileCheckpoints:
+    """The frame stack of one thread, over one workspace snapshotter."""
+
+    def __init__(
+        self,
+        ledger: ThreadLedger,
+        snapshotter: GitSnapshotter | None,
+        *,
+        capture_disabled_reason: str | None = None,
+    ) -> None:
+        self.ledger = ledger
+        self.snapshotter = snapshotter
+        self.capture_disabled_reason = capture_disabled_reason
+        self._open: _OpenFrame | None = None
+        self._frames_cache: tuple[int, dict[int, FrameView]] = (-1, {})
+
+    # -- the frame stack, derived from the ledger ---------------------------------------------
+
+    def frames(self) -> dict[int, FrameView]:
+        """Every frame of the thread by id (open, active and rewound)."""
+        count = len(self.ledger.entries)
+        if self._frames_cache[0] != count:
+            self._frames_cache = (count, derive_frames(self.ledger.entries))
+        return self._frames_cache[1]
+
+    def active_frames(self) -> list[FrameView]:
+        return [f for f in self.frames().values() if f.status == "active"]
+
+    @property
+    def is_open(self) -> bool:
+        return self._open is not None
+
+    # -- capture ----------------------------------------------------------------------------
+
+    def _snapshot(self) -> tuple[Snapshot | None, str | None]:
+        if self.snapshotter is None:
+            return None, self.capture_disabled_reason or "capture is off"
+        try:
+            return self.snapshotter.snapshot(), None
+        except (SnapshotError, OSError) as exc:
+            return None, str(exc)
+
+    def open_frame(self, *, execution_count: int | None, cell_id: str | None, code: str) -> int:
+        """Open a frame and take its pre-snapshot. Never raises for capture problems."""
+        frame_id = max(self.frames(), default=0) + 1
+        pre, error = self._snapshot()
+        first_line = next((ln for ln in code.splitlines() if ln.strip()), "")[:200]
+        self.ledger.append(
+            FrameOpen,
+            frame=frame_id,
+            execution_count=execution_count,
+            cell_id=cell_id,
+            code=first_line,
+            pre_tree=pre.tree if pre else None,
+            capture_error=error,
+        )
+        self._open = _OpenFrame(frame=frame_id, pre=pre, started=time.perf_counter())
+        return frame_id
+
+    def close_frame(self, outcome: FrameOutcome) -> FrameClose | None:
+        """Post-snapshot, diff, keep pre-images, and close durably with the outcome."""
+        current, self._open = self._open, None
+        if current is None:
+            return None
+        post, error = self._snapshot()
+        changes, skipped = [], []
+        if current.pre is not None and post is not None:
+            try:
+                changes, skipped = self.snapshotter.diff(current.pre, post)  # type: ignore[union-attr]
+                for change in changes:
+                    if change.before.kind == "blob":
+                        self.snapshotter.own_blob(change.before.sha)  # type: ignore[union-attr, arg-type]
+            except (SnapshotError, OSError) as exc:
+                error = str(exc)
+        elif error is None:
+            error = "no pre-snapshot for this frame"
+        return self.ledger.append(
+            FrameClose,
+            frame=current.frame,
+            outcome=outcome,
+            post_tree=post.tree if post else None,
+            changes=changes,
+            skipped=skipped,
+            capture_error=error,
+            duration_ms=round((time.perf_counter() - current.started) * 1000, 3),
+            durable=True,
+        )
+
+    def recover_incomplete(self) -> list[int]:
+        """Close frames whose kernel died mid-cell, diffing their pre-tree against now."""
+        closed = []
+        for view in list(self.frames().values()):
+            if view.status != "open":
+                continue
+            changes, skipped, error = [], [], None
+            post, error = self._snapshot()
+            if post is not None and view.pre_tree is not None:
+                try:
+                    pre = Snapshot(tree=view.pre_tree)
+                    changes, skipped = self.snapshotter.diff(pre, post)  # type: ignore[union-attr]
+                    # Uncaptured paths of the lost pre-snapshot are unknown: do not guess.
+                    skipped = [s for s in skipped if s.exists_after and not s.existed_before]
+                except (SnapshotError, OSError) as exc:
+                    error = str(exc)
+            self.ledger.append(
+                FrameClose,
+                frame=view.frame,
+                outcome="killed",
+                post_tree=post.tree if post else None,
+                changes=changes,
+                skipped=skipped,
+                capture_error=error,
+            )
+            self.ledger.append(
+                Recovery,
+                what="incomplete-frame",
+                frame=view.frame,
+                detail=(
+                    f"frame {view.frame} (In [{view.execution_count}]) never closed: the kernel "
+                    f"died mid-cell; closed it as 'killed' with {len(changes)} change(s) "
+                    "found since it opened"
+                ),
+                durable=True,
+            )
+            closed.append(view.frame)
+        return closed
+
+    # -- rewind -----------------------------------------------------------------------------
+
+    def resolve_target(self, spec: str) -> int:
+        """Turn a user's `7` or `--last` into a frame id, or say exactly why not."""
+        frames = self.frames()
+        active = self.active_frames()
+        if spec in ("--last", "last"):
+            if not active:
+                raise RewindError("nothing to rewind: no frame of this notebook is recorded yet")
+            return active[-1].frame
+        try:
+            frame_id = int(spec)
+        except ValueError:
+            raise RewindError(
+                f"rewind: {spec!r} is not a frame id; use a number from `%logician frames` or --last"
+            ) from None
+        if frame_id not in frames:
+            last = max(frames, default=None)
+            known = f"frames are 1..{last}" if last else "no frame is recorded yet"
+            raise RewindError(f"rewind: there is no frame {frame_id} ({known})")
+        view = frames[frame_id]
+        if view.status == "rewound":
+            raise RewindError(
+                f"rewind: frame {frame_id} was already rewound at {view.rewound_at} "
+                f"(ledger entry {view.rewound_by})"
+            )
+        if view.status == "open":
+            raise RewindError(f"rewind: frame {frame_id} is still running")
+        return frame_id
+
+    def plan_rewind(self, frame_id: int, *, force: bool = False) -> RewindPlan:
+        popped = [f for f in self.active_frames() if f.frame >= frame_id]
+        chains: dict[str, list[tuple[int, PathChange]]] = {}
+        for view in popped:
+            for change in view.changes:
+                chains.setdefault(change.path, []).append((view.frame, change))
+        plan = RewindPlan(frames=[f.frame for f in popped])
+        for view in popped:
+            for skip in view.skipped:
+                plan.skipped.append(
+                    RestoredPath(path=skip.path, action="skipped",
+                                 detail=f"not captured by frame {view.frame}: {_SKIP_TEXT[skip.reason]}")  # fmt: skip
+                )
+        for path, chain in sorted(chains.items()):
+            target = chain[0][1].before
+            if target.kind == "uncaptured":
+                plan.skipped.append(RestoredPath(path=path, action="skipped",
+                    detail=f"its state before frame {chain[0][0]} was not captured "
+                           f"({_SKIP_TEXT[target.reason or 'not-a-file']})"))  # fmt: skip
+                continue
+            conflict = None
+            for (f1, c1), (f2, c2) in zip(chain, chain[1:], strict=False):
+                if not c1.after.same_as(c2.before):
+                    conflict = f"changed outside the kernel between frame {f1} and frame {f2}"
+                    break
+            if conflict is None:
+                current = self.snapshotter.hash_path(path) if self.snapshotter else None
+                if current is None or not current.same_as(chain[-1][1].after):
+                    conflict = f"changed since frame {chain[-1][0]} recorded it"
+            if conflict is not None and not force:
+                plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
+                continue
+            plan.restore.append((path, target))
+        before = self._messages_before(frame_id)
+        plan.messages_dropped = max(0, len(project(self.ledger.entries)) - len(before))
+        return plan
+
+    def _messages_before(self, frame_id: int) -> list[dict]:
+        for index, entry in enumerate(self.ledger.entries):
+            if isinstance(entry, FrameOpen) and entry.frame == frame_id:
+                return project(self.ledger.entries[:index])
+        return project(self.ledger.entries)
+
+    def rewind(
+        self, frame_id: int, *, force: bool = False, on_path: Callable[[str], None] | None = None
+    ) -> ProjectionItem:
+        """Pop frames `frame_id..latest`, restoring their paths per file; record it durably."""
+        if self.snapshotter is None:
+            raise RewindError(
+                f"rewind: file capture is unavailable ({self.capture_disabled_reason}); "
+                "nothing can be restored"
+            )
+        plan = self.plan_rewind(frame_id, force=force)
+        results = plan.conflicts + plan.skipped
+        for path, target in plan.restore:
+            results.append(self._restore(path, target))
+            if on_path is not None:
+                on_path(path)
+        self.snapshotter.invalidate()
+        return self.ledger.append(
+            ProjectionItem,
+            reason="rewind",
+            messages=self._messages_before(frame_id),
+            frames=plan.frames,
+            paths=sorted(results, key=lambda r: r.path),
+            note="--force" if force else "",
+            durable=True,
+        )
+
+    def _restore(self, path: str, target: PathState) -> RestoredPath:
+        snap = self.snapshotter
+        assert snap is not None
+        full = snap.workspace / path
+        try:
+            if target.kind == "absent":
+                try:
+                    if full.is_dir() and not full.is_symlink():
+                        return RestoredPath(path=path, action="failed",
+                                            detail="a directory now stands where the frame created a file")  # fmt: skip
+                    full.unlink()
+                except FileNotFoundError:
+                    return RestoredPath(path=path, action="deleted", detail="was already gone")
+                # Directories the frame made are left: git records no empty directories, so
+                # one that existed empty before the frame is indistinguishable from a new one.
+                return RestoredPath(path=path, action="deleted")
+            existed = os.path.lexists(full)
+            data = snap.read_blob(target.sha or "")
+            full.parent.mkdir(parents=True, exist_ok=True)
+            if target.mode == "120000":
+                if existed:
+                    full.unlink()
+                os.symlink(data.decode("utf-8", "surrogateescape"), full)
+            else:
+                _atomic_write(full, data, executable=target.mode == "100755")
+            return RestoredPath(path=path, action="restored" if existed else "recreated")
+        except (OSError, SnapshotError) as exc:
+            return RestoredPath(path=path, action="failed", detail=str(exc))
+
+
+_SKIP_TEXT = {
+    "too-large": "larger than the capture size limit",
+    "ignored": "ignored by .gitignore or the checkpoint ignores",
+    "nested-repository": "inside a nested git repository",
+    "not-a-file": "not a regular file",
+}
+
+
+def _atomic_write(full: Path, data: bytes, *, executable: bool) -> None:
+    """Replace a file's bytes in one rename, keeping its permission bits but the exec bits."""
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        st = os.lstat(full)
+        perms = 0o666 & ~umask if os.path.islink(full) else st.st_mode & 0o7777
+    except FileNotFoundError:
+        perms = 0o666 & ~umask
+    if executable:
+        # Execute bits follow the read bits the file has (as `chmod +x` under the umask would).
+        perms |= (perms & 0o444) >> 2 & ~umask or 0o100
+    else:
+        perms &= ~0o111
+    tmp = full.with_name(f".{full.name}.logician-restore")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.chmod(tmp, perms)
+    os.replace(tmp, full)

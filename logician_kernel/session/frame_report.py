@@ -1,0 +1,108 @@
+"""What a frame changed, per file, ready to show: action, sizes, a bounded text diff.
+
+Reads blobs from the snapshot store; formats nothing for a particular frontend.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from .file_checkpoints import FileCheckpoints, RewindError
+from .frames import FrameView
+from .git_snapshot import SnapshotError
+from .states import PathState
+
+MAX_DIFF_INPUT = 256 * 1024
+MAX_DIFF_LINES = 200
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    path: str
+    action: str
+    before_size: int | None
+    after_size: int | None
+    diff: str | None
+    note: str = ""
+
+
+def frame_diff(checkpoints: FileCheckpoints, spec: str) -> tuple[FrameView, list[FileDiff]]:
+    """The frame named by `spec` (an id or --last) and what it did to each path."""
+    frames = checkpoints.frames()
+    if spec in ("--last", "last"):
+        active = checkpoints.active_frames()
+        if not active:
+            raise RewindError("diff: no frame of this notebook is recorded yet")
+        view = active[-1]
+    else:
+        try:
+            view = frames[int(spec)]
+        except ValueError:
+            raise RewindError(f"diff: {spec!r} is not a frame id; see `%logician frames`") from None
+        except KeyError:
+            raise RewindError(f"diff: there is no frame {spec}") from None
+    out: list[FileDiff] = []
+    for change in view.changes:
+        before = _content(checkpoints, change.before)
+        after = _content(checkpoints, change.after)
+        note = ""
+        if change.after.kind == "uncaptured":
+            note = "its new content was not captured (larger than the limit)"
+        out.append(
+            FileDiff(
+                path=change.path,
+                action=change.action,
+                before_size=len(before) if before is not None else None,
+                after_size=len(after) if after is not None else None,
+                diff=_text_diff(change.path, before, after),
+                note=note,
+            )
+        )
+    for skip in view.skipped:
+        out.append(FileDiff(skip.path, "not captured", None, None, None, note=_why(skip.reason)))
+    return view, out
+
+
+def _why(reason: str) -> str:
+    return {
+        "too-large": "larger than checkpoints.max_file_bytes",
+        "ignored": "ignored (.gitignore or checkpoints.ignore)",
+        "nested-repository": "inside a nested git repository",
+        "not-a-file": "not a regular file",
+    }.get(reason, reason)
+
+
+def _content(checkpoints: FileCheckpoints, state: PathState) -> bytes | None:
+    if state.kind != "blob" or checkpoints.snapshotter is None:
+        return None
+    try:
+        return checkpoints.snapshotter.read_blob(state.sha or "")
+    except SnapshotError:
+        return None
+
+
+def _text_diff(path: str, before: bytes | None, after: bytes | None) -> str | None:
+    texts = []
+    for data in (before, after):
+        if data is None:
+            texts.append("")
+            continue
+        if len(data) > MAX_DIFF_INPUT or b"\0" in data:
+            return None
+        try:
+            texts.append(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+    lines = list(
+        difflib.unified_diff(
+            texts[0].splitlines(keepends=True),
+            texts[1].splitlines(keepends=True),
+            fromfile=f"a/{path}" if before is not None else "/dev/null",
+            tofile=f"b/{path}" if after is not None else "/dev/null",
+        )
+    )
+    if len(lines) > MAX_DIFF_LINES:
+        cut = len(lines) - MAX_DIFF_LINES
+        lines = lines[:MAX_DIFF_LINES] + [f"... {cut} more diff line(s) not shown\n"]
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)

@@ -1,0 +1,359 @@
+"""Workspace snapshots as git tree objects, through a private index and object store.
+
+Owns `<workspace>/.logician/git`: a bare repository whose work tree is the workspace, whose
+index is private to us, and whose objects hold every captured file version. The user's own
+repository (index, HEAD, refs, stash, work tree) is never written: every git command here runs
+with `--git-dir` pointing at our store and a private `GIT_INDEX_FILE`.
+
+A snapshot is one cheap `git ls-files` scan (git's stat cache in our private index does the
+heavy lifting), an `update-index` of just the paths that changed, and `write-tree`. Files over
+the size cap and ignored files are not captured, but they are fingerprinted (size, mtime,
+mode) so a frame can say it saw them change - never silently.
+
+Must never: run a porcelain command that touches the user's index or work tree, follow the
+user's clean/smudge filters (LFS would store pointers instead of content), or raise into the
+user's cell - callers catch `SnapshotError` and record the capture failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
+# Our attributes beat .gitattributes: bytes go in and come out exactly as they are on disk.
+_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding\n"
+_IGNORED_WALK_BUDGET = 5000
+_MODE_FILE, _MODE_EXEC, _MODE_LINK, _MODE_GITLINK = "100644", "100755", "120000", "160000"
+
+
+class SnapshotError(RuntimeError):
+    """A git command failed or the store is unusable; the message names the command."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The captured state of the workspace at one moment."""
+
+    tree: str
+    """Git tree id of every captured path (small, not ignored)."""
+    uncaptured: Mapping[str, tuple[SkipReason, Fingerprint]] = field(default_factory=dict)
+    """Paths seen but not captured, with why and a stat fingerprint to detect change."""
+
+
+class GitSnapshotter:
+    """Takes snapshots of one workspace into one private store; not thread-safe."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        store: Path,
+        *,
+        max_file_bytes: int = 1_000_000,
+        extra_ignores: Iterable[str] = (),
+    ) -> None:
+        self.workspace = Path(workspace)
+        self.store = Path(store)
+        self.max_file_bytes = max_file_bytes
+        self.extra_ignores = tuple(extra_ignores)
+        self._index = self.store / "logician-index"
+        self._env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
+        self._env.update(
+            GIT_INDEX_FILE=str(self._index),
+            GIT_LITERAL_PATHSPECS="1",
+            GIT_TERMINAL_PROMPT="0",
+            GIT_OPTIONAL_LOCKS="0",
+        )
+        self._base = ["git", f"--git-dir={self.store}", f"--work-tree={self.workspace}"]
+        self._last_tree: str | None = None
+        self._cat: subprocess.Popen[bytes] | None = None
+
+    # -- setup -----------------------------------------------------------------------------
+
+    def ensure_store(self) -> None:
+        """Create the private store once; refresh our excludes from the workspace's own."""
+        if not (self.store / "HEAD").exists():
+            self.store.parent.mkdir(parents=True, exist_ok=True)
+            self._git("init", "--quiet", "--bare", str(self.store), cwd=self.store.parent, base=False)
+            for key, value in (
+                ("core.bare", "false"),
+                ("core.autocrlf", "false"),
+                ("core.safecrlf", "false"),
+                ("core.filemode", "true"),
+                ("core.symlinks", "true"),
+                ("core.quotepath", "false"),
+                ("core.untrackedCache", "true"),
+                ("core.fsmonitor", "false"),
+                ("core.hooksPath", os.devnull),
+                ("gc.auto", "0"),
+                ("index.version", "4"),
+            ):
+                self._git("config", key, value)
+            (self.store / "info").mkdir(exist_ok=True)
+            (self.store / "info" / "attributes").write_text(_ATTRIBUTES)
+            self._seed_from_user_repo()
+        self._write_excludes()
+
+    def _write_excludes(self) -> None:
+        lines = ["/.logician/"]
+        user_exclude = self._user_git_dir()
+        if user_exclude is not None and (user_exclude / "info" / "exclude").is_file():
+            lines.append((user_exclude / "info" / "exclude").read_text(errors="replace"))
+        lines.extend(self.extra_ignores)
+        text = "\n".join(lines) + "\n"
+        target = self.store / "info" / "exclude"
+        if not target.is_file() or target.read_text(errors="replace") != text:
+            target.write_text(text)
+
+    def _user_git_dir(self) -> Path | None:
+        dot_git = self.workspace / ".git"
+        if dot_git.is_dir():
+            return dot_git
+        if dot_git.is_file():  # worktrees and submodules: "gitdir: <path>"
+            content = dot_git.read_text(errors="replace").strip()
+            if content.startswith("gitdir:"):
+                path = Path(content.split(":", 1)[1].strip())
+                return path if path.is_absolute() else (self.workspace / path).resolve()
+        return None
+
+    def _seed_from_user_repo(self) -> None:
+        """Start from a copy of the user's index, borrowing their objects through alternates.
+
+        With it, the first snapshot of a big repository hashes only the user's uncommitted
+        changes instead of every file. Reading `.git/index` never modifies it. Any problem
+        (split index, odd extensions) falls back to a cold start.
+        """
+        user_git = self._user_git_dir()
+        if user_git is None or not (user_git / "index").is_file():
+            return
+        objects = user_git / "objects"
+        common = user_git / "commondir"
+        if common.is_file():
+            objects = (user_git / common.read_text().strip() / "objects").resolve()
+        try:
+            shutil.copyfile(user_git / "index", self._index)
+            alternates = self.store / "objects" / "info" / "alternates"
+            alternates.write_text(f"{objects}\n")
+            self._git("ls-files", "--stage", "--", ".gitignore")  # parses the index fully
+        except (OSError, SnapshotError):
+            self._index.unlink(missing_ok=True)
+            (self.store / "objects" / "info" / "alternates").unlink(missing_ok=True)
+
+    # -- git plumbing ----------------------------------------------------------------------
+
+    def _git(
+        self, *args: str, stdin: bytes | None = None, cwd: Path | None = None, base: bool = True
+    ) -> bytes:
+        cmd = [*self._base, *args] if base else ["git", *args]
+        try:
+            proc = subprocess.run(
+                cmd,
+                input=stdin,
+                capture_output=True,
+                cwd=cwd or self.workspace,
+                env=self._env,
+                check=False,
+            )
+        except OSError as exc:
+            raise SnapshotError(f"cannot run git: {exc}") from exc
+        if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise SnapshotError(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
+        return proc.stdout
+
+    # -- snapshots -------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """Capture the workspace now. Cost scales with what changed since the last call."""
+        changed = self._git("ls-files", "-z", "--modified", "--deleted", "--others",
+                            "--exclude-standard")  # fmt: skip
+        ignored = self._git("ls-files", "-z", "--others", "--ignored", "--exclude-standard",
+                            "--directory")  # fmt: skip
+        uncaptured: dict[str, tuple[SkipReason, Fingerprint]] = {}
+        update: list[str] = []
+        drop: list[str] = []
+        for raw in _split_z(changed):
+            path = raw.decode("utf-8", "surrogateescape")
+            if path.endswith("/"):  # an untracked nested repository: git shows only its root
+                uncaptured[path.rstrip("/")] = ("nested-repository", _fingerprint_dir(self.workspace / path))
+                continue
+            try:
+                st = os.lstat(self.workspace / path)
+            except FileNotFoundError:
+                update.append(path)  # --remove drops it from the index
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_size > self.max_file_bytes:
+                uncaptured[path] = ("too-large", _fingerprint(st))
+                drop.append(path)
+            else:
+                update.append(path)
+        for raw in _split_z(ignored):
+            path = raw.decode("utf-8", "surrogateescape").rstrip("/")
+            if path == ".logician" or path.startswith(".logician/"):
+                continue
+            for sub, fp in _fingerprint_ignored(self.workspace, path):
+                uncaptured[sub] = ("ignored", fp)
+        if update or drop or self._last_tree is None:
+            if update:
+                self._git("update-index", "-z", "--add", "--remove", "--stdin",
+                          stdin=_join_z(update))  # fmt: skip
+            if drop:
+                self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_join_z(drop))
+            self._last_tree = self._git("write-tree").decode().strip()
+        return Snapshot(tree=self._last_tree, uncaptured=uncaptured)
+
+    def invalidate(self) -> None:
+        """Forget the cached tree id (after we rewrote files ourselves)."""
+        self._last_tree = None
+
+    def diff(self, before: Snapshot, after: Snapshot) -> tuple[list[PathChange], list[SkippedPath]]:
+        """What changed between two snapshots: captured changes and skipped (uncaptured) paths."""
+        changes: list[PathChange] = []
+        if before.tree != after.tree:
+            out = self._git("diff-tree", "-r", "-z", "--no-renames", "--raw", before.tree, after.tree)
+            parts = _split_z(out)
+            for meta, raw_path in zip(parts[0::2], parts[1::2], strict=False):
+                old_mode, new_mode, old_sha, new_sha, _status = meta.decode()[1:].split(" ")
+                changes.append(
+                    PathChange(
+                        path=raw_path.decode("utf-8", "surrogateescape"),
+                        before=_state(old_mode, old_sha),
+                        after=_state(new_mode, new_sha),
+                    )
+                )
+        skipped: list[SkippedPath] = []
+        captured = {c.path: c for c in changes}
+        for path in sorted(set(before.uncaptured) | set(after.uncaptured)):
+            b, a = before.uncaptured.get(path), after.uncaptured.get(path)
+            if b is not None and a is not None and b[1] == a[1]:
+                continue
+            reason = (a or b)[0]  # type: ignore[index]
+            if path in captured:  # e.g. a small file grew past the cap: the pre-image is known
+                change = captured[path]
+                captured[path] = change.model_copy(
+                    update={"after": PathState.uncaptured(reason, a[1])} if a else {}
+                )
+                continue
+            skipped.append(SkippedPath(path=path, reason=reason,
+                                       existed_before=b is not None, exists_after=a is not None))  # fmt: skip
+        return [captured[c.path] for c in changes], skipped
+
+    # -- objects ---------------------------------------------------------------------------
+
+    def read_blob(self, sha: str) -> bytes:
+        """The content of one captured file version."""
+        return self._git("cat-file", "blob", sha)
+
+    def hash_path(self, path: str) -> PathState:
+        """The state of a workspace path now, hashed the way a snapshot would (not stored)."""
+        full = self.workspace / path
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            return PathState.absent()
+        if stat.S_ISLNK(st.st_mode):
+            data = os.readlink(full).encode("utf-8", "surrogateescape")
+            return PathState.blob(_MODE_LINK, _blob_id(data))
+        if stat.S_ISDIR(st.st_mode):
+            return PathState.uncaptured("not-a-file", _fingerprint(st))
+        if st.st_size > self.max_file_bytes:
+            return PathState.uncaptured("too-large", _fingerprint(st))
+        mode = _MODE_EXEC if st.st_mode & 0o111 else _MODE_FILE
+        return PathState.blob(mode, _blob_id(full.read_bytes()))
+
+    def write_blob(self, data: bytes) -> str:
+        """Store bytes in our own object store (never only in the user's, via alternates)."""
+        sha = _blob_id(data)
+        obj = self.store / "objects" / sha[:2] / sha[2:]
+        if not obj.exists():
+            obj.parent.mkdir(parents=True, exist_ok=True)
+            tmp = obj.with_name(obj.name + ".tmp")
+            tmp.write_bytes(zlib.compress(b"blob %d\0" % len(data) + data, 1))
+            os.replace(tmp, obj)
+        return sha
+
+    def own_blob(self, sha: str) -> None:
+        """Make sure a pre-image lives in our store even if it came from the user's objects."""
+        loose = self.store / "objects" / sha[:2] / sha[2:]
+        if loose.exists() or not (self.store / "objects" / "info" / "alternates").exists():
+            return
+        self.write_blob(self.read_blob(sha))
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def _split_z(data: bytes) -> list[bytes]:
+    return [p for p in data.split(b"\0") if p]
+
+
+def _join_z(paths: Iterable[str]) -> bytes:
+    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+
+
+def _blob_id(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _state(mode: str, sha: str) -> PathState:
+    if mode == "000000":
+        return PathState.absent()
+    if mode == _MODE_GITLINK:
+        return PathState.uncaptured("nested-repository", Fingerprint(size=0, mtime_ns=0, mode=0))
+    return PathState.blob(mode, sha)
+
+
+def _fingerprint(st: os.stat_result) -> Fingerprint:
+    return Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, mode=st.st_mode)
+
+
+def _fingerprint_dir(path: Path) -> Fingerprint:
+    try:
+        return _fingerprint(os.lstat(path))
+    except OSError:
+        return Fingerprint(size=0, mtime_ns=0, mode=0)
+
+
+def _fingerprint_ignored(workspace: Path, rel: str) -> Iterable[tuple[str, Fingerprint]]:
+    """Fingerprints of an ignored path; directories are walked up to a fixed budget."""
+    full = workspace / rel
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        yield rel, _fingerprint(st)
+        return
+    found: list[tuple[str, Fingerprint]] = []
+    stack = [rel]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(workspace / current))
+        except OSError:
+            continue
+        for entry in entries:
+            if len(found) >= _IGNORED_WALK_BUDGET:
+                # Too big to inspect file by file: the directory stands for its contents.
+                yield rel + "/", _fingerprint(st)
+                return
+            sub = f"{current}/{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(sub)
+                continue
+            try:
+                found.append((sub, _fingerprint(entry.stat(follow_symlinks=False))))
+            except OSError:
+                continue
+    yield from found

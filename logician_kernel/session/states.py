@@ -1,0 +1,108 @@
+"""The vocabulary of file checkpoints: what state a path was in, and how a frame changed it.
+
+Pure data (pydantic, JSON round-trip exact) shared by the snapshotter, the frame stack and the
+ledger entries that persist them. No I/O here.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+SkipReason = Literal["too-large", "ignored", "nested-repository", "not-a-file"]
+"""Why a path was seen but its content not captured."""
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class Fingerprint(BaseModel):
+    """Enough of `lstat` to tell that an uncaptured path changed."""
+
+    model_config = _FROZEN
+
+    size: int
+    """Size in bytes."""
+    mtime_ns: int
+    """Modification time, nanoseconds since the epoch."""
+    mode: int
+    """Full `st_mode` (type and permission bits)."""
+
+
+class PathState(BaseModel):
+    """One path at one moment: absent, a captured blob, or present but not captured."""
+
+    model_config = _FROZEN
+
+    kind: Literal["absent", "blob", "uncaptured"]
+    """Whether the path did not exist, was captured, or existed without its content captured."""
+    mode: str | None = None
+    """Git file mode of a blob: 100644, 100755 (executable) or 120000 (symlink)."""
+    sha: str | None = None
+    """Git blob id of the content of a captured path."""
+    reason: SkipReason | None = None
+    """Why an uncaptured path was not captured."""
+    fingerprint: Fingerprint | None = None
+    """Stat fingerprint of an uncaptured path."""
+
+    @classmethod
+    def absent(cls) -> PathState:
+        return cls(kind="absent")
+
+    @classmethod
+    def blob(cls, mode: str, sha: str) -> PathState:
+        return cls(kind="blob", mode=mode, sha=sha)
+
+    @classmethod
+    def uncaptured(cls, reason: SkipReason, fingerprint: Fingerprint) -> PathState:
+        return cls(kind="uncaptured", reason=reason, fingerprint=fingerprint)
+
+    @property
+    def exists(self) -> bool:
+        return self.kind != "absent"
+
+    def same_as(self, other: PathState) -> bool:
+        """Equal content and mode (for blobs), or equal fingerprints (uncaptured)."""
+        if self.kind != other.kind:
+            return False
+        if self.kind == "blob":
+            return (self.mode, self.sha) == (other.mode, other.sha)
+        if self.kind == "uncaptured":
+            return self.fingerprint == other.fingerprint
+        return True
+
+
+class PathChange(BaseModel):
+    """How one frame changed one path: its first pre-state and its final post-state."""
+
+    model_config = _FROZEN
+
+    path: str
+    """Path relative to the workspace root, `/`-separated."""
+    before: PathState
+    """The state a rewind restores."""
+    after: PathState
+    """The state the frame left; a rewind checks the file still has it (else: conflict)."""
+
+    @property
+    def action(self) -> Literal["created", "deleted", "modified"]:
+        if not self.before.exists:
+            return "created"
+        if not self.after.exists:
+            return "deleted"
+        return "modified"
+
+
+class SkippedPath(BaseModel):
+    """A path a frame saw change but could not capture - recorded so it is never silent."""
+
+    model_config = _FROZEN
+
+    path: str
+    """Path relative to the workspace root; a trailing `/` stands for a whole directory."""
+    reason: SkipReason
+    """Why its content was not captured."""
+    existed_before: bool
+    """Whether it existed when the frame opened."""
+    exists_after: bool
+    """Whether it existed when the frame closed."""

@@ -1,0 +1,247 @@
+"""The thread ledger: the append-only record of one notebook's conversation and frames.
+
+Owns the closed set of entry kinds and the single append choke point that gives every entry its
+sequence number, parent, time and (through the journal) checksum. The conversation projection
+is derived from the entries by a pure function, so the same ledger always yields the same
+messages. Rewinds, clears, compactions and branch operations append projection items; nothing
+ever rewrites or removes an entry.
+
+Must never: mutate an entry, persist streaming deltas, or store a secret.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from .journal import Journal, JournalError, TailRecovery
+from .states import PathChange, PathState, SkippedPath
+
+ProjectionReason = Literal[
+    "restore", "rewind", "branch-discard", "branch-merge", "compaction", "clear", "run-commit"
+]
+"""Why a projection item replaced the conversation (the seed's typed reasons)."""
+
+FrameOutcome = Literal["ok", "error", "interrupted", "killed"]
+"""How a cell ended; `killed` is recorded on reopen for a frame whose kernel died."""
+
+_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class _Entry(BaseModel):
+    model_config = _MODEL
+
+    seq: int
+    """1-based position in the ledger; assigned by `ThreadLedger.append`."""
+    parent: int | None
+    """Sequence number of the entry before this one (None for the first)."""
+    time: str
+    """UTC time of the append, ISO 8601."""
+
+
+class SessionStart(_Entry):
+    """A kernel session opened this thread."""
+
+    kind: Literal["session_start"] = "session_start"
+    kernel_session: str
+    """Id of the kernel session (new on every kernel start or restart)."""
+    pid: int
+    """Process id of the kernel."""
+    workspace: str
+    """Absolute workspace root the frames of this session refer to."""
+    version: str
+    """logician_kernel version."""
+
+
+class FrameOpen(_Entry):
+    """A cell started: its frame is open and its pre-snapshot taken."""
+
+    kind: Literal["frame_open"] = "frame_open"
+    frame: int
+    """Frame id, unique and increasing within the thread; never reused."""
+    execution_count: int | None
+    """The cell's execution count (`In [n]`)."""
+    cell_id: str | None
+    """The notebook cell id, when the frontend sent one."""
+    code: str
+    """The first line of the cell, bounded, for listings."""
+    pre_tree: str | None
+    """Git tree of the workspace before the cell; None when capture failed."""
+    capture_error: str | None = None
+    """Why the pre-snapshot failed, if it did."""
+
+
+class FrameClose(_Entry):
+    """A cell ended: what it changed, with every pre-image, and its outcome."""
+
+    kind: Literal["frame_close"] = "frame_close"
+    frame: int
+    """The frame this closes."""
+    outcome: FrameOutcome
+    """How the cell ended."""
+    post_tree: str | None
+    """Git tree of the workspace after the cell; None when capture failed."""
+    changes: list[PathChange] = Field(default_factory=list)
+    """Every captured path the cell changed, with its first pre-state and final post-state."""
+    skipped: list[SkippedPath] = Field(default_factory=list)
+    """Paths the cell changed that could not be captured, with why."""
+    capture_error: str | None = None
+    """Why capture failed, if it did; the cell itself ran regardless."""
+    duration_ms: float = 0.0
+    """Wall time of the cell, milliseconds."""
+
+
+class FileCheckpoint(_Entry):
+    """An agent tool captured a path's pre-state inside a frame before writing it."""
+
+    kind: Literal["file_checkpoint"] = "file_checkpoint"
+    frame: int
+    """The open frame the capture belongs to."""
+    path: str
+    """Workspace-relative path."""
+    before: PathState
+    """The pre-state; within a frame only the first capture of a path counts."""
+
+
+class MessageEntry(_Entry):
+    """One conversation message, recorded at a turn or tool boundary (never deltas)."""
+
+    kind: Literal["message"] = "message"
+    frame: int | None
+    """The frame whose cell produced the message."""
+    message: dict[str, Any]
+    """The message in its JSON form."""
+
+
+class RestoredPath(BaseModel):
+    """What a rewind did to one path."""
+
+    model_config = _MODEL
+
+    path: str
+    """Workspace-relative path."""
+    action: Literal["restored", "deleted", "recreated", "conflict", "skipped", "failed"]
+    """What happened to it."""
+    detail: str = ""
+    """Why, for conflicts, skips and failures."""
+
+
+class ProjectionItem(_Entry):
+    """The conversation (and, for rewinds, the frame stack) took a new shape."""
+
+    kind: Literal["projection"] = "projection"
+    reason: ProjectionReason
+    """Why: one of the seed's typed reasons."""
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    """The replacement messages: the whole conversation from here on."""
+    frames: list[int] = Field(default_factory=list)
+    """Frames this item pops (rewind) - they leave the frame stack."""
+    paths: list[RestoredPath] = Field(default_factory=list)
+    """What a rewind did to each path."""
+    note: str = ""
+    """Free text for the user (e.g. `--force`, `--files-only`)."""
+
+
+class Recovery(_Entry):
+    """Something was repaired when the thread was opened; says what, never silently."""
+
+    kind: Literal["recovery"] = "recovery"
+    what: Literal["torn-tail", "incomplete-frame", "journal-error"]
+    """The kind of damage."""
+    detail: str
+    """A one-line description for the user."""
+    side_file: str | None = None
+    """Where cut bytes were kept."""
+    frame: int | None = None
+    """The frame concerned, if any."""
+
+
+Entry = Annotated[
+    SessionStart | FrameOpen | FrameClose | FileCheckpoint | MessageEntry | ProjectionItem | Recovery,
+    Field(discriminator="kind"),
+]
+ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry)
+_THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def project(entries: Sequence[BaseModel]) -> list[dict[str, Any]]:
+    """The current conversation, derived from the entries alone (pure, deterministic)."""
+    messages: list[dict[str, Any]] = []
+    for entry in entries:
+        if isinstance(entry, MessageEntry):
+            messages.append(entry.message)
+        elif isinstance(entry, ProjectionItem):
+            messages = list(entry.messages)
+    return messages
+
+
+def read_entries(path: Path) -> list[Entry]:
+    """The valid entries of a ledger file, read-only (a damaged tail is ignored, not cut)."""
+    from .journal import decode_record
+
+    entries: list[Entry] = []
+    for line in Path(path).read_bytes().split(b"\n"):
+        try:
+            entries.append(ENTRY_ADAPTER.validate_python(decode_record(line)))
+        except ValueError:
+            break
+    return entries
+
+
+class ThreadLedger:
+    """One thread's ledger file, opened for appending; the only writer of its entries."""
+
+    def __init__(self, directory: Path, thread_id: str) -> None:
+        if not _THREAD_ID.match(thread_id):
+            raise ValueError(f"thread id {thread_id!r}: use letters, digits, '.', '_' or '-'")
+        self.thread_id = thread_id
+        self.path = Path(directory) / f"{thread_id}.jsonl"
+        self._journal = Journal(self.path)
+        self.entries: list[Entry] = []
+        for record in self._journal.records:
+            try:
+                self.entries.append(ENTRY_ADAPTER.validate_python(record))
+            except ValueError as exc:
+                # A checksummed record we cannot read is from a newer version or a bug: refuse
+                # to append on top of it rather than guess.
+                self._journal.close()
+                raise JournalError(
+                    f"ledger {self.path}: record {record.get('seq')} is not a known entry ({exc})"
+                ) from None
+        self.recovered_tail: TailRecovery | None = self._journal.recovery
+        if self.recovered_tail is not None:
+            cut = self.recovered_tail
+            self.append(
+                Recovery,
+                what="torn-tail",
+                detail=(
+                    f"cut {cut.cut_bytes} damaged byte(s) at offset {cut.cut_offset} of "
+                    f"{self.path.name} ({cut.reason}); {cut.valid_records} record(s) intact"
+                ),
+                side_file=cut.side_file,
+                durable=True,
+            )
+
+    def append(self, kind: type[_Entry], *, durable: bool = False, **fields: Any) -> Any:
+        """The single choke point: assign seq, parent and time, validate, persist."""
+        seq = len(self.entries) + 1
+        entry = kind(
+            seq=seq,
+            parent=seq - 1 if seq > 1 else None,
+            time=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+            **fields,
+        )
+        self._journal.append(entry.model_dump(mode="json"), durable=durable)
+        self.entries.append(entry)  # type: ignore[arg-type]
+        return entry
+
+    def messages(self) -> list[dict[str, Any]]:
+        return project(self.entries)
+
+    def close(self) -> None:
+        self._journal.close()

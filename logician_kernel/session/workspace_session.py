@@ -1,0 +1,145 @@
+"""One kernel session's durable state: the workspace's `.logician/`, the thread, the frames.
+
+Owns opening (or failing to open, visibly) the thread ledger and the snapshot store for one
+workspace, recovering what a dead kernel left behind, and naming the thread. Everything here
+is Jupyter-free; the kernel feeds it the notebook's session name and cell metadata.
+
+Must never: raise out of `open` (a broken `.logician/` downgrades to "capture unavailable"
+with a notice), or read configuration itself (it is handed the resolved values).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from .._version import __version__
+from .file_checkpoints import FileCheckpoints
+from .git_snapshot import GitSnapshotter, SnapshotError
+from .journal import JournalError
+from .thread_ledger import Recovery, SessionStart, ThreadLedger
+
+STATE_DIR = ".logician"
+
+
+def thread_id_for(env: Mapping[str, str]) -> tuple[str, bool]:
+    """A stable thread id for the notebook, and whether it is stable across kernel restarts.
+
+    `LOGICIAN_THREAD` wins; else the notebook path the server passes as `JPY_SESSION_NAME`
+    (readable slug plus a hash of the full path, so two `analysis.ipynb` in different
+    folders never share a thread); else a fresh id for this kernel session only.
+    """
+    explicit = env.get("LOGICIAN_THREAD", "").strip()
+    if explicit:
+        return _slug(explicit, 100), True
+    name = env.get("JPY_SESSION_NAME", "").strip()
+    if name:
+        stem = _slug(Path(name).stem, 60) or "notebook"
+        return f"{stem}-{hashlib.sha256(name.encode()).hexdigest()[:12]}", True
+    return f"session-{uuid.uuid4().hex[:12]}", False
+
+
+def _slug(text: str, limit: int) -> str:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+    return slug[:limit]
+
+
+@dataclass
+class WorkspaceSession:
+    """The opened state of one workspace for one kernel session."""
+
+    workspace: Path
+    thread_id: str
+    stable_thread: bool
+    ledger: ThreadLedger | None
+    checkpoints: FileCheckpoints | None
+    notices: list[str] = field(default_factory=list)
+    _lock: FileLock | None = None
+
+    @classmethod
+    def open(
+        cls,
+        workspace: Path,
+        *,
+        env: Mapping[str, str],
+        capture_enabled: bool = True,
+        max_file_bytes: int = 1_000_000,
+        extra_ignores: tuple[str, ...] = (),
+        kernel_session: str = "",
+    ) -> WorkspaceSession:
+        workspace = Path(workspace).resolve()
+        thread_id, stable = thread_id_for(env)
+        state = workspace / STATE_DIR
+        notices: list[str] = []
+        try:
+            (state / "threads").mkdir(parents=True, exist_ok=True)
+            ignore = state / ".gitignore"
+            if not ignore.exists():  # keeps our state out of the user's `git status`
+                ignore.write_text("# Logician Kernel state; see ARCHITECTURE.md\n*\n")
+            lock = FileLock(state / "threads" / f"{thread_id}.lock")
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:
+                other = thread_id
+                thread_id, stable = f"{thread_id}-{uuid.uuid4().hex[:6]}", False
+                notices.append(
+                    f"Logician: another kernel holds thread {other!r}; this kernel uses a new "
+                    f"thread {thread_id!r} so the two never interleave their ledgers."
+                )
+                lock = FileLock(state / "threads" / f"{thread_id}.lock")
+                lock.acquire(timeout=0)
+            ledger = ThreadLedger(state / "threads", thread_id)
+        except (OSError, JournalError, Timeout) as exc:
+            notices.append(
+                f"Logician: frames are off for this session: cannot use {state} "
+                f"({getattr(exc, 'strerror', None) or exc}). Cells run normally; nothing is "
+                "captured or rewindable until that directory is writable and the kernel restarts."
+            )
+            return cls(workspace, thread_id, stable, None, None, notices)
+
+        if ledger.recovered_tail is not None:
+            notices.append(f"Logician: {ledger.entries[-1].detail}; cut bytes kept in "  # type: ignore[union-attr]
+                           f"{ledger.recovered_tail.side_file}")  # fmt: skip
+        start = ledger.append(
+            SessionStart,
+            kernel_session=kernel_session or uuid.uuid4().hex,
+            pid=os.getpid(),
+            workspace=str(workspace),
+            version=__version__,
+        )
+        snapshotter: GitSnapshotter | None = None
+        reason = None
+        if capture_enabled:
+            snapshotter = GitSnapshotter(
+                workspace,
+                state / "git",
+                max_file_bytes=max_file_bytes,
+                extra_ignores=extra_ignores,
+            )
+            try:
+                snapshotter.ensure_store()
+            except (SnapshotError, OSError) as exc:
+                reason = f"the snapshot store could not be set up: {exc}"
+                notices.append(f"Logician: file capture is off for this session: {reason}.")
+                snapshotter = None
+        else:
+            reason = "checkpoints.enabled is false in the configuration"
+        checkpoints = FileCheckpoints(ledger, snapshotter, capture_disabled_reason=reason)
+        if checkpoints.recover_incomplete():
+            notices.extend(f"Logician: {e.detail}." for e in ledger.entries
+                           if isinstance(e, Recovery) and e.what == "incomplete-frame"
+                           and e.seq > start.seq)  # fmt: skip
+        return cls(workspace, thread_id, stable, ledger, checkpoints, notices, lock)
+
+    def close(self) -> None:
+        if self.ledger is not None:
+            self.ledger.close()
+        if self._lock is not None:
+            self._lock.release()

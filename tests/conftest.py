@@ -1,0 +1,52 @@
+"""Shared fixtures: isolated user config, a `logician` kernelspec for this interpreter, and a
+real kernel subprocess driven through jupyter_client."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from kernel_harness import git, make_kernel_env  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_jupyter_and_config(tmp_path_factory: pytest.TempPathFactory):
+    """Never read the developer's own config or kernelspecs; never write outside tmp."""
+    from logician_kernel.jupyter.kernelspec import write_kernel_spec
+
+    root = tmp_path_factory.mktemp("jupyter")
+    write_kernel_spec(root / "data" / "kernels" / "logician", executable=sys.executable)
+    saved = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "LOGICIAN_CONFIG_DIR", "JUPYTER_PLATFORM_DIRS")}
+    os.environ["JUPYTER_PATH"] = str(root / "data")
+    os.environ["LOGICIAN_CONFIG_DIR"] = str(root / "user-config")
+    os.environ["JUPYTER_PLATFORM_DIRS"] = "1"
+    yield
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A git repository with one commit, as most users' projects are."""
+    ws = tmp_path / "project"
+    ws.mkdir()
+    git(ws, "init", "-q", "-b", "main")
+    (ws / "data.csv").write_text("a,b\n1,2\n")
+    (ws / "script.sh").write_text("#!/bin/sh\necho hi\n")
+    (ws / ".gitignore").write_text("*.log\n")
+    git(ws, "add", ".")
+    git(ws, "commit", "-q", "-m", "init")
+    return ws
+
+
+@pytest.fixture
+def kernel_env(tmp_path: Path) -> dict[str, str]:
+    return make_kernel_env(tmp_path)

@@ -1,0 +1,153 @@
+"""A real Logician kernel subprocess, driven through jupyter_client like a frontend drives it."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from queue import Empty
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+from logician_kernel.jupyter.runner import LogicianSpecManager
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}  # fmt: skip
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                          text=True).stdout  # fmt: skip
+
+
+def user_git_state(ws: Path) -> tuple[str, str, str, str]:
+    """Everything of the user's git a snapshot must never touch."""
+    index = ws / ".git" / "index"
+    digest = hashlib.sha256(index.read_bytes()).hexdigest() if index.exists() else "-"
+    head = (ws / ".git" / "HEAD").read_text()
+    refs = git(ws, "for-each-ref")
+    return git(ws, "status", "--porcelain", "--untracked-files=all"), digest, head, refs
+
+
+def make_kernel_env(tmp_path: Path, thread: str = "test-thread") -> dict[str, str]:
+    env = dict(os.environ)
+    env["LOGICIAN_THREAD"] = thread
+    env["LOGICIAN_CONFIG_DIR"] = str(tmp_path / "user-config")
+    env.pop("JPY_SESSION_NAME", None)
+    return env
+
+
+@dataclass
+class CellResult:
+    reply: dict[str, Any]
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return self.reply["status"]
+
+    @property
+    def stdout(self) -> str:
+        return self._stream("stdout")
+
+    @property
+    def stderr(self) -> str:
+        return self._stream("stderr")
+
+    def _stream(self, name: str) -> str:
+        return "".join(m["content"]["text"] for m in self.messages
+                       if m["msg_type"] == "stream" and m["content"]["name"] == name)  # fmt: skip
+
+    @property
+    def text(self) -> str:
+        """Everything a user reads in the cell's output, as plain text."""
+        parts = []
+        for m in self.messages:
+            kind, content = m["msg_type"], m["content"]
+            if kind == "stream":
+                parts.append(content["text"])
+            elif kind in ("display_data", "execute_result"):
+                parts.append(content["data"].get("text/plain", ""))
+            elif kind == "error":
+                parts.append(f"{content['ename']}: {content['evalue']}")
+        return "\n".join(parts)
+
+
+class Kernel:
+    """One kernel process in `cwd`; `restart` and `kill9` keep the same environment."""
+
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        self.cwd, self.env = cwd, env
+        self.km = KernelManager(kernel_name="logician", kernel_spec_manager=LogicianSpecManager())
+        self._start()
+
+    def _start(self) -> None:
+        self.km.start_kernel(cwd=str(self.cwd), env=self.env)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+
+    def run(self, code: str, *, cell_id: str | None = None, timeout: float = 60,
+            silent: bool = False) -> CellResult:  # fmt: skip
+        content = {"code": code, "silent": silent, "store_history": not silent,
+                   "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}  # fmt: skip
+        msg = self.kc.session.msg("execute_request", content,
+                                  metadata={"cellId": cell_id} if cell_id else {})  # fmt: skip
+        self.kc.shell_channel.send(msg)
+        return self.collect(msg["header"]["msg_id"], timeout=timeout)
+
+    def send(self, code: str) -> str:
+        return self.kc.execute(code)
+
+    def collect(self, msg_id: str, *, timeout: float = 60) -> CellResult:
+        messages = []
+        while True:
+            m = self.kc.get_iopub_msg(timeout=timeout)
+            if m["parent_header"].get("msg_id") != msg_id:
+                continue
+            if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+                break
+            messages.append(m)
+        while True:
+            reply = self.kc.get_shell_msg(timeout=timeout)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return CellResult(reply["content"], messages)
+
+    def wait_for_output(self, text: str, timeout: float = 30) -> None:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                m = self.kc.get_iopub_msg(timeout=0.5)
+            except Empty:
+                continue
+            if m["msg_type"] == "stream" and text in m["content"]["text"]:
+                return
+        raise AssertionError(f"kernel never printed {text!r}")
+
+    def restart(self) -> None:
+        self.kc.stop_channels()
+        self.km.restart_kernel(now=True)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+
+    def kill9(self) -> None:
+        """The kernel dies as under the OOM killer: no shutdown, no flush."""
+        pid = self.km.provisioner.process.pid  # type: ignore[union-attr]
+        os.kill(pid, signal.SIGKILL)
+        self.km.provisioner.process.wait(10)  # type: ignore[union-attr]
+        self.kc.stop_channels()
+        self.km.cleanup_resources()
+
+    def start_again(self) -> None:
+        self.km = KernelManager(kernel_name="logician", kernel_spec_manager=LogicianSpecManager())
+        self._start()
+
+    def shutdown(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
