@@ -67,15 +67,23 @@ class LogicianRuntime:
 
     # -- frames -----------------------------------------------------------------------------
 
-    def open_frame(self, *, execution_count: int | None, cell_id: str | None, code: str) -> None:
+    def open_frame(
+        self, *, execution_count: int | None, cell_id: str | None, code: str, stream: TextIO
+    ) -> None:
         if self.session.checkpoints is None:
             return
+        if self.session.checkpoints.warming_up:
+            self._report("Logician: finishing the first snapshot of this workspace before the "
+                         "cell runs (only the first cell after the kernel starts waits).", stream)  # fmt: skip
         try:
             self.session.checkpoints.open_frame(
                 execution_count=execution_count, cell_id=cell_id, code=code
             )
         except (JournalError, OSError) as exc:
-            self._report(f"Logician: this cell is not a frame: the ledger could not be written ({exc})")
+            self._report(
+                f"Logician: this cell is not a frame: the ledger could not be written ({exc})",
+                stream,
+            )
 
     def close_frame(self, outcome: str, stream: TextIO) -> FrameClose | None:
         checkpoints = self.session.checkpoints

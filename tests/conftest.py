@@ -21,7 +21,10 @@ def _isolated_jupyter_and_config(tmp_path_factory: pytest.TempPathFactory):
 
     root = tmp_path_factory.mktemp("jupyter")
     write_kernel_spec(root / "data" / "kernels" / "logician", executable=sys.executable)
-    saved = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "LOGICIAN_CONFIG_DIR", "JUPYTER_PLATFORM_DIRS")}
+    saved = {
+        k: os.environ.get(k)
+        for k in ("JUPYTER_PATH", "LOGICIAN_CONFIG_DIR", "JUPYTER_PLATFORM_DIRS")
+    }
     os.environ["JUPYTER_PATH"] = str(root / "data")
     os.environ["LOGICIAN_CONFIG_DIR"] = str(root / "user-config")
     os.environ["JUPYTER_PLATFORM_DIRS"] = "1"

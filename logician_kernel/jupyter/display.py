@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from ..session.file_checkpoints import RewindPlan
 from ..session.frame_report import FileDiff
@@ -30,9 +31,13 @@ def preformatted(text: str) -> Rendered:
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple[str, str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
     line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
-    text_rows = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    text_rows = [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
     text = "\n".join([line.rstrip(), *text_rows])
     head = "".join(f"<th style='text-align:left'>{html.escape(h)}</th>" for h in headers)
     body = "".join(
@@ -66,7 +71,7 @@ def frames_table(frames: Sequence[FrameView], *, thread: str) -> Rendered:
         rows.append([
             str(f.frame),
             f"In [{f.execution_count}]" if f.execution_count is not None else "-",
-            f.opened_at[11:19],
+            _local_time(f.opened_at),
             outcome,
             files,
             f.code[:60],
@@ -104,7 +109,9 @@ def frame_diff(view: FrameView, diffs: Sequence[FileDiff]) -> Rendered:
 
 def rewind_plan(plan: RewindPlan) -> Rendered:
     lines = [f"Dry run: rewinding would pop frame(s) {_span(plan.frames)}"]
-    lines += [f"  would {'delete' if t.kind == 'absent' else 'restore'} {p}" for p, t in plan.restore]
+    lines += [
+        f"  would {'delete' if t.kind == 'absent' else 'restore'} {p}" for p, t in plan.restore
+    ]
     lines += [f"  conflict: {c.path}: {c.detail}" for c in plan.conflicts]
     lines += [f"  not restorable: {s.path}: {s.detail}" for s in plan.skipped]
     if plan.messages_dropped:
@@ -113,8 +120,12 @@ def rewind_plan(plan: RewindPlan) -> Rendered:
 
 
 def rewind_result(item: ProjectionItem) -> Rendered:
-    tally = _counts(p.action for p in item.paths if p.action in ("restored", "deleted", "recreated"))
-    lines = [f"Rewound frame(s) {_span(item.frames)}: {tally if tally != '-' else 'no files to restore'}"]
+    tally = _counts(
+        p.action for p in item.paths if p.action in ("restored", "deleted", "recreated")
+    )
+    lines = [
+        f"Rewound frame(s) {_span(item.frames)}: {tally if tally != '-' else 'no files to restore'}"
+    ]
     for p in item.paths:
         detail = f" ({p.detail})" if p.detail else ""
         lines.append(f"  {p.action:<9} {p.path}{detail}")
@@ -130,7 +141,17 @@ def rewind_result(item: ProjectionItem) -> Rendered:
 def _span(frames: Sequence[int]) -> str:
     if not frames:
         return "-"
-    return str(frames[0]) if len(frames) == 1 else f"{frames[0]}..{frames[-1]}"
+    if list(frames) == list(range(frames[0], frames[-1] + 1)) and len(frames) > 2:
+        return f"{frames[0]}..{frames[-1]}"
+    return ", ".join(map(str, frames))
+
+
+def _local_time(iso: str) -> str:
+    """Ledger times are UTC; people read their own clock."""
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%H:%M:%S")
+    except ValueError:
+        return iso
 
 
 def help_text() -> Rendered:
@@ -139,6 +160,7 @@ def help_text() -> Rendered:
         "  %logician frames [--all]         frames of this notebook (--all: rewound too)\n"
         "  %logician diff N | --last        what frame N changed, per file\n"
         "  %logician rewind N [--force]     restore files to just before frame N ran\n"
+        "  %logician rewind --cell N        the same, naming the cell by its In [N] number\n"
         "  %logician rewind --last          undo the most recent frame\n"
         "  %logician rewind N --dry-run     show what a rewind would do\n"
         "  %logician config [get K | set K V [--persist user|project] | schema]\n"

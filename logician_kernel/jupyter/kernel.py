@@ -22,8 +22,8 @@ from typing import Any
 from ipykernel.ipkernel import IPythonKernel
 
 from .._version import __version__
-from .magics import MANAGEMENT_COMMANDS, LogicianMagics
 from ..runtime import LogicianRuntime
+from .magics import MANAGEMENT_COMMANDS, LogicianMagics
 
 _MAGIC_LINE = re.compile(r"^\s*%logician(?:\s+(\S+))?")
 
@@ -54,6 +54,7 @@ class LogicianKernel(IPythonKernel):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._executions = 0
         kernel_session = getattr(self.session, "session", "") if self.session else ""
         self.logician = LogicianRuntime.start(
             Path.cwd(), env=os.environ, kernel_session=str(kernel_session)
@@ -84,14 +85,18 @@ class LogicianKernel(IPythonKernel):
         runtime = self.logician
         if silent or threading.current_thread() is not threading.main_thread():
             return await run
+        self._executions += 1
         runtime.flush_notices(sys.stderr)
         if is_management_cell(code):
             return await run
         assert self.shell is not None
         runtime.open_frame(
-            execution_count=self.shell.execution_count if store_history else None,
+            # In [n] as the user sees it; a frontend that runs cells without storing history
+            # (nbval) has no prompt numbers, so there the n-th execution of this kernel stands in.
+            execution_count=self.shell.execution_count if store_history else self._executions,
             cell_id=cell_id,
             code=code,
+            stream=sys.stderr,
         )
         reply: dict[str, Any] | None = None
         try:

@@ -89,7 +89,9 @@ class LogicianMagics(Magics):
 
     def handle_diff(self, args: list[str]) -> render.Rendered:
         if len(args) != 1:
-            raise UsageError("%logician diff: give one frame id (or --last), e.g. `%logician diff 7`")
+            raise UsageError(
+                "%logician diff: give one frame id (or --last), e.g. `%logician diff 7`"
+            )
         view, diffs = frame_diff(self.runtime.checkpoints, args[0])
         return render.frame_diff(view, diffs)
 
@@ -97,12 +99,16 @@ class LogicianMagics(Magics):
         parser = _ArgParser(prog="rewind", add_help=False)
         parser.add_argument("target", nargs="?")
         parser.add_argument("--last", action="store_true")
+        parser.add_argument("--cell", type=int, metavar="N")
         parser.add_argument("--force", action="store_true")
         parser.add_argument("--dry-run", action="store_true")
         opts = parser.parse_args(args)
-        if opts.last == (opts.target is not None):
-            raise UsageError("%logician rewind: give a frame id or --last (not both, not neither)")
-        spec = "--last" if opts.last else opts.target
+        given = [opts.last, opts.cell is not None, opts.target is not None]
+        if sum(given) != 1:
+            raise UsageError("%logician rewind: give one of a frame id, --last or --cell N")
+        spec = (
+            "--last" if opts.last else f"cell:{opts.cell}" if opts.cell is not None else opts.target
+        )
         checkpoints = self.runtime.checkpoints
         if opts.dry_run:
             frame_id = checkpoints.resolve_target(spec)

@@ -88,5 +88,6 @@ def _frame_lines(start: Path, env: dict[str, str]) -> list[str]:
     lines = []
     for f in frames.values():
         changed = ", ".join(f"{c.action} {c.path}" for c in f.changes) or "no file changes"
-        lines.append(f"frame {f.frame} In [{f.execution_count}] {f.outcome}: {changed}")
+        rewound = " (rewound)" if f.status == "rewound" else ""
+        lines.append(f"frame {f.frame} In [{f.execution_count}] {f.outcome}{rewound}: {changed}")
     return lines

@@ -13,6 +13,7 @@ run a whole-tree checkout or clean, or drop an entry from the ledger.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,6 +76,20 @@ class FileCheckpoints:
         self.capture_disabled_reason = capture_disabled_reason
         self._open: _OpenFrame | None = None
         self._frames_cache: tuple[int, dict[int, FrameView]] = (-1, {})
+        # The snapshotter is not thread-safe; the warm-up thread and cells take turns.
+        self._snap_lock = threading.Lock()
+        self._warmup: threading.Thread | None = None
+
+    def start_warmup(self) -> None:
+        """Take the first (full) snapshot in the background, off the first cell's path."""
+        if self.snapshotter is None or self._warmup is not None:
+            return
+        self._warmup = threading.Thread(target=self._snapshot, name="logician-warmup", daemon=True)
+        self._warmup.start()
+
+    @property
+    def warming_up(self) -> bool:
+        return self._warmup is not None and self._warmup.is_alive()
 
     # -- the frame stack, derived from the ledger ---------------------------------------------
 
@@ -97,10 +112,11 @@ class FileCheckpoints:
     def _snapshot(self) -> tuple[Snapshot | None, str | None]:
         if self.snapshotter is None:
             return None, self.capture_disabled_reason or "capture is off"
-        try:
-            return self.snapshotter.snapshot(), None
-        except (SnapshotError, OSError) as exc:
-            return None, str(exc)
+        with self._snap_lock:
+            try:
+                return self.snapshotter.snapshot(), None
+            except (SnapshotError, OSError) as exc:
+                return None, str(exc)
 
     def open_frame(self, *, execution_count: int | None, cell_id: str | None, code: str) -> int:
         """Open a frame and take its pre-snapshot. Never raises for capture problems."""
@@ -197,6 +213,15 @@ class FileCheckpoints:
             if not active:
                 raise RewindError("nothing to rewind: no frame of this notebook is recorded yet")
             return active[-1].frame
+        if spec.startswith("cell:"):
+            count = spec[5:]
+            matches = [f.frame for f in active if str(f.execution_count) == count]
+            if not matches:
+                raise RewindError(
+                    f"rewind: no frame left for cell In [{count}] (it did no work, was already "
+                    "rewound, or ran in an earlier kernel session; see `%logician frames`)"
+                )
+            return matches[-1]
         try:
             frame_id = int(spec)
         except ValueError:
@@ -227,8 +252,11 @@ class FileCheckpoints:
         for view in popped:
             for skip in view.skipped:
                 plan.skipped.append(
-                    RestoredPath(path=skip.path, action="skipped",
-                                 detail=f"not captured by frame {view.frame}: {_SKIP_TEXT[skip.reason]}")  # fmt: skip
+                    RestoredPath(
+                        path=skip.path,
+                        action="skipped",
+                        detail=f"not captured by frame {view.frame}: {_SKIP_TEXT[skip.reason]}",
+                    )  # fmt: skip
                 )
         for path, chain in sorted(chains.items()):
             target = chain[0][1].before

@@ -63,7 +63,9 @@ def derive_frames(entries: Sequence[BaseModel]) -> dict[int, FrameView]:
         elif isinstance(entry, FileCheckpoint) and entry.frame in frames:
             view = frames[entry.frame]
             if all(c.path != entry.path for c in view.changes):
-                view.changes.append(PathChange(path=entry.path, before=entry.before, after=entry.before))
+                view.changes.append(
+                    PathChange(path=entry.path, before=entry.before, after=entry.before)
+                )
         elif isinstance(entry, ProjectionItem) and entry.reason == "rewind":
             for frame_id in entry.frames:
                 if frame_id in frames:

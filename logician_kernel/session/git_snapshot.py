@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
+from .watcher import WorkspaceWatcher
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
@@ -75,7 +76,9 @@ class GitSnapshotter:
         )
         self._base = ["git", f"--git-dir={self.store}", f"--work-tree={self.workspace}"]
         self._last_tree: str | None = None
-        self._cat: subprocess.Popen[bytes] | None = None
+        self._last: Snapshot | None = None
+        # inotify tells which paths changed, so a snapshot costs O(changes), not O(files).
+        self._watcher: WorkspaceWatcher | None = None
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -83,7 +86,9 @@ class GitSnapshotter:
         """Create the private store once; refresh our excludes from the workspace's own."""
         if not (self.store / "HEAD").exists():
             self.store.parent.mkdir(parents=True, exist_ok=True)
-            self._git("init", "--quiet", "--bare", str(self.store), cwd=self.store.parent, base=False)
+            self._git(
+                "init", "--quiet", "--bare", str(self.store), cwd=self.store.parent, base=False
+            )
             for key, value in (
                 ("core.bare", "false"),
                 ("core.autocrlf", "false"),
@@ -172,8 +177,82 @@ class GitSnapshotter:
 
     # -- snapshots -------------------------------------------------------------------------
 
+    def watch(self) -> bool:
+        """Track changes with inotify from now on; False when that is unavailable here."""
+        watcher = WorkspaceWatcher(self.workspace, exclude=(".git", ".logician"))
+        if not watcher.start():
+            watcher.close()
+            return False
+        self._watcher = watcher
+        self._last = None  # the next snapshot is a full scan, taken after watching began
+        return True
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
+
     def snapshot(self) -> Snapshot:
         """Capture the workspace now. Cost scales with what changed since the last call."""
+        changed = self._watcher.drain() if self._watcher is not None and self._last else None
+        if changed is not None and self._last is not None:
+            if not changed:
+                return self._last
+            if not any(p.endswith("/") or p.rsplit("/", 1)[-1] == ".gitignore" for p in changed):
+                self._last = self._incremental(self._last, changed)
+                return self._last
+        self._last = self._full_scan()
+        return self._last
+
+    def _incremental(self, last: Snapshot, changed: set[str]) -> Snapshot:
+        """Re-examine just the paths inotify reported (no deleted directories, no new rules)."""
+        paths = sorted(changed)
+        ignored = self._check_ignore(paths)
+        uncaptured = dict(last.uncaptured)
+        update: list[str] = []
+        drop: list[str] = []
+        for path in paths:
+            uncaptured.pop(path, None)
+            try:
+                st = os.lstat(self.workspace / path)
+            except FileNotFoundError:
+                update.append(path)
+                continue
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            if path in ignored:
+                uncaptured[path] = ("ignored", _fingerprint(st))
+            elif stat.S_ISREG(st.st_mode) and st.st_size > self.max_file_bytes:
+                uncaptured[path] = ("too-large", _fingerprint(st))
+                drop.append(path)
+            else:
+                update.append(path)
+        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured)
+
+    def _check_ignore(self, paths: list[str]) -> set[str]:
+        # check-ignore exits 1 when nothing is ignored; only a failure to run is an error.
+        proc = subprocess.run(
+            [*self._base, "check-ignore", "-z", "--stdin"],
+            input=_join_z(paths), capture_output=True, cwd=self.workspace,
+            env={k: v for k, v in self._env.items() if k != "GIT_LITERAL_PATHSPECS"},  # unsupported there
+        )  # fmt: skip
+        if proc.returncode not in (0, 1):
+            raise SnapshotError(f"git check-ignore failed: {proc.stderr.decode(errors='replace')}")
+        return {p.decode("utf-8", "surrogateescape") for p in _split_z(proc.stdout)}
+
+    def _write_tree(self, update: list[str], drop: list[str]) -> str:
+        if update or drop or self._last_tree is None:
+            if update:
+                self._git("update-index", "-z", "--add", "--remove", "--stdin",
+                          stdin=_join_z(update))  # fmt: skip
+            if drop:
+                self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_join_z(drop))
+            self._last_tree = self._git("write-tree").decode().strip()
+        return self._last_tree
+
+    def _full_scan(self) -> Snapshot:
         changed = self._git("ls-files", "-z", "--modified", "--deleted", "--others",
                             "--exclude-standard")  # fmt: skip
         ignored = self._git("ls-files", "-z", "--others", "--ignored", "--exclude-standard",
@@ -184,7 +263,10 @@ class GitSnapshotter:
         for raw in _split_z(changed):
             path = raw.decode("utf-8", "surrogateescape")
             if path.endswith("/"):  # an untracked nested repository: git shows only its root
-                uncaptured[path.rstrip("/")] = ("nested-repository", _fingerprint_dir(self.workspace / path))
+                uncaptured[path.rstrip("/")] = (
+                    "nested-repository",
+                    _fingerprint_dir(self.workspace / path),
+                )
                 continue
             try:
                 st = os.lstat(self.workspace / path)
@@ -202,24 +284,21 @@ class GitSnapshotter:
                 continue
             for sub, fp in _fingerprint_ignored(self.workspace, path):
                 uncaptured[sub] = ("ignored", fp)
-        if update or drop or self._last_tree is None:
-            if update:
-                self._git("update-index", "-z", "--add", "--remove", "--stdin",
-                          stdin=_join_z(update))  # fmt: skip
-            if drop:
-                self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_join_z(drop))
-            self._last_tree = self._git("write-tree").decode().strip()
-        return Snapshot(tree=self._last_tree, uncaptured=uncaptured)
+        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured)
 
     def invalidate(self) -> None:
-        """Forget the cached tree id (after we rewrote files ourselves)."""
-        self._last_tree = None
+        """Forget the cached state (after we rewrote files ourselves without a watcher)."""
+        if self._watcher is None:
+            self._last_tree = None
+            self._last = None
 
     def diff(self, before: Snapshot, after: Snapshot) -> tuple[list[PathChange], list[SkippedPath]]:
         """What changed between two snapshots: captured changes and skipped (uncaptured) paths."""
         changes: list[PathChange] = []
         if before.tree != after.tree:
-            out = self._git("diff-tree", "-r", "-z", "--no-renames", "--raw", before.tree, after.tree)
+            out = self._git(
+                "diff-tree", "-r", "-z", "--no-renames", "--raw", before.tree, after.tree
+            )
             parts = _split_z(out)
             for meta, raw_path in zip(parts[0::2], parts[1::2], strict=False):
                 old_mode, new_mode, old_sha, new_sha, _status = meta.decode()[1:].split(" ")

@@ -94,7 +94,9 @@ class Journal:
                 reason = f"record {len(self.records) + 1}: {exc}"
                 break
             if record.get("seq") != len(self.records) + 1:
-                reason = f"record {len(self.records) + 1}: sequence {record.get('seq')!r} out of order"
+                reason = (
+                    f"record {len(self.records) + 1}: sequence {record.get('seq')!r} out of order"
+                )
                 break
             self.records.append(record)
             offset = end + 1
@@ -130,7 +132,9 @@ class Journal:
             if durable:
                 os.fsync(self._fh.fileno())
         except OSError as exc:
-            raise JournalError(f"cannot append to ledger {self.path}: {exc.strerror or exc}") from exc
+            raise JournalError(
+                f"cannot append to ledger {self.path}: {exc.strerror or exc}"
+            ) from exc
         self.records.append(record)
 
     def sync(self) -> None:

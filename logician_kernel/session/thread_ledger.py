@@ -162,7 +162,13 @@ class Recovery(_Entry):
 
 
 Entry = Annotated[
-    SessionStart | FrameOpen | FrameClose | FileCheckpoint | MessageEntry | ProjectionItem | Recovery,
+    SessionStart
+    | FrameOpen
+    | FrameClose
+    | FileCheckpoint
+    | MessageEntry
+    | ProjectionItem
+    | Recovery,
     Field(discriminator="kind"),
 ]
 ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry)

@@ -125,6 +125,7 @@ class WorkspaceSession:
             )
             try:
                 snapshotter.ensure_store()
+                snapshotter.watch()
             except (SnapshotError, OSError) as exc:
                 reason = f"the snapshot store could not be set up: {exc}"
                 notices.append(f"Logician: file capture is off for this session: {reason}.")
@@ -136,9 +137,12 @@ class WorkspaceSession:
             notices.extend(f"Logician: {e.detail}." for e in ledger.entries
                            if isinstance(e, Recovery) and e.what == "incomplete-frame"
                            and e.seq > start.seq)  # fmt: skip
+        checkpoints.start_warmup()
         return cls(workspace, thread_id, stable, ledger, checkpoints, notices, lock)
 
     def close(self) -> None:
+        if self.checkpoints is not None and self.checkpoints.snapshotter is not None:
+            self.checkpoints.snapshotter.close()
         if self.ledger is not None:
             self.ledger.close()
         if self._lock is not None:

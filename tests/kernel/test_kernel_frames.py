@@ -64,7 +64,7 @@ def test_cells_that_create_modify_chmod_delete_and_shell_out_are_rewound_exactly
 
     r = kernel.run("%logician rewind 1")
     assert r.status == "ok", r.text
-    assert "Rewound frame(s) 1..3" in r.text
+    assert "Rewound frame(s) 1..3:" in r.text
     assert (workspace / "data.csv").read_bytes() == original_csv
     assert mode(workspace / "script.sh") == original_mode
     assert (workspace / ".gitignore").read_text() == "*.log\n"
@@ -96,7 +96,9 @@ def test_management_cells_are_not_frames_and_rewind_last_means_last_working_cell
 
 def test_frames_record_cell_id_outcome_and_interrupt(kernel: Kernel, workspace: Path) -> None:
     kernel.run("open('a.txt', 'w').write('a'); 1/0", cell_id="abc-123")
-    msg_id = kernel.send("import time\nopen('b.txt', 'w').write('b')\nprint('started', flush=True)\ntime.sleep(60)")
+    msg_id = kernel.send(
+        "import time\nopen('b.txt', 'w').write('b')\nprint('started', flush=True)\ntime.sleep(60)"
+    )
     kernel.wait_for_output("started")
     kernel.km.interrupt_kernel()
     r = kernel.collect(msg_id)
@@ -111,7 +113,9 @@ def test_frames_record_cell_id_outcome_and_interrupt(kernel: Kernel, workspace: 
     assert not (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
 
 
-def test_conflicting_outside_edit_is_left_alone_unless_forced(kernel: Kernel, workspace: Path) -> None:
+def test_conflicting_outside_edit_is_left_alone_unless_forced(
+    kernel: Kernel, workspace: Path
+) -> None:
     kernel.run("open('data.csv', 'w').write('by the cell')")
     (workspace / "data.csv").write_text("edited in the Lab editor")
     r = kernel.run("%logician rewind --last")
@@ -133,7 +137,8 @@ def test_bad_rewind_requests_get_one_line_answers(kernel: Kernel) -> None:
     for command, expected in [
         ("%logician rewind 999", "there is no frame 999 (frames are 1..1)"),
         ("%logician rewind abc", "'abc' is not a frame id"),
-        ("%logician rewind", "give a frame id or --last"),
+        ("%logician rewind", "give one of a frame id, --last or --cell N"),
+        ("%logician rewind --cell 77", "no frame left for cell In [77]"),
         ("%logician diff 42", "there is no frame 42"),
         ("%logician bogus", "unknown command 'bogus'"),
     ]:
@@ -157,7 +162,9 @@ def test_restart_reopens_the_thread_and_rewind_still_works(kernel: Kernel, works
     assert not (workspace / "later.txt").exists()
 
 
-def test_kill9_mid_cell_is_recovered_and_rewindable(workspace: Path, kernel_env: dict[str, str]) -> None:
+def test_kill9_mid_cell_is_recovered_and_rewindable(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
     k = Kernel(workspace, kernel_env)
     try:
         k.run("open('kept.txt', 'w').write('kept')")
@@ -178,8 +185,12 @@ def test_kill9_mid_cell_is_recovered_and_rewindable(workspace: Path, kernel_env:
         k.shutdown()
 
 
-def test_large_and_ignored_files_are_reported_not_silently_dropped(kernel: Kernel, workspace: Path) -> None:
-    r = kernel.run("open('big.bin', 'wb').write(b'x' * 1_500_000)\nopen('run.log', 'w').write('log')")
+def test_large_and_ignored_files_are_reported_not_silently_dropped(
+    kernel: Kernel, workspace: Path
+) -> None:
+    r = kernel.run(
+        "open('big.bin', 'wb').write(b'x' * 1_500_000)\nopen('run.log', 'w').write('log')"
+    )
     assert "2 changed path(s) not captured" in r.stderr
     diff = kernel.run("%logician diff --last").text
     assert "big.bin" in diff and "larger than" in diff

@@ -79,7 +79,9 @@ def test_a_corrupt_byte_in_the_last_records_cuts_from_that_record_and_is_reporte
         ledger.close()
 
 
-def test_appending_after_recovery_continues_the_sequence_and_survives_reopen(tmp_path: Path) -> None:
+def test_appending_after_recovery_continues_the_sequence_and_survives_reopen(
+    tmp_path: Path,
+) -> None:
     data, ends = build(tmp_path)
     (tmp_path / "t.jsonl").write_bytes(data[: ends[-1] - 5])
     ledger = ThreadLedger(tmp_path, "t")

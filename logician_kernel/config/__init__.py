@@ -1,0 +1,59 @@
+"""Configuration: one validated, immutable snapshot per load.
+
+Layers, lowest to highest: built-in defaults < user file (`<user config dir>/config.toml`) <
+project file `<workspace>/.logician/config.toml` (trusted workspaces only) < `LOGICIAN_<SECTION>__<KEY>`
+environment variables < session overrides. They are merged once as plain dicts and validated
+once; every subsystem receives the resulting `EffectiveConfig` and never reads a config file
+or the environment itself. Only explicit user changes persist, one field at a time,
+atomically. This package never imports IPython, ipykernel, ipywidgets or comm.
+"""
+
+from ._effective import EffectiveConfig, load_effective_config, user_config_dir
+from ._errors import ConfigError
+from ._schema import (
+    BudgetSettings,
+    CheckpointSettings,
+    CompactionSettings,
+    LogicianSettings,
+    ModelPrice,
+    ModelSettings,
+    PermissionSettings,
+    UiSettings,
+    WorkspaceSettings,
+)
+from ._sources import LayerName
+from .commands import (
+    config_get,
+    config_schema,
+    config_set,
+    config_show,
+    config_unset,
+    is_trusted,
+    trust,
+    untrust,
+)
+
+__all__ = [
+    "BudgetSettings",
+    "CheckpointSettings",
+    "CompactionSettings",
+    "ConfigError",
+    "EffectiveConfig",
+    "LayerName",
+    "LogicianSettings",
+    "ModelPrice",
+    "ModelSettings",
+    "PermissionSettings",
+    "UiSettings",
+    "WorkspaceSettings",
+    "config_get",
+    "config_schema",
+    "config_set",
+    "config_show",
+    "config_unset",
+    "is_trusted",
+    "load_effective_config",
+    "trust",
+    "untrust",
+    "user_config_dir",
+]

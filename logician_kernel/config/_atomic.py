@@ -1,0 +1,173 @@
+"""Atomic single-field updates of configuration files.
+
+The only code in `config/` that writes. An update takes `<file>.lock`, re-reads the file
+under the lock (so concurrent writers of different keys never lose each other's), patches one
+key with tomlkit (comments, ordering and formatting of everything else survive byte for byte),
+writes a temp file in the same directory, fsyncs it, renames it over the file and fsyncs the
+directory. A writer that dies before the rename leaves the old file intact.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from filelock import FileLock, Timeout
+from tomlkit.container import Container
+from tomlkit.items import Table
+from tomlkit.toml_document import TOMLDocument
+
+from ._errors import ConfigError
+from ._keys import KeyPath, format_key
+
+__all__ = ["atomic_update", "patch_toml", "DELETE", "before_replace_hook", "LOCK_TIMEOUT"]
+
+LOCK_TIMEOUT = 10.0
+DELETE: Any = object()
+"""Value meaning 'remove this key' for `patch_toml`."""
+
+before_replace_hook: Callable[[Path], None] | None = None
+"""Test hook: called with the fsynced temp file just before the rename (e.g. to kill the
+writer there). Production code never sets it."""
+
+_NEW_FILE_HEADER = (
+    "# Logician configuration. Documented example: examples/config.toml;\n"
+    "# JSON Schema for editors: `logician config schema`.\n"
+)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return  # e.g. Windows cannot open directories; the rename is still atomic there
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_update(
+    path: Path,
+    patch: Callable[[str | None], str],
+    *,
+    before_replace: Callable[[Path], None] | None = None,
+    lock_timeout: float | None = None,
+) -> str:
+    """Replace `path`'s text with `patch(old_text_or_None)` atomically; returns the new text.
+
+    `patch` runs under the lock and may raise to abort the update before anything is written.
+    A symlinked file is updated at its target, so dotfile managers keep working.
+    """
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(
+        str(target) + ".lock", timeout=LOCK_TIMEOUT if lock_timeout is None else lock_timeout
+    )
+    try:
+        lock.acquire()
+    except Timeout:
+        raise ConfigError(
+            f"{path}: another process is updating it (lock {lock.lock_file} held)"
+        ) from None
+    try:
+        try:
+            old_bytes: bytes | None = target.read_bytes()
+        except FileNotFoundError:
+            old_bytes = None
+        try:
+            old = None if old_bytes is None else old_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not UTF-8 text; not modified") from None
+        new = patch(old)
+        if new == old:
+            return new
+        mode = (target.stat().st_mode & 0o777) if old_bytes is not None else 0o644
+        temp = target.with_name(f".{target.name}.tmp")
+        # A fixed temp name is safe under the lock, and a writer killed mid-way leaves at
+        # most one stale temp file, which the next writer truncates.
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        try:
+            os.write(fd, new.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        hook = before_replace or before_replace_hook
+        if hook is not None:
+            hook(temp)
+        os.replace(temp, target)
+        _fsync_dir(target.parent)
+        return new
+    finally:
+        lock.release()
+
+
+def _insert(container: Any, key: str, value: Any) -> None:
+    """Add `key` after the container's last key, not after its trailing comments and blank
+    lines (they usually introduce the next table)."""
+    if isinstance(value, (Table, dict)):
+        container[key] = value  # tomlkit places a sub-table after its parent's keys itself
+        return
+    body = getattr(container, "body", None)
+    if body is None and isinstance(container, Table):
+        body = container.value.body
+        container = container.value
+    if isinstance(container, Container) and body:
+        keyed = [
+            i for i, (k, item) in enumerate(body) if k is not None and not isinstance(item, Table)
+        ]
+        trailing = keyed and keyed[-1] + 1 < len(body)
+        if trailing and not any(isinstance(item, Table) for _, item in body):
+            container._insert_at(keyed[-1] + 1, key, value)
+            return
+    container[key] = value
+
+
+def patch_toml(text: str | TOMLDocument | None, path: KeyPath, value: Any) -> str:
+    """`text` (or an already parsed document, which is modified) with exactly the key at
+    `path` set to `value` (or removed, for DELETE).
+
+    Raises ConfigError when a parent of `path` is not a table; tomlkit's ParseError when
+    `text` is not TOML.
+    """
+    fresh = text is None or (isinstance(text, str) and not text.strip())
+    if isinstance(text, TOMLDocument):
+        doc = text
+    else:
+        doc = tomlkit.parse(text) if text else tomlkit.document()
+    if fresh:
+        doc.add(tomlkit.comment(_NEW_FILE_HEADER.splitlines()[0][2:]))
+        doc.add(tomlkit.comment(_NEW_FILE_HEADER.splitlines()[1][2:]))
+        doc.add(tomlkit.nl())
+    node: Any = doc
+    for depth, part in enumerate(path[:-1]):
+        child = node.get(part)
+        if child is None:
+            if value is DELETE:
+                return doc.as_string()
+            child = tomlkit.table()
+            if node is doc:
+                doc.add(part, child)
+            else:
+                _insert(node, part, child)
+            child = node[part]
+        elif not isinstance(child, dict):
+            where = format_key(path[: depth + 1])
+            raise ConfigError(f"{where} is not a table in the file; cannot set {format_key(path)}")
+        node = child
+    last = path[-1]
+    if value is DELETE:
+        if last in node:
+            del node[last]
+    elif last in node:
+        node[last] = value  # tomlkit keeps the key's trailing comment and spacing
+    elif node is doc:
+        doc.add(last, value)
+    else:
+        _insert(node, last, value)
+    return doc.as_string()

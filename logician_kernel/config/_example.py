@@ -1,0 +1,108 @@
+"""Renders `examples/config.toml` from the schema, so the example cannot drift from it.
+
+Regenerate with: `python -m logician_kernel.config._example > examples/config.toml`.
+A test compares the file with this rendering.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any, get_origin
+
+from pydantic import BaseModel
+
+from ._keys import format_key, to_toml_literal
+from ._schema import LogicianSettings
+
+__all__ = ["render_example"]
+
+_INTRO = """\
+Logician Kernel - example configuration: every key, with its default (prices are examples).
+
+Where configuration comes from, lowest to highest precedence:
+  1. built-in defaults (the values below)
+  2. user file: <user config dir>/config.toml, e.g. ~/.config/logician/config.toml
+     (`$LOGICIAN_CONFIG_DIR` overrides the directory)
+  3. project file: <workspace>/.logician/config.toml - applied only once the workspace is
+     trusted (`logician trust [DIR]` or `%logician trust`); it may not set
+     workspace.root, model.api_key_env or anything credential-like
+  4. environment variables LOGICIAN_<SECTION>__<KEY>, e.g. LOGICIAN_MODEL__NAME=gpt-4.1
+     (values are TOML literals: LOGICIAN_BUDGET__MAX_TURNS=5)
+  5. session overrides: `%logician config set KEY VALUE` in a notebook
+
+Inspect with `logician config show` / `%logician config`; change one key with
+`logician config set KEY VALUE --persist user|project`, which keeps this file's comments.
+Lists say their merge rule: `union` adds every layer's items, `replace` takes the highest.
+API keys never go in this file: model.api_key_env names the variable that holds the key.
+JSON Schema for editors: `logician config schema`."""
+
+_EXAMPLE_PRICES: dict[str, dict[str, float]] = {
+    "gpt-4.1": {"input_per_mtok": 2.0, "output_per_mtok": 8.0, "cached_input_per_mtok": 0.5},
+    "claude-sonnet-4-5": {"input_per_mtok": 3.0, "output_per_mtok": 15.0},
+}
+
+
+def _comment(text: str, width: int = 92) -> list[str]:
+    lines: list[str] = []
+    for paragraph in text.split("\n\n"):
+        flat = " ".join(paragraph.split())
+        lines += [
+            "# " + line
+            for line in textwrap.wrap(
+                flat, width - 2, break_on_hyphens=False, break_long_words=False
+            )
+        ] or ["#"]
+    return lines
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, tuple):
+        value = list(value)
+    return to_toml_literal(value)
+
+
+def _field_lines(model: type[BaseModel], name: str) -> list[str]:
+    info = model.model_fields[name]
+    lines = _comment(info.description or "")
+    default = info.get_default(call_default_factory=True)
+    if callable(info.json_schema_extra):  # provider-dependent: shown commented out
+        filled = model.model_validate({})
+        lines.append(f"# {name} = {_literal(getattr(filled, name))}")
+    elif default is None or default == ():
+        example = (info.examples or [None])[0]
+        if example is not None:
+            lines.append(f"# {name} = {_literal(example)}")
+        if default == ():
+            lines.append(f"{name} = []")
+    else:
+        lines.append(f"{name} = {_literal(default)}")
+    return lines
+
+
+def render_example() -> str:
+    out = [line.rstrip() for line in _comment_block(_INTRO)]
+    for section, section_info in LogicianSettings.model_fields.items():
+        model = section_info.annotation
+        assert isinstance(model, type) and issubclass(model, BaseModel)
+        out += ["", *_comment(model.__doc__ or ""), f"[{section}]"]
+        tables: list[str] = []
+        for name, info in model.model_fields.items():
+            if get_origin(info.annotation) is dict:
+                tables += ["", *_comment(info.description or "")]
+                tables.append("# Example prices; check your provider's current price list.")
+                for number, (model_name, price) in enumerate(_EXAMPLE_PRICES.items()):
+                    tables += [""] if number else []
+                    tables.append(f"[{format_key((section, name, model_name))}]")
+                    tables += [f"{k} = {_literal(v)}" for k, v in price.items()]
+                continue
+            out += ["", *_field_lines(model, name)]
+        out += tables
+    return "\n".join(out) + "\n"
+
+
+def _comment_block(text: str) -> list[str]:
+    return [("# " + line) if line else "#" for line in text.splitlines()]
+
+
+if __name__ == "__main__":
+    print(render_example(), end="")

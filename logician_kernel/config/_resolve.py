@@ -1,0 +1,224 @@
+"""Resolution: which layers apply, their one merge and their one validation.
+
+Given the layers already read, `resolve` finds the workspace, reads its project file (applied
+only when trusted, minus the keys a project may not set), merges, and validates once. When
+validation fails, each error is blamed on the layer that set the offending key; those layers
+are left out with a notice naming file, line, key and what was expected, and the rest is
+merged again. It never raises for user input.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ._errors import CREDENTIAL_HINT, explain
+from ._keys import KeyPath, format_key, is_credential_redirect, is_secret_key
+from ._merge import Merged, highest, merge_layers
+from ._schema import LogicianSettings
+from ._sources import LAYER_ORDER, Layer, LayerName, read_file_layer
+from ._trust import trust_key
+
+__all__ = ["PROJECT_FILE", "Resolution", "default_layer", "project_file", "resolve"]
+
+PROJECT_FILE = Path(".logician") / "config.toml"
+_PROVIDER_DEFAULTED: frozenset[KeyPath] = frozenset({("model", "name"), ("model", "api_key_env")})
+
+
+def project_file(workspace: Path) -> Path:
+    return workspace / PROJECT_FILE
+
+
+def _plain_defaults(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain_defaults(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_defaults(v) for v in value]
+    return value
+
+
+def default_layer() -> Layer:
+    """The schema's defaults as a layer. Provider-dependent defaults are left to the schema,
+    so a user who only changes the provider gets that provider's key variable and model."""
+    data = _plain_defaults(LogicianSettings().model_dump(mode="python"))
+    for section, key in _PROVIDER_DEFAULTED:
+        data[section].pop(key, None)
+    return Layer("default", data)
+
+
+def _git_toplevel(start: Path) -> Path | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=start,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    top = out.stdout.strip()
+    return Path(top).resolve() if out.returncode == 0 and top else None
+
+
+def _root_override(layers: Sequence[Layer], start: Path) -> Path | None:
+    for layer in sorted(layers, key=lambda item: LAYER_ORDER.index(item.name), reverse=True):
+        section = layer.data.get("workspace")
+        root = section.get("root") if isinstance(section, Mapping) else None
+        if isinstance(root, (str, os.PathLike)) and str(root):
+            return (start / Path(root).expanduser()).resolve()
+    return None
+
+
+def _filter_project(layer: Layer) -> tuple[Layer, list[str]]:
+    """Drop the keys a project file may not set, saying why for each."""
+    notices: list[str] = []
+    data = _copy(layer.data)
+
+    def walk(node: dict[str, Any], prefix: KeyPath) -> None:
+        for key in list(node):
+            path = prefix + (key,)
+            if path == ("workspace", "root"):
+                reason = "may not be set by a project file (the file lives inside the workspace it would choose)"
+            elif is_credential_redirect(path):
+                reason = (
+                    "may not be set by a project file (it would redirect which environment "
+                    "variable the API key is read from); set it in your user config or environment"
+                )
+            elif is_secret_key(path):
+                reason = (
+                    f"looks like a credential, which a project file may not set; {CREDENTIAL_HINT}"
+                )
+            elif isinstance(node[key], dict):
+                walk(node[key], path)
+                continue
+            else:
+                continue
+            del node[key]
+            notices.append(f"{layer.where(path)}: {format_key(path)} {reason}; ignored.")
+
+    walk(data, ())
+    return replace(layer, data=data), notices
+
+
+def _copy(data: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _copy(v) if isinstance(v, Mapping) else v for k, v in data.items()}
+
+
+def _validate(data: Mapping[str, Any]) -> LogicianSettings:
+    """The one validation of a merged snapshot."""
+    return LogicianSettings.model_validate(data)
+
+
+def _blame(
+    loc: tuple[Any, ...], merged: Merged, applied: Sequence[LayerName]
+) -> tuple[LayerName, KeyPath]:
+    """The layer responsible for a validation error at `loc`, and the path it set.
+
+    The deepest key on `loc` that some layer set decides: a list item is blamed on the layer
+    that contributed it, a table (e.g. one missing a required key) on the highest layer
+    that set anything inside it.
+    """
+    path = tuple(p for p in loc if isinstance(p, str))
+    index = next((p for p in loc if isinstance(p, int)), None)
+    for depth in range(len(path), 0, -1):
+        prefix = path[:depth]
+        if index is not None and prefix in merged.elements and depth == len(path):
+            owners = merged.elements[prefix]
+            if index < len(owners):
+                return owners[index], prefix
+        if prefix in merged.provenance:
+            return merged.provenance[prefix], prefix
+        under = [n for p, n in merged.provenance.items() if p[:depth] == prefix and n != "default"]
+        if under:
+            return highest(under), prefix
+    fallback: list[LayerName] = ["default"]
+    return highest([n for n in applied if n != "default"] or fallback), path
+
+
+@dataclass(frozen=True)
+class Resolution:
+    settings: LogicianSettings
+    merged: Merged
+    applied: tuple[LayerName, ...]
+    layers: tuple[Layer, ...]
+    workspace: Path
+    trusted: bool
+    notices: tuple[str, ...]
+    excluded: Mapping[LayerName, tuple[str, ...]]
+
+
+def resolve(
+    layers: Sequence[Layer],
+    *,
+    start: Path,
+    user_dir: Path,
+    trusted_roots: frozenset[str],
+    workspace: Path | None = None,
+    project: Layer | None = None,
+    trust_notice: str | None = None,
+) -> Resolution:
+    """Merge and validate `layers` (plus the workspace's project file), leaving out any layer
+    whose settings do not validate. `workspace`/`project` pin them (no I/O) after a load."""
+    excluded: dict[LayerName, tuple[str, ...]] = {
+        layer.name: layer.problems for layer in layers if layer.problems
+    }
+    while True:
+        active = [
+            layer for layer in layers if layer.name not in excluded and layer.name != "project"
+        ]
+        ws = workspace
+        if ws is None:
+            ws = _root_override(active, start) or _git_toplevel(start) or start
+        if project is None or project.path != project_file(ws):
+            project = read_file_layer("project", project_file(ws))
+        trusted = trust_key(ws) in trusted_roots
+        notices: list[str] = []
+        if trust_notice:
+            notices.append(trust_notice)
+        for layer in layers:
+            notices.extend(layer.notes)
+        stack = list(active)
+        if project.exists and not trusted:
+            notices.append(
+                f"project config {project.path} was NOT applied: the workspace {ws} is not "
+                f"trusted. Review the file, then run `logician trust {ws}` in a terminal or "
+                "`%logician trust` in the notebook."
+            )
+        elif project.problems:
+            excluded.setdefault("project", project.problems)
+        elif project.exists and "project" not in excluded:
+            filtered, refused = _filter_project(project)
+            notices.extend(refused)
+            stack.append(filtered)
+        merged = merge_layers(stack)
+        applied = tuple(layer.name for layer in stack)
+        try:
+            settings = _validate(merged.data)
+        except ValidationError as exc:
+            blamed: dict[LayerName, list[str]] = {}
+            by_name = {layer.name: layer for layer in stack}
+            for error in exc.errors():
+                name, set_at = _blame(error["loc"], merged, applied)
+                if name == "default":
+                    raise  # the built-in defaults are invalid: a bug, not a user error
+                key, what = explain(error, env=name == "env")
+                where = by_name[name].where(set_at)
+                blamed.setdefault(name, []).append(f"{where}: {key}: {what}")
+            for name, problems in blamed.items():
+                excluded[name] = tuple(problems)
+            continue
+        for layer in (*layers, project):
+            for problem in excluded.get(layer.name, ()):
+                notices.append(f"{problem} - the {layer.title} was left out.")
+        all_layers = tuple(layer for layer in layers if layer.name != "project") + (project,)
+        return Resolution(
+            settings, merged, applied, all_layers, ws, trusted, tuple(notices), excluded
+        )

@@ -1,0 +1,321 @@
+"""The settings schema: every knob the product is configured by, as frozen pydantic models.
+
+This module owns the *shape* of configuration only. It never reads a file or the environment;
+layers are found by `_sources`, merged by `_merge` and validated once, here, by
+`LogicianSettings.model_validate`.
+
+Each field carries a docstring (exported as its JSON-schema description). Field metadata in
+`json_schema_extra` declares:
+
+- `"merge": "union" | "replace"` on every list: how a higher layer combines with a lower one;
+- `"restart_required": true` on fields that only take effect after a kernel restart.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "DEFAULT_MODEL_NAME",
+    "BudgetSettings",
+    "CheckpointSettings",
+    "CompactionSettings",
+    "LogicianSettings",
+    "ModelPrice",
+    "ModelSettings",
+    "PermissionSettings",
+    "UiSettings",
+    "WorkspaceSettings",
+]
+
+UNION: dict[str, Any] = {"merge": "union"}
+REPLACE: dict[str, Any] = {"merge": "replace"}
+RESTART: dict[str, Any] = {"restart_required": True}
+
+
+def _provider_default(schema: dict[str, Any]) -> None:
+    # The stored default ("") is a placeholder filled from the provider; editors should not
+    # offer it.
+    schema.pop("default", None)
+    schema["provider_default"] = True
+
+
+ProviderName = Literal["openai", "anthropic", "replay"]
+
+DEFAULT_API_KEY_ENV: dict[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "replay": "",
+}
+"""Conventional API-key variable per provider; the replay provider needs no key."""
+
+DEFAULT_MODEL_NAME: dict[str, str] = {
+    "openai": "gpt-4.1",
+    "anthropic": "claude-sonnet-4-5",
+    "replay": "replay",
+}
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# A permission rule is a tool name, optionally followed by a parenthesised argument pattern:
+# `bash`, `bash(git status*)`, `write(src/**)`. The rules engine interprets the pattern later.
+_RULE = re.compile(r"^[a-z_][a-z0-9_.-]*(\(.*\))?$", re.DOTALL)
+
+StatusField = Literal["phase", "model", "tokens", "cost", "elapsed", "tool", "frame"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class WorkspaceSettings(_Section):
+    """Which directory the agent works in."""
+
+    root: Path | None = Field(
+        default=None, examples=["~/projects/my-repo"], json_schema_extra=RESTART
+    )
+    """Workspace root override. When unset, the root is the top of the git work tree containing
+    the kernel's start directory, or that directory itself outside a repository. `~` is
+    expanded; a relative path is taken from the start directory. The project file cannot set
+    this (it lives inside the workspace it would choose). Takes effect after a kernel restart."""
+
+
+class CheckpointSettings(_Section):
+    """File checkpoints: the per-cell frame of workspace pre-images that `rewind` restores."""
+
+    enabled: bool = Field(default=True, json_schema_extra=RESTART)
+    """Capture workspace pre-images for every cell so `%logician rewind` can restore them.
+    Takes effect after a kernel restart: toggling it mid-session would leave frames without
+    pre-images, and a rewind across that gap could not be exact."""
+
+    max_file_bytes: int = Field(default=1_000_000, ge=1)
+    """Files larger than this many bytes are not captured (a rewind reports them instead)."""
+
+    ignore: tuple[str, ...] = Field(
+        default=(), examples=[["*.ckpt", "data/raw/**"]], json_schema_extra=UNION
+    )
+    """Extra gitignore-style patterns never captured, on top of the built-in ones
+    (`.git/`, `.logician/`). Merge rule: union - every layer's patterns apply."""
+
+
+class ModelSettings(_Section):
+    """The model the agent talks to."""
+
+    provider: ProviderName = "openai"
+    """Model provider: `openai` (any OpenAI-compatible endpoint), `anthropic`, or `replay`
+    (plays a recorded session; no network)."""
+
+    name: str = Field(default="", min_length=1, json_schema_extra=_provider_default)
+    """Model name as the provider knows it. Default: `gpt-4.1` for openai,
+    `claude-sonnet-4-5` for anthropic, `replay` for replay."""
+
+    base_url: str | None = Field(default=None, examples=["https://api.openai.com/v1"])
+    """API base URL; unset means the provider's public endpoint. Must start with
+    `http://` or `https://`."""
+
+    api_key_env: str = Field(default="", json_schema_extra=_provider_default)
+    """Name of the environment variable holding the API key - the key itself never appears in
+    any config file. Default: `OPENAI_API_KEY` for openai, `ANTHROPIC_API_KEY` for anthropic,
+    empty (no key) for replay. Set it to "" to send no key (local servers such as Ollama).
+    A project file may not set this."""
+
+    request_timeout_seconds: float = Field(default=600.0, gt=0)
+    """Seconds to wait for a whole model response, streaming included."""
+
+    connect_timeout_seconds: float = Field(default=10.0, gt=0)
+    """Seconds to wait for the connection to the provider."""
+
+    max_retries: int = Field(default=2, ge=0, le=10)
+    """Retries of a failed model request (rate limits, overload, connection errors)."""
+
+    replay_file: Path | None = Field(default=None, examples=["recordings/session.jsonl"])
+    """Recorded session played by the `replay` provider; relative to the workspace root."""
+
+    context_window: int | None = Field(default=None, gt=0, examples=[128_000])
+    """Context window in tokens; unset means the provider's known value for the model.
+    Compaction triggers relative to it."""
+
+    max_response_tokens: int | None = Field(default=None, gt=0, examples=[8192])
+    """Upper bound on tokens in one model response; unset means the provider's default."""
+
+    temperature: float | None = Field(default=None, ge=0, le=2, examples=[0.2])
+    """Sampling temperature; unset means the provider's default."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_defaults(cls, data: Any) -> Any:
+        # The key variable and model name follow the provider unless a layer names them, so a
+        # user switching provider never keeps the other provider's key variable by accident.
+        # An unknown provider still gets openai's defaults, so it is reported once, alone.
+        if isinstance(data, dict):
+            provider = data.get("provider", "openai")
+            if not (isinstance(provider, str) and provider in DEFAULT_API_KEY_ENV):
+                provider = "openai"
+            data = dict(data)
+            # Absent means the provider's variable; an explicit "" means "send no key" (Ollama,
+            # llama.cpp, vLLM, LM Studio on loopback need none).
+            if data.get("api_key_env") is None:
+                data["api_key_env"] = DEFAULT_API_KEY_ENV[provider]
+            if not data.get("name"):
+                data["name"] = DEFAULT_MODEL_NAME[provider]
+        return data
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str) -> str:
+        if value and not _ENV_NAME.match(value):
+            raise ValueError("an environment variable name (letters, digits, underscore)")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^https?://[^\s/]+", value):
+            raise ValueError("a URL starting with http:// or https://")
+        return value
+
+
+def _check_rule(rule: str) -> str:
+    if not _RULE.match(rule):
+        raise ValueError("a rule like 'bash(git status*)', 'write(src/**)' or 'read'")
+    return rule
+
+
+Rule = Annotated[str, AfterValidator(_check_rule)]
+
+
+class PermissionSettings(_Section):
+    """What the agent may do without asking. Rules read `tool(pattern)`, e.g.
+    `bash(git status*)`, `write(src/**)`, or a bare tool name."""
+
+    mode: Literal["ask", "read-only", "auto-edit", "full-auto"] = "ask"
+    """Baseline: `ask` asks before every effect; `read-only` refuses writes and commands;
+    `auto-edit` allows workspace edits but asks before commands; `full-auto` allows everything
+    not denied. Rules refine the baseline; deny always wins."""
+
+    allow: tuple[Rule, ...] = Field(
+        default=(), examples=[["bash(git status*)", "read(**)"]], json_schema_extra=UNION
+    )
+    """Rules allowed without asking. Merge rule: union - a higher layer adds rules, it never
+    removes a lower layer's."""
+
+    ask: tuple[Rule, ...] = Field(
+        default=(), examples=[["bash(git push*)"]], json_schema_extra=UNION
+    )
+    """Rules that always ask, even when the mode or an allow rule would allow.
+    Merge rule: union."""
+
+    deny: tuple[Rule, ...] = Field(
+        default=(), examples=[["bash(rm -rf*)", "write(.env*)"]], json_schema_extra=UNION
+    )
+    """Rules always refused, whatever the mode. Merge rule: union - no layer can lift a deny
+    set by another."""
+
+
+class ModelPrice(_Section):
+    """Price of one model, in US dollars per million tokens."""
+
+    input_per_mtok: float = Field(ge=0)
+    """Dollars per million input tokens."""
+
+    output_per_mtok: float = Field(ge=0)
+    """Dollars per million output tokens."""
+
+    cached_input_per_mtok: float | None = Field(default=None, ge=0, examples=[0.5])
+    """Dollars per million cached input tokens; unset means the input price."""
+
+
+class BudgetSettings(_Section):
+    """Run budget: limits on one agent run (one `%%logician` cell). Unset means no limit."""
+
+    max_turns: int | None = Field(default=50, ge=1)
+    """Model turns per run."""
+
+    max_tool_calls: int | None = Field(default=200, ge=1)
+    """Tool calls per run."""
+
+    max_input_tokens: int | None = Field(default=None, ge=1, examples=[2_000_000])
+    """Input tokens per run, summed over turns."""
+
+    max_output_tokens: int | None = Field(default=None, ge=1, examples=[200_000])
+    """Output tokens per run, summed over turns."""
+
+    max_cost_usd: float | None = Field(default=None, gt=0, examples=[5.0])
+    """Cost per run in US dollars, from `prices`; a model without a price is not costed."""
+
+    max_wall_seconds: float | None = Field(default=1800.0, gt=0)
+    """Wall-clock seconds per run."""
+
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    """Prices by model name, for `max_cost_usd` and the status display. Merged per model and
+    per field: a higher layer overrides only the entries it sets."""
+
+
+class CompactionSettings(_Section):
+    """Compaction of the conversation projection when the context fills up."""
+
+    enabled: bool = True
+    """Compact automatically when the threshold is reached."""
+
+    threshold_fraction: float = Field(default=0.8, gt=0, lt=1)
+    """Compact when the projection reaches this fraction of the context window (0 < x < 1)."""
+
+    keep_recent_turns: int = Field(default=4, ge=0)
+    """Most recent turns kept verbatim by a compaction."""
+
+    max_compactions_before_checkpoint: int = Field(default=3, ge=1)
+    """Compactions in one thread before escalating to a run-checkpoint handoff."""
+
+
+class UiSettings(_Section):
+    """Notebook presentation."""
+
+    status_widget: bool = True
+    """Show the live status widget under `%%logician` cells."""
+
+    coalesce_hz: int = Field(default=10, ge=1, le=120)
+    """Maximum display updates per second while streaming; deltas in between are coalesced."""
+
+    max_output_chars: int = Field(default=20_000, ge=100)
+    """Tool output longer than this is truncated in the notebook (never in the ledger)."""
+
+    show_routine_allows: bool = False
+    """Show routine automatic permission allows in the transcript (they are always in the
+    audit log)."""
+
+    status_fields: tuple[StatusField, ...] = Field(
+        default=("phase", "model", "tokens", "cost", "elapsed"), json_schema_extra=REPLACE
+    )
+    """Fields the status widget shows, in order. Merge rule: replace - the highest layer that
+    sets the list decides it alone."""
+
+
+class LogicianSettings(_Section):
+    """Logician Kernel configuration. Layers, lowest to highest: defaults, user file, trusted
+    project file `.logician/config.toml`, `LOGICIAN_<SECTION>__<KEY>` environment variables,
+    session overrides."""
+
+    workspace: WorkspaceSettings = Field(default_factory=WorkspaceSettings)
+    """Workspace location."""
+
+    checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
+    """File checkpoints for rewind."""
+
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    """Model provider and request behaviour."""
+
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    """Permission mode and allow / ask / deny rules."""
+
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    """Run budget."""
+
+    compaction: CompactionSettings = Field(default_factory=CompactionSettings)
+    """Context compaction."""
+
+    ui: UiSettings = Field(default_factory=UiSettings)
+    """Notebook presentation."""

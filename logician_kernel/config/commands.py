@@ -1,0 +1,334 @@
+"""The configuration commands shared by `%logician config ...` and `logician config ...`.
+
+Each returns text and prints nothing; the magic and the CLI only present it. Values of
+secret-like keys are masked everywhere, and no command ever writes a secret.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from ._atomic import DELETE, atomic_update, patch_toml
+from ._effective import EffectiveConfig, user_config_dir
+from ._errors import CREDENTIAL_HINT, ConfigError, unknown_key
+from ._keys import (
+    KeyPath,
+    coerce_raw,
+    format_key,
+    is_credential_redirect,
+    is_secret_key,
+    lookup,
+    mask,
+    parse_key,
+    to_toml_literal,
+)
+from ._schema import LogicianSettings
+from ._sources import LAYER_ORDER, Layer, LayerName, layer_from_text, parse_layer
+from ._trust import is_trusted as _is_trusted
+from ._trust import record_trust, trust_key
+
+__all__ = [
+    "Persist",
+    "config_show",
+    "config_get",
+    "config_set",
+    "config_unset",
+    "config_schema",
+    "trust",
+    "untrust",
+    "is_trusted",
+    "effective_items",
+]
+
+Persist = Literal["user", "project"]
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "(unset)"
+    if isinstance(value, Path):
+        value = str(value)
+    if isinstance(value, tuple):
+        value = list(value)
+    try:
+        return to_toml_literal(value)
+    except Exception:
+        return repr(value)
+
+
+def _leaves(node: Any, path: KeyPath) -> Iterator[tuple[KeyPath, Any]]:
+    spec = lookup(path) if path else None
+    if isinstance(node, dict) and (spec is None or spec.kind != "leaf") and node:
+        for key, value in node.items():
+            yield from _leaves(value, path + (key,))
+    else:
+        yield path, node
+
+
+def effective_items(
+    cfg: EffectiveConfig, key: str | None = None
+) -> list[tuple[str, Any, LayerName]]:
+    """(dotted key, masked value, layer) for every effective leaf, under `key` if given."""
+    root: KeyPath = cfg._path(key) if key else ()
+    value = cfg.value(root) if root else cfg.settings.model_dump(mode="python")
+    return [
+        (format_key(path), mask(path, leaf), cfg.provenance(path))
+        for path, leaf in _leaves(value, root)
+    ]
+
+
+def _layer_rows(cfg: EffectiveConfig) -> list[tuple[str, str, str]]:
+    rows: list[tuple[str, str, str]] = []
+    for name in LAYER_ORDER:
+        layer = cfg.layer(name)
+        source = str(layer.path) if layer.path else layer.title
+        if name == "env":
+            source = f"{len(layer.env_names)} LOGICIAN_* variable(s)"
+        elif name == "session":
+            count = sum(1 for path, _ in _leaves(dict(layer.data), ()) if path)
+            source = f"{count} override(s)"
+        if cfg.layer_problems(name):
+            status = "LEFT OUT (see notices)"
+        elif name == "project" and layer.exists and not cfg.trusted:
+            status = "NOT APPLIED (workspace not trusted)"
+        elif not layer.exists:
+            status = "not found"
+        else:
+            status = "applied"
+        rows.append((name, source, status))
+    return rows
+
+
+def _api_key_line(cfg: EffectiveConfig) -> tuple[str, bool]:
+    var = cfg.settings.model.api_key_env
+    return var, bool(var) and cfg.api_key() is not None
+
+
+def config_show(cfg: EffectiveConfig, *, as_json: bool = False) -> str:
+    """Every effective value with the layer that set it; secrets masked."""
+    items = effective_items(cfg)
+    var, present = _api_key_line(cfg)
+    if as_json:
+        values = {}
+        for key, value, layer in items:
+            spec = lookup(parse_key(key))
+            values[key] = {
+                "value": _jsonable(value),
+                "layer": layer,
+                "restart_required": bool(spec and spec.restart_required),
+            }
+        document = {
+            "workspace": str(cfg.workspace),
+            "trusted": cfg.trusted,
+            "layers": [{"name": n, "source": s, "status": st} for n, s, st in _layer_rows(cfg)],
+            "notices": list(cfg.notices),
+            "api_key": {"env": var, "set": present, "value": "****" if present else None},
+            "settings": values,
+        }
+        return json.dumps(document, indent=2)
+    lines = [
+        f"workspace: {cfg.workspace} ({'trusted' if cfg.trusted else 'not trusted'})",
+        "layers:",
+    ]
+    lines += [f"  {n:<8} {st:<36} {s}" for n, s, st in _layer_rows(cfg)]
+    if cfg.notices:
+        lines.append("notices:")
+        lines += [f"  ! {notice}" for notice in cfg.notices]
+    lines.append("settings:")
+    rendered = [(f"{key} = {_literal(value)}", layer) for key, value, layer in items]
+    width = max(len(text) for text, _ in rendered)
+    lines += [f"  {text:<{width}}  # {layer}" for text, layer in rendered]
+    if var:
+        state = "set (****)" if present else "NOT set"
+        lines.append(f"api key: ${var} is {state}")
+    return "\n".join(lines)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def config_get(cfg: EffectiveConfig, key: str) -> str:
+    """One key (or every key under a section) with its layer. Unknown keys raise ConfigError
+    with the closest known key."""
+    items = effective_items(cfg, key)
+    return "\n".join(f"{k} = {_literal(v)}  # {layer}" for k, v, layer in items)
+
+
+def _checked_path(key: str) -> KeyPath:
+    try:
+        path = parse_key(key)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if is_secret_key(path):
+        # Refused before the value is looked at, so it is never echoed or written.
+        raise ConfigError(f"{format_key(path)}: refused; {CREDENTIAL_HINT}")
+    if lookup(path) is None:
+        raise ConfigError(f"{format_key(path)}: {unknown_key(path)}")
+    return path
+
+
+def _project_refusal(path: KeyPath) -> str | None:
+    if path[:2] == ("workspace", "root") or path == ("workspace",):
+        return "a project file may not choose the workspace it lives in"
+    if is_credential_redirect(path) or path == ("model",):
+        return "a project file may not redirect which environment variable the API key is read from"
+    return None
+
+
+def config_set(
+    cfg: EffectiveConfig, key: str, value: str, *, persist: Persist | None = None
+) -> tuple[EffectiveConfig, str]:
+    """Set `key` from the string `value` (a TOML literal, else a bare string).
+
+    Without `persist` only the session layer changes and nothing is written. With `persist`,
+    exactly that key is written to the user or project file, atomically, and only after the
+    whole new snapshot validated. Returns the new snapshot and a message for the user.
+    """
+    path = _checked_path(key)
+    parsed = coerce_raw(path, value)
+    return _change(cfg, path, parsed, persist=persist)
+
+
+def config_unset(
+    cfg: EffectiveConfig, key: str, *, persist: Persist | None = None
+) -> tuple[EffectiveConfig, str]:
+    """Remove `key` from the session layer, or (with `persist`) from that file."""
+    path = _checked_path(key)
+    return _change(cfg, path, DELETE, persist=persist)
+
+
+def _change(
+    cfg: EffectiveConfig, path: KeyPath, parsed: Any, *, persist: Persist | None
+) -> tuple[EffectiveConfig, str]:
+    spec = lookup(path)
+    restart = bool(spec and spec.restart_required)
+    dotted = format_key(path)
+    shown = "(removed)" if parsed is DELETE else f"= {_literal(mask(path, parsed))}"
+    if persist is None:
+        return _change_session(cfg, path, parsed, restart, dotted, shown)
+    if persist not in ("user", "project"):
+        raise ConfigError(f"--persist must be 'user' or 'project', not {persist!r}")
+    if persist == "project":
+        refusal = _project_refusal(path)
+        if refusal:
+            raise ConfigError(f"{dotted}: refused for the project file; {refusal}")
+    file = cfg.user_file if persist == "user" else cfg.project_file
+    outcome: dict[str, EffectiveConfig] = {}
+
+    def patch(old: str | None) -> str:
+        # Runs under the file's lock with its current text: a concurrent writer's keys are
+        # kept, and nothing is written unless the new snapshot validates.
+        document = None
+        if old is not None:
+            current, document = parse_layer(persist, file, old)
+            if current.problems:
+                raise ConfigError((*current.problems, f"{file} was not modified."))
+        new_text = patch_toml(document if old and old.strip() else None, path, parsed)
+        layer = layer_from_text(persist, file, new_text)
+        roots = cfg._trusted_roots | {trust_key(cfg.workspace)} if persist == "project" else None
+        candidate = cfg._replace_layer(layer, trusted_roots=roots)
+        problems = candidate.layer_problems(persist)
+        if problems:
+            raise ConfigError((*problems, f"{file} was not modified."))
+        outcome["cfg"] = candidate if roots is None else cfg._replace_layer(layer)
+        return new_text
+
+    atomic_update(file, patch)
+    new = outcome["cfg"]
+    action = "Removed" if parsed is DELETE else "Saved"
+    message = [f"{action} {dotted} {shown} in {file} ({persist} config)."]
+    layer = new.provenance(path)
+    if LAYER_ORDER.index(layer) > LAYER_ORDER.index(persist) and parsed is not DELETE:
+        message.append(f"The effective value still comes from the {layer} layer, which is higher.")
+    if persist == "project" and not new.trusted:
+        message.append(
+            f"The workspace is not trusted, so the project file is not applied; run "
+            f"`logician trust {new.workspace}` or `%logician trust` to apply it."
+        )
+    if restart:
+        message.append(f"{dotted} takes effect after a kernel restart.")
+    return new, " ".join(message)
+
+
+def _change_session(
+    cfg: EffectiveConfig, path: KeyPath, parsed: Any, restart: bool, dotted: str, shown: str
+) -> tuple[EffectiveConfig, str]:
+    if restart:
+        raise ConfigError(
+            f"{dotted} takes effect only after a kernel restart, and a session override does "
+            "not survive one; use --persist user or --persist project."
+        )
+    if parsed is DELETE:
+        data = _without(dict(cfg.layer("session").data), path)
+        new = cfg._replace_layer(Layer("session", data))
+        now = _literal(mask(path, new.value(path)))
+        return (
+            new,
+            f"{dotted}: session override removed; now {now} from the {new.provenance(path)} layer.",
+        )
+    new = cfg.with_session({dotted: parsed})
+    return new, f"{dotted} {shown} (session override; not saved)."
+
+
+def _without(data: dict[str, Any], path: KeyPath) -> dict[str, Any]:
+    if not path or path[0] not in data:
+        return data
+    out = dict(data)
+    if len(path) == 1:
+        del out[path[0]]
+    elif isinstance(out[path[0]], Mapping):
+        out[path[0]] = _without(dict(out[path[0]]), path[1:])
+    return out
+
+
+def config_schema() -> str:
+    """The JSON Schema of the configuration files, for editors."""
+    schema = LogicianSettings.model_json_schema()
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://logician.dev/schemas/config.json",
+        **schema,
+    }
+    return json.dumps(schema, indent=2)
+
+
+def _user_dir(user_dir: Path | None, env: Mapping[str, str] | None) -> Path:
+    return Path(user_dir) if user_dir is not None else user_config_dir(env)
+
+
+def trust(
+    workspace: Path, *, user_dir: Path | None = None, env: Mapping[str, str] | None = None
+) -> str:
+    """Record `workspace` as trusted, so its `.logician/config.toml` applies."""
+    record = record_trust(workspace, _user_dir(user_dir, env))
+    root = trust_key(workspace)
+    project = Path(root) / ".logician" / "config.toml"
+    state = (
+        "will be applied"
+        if project.exists()
+        else "does not exist yet; when created it will be applied"
+    )
+    return f"Trusted workspace {root} (recorded in {record}). Its project config {project} {state}."
+
+
+def untrust(
+    workspace: Path, *, user_dir: Path | None = None, env: Mapping[str, str] | None = None
+) -> str:
+    record = record_trust(workspace, _user_dir(user_dir, env), trusted=False)
+    return f"Workspace {trust_key(workspace)} is no longer trusted (recorded in {record})."
+
+
+def is_trusted(
+    workspace: Path, *, user_dir: Path | None = None, env: Mapping[str, str] | None = None
+) -> bool:
+    return _is_trusted(workspace, _user_dir(user_dir, env))

@@ -1,0 +1,74 @@
+"""Model clients: OpenAI-compatible Chat Completions and Anthropic Messages over httpx, plus
+replay and recording of sessions. Providers own transport and auth; wire formats own bodies.
+
+Never imports Jupyter, never reads the process environment or config files by itself, and
+never lets an API key reach a repr, an exception, a log line or a recording.
+"""
+
+from ._anthropic import AnthropicMessagesFormat, AnthropicProvider
+from ._base import Provider, complete
+from ._errors import (
+    AuthenticationError,
+    BadRequestError,
+    ContextLengthExceededError,
+    IncompleteStreamError,
+    MissingApiKeyError,
+    ModelNotFoundError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderStreamError,
+    ProviderTimeoutError,
+    RateLimitError,
+    ReplayError,
+    ReplayMismatchError,
+    ServerError,
+)
+from ._factory import ProviderSettings, create_provider
+from ._http import HttpProvider, RetryPolicy, StreamDecoder, WireFormat
+from ._openai import OpenAIChatFormat, OpenAIProvider
+from ._replay import (
+    RecordedExchange,
+    RecordingProvider,
+    ReplayProvider,
+    load_recording,
+    request_fingerprint,
+)
+from ._sse import SSEEvent, SSEParser
+
+__all__ = [
+    "AnthropicMessagesFormat",
+    "AnthropicProvider",
+    "AuthenticationError",
+    "BadRequestError",
+    "ContextLengthExceededError",
+    "HttpProvider",
+    "IncompleteStreamError",
+    "MissingApiKeyError",
+    "ModelNotFoundError",
+    "OpenAIChatFormat",
+    "OpenAIProvider",
+    "Provider",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderHTTPError",
+    "ProviderSettings",
+    "ProviderStreamError",
+    "ProviderTimeoutError",
+    "RateLimitError",
+    "RecordedExchange",
+    "RecordingProvider",
+    "ReplayError",
+    "ReplayMismatchError",
+    "ReplayProvider",
+    "RetryPolicy",
+    "SSEEvent",
+    "SSEParser",
+    "ServerError",
+    "StreamDecoder",
+    "WireFormat",
+    "complete",
+    "create_provider",
+    "load_recording",
+    "request_fingerprint",
+]

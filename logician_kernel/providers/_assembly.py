@@ -1,0 +1,103 @@
+"""Turns streamed fragments into provider events and, at the end, one `AssistantMessage`.
+
+Shared by the wire adapters so that both formats build replies, tool calls and their argument
+decoding the same way. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from logician_kernel.types.messages import (
+    AssistantMessage,
+    AssistantPart,
+    TextDelta,
+    TextPart,
+    ToolCall,
+    ToolCallArgumentsDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON; the ledger could not store them faithfully.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def decode_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
+    """Decode a tool call's argument text: `(arguments, None)`, or `({}, raw)` when it is not
+    a JSON object. An empty string means no arguments."""
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw, parse_constant=_reject_constant)
+    except ValueError:
+        return {}, raw
+    return (value, None) if isinstance(value, dict) else ({}, raw)
+
+
+def encode_arguments(call: ToolCall) -> str:
+    """The argument text to send back for a call we received, exactly as it was if invalid."""
+    if call.invalid_arguments is not None:
+        return call.invalid_arguments
+    return json.dumps(call.arguments, ensure_ascii=False)
+
+
+class _OpenCall:
+    __slots__ = ("id", "name", "fragments")
+
+    def __init__(self, call_id: str, name: str) -> None:
+        self.id = call_id
+        self.name = name
+        self.fragments: list[str] = []
+
+
+class MessageAssembler:
+    """Collects text and tool calls in the order they stream."""
+
+    def __init__(self) -> None:
+        self._parts: list[AssistantPart | _OpenCall] = []
+        self._open: dict[str, _OpenCall] = {}
+
+    def text(self, text: str) -> list[TextDelta]:
+        if not text:
+            return []
+        last = self._parts[-1] if self._parts else None
+        if isinstance(last, TextPart):
+            self._parts[-1] = TextPart(text=last.text + text)
+        else:
+            self._parts.append(TextPart(text=text))
+        return [TextDelta(text=text)]
+
+    def start_call(self, call_id: str, name: str) -> list[ToolCallStarted]:
+        call = _OpenCall(call_id, name)
+        self._open[call_id] = call
+        self._parts.append(call)
+        return [ToolCallStarted(id=call_id, name=name)]
+
+    def call_arguments(self, call_id: str, fragment: str) -> list[ToolCallArgumentsDelta]:
+        if not fragment:
+            return []
+        self._open[call_id].fragments.append(fragment)
+        return [ToolCallArgumentsDelta(id=call_id, delta=fragment)]
+
+    def is_open(self, call_id: str) -> bool:
+        return call_id in self._open
+
+    def finish_call(self, call_id: str) -> list[ToolCallFinished]:
+        call = self._open.pop(call_id, None)
+        if call is None:
+            return []
+        arguments, invalid = decode_arguments("".join(call.fragments))
+        done = ToolCall(id=call.id, name=call.name, arguments=arguments, invalid_arguments=invalid)
+        self._parts[self._parts.index(call)] = done
+        return [ToolCallFinished(call=done)]
+
+    def finish_all(self) -> list[ToolCallFinished]:
+        return [event for call_id in list(self._open) for event in self.finish_call(call_id)]
+
+    def message(self) -> AssistantMessage:
+        """The reply so far; call after `finish_all`."""
+        return AssistantMessage(content=[p for p in self._parts if not isinstance(p, _OpenCall)])

@@ -1,0 +1,35 @@
+"""The provider contract every model client meets, and a helper to drain a stream."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from typing import Protocol, runtime_checkable
+
+from logician_kernel.types.messages import ModelRequest, ModelResponse, ProviderEvent
+
+from ._errors import IncompleteStreamError
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model client. `stream` yields the events of one call and ends with exactly one
+    `ModelResponse`, or raises a `ProviderError`; cancelling the consumer cancels the call."""
+
+    model: str
+    """The model name requests are sent to."""
+
+    def stream(self, request: ModelRequest) -> AsyncGenerator[ProviderEvent, None]: ...
+
+    async def aclose(self) -> None: ...
+
+
+async def complete(provider: Provider, request: ModelRequest) -> ModelResponse:
+    """Run one call to the end and return its response, ignoring the intermediate events."""
+    async with aclosing(provider.stream(request)) as events:
+        async for event in events:
+            if isinstance(event, ModelResponse):
+                return event
+    raise IncompleteStreamError(
+        f"{provider!r} ended its stream without a response", model=provider.model
+    )

@@ -1,0 +1,92 @@
+"""Building a provider from the resolved `[model]` settings.
+
+This module reads no files and no process environment of its own: the config layer passes
+the resolved settings and the environment mapping in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ._anthropic import AnthropicProvider
+from ._base import Provider
+from ._http import HttpProvider, RetryPolicy, Sleep
+from ._openai import OpenAIProvider
+from ._replay import RecordingProvider, ReplayProvider
+
+_HTTP_PROVIDERS: dict[str, type[HttpProvider]] = {
+    "openai": OpenAIProvider,
+    "anthropic": AnthropicProvider,
+}
+
+
+class ProviderSettings(BaseModel):
+    """What a provider is built from; field names match the `[model]` settings table."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", use_attribute_docstrings=True)
+
+    provider: Literal["openai", "anthropic", "replay"] = "openai"
+    """Wire format: `openai` (any Chat Completions server), `anthropic`, or `replay`."""
+    name: str
+    """Model name sent to the server, e.g. `gpt-4o` or `qwen2.5-coder:7b`."""
+    base_url: str | None = None
+    """Server URL; the provider's public API when unset."""
+    api_key_env: str | None = None
+    """Environment variable holding the key (default OPENAI_API_KEY / ANTHROPIC_API_KEY);
+    an empty string sends no key."""
+    connect_timeout_seconds: float = Field(default=10.0, gt=0)
+    """Seconds allowed to connect."""
+    request_timeout_seconds: float = Field(default=600.0, gt=0)
+    """Seconds allowed for a whole response, streaming included."""
+    max_retries: int = Field(default=2, ge=0)
+    """Retries on 429, 5xx and connection failures before any output arrived."""
+    replay_file: Path | None = None
+    """Recording the `replay` provider plays back (required for `replay`)."""
+    record_file: Path | None = None
+    """When set, a real provider's exchanges are written here for later replay."""
+
+    @model_validator(mode="after")
+    def _replay_needs_a_recording(self) -> ProviderSettings:
+        if self.provider == "replay" and not self.replay_file:
+            raise ValueError('provider "replay" needs `replay_file`, the path of a recording')
+        return self
+
+
+def create_provider(
+    settings: ProviderSettings | Mapping[str, Any] | object,
+    *,
+    env: Mapping[str, str],
+    client: httpx.AsyncClient | None = None,
+    sleep: Sleep | None = None,
+    root: Path | None = None,
+) -> Provider:
+    """A provider for `settings` (a `ProviderSettings`, a mapping, or any object with those
+    attributes, such as the config's `[model]` section). The API key is looked up in `env`;
+    relative recording paths are taken from `root` (the workspace). `client` and `sleep` are
+    for tests and for sharing one connection pool."""
+    if not isinstance(settings, ProviderSettings):
+        settings = ProviderSettings.model_validate(settings, from_attributes=True)
+    base = root or Path()
+    if settings.provider == "replay":
+        assert settings.replay_file is not None  # checked by the validator
+        return ReplayProvider(base / settings.replay_file, model=settings.name)
+    options: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
+    provider: Provider = _HTTP_PROVIDERS[settings.provider](
+        settings.name,
+        env=env,
+        base_url=settings.base_url,
+        api_key_env=settings.api_key_env,
+        client=client,
+        connect_timeout=settings.connect_timeout_seconds,
+        request_timeout=settings.request_timeout_seconds,
+        retry=RetryPolicy(max_retries=settings.max_retries),
+        **options,
+    )
+    if settings.record_file:
+        provider = RecordingProvider(provider, base / settings.record_file)
+    return provider

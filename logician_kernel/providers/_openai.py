@@ -1,0 +1,273 @@
+"""OpenAI-compatible Chat Completions: the wire format, and the provider that speaks it.
+
+One provider serves OpenAI, Ollama, llama.cpp's server, vLLM, LM Studio and OpenRouter, so
+the decoder is lenient where those servers differ (a missing `[DONE]`, tool calls sent whole,
+`finish_reason: stop` alongside tool calls) and strict where a reply would be lost.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from logician_kernel.types.messages import (
+    AssistantMessage,
+    ImagePart,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ProviderEvent,
+    StopReason,
+    SystemMessage,
+    TextPart,
+    ToolResultMessage,
+    Usage,
+    UsageReported,
+    UserMessage,
+    UserPart,
+)
+
+from ._assembly import MessageAssembler, encode_arguments
+from ._errors import IncompleteStreamError, ProviderStreamError
+from ._http import HttpProvider
+from ._sse import SSEEvent
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "content_filter": "content_filter",
+}
+
+
+def _user_content(parts: list[UserPart]) -> str | list[dict[str, Any]]:
+    if len(parts) == 1 and isinstance(parts[0], TextPart):
+        return parts[0].text
+    return [
+        {"type": "text", "text": part.text}
+        if isinstance(part, TextPart)
+        else {
+            "type": "image_url",
+            "image_url": {"url": f"data:{part.media_type};base64,{part.data}"},
+        }
+        for part in parts
+    ]
+
+
+def _system(message: SystemMessage) -> dict[str, Any]:
+    return {"role": "system", "content": message.content}
+
+
+def _user(message: UserMessage) -> dict[str, Any]:
+    return {"role": "user", "content": _user_content(message.content)}
+
+
+def _assistant(message: AssistantMessage) -> dict[str, Any]:
+    wire: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+    calls = message.tool_calls
+    if calls:
+        wire["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": encode_arguments(call)},
+            }
+            for call in calls
+        ]
+    elif wire["content"] is None:
+        wire["content"] = ""
+    return wire
+
+
+def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
+    # Chat Completions takes only text in tool messages, and has no error flag.
+    text = "".join(
+        part.text if isinstance(part, TextPart) else _omitted(part) for part in message.content
+    )
+    if message.is_error:
+        text = f"[tool error] {text}"
+    return {"role": "tool", "tool_call_id": message.tool_call_id, "content": text}
+
+
+def _omitted(part: ImagePart) -> str:
+    return f"[{part.media_type} image omitted: tool results here carry text only]"
+
+
+_ENCODERS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "system": _system,
+    "user": _user,
+    "assistant": _assistant,
+    "tool_result": _tool_result,
+}
+
+
+def encode_message(message: Message) -> dict[str, Any]:
+    """One message in Chat Completions form."""
+    return _ENCODERS[message.kind](message)
+
+
+class OpenAIChatFormat:
+    """`POST /chat/completions` with `stream: true`."""
+
+    path = "/chat/completions"
+    headers: dict[str, str] = {}
+
+    def body(self, request: ModelRequest, model: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [encode_message(message) for message in request.messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    },
+                }
+                for tool in request.tools
+            ]
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.stop:
+            body["stop"] = request.stop
+        return body
+
+    def decoder(self, model: str) -> ChatStreamDecoder:
+        return ChatStreamDecoder(model)
+
+
+class ChatStreamDecoder:
+    """Chunks of one streamed chat completion -> provider events."""
+
+    def __init__(self, model: str) -> None:
+        self.done = False
+        self._model = model
+        self._response_id: str | None = None
+        self._assembler = MessageAssembler()
+        self._calls: dict[Any, str] = {}  # the server's tool-call index (or id) -> our call id
+        self._last_call_key: Any = None
+        self._finish_reason: str | None = None
+        self._usage: Usage | None = None
+
+    def feed(self, sse: SSEEvent) -> list[ProviderEvent]:
+        if self.done:
+            return []
+        if sse.data.strip() == "[DONE]":
+            return self.finish()
+        try:
+            chunk = json.loads(sse.data)
+        except ValueError:
+            raise ProviderStreamError(
+                f"openai stream sent a chunk that is not JSON: {sse.data[:200]!r}",
+                error_type="invalid_chunk",
+                retryable=False,
+                provider="openai",
+                model=self._model,
+            ) from None
+        if not isinstance(chunk, dict):
+            return []
+        if chunk.get("error"):
+            raise _stream_error(chunk["error"], self._model)
+        self._response_id = chunk.get("id") or self._response_id
+        self._model = chunk.get("model") or self._model
+        events: list[ProviderEvent] = []
+        for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) == 0:
+                events += self._choice(choice)
+        usage = chunk.get("usage")
+        if usage:
+            self._usage = Usage(
+                input_tokens=usage.get("prompt_tokens") or 0,
+                output_tokens=usage.get("completion_tokens") or 0,
+            )
+            events.append(UsageReported(usage=self._usage))
+        return events
+
+    def finish(self) -> list[ProviderEvent]:
+        # `[DONE]` (or the end of the body) after a finish_reason completes the reply.
+        if self._finish_reason is None:
+            raise IncompleteStreamError(
+                f"openai stream for model {self._model!r} ended before any finish_reason",
+                provider="openai",
+                model=self._model,
+            )
+        self.done = True
+        events: list[ProviderEvent] = list(self._assembler.finish_all())
+        message = self._assembler.message()
+        stop = _STOP_REASONS.get(self._finish_reason, "other")
+        if message.tool_calls:  # some servers say "stop" even when they called tools
+            stop = "tool_use"
+        events.append(
+            ModelResponse(
+                message=message,
+                usage=self._usage or Usage(),
+                stop_reason=stop,
+                provider_stop_reason=self._finish_reason,
+                model=self._model,
+                response_id=self._response_id,
+            )
+        )
+        return events
+
+    def _choice(self, choice: dict[str, Any]) -> list[ProviderEvent]:
+        delta = choice.get("delta") or {}
+        events: list[ProviderEvent] = list(self._assembler.text(delta.get("content") or ""))
+        for call_delta in delta.get("tool_calls") or []:
+            events += self._call_delta(call_delta)
+        if choice.get("finish_reason"):
+            self._finish_reason = choice["finish_reason"]
+            events += self._assembler.finish_all()
+        return events
+
+    def _call_delta(self, call_delta: dict[str, Any]) -> list[ProviderEvent]:
+        key = call_delta.get("index", call_delta.get("id", self._last_call_key))
+        function = call_delta.get("function") or {}
+        events: list[ProviderEvent] = []
+        if key not in self._calls or not self._assembler.is_open(self._calls[key]):
+            call_id = call_delta.get("id") or f"call_{uuid.uuid4().hex[:24]}"
+            self._calls[key] = call_id
+            events += self._assembler.start_call(call_id, function.get("name") or "")
+        self._last_call_key = key
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):  # a few servers send the object itself
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        events += self._assembler.call_arguments(self._calls[key], arguments or "")
+        return events
+
+
+def _stream_error(error: Any, model: str) -> ProviderStreamError:
+    if isinstance(error, dict):
+        message = str(error.get("message") or error)
+        kind = str(error.get("code") or error.get("type") or "error")
+    else:
+        message, kind = str(error), "error"
+    transient = any(word in f"{kind} {message}".lower() for word in ("overloaded", "server_error"))
+    return ProviderStreamError(
+        f"openai stream error for model {model!r} ({kind}): {message}",
+        error_type=kind,
+        retryable=transient,
+        provider="openai",
+        model=model,
+    )
+
+
+class OpenAIProvider(HttpProvider):
+    """Any server speaking OpenAI Chat Completions; the key goes in a bearer token."""
+
+    provider = "openai"
+    default_base_url = "https://api.openai.com/v1"
+    default_api_key_env = "OPENAI_API_KEY"
+    wire = OpenAIChatFormat()
+
+    def auth_headers(self, api_key: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {api_key}"}

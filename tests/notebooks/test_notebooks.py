@@ -1,0 +1,31 @@
+"""The shipped notebooks run on the Logician kernel and reproduce their stored outputs (nbval)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.kernel
+NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.name for n in NOTEBOOKS])
+def test_notebook_validates_with_nbval(notebook: Path, tmp_path: Path) -> None:
+    # A copy in a fresh directory: its own workspace and thread, so ids and files start clean.
+    copy = tmp_path / notebook.name
+    shutil.copy(notebook, copy)
+    env = {**os.environ, "LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
+    env.pop("JPY_SESSION_NAME", None)
+    env.pop("LOGICIAN_THREAD", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--nbval", "--nbval-kernel-name", "logician",
+         "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(copy)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout

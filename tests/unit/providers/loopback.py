@@ -1,0 +1,264 @@
+"""A scripted HTTP server on 127.0.0.1 for provider tests: real sockets, real chunked bodies.
+
+Tests queue `Reply` objects; each incoming request takes the next one. A reply can stream its
+body in separately flushed pieces, pause between them, stop without finishing (a torn
+stream), or reset the connection before answering. The server records every request and
+notices when a client goes away mid-reply.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+
+@dataclass
+class Reply:
+    """One scripted response."""
+
+    status: int = 200
+    pieces: list[bytes] = field(default_factory=list)
+    """Body, written and flushed one piece at a time."""
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "text/event-stream"
+    delay: float = 0.0
+    """Pause before each piece."""
+    end: Literal["complete", "disconnect", "reset"] = "complete"
+    """complete: finish the body; disconnect: close mid-body; reset: RST before answering."""
+
+    @classmethod
+    def error(cls, status: int, payload: Any, **headers: str) -> Reply:
+        body = json.dumps(payload).encode() if not isinstance(payload, bytes) else payload
+        return cls(
+            status, [body], {k.replace("_", "-"): v for k, v in headers.items()}, "application/json"
+        )
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 10  # an idle connection must not keep a server thread alive forever
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        received = Received(
+            "POST",
+            self.path,
+            {k.lower(): v for k, v in self.headers.items()},
+            json.loads(raw) if raw else None,
+        )
+        reply = self.server.owner._take(received)
+        self.close_connection = True
+        if reply.end == "reset":
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.rfile.close()
+            self.connection.close()
+            return
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.send_response(reply.status)
+        self.send_header("content-type", reply.content_type)
+        self.send_header("connection", "close")
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        try:
+            for piece in reply.pieces:
+                if reply.delay and self.server.owner._stopping.wait(reply.delay):
+                    return
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.flush()
+            if reply.end == "complete":
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.server.owner.client_left.set()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = False
+    block_on_close = True
+    owner: LoopbackServer
+
+
+class LoopbackServer:
+    """Start with `with LoopbackServer() as server:`; `server.url` is its base URL."""
+
+    def __init__(self) -> None:
+        self._replies: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self.requests: list[Received] = []
+        self.client_left = threading.Event()
+        """Set when a client closed its connection while a reply was still being written."""
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.owner = self
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._replies.extend(replies)
+
+    def _take(self, received: Received) -> Reply:
+        with self._lock:
+            self.requests.append(received)
+            if self._replies:
+                return self._replies.popleft()
+        return Reply.error(500, {"error": {"message": "loopback: no scripted reply left"}})
+
+    def __enter__(self) -> LoopbackServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.server_close()  # joins the handler threads
+        self._thread.join()
+
+
+# --- wire-format builders -----------------------------------------------------------------
+
+
+def sse(*payloads: Any, event_names: bool = False, done: bool = False) -> bytes:
+    """An SSE body: one `data:` event per payload (named by its `type` if asked)."""
+    out = []
+    for payload in payloads:
+        name = f"event: {payload['type']}\n" if event_names else ""
+        out.append(f"{name}data: {json.dumps(payload)}\n\n")
+    if done:
+        out.append("data: [DONE]\n\n")
+    return "".join(out).encode()
+
+
+def split_every(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def openai_chunks(
+    text: list[str] = (),  # type: ignore[assignment]
+    tool: tuple[str, str, list[str]] | None = None,
+    finish: str | None = "stop",
+    usage: tuple[int, int] | None = (11, 7),
+) -> list[dict[str, Any]]:
+    """Chat Completions chunks: text deltas, then optionally one tool call whose arguments
+    arrive in the given fragments, then finish_reason, then a usage chunk."""
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "loop-model"}
+    chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+    for piece in text:
+        chunks.append({**base, "choices": [{"index": 0, "delta": {"content": piece}}]})
+    if tool:
+        call_id, name, fragments = tool
+        start = {
+            "index": 0,
+            "id": call_id,
+            "type": "function",
+            "function": {"name": name, "arguments": ""},
+        }
+        chunks.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [start]}}]})
+        for fragment in fragments:
+            delta = {"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}
+            chunks.append({**base, "choices": [{"index": 0, "delta": delta}]})
+    if finish:
+        chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    if usage:
+        chunks.append(
+            {
+                **base,
+                "choices": [],
+                "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1]},
+            }
+        )
+    return chunks
+
+
+def anthropic_events(
+    text: list[str] = (),  # type: ignore[assignment]
+    tool: tuple[str, str, list[str]] | None = None,
+    stop_reason: str = "end_turn",
+    stop: bool = True,
+) -> list[dict[str, Any]]:
+    """Messages stream events: a text block, optionally a tool_use block with its input in
+    the given fragments, message_delta with usage, message_stop."""
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "model": "loop-claude",
+                "usage": {"input_tokens": 21, "output_tokens": 1},
+            },
+        },
+        {"type": "ping"},
+    ]
+    index = 0
+    if text:
+        events.append(
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            }
+        )
+        for piece in text:
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": piece},
+                }
+            )
+        events.append({"type": "content_block_stop", "index": 0})
+        index = 1
+    if tool:
+        call_id, name, fragments = tool
+        events.append(
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}},
+            }
+        )
+        for fragment in fragments:
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": fragment},
+                }
+            )
+        events.append({"type": "content_block_stop", "index": index})
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason},
+            "usage": {"output_tokens": 9},
+        }
+    )
+    if stop:
+        events.append({"type": "message_stop"})
+    return events

@@ -1,0 +1,151 @@
+"""Recording a real (loopback) session, replaying it offline, and building providers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+from pydantic import ValidationError
+
+from logician_kernel.providers import (
+    AnthropicProvider,
+    OpenAIProvider,
+    ProviderSettings,
+    RecordingProvider,
+    ReplayError,
+    ReplayMismatchError,
+    ReplayProvider,
+    RetryPolicy,
+    complete,
+    create_provider,
+)
+from logician_kernel.types import ModelRequest, TextPart, UserMessage
+
+from .loopback import Reply, openai_chunks, sse
+from .support import KEY, REQUEST
+
+SECOND = ModelRequest(messages=[UserMessage(content=[TextPart(text="And then?")])])
+
+
+def drain(provider, request):
+    async def scenario():
+        return [event async for event in provider.stream(request)]
+
+    return asyncio.run(scenario())
+
+
+def record(server, path) -> list[list]:
+    server.script(
+        Reply.error(429, {"error": {"message": "later"}}, retry_after="0"),
+        Reply(pieces=[sse(*openai_chunks(text=["first"]), done=True)]),
+        Reply(
+            pieces=[
+                sse(
+                    *openai_chunks(tool=("c1", "read", ['{"pa', 'th": "a"}']), finish="tool_calls"),
+                    done=True,
+                )
+            ]
+        ),
+    )
+
+    async def scenario():
+        async with httpx.AsyncClient(trust_env=False) as client:
+            settings = {
+                "provider": "openai",
+                "name": "loop-model",
+                "base_url": server.url,
+                "record_file": str(path),
+            }
+            provider = create_provider(
+                settings,
+                env={"OPENAI_API_KEY": KEY},
+                client=client,
+                sleep=lambda _: asyncio.sleep(0),
+            )
+            assert isinstance(provider, RecordingProvider)
+            sessions = []
+            for request in (REQUEST, SECOND):
+                sessions.append([event async for event in provider.stream(request)])
+            return sessions
+
+    return asyncio.run(scenario())
+
+
+def test_record_then_replay_yields_the_same_events_offline(server, tmp_path) -> None:
+    path = tmp_path / "session.jsonl"
+    live = record(server, path)
+    assert live[0][0].kind == "retry"
+    text = path.read_text()
+    assert KEY not in text and len(text.splitlines()) == 2
+
+    replay = create_provider(
+        {"provider": "replay", "name": "loop-model", "replay_file": str(path)}, env={}
+    )
+    replayed = [drain(replay, REQUEST), drain(replay, SECOND)]
+    assert replayed == [live[0][1:], live[1]]  # the transport's retry is not part of the session
+    assert replayed[1][-1].message.tool_calls[0].arguments == {"path": "a"}
+
+    replay.reset()
+    assert asyncio.run(complete(replay, REQUEST)).message.text == "first"
+
+
+def test_mismatch_names_the_file_the_exchange_and_what_differs(server, tmp_path) -> None:
+    path = tmp_path / "session.jsonl"
+    record(server, path)
+    replay = ReplayProvider(path)
+    drain(replay, REQUEST)
+    changed = ModelRequest(messages=[UserMessage(content=[TextPart(text="Something else")])])
+    with pytest.raises(ReplayMismatchError) as raised:
+        drain(replay, changed)
+    error = raised.value
+    assert (error.path, error.index) == (str(path), 1)
+    assert str(path) in str(error) and "exchange 1" in str(error)
+    assert "request.messages[0].content[0].text differs" in str(error)
+
+    drain(replay, SECOND)
+    with pytest.raises(ReplayMismatchError, match="has 2 exchanges; exchange 2 was requested"):
+        drain(replay, SECOND)
+
+
+def test_malformed_or_missing_recording_names_the_file(tmp_path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"index": 0}\n')
+    with pytest.raises(ReplayError, match=r"bad\.jsonl line 1 is not a recorded exchange"):
+        drain(ReplayProvider(bad), REQUEST)
+    with pytest.raises(ReplayError, match=r"cannot read recording .*absent\.jsonl"):
+        drain(ReplayProvider(tmp_path / "absent.jsonl"), REQUEST)
+
+
+def test_settings_build_the_right_provider_with_defaults() -> None:
+    openai = create_provider({"name": "gpt-4o"}, env={})
+    assert isinstance(openai, OpenAIProvider)
+    assert (openai.base_url, openai.api_key_env) == ("https://api.openai.com/v1", "OPENAI_API_KEY")
+    settings = ProviderSettings(
+        provider="anthropic",
+        name="claude",
+        api_key_env="MY_KEY",
+        request_timeout_seconds=30,
+        max_retries=5,
+    )
+    anthropic = create_provider(settings, env={"MY_KEY": KEY})
+    assert isinstance(anthropic, AnthropicProvider)
+    assert anthropic.base_url == "https://api.anthropic.com" and anthropic.api_key_env == "MY_KEY"
+    assert anthropic.retry == RetryPolicy(max_retries=5) and anthropic.request_timeout == 30
+    assert KEY not in repr(anthropic)
+    local = create_provider(
+        {"name": "qwen", "base_url": "http://localhost:11434/v1/", "api_key_env": ""}, env={}
+    )
+    assert local.base_url == "http://localhost:11434/v1" and local.api_key_env == ""
+
+
+def test_replay_settings_need_a_recording() -> None:
+    with pytest.raises(ValidationError, match="needs `replay_file`"):
+        ProviderSettings(provider="replay", name="x")
+
+
+def test_settings_schema_documents_every_field() -> None:
+    schema = ProviderSettings.model_json_schema()
+    assert all(field.get("description") for field in schema["properties"].values())
+    assert json.dumps(schema)
