@@ -23,9 +23,12 @@ from .session.workspace_session import WorkspaceSession
 class LogicianRuntime:
     """One kernel session's configuration and workspace state."""
 
-    def __init__(self, config: EffectiveConfig, session: WorkspaceSession) -> None:
+    def __init__(
+        self, config: EffectiveConfig, session: WorkspaceSession, env: Mapping[str, str]
+    ) -> None:
         self.config = config
         self.session = session
+        self.env = dict(env)
         self._notices: list[str] = [*config.notices, *session.notices]
         self._reported_errors: set[str] = set()
 
@@ -43,7 +46,28 @@ class LogicianRuntime:
             extra_ignores=tuple(checkpoints.ignore),
             kernel_session=kernel_session,
         )
-        return cls(config, session)
+        return cls(config, session, env)
+
+    # -- configuration ----------------------------------------------------------------------
+
+    def use_config(self, config: EffectiveConfig) -> None:
+        """Hand a new snapshot down; capture limits apply from the next cell on."""
+        self.config = config
+        snapshotter = self.session.checkpoints.snapshotter if self.session.checkpoints else None
+        if snapshotter is not None:
+            snapshotter.configure(
+                max_file_bytes=config.settings.checkpoints.max_file_bytes,
+                extra_ignores=tuple(config.settings.checkpoints.ignore),
+            )
+
+    def reload_config(self) -> EffectiveConfig:
+        """Load the layers again (after `trust`), keeping this session's overrides."""
+        self.use_config(
+            load_effective_config(
+                self.config.start_dir, env=self.env, session=self.config.layer("session").data
+            )
+        )
+        return self.config
 
     @property
     def checkpoints(self) -> FileCheckpoints:

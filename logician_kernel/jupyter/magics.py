@@ -129,9 +129,10 @@ class LogicianMagics(Magics):
             parser.add_argument("value")
             parser.add_argument("--persist", choices=["user", "project"])
             opts = parser.parse_args(rest)
-            runtime.config, message = config_commands.config_set(
+            config, message = config_commands.config_set(
                 runtime.config, opts.key, opts.value, persist=opts.persist
             )
+            runtime.use_config(config)
             return render.preformatted(message)
         if sub == "schema":
             return render.preformatted(config_commands.config_schema())
@@ -146,4 +147,7 @@ class LogicianMagics(Magics):
         message = config_commands.trust(
             self.runtime.config.workspace, user_dir=self.runtime.config.user_dir
         )
+        config = self.runtime.reload_config()
+        if config.notices:
+            message += "\n" + "\n".join(config.notices)
         return render.preformatted(message)

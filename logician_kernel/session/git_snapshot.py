@@ -108,6 +108,14 @@ class GitSnapshotter:
             self._seed_from_user_repo()
         self._write_excludes()
 
+    def configure(self, *, max_file_bytes: int, extra_ignores: tuple[str, ...]) -> None:
+        """New capture limits; the next snapshot rescans so every path is judged by them."""
+        if (max_file_bytes, extra_ignores) == (self.max_file_bytes, self.extra_ignores):
+            return
+        self.max_file_bytes, self.extra_ignores = max_file_bytes, extra_ignores
+        self._write_excludes()
+        self._last = None
+
     def _write_excludes(self) -> None:
         lines = ["/.logician/"]
         user_exclude = self._user_git_dir()

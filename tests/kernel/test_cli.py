@@ -1,0 +1,100 @@
+"""The `logician` command as a user types it: install, run, config, trust - real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from logician_kernel.jupyter.kernelspec import kernel_json
+
+pytestmark = pytest.mark.kernel
+LOGICIAN = str(Path(sys.executable).parent / "logician")
+REPO = Path(__file__).parents[2]
+
+
+def logician(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([LOGICIAN, *args], cwd=cwd, env=env or dict(os.environ),
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def test_install_into_a_prefix_writes_a_kernelspec_that_starts_this_interpreter(tmp_path: Path) -> None:
+    r = logician("install", "--prefix", str(tmp_path / "env"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    spec = json.loads((tmp_path / "env/share/jupyter/kernels/logician/kernel.json").read_text())
+    assert Path(spec["argv"][0]).resolve() == Path(sys.executable).resolve()
+    assert spec["argv"][1:3] == ["-m", "logician_kernel"]
+    assert spec["display_name"] == "Python 3 (Logician)"
+    assert (tmp_path / "env/share/jupyter/kernels/logician/logo-64x64.png").exists()
+
+
+def test_the_shipped_kernelspec_matches_the_one_the_code_writes() -> None:
+    shipped = json.loads((REPO / "share/jupyter/kernels/logician/kernel.json").read_text())
+    assert shipped == kernel_json()
+
+
+def test_the_wheel_ships_the_kernelspec_as_shared_data(tmp_path: Path) -> None:
+    """What makes `pip install .` register the kernel, the way ipykernel ships `python3`."""
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                        "-w", str(tmp_path), str(REPO)], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    (wheel,) = tmp_path.glob("logician_kernel-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        spec = next(n for n in names if n.endswith("share/jupyter/kernels/logician/kernel.json"))
+        assert ".data/data/share/jupyter/kernels/logician/" in spec
+        assert json.loads(zf.read(spec)) == kernel_json()
+        assert any(n.endswith("entry_points.txt") and b"logician = logician_kernel.cli:main"
+                   in zf.read(n) for n in names)  # fmt: skip
+
+
+def _notebook(path: Path, *sources: str) -> Path:
+    nb = new_notebook(cells=[new_code_cell(s) for s in sources],
+                      metadata={"kernelspec": {"name": "logician", "display_name": "Python 3 (Logician)", "language": "python"}})  # fmt: skip
+    nbformat.write(nb, path)
+    return path
+
+
+def test_run_executes_headless_and_summarises_frames(tmp_path: Path) -> None:
+    nb = _notebook(tmp_path / "work.ipynb", "open('out.txt', 'w').write('x')", "print('done')")
+    r = logician("run", str(nb), "-o", str(tmp_path / "executed.ipynb"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "2 code cell(s), 2 frame(s)" in r.stdout
+    assert "created out.txt" in r.stdout
+    executed = nbformat.read(tmp_path / "executed.ipynb", as_version=4)
+    assert executed.cells[1].outputs[0]["text"] == "done\n"
+
+
+def test_run_exits_non_zero_when_a_cell_fails(tmp_path: Path) -> None:
+    nb = _notebook(tmp_path / "bad.ipynb", "raise RuntimeError('broken cell')", "print('never')")
+    r = logician("run", str(nb), cwd=tmp_path)
+    assert r.returncode == 1
+    assert "broken cell" in r.stderr
+    r = logician("run", str(tmp_path / "missing.ipynb"), cwd=tmp_path)
+    assert r.returncode == 2 and "no such notebook" in r.stderr
+
+
+def test_config_and_trust_commands(tmp_path: Path) -> None:
+    env = {**os.environ, "LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
+    ws = tmp_path / "ws"
+    (ws / ".logician").mkdir(parents=True)
+    (ws / ".logician" / "config.toml").write_text('[model]\nname = "proj"\n')
+    r = logician("config", "show", "--json", cwd=ws, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "not applied" in r.stderr.lower() and "logician trust" in r.stderr
+    assert json.loads(r.stdout)
+    r = logician("trust", str(ws), cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    r = logician("config", "get", "model.name", cwd=ws, env=env)
+    assert '"proj"' in r.stdout and "project" in r.stdout
+    r = logician("config", "get", "model.nam", cwd=ws, env=env)
+    assert r.returncode == 2 and "model.name" in r.stderr
+    r = logician("config", "schema", cwd=ws, env=env)
+    assert json.loads(r.stdout)["title"]
