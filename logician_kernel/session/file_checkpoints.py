@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .frames import FrameView, derive_frames
+from .frames import FrameView, fold_frames
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .states import PathChange, PathState
 from .thread_ledger import (
@@ -75,7 +75,7 @@ class FileCheckpoints:
         self.snapshotter = snapshotter
         self.capture_disabled_reason = capture_disabled_reason
         self._open: _OpenFrame | None = None
-        self._frames_cache: tuple[int, dict[int, FrameView]] = (-1, {})
+        self._frames_cache: tuple[int, dict[int, FrameView]] = (0, {})
         # The snapshotter is not thread-safe; the warm-up thread and cells take turns.
         self._snap_lock = threading.Lock()
         self._warmup: threading.Thread | None = None
@@ -95,9 +95,11 @@ class FileCheckpoints:
 
     def frames(self) -> dict[int, FrameView]:
         """Every frame of the thread by id (open, active and rewound)."""
-        count = len(self.ledger.entries)
-        if self._frames_cache[0] != count:
-            self._frames_cache = (count, derive_frames(self.ledger.entries))
+        # Folded incrementally: cost per cell stays flat however long the thread grows.
+        seen, frames = self._frames_cache
+        entries = self.ledger.entries
+        if seen != len(entries):
+            self._frames_cache = (len(entries), fold_frames(frames, entries[max(seen, 0) :]))
         return self._frames_cache[1]
 
     def active_frames(self) -> list[FrameView]:

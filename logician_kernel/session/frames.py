@@ -39,7 +39,11 @@ class FrameView:
 
 def derive_frames(entries: Sequence[BaseModel]) -> dict[int, FrameView]:
     """Fold ledger entries into frames by id, in order of opening."""
-    frames: dict[int, FrameView] = {}
+    return fold_frames({}, entries)
+
+
+def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> dict[int, FrameView]:
+    """Fold more entries into `frames` (in place) - the incremental form of `derive_frames`."""
     for entry in entries:
         if isinstance(entry, FrameOpen):
             frames[entry.frame] = FrameView(
