@@ -21,11 +21,23 @@ import os
 import shutil
 import stat
 import subprocess
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from git.cmd import Git
+from git.exc import GitError
+
+from ._fs import (
+    fingerprint,
+    fingerprint_dir,
+    fingerprint_ignored,
+    join_z,
+    path_state,
+    split_z,
+    state,
+    write_loose_blob,
+)
 from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
 from .watcher import WorkspaceWatcher
 
@@ -33,8 +45,6 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
 # Our attributes beat .gitattributes: bytes go in and come out exactly as they are on disk.
 _ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding\n"
-_IGNORED_WALK_BUDGET = 5000
-_MODE_FILE, _MODE_EXEC, _MODE_LINK, _MODE_GITLINK = "100644", "100755", "120000", "160000"
 
 
 class SnapshotError(RuntimeError):
@@ -79,6 +89,11 @@ class GitSnapshotter:
         self._last: Snapshot | None = None
         # inotify tells which paths changed, so a snapshot costs O(changes), not O(files).
         self._watcher: WorkspaceWatcher | None = None
+        # One long-lived `cat-file --batch` (GitPython's persistent command) reads every blob
+        # a rewind or a diff needs, instead of a process per file.
+        self._reader: Git | None = None
+        # Whether a path is ignored only changes when ignore rules do (that forces a full scan).
+        self._ignored_cache: dict[str, bool] = {}
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -101,6 +116,8 @@ class GitSnapshotter:
                 ("core.hooksPath", os.devnull),
                 ("gc.auto", "0"),
                 ("index.version", "4"),
+                # Each snapshot then rewrites a small delta, not the whole (100k-entry) index.
+                ("core.splitIndex", "true"),
             ):
                 self._git("config", key, value)
             (self.store / "info").mkdir(exist_ok=True)
@@ -199,6 +216,9 @@ class GitSnapshotter:
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
+        if self._reader is not None:
+            self._reader.clear_cache()
+            self._reader = None
 
     def snapshot(self) -> Snapshot:
         """Capture the workspace now. Cost scales with what changed since the last call."""
@@ -215,7 +235,11 @@ class GitSnapshotter:
     def _incremental(self, last: Snapshot, changed: set[str]) -> Snapshot:
         """Re-examine just the paths inotify reported (no deleted directories, no new rules)."""
         paths = sorted(changed)
-        ignored = self._check_ignore(paths)
+        unknown = [p for p in paths if p not in self._ignored_cache]
+        if unknown:
+            found = self._check_ignore(unknown)
+            self._ignored_cache.update((p, p in found) for p in unknown)
+        ignored = {p for p in paths if self._ignored_cache[p]}
         uncaptured = dict(last.uncaptured)
         update: list[str] = []
         drop: list[str] = []
@@ -231,9 +255,9 @@ class GitSnapshotter:
             if stat.S_ISDIR(st.st_mode):
                 continue
             if path in ignored:
-                uncaptured[path] = ("ignored", _fingerprint(st))
+                uncaptured[path] = ("ignored", fingerprint(st))
             elif stat.S_ISREG(st.st_mode) and st.st_size > self.max_file_bytes:
-                uncaptured[path] = ("too-large", _fingerprint(st))
+                uncaptured[path] = ("too-large", fingerprint(st))
                 drop.append(path)
             else:
                 update.append(path)
@@ -243,24 +267,25 @@ class GitSnapshotter:
         # check-ignore exits 1 when nothing is ignored; only a failure to run is an error.
         proc = subprocess.run(
             [*self._base, "check-ignore", "-z", "--stdin"],
-            input=_join_z(paths), capture_output=True, cwd=self.workspace,
+            input=join_z(paths), capture_output=True, cwd=self.workspace,
             env={k: v for k, v in self._env.items() if k != "GIT_LITERAL_PATHSPECS"},  # unsupported there
         )  # fmt: skip
         if proc.returncode not in (0, 1):
             raise SnapshotError(f"git check-ignore failed: {proc.stderr.decode(errors='replace')}")
-        return {p.decode("utf-8", "surrogateescape") for p in _split_z(proc.stdout)}
+        return {p.decode("utf-8", "surrogateescape") for p in split_z(proc.stdout)}
 
     def _write_tree(self, update: list[str], drop: list[str]) -> str:
         if update or drop or self._last_tree is None:
             if update:
                 self._git("update-index", "-z", "--add", "--remove", "--stdin",
-                          stdin=_join_z(update))  # fmt: skip
+                          stdin=join_z(update))  # fmt: skip
             if drop:
-                self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_join_z(drop))
+                self._git("update-index", "-z", "--force-remove", "--stdin", stdin=join_z(drop))
             self._last_tree = self._git("write-tree").decode().strip()
         return self._last_tree
 
     def _full_scan(self) -> Snapshot:
+        self._ignored_cache.clear()
         changed = self._git("ls-files", "-z", "--modified", "--deleted", "--others",
                             "--exclude-standard")  # fmt: skip
         ignored = self._git("ls-files", "-z", "--others", "--ignored", "--exclude-standard",
@@ -268,12 +293,12 @@ class GitSnapshotter:
         uncaptured: dict[str, tuple[SkipReason, Fingerprint]] = {}
         update: list[str] = []
         drop: list[str] = []
-        for raw in _split_z(changed):
+        for raw in split_z(changed):
             path = raw.decode("utf-8", "surrogateescape")
             if path.endswith("/"):  # an untracked nested repository: git shows only its root
                 uncaptured[path.rstrip("/")] = (
                     "nested-repository",
-                    _fingerprint_dir(self.workspace / path),
+                    fingerprint_dir(self.workspace / path),
                 )
                 continue
             try:
@@ -282,15 +307,15 @@ class GitSnapshotter:
                 update.append(path)  # --remove drops it from the index
                 continue
             if stat.S_ISREG(st.st_mode) and st.st_size > self.max_file_bytes:
-                uncaptured[path] = ("too-large", _fingerprint(st))
+                uncaptured[path] = ("too-large", fingerprint(st))
                 drop.append(path)
             else:
                 update.append(path)
-        for raw in _split_z(ignored):
+        for raw in split_z(ignored):
             path = raw.decode("utf-8", "surrogateescape").rstrip("/")
             if path == ".logician" or path.startswith(".logician/"):
                 continue
-            for sub, fp in _fingerprint_ignored(self.workspace, path):
+            for sub, fp in fingerprint_ignored(self.workspace, path):
                 uncaptured[sub] = ("ignored", fp)
         return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured)
 
@@ -307,14 +332,14 @@ class GitSnapshotter:
             out = self._git(
                 "diff-tree", "-r", "-z", "--no-renames", "--raw", before.tree, after.tree
             )
-            parts = _split_z(out)
+            parts = split_z(out)
             for meta, raw_path in zip(parts[0::2], parts[1::2], strict=False):
                 old_mode, new_mode, old_sha, new_sha, _status = meta.decode()[1:].split(" ")
                 changes.append(
                     PathChange(
                         path=raw_path.decode("utf-8", "surrogateescape"),
-                        before=_state(old_mode, old_sha),
-                        after=_state(new_mode, new_sha),
+                        before=state(old_mode, old_sha),
+                        after=state(new_mode, new_sha),
                     )
                 )
         skipped: list[SkippedPath] = []
@@ -338,35 +363,34 @@ class GitSnapshotter:
 
     def read_blob(self, sha: str) -> bytes:
         """The content of one captured file version."""
-        return self._git("cat-file", "blob", sha)
+        for attempt in (1, 2):
+            if self._reader is None:
+                self._reader = Git(str(self.store))
+                self._reader.update_environment(GIT_DIR=str(self.store), GIT_INDEX_FILE=None)
+            try:
+                _, kind, _, data = self._reader.get_object_data(sha)
+            except ValueError:
+                raise SnapshotError(
+                    f"file version {sha[:12]} is missing from {self.store}"
+                ) from None
+            except (GitError, OSError) as exc:  # the reader died: start a fresh one once
+                self._reader.clear_cache()
+                self._reader = None
+                if attempt == 2:
+                    raise SnapshotError(f"cannot read {sha[:12]} from {self.store}: {exc}") from exc
+                continue
+            if kind not in ("blob", b"blob"):  # GitPython hands the type back as bytes
+                raise SnapshotError(f"{sha[:12]} in {self.store} is a {kind!r}, not a file version")
+            return data
+        raise AssertionError("unreachable")
 
     def hash_path(self, path: str) -> PathState:
         """The state of a workspace path now, hashed the way a snapshot would (not stored)."""
-        full = self.workspace / path
-        try:
-            st = os.lstat(full)
-        except FileNotFoundError:
-            return PathState.absent()
-        if stat.S_ISLNK(st.st_mode):
-            data = os.readlink(full).encode("utf-8", "surrogateescape")
-            return PathState.blob(_MODE_LINK, _blob_id(data))
-        if stat.S_ISDIR(st.st_mode):
-            return PathState.uncaptured("not-a-file", _fingerprint(st))
-        if st.st_size > self.max_file_bytes:
-            return PathState.uncaptured("too-large", _fingerprint(st))
-        mode = _MODE_EXEC if st.st_mode & 0o111 else _MODE_FILE
-        return PathState.blob(mode, _blob_id(full.read_bytes()))
+        return path_state(self.workspace / path, self.max_file_bytes)
 
     def write_blob(self, data: bytes) -> str:
         """Store bytes in our own object store (never only in the user's, via alternates)."""
-        sha = _blob_id(data)
-        obj = self.store / "objects" / sha[:2] / sha[2:]
-        if not obj.exists():
-            obj.parent.mkdir(parents=True, exist_ok=True)
-            tmp = obj.with_name(obj.name + ".tmp")
-            tmp.write_bytes(zlib.compress(b"blob %d\0" % len(data) + data, 1))
-            os.replace(tmp, obj)
-        return sha
+        return write_loose_blob(self.store / "objects", data)
 
     def own_blob(self, sha: str) -> None:
         """Make sure a pre-image lives in our store even if it came from the user's objects."""
@@ -374,73 +398,3 @@ class GitSnapshotter:
         if loose.exists() or not (self.store / "objects" / "info" / "alternates").exists():
             return
         self.write_blob(self.read_blob(sha))
-
-
-# -- helpers ------------------------------------------------------------------------------
-
-
-def _split_z(data: bytes) -> list[bytes]:
-    return [p for p in data.split(b"\0") if p]
-
-
-def _join_z(paths: Iterable[str]) -> bytes:
-    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
-
-
-def _blob_id(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
-def _state(mode: str, sha: str) -> PathState:
-    if mode == "000000":
-        return PathState.absent()
-    if mode == _MODE_GITLINK:
-        return PathState.uncaptured("nested-repository", Fingerprint(size=0, mtime_ns=0, mode=0))
-    return PathState.blob(mode, sha)
-
-
-def _fingerprint(st: os.stat_result) -> Fingerprint:
-    return Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, mode=st.st_mode)
-
-
-def _fingerprint_dir(path: Path) -> Fingerprint:
-    try:
-        return _fingerprint(os.lstat(path))
-    except OSError:
-        return Fingerprint(size=0, mtime_ns=0, mode=0)
-
-
-def _fingerprint_ignored(workspace: Path, rel: str) -> Iterable[tuple[str, Fingerprint]]:
-    """Fingerprints of an ignored path; directories are walked up to a fixed budget."""
-    full = workspace / rel
-    try:
-        st = os.lstat(full)
-    except OSError:
-        return
-    if not stat.S_ISDIR(st.st_mode):
-        yield rel, _fingerprint(st)
-        return
-    found: list[tuple[str, Fingerprint]] = []
-    stack = [rel]
-    while stack:
-        current = stack.pop()
-        try:
-            entries = list(os.scandir(workspace / current))
-        except OSError:
-            continue
-        for entry in entries:
-            if len(found) >= _IGNORED_WALK_BUDGET:
-                # Too big to inspect file by file: the directory stands for its contents.
-                yield rel + "/", _fingerprint(st)
-                return
-            sub = f"{current}/{entry.name}"
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(sub)
-                continue
-            try:
-                found.append((sub, _fingerprint(entry.stat(follow_symlinks=False))))
-            except OSError:
-                continue
-    yield from found

@@ -1,0 +1,113 @@
+"""Small pure helpers of the snapshotter: NUL-separated plumbing I/O, git blob ids, and stat
+fingerprints of paths whose content is not captured. No git processes here."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from .states import Fingerprint, PathState
+
+IGNORED_WALK_BUDGET = 5000
+"""Files of one ignored directory fingerprinted one by one; beyond it the directory stands in."""
+MODE_FILE, MODE_EXEC, MODE_LINK, MODE_GITLINK = "100644", "100755", "120000", "160000"
+
+
+def split_z(data: bytes) -> list[bytes]:
+    return [p for p in data.split(b"\0") if p]
+
+
+def join_z(paths: Iterable[str]) -> bytes:
+    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+
+
+def blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def state(mode: str, sha: str) -> PathState:
+    if mode == "000000":
+        return PathState.absent()
+    if mode == MODE_GITLINK:
+        return PathState.uncaptured("nested-repository", Fingerprint(size=0, mtime_ns=0, mode=0))
+    return PathState.blob(mode, sha)
+
+
+def fingerprint(st: os.stat_result) -> Fingerprint:
+    return Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, mode=st.st_mode)
+
+
+def fingerprint_dir(path: Path) -> Fingerprint:
+    try:
+        return fingerprint(os.lstat(path))
+    except OSError:
+        return Fingerprint(size=0, mtime_ns=0, mode=0)
+
+
+def fingerprint_ignored(workspace: Path, rel: str) -> Iterable[tuple[str, Fingerprint]]:
+    """Fingerprints of an ignored path; directories are walked up to a fixed budget."""
+    full = workspace / rel
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        yield rel, fingerprint(st)
+        return
+    found: list[tuple[str, Fingerprint]] = []
+    stack = [rel]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(workspace / current))
+        except OSError:
+            continue
+        for entry in entries:
+            if len(found) >= IGNORED_WALK_BUDGET:
+                # Too big to inspect file by file: the directory stands for its contents.
+                yield rel + "/", fingerprint(st)
+                return
+            sub = f"{current}/{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(sub)
+                continue
+            try:
+                found.append((sub, fingerprint(entry.stat(follow_symlinks=False))))
+            except OSError:
+                continue
+    yield from found
+
+
+def path_state(full: Path, max_file_bytes: int) -> PathState:
+    """What a snapshot would record for one path now (hashed, not stored)."""
+    try:
+        st = os.lstat(full)
+    except FileNotFoundError:
+        return PathState.absent()
+    if stat.S_ISLNK(st.st_mode):
+        return PathState.blob(
+            MODE_LINK, blob_id(os.readlink(full).encode("utf-8", "surrogateescape"))
+        )
+    if stat.S_ISDIR(st.st_mode):
+        return PathState.uncaptured("not-a-file", fingerprint(st))
+    if st.st_size > max_file_bytes:
+        return PathState.uncaptured("too-large", fingerprint(st))
+    return PathState.blob(
+        MODE_EXEC if st.st_mode & 0o111 else MODE_FILE, blob_id(full.read_bytes())
+    )
+
+
+def write_loose_blob(objects: Path, data: bytes) -> str:
+    """Write a blob as a loose object (atomically) unless it is already there; its id."""
+    sha = blob_id(data)
+    obj = objects / sha[:2] / sha[2:]
+    if not obj.exists():
+        obj.parent.mkdir(parents=True, exist_ok=True)
+        tmp = obj.with_name(obj.name + ".tmp")
+        tmp.write_bytes(zlib.compress(b"blob %d\0" % len(data) + data, 1))
+        os.replace(tmp, obj)
+    return sha
