@@ -100,8 +100,12 @@ class LogicianRuntime:
             self._report("Logician: finishing the first snapshot of this workspace before the "
                          "cell runs (only the first cell after the kernel starts waits).", stream)  # fmt: skip
         try:
+            key = self.config.api_key()
             self.session.checkpoints.open_frame(
-                execution_count=execution_count, cell_id=cell_id, code=code
+                execution_count=execution_count,
+                cell_id=cell_id,
+                code=code,
+                secrets=(key.get_secret_value(),) if key is not None else (),
             )
         except (JournalError, OSError) as exc:
             self._report(

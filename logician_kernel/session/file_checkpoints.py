@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .frames import FrameView, fold_frames
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
+from .redact import redact
 from .states import PathChange, PathState
 from .thread_ledger import (
     FrameClose,
@@ -120,11 +121,19 @@ class FileCheckpoints:
             except (SnapshotError, OSError) as exc:
                 return None, str(exc)
 
-    def open_frame(self, *, execution_count: int | None, cell_id: str | None, code: str) -> int:
+    def open_frame(
+        self,
+        *,
+        execution_count: int | None,
+        cell_id: str | None,
+        code: str,
+        secrets: tuple[str, ...] = (),
+    ) -> int:
         """Open a frame and take its pre-snapshot. Never raises for capture problems."""
         frame_id = max(self.frames(), default=0) + 1
         pre, error = self._snapshot()
-        first_line = next((ln for ln in code.splitlines() if ln.strip()), "")[:200]
+        first_line = next((ln for ln in code.splitlines() if ln.strip()), "")
+        first_line = redact(first_line, secrets)[:200]  # the ledger never holds a secret
         self.ledger.append(
             FrameOpen,
             frame=frame_id,

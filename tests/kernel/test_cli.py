@@ -20,12 +20,16 @@ LOGICIAN = str(Path(sys.executable).parent / "logician")
 REPO = Path(__file__).parents[2]
 
 
-def logician(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def logician(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run([LOGICIAN, *args], cwd=cwd, env=env or dict(os.environ),
                           capture_output=True, text=True, timeout=300)  # fmt: skip
 
 
-def test_install_into_a_prefix_writes_a_kernelspec_that_starts_this_interpreter(tmp_path: Path) -> None:
+def test_install_into_a_prefix_writes_a_kernelspec_that_starts_this_interpreter(
+    tmp_path: Path,
+) -> None:
     r = logician("install", "--prefix", str(tmp_path / "env"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     spec = json.loads((tmp_path / "env/share/jupyter/kernels/logician/kernel.json").read_text())

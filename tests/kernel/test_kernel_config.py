@@ -78,7 +78,9 @@ def test_set_changes_the_session_only_and_persist_writes_one_field(
         k.shutdown()
 
 
-def test_capture_limit_set_in_the_session_applies_to_the_next_cell(kernel_env: dict[str, str], workspace: Path) -> None:
+def test_capture_limit_set_in_the_session_applies_to_the_next_cell(
+    kernel_env: dict[str, str], workspace: Path
+) -> None:
     k = Kernel(workspace, kernel_env)
     try:
         k.run("%logician config set checkpoints.max_file_bytes 1000")
@@ -108,3 +110,20 @@ def test_api_keys_never_reach_output_ledger_or_config_files(
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
             assert b"sk-other" not in path.read_bytes(), path
+
+
+def test_a_cell_that_holds_a_key_does_not_put_it_in_the_ledger(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    secret = "configured-key-value-987654"
+    env = {**kernel_env, "OPENAI_API_KEY": secret}
+    k = Kernel(workspace, env)
+    try:
+        k.run(f"key = '{secret}'; open('a.txt', 'w').write('a')")
+        k.run("token = 'sk-proj-abcdefghijklmnopqrstuv'; open('b.txt', 'w').write('b')")
+        listing = k.run("%logician frames").text
+    finally:
+        k.shutdown()
+    ledger = (workspace / ".logician" / "threads" / "test-thread.jsonl").read_text()
+    assert secret not in ledger and "sk-proj-abcdefghijklmnopqrstuv" not in ledger
+    assert secret not in listing and "key = '****'" in listing

@@ -153,7 +153,9 @@ def test_the_user_git_repository_is_never_written(tmp_path: Path) -> None:
     finally:
         s.close()
     assert (ws / ".git/index").read_bytes() == index
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=ws, capture_output=True, text=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=ws, capture_output=True, text=True
+    )
     assert status.stdout == "A  f.txt\n"
 
 
