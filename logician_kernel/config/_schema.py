@@ -135,6 +135,10 @@ class ModelSettings(_Section):
     replay_file: Path | None = Field(default=None, examples=["recordings/session.jsonl"])
     """Recorded session played by the `replay` provider; relative to the workspace root."""
 
+    record_file: Path | None = Field(default=None, examples=["recordings/session.jsonl"])
+    """When set, every exchange with the (real) provider is also written to this recording,
+    for later offline replay with `provider = "replay"`; relative to the workspace root."""
+
     context_window: int | None = Field(default=None, gt=0, examples=[128_000])
     """Context window in tokens; unset means the provider's known value for the model.
     Compaction triggers relative to it."""

@@ -17,13 +17,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .frames import FrameView, fold_frames
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
+from .restore import SKIP_TEXT, restore_path
 from .states import PathChange, PathState
 from .thread_ledger import (
+    FileCheckpoint,
     FrameClose,
     FrameOpen,
     FrameOutcome,
@@ -60,6 +61,7 @@ class _OpenFrame:
     frame: int
     pre: Snapshot | None
     started: float
+    captured: set[str] = field(default_factory=set)
 
 
 class FileCheckpoints:
@@ -109,6 +111,29 @@ class FileCheckpoints:
     @property
     def is_open(self) -> bool:
         return self._open is not None
+
+    @property
+    def current_frame(self) -> int | None:
+        return self._open.frame if self._open is not None else None
+
+    def capture(self, path: str) -> None:
+        """Record `path`'s pre-state in the open frame before a tool writes it (first wins).
+
+        The frame's own snapshots catch the change too; this makes the tool's pre-image
+        explicit and durable before the write, whatever happens to the snapshot after it.
+        """
+        current = self._open
+        if current is None or self.snapshotter is None or path in current.captured:
+            return
+        current.captured.add(path)
+        full = self.snapshotter.workspace / path
+        before = self.snapshotter.hash_path(path)
+        if before.kind == "blob" and before.mode != "120000":
+            self.snapshotter.write_blob(full.read_bytes())
+        elif before.kind == "blob":
+            self.snapshotter.write_blob(os.readlink(full).encode("utf-8", "surrogateescape"))
+        self.ledger.append(FileCheckpoint, frame=current.frame, path=path, before=before,
+                           durable=True)  # fmt: skip
 
     # -- capture ----------------------------------------------------------------------------
 
@@ -266,7 +291,7 @@ class FileCheckpoints:
                     RestoredPath(
                         path=skip.path,
                         action="skipped",
-                        detail=f"not captured by frame {view.frame}: {_SKIP_TEXT[skip.reason]}",
+                        detail=f"not captured by frame {view.frame}: {SKIP_TEXT[skip.reason]}",
                     )  # fmt: skip
                 )
         for path, chain in sorted(chains.items()):
@@ -274,7 +299,7 @@ class FileCheckpoints:
             if target.kind == "uncaptured":
                 plan.skipped.append(RestoredPath(path=path, action="skipped",
                     detail=f"its state before frame {chain[0][0]} was not captured "
-                           f"({_SKIP_TEXT[target.reason or 'not-a-file']})"))  # fmt: skip
+                           f"({SKIP_TEXT[target.reason or 'not-a-file']})"))  # fmt: skip
                 continue
             conflict = None
             for (f1, c1), (f2, c2) in zip(chain, chain[1:], strict=False):
@@ -311,7 +336,7 @@ class FileCheckpoints:
         plan = self.plan_rewind(frame_id, force=force)
         results = plan.conflicts + plan.skipped
         for path, target in plan.restore:
-            results.append(self._restore(path, target))
+            results.append(restore_path(self.snapshotter, path, target))
             if on_path is not None:
                 on_path(path)
         self.snapshotter.invalidate()
@@ -324,61 +349,3 @@ class FileCheckpoints:
             note="--force" if force else "",
             durable=True,
         )
-
-    def _restore(self, path: str, target: PathState) -> RestoredPath:
-        snap = self.snapshotter
-        assert snap is not None
-        full = snap.workspace / path
-        try:
-            if target.kind == "absent":
-                try:
-                    if full.is_dir() and not full.is_symlink():
-                        return RestoredPath(path=path, action="failed",
-                                            detail="a directory now stands where the frame created a file")  # fmt: skip
-                    full.unlink()
-                except FileNotFoundError:
-                    return RestoredPath(path=path, action="deleted", detail="was already gone")
-                # Directories the frame made are left: git records no empty directories, so
-                # one that existed empty before the frame is indistinguishable from a new one.
-                return RestoredPath(path=path, action="deleted")
-            existed = os.path.lexists(full)
-            data = snap.read_blob(target.sha or "")
-            full.parent.mkdir(parents=True, exist_ok=True)
-            if target.mode == "120000":
-                if existed:
-                    full.unlink()
-                os.symlink(data.decode("utf-8", "surrogateescape"), full)
-            else:
-                _atomic_write(full, data, executable=target.mode == "100755")
-            return RestoredPath(path=path, action="restored" if existed else "recreated")
-        except (OSError, SnapshotError) as exc:
-            return RestoredPath(path=path, action="failed", detail=str(exc))
-
-
-_SKIP_TEXT = {
-    "too-large": "larger than the capture size limit",
-    "ignored": "ignored by .gitignore or the checkpoint ignores",
-    "nested-repository": "inside a nested git repository",
-    "not-a-file": "not a regular file",
-}
-
-
-def _atomic_write(full: Path, data: bytes, *, executable: bool) -> None:
-    """Replace a file's bytes in one rename, keeping its permission bits but the exec bits."""
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        st = os.lstat(full)
-        perms = 0o666 & ~umask if os.path.islink(full) else st.st_mode & 0o7777
-    except FileNotFoundError:
-        perms = 0o666 & ~umask
-    if executable:
-        # Execute bits follow the read bits the file has (as `chmod +x` under the umask would).
-        perms |= (perms & 0o444) >> 2 & ~umask or 0o100
-    else:
-        perms &= ~0o111
-    tmp = full.with_name(f".{full.name}.logician-restore")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.chmod(tmp, perms)
-    os.replace(tmp, full)

@@ -118,6 +118,64 @@ class MessageEntry(_Entry):
     """The message in its JSON form."""
 
 
+ToolRecovery = Literal["pure", "restorable", "external"]
+"""How a tool recovers when its intent was recorded but its result was not (see tools/)."""
+
+
+class ToolIntent(_Entry):
+    """A tool call is about to run: durable before the tool starts."""
+
+    kind: Literal["tool_intent"] = "tool_intent"
+    frame: int | None
+    """The frame (cell) the call runs in."""
+    call_id: str
+    """The model's id for the call."""
+    name: str
+    """Tool name."""
+    arguments: dict[str, Any]
+    """The call's arguments, with secret-looking strings masked."""
+    recovery: ToolRecovery
+    """What may happen to this call if its result is never recorded."""
+
+
+class ToolOutcome(_Entry):
+    """A tool call finished (or was resolved on reopen): its result as the model saw it."""
+
+    kind: Literal["tool_result"] = "tool_result"
+    frame: int | None
+    """The frame the call ran in."""
+    call_id: str
+    """The call this is the result of."""
+    is_error: bool
+    """Whether the tool failed."""
+    content: str
+    """What the model was told (bounded)."""
+    display: str = ""
+    """The one-line summary shown in the notebook."""
+
+
+class ToolCommit(_Entry):
+    """The result is part of the conversation: the call is complete."""
+
+    kind: Literal["tool_commit"] = "tool_commit"
+    call_id: str
+    """The committed call."""
+
+
+class Quarantine(_Entry):
+    """A call with unknown external effects was cut off by a dead kernel; never repeated."""
+
+    kind: Literal["quarantine"] = "quarantine"
+    frame: int | None
+    """The frame it ran in."""
+    call_id: str
+    """The quarantined call."""
+    name: str
+    """Tool name."""
+    detail: str
+    """What the user and the model are told."""
+
+
 class RestoredPath(BaseModel):
     """What a rewind did to one path."""
 
@@ -167,6 +225,10 @@ Entry = Annotated[
     | FrameClose
     | FileCheckpoint
     | MessageEntry
+    | ToolIntent
+    | ToolOutcome
+    | ToolCommit
+    | Quarantine
     | ProjectionItem
     | Recovery,
     Field(discriminator="kind"),

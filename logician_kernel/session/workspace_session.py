@@ -24,6 +24,7 @@ from .._version import __version__
 from .file_checkpoints import FileCheckpoints
 from .git_snapshot import GitSnapshotter, SnapshotError
 from .journal import JournalError
+from .run_store import resolve_dangling_calls
 from .thread_ledger import Recovery, SessionStart, ThreadLedger
 
 STATE_DIR = ".logician"
@@ -137,6 +138,7 @@ class WorkspaceSession:
             notices.extend(f"Logician: {e.detail}." for e in ledger.entries
                            if isinstance(e, Recovery) and e.what == "incomplete-frame"
                            and e.seq > start.seq)  # fmt: skip
+        notices.extend(resolve_dangling_calls(ledger))
         checkpoints.start_warmup()
         return cls(workspace, thread_id, stable, ledger, checkpoints, notices, lock)
 

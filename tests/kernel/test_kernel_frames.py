@@ -140,7 +140,7 @@ def test_bad_rewind_requests_get_one_line_answers(kernel: Kernel) -> None:
         ("%logician rewind", "give one of a frame id, --last or --cell N"),
         ("%logician rewind --cell 77", "no frame left for cell In [77]"),
         ("%logician diff 42", "there is no frame 42"),
-        ("%logician bogus", "unknown command 'bogus'"),
+        ("%logician --bogus", "unknown command '--bogus'"),
     ]:
         r = kernel.run(command)
         assert r.status == "error", command

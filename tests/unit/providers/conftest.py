@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from .loopback import LoopbackServer
+from loopback import LoopbackServer
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 

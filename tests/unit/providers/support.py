@@ -25,7 +25,7 @@ from logician_kernel.types import (
     UserMessage,
 )
 
-from .loopback import LoopbackServer
+from loopback import LoopbackServer
 
 KEY = "sk-loopback-secret-0123456789"
 REQUEST = ModelRequest(

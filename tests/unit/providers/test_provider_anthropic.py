@@ -17,7 +17,7 @@ from logician_kernel.types import (
     UserMessage,
 )
 
-from .loopback import Reply, anthropic_events, split_every, sse
+from loopback import Reply, anthropic_events, split_every, sse
 from .support import KEY, REQUEST, kinds, run_stream
 
 

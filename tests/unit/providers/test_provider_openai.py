@@ -18,7 +18,7 @@ from logician_kernel.types import (
     UserMessage,
 )
 
-from .loopback import Reply, openai_chunks, split_every, sse
+from loopback import Reply, openai_chunks, split_every, sse
 from .support import KEY, REQUEST, kinds, run_stream
 
 

@@ -23,7 +23,7 @@ from logician_kernel.providers import (
 )
 from logician_kernel.types import ModelRequest, TextPart, UserMessage
 
-from .loopback import Reply, openai_chunks, sse
+from loopback import Reply, openai_chunks, sse
 from .support import KEY, REQUEST
 
 SECOND = ModelRequest(messages=[UserMessage(content=[TextPart(text="And then?")])])

@@ -1,0 +1,72 @@
+"""Per-file restore for rewinds: exact bytes, the executable bit, symlinks; one rename each.
+
+Must never: touch a path it was not asked to restore, or remove a directory (git records no
+empty directories, so one that existed empty before a frame cannot be told from a new one).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .git_snapshot import GitSnapshotter, SnapshotError
+from .states import PathState
+from .thread_ledger import RestoredPath
+
+
+def restore_path(snap: GitSnapshotter, path: str, target: PathState) -> RestoredPath:
+    """Bring one path back to `target`, atomically per file; never raises for I/O."""
+    full = snap.workspace / path
+    try:
+        if target.kind == "absent":
+            try:
+                if full.is_dir() and not full.is_symlink():
+                    return RestoredPath(path=path, action="failed",
+                                        detail="a directory now stands where the frame created a file")  # fmt: skip
+                full.unlink()
+            except FileNotFoundError:
+                return RestoredPath(path=path, action="deleted", detail="was already gone")
+            # Directories the frame made are left: git records no empty directories, so
+            # one that existed empty before the frame is indistinguishable from a new one.
+            return RestoredPath(path=path, action="deleted")
+        existed = os.path.lexists(full)
+        data = snap.read_blob(target.sha or "")
+        full.parent.mkdir(parents=True, exist_ok=True)
+        if target.mode == "120000":
+            if existed:
+                full.unlink()
+            os.symlink(data.decode("utf-8", "surrogateescape"), full)
+        else:
+            _atomic_write(full, data, executable=target.mode == "100755")
+        return RestoredPath(path=path, action="restored" if existed else "recreated")
+    except (OSError, SnapshotError) as exc:
+        return RestoredPath(path=path, action="failed", detail=str(exc))
+
+
+SKIP_TEXT = {
+    "too-large": "larger than the capture size limit",
+    "ignored": "ignored by .gitignore or the checkpoint ignores",
+    "nested-repository": "inside a nested git repository",
+    "not-a-file": "not a regular file",
+}
+
+
+def _atomic_write(full: Path, data: bytes, *, executable: bool) -> None:
+    """Replace a file's bytes in one rename, keeping its permission bits but the exec bits."""
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        st = os.lstat(full)
+        perms = 0o666 & ~umask if os.path.islink(full) else st.st_mode & 0o7777
+    except FileNotFoundError:
+        perms = 0o666 & ~umask
+    if executable:
+        # Execute bits follow the read bits the file has (as `chmod +x` under the umask would).
+        perms |= (perms & 0o444) >> 2 & ~umask or 0o100
+    else:
+        perms &= ~0o111
+    tmp = full.with_name(f".{full.name}.logician-restore")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.chmod(tmp, perms)
+    os.replace(tmp, full)
