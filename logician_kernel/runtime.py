@@ -148,6 +148,15 @@ class LogicianRuntime:
         else:
             print(text, file=stream)
 
+    def clear_conversation(self) -> int:
+        """Start the conversation afresh (a `clear` projection item); returns messages dropped."""
+        ledger = self.session.ledger
+        if ledger is None:
+            raise RewindError("clear: the thread ledger is unavailable for this session")
+        dropped = len(ledger.messages())
+        ledger.append(ProjectionItem, reason="clear", messages=[], durable=True)
+        return dropped
+
     def rewind(self, spec: str, *, force: bool = False) -> ProjectionItem:
         checkpoints = self.checkpoints
         frame_id = checkpoints.resolve_target(spec)

@@ -69,8 +69,9 @@ class CellResult:
             kind, content = m["msg_type"], m["content"]
             if kind == "stream":
                 parts.append(content["text"])
-            elif kind in ("display_data", "execute_result"):
-                parts.append(content["data"].get("text/plain", ""))
+            elif kind in ("display_data", "execute_result", "update_display_data"):
+                data = content["data"]
+                parts.append(data.get("text/markdown") or data.get("text/plain", ""))
             elif kind == "error":
                 parts.append(f"{content['ename']}: {content['evalue']}")
         return "\n".join(parts)

@@ -164,5 +164,8 @@ def help_text() -> Rendered:
         "  %logician rewind --last          undo the most recent frame\n"
         "  %logician rewind N --dry-run     show what a rewind would do\n"
         "  %logician config [get K | set K V [--persist user|project] | schema]\n"
-        "  %logician trust                  trust this workspace's .logician/config.toml"
+        "  %logician trust                  trust this workspace's .logician/config.toml\n"
+        "  %logician clear                  start the agent's conversation afresh\n"
+        "  %%logician [--max-turns N]       the rest of the cell is a prompt for the agent\n"
+        "  %logician PROMPT                 one-line prompt ({name} inserts a variable's repr)"
     )

@@ -23,7 +23,7 @@ from ipykernel.ipkernel import IPythonKernel
 
 from .._version import __version__
 from ..runtime import LogicianRuntime
-from .magics import MANAGEMENT_COMMANDS, LogicianMagics
+from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
 
 _MAGIC_LINE = re.compile(r"^\s*%logician(?:\s+(\S+))?")
 
@@ -61,6 +61,7 @@ class LogicianKernel(IPythonKernel):
         )
         assert self.shell is not None
         self.shell.register_magics(LogicianMagics(shell=self.shell, runtime=self.logician))
+        self.shell.input_transformers_cleanup.append(protect_prompt_lines)
 
     async def do_execute(  # type: ignore[override]
         self,

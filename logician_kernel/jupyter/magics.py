@@ -8,6 +8,7 @@ dispatches `shell_handlers`). Handlers return a `Rendered` (plain text + HTML) o
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 from collections.abc import Callable
 
@@ -21,9 +22,34 @@ from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
 from . import display as render
+from .agent import AgentCell
 
-MANAGEMENT_COMMANDS = frozenset({"", "help", "frames", "diff", "rewind", "config", "trust"})
+MANAGEMENT_COMMANDS = frozenset(
+    {"", "help", "frames", "diff", "rewind", "config", "trust", "clear"}
+)
 """Subcommands that manage the session; a cell made only of these is not a frame."""
+
+
+_LINE_MAGIC = re.compile(r"^(\s*)%logician(\s.*)?$")
+
+
+def protect_prompt_lines(lines: list[str]) -> list[str]:
+    """Input transformer: `%logician What is my name?` is a prompt, not a help request.
+
+    IPython reads a trailing `?` as "inspect this object"; prompts end in question marks all
+    the time. Turning our line magic into its explicit call first keeps the text intact.
+    """
+    if lines and lines[0].lstrip().startswith("%%"):
+        return lines  # a cell magic's body is never transformed
+    out = []
+    for line in lines:
+        match = _LINE_MAGIC.match(line.rstrip("\n"))
+        if match is None:
+            out.append(line)
+            continue
+        indent, rest = match.group(1), (match.group(2) or "").strip()
+        out.append(f"{indent}get_ipython().run_line_magic('logician', {rest!r})\n")
+    return out
 
 
 class _ArgParser(argparse.ArgumentParser):
@@ -46,16 +72,20 @@ class LogicianMagics(Magics):
             "rewind": self.handle_rewind,
             "config": self.handle_config,
             "trust": self.handle_trust,
+            "clear": self.handle_clear,
         }
+        self.agent = AgentCell(shell, runtime)
 
     @line_cell_magic
     def logician(self, line: str, cell: str | None = None) -> None:
-        """Logician commands: frames, diff N, rewind N|--last, config, trust, help."""
+        """Logician: `%%logician [--max-turns N]` + a prompt runs the agent; `%logician
+        <prompt>` is the one-line form; `%logician frames|diff|rewind|config|trust|clear|help`
+        manage the session."""
         if cell is not None:
-            raise UsageError(
-                "%%logician: the agent is not part of this version yet; "
-                "`%logician help` lists what is"
-            )
+            return self._run_agent(line, cell)
+        first = line.strip().split(maxsplit=1)[0] if line.strip() else ""
+        if first not in self._handlers and not first.startswith("-"):
+            return self._run_agent("", line)
         try:
             argv = shlex.split(line)
         except ValueError as exc:
@@ -71,6 +101,17 @@ class LogicianMagics(Magics):
             raise UsageError(str(exc)) from None
         if result is not None:
             display(result.bundle(), raw=True)
+
+    def _run_agent(self, options: str, prompt: str) -> None:
+        parser = _ArgParser(prog="%%logician", add_help=False)
+        parser.add_argument("--max-turns", type=int, metavar="N")
+        opts = parser.parse_args(shlex.split(options))
+        if self.runtime.session.ledger is None:
+            raise UsageError(
+                "%%logician: the agent needs the thread ledger, and frames are off for this "
+                "session (see the first cell's output)"
+            )
+        self.agent.run(prompt, max_turns=opts.max_turns)
 
     # -- handlers ---------------------------------------------------------------------------
 
@@ -151,3 +192,13 @@ class LogicianMagics(Magics):
         if config.notices:
             message += "\n" + "\n".join(config.notices)
         return render.preformatted(message)
+
+    def handle_clear(self, args: list[str]) -> render.Rendered:
+        if args:
+            raise UsageError("%logician clear: takes no arguments")
+        dropped = self.runtime.clear_conversation()
+        self.agent.forget_provider()
+        return render.preformatted(
+            f"Cleared the conversation ({dropped} message(s) no longer sent to the model; "
+            "the ledger keeps them). Files and frames are untouched."
+        )

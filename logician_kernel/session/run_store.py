@@ -87,8 +87,13 @@ def _result_message(call_id: str, text: str, *, is_error: bool) -> dict[str, Any
     return MESSAGE_ADAPTER.dump_python(message, mode="json")
 
 
-def resolve_dangling_calls(ledger: ThreadLedger) -> list[str]:
-    """Settle every tool call a dead kernel left without a commit; notices for the user."""
+def resolve_dangling_calls(ledger: ThreadLedger, *, interrupted: bool = False) -> list[str]:
+    """Settle every tool call left without a commit; notices for the user.
+
+    On reopen (`interrupted=False`) the kernel died mid-call: effects are unknown, so calls
+    that are not pure are quarantined. After a user's interrupt the call was cancelled in a
+    live kernel: it is answered as interrupted, effects possibly partial, never repeated.
+    """
     intents: dict[str, ToolIntent] = {}
     outcomes: dict[str, ToolOutcome] = {}
     answered: set[str] = set()
@@ -107,6 +112,14 @@ def resolve_dangling_calls(ledger: ThreadLedger) -> list[str]:
         if call_id in committed:
             continue
         outcome = outcomes.get(call_id)
+        if outcome is None and interrupted:
+            text = (
+                f"INTERRUPTED: the user interrupted this {intent.name} call before it finished. "
+                "Its effects may be partial; it was not repeated."
+            )
+            outcome = ledger.append(
+                ToolOutcome, frame=intent.frame, call_id=call_id, is_error=True, content=text
+            )
         if outcome is None:
             if intent.recovery == "pure":
                 text = (

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-
 from loopback import LoopbackServer
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from loopback import LoopbackServer
 
 from logician_kernel.providers import (
     AnthropicProvider,
@@ -24,8 +25,6 @@ from logician_kernel.types import (
     ToolSpec,
     UserMessage,
 )
-
-from loopback import LoopbackServer
 
 KEY = "sk-loopback-secret-0123456789"
 REQUEST = ModelRequest(

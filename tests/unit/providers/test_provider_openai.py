@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from loopback import Reply, openai_chunks, split_every, sse
+
 from logician_kernel.providers import IncompleteStreamError, ProviderStreamError, RetryPolicy
 from logician_kernel.types import (
     AssistantMessage,
@@ -18,7 +20,6 @@ from logician_kernel.types import (
     UserMessage,
 )
 
-from loopback import Reply, openai_chunks, split_every, sse
 from .support import KEY, REQUEST, kinds, run_stream
 
 

@@ -7,6 +7,7 @@ import json
 
 import httpx
 import pytest
+from loopback import Reply, openai_chunks, sse
 from pydantic import ValidationError
 
 from logician_kernel.providers import (
@@ -23,7 +24,6 @@ from logician_kernel.providers import (
 )
 from logician_kernel.types import ModelRequest, TextPart, UserMessage
 
-from loopback import Reply, openai_chunks, sse
 from .support import KEY, REQUEST
 
 SECOND = ModelRequest(messages=[UserMessage(content=[TextPart(text="And then?")])])

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
+from loopback import Reply, anthropic_events, openai_chunks, sse
 
 from logician_kernel.providers import (
     AuthenticationError,
@@ -27,7 +28,6 @@ from logician_kernel.providers import (
 from logician_kernel.providers._errors import parse_retry_after
 from logician_kernel.types import RetryAttempt, TextDelta
 
-from loopback import Reply, anthropic_events, openai_chunks, sse
 from .support import KEY, REQUEST, Outcome, kinds, make_provider, run_stream
 
 

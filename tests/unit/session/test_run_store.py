@@ -80,4 +80,3 @@ def test_secrets_in_arguments_and_messages_are_masked(tmp_path: Path) -> None:
     intent = next(e for e in reopened.entries if isinstance(e, ToolIntent))
     assert "****" in intent.arguments["command"]
     reopened.close()
-

@@ -1,0 +1,165 @@
+"""The harness event stream: what one agent run reports, in order, as it happens.
+
+A closed union discriminated by `kind`. Events are ephemeral: the UI folds them into
+`RuntimeState` and forgets them. They are never persisted (the durable side of a run goes
+through the `RunStore` at turn and tool boundaries), so text deltas may be as fine-grained as
+the provider streams them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from logician_kernel.types.messages import AssistantMessage, StopReason, ToolCall, Usage
+from logician_kernel.types.run import RunOutcome
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class RunStarted(_Event):
+    """A run began: the cell's prompt was taken in."""
+
+    kind: Literal["run_started"] = "run_started"
+    """Discriminator."""
+    prompt: str
+    """The user's prompt, as given."""
+    model: str = ""
+    """The model the run talks to."""
+
+
+class TurnStarted(_Event):
+    """A turn began: one model request and the tool calls it asks for."""
+
+    kind: Literal["turn_started"] = "turn_started"
+    """Discriminator."""
+    turn: int
+    """Which turn of the run, from 1."""
+
+
+class ModelCallStarted(_Event):
+    """The model request of a turn was sent."""
+
+    kind: Literal["model_call_started"] = "model_call_started"
+    """Discriminator."""
+    turn: int
+    """The turn it belongs to."""
+
+
+class AssistantTextDelta(_Event):
+    """A fragment of the model's text, as it streams."""
+
+    kind: Literal["text_delta"] = "text_delta"
+    """Discriminator."""
+    text: str
+    """The new text."""
+
+
+class ToolCallStreaming(_Event):
+    """The model began writing a tool call; its arguments are still streaming."""
+
+    kind: Literal["tool_call_streaming"] = "tool_call_streaming"
+    """Discriminator."""
+    call_id: str
+    """The call's id."""
+    name: str
+    """The tool's name."""
+
+
+class RetryScheduled(_Event):
+    """The model request failed transiently; the provider waits and tries again."""
+
+    kind: Literal["retry_scheduled"] = "retry_scheduled"
+    """Discriminator."""
+    attempt: int
+    """Which retry this is, from 1."""
+    max_retries: int
+    """How many retries are allowed in all."""
+    delay: float
+    """Seconds until the retry."""
+    reason: str
+    """Why the previous attempt failed."""
+
+
+class ModelResponded(_Event):
+    """The model's reply is complete (and already appended to the conversation)."""
+
+    kind: Literal["model_responded"] = "model_responded"
+    """Discriminator."""
+    message: AssistantMessage
+    """The whole reply: text and tool calls."""
+    usage: Usage
+    """Tokens this request used."""
+    stop_reason: StopReason = "end_turn"
+    """Why the model stopped."""
+
+
+class ToolStarted(_Event):
+    """A tool call began executing (its intent is already recorded)."""
+
+    kind: Literal["tool_started"] = "tool_started"
+    """Discriminator."""
+    call: ToolCall
+    """The call."""
+    description: str
+    """One line for a human, e.g. `read notes.md`."""
+
+
+class ToolFinished(_Event):
+    """A tool call is answered: executed and committed, or refused without running."""
+
+    kind: Literal["tool_finished"] = "tool_finished"
+    """Discriminator."""
+    call_id: str
+    """The call's id."""
+    name: str
+    """The tool's name."""
+    result_display: str
+    """What to show a human: the tool's display text, else its (bounded) output."""
+    is_error: bool
+    """Whether the call failed or was refused."""
+
+
+class TurnEnded(_Event):
+    """A turn is over: the reply and all its tool results are in the conversation."""
+
+    kind: Literal["turn_ended"] = "turn_ended"
+    """Discriminator."""
+    turn: int
+    """Which turn ended."""
+
+
+class RunEnded(_Event):
+    """The run is over. Always the last event of a run, exactly once."""
+
+    kind: Literal["run_ended"] = "run_ended"
+    """Discriminator."""
+    outcome: RunOutcome
+    """How it ended."""
+    usage: Usage
+    """Tokens used by all of the run's model requests."""
+    turns: int
+    """Model requests made."""
+    tool_calls: int
+    """Tool calls the model asked for (refused ones included)."""
+
+
+HarnessEvent = Annotated[
+    RunStarted
+    | TurnStarted
+    | ModelCallStarted
+    | AssistantTextDelta
+    | ToolCallStreaming
+    | RetryScheduled
+    | ModelResponded
+    | ToolStarted
+    | ToolFinished
+    | TurnEnded
+    | RunEnded,
+    Field(discriminator="kind"),
+]
+HARNESS_EVENT_ADAPTER: TypeAdapter[HarnessEvent] = TypeAdapter(HarnessEvent)
+"""Validates and (de)serialises any `HarnessEvent`, e.g. across a comm."""

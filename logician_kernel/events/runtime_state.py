@@ -1,0 +1,178 @@
+"""Runtime status: the harness event stream folded into what a UI shows right now.
+
+`fold(state, event)` is pure and its cost does not depend on how many events came before:
+the state holds counters and a bounded tuple, never a growing list, so a status widget can
+fold every text delta of a long session without slowing down. The state is ephemeral by
+design: nothing here is persisted, and a fresh `RuntimeState()` rebuilds from the next event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from logician_kernel.types.run import RunOutcome
+
+from .events import (
+    HarnessEvent,
+    ModelCallStarted,
+    ModelResponded,
+    RetryScheduled,
+    RunEnded,
+    RunStarted,
+    ToolCallStreaming,
+    ToolFinished,
+    ToolStarted,
+    TurnStarted,
+)
+
+Phase = Literal["idle", "turn", "compaction", "branch_summary"]
+"""What the agent is doing: nothing, a turn of a run, compacting, or summarising a branch."""
+
+MAX_PENDING_SHOWN = 16
+"""Pending tool call ids kept in `RuntimeState.pending_tool_calls`; the rest are counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeState:
+    """What the status UI reads. Counters are per run unless said otherwise."""
+
+    phase: Phase = "idle"
+    """What the agent is doing."""
+    model: str = ""
+    """The model of the current (or last) run."""
+    streaming: bool = False
+    """Whether a model request is in flight."""
+    turn: int = 0
+    """The current (or last) turn of the run, from 1."""
+    pending_tool_calls: tuple[str, ...] = ()
+    """Ids of tool calls asked for but not yet answered, oldest first, at most
+    `MAX_PENDING_SHOWN` of them."""
+    pending_count: int = 0
+    """How many tool calls are pending in all (may exceed the ids shown)."""
+    tool_calls: int = 0
+    """Tool calls answered in this run."""
+    retry_attempt: int = 0
+    """The latest retry of the request in flight (0: none)."""
+    retries: int = 0
+    """Retries in this run, all requests together."""
+    last_retry_reason: str = ""
+    """Why the latest retry was needed."""
+    input_tokens: int = 0
+    """Prompt tokens used by this run."""
+    output_tokens: int = 0
+    """Generated tokens of this run."""
+    last_outcome: RunOutcome | None = None
+    """How the previous run ended; survives into the next run until it ends."""
+
+    @property
+    def running(self) -> bool:
+        """Whether the agent is busy."""
+        return self.phase != "idle"
+
+
+def _run_started(state: RuntimeState, event: RunStarted) -> RuntimeState:
+    return RuntimeState(phase="turn", model=event.model, last_outcome=state.last_outcome)
+
+
+def _turn_started(state: RuntimeState, event: TurnStarted) -> RuntimeState:
+    return replace(state, phase="turn", turn=event.turn, pending_tool_calls=(), pending_count=0)
+
+
+def _model_call_started(state: RuntimeState, event: ModelCallStarted) -> RuntimeState:
+    return replace(state, streaming=True, turn=event.turn, retry_attempt=0)
+
+
+def _text_delta(state: RuntimeState, event: Any) -> RuntimeState:
+    return state if state.streaming else replace(state, streaming=True)
+
+
+def _tool_call_streaming(state: RuntimeState, event: ToolCallStreaming) -> RuntimeState:
+    return _add_pending(replace(state, streaming=True), event.call_id, maybe_hidden=False)
+
+
+def _retry_scheduled(state: RuntimeState, event: RetryScheduled) -> RuntimeState:
+    return replace(
+        state,
+        retry_attempt=event.attempt,
+        retries=state.retries + 1,
+        last_retry_reason=event.reason,
+    )
+
+
+def _model_responded(state: RuntimeState, event: ModelResponded) -> RuntimeState:
+    # The reply is authoritative: it replaces whatever the stream announced.
+    calls = event.message.tool_calls
+    return replace(
+        state,
+        streaming=False,
+        pending_tool_calls=tuple(call.id for call in calls[:MAX_PENDING_SHOWN]),
+        pending_count=len(calls),
+        input_tokens=state.input_tokens + event.usage.input_tokens,
+        output_tokens=state.output_tokens + event.usage.output_tokens,
+    )
+
+
+def _tool_started(state: RuntimeState, event: ToolStarted) -> RuntimeState:
+    return _add_pending(state, event.call.id, maybe_hidden=True)
+
+
+def _tool_finished(state: RuntimeState, event: ToolFinished) -> RuntimeState:
+    shown = state.pending_tool_calls
+    remaining = tuple(call_id for call_id in shown if call_id != event.call_id)
+    counted = len(shown) != len(remaining) or state.pending_count > len(shown)
+    return replace(
+        state,
+        pending_tool_calls=remaining,
+        pending_count=max(state.pending_count - 1, 0) if counted else state.pending_count,
+        tool_calls=state.tool_calls + 1,
+    )
+
+
+def _run_ended(state: RuntimeState, event: RunEnded) -> RuntimeState:
+    return replace(
+        state,
+        phase="idle",
+        streaming=False,
+        pending_tool_calls=(),
+        pending_count=0,
+        retry_attempt=0,
+        input_tokens=event.usage.input_tokens,
+        output_tokens=event.usage.output_tokens,
+        last_outcome=event.outcome,
+    )
+
+
+def _unchanged(state: RuntimeState, event: Any) -> RuntimeState:
+    return state
+
+
+def _add_pending(state: RuntimeState, call_id: str, *, maybe_hidden: bool) -> RuntimeState:
+    shown = state.pending_tool_calls
+    # Once the reply is in, an id not shown while some are hidden is one of the hidden ones.
+    if call_id in shown or (maybe_hidden and state.pending_count > len(shown)):
+        return state
+    if len(shown) < MAX_PENDING_SHOWN:
+        shown = (*shown, call_id)
+    return replace(state, pending_tool_calls=shown, pending_count=state.pending_count + 1)
+
+
+_FOLDS: dict[str, Callable[[RuntimeState, Any], RuntimeState]] = {
+    "run_started": _run_started,
+    "turn_started": _turn_started,
+    "model_call_started": _model_call_started,
+    "text_delta": _text_delta,
+    "tool_call_streaming": _tool_call_streaming,
+    "retry_scheduled": _retry_scheduled,
+    "model_responded": _model_responded,
+    "tool_started": _tool_started,
+    "tool_finished": _tool_finished,
+    "turn_ended": _unchanged,
+    "run_ended": _run_ended,
+}
+
+
+def fold(state: RuntimeState, event: HarnessEvent) -> RuntimeState:
+    """The state after `event`. Pure; O(1) in the number of events folded before."""
+    return _FOLDS[event.kind](state, event)

@@ -1,0 +1,267 @@
+"""`%%logician PROMPT`: one agent run inside the running cell.
+
+The harness (pure asyncio, Jupyter-free) runs on its own event loop in a worker thread; this
+module stays on the kernel's main thread, where IPython and the cell's output live. Events come
+back through a queue and are rendered with coalesced updates (at most `ui.coalesce_hz` per
+second), `python` tool calls are executed here in the notebook's namespace, and a kernel
+interrupt (KeyboardInterrupt on the main thread) cancels the run's task promptly.
+
+Must never: render from the worker thread, or persist streaming deltas (the harness appends
+messages to the ledger at turn and tool boundaries only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import re
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.display import Markdown, display
+from IPython.utils.capture import capture_output
+
+from ..events.events import HarnessEvent
+from ..loop.agent_harness import AgentHarness
+from ..runtime import LogicianRuntime
+from ..session.run_store import LedgerRunStore, resolve_dangling_calls
+from ..tools import ToolContext, ToolResult, default_tools
+from ..types import MESSAGE_ADAPTER
+from ..types.run import RunBudgetLimits
+
+_VARIABLE = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+MAX_INTERPOLATED = 2_000
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+@dataclass
+class _PythonRequest:
+    code: str
+    future: Future[ToolResult]
+
+
+def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
+    """`{name}` becomes the repr of the notebook variable `name`, bounded; `{{` stays literal."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in namespace:
+            raise UsageError(
+                f"%%logician: the prompt refers to {{{name}}} but the notebook has no variable "
+                f"{name!r} (write {{{{{name}}}}} for a literal brace)"
+            )
+        text = repr(namespace[name])
+        if len(text) > MAX_INTERPOLATED:
+            cut = len(text) - MAX_INTERPOLATED
+            text = text[:MAX_INTERPOLATED] + f"... [{cut} more characters of {name} not shown]"
+        return text
+
+    return _VARIABLE.sub(value, prompt).replace("{{", "{").replace("}}", "}")
+
+
+class AgentCell:
+    """Runs prompts for one kernel; holds the provider across cells (replays keep their place)."""
+
+    def __init__(self, shell: Any, runtime: LogicianRuntime) -> None:
+        self.shell = shell
+        self.runtime = runtime
+        self._provider: Any = None
+
+    def provider(self) -> Any:
+        if self._provider is None:
+            from ..providers import RecordingProvider, create_provider
+
+            settings = self.runtime.config.settings.model
+            try:
+                provider = create_provider(
+                    settings, env=self.runtime.env, root=self.runtime.config.workspace
+                )
+            except (ValueError, OSError) as exc:
+                raise UsageError(f"%%logician: cannot set up the model provider: {exc}") from None
+            if settings.record_file is not None:
+                path = settings.record_file
+                if not path.is_absolute():
+                    path = self.runtime.config.workspace / path
+                provider = RecordingProvider(provider, path)
+            self._provider = provider
+        return self._provider
+
+    def forget_provider(self) -> None:
+        """After a configuration change or a clear: the next run builds (or rewinds) it."""
+        if self._provider is not None and hasattr(self._provider, "reset"):
+            self._provider.reset()
+        else:
+            self._provider = None
+
+    # -- one run ----------------------------------------------------------------------------
+
+    def run(self, prompt: str, *, max_turns: int | None = None) -> None:
+        runtime = self.runtime
+        checkpoints = runtime.checkpoints
+        ledger = runtime.session.ledger
+        assert ledger is not None
+        prompt = interpolate(prompt.strip(), self.shell.user_ns)
+        if not prompt:
+            raise UsageError("%%logician: the prompt is empty")
+        settings = runtime.config.settings
+        history = [MESSAGE_ADAPTER.validate_python(m) for m in ledger.messages()]
+        key = runtime.config.api_key()
+        store = LedgerRunStore(
+            ledger, checkpoints.current_frame, secrets=(key.get_secret_value(),) if key else ()
+        )
+        requests: queue.Queue[HarnessEvent | _PythonRequest | BaseException] = queue.Queue()
+
+        async def run_python(code: str) -> ToolResult:
+            future: Future[ToolResult] = Future()
+            requests.put(_PythonRequest(code, future))
+            return await asyncio.wrap_future(future)
+
+        ctx = ToolContext(
+            workspace=runtime.config.workspace,
+            capture=checkpoints.capture,
+            run_python=run_python,
+        )
+        limits = RunBudgetLimits(max_turns=max_turns or settings.budget.max_turns)
+        harness = AgentHarness(
+            self.provider(),
+            default_tools(),
+            ctx,
+            store,
+            limits=limits,
+            max_tokens=settings.model.max_response_tokens,
+            temperature=settings.model.temperature,
+        )
+        loop = asyncio.new_event_loop()
+
+        async def drive() -> None:
+            async for event in harness.run(prompt, history):
+                requests.put(event)
+
+        task = loop.create_task(drive())
+
+        def worker() -> None:
+            try:
+                loop.run_until_complete(task)
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                requests.put(exc)
+            finally:
+                # Finish the streams' async generators here, not in a garbage collector later.
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        thread = threading.Thread(target=worker, name="logician-agent", daemon=True)
+        thread.start()
+        view = _RunView(hz=max(1, settings.ui.coalesce_hz))
+        interrupted = False
+        outcome = None
+        while True:
+            try:
+                try:
+                    item = requests.get(timeout=view.wait())
+                except queue.Empty:
+                    view.flush()
+                    continue
+                if isinstance(item, _PythonRequest):
+                    view.flush()
+                    item.future.set_result(self._run_python(item.code))
+                elif isinstance(item, BaseException):
+                    if isinstance(item, asyncio.CancelledError):
+                        break
+                    view.flush()
+                    raise UsageError(f"%%logician: the run stopped unexpectedly: {item!r}")
+                else:
+                    view.handle(item)
+                    if item.kind == "run_ended":
+                        outcome = item.outcome
+                        break
+            except KeyboardInterrupt:
+                interrupted = True
+                loop.call_soon_threadsafe(task.cancel)
+        thread.join(timeout=10)
+        view.flush()
+        if interrupted:
+            # Calls cut off by the interrupt are answered now, so the conversation stays
+            # well-formed and nothing waits for the next restart to be settled.
+            resolve_dangling_calls(ledger, interrupted=True)
+            raise KeyboardInterrupt
+        if outcome is not None and outcome.status == "failed":
+            raise UsageError(f"%%logician: the run failed: {outcome.detail}")
+
+    def _run_python(self, code: str) -> ToolResult:
+        """A `python` tool call: the user's namespace, output shown in the cell."""
+        with capture_output() as captured:
+            result = self.shell.run_cell(code, store_history=False)
+        captured.show()
+        parts = [captured.stdout, captured.stderr]
+        parts += [o.data.get("text/plain", "") for o in captured.outputs]
+        if result.result is not None:
+            parts.append(repr(result.result))
+        error = result.error_before_exec or result.error_in_exec
+        if error is not None:
+            parts.append(f"{type(error).__name__}: {error}")
+        text = _ANSI.sub("", "\n".join(p for p in parts if p)).strip()
+        first = code.strip().splitlines()[0][:60] if code.strip() else ""
+        return ToolResult(
+            content=text or "(no output)",
+            is_error=error is not None,
+            display=f"python: {first}" + (" (error)" if error is not None else ""),
+        )
+
+
+class _RunView:
+    """The cell's view of a run: Markdown for the answer, one line per tool, an outcome line."""
+
+    def __init__(self, *, hz: int) -> None:
+        self.interval = 1.0 / hz
+        self.text = ""
+        self._display: Any = None
+        self.dirty = False
+        self.last = 0.0
+
+    def wait(self) -> float:
+        return self.interval if self.dirty else 0.25
+
+    def flush(self, force: bool = False) -> None:
+        if not self.dirty or (not force and time.monotonic() - self.last < self.interval):
+            return
+        if self._display is None:
+            self._display = display(Markdown(self.text), display_id=True)
+        else:
+            self._display.update(Markdown(self.text))
+        self.dirty = False
+        self.last = time.monotonic()
+
+    def _end_text(self) -> None:
+        self.flush(force=True)
+        self.text, self._display = "", None
+
+    def handle(self, event: HarnessEvent) -> None:
+        kind = event.kind
+        if kind == "text_delta":
+            self.text += event.text
+            self.dirty = True
+            self.flush()
+        elif kind == "tool_started":
+            self._end_text()
+            print(f"▸ {event.description}", flush=True)
+        elif kind == "tool_finished":
+            mark = "✗" if event.is_error else "✓"
+            print(f"  {mark} {event.result_display}", flush=True)
+        elif kind == "retry_scheduled":
+            self.flush(force=True)
+            print(f"  … retry {event.attempt}/{event.max_retries} in {event.delay:.1f} s: "
+                  f"{event.reason}", flush=True)  # fmt: skip
+        elif kind == "run_ended":
+            self._end_text()
+            outcome = event.outcome
+            line = f"── {outcome.status}"
+            if outcome.detail:
+                line += f": {outcome.detail}"
+            usage = getattr(event, "usage", None)
+            if usage is not None:
+                line += f" · {usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
+            print(line, flush=True)

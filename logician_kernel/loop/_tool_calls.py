@@ -1,0 +1,79 @@
+"""Planning the tool calls of one reply: which calls may run together, and why a call is
+refused. Pure functions; the harness does the running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from logician_kernel.tools import Tool
+from logician_kernel.types.messages import ToolCall
+
+_RAW_ARGUMENTS_SHOWN = 300
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A call that must not run; `reason` is told to the model."""
+
+    call: ToolCall
+    reason: str
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Calls that run together: several independent read-only calls, or one other call."""
+
+    calls: tuple[tuple[ToolCall, Tool], ...]
+
+
+def plan(calls: list[ToolCall], tools: Mapping[str, Tool]) -> Iterator[Refused | Batch]:
+    """Split a reply's calls, in order, into refusals and batches. Consecutive read-only
+    calls form one batch; anything that writes is a batch of its own, so writes keep their
+    order relative to every other call."""
+    pending: list[tuple[ToolCall, Tool]] = []
+    for call in calls:
+        tool = tools.get(call.name)
+        reason = refusal(call, tool, tools)
+        if reason is not None or tool is None:
+            if pending:
+                yield Batch(tuple(pending))
+                pending = []
+            yield Refused(call, reason or "")
+        elif tool.read_only:
+            pending.append((call, tool))
+        else:
+            if pending:
+                yield Batch(tuple(pending))
+                pending = []
+            yield Batch(((call, tool),))
+    if pending:
+        yield Batch(tuple(pending))
+
+
+def refusal(call: ToolCall, tool: Tool | None, tools: Mapping[str, Tool]) -> str | None:
+    """Why `call` cannot run, in words the model can act on; `None` if it can."""
+    if tool is None:
+        names = ", ".join(sorted(tools)) or "none"
+        return (
+            f"Error: there is no tool named {call.name!r}, so nothing ran. "
+            f"Available tools: {names}."
+        )
+    if call.invalid_arguments is not None:
+        raw = call.invalid_arguments
+        if len(raw) > _RAW_ARGUMENTS_SHOWN:
+            raw = raw[:_RAW_ARGUMENTS_SHOWN] + "..."
+        return (
+            f"Error: the arguments for {call.name} were not a JSON object, so the tool did not "
+            f"run. Received: {raw!r}. Call it again with a JSON object matching its parameters."
+        )
+    return None
+
+
+def describe(call: ToolCall, tool: Tool) -> str:
+    """The tool's one-line description of the call, or its name if describing fails."""
+    try:
+        return tool.describe(call.arguments) or call.name
+    except Exception:
+        return call.name

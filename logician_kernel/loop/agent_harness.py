@@ -1,0 +1,351 @@
+"""The agent harness: one run of the agent for one notebook cell.
+
+A run is intake (the cell's prompt) -> model call (streamed) -> tool execution -> hooks,
+repeated until the model answers without tool calls or a stop condition holds. It reports
+itself as a stream of `HarnessEvent`s, and writes its durable facts through a `RunStore` at
+turn and tool boundaries only. It owns no state between runs: the conversation comes in as
+`history` and goes out through the store.
+
+Must never: import Jupyter, persist a streaming delta, let a hook or a tool's exception break
+a run, or repeat a tool call on its own.
+
+Cancellation. The kernel runs a harness in its worker thread's event loop and cancels the
+consuming task on interrupt. When that `asyncio.CancelledError` lands inside the run (it
+does whenever the consumer is waiting for the next event, which is nearly always), the
+in-flight model stream or tool calls are cancelled and closed, the generator yields one last
+`RunEnded` with outcome `cancelled`, and the next `__anext__` re-raises the same
+`CancelledError`, so the consuming task still ends cancelled. A consumer that stops
+iterating after that `RunEnded` (or closes the generator) just closes it. If the
+cancellation lands in the consumer's own code instead, no further event can be yielded:
+closing the generator (`aclose`) still cancels in-flight work. `drive_run` packages this for
+a synchronous event sink and guarantees the sink one `RunEnded` either way.
+
+Interrupted tool calls keep their recorded intent without a result; the store's recovery
+decides about them. The next run answers any call left unanswered at the end of `history`
+with an error result before taking the new prompt, so the conversation stays well-formed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+from logician_kernel.events.events import (
+    AssistantTextDelta,
+    HarnessEvent,
+    ModelCallStarted,
+    ModelResponded,
+    RetryScheduled,
+    RunEnded,
+    RunStarted,
+    ToolCallStreaming,
+    ToolFinished,
+    ToolStarted,
+    TurnEnded,
+    TurnStarted,
+)
+from logician_kernel.providers import IncompleteStreamError, Provider, ProviderError
+from logician_kernel.tools import Tool, ToolContext, ToolResult, bound_output
+from logician_kernel.types.messages import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ProviderEvent,
+    RetryAttempt,
+    SystemMessage,
+    TextDelta,
+    TextPart,
+    ToolCall,
+    ToolCallStarted,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from logician_kernel.types.run import BudgetExhausted, RunBudgetLimits, RunOutcome
+
+from ._tool_calls import Batch, Refused, describe, plan
+from .hooks import Hooks
+from .prompt import DEFAULT_SYSTEM_PROMPT
+from .run_store import RunStore
+
+logger = logging.getLogger("logician_kernel.loop")
+
+UNANSWERED_CALL = (
+    "Error: this call was never answered because the previous run was interrupted; whether it "
+    "had any effect is unknown. Check before repeating it."
+)
+"""The result given to a call left unanswered at the end of the history."""
+
+
+@dataclass
+class _Run:
+    """The mutable bookkeeping of one run."""
+
+    messages: list[Message]
+    usage: Usage = field(default_factory=Usage)
+    turns: int = 0
+    tool_calls: int = 0
+    response: ModelResponse | None = None
+
+
+class AgentHarness:
+    """Runs the agent loop over one provider, one tool set and one store."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        tools: Mapping[str, Tool],
+        ctx: ToolContext,
+        store: RunStore,
+        *,
+        hooks: Hooks | None = None,
+        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        limits: RunBudgetLimits | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> None:
+        self.provider = provider
+        self.tools = dict(tools)
+        self.ctx = ctx
+        self.store = store
+        self.hooks = hooks or Hooks()
+        self.system_prompt = system_prompt
+        self.limits = limits or RunBudgetLimits()
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self._specs = [tool.spec() for tool in self.tools.values()]
+
+    async def run(
+        self, prompt: str, history: Sequence[Message]
+    ) -> AsyncGenerator[HarnessEvent, None]:
+        """Run the agent on `prompt`, after `history` (the conversation so far, without the
+        system prompt). Yields events; always ends with exactly one `RunEnded`, then re-raises
+        a cancellation (see the module docstring)."""
+        system = [SystemMessage(content=self.system_prompt)] if self.system_prompt else []
+        run = _Run(messages=[*system, *history])
+        yield RunStarted(prompt=prompt, model=self.provider.model)
+        cancelled: asyncio.CancelledError | None = None
+        try:
+            for message in _answers_to_unanswered_calls(history):
+                self._append(run, message)
+            self._append(run, UserMessage(content=[TextPart(text=prompt)]))
+            while True:
+                try:
+                    self.limits.check_before_request(run.usage, run.turns)
+                except BudgetExhausted as exc:
+                    outcome = exc.outcome
+                    break
+                run.turns += 1
+                async with aclosing(self._turn(run, run.turns)) as events:
+                    async for event in events:
+                        yield event
+                if run.response is None or not run.response.message.tool_calls:
+                    outcome = _completed(run.response)
+                    break
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+            outcome = RunOutcome(status="cancelled", detail="interrupted by the user")
+        except ProviderError as exc:
+            outcome = RunOutcome(status="failed", detail=str(exc))
+        except Exception as exc:
+            logger.exception("agent run failed")
+            outcome = RunOutcome(status="failed", detail=f"{type(exc).__name__}: {exc}")
+        yield RunEnded(outcome=outcome, usage=run.usage, turns=run.turns, tool_calls=run.tool_calls)
+        if cancelled is not None:
+            raise cancelled
+
+    # -- one turn ---------------------------------------------------------------------------
+
+    async def _turn(self, run: _Run, turn: int) -> AsyncGenerator[HarnessEvent, None]:
+        yield TurnStarted(turn=turn)
+        run.response = None
+        request = ModelRequest(
+            messages=list(run.messages),
+            tools=self._specs,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+        )
+        await self._hook("on_before_model_call", request, turn)
+        yield ModelCallStarted(turn=turn)
+        response: ModelResponse | None = None
+        async with aclosing(self.provider.stream(request)) as stream:
+            async for provider_event in stream:
+                if isinstance(provider_event, ModelResponse):
+                    response = provider_event
+                    continue
+                event = _forwarded(provider_event)
+                if event is not None:
+                    yield event
+        if response is None:
+            raise IncompleteStreamError(
+                f"{self.provider.model}: the stream ended without a response",
+                model=self.provider.model,
+            )
+        run.response = response
+        run.usage = run.usage + response.usage
+        self._append(run, response.message)
+        yield ModelResponded(
+            message=response.message, usage=response.usage, stop_reason=response.stop_reason
+        )
+        await self._hook("on_after_model_call", response, turn)
+        calls = response.message.tool_calls
+        run.tool_calls += len(calls)
+        for step in plan(calls, self.tools):
+            if isinstance(step, Refused):
+                yield self._refuse(run, step)
+            else:
+                async with aclosing(self._execute(run, step)) as events:
+                    async for event in events:
+                        yield event
+        await self._hook("on_turn_end", turn, response.message)
+        yield TurnEnded(turn=turn)
+
+    # -- tool calls -------------------------------------------------------------------------
+
+    async def _execute(self, run: _Run, batch: Batch) -> AsyncGenerator[HarnessEvent, None]:
+        """Run a batch: intents first, then the calls (concurrently if several), then each
+        result committed in call order as soon as it and all before it are done."""
+        for call, tool in batch.calls:
+            self.store.record_intent(call, tool.recovery)
+            yield ToolStarted(call=call, description=describe(call, tool))
+            await self._hook("on_before_tool", call)
+        if len(batch.calls) == 1:
+            call, tool = batch.calls[0]
+            result = await self._invoke(call, tool)
+            yield self._commit(run, call, result)
+            await self._hook("on_after_tool", call, result)
+            return
+        tasks = [asyncio.ensure_future(self._invoke(call, tool)) for call, tool in batch.calls]
+        try:
+            for (call, _), task in zip(batch.calls, tasks, strict=True):
+                result = await task
+                yield self._commit(run, call, result)
+                await self._hook("on_after_tool", call, result)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _invoke(self, call: ToolCall, tool: Tool) -> ToolResult:
+        try:
+            return await tool.run(call.arguments, self.ctx)
+        except Exception as exc:
+            # The contract says tools never raise; a bug in one must not end the run.
+            logger.exception("tool %s raised", call.name)
+            return ToolResult(
+                content=f"Error: the {call.name} tool failed unexpectedly: "
+                f"{type(exc).__name__}: {exc}",
+                is_error=True,
+            )
+
+    def _commit(self, run: _Run, call: ToolCall, result: ToolResult) -> ToolFinished:
+        self.store.record_result(call.id, result)
+        text = bound_output(result.content, self.ctx.max_output_bytes)
+        self._append(run, _tool_result(call.id, text, is_error=result.is_error))
+        self.store.record_commit(call.id)
+        return ToolFinished(
+            call_id=call.id,
+            name=call.name,
+            result_display=result.display or text,
+            is_error=result.is_error,
+        )
+
+    def _refuse(self, run: _Run, refused: Refused) -> ToolFinished:
+        call = refused.call
+        self._append(run, _tool_result(call.id, refused.reason, is_error=True))
+        return ToolFinished(
+            call_id=call.id, name=call.name, result_display=refused.reason, is_error=True
+        )
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _append(self, run: _Run, message: Message) -> None:
+        self.store.append_message(message)
+        run.messages.append(message)
+
+    async def _hook(self, name: str, *args: Any) -> None:
+        try:
+            await getattr(self.hooks, name)(*args)
+        except Exception:
+            logger.exception("hook %s raised; ignored", name)
+
+
+async def drive_run(
+    events: AsyncGenerator[HarnessEvent, None], sink: Callable[[HarnessEvent], object]
+) -> RunOutcome:
+    """Feed a run's events to a synchronous `sink` and return its outcome.
+
+    The sink sees exactly one `RunEnded`. On cancellation the run is stopped and closed, the
+    sink gets `RunEnded(cancelled)` (the harness's own, or one made here if the run could not
+    yield it), and `asyncio.CancelledError` propagates. Because the sink is synchronous, the
+    only place a cancellation can land is inside the run, so in practice the harness's own
+    event (with its usage and counts) is the one delivered.
+    """
+    ended: RunEnded | None = None
+    try:
+        async with aclosing(events) as stream:
+            async for event in stream:
+                if isinstance(event, RunEnded):
+                    ended = event
+                sink(event)
+    except asyncio.CancelledError:
+        if ended is None:
+            outcome = RunOutcome(status="cancelled", detail="interrupted by the user")
+            sink(RunEnded(outcome=outcome, usage=Usage(), turns=0, tool_calls=0))
+        raise
+    if ended is None:
+        raise RuntimeError("the run ended without a run_ended event")
+    return ended.outcome
+
+
+def _forwarded(event: ProviderEvent) -> HarnessEvent | None:
+    """The harness event a provider event becomes, if any (argument deltas and usage
+    reports are not forwarded: the reply carries both in full)."""
+    if isinstance(event, TextDelta):
+        return AssistantTextDelta(text=event.text)
+    if isinstance(event, ToolCallStarted):
+        return ToolCallStreaming(call_id=event.id, name=event.name)
+    if isinstance(event, RetryAttempt):
+        return RetryScheduled(
+            attempt=event.attempt,
+            max_retries=event.max_retries,
+            delay=event.delay,
+            reason=event.reason,
+        )
+    return None
+
+
+def _completed(response: ModelResponse | None) -> RunOutcome:
+    reason = response.stop_reason if response is not None else "end_turn"
+    if reason in ("end_turn", "stop_sequence"):
+        return RunOutcome(status="completed", detail="the model answered")
+    return RunOutcome(status="completed", detail=f"the model stopped: {reason}")
+
+
+def _tool_result(call_id: str, text: str, *, is_error: bool) -> ToolResultMessage:
+    # Empty text blocks are rejected by some providers.
+    return ToolResultMessage(
+        tool_call_id=call_id, content=[TextPart(text=text or "(no output)")], is_error=is_error
+    )
+
+
+def _answers_to_unanswered_calls(history: Sequence[Message]) -> list[ToolResultMessage]:
+    """Error results for the calls of the last assistant message that have none yet."""
+    answered: set[str] = set()
+    for message in reversed(history):
+        if isinstance(message, ToolResultMessage):
+            answered.add(message.tool_call_id)
+            continue
+        if isinstance(message, AssistantMessage):
+            return [
+                _tool_result(call.id, UNANSWERED_CALL, is_error=True)
+                for call in message.tool_calls
+                if call.id not in answered
+            ]
+        break
+    return []

@@ -1,0 +1,209 @@
+"""`%%logician` through a real kernel, against a scripted model server on loopback."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from kernel_harness import Kernel
+from loopback import LoopbackServer, Reply, openai_chunks, split_every, sse
+
+pytestmark = pytest.mark.kernel
+
+
+def tool_reply(call_id: str, name: str, arguments: dict) -> Reply:
+    args = json.dumps(arguments)
+    fragments = [args[i : i + 7] for i in range(0, len(args), 7)]  # many small deltas
+    chunks = openai_chunks(tool=(call_id, name, fragments), finish="tool_calls")
+    return Reply(pieces=split_every(sse(*chunks, done=True), 13))  # SSE split mid-event
+
+
+def text_reply(*pieces: str, delay: float = 0.0) -> Reply:
+    return Reply(pieces=[sse(c) for c in openai_chunks(text=list(pieces))] + [b"data: [DONE]\n\n"],
+                 delay=delay)  # fmt: skip
+
+
+@pytest.fixture
+def server():
+    with LoopbackServer() as s:
+        yield s
+
+
+@pytest.fixture
+def agent_env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
+    env = dict(kernel_env)
+    env.update(
+        LOGICIAN_MODEL__PROVIDER="openai",
+        LOGICIAN_MODEL__NAME="loop-model",
+        LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
+        OPENAI_API_KEY="test-key-not-secret",
+    )
+    return env
+
+
+def messages_sent(server: LoopbackServer, index: int = -1) -> list[dict]:
+    return server.requests[index].body["messages"]
+
+
+def test_agent_edits_files_and_rewind_undoes_the_whole_cell(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(
+        tool_reply("c1", "write", {"path": "notes/summary.md", "content": "# Summary\n"}),
+        tool_reply("c2", "edit", {"path": "data.csv", "old_string": "1,2", "new_string": "1,20"}),
+        tool_reply("c3", "bash", {"command": "rm script.sh && echo removed"}),
+        text_reply("All ", "three ", "changes are done."),
+    )
+    before = {p: (workspace / p).read_bytes() for p in ("data.csv", "script.sh")}
+    k = Kernel(workspace, agent_env)
+    try:
+        r = k.run("%%logician\nTidy the project: summarise, fix the data, drop the script.")
+        assert r.status == "ok", r.text
+        assert "All three changes are done." in r.text
+        assert "completed" in r.stdout
+        assert (workspace / "notes/summary.md").read_text() == "# Summary\n"
+        assert (workspace / "data.csv").read_text() == "a,b\n1,20\n"
+        assert not (workspace / "script.sh").exists()
+        # The model saw each tool's result before its next turn.
+        assert [m["role"] for m in messages_sent(server)][-2:] == ["assistant", "tool"]
+        listing = k.run("%logician frames").text
+        assert "1 created" in listing and "1 deleted" in listing and "1 modified" in listing
+        r = k.run("%logician rewind --last")
+        assert r.status == "ok", r.text
+        assert {p: (workspace / p).read_bytes() for p in before} == before
+        assert not (workspace / "notes/summary.md").exists()
+    finally:
+        k.shutdown()
+
+
+def test_the_conversation_survives_a_restart_and_rewind_rewinds_it(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(text_reply("Hello Ada."), text_reply("You are Ada."), text_reply("Fresh."))
+    k = Kernel(workspace, agent_env)
+    try:
+        assert k.run("%logician My name is Ada.").status == "ok"
+        k.restart()
+        r = k.run("%logician What is my name?")
+        assert "You are Ada." in r.text
+        sent = messages_sent(server)
+        assert any("My name is Ada." in json.dumps(m) for m in sent)
+        assert any("Hello Ada." in json.dumps(m) for m in sent)
+        k.run("%logician clear")
+        k.run("%logician Anyone there?")
+        assert not any("Ada" in json.dumps(m) for m in messages_sent(server))
+    finally:
+        k.shutdown()
+
+
+def test_the_python_tool_shares_the_notebook_namespace(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(
+        tool_reply("p1", "python", {"code": "answer = base * 2\nprint('answer is', answer)"}),
+        text_reply("Computed."),
+    )
+    k = Kernel(workspace, agent_env)
+    try:
+        k.run("base = 21")
+        r = k.run("%%logician\nDouble {base} into a variable called answer.")
+        assert r.status == "ok", r.text
+        assert "answer is 42" in r.stdout  # the user sees the tool's output in the cell
+        assert "42" in k.run("print(answer)").stdout
+        assert "21" in json.dumps(messages_sent(server, 0))  # {base} was interpolated
+        tool_result = [m for m in messages_sent(server) if m["role"] == "tool"][-1]
+        assert "answer is 42" in json.dumps(tool_result)
+    finally:
+        k.shutdown()
+
+
+def test_a_kernel_killed_between_intent_and_result_quarantines_the_call(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(
+        tool_reply("b1", "bash", {"command": "touch started.flag && sleep 60"}),
+        text_reply("Noted."),
+    )
+    k = Kernel(workspace, agent_env)
+    try:
+        k.send("%%logician\nRun the long job.")
+        flag = workspace / "started.flag"
+        deadline = time.monotonic() + 30
+        while not flag.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert flag.exists()
+        k.kill9()
+        flag.unlink()
+        k.start_again()
+        r = k.run("print('back')")
+        assert "quarantined the bash call" in r.stderr and "touch started.flag" in r.stderr
+        ledger = (workspace / ".logician/threads/test-thread.jsonl").read_text()
+        assert '"kind":"quarantine"' in ledger
+        r = k.run("%logician What happened?")
+        assert r.status == "ok", r.text
+        told = json.dumps([m for m in messages_sent(server) if m["role"] == "tool"])
+        assert "OUTCOME UNKNOWN" in told
+        time.sleep(0.5)
+        assert not flag.exists()  # never repeated
+    finally:
+        k.shutdown()
+
+
+def test_interrupt_cancels_a_streaming_answer_promptly(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(text_reply(*[f"word{i} " for i in range(200)], delay=0.05), text_reply("ok"))
+    k = Kernel(workspace, agent_env)
+    try:
+        msg_id = k.send("%logician Write a very long essay.")
+        time.sleep(1.0)
+        started = time.monotonic()
+        k.km.interrupt_kernel()
+        r = k.collect(msg_id, timeout=30)
+        assert time.monotonic() - started < 5
+        assert r.reply["status"] == "error" and r.reply["ename"] == "KeyboardInterrupt"
+        assert "cancelled" in r.text
+        assert "ok" in k.run("%logician again").text  # the kernel and the thread go on
+    finally:
+        k.shutdown()
+
+
+def test_a_missing_api_key_names_the_variable(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    env = {k: v for k, v in agent_env.items() if k != "OPENAI_API_KEY"}
+    k = Kernel(workspace, env)
+    try:
+        r = k.run("%logician hello")
+        assert r.status == "error" and "OPENAI_API_KEY" in r.text
+        assert server.requests == []
+    finally:
+        k.shutdown()
+
+
+def test_interrupting_a_running_tool_answers_the_call_without_quarantine(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(
+        tool_reply("b2", "bash", {"command": "touch busy.flag && sleep 60"}),
+        text_reply("Understood."),
+    )
+    k = Kernel(workspace, agent_env)
+    try:
+        msg_id = k.send("%%logician\nRun the long job.")
+        deadline = time.monotonic() + 30
+        while not (workspace / "busy.flag").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        k.km.interrupt_kernel()
+        r = k.collect(msg_id, timeout=30)
+        assert r.reply["ename"] == "KeyboardInterrupt"
+        r = k.run("%logician Status?")
+        assert r.status == "ok", r.text
+        told = json.dumps([m for m in messages_sent(server) if m["role"] == "tool"])
+        assert "INTERRUPTED" in told
+        k.restart()
+        assert "quarantined" not in k.run("print(1)").stderr
+    finally:
+        k.shutdown()

@@ -1,0 +1,73 @@
+"""The runtime status fold, event by event: bounded pending calls, flat cost per event.
+
+The fold over a whole harness run is in tests/unit/loop/test_harness_status.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from logician_kernel.events import (
+    MAX_PENDING_SHOWN,
+    AssistantTextDelta,
+    ModelResponded,
+    RetryScheduled,
+    RuntimeState,
+    ToolCallStreaming,
+    ToolFinished,
+    ToolStarted,
+    fold,
+)
+from logician_kernel.types import AssistantMessage, ToolCall, Usage
+
+
+def test_pending_calls_stay_bounded():
+    state = RuntimeState()
+    for i in range(100):
+        state = fold(state, ToolCallStreaming(call_id=f"c{i}", name="read"))
+    assert len(state.pending_tool_calls) == MAX_PENDING_SHOWN and state.pending_count == 100
+
+    calls = [ToolCall(id=f"c{i}", name="read") for i in range(100)]
+    state = fold(state, ModelResponded(message=AssistantMessage(content=calls), usage=Usage()))
+    assert len(state.pending_tool_calls) == MAX_PENDING_SHOWN and state.pending_count == 100
+    for c in calls:
+        state = fold(state, ToolStarted(call=c, description="read"))
+    assert state.pending_count == 100
+    for c in calls:
+        state = fold(
+            state, ToolFinished(call_id=c.id, name="read", result_display="", is_error=False)
+        )
+    assert state.pending_tool_calls == () and state.pending_count == 0
+    assert state.tool_calls == 100
+
+
+def _size(state: RuntimeState) -> int:
+    return sum(sys.getsizeof(getattr(state, f.name)) for f in dataclasses.fields(state))
+
+
+def test_fold_cost_is_flat_in_the_number_of_events():
+    cycle = [
+        AssistantTextDelta(text="token "),
+        ToolCallStreaming(call_id="c", name="read"),
+        ToolStarted(call=ToolCall(id="c", name="read"), description="read"),
+        RetryScheduled(attempt=1, max_retries=3, delay=0.0, reason="overloaded"),
+        ToolFinished(call_id="c", name="read", result_display="ok", is_error=False),
+    ]
+    state = RuntimeState()
+    for event in cycle * 20:
+        state = fold(state, event)
+    early = _size(state)
+    for event in cycle * 2_000:  # 10,000 events
+        state = fold(state, event)
+
+    assert _size(state) == early
+    assert state.pending_tool_calls == () and state.tool_calls == 2_020
+    # A text delta never accumulates text: the state is unchanged by it.
+    assert fold(state, AssistantTextDelta(text="x" * 10_000)) is state
+
+
+def test_tool_finished_for_an_unknown_call_does_not_go_negative():
+    state = fold(
+        RuntimeState(), ToolFinished(call_id="x", name="read", result_display="", is_error=True)
+    )
+    assert state.pending_count == 0

@@ -1,0 +1,177 @@
+"""`bash`: the subprocess gates (timeout, cancellation, output bound) plus exit codes.
+
+Each scenario starts a background grandchild and checks through its pid that the whole
+process group is gone, not just the shell. Orphans may stay zombies where nothing reaps
+them (PID 1 in a container), so a zombie counts as gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from logician_kernel.tools import ToolContext, default_tools
+from logician_kernel.tools._output import HeadTail
+
+BASH = default_tools()["bash"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: trust kill(0)
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _gone_soon(pid: int, within: float = 1.0) -> bool:
+    deadline = time.monotonic() + within
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _pid(path: Path) -> int:
+    return int(path.read_text().strip())
+
+
+def _context(ws: Path, **overrides) -> ToolContext:
+    return ToolContext(workspace=ws, capture=lambda p: None, **overrides)
+
+
+def test_output_and_exit_code(call, ws: Path):
+    result = call("bash", command="echo hello; echo oops >&2; pwd")
+    assert not result.is_error
+    assert result.content == f"hello\noops\n{ws.resolve()}\n[exit code 0]"
+    assert result.display == "exit 0, 3 lines"
+
+
+def test_nonzero_exit_is_reported_as_an_error(call):
+    result = call("bash", command="echo failing; exit 3")
+    assert result.is_error
+    assert result.content == "failing\n[exit code 3]"
+    assert result.display == "exit 3, 1 line"
+
+
+def test_no_output_closed_stdin_and_signals(call):
+    assert call("bash", command="true").content == "(no output)\n[exit code 0]"
+    assert call("bash", command="cat").content == "(no output)\n[exit code 0]"  # never waits
+    killed = call("bash", command="kill -9 $$")
+    assert killed.is_error and killed.content.endswith("[killed by SIGKILL]")
+    assert call("bash", command="  ").content == "bash: the command is empty"
+
+
+def test_timeout_kills_the_whole_group(ws: Path):
+    ctx = _context(ws, bash_timeout_seconds=0.5)
+    command = "echo started; sleep 30 & echo $! > bg.pid; sleep 30"
+    start = time.monotonic()
+    result = asyncio.run(BASH.run({"command": command}, ctx))
+    elapsed = time.monotonic() - start
+    assert elapsed < 3.0, elapsed
+    assert result.is_error
+    assert result.content.startswith("started\n[timed out after 0.5 s;")
+    assert result.display == "timed out after 0.5 s, 1 line"
+    assert _gone_soon(_pid(ws / "bg.pid"))
+
+
+def test_cancellation_kills_the_whole_group_promptly(ws: Path):
+    ctx = _context(ws)
+    command = "echo $$ > sh.pid; sleep 30 & echo $! > bg.pid; wait"
+
+    async def scenario() -> float:
+        task = asyncio.ensure_future(BASH.run({"command": command}, ctx))
+        deadline = time.monotonic() + 5
+        while not (ws / "bg.pid").is_file() or not (ws / "bg.pid").read_text().endswith("\n"):
+            assert time.monotonic() < deadline, "the command never started"
+            await asyncio.sleep(0.02)
+        start = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - start
+
+    assert asyncio.run(scenario()) < 2.0
+    assert _gone_soon(_pid(ws / "bg.pid"))
+    assert _gone_soon(_pid(ws / "sh.pid"))
+
+
+def test_sigterm_ignored_means_sigkill_after_the_grace(ws: Path):
+    ctx = _context(ws, bash_timeout_seconds=0.3)
+    command = "(trap '' TERM; echo $BASHPID > stubborn.pid; while :; do sleep 0.05; done) & wait"
+    start = time.monotonic()
+    result = asyncio.run(BASH.run({"command": command}, ctx))
+    assert time.monotonic() - start < 4.0
+    assert "timed out after 0.3 s" in result.content
+    assert _gone_soon(_pid(ws / "stubborn.pid"))
+
+
+def test_output_flood_is_bounded_keeping_head_and_tail(ws: Path):
+    ctx = _context(ws, max_output_bytes=10_000)
+    command = "echo START; yes | head -c 5000000; echo; echo END"
+    start = time.monotonic()
+    result = asyncio.run(BASH.run({"command": command}, ctx))
+    assert time.monotonic() - start < 10
+    assert not result.is_error
+    assert len(result.content.encode()) <= 10_000
+    assert result.content.startswith("START\ny\ny\n")
+    assert result.content.endswith("y\n\nEND\n[exit code 0]")
+    marker = next(line for line in result.content.splitlines() if "output truncated" in line)
+    assert " bytes (" in marker and " lines) cut from the middle" in marker
+    assert "of 5,000,011 bytes" in marker
+    assert result.display == "exit 0, 2500003 lines"
+
+
+def test_head_tail_memory_stays_bounded():
+    buffer = HeadTail(1000)
+    for _ in range(10_000):
+        buffer.feed(b"z" * 999 + b"\n")
+        assert len(buffer._head) + len(buffer._tail) <= 2 * 1000
+    assert buffer.total_bytes == 10_000_000 and buffer.total_lines == 10_000
+
+
+def test_background_process_holding_the_output_is_stopped(ws: Path):
+    ctx = _context(ws, bash_timeout_seconds=20)
+    start = time.monotonic()
+    result = asyncio.run(BASH.run({"command": "sleep 30 & echo $! > bg.pid; echo done"}, ctx))
+    assert time.monotonic() - start < 5
+    assert result.content.startswith("done\n[exit code 0; background processes kept the output")
+    assert _gone_soon(_pid(ws / "bg.pid"))
+
+
+def test_background_process_with_redirected_output_outlives_the_call(ws: Path):
+    ctx = _context(ws)
+    result = asyncio.run(
+        BASH.run({"command": "sleep 5 > /dev/null 2>&1 & echo $! > bg.pid; echo ok"}, ctx)
+    )
+    pid = _pid(ws / "bg.pid")
+    try:
+        assert result.content == "ok\n[exit code 0]"
+        assert _alive(pid)
+    finally:
+        os.kill(pid, 9)  # ours: started by this test
+
+
+def test_cancellation_during_an_output_flood(ws: Path):
+    ctx = _context(ws, max_output_bytes=5_000)
+
+    async def scenario() -> float:
+        task = asyncio.ensure_future(BASH.run({"command": "yes & echo $! > bg.pid; yes x"}, ctx))
+        await asyncio.sleep(0.3)
+        start = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - start
+
+    assert asyncio.run(scenario()) < 2.0
+    assert _gone_soon(_pid(ws / "bg.pid"))
