@@ -73,7 +73,7 @@ class AgentCell:
 
     def provider(self) -> Any:
         if self._provider is None:
-            from ..providers import RecordingProvider, create_provider
+            from ..providers import create_provider
 
             settings = self.runtime.config.settings.model
             try:
@@ -82,12 +82,7 @@ class AgentCell:
                 )
             except (ValueError, OSError) as exc:
                 raise UsageError(f"%%logician: cannot set up the model provider: {exc}") from None
-            if settings.record_file is not None:
-                path = settings.record_file
-                if not path.is_absolute():
-                    path = self.runtime.config.workspace / path
-                provider = RecordingProvider(provider, path)
-            self._provider = provider
+            self._provider = provider  # wraps itself in a recorder when model.record_file is set
         return self._provider
 
     def forget_provider(self) -> None:

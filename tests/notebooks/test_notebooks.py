@@ -19,6 +19,9 @@ def test_notebook_validates_with_nbval(notebook: Path, tmp_path: Path) -> None:
     # A copy in a fresh directory: its own workspace and thread, so ids and files start clean.
     copy = tmp_path / notebook.name
     shutil.copy(notebook, copy)
+    recordings = notebook.parent / "recordings"
+    if recordings.is_dir():  # recorded model sessions the replay provider plays
+        shutil.copytree(recordings, tmp_path / "recordings")
     env = {**os.environ, "LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
     env.pop("JPY_SESSION_NAME", None)
     env.pop("LOGICIAN_THREAD", None)

@@ -1,0 +1,102 @@
+"""Re-record `notebooks/recordings/02-agent.jsonl`, the session `02-agent.ipynb` replays.
+
+The notebook is run headless with its setup cell swapped for a real OpenAI-compatible
+provider in record mode, pointed at a scripted model server on loopback (the same server the
+tests use). Run it after changing anything that reaches the model's requests (the system
+prompt, tool specs, the notebook's prompt):
+
+    .venv/bin/python scripts/record_agent_notebook.py
+
+Then run the notebook once more (`logician run notebooks/02-agent.ipynb`) or its nbval test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from loopback import LoopbackServer, Reply, openai_chunks, sse  # noqa: E402
+
+from logician_kernel.jupyter.runner import run_notebook  # noqa: E402
+
+CODE = """\
+import csv
+
+rows = list(csv.DictReader(open("sales.csv")))
+units = [int(r["units"]) for r in rows]
+rolling = [round(sum(units[max(0, i - 6) : i + 1]) / len(units[max(0, i - 6) : i + 1]), 2)
+           for i in range(len(units))]
+with open("sales_rolling.csv", "w") as f:
+    f.write("day,units,rolling_7d\\n")
+    for row, mean in zip(rows, rolling):
+        f.write(f"{row['day']},{row['units']},{mean}\\n")
+print(f"wrote {len(rows)} rows to sales_rolling.csv; last 7-day mean: {rolling[-1]}")
+"""
+ANSWER = [
+    "I loaded `sales.csv` (14 days), computed a **7-day rolling mean** of `units` ",
+    "(the first six days average over the days available so far), and saved it as ",
+    "`sales_rolling.csv` with a new `rolling_7d` column.\n\n",
+    "The values are also in the notebook variable `rolling`.",
+]
+
+
+def replies() -> list[Reply]:
+    args = json.dumps({"code": CODE})
+    fragments = [args[i : i + 40] for i in range(0, len(args), 40)]
+    tool = openai_chunks(tool=("call_rolling", "python", fragments), finish="tool_calls")
+    text = openai_chunks(text=ANSWER)
+    return [
+        Reply(pieces=[sse(*tool, done=True)]),
+        Reply(pieces=[sse(*text, done=True)]),
+    ]
+
+
+def main() -> int:
+    source = REPO / "notebooks" / "02-agent.ipynb"
+    target = REPO / "notebooks" / "recordings" / "02-agent.jsonl"
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        tempfile.TemporaryDirectory() as out,
+        LoopbackServer() as server,
+    ):
+        work = Path(tmp)  # the notebook's workspace: what the agent touches is rewound there
+        recording = Path(out) / "recording.jsonl"  # outside it, so no rewind can take it
+        nb = nbformat.read(source, as_version=4)
+        for cell in nb.cells:
+            if "provider-setup" in cell.get("metadata", {}).get("tags", []):
+                cell.source = (
+                    f"recording = {str(recording)!r}\n"
+                    "%logician config set model.provider openai\n"
+                    f"%logician config set model.base_url {server.url}/v1\n"
+                    "%logician config set model.record_file $recording\n"
+                    "%logician clear"
+                )
+        copy = work / source.name
+        nbformat.write(nb, copy)
+        server.script(*replies())
+        os.environ["OPENAI_API_KEY"] = "recording-needs-no-real-key"
+        summary = run_notebook(copy, output=work / "out.ipynb")
+        for cell in nbformat.read(work / "out.ipynb", as_version=4).cells:
+            for output in cell.get("outputs", []):
+                text = output.get("text") or output.get("data", {}).get("text/plain", "")
+                print(f"  | {str(text)[:300]}")
+        if summary.failed:
+            print(f"record: the notebook failed: {summary.failed}", file=sys.stderr)
+            return 1
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(recording, target)
+    print(f"recorded {len(target.read_text().splitlines())} exchange(s) into {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
