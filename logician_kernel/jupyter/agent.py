@@ -26,6 +26,7 @@ from IPython.display import Markdown, display
 from IPython.utils.capture import capture_output
 
 from ..events.events import HarnessEvent
+from ..events.runtime_state import RuntimeState, fold
 from ..loop.agent_harness import AgentHarness
 from ..runtime import LogicianRuntime
 from ..session.run_store import LedgerRunStore, resolve_dangling_calls
@@ -70,6 +71,8 @@ class AgentCell:
         self.shell = shell
         self.runtime = runtime
         self._provider: Any = None
+        self.state = RuntimeState()
+        """The ephemeral status of the agent, folded from its events (never persisted)."""
 
     def provider(self) -> Any:
         if self._provider is None:
@@ -150,7 +153,7 @@ class AgentCell:
 
         thread = threading.Thread(target=worker, name="logician-agent", daemon=True)
         thread.start()
-        view = _RunView(hz=max(1, settings.ui.coalesce_hz))
+        view = RunView(hz=max(1, settings.ui.coalesce_hz))
         interrupted = False
         outcome = None
         while True:
@@ -169,6 +172,7 @@ class AgentCell:
                     view.flush()
                     raise UsageError(f"%%logician: the run stopped unexpectedly: {item!r}")
                 else:
+                    self.state = fold(self.state, item)
                     view.handle(item)
                     if item.kind == "run_ended":
                         outcome = item.outcome
@@ -207,15 +211,29 @@ class AgentCell:
         )
 
 
-class _RunView:
-    """The cell's view of a run: Markdown for the answer, one line per tool, an outcome line."""
+def _show_markdown(text: str, handle: Any) -> Any:
+    """Show (first call, handle None) or update the cell's Markdown output; returns the handle."""
+    if handle is None:
+        return display(Markdown(text), display_id=True)
+    handle.update(Markdown(text))
+    return handle
 
-    def __init__(self, *, hz: int) -> None:
+
+class RunView:
+    """The cell's view of a run: Markdown for the answer, one line per tool, an outcome line.
+
+    Text deltas only append to a string; the Markdown output is re-rendered at most `hz` times
+    a second, so the cost per token is flat however long the answer or the conversation.
+    """
+
+    def __init__(self, *, hz: int, show: Any = _show_markdown) -> None:
         self.interval = 1.0 / hz
         self.text = ""
         self._display: Any = None
+        self._show = show
         self.dirty = False
         self.last = 0.0
+        self.renders = 0
 
     def wait(self) -> float:
         return self.interval if self.dirty else 0.25
@@ -223,10 +241,8 @@ class _RunView:
     def flush(self, force: bool = False) -> None:
         if not self.dirty or (not force and time.monotonic() - self.last < self.interval):
             return
-        if self._display is None:
-            self._display = display(Markdown(self.text), display_id=True)
-        else:
-            self._display.update(Markdown(self.text))
+        self._display = self._show(self.text, self._display)
+        self.renders += 1
         self.dirty = False
         self.last = time.monotonic()
 

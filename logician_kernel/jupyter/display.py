@@ -154,6 +154,27 @@ def _local_time(iso: str) -> str:
         return iso
 
 
+def status(
+    state, *, thread: str, workspace: str, frames: int, messages: int, model: str
+) -> Rendered:  # type: ignore[no-untyped-def]
+    outcome = state.last_outcome
+    last = f"{outcome.status}{': ' + outcome.detail if outcome.detail else ''}" if outcome else "-"
+    rows = [
+        ["phase", state.phase + (" (streaming)" if state.streaming else "")],
+        ["model", state.model or model],
+        ["thread", thread],
+        ["workspace", workspace],
+        ["frames", str(frames)],
+        ["conversation", f"{messages} message(s)"],
+        ["last run", last],
+        ["last run tokens", f"{state.input_tokens:,} in / {state.output_tokens:,} out"],
+        ["tool calls", f"{state.tool_calls} answered, {state.pending_count} pending"],
+        ["retries", str(state.retries)],
+    ]
+    text, table = _table(["", ""], rows)
+    return Rendered(text, table)
+
+
 def help_text() -> Rendered:
     return preformatted(
         "Logician: every cell that does work is a checkpoint frame.\n"
@@ -166,6 +187,7 @@ def help_text() -> Rendered:
         "  %logician config [get K | set K V [--persist user|project] | schema]\n"
         "  %logician trust                  trust this workspace's .logician/config.toml\n"
         "  %logician clear                  start the agent's conversation afresh\n"
+        "  %logician status                 the agent's status, thread and workspace\n"
         "  %%logician [--max-turns N]       the rest of the cell is a prompt for the agent\n"
         "  %logician PROMPT                 one-line prompt ({name} inserts a variable's repr)"
     )

@@ -25,7 +25,7 @@ from . import display as render
 from .agent import AgentCell
 
 MANAGEMENT_COMMANDS = frozenset(
-    {"", "help", "frames", "diff", "rewind", "config", "trust", "clear"}
+    {"", "help", "frames", "diff", "rewind", "config", "trust", "clear", "status"}
 )
 """Subcommands that manage the session; a cell made only of these is not a frame."""
 
@@ -73,6 +73,7 @@ class LogicianMagics(Magics):
             "config": self.handle_config,
             "trust": self.handle_trust,
             "clear": self.handle_clear,
+            "status": self.handle_status,
         }
         self.agent = AgentCell(shell, runtime)
 
@@ -201,4 +202,19 @@ class LogicianMagics(Magics):
         return render.preformatted(
             f"Cleared the conversation ({dropped} message(s) no longer sent to the model; "
             "the ledger keeps them). Files and frames are untouched."
+        )
+
+    def handle_status(self, args: list[str]) -> render.Rendered:
+        if args:
+            raise UsageError("%logician status: takes no arguments")
+        runtime = self.runtime
+        frames = runtime.checkpoints.active_frames() if runtime.session.checkpoints else []
+        ledger = runtime.session.ledger
+        return render.status(
+            self.agent.state,
+            thread=runtime.session.thread_id,
+            workspace=str(runtime.session.workspace),
+            frames=len(frames),
+            messages=len(ledger.messages()) if ledger is not None else 0,
+            model=f"{runtime.config.settings.model.provider}:{runtime.config.settings.model.name}",
         )

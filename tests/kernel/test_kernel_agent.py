@@ -66,6 +66,8 @@ def test_agent_edits_files_and_rewind_undoes_the_whole_cell(
         assert (workspace / "notes/summary.md").read_text() == "# Summary\n"
         assert (workspace / "data.csv").read_text() == "a,b\n1,20\n"
         assert not (workspace / "script.sh").exists()
+        status = k.run("%logician status").text
+        assert "completed" in status and "3 answered" in status and "idle" in status
         # The model saw each tool's result before its next turn.
         assert [m["role"] for m in messages_sent(server)][-2:] == ["assistant", "tool"]
         listing = k.run("%logician frames").text
