@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .file_checkpoints import FileCheckpoints, RewindError
 from .frames import FrameView
 from .git_snapshot import SnapshotError
+from .restore import SKIP_TEXT
 from .states import PathState
 
 MAX_DIFF_INPUT = 256 * 1024
@@ -60,17 +61,8 @@ def frame_diff(checkpoints: FileCheckpoints, spec: str) -> tuple[FrameView, list
             )
         )
     for skip in view.skipped:
-        out.append(FileDiff(skip.path, "not captured", None, None, None, note=_why(skip.reason)))
+        out.append(FileDiff(skip.path, "not captured", None, None, None, note=SKIP_TEXT[skip.reason]))
     return view, out
-
-
-def _why(reason: str) -> str:
-    return {
-        "too-large": "larger than checkpoints.max_file_bytes",
-        "ignored": "ignored (.gitignore or checkpoints.ignore)",
-        "nested-repository": "inside a nested git repository",
-        "not-a-file": "not a regular file",
-    }.get(reason, reason)
 
 
 def _content(checkpoints: FileCheckpoints, state: PathState) -> bytes | None:

@@ -44,8 +44,8 @@ def restore_path(snap: GitSnapshotter, path: str, target: PathState) -> Restored
 
 
 SKIP_TEXT = {
-    "too-large": "larger than the capture size limit",
-    "ignored": "ignored by .gitignore or the checkpoint ignores",
+    "too-large": "larger than the capture size limit (checkpoints.max_file_bytes)",
+    "ignored": "ignored by .gitignore or checkpoints.ignore",
     "nested-repository": "inside a nested git repository",
     "not-a-file": "not a regular file",
 }
