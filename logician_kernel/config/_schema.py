@@ -219,6 +219,11 @@ class PermissionSettings(_Section):
     """Rules always refused, whatever the mode. Merge rule: union - no layer can lift a deny
     set by another."""
 
+    headless: Literal["deny", "allow"] = "deny"
+    """What a call that needs a decision gets when no one can be asked (`logician run`, or a
+    client that neither renders widgets nor answers on stdin): `deny` (the default) refuses it
+    and tells the agent why; `allow` lets it run. Either way the audit log says so."""
+
 
 class ModelPrice(_Section):
     """Price of one model, in US dollars per million tokens."""

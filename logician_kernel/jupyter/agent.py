@@ -64,6 +64,52 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
     return _VARIABLE.sub(value, prompt).replace("{{", "{").replace("}}", "}")
 
 
+class _Run:
+    """One run in flight: the harness on a worker thread's own event loop, a queue back."""
+
+    def __init__(self, *, requests: queue.Queue[Any], view: RunView) -> None:
+        self.requests = requests
+        self.view = view
+        self.done = False
+        self.interrupted = False
+        self.outcome: Any = None
+        self._loop = asyncio.new_event_loop()
+        self._task: asyncio.Task[None] | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self, events: Any) -> None:
+        async def drive() -> None:
+            async for event in events:
+                self.requests.put(event)
+
+        self._task = self._loop.create_task(drive())
+        self._thread = threading.Thread(target=self._work, name="logician-agent", daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        try:
+            self._loop.run_until_complete(self._task)  # type: ignore[arg-type]
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            self.requests.put(exc)
+        finally:
+            # Finish the streams' async generators here, not in a garbage collector later.
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            self._loop.close()
+
+    def cancel(self) -> None:
+        """A kernel interrupt: cancel the run's task; the run still ends with `run_ended`."""
+        self.interrupted = True
+        if self._task is not None:
+            try:
+                self._loop.call_soon_threadsafe(self._task.cancel)
+            except RuntimeError:  # the run had just ended and its loop closed
+                pass
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+
 class AgentCell:
     """Runs prompts for one kernel; holds the provider across cells (replays keep their place)."""
 
@@ -98,10 +144,47 @@ class AgentCell:
     # -- one run ----------------------------------------------------------------------------
 
     def run(self, prompt: str, *, max_turns: int | None = None) -> None:
+        """Run synchronously (the magic called from code). While it runs the kernel's loop
+        is blocked, so widget clicks arrive only through a subshell; cells use `run_async`."""
+        run = self._start(prompt, max_turns=max_turns)
+        while not run.done:
+            try:
+                try:
+                    item = run.requests.get(timeout=run.view.wait())
+                except queue.Empty:
+                    run.view.flush()
+                    continue
+                self._handle(run, item)
+            except KeyboardInterrupt:
+                run.cancel()
+        self._finish(run)
+
+    async def run_async(self, prompt: str, *, max_turns: int | None = None) -> None:
+        """Run as an awaited cell: the kernel's event loop keeps turning, so comm messages (an
+        approval click) are handled while the run waits - with or without subshells."""
+        run = self._start(prompt, max_turns=max_turns)
+        while not run.done:
+            try:
+                try:
+                    item = run.requests.get_nowait()
+                except queue.Empty:
+                    run.view.flush()
+                    await asyncio.sleep(0.005)
+                    continue
+                self._handle(run, item)
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                run.cancel()  # ipykernel cancels an awaited cell on SIGINT
+        self._finish(run)
+
+    def _start(self, prompt: str, *, max_turns: int | None) -> _Run:
         runtime = self.runtime
         checkpoints = runtime.checkpoints
         ledger = runtime.session.ledger
-        assert ledger is not None
+        if ledger is None:
+            raise UsageError(
+                "%%logician: the agent needs the thread ledger, and frames are off for this "
+                "session (see the first cell's output)"
+            )
         prompt = interpolate(prompt.strip(), self.shell.user_ns)
         if not prompt:
             raise UsageError("%%logician: the prompt is empty")
@@ -111,7 +194,7 @@ class AgentCell:
         store = LedgerRunStore(
             ledger, checkpoints.current_frame, secrets=(key.get_secret_value(),) if key else ()
         )
-        requests: queue.Queue[HarnessEvent | _PythonRequest | BaseException] = queue.Queue()
+        requests: queue.Queue[Any] = queue.Queue()
 
         async def run_python(code: str) -> ToolResult:
             future: Future[ToolResult] = Future()
@@ -133,62 +216,38 @@ class AgentCell:
             max_tokens=settings.model.max_response_tokens,
             temperature=settings.model.temperature,
         )
-        loop = asyncio.new_event_loop()
+        run = _Run(requests=requests, view=RunView(hz=max(1, settings.ui.coalesce_hz)))
+        run.start(harness.run(prompt, history))
+        return run
 
-        async def drive() -> None:
-            async for event in harness.run(prompt, history):
-                requests.put(event)
+    def _handle(self, run: _Run, item: Any) -> None:
+        if isinstance(item, _PythonRequest):
+            run.view.flush(force=True)
+            item.future.set_result(self._run_python(item.code))
+        elif isinstance(item, BaseException):
+            run.done = True
+            if not isinstance(item, asyncio.CancelledError):
+                run.view.flush(force=True)
+                raise UsageError(f"%%logician: the run stopped unexpectedly: {item!r}")
+        else:
+            self.state = fold(self.state, item)
+            run.view.handle(item)
+            if item.kind == "run_ended":
+                run.outcome = item.outcome
+                run.done = True
 
-        task = loop.create_task(drive())
-
-        def worker() -> None:
-            try:
-                loop.run_until_complete(task)
-            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
-                requests.put(exc)
-            finally:
-                # Finish the streams' async generators here, not in a garbage collector later.
-                loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.close()
-
-        thread = threading.Thread(target=worker, name="logician-agent", daemon=True)
-        thread.start()
-        view = RunView(hz=max(1, settings.ui.coalesce_hz))
-        interrupted = False
-        outcome = None
-        while True:
-            try:
-                try:
-                    item = requests.get(timeout=view.wait())
-                except queue.Empty:
-                    view.flush()
-                    continue
-                if isinstance(item, _PythonRequest):
-                    view.flush()
-                    item.future.set_result(self._run_python(item.code))
-                elif isinstance(item, BaseException):
-                    if isinstance(item, asyncio.CancelledError):
-                        break
-                    view.flush()
-                    raise UsageError(f"%%logician: the run stopped unexpectedly: {item!r}")
-                else:
-                    self.state = fold(self.state, item)
-                    view.handle(item)
-                    if item.kind == "run_ended":
-                        outcome = item.outcome
-                        break
-            except KeyboardInterrupt:
-                interrupted = True
-                loop.call_soon_threadsafe(task.cancel)
-        thread.join(timeout=10)
-        view.flush()
-        if interrupted:
+    def _finish(self, run: _Run) -> None:
+        run.join()
+        run.view.flush(force=True)
+        if run.interrupted:
             # Calls cut off by the interrupt are answered now, so the conversation stays
             # well-formed and nothing waits for the next restart to be settled.
+            ledger = self.runtime.session.ledger
+            assert ledger is not None
             resolve_dangling_calls(ledger, interrupted=True)
             raise KeyboardInterrupt
-        if outcome is not None and outcome.status == "failed":
-            raise UsageError(f"%%logician: the run failed: {outcome.detail}")
+        if run.outcome is not None and run.outcome.status == "failed":
+            raise UsageError(f"%%logician: the run failed: {run.outcome.detail}")
 
     def _run_python(self, code: str) -> ToolResult:
         """A `python` tool call: the user's namespace, output shown in the cell."""

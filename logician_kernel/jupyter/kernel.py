@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
+from ipykernel.zmqshell import ZMQInteractiveShell
+from traitlets import Type
 
 from .._version import __version__
 from ..runtime import LogicianRuntime
@@ -42,8 +44,24 @@ def is_management_cell(code: str) -> bool:
     return True
 
 
+class LogicianShell(ZMQInteractiveShell):
+    """ipykernel's shell, with per-cell error state reset for awaited cells too.
+
+    `ZMQInteractiveShell.run_cell` clears the last traceback before a cell; `run_cell_async`
+    (which `%%logician` cells take) did not, so an awaited cell whose first error is a short
+    usage error made the execute reply fail. Reset it on both paths.
+    """
+
+    async def run_cell_async(self, *args: Any, **kwargs: Any) -> Any:
+        self._last_traceback = None
+        self._last_traceback_during_displayhook = False
+        return await super().run_cell_async(*args, **kwargs)
+
+
 class LogicianKernel(IPythonKernel):
     """A drop-in IPython kernel whose cells are checkpoint frames."""
+
+    shell_class = Type(LogicianShell)
 
     implementation = "logician"
     implementation_version = __version__
@@ -60,7 +78,8 @@ class LogicianKernel(IPythonKernel):
             Path.cwd(), env=os.environ, kernel_session=str(kernel_session)
         )
         assert self.shell is not None
-        self.shell.register_magics(LogicianMagics(shell=self.shell, runtime=self.logician))
+        self._magics = LogicianMagics(shell=self.shell, runtime=self.logician)
+        self.shell.register_magics(self._magics)
         self.shell.input_transformers_cleanup.append(protect_prompt_lines)
 
     async def do_execute(  # type: ignore[override]
@@ -105,6 +124,10 @@ class LogicianKernel(IPythonKernel):
         finally:
             runtime.close_frame(_outcome(reply), sys.stderr)
         return reply
+
+    async def run_agent_cell(self, options: str, prompt: str) -> None:
+        """Awaited by a `%%logician` cell (the input transformer writes the call)."""
+        await self._magics.run_agent_async(options, prompt)
 
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
         self.logician.close()

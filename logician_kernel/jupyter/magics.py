@@ -30,17 +30,25 @@ MANAGEMENT_COMMANDS = frozenset(
 """Subcommands that manage the session; a cell made only of these is not a frame."""
 
 
-_LINE_MAGIC = re.compile(r"^(\s*)%logician(\s.*)?$")
+_LINE_MAGIC = re.compile(r"^(\s*)%logician(?:\s+(.*))?$")
+_AGENT_CALL = "await get_ipython().kernel.run_agent_cell({options!r}, {prompt!r})\n"
 
 
 def protect_prompt_lines(lines: list[str]) -> list[str]:
-    """Input transformer: `%logician What is my name?` is a prompt, not a help request.
+    """Input transformer for agent prompts, applied before IPython's own.
 
-    IPython reads a trailing `?` as "inspect this object"; prompts end in question marks all
-    the time. Turning our line magic into its explicit call first keeps the text intact.
+    A `%%logician` cell, and a top-level `%logician PROMPT` line, become an awaited call:
+    the kernel's event loop keeps turning while the agent runs, so an approval click (a comm
+    message) reaches the running cell. It also keeps a prompt's trailing `?` a question, not
+    IPython's "inspect this object". Management commands stay ordinary line magics.
     """
-    if lines and lines[0].lstrip().startswith("%%"):
-        return lines  # a cell magic's body is never transformed
+    if not lines:
+        return lines
+    first = lines[0].strip()
+    if first.startswith("%%logician") and (first == "%%logician" or first[10:11].isspace()):
+        return [_AGENT_CALL.format(options=first[10:].strip(), prompt="".join(lines[1:]))]
+    if first.startswith("%%"):
+        return lines  # another cell magic: its body is not ours to transform
     out = []
     for line in lines:
         match = _LINE_MAGIC.match(line.rstrip("\n"))
@@ -48,7 +56,11 @@ def protect_prompt_lines(lines: list[str]) -> list[str]:
             out.append(line)
             continue
         indent, rest = match.group(1), (match.group(2) or "").strip()
-        out.append(f"{indent}get_ipython().run_line_magic('logician', {rest!r})\n")
+        word = rest.split(maxsplit=1)[0] if rest else ""
+        if indent or word in MANAGEMENT_COMMANDS or word.startswith("-"):
+            out.append(f"{indent}get_ipython().run_line_magic('logician', {rest!r})\n")
+        else:
+            out.append(_AGENT_CALL.format(options="", prompt=rest))
     return out
 
 
@@ -103,16 +115,23 @@ class LogicianMagics(Magics):
         if result is not None:
             display(result.bundle(), raw=True)
 
-    def _run_agent(self, options: str, prompt: str) -> None:
+    def _agent_options(self, options: str) -> argparse.Namespace:
         parser = _ArgParser(prog="%%logician", add_help=False)
         parser.add_argument("--max-turns", type=int, metavar="N")
-        opts = parser.parse_args(shlex.split(options))
-        if self.runtime.session.ledger is None:
-            raise UsageError(
-                "%%logician: the agent needs the thread ledger, and frames are off for this "
-                "session (see the first cell's output)"
-            )
+        try:
+            return parser.parse_args(shlex.split(options))
+        except ValueError as exc:
+            raise UsageError(f"%%logician: cannot parse the options ({exc})") from None
+
+    def _run_agent(self, options: str, prompt: str) -> None:
+        """The magic called from code (not a cell): runs with the kernel's loop blocked."""
+        opts = self._agent_options(options)
         self.agent.run(prompt, max_turns=opts.max_turns)
+
+    async def run_agent_async(self, options: str, prompt: str) -> None:
+        """What a `%%logician` cell awaits (see `protect_prompt_lines`)."""
+        opts = self._agent_options(options)
+        await self.agent.run_async(prompt, max_turns=opts.max_turns)
 
     # -- handlers ---------------------------------------------------------------------------
 

@@ -176,6 +176,40 @@ class Quarantine(_Entry):
     """What the user and the model are told."""
 
 
+class ApprovalRequested(_Entry):
+    """A tool call needs the user's decision (action-required; routine allows never appear)."""
+
+    kind: Literal["approval_request"] = "approval_request"
+    frame: int | None
+    """The frame (cell) of the run."""
+    request_id: str
+    """Id the frontends answer to."""
+    call_id: str
+    """The tool call waiting for the decision."""
+    tool: str
+    """Tool name."""
+    description: str
+    """The call in readable form (masked)."""
+    reason: str
+    """Why the policy asks."""
+
+
+class ApprovalResolved(_Entry):
+    """How an approval request was decided, by whom, and through which channel."""
+
+    kind: Literal["approval_resolution"] = "approval_resolution"
+    request_id: str
+    """The request decided."""
+    choice: Literal["allow_once", "allow_session", "always_allow", "deny"]
+    """The decision."""
+    via: str
+    """Where it was made: widget, comm, stdin, headless."""
+    note: str = ""
+    """The user's note (passed to the model with a denial)."""
+    rule: str | None = None
+    """The rule persisted or added for the session, if any."""
+
+
 class RestoredPath(BaseModel):
     """What a rewind did to one path."""
 
@@ -229,6 +263,8 @@ Entry = Annotated[
     | ToolOutcome
     | ToolCommit
     | Quarantine
+    | ApprovalRequested
+    | ApprovalResolved
     | ProjectionItem
     | Recovery,
     Field(discriminator="kind"),

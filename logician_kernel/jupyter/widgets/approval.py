@@ -1,0 +1,241 @@
+"""The approval card: one pending permission request, shown inline where the agent asked.
+
+A thin view: stock `ipywidgets` controls composed in a `VBox`, one callback out
+(`on_decide(choice, note)`), called at most once. A decision made elsewhere (the sidebar,
+stdin, the headless policy) reaches the card through `resolve()`, which changes the display the
+same way without calling back. Every string from the request is HTML-escaped, and previews are
+bounded so that a huge diff or command cannot flood the notebook.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import ipywidgets as w
+from traitlets import Unicode
+
+PreviewKind = Literal["command", "diff", "code", "text"]
+"""How a request's preview reads: a shell command, a unified diff, source code, or prose."""
+
+Choice = Literal["allow_once", "allow_session", "always_allow", "deny"]
+"""What the user decided about one request."""
+
+CHOICES: tuple[Choice, ...] = get_args(Choice)
+"""Every choice, in the order the card's buttons show them."""
+
+MAX_PREVIEW_LINES = 40
+"""Preview lines shown; the rest are counted in a "… N more lines" note."""
+
+MAX_LINE_CHARS = 400
+"""Characters shown of one preview line; longer lines end in "…"."""
+
+_OUTCOME_LABELS: dict[str, str] = {
+    "allow_once": "Allowed once",
+    "allow_session": "Allowed for this session",
+    "always_allow": "Always allowed",
+    "deny": "Denied",
+}
+
+_VIA_PHRASES: dict[str, str] = {
+    "sidebar": "in the sidebar",
+    "stdin": "at the terminal prompt",
+    "policy": "by the policy",
+    "headless": "by the headless policy",
+}
+
+_MONO = "font-family: var(--jp-code-font-family, monospace); font-size: 0.9em;"
+_PRE = f"margin: 0; padding: 4px 6px; white-space: pre-wrap; word-break: break-all; {_MONO}"
+_DIFF_COLOURS = (
+    ("+++", "font-weight: bold;"),
+    ("---", "font-weight: bold;"),
+    ("@@", "color: #0969da;"),
+    ("+", "color: #1a7f37; background: #e6ffec;"),
+    ("-", "color: #cf222e; background: #ffebe9;"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequestView:
+    """What the card shows of one permission request (a projection, not the request itself)."""
+
+    id: str
+    """The request's id (the tool call's id)."""
+    tool: str
+    """The tool asking, e.g. `bash`."""
+    description: str
+    """One line on what the call does, from the tool."""
+    preview: str
+    """The call's arguments in readable form: the command, the diff, the code."""
+    preview_kind: PreviewKind
+    """How `preview` reads, and so how it is rendered."""
+    suggested_rule: str
+    """The rule *Always allow* persists, e.g. `bash(git status:*)`; empty: none offered."""
+    reason: str
+    """Why the policy asks, e.g. "commands ask in `ask` mode"."""
+
+
+def bounded_lines(text: str, max_lines: int = MAX_PREVIEW_LINES) -> tuple[list[str], int]:
+    """The first `max_lines` lines of `text`, each cut to `MAX_LINE_CHARS`, and how many more."""
+    lines = text.splitlines() or [""]
+    shown = [
+        line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "…"
+        for line in lines[:max_lines]
+    ]
+    return shown, max(len(lines) - max_lines, 0)
+
+
+def preview_html(text: str, kind: PreviewKind, *, max_lines: int = MAX_PREVIEW_LINES) -> str:
+    """`text` as escaped, bounded HTML: monospace for commands and code, coloured for diffs."""
+    shown, more = bounded_lines(text, max_lines)
+    if kind == "diff":
+        body = "\n".join(_diff_line(line) for line in shown)
+    elif kind == "command":
+        body = "\n".join(html.escape(line) for line in shown)
+        body = f'<span style="user-select: none; opacity: 0.6;">$ </span>{body}'
+    else:
+        body = "\n".join(html.escape(line) for line in shown)
+    style = _PRE if kind != "text" else "margin: 0; white-space: pre-wrap;"
+    tail = ""
+    if more:
+        noun = "line" if more == 1 else "lines"
+        tail = f'<div style="opacity: 0.7; font-style: italic;">… {more} more {noun}</div>'
+    return f'<pre class="lk-approval-preview lk-{kind}" style="{style}">{body}</pre>{tail}'
+
+
+def _diff_line(line: str) -> str:
+    escaped = html.escape(line)
+    for prefix, style in _DIFF_COLOURS:
+        if line.startswith(prefix):
+            return f'<span style="{style}">{escaped}</span>'
+    return escaped
+
+
+def decision_text(choice: Choice, note: str = "", rule: str = "", via: str = "") -> str:
+    """A plain sentence for a decision, e.g. "Denied: use rg instead (decided in the sidebar)"."""
+    text = _OUTCOME_LABELS[choice]
+    if choice == "always_allow" and rule:
+        text += f" ({rule})"
+    if note.strip():
+        text += f": {note.strip()}" if choice == "deny" else f" — note: {note.strip()}"
+    if via:
+        text += f" (decided {_VIA_PHRASES.get(via, via)})"
+    return text
+
+
+class ApprovalCard(w.VBox):
+    """One permission request with its four choices and an optional note for the agent.
+
+    `on_decide(choice, note)` is called once, on the first click; afterwards (or after
+    `resolve()`) the card shows the decision and every control is disabled.
+    """
+
+    decision = Unicode(
+        "",
+        help="The choice made (allow_once, allow_session, always_allow, deny); '' while pending.",
+    )
+    decided_via = Unicode(
+        "", help="Where a decision made outside the card came from ('' when clicked here)."
+    )
+
+    def __init__(self, request: ApprovalRequestView, on_decide: Callable[[str, str], None]):
+        self.request = request
+        self._on_decide = on_decide
+        rule = request.suggested_rule
+        reason = f" <span style='opacity: 0.75;'>— {html.escape(request.reason)}</span>"
+        self.header = w.HTML(
+            f"<b>Approve {html.escape(request.tool)}?</b>{reason if request.reason else ''}"
+            + (
+                f"<div>{html.escape(request.description)}</div>"
+                if request.description.strip()
+                else ""
+            )
+        )
+        self.preview = w.HTML(preview_html(request.preview, request.preview_kind))
+        self.buttons: dict[str, w.Button] = {
+            "allow_once": w.Button(
+                description="Allow once", button_style="success", tooltip="Allow this call only"
+            ),
+            "allow_session": w.Button(
+                description="Allow for this session",
+                tooltip="Allow calls like this one until the kernel restarts",
+            ),
+            "always_allow": w.Button(
+                description="Always allow",
+                tooltip=f"Always allow: saves the rule {rule}" if rule else "No rule to save",
+                disabled=not rule,
+            ),
+            "deny": w.Button(
+                description="Deny",
+                button_style="danger",
+                tooltip="Deny; the note goes to the agent",
+            ),
+        }
+        for choice, button in self.buttons.items():
+            button.on_click(self._clicked(choice))
+        self.rule = w.HTML(
+            f"<small>Always allow saves the rule <code>{html.escape(rule)}</code></small>"
+            if rule
+            else ""
+        )
+        self.note = w.Textarea(
+            placeholder="Note for the agent (sent with a denial)",
+            layout=w.Layout(width="100%", height="3.5em"),
+        )
+        self.outcome = w.HTML("")
+        super().__init__(
+            [
+                self.header,
+                self.preview,
+                w.HBox(list(self.buttons.values())),
+                self.rule,
+                self.note,
+                self.outcome,
+            ],
+            layout=w.Layout(border="1px solid var(--jp-border-color1, #ccc)", padding="6px"),
+        )
+        self.add_class("lk-approval-card")
+
+    @property
+    def decided(self) -> bool:
+        """Whether the request has been decided, here or elsewhere."""
+        return bool(self.decision)
+
+    def resolve(self, choice: str, note: str = "", via: str = "") -> bool:
+        """Show a decision made elsewhere, without calling `on_decide`.
+
+        `via` names where: "sidebar", "stdin", "policy", "headless", or any phrase ("in the
+        sidebar"). Returns False (and changes nothing) if the card was already decided.
+        """
+        return self._decide(_checked(choice), note, via)
+
+    def _clicked(self, choice: Choice) -> Callable[[w.Button], None]:
+        def clicked(_button: w.Button) -> None:
+            note = self.note.value
+            if self._decide(choice, note, ""):
+                self._on_decide(choice, note)
+
+        return clicked
+
+    def _decide(self, choice: Choice, note: str, via: str) -> bool:
+        if self.decided:
+            return False
+        self.decided_via = via
+        self.decision = choice
+        for button in self.buttons.values():
+            button.disabled = True
+        self.note.disabled = True
+        if note and not self.note.value:
+            self.note.value = note
+        colour = "#cf222e" if choice == "deny" else "#1a7f37"
+        text = decision_text(choice, note, self.request.suggested_rule, via)
+        self.outcome.value = f'<b style="color: {colour};">{html.escape(text)}</b>'
+        return True
+
+
+def _checked(choice: str) -> Choice:
+    if choice not in CHOICES:
+        raise ValueError(f"unknown approval choice {choice!r}; expected one of {CHOICES}")
+    return choice  # type: ignore[return-value]

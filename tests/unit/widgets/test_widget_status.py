@@ -1,0 +1,183 @@
+"""StatusWidget without a browser: widgets talk to ipywidgets' own dummy comm."""
+
+from __future__ import annotations
+
+import comm
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+import ipywidgets as w  # noqa: E402
+from ipywidgets.widgets.tests.utils import setup_test_comm, teardown_test_comm  # noqa: E402
+
+from logician_kernel.events.runtime_state import RuntimeState  # noqa: E402
+from logician_kernel.jupyter.widgets import StatusWidget  # noqa: E402
+from logician_kernel.types.run import RunBudgetLimits, RunOutcome  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _dummy_comm():
+    setup_test_comm()
+    yield
+    teardown_test_comm()
+
+
+def tree(widget: w.Widget) -> list[int]:
+    """Ids of every widget under `widget` (children, progress bars, labels), itself included."""
+    ids = [id(widget)]
+    for child in getattr(widget, "children", ()):
+        ids += tree(child)
+    return ids
+
+
+def texts(widget: w.Widget) -> str:
+    out = []
+    for child in getattr(widget, "children", ()):
+        out.append(texts(child))
+    if isinstance(widget, (w.Label, w.HTML)):
+        out.append(widget.value)
+    return " | ".join(s for s in out if s)
+
+
+RUNNING = RuntimeState(
+    phase="turn",
+    model="claude-x",
+    streaming=True,
+    turn=3,
+    pending_tool_calls=("c1", "c2", "c3", "c4"),
+    pending_count=5,
+    tool_calls=7,
+    retry_attempt=2,
+    retries=3,
+    last_retry_reason="overloaded",
+    input_tokens=12_345,
+    output_tokens=678,
+)
+
+
+def test_bars_only_for_set_limits() -> None:
+    assert StatusWidget().bars == {}
+    assert StatusWidget(RunBudgetLimits()).bars == {}
+    limits = RunBudgetLimits(max_turns=10, max_cost_usd=2.0, max_wall_seconds=600)
+    status = StatusWidget(limits)
+    assert list(status.bars) == ["max_turns", "max_cost_usd", "max_wall_seconds"]
+    assert isinstance(status.bars["max_turns"].progress, w.IntProgress)
+    assert isinstance(status.bars["max_cost_usd"].progress, w.FloatProgress)
+    rows = [bar.row for bar in status.bars.values()]
+    assert all(row in status.children for row in rows)
+    all_limits = RunBudgetLimits(
+        max_turns=1,
+        max_tool_calls=1,
+        max_input_tokens=1,
+        max_output_tokens=1,
+        max_cost_usd=1,
+        max_wall_seconds=1,
+    )
+    assert len(StatusWidget(all_limits).bars) == 6
+    no_tools = StatusWidget(RunBudgetLimits(max_tool_calls=0))  # a zero limit is a limit
+    no_tools.update(RuntimeState())
+    assert no_tools.bars["max_tool_calls"].text.value == "0 / 0"
+
+
+def test_update_shows_the_state() -> None:
+    limits = RunBudgetLimits(max_turns=10, max_tool_calls=8, max_input_tokens=10_000)
+    status = StatusWidget(limits)
+    status.update(RUNNING, cost_usd=0.0123, elapsed_seconds=42.0)
+    assert status.phase.value == "<b>turn 3</b>"
+    assert status.model.value == "claude-x"
+    assert status.streaming.value == "● streaming"
+    assert status.pending.value == "5 pending: c1, c2, c3 +2"
+    assert status.retries.value == "retry 2 (3 this run): overloaded"
+    assert status.tokens.value == "tokens 12,345 in / 678 out"
+    assert status.cost.value == "$0.0123"
+    turns = status.bars["max_turns"]
+    assert (turns.progress.value, turns.text.value, turns.progress.bar_style) == (3, "3 / 10", "")
+    calls = status.bars["max_tool_calls"]
+    assert (calls.text.value, calls.progress.bar_style) == ("7 / 8", "warning")
+    tokens = status.bars["max_input_tokens"]
+    assert tokens.progress.value == 10_000  # clamped to the bar
+    assert (tokens.text.value, tokens.progress.bar_style) == ("12,345 / 10,000", "danger")
+    assert status.outcome.value == ""  # running: no outcome yet
+
+    status.update(RuntimeState(phase="compaction"), tool_calls=8)
+    assert status.phase.value == "<b>compaction</b>"
+    assert status.streaming.value == status.pending.value == status.retries.value == ""
+    assert status.bars["max_tool_calls"].text.value == "8 / 8"
+    assert status.cost.value == "$0.0123"  # an omitted total keeps the last one shown
+    status.update(RuntimeState(phase="branch_summary"))
+    assert status.phase.value == "<b>branch summary</b>"
+
+
+def test_cost_and_wall_time_bars() -> None:
+    status = StatusWidget(RunBudgetLimits(max_cost_usd=2.0, max_wall_seconds=600))
+    status.update(RuntimeState())
+    assert status.bars["max_cost_usd"].text.value == "— / $2.00"
+    status.update(RuntimeState(), cost_usd=1.5, elapsed_seconds=125)
+    assert status.bars["max_cost_usd"].progress.value == 1.5
+    assert status.bars["max_cost_usd"].text.value == "$1.50 / $2.00"
+    assert status.bars["max_wall_seconds"].text.value == "2m 05s / 10m 00s"
+
+
+@pytest.mark.parametrize(
+    ("status", "colour"),
+    [("completed", "#1a7f37"), ("failed", "#cf222e"), ("budget_exhausted", "#9a6700")],
+)
+def test_outcome_is_coloured_by_status(status: str, colour: str) -> None:
+    widget = StatusWidget()
+    outcome = RunOutcome(status=status, detail="limit <max_turns> reached")  # type: ignore[arg-type]
+    widget.update(RuntimeState(last_outcome=outcome))
+    html = widget.outcome.value
+    assert f"color: {colour}" in html
+    assert status.replace("_", " ") in html
+    assert "limit &lt;max_turns&gt; reached" in html
+    widget.update(RuntimeState(phase="turn", turn=1, last_outcome=outcome))
+    assert widget.outcome.value == ""
+
+
+def test_tasks() -> None:
+    status = StatusWidget()
+    status.update(RuntimeState(), tasks=[("Write <tests>", "done"), ("Ship it", "pending")])
+    assert "Write &lt;tests&gt;" in status.tasks.value
+    assert "(done)" in status.tasks.value and "Ship it" in status.tasks.value
+    status.update(RuntimeState())  # tasks omitted: kept
+    assert "Ship it" in status.tasks.value
+    status.update(RuntimeState(), tasks=[(f"t{i}", "pending") for i in range(25)])
+    assert "t19" in status.tasks.value and "t20" not in status.tasks.value
+    assert "… 5 more" in status.tasks.value
+    status.update(RuntimeState(), tasks=[])
+    assert status.tasks.value == ""
+
+
+def test_many_updates_do_not_grow_the_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    limits = RunBudgetLimits(max_turns=100_000, max_output_tokens=10**9, max_wall_seconds=1e6)
+    status = StatusWidget(limits)
+    status.update(RUNNING, tasks=[("a", "pending")])
+    before = tree(status)
+    created: list[object] = []
+    original = comm.create_comm
+    monkeypatch.setattr(comm, "create_comm", lambda **kw: created.append(kw) or original(**kw))
+    for i in range(10_000):
+        state = RuntimeState(
+            phase="turn", model="m", streaming=bool(i % 2), turn=i, output_tokens=i * 10
+        )
+        status.update(state, elapsed_seconds=i / 10, tasks=[("a", "pending")])
+    assert tree(status) == before
+    assert created == []  # no widget was created by an update
+    assert status.phase.value == "<b>turn 9999</b>"
+    assert "99,990 out" in texts(status)
+
+
+def test_an_unchanged_update_sends_nothing() -> None:
+    status = StatusWidget(RunBudgetLimits(max_turns=10, max_cost_usd=1.0))
+    status.update(RUNNING, cost_usd=0.5, tasks=[("a", "pending")])
+    widgets = [status, *(c for c in _walk(status))]
+    sent = sum(len(x.comm.messages) for x in widgets)
+    for _ in range(100):
+        status.update(RUNNING, cost_usd=0.5, tasks=[("a", "pending")])
+    assert sum(len(x.comm.messages) for x in widgets) == sent
+
+
+def _walk(widget: w.Widget):
+    for child in getattr(widget, "children", ()):
+        yield child
+        yield from _walk(child)
