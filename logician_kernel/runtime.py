@@ -9,9 +9,9 @@ Must never: let a problem with `.logician/`, git or the ledger escape into a use
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from .config import EffectiveConfig, load_effective_config
 from .session.file_checkpoints import FileCheckpoints, RewindError
@@ -29,6 +29,10 @@ class LogicianRuntime:
         self.config = config
         self.session = session
         self.env = dict(env)
+        self.frontend_can_answer = False
+        """Whether the cell running now may ask on stdin (its execute request allowed it)."""
+        self._policy: Any = None
+        self._policy_config: EffectiveConfig | None = None
         self._notices: list[str] = [*config.notices, *session.notices]
         self._reported_errors: set[str] = set()
 
@@ -59,6 +63,17 @@ class LogicianRuntime:
                 max_file_bytes=config.settings.checkpoints.max_file_bytes,
                 extra_ignores=tuple(config.settings.checkpoints.ignore),
             )
+
+    def permission_policy(self, factory: Callable[[], Any]) -> Any:
+        """The session's permission policy, rebuilt when the configuration changes, keeping the
+        rules the user allowed "for this session"."""
+        if self._policy is None or self._policy_config is not self.config:
+            kept = tuple(self._policy.session_rules) if self._policy is not None else ()
+            self._policy = factory()
+            for rule in kept:
+                self._policy.allow_for_session(rule)
+            self._policy_config = self.config
+        return self._policy
 
     def reload_config(self) -> EffectiveConfig:
         """Load the layers again (after `trust`), keeping this session's overrides."""
@@ -147,6 +162,13 @@ class LogicianRuntime:
             self.notice(text)
         else:
             print(text, file=stream)
+
+    def commit_run(self) -> None:
+        """A run's acceptance check passed: record the conversation as committed (`run-commit`)."""
+        ledger = self.session.ledger
+        if ledger is not None:
+            ledger.append(ProjectionItem, reason="run-commit", messages=ledger.messages(),
+                          note="the acceptance check passed", durable=True)  # fmt: skip
 
     def clear_conversation(self) -> int:
         """Start the conversation afresh (a `clear` projection item); returns messages dropped."""

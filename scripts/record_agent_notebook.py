@@ -78,6 +78,7 @@ def main() -> int:
                     "%logician config set model.provider openai\n"
                     f"%logician config set model.base_url {server.url}/v1\n"
                     "%logician config set model.record_file $recording\n"
+                    "%logician config set permissions.mode full-auto\n"
                     "%logician clear"
                 )
         copy = work / source.name

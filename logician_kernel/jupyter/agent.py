@@ -28,11 +28,15 @@ from IPython.utils.capture import capture_output
 from ..events.events import HarnessEvent
 from ..events.runtime_state import RuntimeState, fold
 from ..loop.agent_harness import AgentHarness
+from ..loop.todo import TodoCapability
 from ..runtime import LogicianRuntime
 from ..session.run_store import LedgerRunStore, resolve_dangling_calls
 from ..tools import ToolContext, ToolResult, default_tools
 from ..types import MESSAGE_ADAPTER
-from ..types.run import RunBudgetLimits
+from .agent_policy import ApprovalItem, RunOptions, build_controller, build_gate
+from .approvals import ApprovalBroker
+from .comm import LogicianComms
+from .widgets import ApprovalCard, ApprovalRequestView, StatusWidget
 
 _VARIABLE = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 MAX_INTERPOLATED = 2_000
@@ -64,6 +68,13 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
     return _VARIABLE.sub(value, prompt).replace("{{", "{").replace("}}", "}")
 
 
+def _tasks(todo: Any) -> list[tuple[str, str]] | None:
+    ledger = todo.snapshot() if todo is not None else None
+    if ledger is None or not ledger.items:
+        return None
+    return [(item.title, item.status) for item in ledger.items]
+
+
 class _Run:
     """One run in flight: the harness on a worker thread's own event loop, a queue back."""
 
@@ -73,6 +84,10 @@ class _Run:
         self.done = False
         self.interrupted = False
         self.outcome: Any = None
+        self.controller: Any = None
+        self.todo: Any = None
+        self.status: StatusWidget | None = None
+        self.seen = -1
         self._loop = asyncio.new_event_loop()
         self._task: asyncio.Task[None] | None = None
         self._thread: threading.Thread | None = None
@@ -113,9 +128,15 @@ class _Run:
 class AgentCell:
     """Runs prompts for one kernel; holds the provider across cells (replays keep their place)."""
 
-    def __init__(self, shell: Any, runtime: LogicianRuntime) -> None:
+    def __init__(
+        self, shell: Any, runtime: LogicianRuntime, broker: ApprovalBroker, comms: LogicianComms
+    ) -> None:
         self.shell = shell
         self.runtime = runtime
+        self.broker = broker
+        self.comms = comms
+        self._cards: dict[str, ApprovalCard] = {}
+        broker.listen(self._resolved_elsewhere)
         self._provider: Any = None
         self.state = RuntimeState()
         """The ephemeral status of the agent, folded from its events (never persisted)."""
@@ -143,10 +164,10 @@ class AgentCell:
 
     # -- one run ----------------------------------------------------------------------------
 
-    def run(self, prompt: str, *, max_turns: int | None = None) -> None:
+    def run(self, prompt: str, *, options: RunOptions | None = None) -> None:
         """Run synchronously (the magic called from code). While it runs the kernel's loop
         is blocked, so widget clicks arrive only through a subshell; cells use `run_async`."""
-        run = self._start(prompt, max_turns=max_turns)
+        run = self._start(prompt, options or RunOptions())
         while not run.done:
             try:
                 try:
@@ -159,10 +180,10 @@ class AgentCell:
                 run.cancel()
         self._finish(run)
 
-    async def run_async(self, prompt: str, *, max_turns: int | None = None) -> None:
+    async def run_async(self, prompt: str, *, options: RunOptions | None = None) -> None:
         """Run as an awaited cell: the kernel's event loop keeps turning, so comm messages (an
         approval click) are handled while the run waits - with or without subshells."""
-        run = self._start(prompt, max_turns=max_turns)
+        run = self._start(prompt, options or RunOptions())
         while not run.done:
             try:
                 try:
@@ -176,7 +197,7 @@ class AgentCell:
                 run.cancel()  # ipykernel cancels an awaited cell on SIGINT
         self._finish(run)
 
-    def _start(self, prompt: str, *, max_turns: int | None) -> _Run:
+    def _start(self, prompt: str, options: RunOptions) -> _Run:
         runtime = self.runtime
         checkpoints = runtime.checkpoints
         ledger = runtime.session.ledger
@@ -191,9 +212,9 @@ class AgentCell:
         settings = runtime.config.settings
         history = [MESSAGE_ADAPTER.validate_python(m) for m in ledger.messages()]
         key = runtime.config.api_key()
-        store = LedgerRunStore(
-            ledger, checkpoints.current_frame, secrets=(key.get_secret_value(),) if key else ()
-        )
+        secrets = (key.get_secret_value(),) if key else ()
+        frame = checkpoints.current_frame
+        store = LedgerRunStore(ledger, frame, secrets=secrets)
         requests: queue.Queue[Any] = queue.Queue()
 
         async def run_python(code: str) -> ToolResult:
@@ -206,22 +227,43 @@ class AgentCell:
             capture=checkpoints.capture,
             run_python=run_python,
         )
-        limits = RunBudgetLimits(max_turns=max_turns or settings.budget.max_turns)
+        try:
+            controller = build_controller(runtime, options)
+            gate = build_gate(
+                runtime, options, broker=self.broker, requests=requests, frame=frame,
+                headless=not (runtime.frontend_can_answer or self.comms.listening),
+                secrets=secrets,
+            )  # fmt: skip
+        except ValueError as exc:
+            raise UsageError(f"%%logician: {exc}") from None
+        tools = default_tools()
+        todo = TodoCapability()
+        todo.restore(history)
+        todo_tool = todo.tool()
+        tools[todo_tool.name] = todo_tool
         harness = AgentHarness(
             self.provider(),
-            default_tools(),
+            tools,
             ctx,
             store,
-            limits=limits,
+            controller=controller,
+            gate=gate,
             max_tokens=settings.model.max_response_tokens,
             temperature=settings.model.temperature,
         )
         run = _Run(requests=requests, view=RunView(hz=max(1, settings.ui.coalesce_hz)))
+        run.controller, run.todo = controller, todo
+        if settings.ui.status_widget:
+            run.status = StatusWidget(controller.budget.limits)
+            display(run.status)
         run.start(harness.run(prompt, history))
         return run
 
     def _handle(self, run: _Run, item: Any) -> None:
-        if isinstance(item, _PythonRequest):
+        if isinstance(item, ApprovalItem):
+            run.view.flush(force=True)
+            self._show_card(item)
+        elif isinstance(item, _PythonRequest):
             run.view.flush(force=True)
             item.future.set_result(self._run_python(item.code))
         elif isinstance(item, BaseException):
@@ -235,6 +277,12 @@ class AgentCell:
             if item.kind == "run_ended":
                 run.outcome = item.outcome
                 run.done = True
+            if run.status is not None and (
+                item.kind != "text_delta" or run.view.renders != run.seen
+            ):
+                run.seen = run.view.renders  # status follows the coalesced rhythm of the text
+                budget = run.controller.budget
+                run.status.update(self.state, cost_usd=budget.cost_usd, tasks=_tasks(run.todo))
 
     def _finish(self, run: _Run) -> None:
         run.join()
@@ -246,8 +294,43 @@ class AgentCell:
             assert ledger is not None
             resolve_dangling_calls(ledger, interrupted=True)
             raise KeyboardInterrupt
+        if (
+            run.outcome is not None
+            and run.outcome.status == "completed"
+            and run.controller.accepted
+        ):
+            # The acceptance check passed: the conversation up to here is a committed result.
+            self.runtime.commit_run()
         if run.outcome is not None and run.outcome.status == "failed":
             raise UsageError(f"%%logician: the run failed: {run.outcome.detail}")
+
+    def _show_card(self, item: ApprovalItem) -> None:
+        payload = item.pending.payload
+        request_id = item.pending.id
+        view = ApprovalRequestView(
+            id=request_id,
+            tool=payload["tool"],
+            description=payload["description"],
+            preview=payload["preview"],
+            preview_kind=payload["preview_kind"],
+            suggested_rule=payload["suggested_rule"],
+            reason=payload["reason"],
+        )
+
+        def decide(choice: str, note: str) -> None:
+            self.broker.resolve(request_id, choice, note, via="widget")
+
+        card = ApprovalCard(view, on_decide=decide)
+        self._cards[request_id] = card
+        display(card)
+
+    def _resolved_elsewhere(self, event: str, payload: dict[str, Any]) -> None:
+        """A decision from the sidebar or a comm client shows on the card too."""
+        if event != "resolved":
+            return
+        card = self._cards.pop(payload["request_id"], None)
+        if card is not None and payload.get("via") != "widget":
+            card.resolve(payload["choice"], payload.get("note", ""), via=payload.get("via", ""))
 
     def _run_python(self, code: str) -> ToolResult:
         """A `python` tool call: the user's namespace, output shown in the cell."""

@@ -80,6 +80,7 @@ class LogicianKernel(IPythonKernel):
         assert self.shell is not None
         self._magics = LogicianMagics(shell=self.shell, runtime=self.logician)
         self.shell.register_magics(self._magics)
+        self._magics.comms.register(self.comm_manager)
         self.shell.input_transformers_cleanup.append(protect_prompt_lines)
 
     async def do_execute(  # type: ignore[override]
@@ -106,6 +107,7 @@ class LogicianKernel(IPythonKernel):
         if silent or threading.current_thread() is not threading.main_thread():
             return await run
         self._executions += 1
+        runtime.frontend_can_answer = allow_stdin
         runtime.flush_notices(sys.stderr)
         if is_management_cell(code):
             return await run

@@ -18,14 +18,18 @@ from IPython.display import display
 
 from ..config import ConfigError
 from ..config import commands as config_commands
+from ..policy import MODES, AuditLog, format_audit
 from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
 from . import display as render
 from .agent import AgentCell
+from .agent_policy import RunOptions
+from .approvals import ApprovalBroker
+from .comm import LogicianComms
 
 MANAGEMENT_COMMANDS = frozenset(
-    {"", "help", "frames", "diff", "rewind", "config", "trust", "clear", "status"}
+    {"", "help", "frames", "diff", "rewind", "config", "trust", "clear", "status", "audit"}
 )
 """Subcommands that manage the session; a cell made only of these is not a frame."""
 
@@ -86,8 +90,11 @@ class LogicianMagics(Magics):
             "trust": self.handle_trust,
             "clear": self.handle_clear,
             "status": self.handle_status,
+            "audit": self.handle_audit,
         }
-        self.agent = AgentCell(shell, runtime)
+        self.broker = ApprovalBroker()
+        self.comms = LogicianComms(self.broker, self._comm_status)
+        self.agent = AgentCell(shell, runtime, self.broker, self.comms)
 
     @line_cell_magic
     def logician(self, line: str, cell: str | None = None) -> None:
@@ -115,23 +122,28 @@ class LogicianMagics(Magics):
         if result is not None:
             display(result.bundle(), raw=True)
 
-    def _agent_options(self, options: str) -> argparse.Namespace:
+    def _agent_options(self, options: str) -> RunOptions:
         parser = _ArgParser(prog="%%logician", add_help=False)
         parser.add_argument("--max-turns", type=int, metavar="N")
+        parser.add_argument("--max-tool-calls", type=int, metavar="N")
+        parser.add_argument("--budget-usd", type=float, metavar="USD")
+        parser.add_argument("--mode", choices=list(MODES))
+        parser.add_argument("--accept", metavar="CHECK",
+                            help="a command, or py:EXPRESSION, that must pass before completion")  # fmt: skip
         try:
-            return parser.parse_args(shlex.split(options))
+            opts = parser.parse_args(shlex.split(options))
         except ValueError as exc:
             raise UsageError(f"%%logician: cannot parse the options ({exc})") from None
+        return RunOptions(max_turns=opts.max_turns, max_tool_calls=opts.max_tool_calls,
+                          budget_usd=opts.budget_usd, mode=opts.mode, accept=opts.accept)  # fmt: skip
 
     def _run_agent(self, options: str, prompt: str) -> None:
         """The magic called from code (not a cell): runs with the kernel's loop blocked."""
-        opts = self._agent_options(options)
-        self.agent.run(prompt, max_turns=opts.max_turns)
+        self.agent.run(prompt, options=self._agent_options(options))
 
     async def run_agent_async(self, options: str, prompt: str) -> None:
         """What a `%%logician` cell awaits (see `protect_prompt_lines`)."""
-        opts = self._agent_options(options)
-        await self.agent.run_async(prompt, max_turns=opts.max_turns)
+        await self.agent.run_async(prompt, options=self._agent_options(options))
 
     # -- handlers ---------------------------------------------------------------------------
 
@@ -237,3 +249,23 @@ class LogicianMagics(Magics):
             messages=len(ledger.messages()) if ledger is not None else 0,
             model=f"{runtime.config.settings.model.provider}:{runtime.config.settings.model.name}",
         )
+
+    def handle_audit(self, args: list[str]) -> render.Rendered:
+        parser = _ArgParser(prog="audit", add_help=False)
+        parser.add_argument("-n", type=int, default=20, help="how many recent decisions")
+        opts = parser.parse_args(args)
+        entries = AuditLog.for_workspace(self.runtime.config.workspace).recent(opts.n)
+        return render.preformatted(format_audit(entries) if entries else "No decisions yet.")
+
+    def _comm_status(self) -> dict:  # type: ignore[type-arg]
+        state = self.agent.state
+        runtime = self.runtime
+        frames = runtime.session.checkpoints.active_frames() if runtime.session.checkpoints else []
+        return {
+            "thread": runtime.session.thread_id,
+            "phase": state.phase,
+            "model": state.model,
+            "frames": len(frames),
+            "input_tokens": state.input_tokens,
+            "output_tokens": state.output_tokens,
+        }

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from logician_kernel.tools import Tool
 from logician_kernel.types.messages import ToolCall
+from logician_kernel.types.run import BudgetExhausted, RunOutcome
 
 _RAW_ARGUMENTS_SHOWN = 300
 
@@ -77,3 +78,22 @@ def describe(call: ToolCall, tool: Tool) -> str:
         return tool.describe(call.arguments) or call.name
     except Exception:
         return call.name
+
+
+def denied(call: ToolCall, note: str) -> str:
+    """The error result of a call the permission gate refused."""
+    why = note.strip().rstrip(".") or "denied"
+    return f"Error: {why[0].upper()}{why[1:]}. The {call.name} call did not run."
+
+
+def not_run(call: ToolCall, outcome: RunOutcome) -> str:
+    """The error result of a call the run stopped before: nothing ran."""
+    return f"Error: the {call.name} call did not run because the run stopped: {outcome.detail}."
+
+
+def interrupted_by_wall_time(exhausted: BudgetExhausted) -> str:
+    """The error result of a call cancelled when the run's wall-time budget ran out."""
+    return (
+        f"Error: interrupted by the run's wall-time limit (max_wall_seconds={exhausted.value:g}); "
+        "the call was stopped before it finished, and whether it had any effect is unknown."
+    )

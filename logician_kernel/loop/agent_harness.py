@@ -23,6 +23,17 @@ a synchronous event sink and guarantees the sink one `RunEnded` either way.
 Interrupted tool calls keep their recorded intent without a result; the store's recovery
 decides about them. The next run answers any call left unanswered at the end of `history`
 with an error result before taking the new prompt, so the conversation stays well-formed.
+
+Policy. A `RunController` (`policy/`) is consulted before every model request and every tool
+call; a limit that holds ends the run `budget_exhausted` before the step that would cross it.
+Without one, the harness builds one from `limits`. A `PermissionGate` decides every valid
+call before its intent is recorded; a refused call gets an error result ("denied by ...")
+and the run goes on (or stops, when the gate says so). Refused and denied calls ran nothing,
+so they do not count against `max_tool_calls`. When the wall-time budget runs out while tools
+run, they are cancelled, their results say so, and the run ends. When the model answers
+without tool calls, the controller's acceptance check may send it back to work with a user
+message saying why. Whenever a run stops mid-reply, the reply's remaining calls are answered
+with an error result ("not run"), so the conversation stays well-formed.
 """
 
 from __future__ import annotations
@@ -48,6 +59,8 @@ from logician_kernel.events.events import (
     TurnEnded,
     TurnStarted,
 )
+from logician_kernel.policy.gate import PermissionGate
+from logician_kernel.policy.run_controller import RunController
 from logician_kernel.providers import IncompleteStreamError, Provider, ProviderError
 from logician_kernel.tools import Tool, ToolContext, ToolResult, bound_output
 from logician_kernel.types.messages import (
@@ -66,9 +79,9 @@ from logician_kernel.types.messages import (
     Usage,
     UserMessage,
 )
-from logician_kernel.types.run import BudgetExhausted, RunBudgetLimits, RunOutcome
+from logician_kernel.types.run import BudgetExhausted, RunBudgetLimits, RunOutcome, RunStopped
 
-from ._tool_calls import Batch, Refused, describe, plan
+from ._tool_calls import Batch, Refused, denied, describe, interrupted_by_wall_time, not_run, plan
 from .hooks import Hooks
 from .prompt import DEFAULT_SYSTEM_PROMPT
 from .run_store import RunStore
@@ -87,10 +100,15 @@ class _Run:
     """The mutable bookkeeping of one run."""
 
     messages: list[Message]
+    controller: RunController
     usage: Usage = field(default_factory=Usage)
     turns: int = 0
     tool_calls: int = 0
     response: ModelResponse | None = None
+    stop: RunOutcome | None = None
+    """Set when the run must end after the current step (a limit held, a gate stopped it)."""
+    answered: set[str] = field(default_factory=set)
+    """Ids of the current reply's calls that have their result message."""
 
 
 class AgentHarness:
@@ -106,9 +124,14 @@ class AgentHarness:
         hooks: Hooks | None = None,
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         limits: RunBudgetLimits | None = None,
+        controller: RunController | None = None,
+        gate: PermissionGate | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> None:
+        """`controller` enforces the run budget and the acceptance check (restarted at every
+        run); without it, one is built from `limits` for each run (`limits` is ignored when a
+        controller is given). `gate` decides each tool call; without it every call runs."""
         self.provider = provider
         self.tools = dict(tools)
         self.ctx = ctx
@@ -116,6 +139,8 @@ class AgentHarness:
         self.hooks = hooks or Hooks()
         self.system_prompt = system_prompt
         self.limits = limits or RunBudgetLimits()
+        self.controller = controller
+        self.gate = gate
         self.max_tokens = max_tokens
         self.temperature = temperature
         self._specs = [tool.spec() for tool in self.tools.values()]
@@ -127,7 +152,9 @@ class AgentHarness:
         system prompt). Yields events; always ends with exactly one `RunEnded`, then re-raises
         a cancellation (see the module docstring)."""
         system = [SystemMessage(content=self.system_prompt)] if self.system_prompt else []
-        run = _Run(messages=[*system, *history])
+        controller = self.controller or _default_controller(self.limits, self.provider.model)
+        controller.start()
+        run = _Run(messages=[*system, *history], controller=controller)
         yield RunStarted(prompt=prompt, model=self.provider.model)
         cancelled: asyncio.CancelledError | None = None
         try:
@@ -136,17 +163,27 @@ class AgentHarness:
             self._append(run, UserMessage(content=[TextPart(text=prompt)]))
             while True:
                 try:
-                    self.limits.check_before_request(run.usage, run.turns)
+                    controller.check_before_request()
                 except BudgetExhausted as exc:
                     outcome = exc.outcome
                     break
+                controller.record_request()
                 run.turns += 1
                 async with aclosing(self._turn(run, run.turns)) as events:
                     async for event in events:
                         yield event
-                if run.response is None or not run.response.message.tool_calls:
-                    outcome = _completed(run.response)
+                if run.stop is not None:
+                    outcome = run.stop
                     break
+                if run.response is None or not run.response.message.tool_calls:
+                    note = await controller.on_final_answer(self.ctx)
+                    if note is not None:
+                        self._append(run, UserMessage(content=[TextPart(text=note)]))
+                        continue
+                    outcome = _completed(run.response, controller.completion_detail())
+                    break
+        except RunStopped as exc:
+            outcome = exc.outcome
         except asyncio.CancelledError as exc:
             cancelled = exc
             outcome = RunOutcome(status="cancelled", detail="interrupted by the user")
@@ -188,6 +225,7 @@ class AgentHarness:
             )
         run.response = response
         run.usage = run.usage + response.usage
+        run.controller.record_usage(response.usage)
         self._append(run, response.message)
         yield ModelResponded(
             message=response.message, usage=response.usage, stop_reason=response.stop_reason
@@ -195,41 +233,89 @@ class AgentHarness:
         await self._hook("on_after_model_call", response, turn)
         calls = response.message.tool_calls
         run.tool_calls += len(calls)
+        run.answered = set()
         for step in plan(calls, self.tools):
+            if run.stop is not None:
+                break
             if isinstance(step, Refused):
-                yield self._refuse(run, step)
+                yield self._refuse(run, step.call, step.reason)
             else:
                 async with aclosing(self._execute(run, step)) as events:
                     async for event in events:
                         yield event
+        if run.stop is not None:
+            for call in calls:
+                if call.id not in run.answered:
+                    yield self._refuse(run, call, not_run(call, run.stop))
         await self._hook("on_turn_end", turn, response.message)
         yield TurnEnded(turn=turn)
 
     # -- tool calls -------------------------------------------------------------------------
 
     async def _execute(self, run: _Run, batch: Batch) -> AsyncGenerator[HarnessEvent, None]:
-        """Run a batch: intents first, then the calls (concurrently if several), then each
-        result committed in call order as soon as it and all before it are done."""
+        """Run a batch: each call admitted (budget, then gate) in order; then the admitted
+        calls' intents, then the calls (concurrently if several), then each result committed
+        in call order as soon as it and all before it are done. Tools still running when the
+        wall-time budget runs out are cancelled."""
+        admitted: list[tuple[ToolCall, Tool]] = []
         for call, tool in batch.calls:
+            try:
+                run.controller.check_before_tool_call()
+            except BudgetExhausted as exc:
+                run.stop = exc.outcome
+                break
+            if self.gate is not None:
+                verdict = await self.gate.check(call, tool)
+                if not verdict.allowed:
+                    yield self._refuse(run, call, denied(call, verdict.note))
+                    if verdict.outcome is not None:
+                        run.stop = verdict.outcome
+                        break
+                    continue
+            run.controller.record_tool_call()
+            admitted.append((call, tool))
+        for call, tool in admitted:
             self.store.record_intent(call, tool.recovery)
             yield ToolStarted(call=call, description=describe(call, tool))
             await self._hook("on_before_tool", call)
-        if len(batch.calls) == 1:
-            call, tool = batch.calls[0]
+        if len(admitted) == 1 and run.controller.remaining_wall_seconds() is None:
+            # Awaited in this task, not a new one: the tool starts at once, so an interrupt
+            # that lands now reaches the tool itself rather than a task that never ran.
+            call, tool = admitted[0]
             result = await self._invoke(call, tool)
             yield self._commit(run, call, result)
             await self._hook("on_after_tool", call, result)
             return
-        tasks = [asyncio.ensure_future(self._invoke(call, tool)) for call, tool in batch.calls]
+        tasks = [asyncio.ensure_future(self._invoke(call, tool)) for call, tool in admitted]
         try:
-            for (call, _), task in zip(batch.calls, tasks, strict=True):
-                result = await task
-                yield self._commit(run, call, result)
-                await self._hook("on_after_tool", call, result)
+            for (call, _), task in zip(admitted, tasks, strict=True):
+                finished = await self._within_wall_time(run, task)
+                if finished is None:
+                    exhausted = run.controller.wall_time_exhausted()
+                    run.stop = exhausted.outcome
+                    finished = ToolResult(
+                        content=interrupted_by_wall_time(exhausted), is_error=True
+                    )
+                yield self._commit(run, call, finished)
+                await self._hook("on_after_tool", call, finished)
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    @staticmethod
+    async def _within_wall_time(run: _Run, task: asyncio.Future[ToolResult]) -> ToolResult | None:
+        """The task's result, or None (the task cancelled and settled) if the run's wall time
+        runs out first."""
+        remaining = run.controller.remaining_wall_seconds()
+        if remaining is None:
+            return await task
+        await asyncio.wait({task}, timeout=remaining)
+        if task.done():
+            return task.result()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return None
 
     async def _invoke(self, call: ToolCall, tool: Tool) -> ToolResult:
         try:
@@ -248,6 +334,7 @@ class AgentHarness:
         text = bound_output(result.content, self.ctx.max_output_bytes)
         self._append(run, _tool_result(call.id, text, is_error=result.is_error))
         self.store.record_commit(call.id)
+        run.answered.add(call.id)
         return ToolFinished(
             call_id=call.id,
             name=call.name,
@@ -255,12 +342,11 @@ class AgentHarness:
             is_error=result.is_error,
         )
 
-    def _refuse(self, run: _Run, refused: Refused) -> ToolFinished:
-        call = refused.call
-        self._append(run, _tool_result(call.id, refused.reason, is_error=True))
-        return ToolFinished(
-            call_id=call.id, name=call.name, result_display=refused.reason, is_error=True
-        )
+    def _refuse(self, run: _Run, call: ToolCall, reason: str) -> ToolFinished:
+        """Answer a call that does not run (refused, denied, or cut off by a stop)."""
+        self._append(run, _tool_result(call.id, reason, is_error=True))
+        run.answered.add(call.id)
+        return ToolFinished(call_id=call.id, name=call.name, result_display=reason, is_error=True)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -320,11 +406,17 @@ def _forwarded(event: ProviderEvent) -> HarnessEvent | None:
     return None
 
 
-def _completed(response: ModelResponse | None) -> RunOutcome:
+def _completed(response: ModelResponse | None, extra: str | None = None) -> RunOutcome:
     reason = response.stop_reason if response is not None else "end_turn"
     if reason in ("end_turn", "stop_sequence"):
-        return RunOutcome(status="completed", detail="the model answered")
-    return RunOutcome(status="completed", detail=f"the model stopped: {reason}")
+        detail = "the model answered"
+    else:
+        detail = f"the model stopped: {reason}"
+    return RunOutcome(status="completed", detail=f"{detail}; {extra}" if extra else detail)
+
+
+def _default_controller(limits: RunBudgetLimits, model: str) -> RunController:
+    return RunController.unlimited(limits, model=model)
 
 
 def _tool_result(call_id: str, text: str, *, is_error: bool) -> ToolResultMessage:

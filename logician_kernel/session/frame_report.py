@@ -61,7 +61,9 @@ def frame_diff(checkpoints: FileCheckpoints, spec: str) -> tuple[FrameView, list
             )
         )
     for skip in view.skipped:
-        out.append(FileDiff(skip.path, "not captured", None, None, None, note=SKIP_TEXT[skip.reason]))
+        out.append(
+            FileDiff(skip.path, "not captured", None, None, None, note=SKIP_TEXT[skip.reason])
+        )
     return view, out
 
 

@@ -200,7 +200,7 @@ class ApprovalResolved(_Entry):
     kind: Literal["approval_resolution"] = "approval_resolution"
     request_id: str
     """The request decided."""
-    choice: Literal["allow_once", "allow_session", "always_allow", "deny"]
+    choice: Literal["allow_once", "allow_session", "always_allow", "deny", "deny_and_stop"]
     """The decision."""
     via: str
     """Where it was made: widget, comm, stdin, headless."""

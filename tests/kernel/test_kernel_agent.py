@@ -39,6 +39,8 @@ def agent_env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, s
         LOGICIAN_MODEL__NAME="loop-model",
         LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
         OPENAI_API_KEY="test-key-not-secret",
+        # These tests are about the loop, not approvals (test_kernel_approvals.py is).
+        LOGICIAN_PERMISSIONS__MODE="full-auto",
     )
     return env
 

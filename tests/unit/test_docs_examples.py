@@ -18,7 +18,9 @@ BLOCKS = [
 
 
 @pytest.mark.parametrize(("doc", "index", "block"), BLOCKS, ids=[f"{d}#{i}" for d, i, _ in BLOCKS])
-def test_toml_example_is_valid_configuration(tmp_path: Path, doc: str, index: int, block: str) -> None:
+def test_toml_example_is_valid_configuration(
+    tmp_path: Path, doc: str, index: int, block: str
+) -> None:
     (tmp_path / "config.toml").write_text(block)
     cfg = load_effective_config(tmp_path, env={"LOGICIAN_CONFIG_DIR": str(tmp_path)})
     assert cfg.notices == (), f"{doc} example {index}: {cfg.notices}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from ipywidgets import Widget
 
 pytest.importorskip("ipywidgets")
 
@@ -16,6 +17,8 @@ from logician_kernel.jupyter.widgets.approval import MAX_PREVIEW_LINES, preview_
 def _dummy_comm():
     setup_test_comm()
     yield
+    # Close what the test made while the dummy comm is still there, not at interpreter exit.
+    Widget.close_all()
     teardown_test_comm()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import comm
 import pytest
+from ipywidgets import Widget
 
 pytest.importorskip("ipywidgets")
 
@@ -19,6 +20,8 @@ from logician_kernel.types.run import RunBudgetLimits, RunOutcome  # noqa: E402
 def _dummy_comm():
     setup_test_comm()
     yield
+    # Close what the test made while the dummy comm is still there, not at interpreter exit.
+    Widget.close_all()
     teardown_test_comm()
 
 

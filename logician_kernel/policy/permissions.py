@@ -1,0 +1,421 @@
+"""Permission decisions: may this tool call run without asking?
+
+`PermissionPolicy` turns the resolved `PermissionSettings` (mode + allow / ask / deny rules),
+the rules the user allowed for this session and the call's arguments into one
+`PermissionDecision` with a reason, the rule that decided and the configuration layer that
+contributed that rule. It decides only: asking the user belongs to the gate, writing the
+decision down to the audit log. No I/O beyond resolving paths (symlinks must be followed to
+know whether a path stays inside the workspace).
+
+Order, first match wins:
+
+1. a deny rule: deny;
+2. `read-only` mode and a tool that is not read-only: deny;
+3. an ask rule: ask;
+4. a path outside the workspace (`..`, absolute, a symlink that leads out): ask - whatever
+   the mode and the allow rules, so it is never a routine allow;
+5. an allow rule, or a rule allowed for this session: allow;
+6. the mode's default: `ask`: read-only tools allow, others ask; `read-only`: read-only
+   tools allow; `auto-edit`: read-only tools and `write`/`edit` inside the workspace allow,
+   commands ask; `full-auto`: allow.
+
+Every allow is routine (automatic, kept out of the transcript but audited); asks and denies
+are not.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict
+
+from ._rules import (
+    COMMAND_ARGUMENTS,
+    PATH_ARGUMENTS,
+    PATH_DEFAULTS,
+    Rule,
+    allowable_segments,
+    any_pattern,
+    command_matches,
+    command_segments,
+    parse_rule,
+    path_matches,
+)
+
+PermissionMode = Literal["ask", "read-only", "auto-edit", "full-auto"]
+"""The baseline a policy applies when no rule decides."""
+
+MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
+
+PermissionAction = Literal["allow", "ask", "deny"]
+
+DecisionBasis = Literal[
+    "deny_rule", "read_only_mode", "ask_rule", "outside_workspace", "allow_rule",
+    "session_rule", "mode",
+]  # fmt: skip
+"""Which step of the order decided."""
+
+RuleList = Literal["allow", "ask", "deny"]
+
+EDIT_TOOLS = frozenset({"write", "edit"})
+"""Tools `auto-edit` mode allows inside the workspace."""
+
+SESSION_LAYER = "session"
+"""The layer reported for rules allowed for this session only."""
+
+_TWO_WORD_COMMANDS = frozenset(
+    "git npm npx pnpm yarn uv pip pip3 poetry cargo go docker kubectl make conda mamba "
+    "python python3 node deno bun ruby gh jupyter dotnet mvn gradle brew apt apt-get".split()
+)
+
+
+class PermissionDecision(BaseModel):
+    """What the policy says about one tool call, and why."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    action: PermissionAction
+    """`allow`: run it; `ask`: the user decides; `deny`: refuse it."""
+    reason: str
+    """A sentence for the user and the model, e.g. `denied by rule bash(rm -rf*) (user config)`."""
+    rule: str | None = None
+    """The rule that decided, as written; None when the mode or the workspace boundary did."""
+    layer: str | None = None
+    """The configuration layer that contributed `rule` (`default`, `user`, `project`, `env`,
+    `session`), when known."""
+    routine: bool = False
+    """An automatic allow: audited, but kept out of the transcript and the cell output."""
+    basis: DecisionBasis = "mode"
+    """Which step of the decision order decided."""
+    mode: PermissionMode = "ask"
+    """The mode the decision was made under."""
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What a call's rules are matched against."""
+
+    command: str | None = None
+    paths: tuple[tuple[str | None, str], ...] = ()
+    """(workspace-relative POSIX path or None when outside, absolute POSIX path)."""
+    outside: tuple[str, ...] = ()
+    """Path arguments, as given, that resolve outside the workspace."""
+
+
+def _no_layer(list_name: str, rule: str) -> str | None:
+    del list_name, rule
+    return None
+
+
+class PermissionPolicy:
+    """Decides tool calls for one workspace under one `PermissionSettings` snapshot."""
+
+    def __init__(
+        self,
+        settings: Any,
+        *,
+        workspace: Path,
+        layer_of: Callable[[str, str], str | None] = _no_layer,
+    ) -> None:
+        """`settings` is a `config.PermissionSettings` (read by attribute: `mode`, `allow`,
+        `ask`, `deny`); `layer_of(list_name, rule)` names the configuration layer that
+        contributed `rule` to `permissions.<list_name>` (see `config_layer_of`)."""
+        self.settings = settings
+        self.workspace = Path(workspace).expanduser().resolve()
+        self._layer_of = layer_of
+        self._rules: dict[RuleList, tuple[Rule, ...]] = {
+            name: tuple(parse_rule(text) for text in getattr(settings, name, ()))
+            for name in ("allow", "ask", "deny")
+        }
+        self._session: list[Rule] = []
+        self.default_mode = self._checked_mode(getattr(settings, "mode", "ask"))
+
+    # -- session rules ----------------------------------------------------------------------
+
+    def allow_for_session(self, rule: str) -> None:
+        """Allow calls matching `rule` until this policy is dropped (the kernel keeps one per
+        session). Raises `ValueError` for a malformed rule."""
+        parsed = parse_rule(rule)
+        if all(existing.text != parsed.text for existing in self._session):
+            self._session.append(parsed)
+
+    @property
+    def session_rules(self) -> tuple[str, ...]:
+        return tuple(rule.text for rule in self._session)
+
+    # -- deciding ---------------------------------------------------------------------------
+
+    def decide(
+        self,
+        tool_name: str,
+        read_only: bool,
+        arguments: Mapping[str, Any],
+        *,
+        mode: str | None = None,
+    ) -> PermissionDecision:
+        """Decide one call (see the module docstring for the order). `mode` overrides the
+        configured mode for this decision (a cell's `--mode`)."""
+        active = self._checked_mode(mode) if mode is not None else self.default_mode
+        target = self._target(tool_name, arguments)
+
+        def decision(action: PermissionAction, reason: str, basis: DecisionBasis, **kw: Any):
+            return PermissionDecision(
+                action=action,
+                reason=reason,
+                basis=basis,
+                mode=active,
+                routine=action == "allow",
+                **kw,
+            )
+
+        hit = self._first("deny", tool_name, target)
+        if hit is not None:
+            rule, layer = hit
+            return decision(
+                "deny",
+                f"denied by rule `{rule}`{_from(layer)}",
+                "deny_rule",
+                rule=rule,
+                layer=layer,
+            )
+        if active == "read-only" and not read_only:
+            return decision(
+                "deny",
+                f"`{tool_name}` may change the workspace or run code, and the mode is read-only",
+                "read_only_mode",
+            )
+        hit = self._first("ask", tool_name, target)
+        if hit is not None:
+            rule, layer = hit
+            return decision(
+                "ask", f"rule `{rule}`{_from(layer)} asks first", "ask_rule", rule=rule, layer=layer
+            )
+        if target.outside:
+            where = ", ".join(f"`{p}`" for p in target.outside)
+            return decision(
+                "ask", f"{where} is outside the workspace {self.workspace}", "outside_workspace"
+            )
+        matched = self._allowing(tool_name, target)
+        if matched:
+            rules = ", ".join(dict.fromkeys(f"`{rule.text}`" for rule, _ in matched))
+            layers = [layer for _, layer in matched]
+            session = all(layer == SESSION_LAYER for layer in layers)
+            known = [layer for layer in dict.fromkeys(layers) if layer is not None]
+            layer = ", ".join(known) if known else None
+            reason = (
+                f"allowed for this session by {rules}"
+                if session
+                else f"allowed by rule {rules}{_from(layer)}"
+            )
+            return decision(
+                "allow",
+                reason,
+                "session_rule" if session else "allow_rule",
+                rule=", ".join(dict.fromkeys(rule.text for rule, _ in matched)),
+                layer=layer,
+            )
+        return self._mode_default(decision, active, tool_name, read_only)
+
+    def _mode_default(
+        self, decision: Callable[..., PermissionDecision], mode: str, tool: str, read_only: bool
+    ) -> PermissionDecision:
+        if read_only:
+            return decision("allow", f"`{tool}` is read-only", "mode")
+        if mode == "full-auto":
+            return decision("allow", "full-auto mode allows it", "mode")
+        if mode == "auto-edit" and tool in EDIT_TOOLS:
+            return decision("allow", "auto-edit mode allows workspace edits", "mode")
+        if tool in COMMAND_ARGUMENTS:
+            return decision("ask", f"no rule allows this `{tool}` command", "mode")
+        return decision("ask", f"`{tool}` may change the workspace; {mode} mode asks", "mode")
+
+    # -- "Always allow" -----------------------------------------------------------------------
+
+    def suggest_rule(self, tool_name: str, arguments: Mapping[str, Any]) -> str:
+        """The rule an "Always allow" answer would add for this call: for `bash` the command's
+        first word (two for tools with subcommands, `git status`) and ` *`; for `python` the
+        exact one-line code, or its first line and `*`; for a file tool the exact path at the
+        top level, else its directory and `/**`; otherwise the bare tool name. A path outside
+        the workspace gets its exact path, which never allows it without asking (see the
+        order), so "Always allow" cannot open the workspace boundary."""
+        argument = COMMAND_ARGUMENTS.get(tool_name)
+        if argument is not None:
+            value = arguments.get(argument)
+            if isinstance(value, str) and value.strip():
+                if tool_name == "bash":
+                    return f"bash({_command_stem(value)})"
+                lines = value.strip().splitlines()
+                if len(lines) == 1 and "*" not in lines[0]:
+                    return f"{tool_name}({lines[0]})"
+                return f"{tool_name}({lines[0].replace('*', '').rstrip()}*)"
+            return tool_name
+        if tool_name in PATH_ARGUMENTS:
+            target = self._target(tool_name, arguments)
+            if target.paths:
+                relative, absolute = target.paths[0]
+                if relative is None:
+                    return f"{tool_name}({absolute})"
+                if relative == ".":
+                    return f"{tool_name}(**)"
+                head = relative.rsplit("/", 1)
+                if len(head) == 1:
+                    return f"{tool_name}({relative})"
+                return f"{tool_name}({head[0]}/**)"
+        return tool_name
+
+    # -- matching ---------------------------------------------------------------------------
+
+    def _first(
+        self, list_name: RuleList, tool: str, target: _Target
+    ) -> tuple[str, str | None] | None:
+        for rule in self._rules[list_name]:
+            if self._matches(rule, tool, target, allow=False):
+                return rule.text, self._layer_of(list_name, rule.text)
+        return None
+
+    def _allowing(self, tool: str, target: _Target) -> list[tuple[Rule, str | None]]:
+        """The allow rules (configured first, then the session's) that together allow the
+        call, with their layers; empty when they do not. A command's segments may each be
+        allowed by a different rule."""
+        candidates = [
+            (rule, self._layer_of("allow", rule.text)) for rule in self._rules["allow"]
+        ] + [(rule, SESSION_LAYER) for rule in self._session]
+        candidates = [(rule, layer) for rule, layer in candidates if rule.names(tool)]
+        bare = next(((r, layer) for r, layer in candidates if r.pattern is None), None)
+        if bare is not None:
+            return [bare]
+        if tool != "bash":
+            for rule, layer in candidates:
+                if self._matches(rule, tool, target, allow=True):
+                    return [(rule, layer)]
+            return []
+        segments = allowable_segments(target.command) if target.command is not None else None
+        if not segments:
+            return []
+        used = []
+        for segment in segments:
+            hit = next(
+                (
+                    (r, layer)
+                    for r, layer in candidates
+                    if command_matches(r.pattern or "", segment)
+                ),
+                None,
+            )
+            if hit is None:
+                return []
+            used.append(hit)
+        return used
+
+    def _matches(self, rule: Rule, tool: str, target: _Target, *, allow: bool) -> bool:
+        if not rule.names(tool):
+            return False
+        pattern = rule.pattern
+        if pattern is None:
+            return True
+        if tool in COMMAND_ARGUMENTS:
+            command = target.command
+            if command is None:
+                return False
+            if tool != "bash":
+                return command_matches(pattern, command)
+            # Deny and ask rules (allow rules on commands are matched by `_allowing`).
+            return command_matches(pattern, command) or any(
+                command_matches(pattern, segment) for segment in command_segments(command)
+            )
+        if tool in PATH_ARGUMENTS:
+            if not target.paths:
+                return False
+            hits = [path_matches(pattern, rel, absolute) for rel, absolute in target.paths]
+            return all(hits) if allow else any(hits)
+        return any_pattern(pattern)
+
+    def _target(self, tool: str, arguments: Mapping[str, Any]) -> _Target:
+        if not isinstance(arguments, Mapping):
+            return _Target()
+        argument = COMMAND_ARGUMENTS.get(tool)
+        if argument is not None:
+            value = arguments.get(argument)
+            return _Target(command=value if isinstance(value, str) else None)
+        names = PATH_ARGUMENTS.get(tool)
+        if names is None:
+            return _Target()
+        paths: list[tuple[str | None, str]] = []
+        outside: list[str] = []
+        raw_paths = [arguments.get(name, PATH_DEFAULTS.get(tool)) for name in names]
+        for raw in raw_paths:
+            if not isinstance(raw, str) or not raw.strip() or "\0" in raw:
+                continue
+            relative, absolute = self._locate(raw)
+            paths.append((relative, absolute))
+            if relative is None:
+                outside.append(raw)
+        if tool == "glob":
+            pattern = arguments.get("pattern")
+            if isinstance(pattern, str) and (os.path.isabs(pattern) or ".." in Path(pattern).parts):
+                outside.append(pattern)
+        return _Target(paths=tuple(paths), outside=tuple(outside))
+
+    def _locate(self, raw: str) -> tuple[str | None, str]:
+        # No `~` expansion: the tools take `~/x` as a workspace-relative name, and so do we.
+        candidate = Path(raw)
+        if not candidate.is_absolute():
+            candidate = self.workspace / candidate
+        try:
+            resolved = candidate.resolve()
+        except (OSError, RuntimeError):  # a symlink loop: cannot tell, so treat as outside
+            return None, candidate.as_posix()
+        if resolved == self.workspace:
+            return ".", resolved.as_posix()
+        if resolved.is_relative_to(self.workspace):
+            return resolved.relative_to(self.workspace).as_posix(), resolved.as_posix()
+        return None, resolved.as_posix()
+
+    @staticmethod
+    def _checked_mode(mode: str) -> PermissionMode:
+        if mode not in MODES:
+            raise ValueError(f"unknown permission mode {mode!r}; the modes are {', '.join(MODES)}")
+        return mode  # type: ignore[return-value]
+
+
+def _from(layer: str | None) -> str:
+    return f" ({layer} config)" if layer and layer != SESSION_LAYER else ""
+
+
+def _command_stem(command: str) -> str:
+    first = command_segments(command)
+    words = (first[0] if first else command.strip()).split()
+    if not words:
+        return "*"
+    stem = words[:1]
+    if len(words) > 1 and words[0] in _TWO_WORD_COMMANDS and not words[1].startswith("-"):
+        stem = words[:2]
+    return " ".join(w.replace("*", "") for w in stem) + " *"
+
+
+def config_layer_of(config: Any) -> Callable[[str, str], str | None]:
+    """A `layer_of` for `PermissionPolicy` over an `EffectiveConfig`: the lowest applied
+    layer whose own data lists the rule (the merge keeps a union list's first occurrence, so
+    that is the layer it came from). Reads only the snapshot, never a file."""
+    applied: Iterable[str] = getattr(config, "applied_layers", ())
+    tables: list[tuple[str, Mapping[str, Any]]] = []
+    for name in applied:
+        data = config.layer(name).data
+        section = data.get("permissions") if isinstance(data, Mapping) else None
+        if isinstance(section, Mapping):
+            tables.append((name, section))
+
+    def layer_of(list_name: str, rule: str) -> str | None:
+        for name, section in tables:
+            rules = section.get(list_name)
+            if isinstance(rules, (list, tuple)) and any(
+                isinstance(r, str) and r.strip() == rule for r in rules
+            ):
+                return name
+        return None
+
+    return layer_of
