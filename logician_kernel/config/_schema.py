@@ -286,6 +286,12 @@ class UiSettings(_Section):
     status_widget: bool = True
     """Show the live status widget under `%%logician` cells."""
 
+    approvals: Literal["auto", "widget", "stdin"] = "auto"
+    """Where the agent asks for a decision: `widget` (a card in the cell), `stdin` (a prompt
+    answered in the frontend, for clients that cannot render widgets), or `auto`: the card
+    when the frontend has shown it renders widgets, else the prompt when the cell may read
+    stdin. The `logician` comm (the lab sidebar) can answer in every case."""
+
     coalesce_hz: int = Field(default=10, ge=1, le=120)
     """Maximum display updates per second while streaming; deltas in between are coalesced."""
 

@@ -15,17 +15,14 @@ from __future__ import annotations
 import asyncio
 import queue
 import re
-import threading
-import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.display import Markdown, display
+from IPython.display import display
 from IPython.utils.capture import capture_output
 
-from ..events.events import HarnessEvent
 from ..events.runtime_state import RuntimeState, fold
 from ..loop.agent_harness import AgentHarness
 from ..loop.todo import TodoCapability
@@ -34,6 +31,7 @@ from ..session.run_store import LedgerRunStore, resolve_dangling_calls
 from ..tools import ToolContext, ToolResult, default_tools
 from ..types import MESSAGE_ADAPTER
 from .agent_policy import ApprovalItem, RunOptions, build_controller, build_gate
+from .agent_run import AgentRun, RunView, tasks_of
 from .approvals import ApprovalBroker
 from .comm import LogicianComms
 from .widgets import ApprovalCard, ApprovalRequestView, StatusWidget
@@ -68,61 +66,7 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
     return _VARIABLE.sub(value, prompt).replace("{{", "{").replace("}}", "}")
 
 
-def _tasks(todo: Any) -> list[tuple[str, str]] | None:
-    ledger = todo.snapshot() if todo is not None else None
-    if ledger is None or not ledger.items:
-        return None
-    return [(item.title, item.status) for item in ledger.items]
-
-
-class _Run:
-    """One run in flight: the harness on a worker thread's own event loop, a queue back."""
-
-    def __init__(self, *, requests: queue.Queue[Any], view: RunView) -> None:
-        self.requests = requests
-        self.view = view
-        self.done = False
-        self.interrupted = False
-        self.outcome: Any = None
-        self.controller: Any = None
-        self.todo: Any = None
-        self.status: StatusWidget | None = None
-        self.seen = -1
-        self._loop = asyncio.new_event_loop()
-        self._task: asyncio.Task[None] | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self, events: Any) -> None:
-        async def drive() -> None:
-            async for event in events:
-                self.requests.put(event)
-
-        self._task = self._loop.create_task(drive())
-        self._thread = threading.Thread(target=self._work, name="logician-agent", daemon=True)
-        self._thread.start()
-
-    def _work(self) -> None:
-        try:
-            self._loop.run_until_complete(self._task)  # type: ignore[arg-type]
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
-            self.requests.put(exc)
-        finally:
-            # Finish the streams' async generators here, not in a garbage collector later.
-            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
-            self._loop.close()
-
-    def cancel(self) -> None:
-        """A kernel interrupt: cancel the run's task; the run still ends with `run_ended`."""
-        self.interrupted = True
-        if self._task is not None:
-            try:
-                self._loop.call_soon_threadsafe(self._task.cancel)
-            except RuntimeError:  # the run had just ended and its loop closed
-                pass
-
-    def join(self) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+_STDIN_CHOICES = {"o": "allow_once", "s": "allow_session", "a": "always_allow", "d": "deny"}
 
 
 class AgentCell:
@@ -197,7 +141,7 @@ class AgentCell:
                 run.cancel()  # ipykernel cancels an awaited cell on SIGINT
         self._finish(run)
 
-    def _start(self, prompt: str, options: RunOptions) -> _Run:
+    def _start(self, prompt: str, options: RunOptions) -> AgentRun:
         runtime = self.runtime
         checkpoints = runtime.checkpoints
         ledger = runtime.session.ledger
@@ -251,7 +195,7 @@ class AgentCell:
             max_tokens=settings.model.max_response_tokens,
             temperature=settings.model.temperature,
         )
-        run = _Run(requests=requests, view=RunView(hz=max(1, settings.ui.coalesce_hz)))
+        run = AgentRun(requests=requests, view=RunView(hz=max(1, settings.ui.coalesce_hz)))
         run.controller, run.todo = controller, todo
         if settings.ui.status_widget:
             run.status = StatusWidget(controller.budget.limits)
@@ -259,7 +203,7 @@ class AgentCell:
         run.start(harness.run(prompt, history))
         return run
 
-    def _handle(self, run: _Run, item: Any) -> None:
+    def _handle(self, run: AgentRun, item: Any) -> None:
         if isinstance(item, ApprovalItem):
             run.view.flush(force=True)
             self._show_card(item)
@@ -282,9 +226,9 @@ class AgentCell:
             ):
                 run.seen = run.view.renders  # status follows the coalesced rhythm of the text
                 budget = run.controller.budget
-                run.status.update(self.state, cost_usd=budget.cost_usd, tasks=_tasks(run.todo))
+                run.status.update(self.state, cost_usd=budget.cost_usd, tasks=tasks_of(run.todo))
 
-    def _finish(self, run: _Run) -> None:
+    def _finish(self, run: AgentRun) -> None:
         run.join()
         run.view.flush(force=True)
         if run.interrupted:
@@ -305,6 +249,9 @@ class AgentCell:
             raise UsageError(f"%%logician: the run failed: {run.outcome.detail}")
 
     def _show_card(self, item: ApprovalItem) -> None:
+        if self._approval_channel() == "stdin":
+            self._ask_on_stdin(item)
+            return
         payload = item.pending.payload
         request_id = item.pending.id
         view = ApprovalRequestView(
@@ -323,6 +270,39 @@ class AgentCell:
         card = ApprovalCard(view, on_decide=decide)
         self._cards[request_id] = card
         display(card)
+
+    def _approval_channel(self) -> str:
+        """`widget` or `stdin`, by `ui.approvals`; `auto` looks for a widget-rendering frontend
+        (ipywidgets' frontends open a `jupyter.widget.control` comm when they connect)."""
+        setting = self.runtime.config.settings.ui.approvals
+        if setting != "auto":
+            return setting
+        if self.comms.listening:
+            return "widget"  # a sidebar can answer; a stdin prompt would block it
+        manager = getattr(self.shell.kernel, "comm_manager", None)
+        comms = getattr(manager, "comms", {}) if manager is not None else {}
+        renders = any(getattr(c, "target_name", "") == "jupyter.widget.control"
+                      for c in comms.values())  # fmt: skip
+        return "stdin" if not renders and self.runtime.frontend_can_answer else "widget"
+
+    def _ask_on_stdin(self, item: ApprovalItem) -> None:
+        """The fallback where widgets cannot render: an `input_request` in the frontend."""
+        payload = item.pending.payload
+        print(f"Approve {payload['tool']}: {payload['description']}  ({payload['reason']})")
+        if payload["preview"] and payload["preview_kind"] != "text":
+            print("\n".join(payload["preview"].splitlines()[:40]))
+        rule = payload["suggested_rule"]
+        options = "[o]nce, [s]ession, " + (f"[a]lways ({rule}), " if rule else "") + "[d]eny"
+        while True:
+            try:
+                answer = input(f"{options}; a note may follow the letter: ").strip()
+            except EOFError:
+                answer = "d no answer on stdin"
+            choice = _STDIN_CHOICES.get(answer[:1].lower())
+            if choice is not None and (choice != "always_allow" or rule):
+                break
+            print(f"Please answer with one of: {options}")
+        self.broker.resolve(item.pending.id, choice, answer[1:].strip(), via="stdin")
 
     def _resolved_elsewhere(self, event: str, payload: dict[str, Any]) -> None:
         """A decision from the sidebar or a comm client shows on the card too."""
@@ -351,70 +331,3 @@ class AgentCell:
             is_error=error is not None,
             display=f"python: {first}" + (" (error)" if error is not None else ""),
         )
-
-
-def _show_markdown(text: str, handle: Any) -> Any:
-    """Show (first call, handle None) or update the cell's Markdown output; returns the handle."""
-    if handle is None:
-        return display(Markdown(text), display_id=True)
-    handle.update(Markdown(text))
-    return handle
-
-
-class RunView:
-    """The cell's view of a run: Markdown for the answer, one line per tool, an outcome line.
-
-    Text deltas only append to a string; the Markdown output is re-rendered at most `hz` times
-    a second, so the cost per token is flat however long the answer or the conversation.
-    """
-
-    def __init__(self, *, hz: int, show: Any = _show_markdown) -> None:
-        self.interval = 1.0 / hz
-        self.text = ""
-        self._display: Any = None
-        self._show = show
-        self.dirty = False
-        self.last = 0.0
-        self.renders = 0
-
-    def wait(self) -> float:
-        return self.interval if self.dirty else 0.25
-
-    def flush(self, force: bool = False) -> None:
-        if not self.dirty or (not force and time.monotonic() - self.last < self.interval):
-            return
-        self._display = self._show(self.text, self._display)
-        self.renders += 1
-        self.dirty = False
-        self.last = time.monotonic()
-
-    def _end_text(self) -> None:
-        self.flush(force=True)
-        self.text, self._display = "", None
-
-    def handle(self, event: HarnessEvent) -> None:
-        kind = event.kind
-        if kind == "text_delta":
-            self.text += event.text
-            self.dirty = True
-            self.flush()
-        elif kind == "tool_started":
-            self._end_text()
-            print(f"▸ {event.description}", flush=True)
-        elif kind == "tool_finished":
-            mark = "✗" if event.is_error else "✓"
-            print(f"  {mark} {event.result_display}", flush=True)
-        elif kind == "retry_scheduled":
-            self.flush(force=True)
-            print(f"  … retry {event.attempt}/{event.max_retries} in {event.delay:.1f} s: "
-                  f"{event.reason}", flush=True)  # fmt: skip
-        elif kind == "run_ended":
-            self._end_text()
-            outcome = event.outcome
-            line = f"── {outcome.status}"
-            if outcome.detail:
-                line += f": {outcome.detail}"
-            usage = getattr(event, "usage", None)
-            if usage is not None:
-                line += f" · {usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
-            print(line, flush=True)

@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import ipywidgets
 from ipykernel.ipkernel import IPythonKernel
 from ipykernel.zmqshell import ZMQInteractiveShell
 from traitlets import Type
@@ -81,6 +82,9 @@ class LogicianKernel(IPythonKernel):
         self._magics = LogicianMagics(shell=self.shell, runtime=self.logician)
         self.shell.register_magics(self._magics)
         self._magics.comms.register(self.comm_manager)
+        # Our modules import ipywidgets before any shell exists, when its import-time hook
+        # cannot register the widget comm targets; register them now that the kernel is up.
+        ipywidgets.register_comm_target()
         self.shell.input_transformers_cleanup.append(protect_prompt_lines)
 
     async def do_execute(  # type: ignore[override]

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from logician_kernel.events.runtime_state import RuntimeState, fold
-from logician_kernel.jupyter.agent import RunView
+from logician_kernel.jupyter.agent_run import RunView
 from logician_kernel.loop.agent_harness import AgentHarness
 from logician_kernel.tools import ToolContext, default_tools
 from logician_kernel.types import (

@@ -239,7 +239,12 @@ def test_clicking_the_card_in_the_cell_decides_and_the_card_shows_it(
     )
     k = Kernel(workspace, {**env, "LOGICIAN_UI__STATUS_WIDGET": "false"})
     try:
-        msg_id = k.send("%logician write clicked.txt")  # allow_stdin: a frontend is there
+        # A widget-rendering frontend (JupyterLab's widget manager) opens this when it connects.
+        control = {"comm_id": "wm", "target_name": "jupyter.widget.control", "data": {}}
+        k.kc.shell_channel.send(
+            k.kc.session.msg("comm_open", control, metadata={"version": "1.0.0"})
+        )
+        msg_id = k.send("%logician write clicked.txt")
         buttons: dict[str, str] = {}
         deadline = time.monotonic() + 30
         while "Allow for this session" not in buttons and time.monotonic() < deadline:
@@ -258,5 +263,27 @@ def test_clicking_the_card_in_the_cell_decides_and_the_card_shows_it(
         assert r.status == "ok", r.text
         assert (workspace / "clicked.txt").read_text() == "c\n"
         assert audit_lines(workspace)[-1]["resolution"] == "user:allow_session"
+    finally:
+        k.shutdown()
+
+
+def test_without_widgets_the_question_comes_on_stdin(
+    workspace: Path, env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(tool_reply("b1", "bash", {"command": "touch risky.txt"}), text_reply("Fine."))
+    k = Kernel(workspace, env)
+    try:
+        msg_id = k.send("%logician do the risky thing")  # allow_stdin, no widget manager
+        request = k.kc.get_stdin_msg(timeout=30)
+        assert request["msg_type"] == "input_request"
+        assert "[d]eny" in request["content"]["prompt"]
+        k.kc.input("d too risky today")
+        r = k.collect(msg_id, timeout=30)
+        assert r.status == "ok", r.text
+        assert "Approve bash: touch risky.txt" in r.stdout
+        assert not (workspace / "risky.txt").exists()
+        told = json.dumps([m for m in messages_sent(server) if m["role"] == "tool"])
+        assert "too risky today" in told
+        assert audit_lines(workspace)[-1]["resolution"] == "user:deny"
     finally:
         k.shutdown()
