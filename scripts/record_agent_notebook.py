@@ -1,13 +1,14 @@
-"""Re-record `notebooks/recordings/02-agent.jsonl`, the session `02-agent.ipynb` replays.
+"""Re-record the sessions the agent notebooks replay (`notebooks/recordings/<name>.jsonl`).
 
 The notebook is run headless with its setup cell swapped for a real OpenAI-compatible
 provider in record mode, pointed at a scripted model server on loopback (the same server the
 tests use). Run it after changing anything that reaches the model's requests (the system
 prompt, tool specs, the notebook's prompt):
 
-    .venv/bin/python scripts/record_agent_notebook.py
+    .venv/bin/python scripts/record_agent_notebook.py [02-agent | 03-approvals-and-budgets]
 
-Then run the notebook once more (`logician run notebooks/02-agent.ipynb`) or its nbval test.
+Then run the notebook once more (`logician run notebooks/NAME.ipynb -o ...`) to refresh its
+stored outputs, and its nbval test.
 """
 
 from __future__ import annotations
@@ -49,20 +50,47 @@ ANSWER = [
 ]
 
 
-def replies() -> list[Reply]:
-    args = json.dumps({"code": CODE})
+def _tool(call_id: str, name: str, arguments: dict) -> Reply:
+    args = json.dumps(arguments)
     fragments = [args[i : i + 40] for i in range(0, len(args), 40)]
-    tool = openai_chunks(tool=("call_rolling", "python", fragments), finish="tool_calls")
-    text = openai_chunks(text=ANSWER)
-    return [
-        Reply(pieces=[sse(*tool, done=True)]),
-        Reply(pieces=[sse(*text, done=True)]),
-    ]
+    return Reply(pieces=[sse(*openai_chunks(tool=(call_id, name, fragments), finish="tool_calls"),
+                             done=True)])  # fmt: skip
+
+
+def _text(*pieces: str) -> Reply:
+    return Reply(pieces=[sse(*openai_chunks(text=list(pieces)), done=True)])
+
+
+REPLIES = {
+    "02-agent": lambda: [_tool("call_rolling", "python", {"code": CODE}), _text(*ANSWER)],
+    "03-approvals-and-budgets": lambda: [
+        _tool("call_wc1", "bash", {"command": "wc -l data.csv"}),
+        _text(
+            "I was not allowed to run `wc -l data.csv` here (nobody could approve it), ",
+            "so I cannot count the lines. Allow `bash(wc *)` and ask again.",
+        ),
+        _tool("call_wc2", "bash", {"command": "wc -l data.csv"}),
+        _text("`data.csv` has **3 lines**: a header and two days of data."),
+        _tool("call_read1", "read", {"path": "data.csv"}),
+        _tool("call_read2", "read", {"path": "notes.md"}),
+        _text("Done."),
+        _tool(
+            "call_report",
+            "write",
+            {"path": "report.txt", "content": "2 days of sales, 22 units in all.\n"},
+        ),
+        _text("The report is in `report.txt`: 2 days, 22 units."),
+    ],
+}
 
 
 def main() -> int:
-    source = REPO / "notebooks" / "02-agent.ipynb"
-    target = REPO / "notebooks" / "recordings" / "02-agent.jsonl"
+    name = sys.argv[1] if len(sys.argv) > 1 else "02-agent"
+    if name not in REPLIES:
+        print(f"record: unknown notebook {name!r}; known: {', '.join(REPLIES)}", file=sys.stderr)
+        return 2
+    source = REPO / "notebooks" / f"{name}.ipynb"
+    target = REPO / "notebooks" / "recordings" / f"{name}.jsonl"
     with (
         tempfile.TemporaryDirectory() as tmp,
         tempfile.TemporaryDirectory() as out,
@@ -78,12 +106,16 @@ def main() -> int:
                     "%logician config set model.provider openai\n"
                     f"%logician config set model.base_url {server.url}/v1\n"
                     "%logician config set model.record_file $recording\n"
-                    "%logician config set permissions.mode full-auto\n"
-                    "%logician clear"
+                    + "\n".join(
+                        line
+                        for line in cell.source.splitlines()
+                        if "model." not in line and not line.startswith("recording")
+                    )
+                    + "\n"
                 )
         copy = work / source.name
         nbformat.write(nb, copy)
-        server.script(*replies())
+        server.script(*REPLIES[name]())
         os.environ["OPENAI_API_KEY"] = "recording-needs-no-real-key"
         summary = run_notebook(copy, output=work / "out.ipynb")
         for cell in nbformat.read(work / "out.ipynb", as_version=4).cells:

@@ -146,14 +146,18 @@ def test_a_widget_frontend_can_open_the_control_comm(kernel: Kernel) -> None:
     """JupyterLab's widget manager opens `jupyter.widget.control` to restore widget views."""
     kernel.run("import ipywidgets as w\nslider = w.IntSlider(value=5)")
     opened = {"comm_id": "ctl", "target_name": "jupyter.widget.control", "data": {}}
-    kernel.kc.shell_channel.send(kernel.kc.session.msg("comm_open", opened, metadata={"version": "1.0.0"}))
+    kernel.kc.shell_channel.send(
+        kernel.kc.session.msg("comm_open", opened, metadata={"version": "1.0.0"})
+    )
     ask = {"comm_id": "ctl", "data": {"method": "request_states"}}
     kernel.kc.shell_channel.send(kernel.kc.session.msg("comm_msg", ask))
     for _ in range(100):
         m = kernel.kc.get_iopub_msg(timeout=10)
         if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == "ctl":
             assert m["content"]["data"]["method"] == "update_states"
-            assert any(s["model_name"] == "IntSliderModel" for s in m["content"]["data"]["states"].values())
+            assert any(
+                s["model_name"] == "IntSliderModel" for s in m["content"]["data"]["states"].values()
+            )
             return
     raise AssertionError("the widget control comm never answered")
 
