@@ -179,11 +179,13 @@ class LogicianRuntime:
         ledger.append(ProjectionItem, reason="clear", messages=[], durable=True)
         return dropped
 
-    def rewind(self, spec: str, *, force: bool = False) -> ProjectionItem:
+    def rewind(
+        self, spec: str, *, force: bool = False, files: bool = True, conversation: bool = True
+    ) -> ProjectionItem:
         checkpoints = self.checkpoints
         frame_id = checkpoints.resolve_target(spec)
         try:
-            return checkpoints.rewind(frame_id, force=force)
+            return checkpoints.rewind(frame_id, force=force, files=files, conversation=conversation)
         except JournalError as exc:
             raise RewindError(f"rewind: the ledger could not be written ({exc})") from exc
 

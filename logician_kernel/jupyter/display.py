@@ -123,9 +123,15 @@ def rewind_result(item: ProjectionItem) -> Rendered:
     tally = _counts(
         p.action for p in item.paths if p.action in ("restored", "deleted", "recreated")
     )
-    lines = [
-        f"Rewound frame(s) {_span(item.frames)}: {tally if tally != '-' else 'no files to restore'}"
-    ]
+    if "--conversation-only" in item.note:
+        lines = [f"Rewound the conversation ({len(item.messages)} message(s) remain); "
+                 "files and frames untouched."]  # fmt: skip
+    else:
+        lines = [
+            f"Rewound frame(s) {_span(item.frames)}: "
+            f"{tally if tally != '-' else 'no files to restore'}"
+            + (" (conversation kept)" if "--files-only" in item.note else "")
+        ]
     for p in item.paths:
         detail = f" ({p.detail})" if p.detail else ""
         lines.append(f"  {p.action:<9} {p.path}{detail}")

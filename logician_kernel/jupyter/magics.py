@@ -175,6 +175,9 @@ class LogicianMagics(Magics):
         parser.add_argument("--cell", type=int, metavar="N")
         parser.add_argument("--force", action="store_true")
         parser.add_argument("--dry-run", action="store_true")
+        only = parser.add_mutually_exclusive_group()
+        only.add_argument("--files-only", action="store_true")
+        only.add_argument("--conversation-only", action="store_true")
         opts = parser.parse_args(args)
         given = [opts.last, opts.cell is not None, opts.target is not None]
         if sum(given) != 1:
@@ -186,7 +189,9 @@ class LogicianMagics(Magics):
         if opts.dry_run:
             frame_id = checkpoints.resolve_target(spec)
             return render.rewind_plan(checkpoints.plan_rewind(frame_id, force=opts.force))
-        return render.rewind_result(self.runtime.rewind(spec, force=opts.force))
+        item = self.runtime.rewind(spec, force=opts.force, files=not opts.conversation_only,
+                                   conversation=not opts.files_only)  # fmt: skip
+        return render.rewind_result(item)
 
     def handle_config(self, args: list[str]) -> render.Rendered:
         runtime = self.runtime

@@ -325,27 +325,43 @@ class FileCheckpoints:
         return project(self.ledger.entries)
 
     def rewind(
-        self, frame_id: int, *, force: bool = False, on_path: Callable[[str], None] | None = None
+        self,
+        frame_id: int,
+        *,
+        force: bool = False,
+        files: bool = True,
+        conversation: bool = True,
+        on_path: Callable[[str], None] | None = None,
     ) -> ProjectionItem:
-        """Pop frames `frame_id..latest`, restoring their paths per file; record it durably."""
-        if self.snapshotter is None:
+        """Rewind to just before `frame_id`: its files (popping frames `frame_id..latest`,
+        restoring per file), its conversation (the messages as they were when the frame
+        opened), or both; recorded durably as one `rewind` projection item."""
+        if not (files or conversation):
+            raise RewindError("rewind: nothing to do (neither files nor conversation)")
+        if files and self.snapshotter is None:
             raise RewindError(
                 f"rewind: file capture is unavailable ({self.capture_disabled_reason}); "
-                "nothing can be restored"
+                "nothing can be restored (`--conversation-only` still works)"
             )
-        plan = self.plan_rewind(frame_id, force=force)
-        results = plan.conflicts + plan.skipped
-        for path, target in plan.restore:
-            results.append(restore_path(self.snapshotter, path, target))
-            if on_path is not None:
-                on_path(path)
-        self.snapshotter.invalidate()
+        frames: list[int] = []
+        results: list[RestoredPath] = []
+        if files:
+            assert self.snapshotter is not None
+            plan = self.plan_rewind(frame_id, force=force)
+            frames, results = plan.frames, plan.conflicts + plan.skipped
+            for path, target in plan.restore:
+                results.append(restore_path(self.snapshotter, path, target))
+                if on_path is not None:
+                    on_path(path)
+            self.snapshotter.invalidate()
+        notes = ["--force" if force else "", "" if conversation else "--files-only",
+                 "" if files else "--conversation-only"]  # fmt: skip
         return self.ledger.append(
             ProjectionItem,
             reason="rewind",
-            messages=self._messages_before(frame_id),
-            frames=plan.frames,
+            messages=self._messages_before(frame_id) if conversation else self.ledger.messages(),
+            frames=frames,
             paths=sorted(results, key=lambda r: r.path),
-            note="--force" if force else "",
+            note=" ".join(n for n in notes if n),
             durable=True,
         )

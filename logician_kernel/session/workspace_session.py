@@ -25,7 +25,7 @@ from .file_checkpoints import FileCheckpoints
 from .git_snapshot import GitSnapshotter, SnapshotError
 from .journal import JournalError
 from .run_store import resolve_dangling_calls
-from .thread_ledger import Recovery, SessionStart, ThreadLedger
+from .thread_ledger import ProjectionItem, Recovery, SessionStart, ThreadLedger
 
 STATE_DIR = ".logician"
 
@@ -139,6 +139,10 @@ class WorkspaceSession:
                            if isinstance(e, Recovery) and e.what == "incomplete-frame"
                            and e.seq > start.seq)  # fmt: skip
         notices.extend(resolve_dangling_calls(ledger))
+        if stable and ledger.messages():
+            # A restart rebuilt the conversation from the ledger: say so in it (`restore`).
+            ledger.append(ProjectionItem, reason="restore", messages=ledger.messages(),
+                          note=f"kernel session {kernel_session or 'new'}")  # fmt: skip
         checkpoints.start_warmup()
         return cls(workspace, thread_id, stable, ledger, checkpoints, notices, lock)
 

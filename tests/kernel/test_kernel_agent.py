@@ -211,3 +211,28 @@ def test_interrupting_a_running_tool_answers_the_call_without_quarantine(
         assert "quarantined" not in k.run("print(1)").stderr
     finally:
         k.shutdown()
+
+
+def test_rewind_can_take_files_or_conversation_alone_and_restart_records_restore(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(
+        tool_reply("w1", "write", {"path": "a.txt", "content": "A"}), text_reply("Wrote a."),
+        text_reply("Second."), text_reply("Third."),
+    )  # fmt: skip
+    k = Kernel(workspace, agent_env)
+    try:
+        k.run("%logician write a")
+        k.run("%logician second")
+        r = k.run("%logician rewind --last --conversation-only")
+        assert "files and frames untouched" in r.text and (workspace / "a.txt").exists()
+        k.run("%logician third")
+        sent = json.dumps(messages_sent(server))
+        assert "second" not in sent and "write a" in sent
+        r = k.run("%logician rewind --cell 1 --files-only")
+        assert "conversation kept" in r.text and not (workspace / "a.txt").exists()
+        k.restart()
+        ledger = (workspace / ".logician/threads/test-thread.jsonl").read_text()
+        assert '"reason":"restore"' in ledger
+    finally:
+        k.shutdown()
