@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty
@@ -82,8 +84,15 @@ class Kernel:
 
     def __init__(self, cwd: Path, env: dict[str, str]) -> None:
         self.cwd, self.env = cwd, env
-        self.km = KernelManager(kernel_name="logician", kernel_spec_manager=LogicianSpecManager())
+        self._ipc = tempfile.mkdtemp(prefix="lk-")
+        self.km = self._manager()
         self._start()
+
+    def _manager(self) -> KernelManager:
+        # IPC sockets, not TCP ports: a restart reuses its endpoints, and a port another
+        # process grabbed meanwhile would leave the restarted kernel unable to bind.
+        return KernelManager(kernel_name="logician", kernel_spec_manager=LogicianSpecManager(),
+                             transport="ipc", ip=os.path.join(self._ipc, "k"))  # fmt: skip
 
     def _start(self) -> None:
         self.km.start_kernel(cwd=str(self.cwd), env=self.env)
@@ -146,9 +155,10 @@ class Kernel:
         self.km.cleanup_resources()
 
     def start_again(self) -> None:
-        self.km = KernelManager(kernel_name="logician", kernel_spec_manager=LogicianSpecManager())
+        self.km = self._manager()
         self._start()
 
     def shutdown(self) -> None:
         self.kc.stop_channels()
         self.km.shutdown_kernel(now=True)
+        shutil.rmtree(self._ipc, ignore_errors=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -41,25 +42,37 @@ class TailRecovery:
     """What was wrong with the first cut record."""
 
 
+_CRC_TAIL = re.compile(rb'(.*),"' + CHECKSUM_FIELD.encode() + rb'":"([0-9a-f]{8})"\}', re.S)
+
+
 def encode_record(record: dict[str, Any]) -> bytes:
-    """Canonical JSON line with a CRC-32 over the record without its checksum."""
-    body = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    crc = f"{zlib.crc32(body.encode()):08x}"
-    return (body[:-1] + f',"{CHECKSUM_FIELD}":"{crc}"}}\n').encode()
+    """One JSON line ending in a CRC-32 of the record's bytes without it.
+
+    ASCII-only JSON: any text, lone surrogates included (tool output decoded with
+    `surrogateescape` has them), round-trips exactly, and the file is valid UTF-8.
+    """
+    body = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    return body[:-1] + b',"%s":"%08x"}\n' % (CHECKSUM_FIELD.encode(), zlib.crc32(body))
 
 
 def decode_record(line: bytes) -> dict[str, Any]:
-    """Parse and verify one line (without its newline); ValueError says what is wrong."""
+    """Verify and parse one line (without its newline); ValueError says what is wrong.
+
+    The checksum covers the line's own bytes, so verification never depends on how a JSON
+    library would re-serialise the record.
+    """
+    match = _CRC_TAIL.fullmatch(line)
+    if match is None:
+        raise ValueError("no checksum")
+    body = match.group(1) + b"}"
+    if zlib.crc32(body) != int(match.group(2), 16):
+        raise ValueError("checksum mismatch")
     try:
-        record = json.loads(line)
+        record = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"not valid JSON ({exc})") from None
-    if not isinstance(record, dict) or CHECKSUM_FIELD not in record:
-        raise ValueError("no checksum")
-    crc = record.pop(CHECKSUM_FIELD)
-    body = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    if f"{zlib.crc32(body.encode()):08x}" != crc:
-        raise ValueError("checksum mismatch")
+    if not isinstance(record, dict):
+        raise ValueError("not a JSON object")
     return record
 
 
@@ -70,6 +83,7 @@ class Journal:
         self.path = Path(path)
         self.records: list[dict[str, Any]] = []
         self.recovery: TailRecovery | None = None
+        self._failed: str | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._load()
@@ -123,8 +137,17 @@ class Journal:
             reason=reason,
         )
 
-    def append(self, record: dict[str, Any], *, durable: bool = False) -> None:
-        """Write one record (one `write` call, so a crash tears at most this record)."""
+    def append(self, record: dict[str, Any], *, durable: bool = False) -> dict[str, Any]:
+        """Write one record (one `write` call, so a crash tears at most this record).
+
+        Returns the record as it now reads back from the file, so what callers keep in memory
+        is exactly what a replay will see (tuples become lists, `inf` stays `inf`).
+        """
+        if self._failed is not None:
+            raise JournalError(
+                f"ledger {self.path} refuses appends after a failed write ({self._failed}); "
+                "restart the kernel: reopening cuts the torn record and keeps every whole one"
+            )
         line = encode_record(record)
         try:
             self._fh.write(line)
@@ -132,10 +155,13 @@ class Journal:
             if durable:
                 os.fsync(self._fh.fileno())
         except OSError as exc:
-            raise JournalError(
-                f"cannot append to ledger {self.path}: {exc.strerror or exc}"
-            ) from exc
-        self.records.append(record)
+            # Whatever part of the line reached the file is a torn record: appending after
+            # it would put whole records behind damage that the next open cuts away.
+            self._failed = exc.strerror or str(exc)
+            raise JournalError(f"cannot append to ledger {self.path}: {self._failed}") from exc
+        stored = decode_record(line[:-1])
+        self.records.append(stored)
+        return stored
 
     def sync(self) -> None:
         os.fsync(self._fh.fileno())

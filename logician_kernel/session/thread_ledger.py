@@ -11,6 +11,7 @@ Must never: mutate an entry, persist streaming deltas, or store a secret.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -291,7 +292,10 @@ def read_entries(path: Path) -> list[Entry]:
     entries: list[Entry] = []
     for line in Path(path).read_bytes().split(b"\n"):
         try:
-            entries.append(ENTRY_ADAPTER.validate_python(decode_record(line)))
+            record = decode_record(line)
+            if record.get("seq") != len(entries) + 1:  # the same rule as opening the journal
+                break
+            entries.append(ENTRY_ADAPTER.validate_python(record))
         except ValueError:
             break
     return entries
@@ -340,12 +344,14 @@ class ThreadLedger:
             time=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
             **fields,
         )
-        self._journal.append(entry.model_dump(mode="json"), durable=durable)
-        self.entries.append(entry)  # type: ignore[arg-type]
+        stored = self._journal.append(entry.model_dump(mode="json"), durable=durable)
+        entry = ENTRY_ADAPTER.validate_python(stored)  # what a replay will read, exactly
+        self.entries.append(entry)
         return entry
 
     def messages(self) -> list[dict[str, Any]]:
-        return project(self.entries)
+        """The current conversation; a copy, so no caller can change the ledger through it."""
+        return copy.deepcopy(project(self.entries))
 
     def close(self) -> None:
         self._journal.close()

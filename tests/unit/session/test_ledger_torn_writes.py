@@ -136,3 +136,49 @@ def test_replay_from_disk_equals_the_live_projection(tmp_path_factory, ops) -> N
     assert project(on_disk) == live
     assert project(on_disk) == project(read_entries(directory / "t.jsonl"))  # deterministic
     assert len(on_disk) == len(ops)  # nothing removed or rewritten
+
+
+def test_any_text_round_trips_including_lone_surrogates(tmp_path: Path) -> None:
+    """Tool output decoded with surrogateescape carries lone surrogates; nothing may be lost."""
+    texts = [
+        "plain",
+        "é ü 中文 🙂",
+        "\ud800 lone",
+        "bad byte \udcff",
+        'quote " and \\ and ,"crc":"00000000"}',
+    ]
+    ledger = ThreadLedger(tmp_path, "t")
+    for text in texts:
+        ledger.append(MessageEntry, frame=None, message={"role": "tool", "content": text})
+    ledger.close()
+    again = ThreadLedger(tmp_path, "t")
+    assert [e.message["content"] for e in again.entries] == texts
+    assert again.recovered_tail is None
+    again.close()
+    (tmp_path / "t.jsonl").read_bytes().decode("utf-8")  # the file stays valid UTF-8
+
+
+def test_after_a_failed_write_the_ledger_refuses_appends_instead_of_hiding_records(
+    tmp_path: Path,
+) -> None:
+    import errno
+
+    ledger = ThreadLedger(tmp_path, "t")
+    ledger.append(MessageEntry, frame=None, message={"role": "user", "content": "kept"})
+    real_write = ledger._journal._fh.write
+
+    def disk_full(data: bytes) -> int:
+        real_write(data[: len(data) // 2])  # half a record reaches the file
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    ledger._journal._fh.write = disk_full  # type: ignore[method-assign]
+    with pytest.raises(JournalError, match="No space left"):
+        ledger.append(MessageEntry, frame=None, message={"role": "user", "content": "lost"})
+    ledger._journal._fh.write = real_write  # type: ignore[method-assign]
+    with pytest.raises(JournalError, match="refuses appends after a failed write"):
+        ledger.append(MessageEntry, frame=None, message={"role": "user", "content": "later"})
+    ledger.close()
+    reopened = ThreadLedger(tmp_path, "t")
+    assert reopened.entries[0].message["content"] == "kept"
+    assert isinstance(reopened.entries[-1], Recovery)
+    reopened.close()
