@@ -11,6 +11,7 @@ import argparse
 import re
 import shlex
 from collections.abc import Callable
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -22,6 +23,7 @@ from ..policy import MODES, AuditLog, format_audit
 from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
+from . import conversation
 from . import display as render
 from .agent import AgentCell
 from .agent_policy import RunOptions
@@ -29,7 +31,21 @@ from .approvals import ApprovalBroker
 from .comm import LogicianComms
 
 MANAGEMENT_COMMANDS = frozenset(
-    {"", "help", "frames", "diff", "rewind", "config", "trust", "clear", "status", "audit"}
+    {
+        "",
+        "help",
+        "frames",
+        "diff",
+        "rewind",
+        "config",
+        "trust",
+        "clear",
+        "status",
+        "audit",
+        "branches",
+        "branch",
+        "compact",
+    }
 )
 """Subcommands that manage the session; a cell made only of these is not a frame."""
 
@@ -91,6 +107,9 @@ class LogicianMagics(Magics):
             "clear": self.handle_clear,
             "status": self.handle_status,
             "audit": self.handle_audit,
+            "branches": self.handle_branches,
+            "branch": self.handle_branch,
+            "compact": self.handle_compact,
         }
         self.broker = ApprovalBroker()
         self.comms = LogicianComms(self.broker, self._comm_status)
@@ -274,3 +293,21 @@ class LogicianMagics(Magics):
             "input_tokens": state.input_tokens,
             "output_tokens": state.output_tokens,
         }
+
+    def _ledger(self) -> Any:
+        ledger = self.runtime.session.ledger
+        if ledger is None:
+            raise UsageError("%logician: the thread ledger is unavailable for this session")
+        return ledger
+
+    def handle_branches(self, args: list[str]) -> render.Rendered:
+        return conversation.branches(self._ledger())
+
+    def handle_branch(self, args: list[str]) -> render.Rendered:
+        provider = self.agent.provider() if args[:1] == ["merge"] else None
+        return conversation.branch(self._ledger(), provider, args)
+
+    def handle_compact(self, args: list[str]) -> render.Rendered:
+        keep = self.runtime.config.settings.compaction.keep_recent_turns
+        return conversation.compact_now(self._ledger(), self.agent.provider(),
+                                        keep_recent_turns=keep, focus=" ".join(args) or None)  # fmt: skip

@@ -236,3 +236,56 @@ def test_rewind_can_take_files_or_conversation_alone_and_restart_records_restore
         assert '"reason":"restore"' in ledger
     finally:
         k.shutdown()
+
+
+def test_branches_from_rewinds_merge_and_discard_and_compaction_on_demand(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(
+        text_reply("One."), text_reply("Two."),
+        text_reply("The branch tried plan B and found it slow."),  # the branch summary
+        text_reply("Three."),
+        text_reply("Earlier: the user counted to three."),  # the compaction summary
+        text_reply("Four."),
+        Reply.error(500, {"error": {"message": "down"}}),  # a compaction that fails...
+        Reply.error(500, {"error": {"message": "down"}}),
+        Reply.error(500, {"error": {"message": "down"}}),
+    )  # fmt: skip
+    env = {**agent_env, "LOGICIAN_MODEL__MAX_RETRIES": "0"}
+    k = Kernel(workspace, env)
+    try:
+        k.run("%logician count one")
+        k.run("%logician count two, plan B")
+        k.run("%logician rewind --last --conversation-only")
+        listing = k.run("%logician branches").text
+        branch_id = listing.splitlines()[1].split()[0]
+        assert "open" in listing and branch_id.startswith("b")
+        r = k.run(f"%logician branch merge {branch_id}")
+        assert r.status == "ok", r.text
+        assert "plan B and found it slow" in r.text
+        assert "merged" in k.run("%logician branches").text
+        assert k.run(f"%logician branch discard {branch_id}").status == "error"
+        k.run("%logician count three")
+        assert "[Summary of discarded branch" in json.dumps(messages_sent(server))
+        k.run("%logician config set compaction.keep_recent_turns 1")
+        r = k.run("%logician compact what we counted")
+        assert r.status == "ok", r.text
+        k.run("%logician count four")
+        sent = messages_sent(server)
+        assert "[Summary of the earlier conversation]" in json.dumps(sent)
+        assert "count one" not in json.dumps(sent)
+        before = (
+            (workspace / ".logician/threads/test-thread.jsonl")
+            .read_text()
+            .count('"reason":"compaction"')
+        )
+        r = k.run("%logician compact")
+        assert r.status == "error" and "unchanged" in r.text
+        after = (
+            (workspace / ".logician/threads/test-thread.jsonl")
+            .read_text()
+            .count('"reason":"compaction"')
+        )
+        assert after == before
+    finally:
+        k.shutdown()
