@@ -4,8 +4,10 @@ Every message is a JSON object `{"v": 1, "type": ...}`. Frontend -> kernel:
   - `approvals.list`                                  -> `approvals` (the pending requests)
   - `approval.decide` {request_id, choice, note?}     -> `approval.decided` {ok, request_id}
   - `status`                                          -> `status` {thread, frames, ...}
+  - `frames.list` {offset?, limit? (<= 500)}           -> `frames` {rows (newest first), total}
 Kernel -> frontend (unasked): `approval.requested` {request...}, `approval.resolved`
-{request_id, choice, via}. Anything unknown or malformed is answered with
+{request_id, choice, via}, `frames.rewound` {frames, at, by} after every rewind (so a frontend
+can grey out the cells of rewound frames). Anything unknown or malformed is answered with
 `error` {error}, never an exception: a bad message must not crash the kernel.
 
 Message handlers dispatch through a table, as ipykernel's `shell_handlers` do. They may run on
@@ -29,15 +31,22 @@ TARGET = "logician"
 class LogicianComms:
     """The open `logician` comms of one kernel and their handlers."""
 
-    def __init__(self, broker: ApprovalBroker, status: Callable[[], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        broker: ApprovalBroker,
+        status: Callable[[], dict[str, Any]],
+        frames: Callable[[int, int], tuple[list[dict[str, Any]], int]] | None = None,
+    ) -> None:
         self.broker = broker
         self.status = status
+        self.frames = frames
         self._comms: dict[str, BaseComm] = {}
         self._lock = threading.Lock()
         self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "approvals.list": self.handle_approvals_list,
             "approval.decide": self.handle_approval_decide,
             "status": self.handle_status,
+            "frames.list": self.handle_frames_list,
         }
         broker.listen(self._broadcast)
 
@@ -94,11 +103,27 @@ class LogicianComms:
     def handle_status(self, data: dict[str, Any]) -> dict[str, Any]:
         return {"type": "status", **self.status()}
 
-    def _broadcast(self, event: str, payload: dict[str, Any]) -> None:
+    def handle_frames_list(self, data: dict[str, Any]) -> dict[str, Any]:
+        offset, limit = data.get("offset", 0), data.get("limit", 100)
+        if (
+            not isinstance(offset, int)
+            or not isinstance(limit, int)
+            or offset < 0
+            or not 0 < limit <= 500
+        ):
+            raise ValueError("offset must be an integer >= 0 and limit an integer in 1..500")
+        rows, total = self.frames(offset, limit) if self.frames else ([], 0)
+        return {"type": "frames", "rows": rows, "total": total, "offset": offset}
+
+    def notify(self, kind: str, payload: dict[str, Any]) -> None:
+        """Tell every open `logician` comm something happened (`kind` is the message type)."""
         with self._lock:
             comms = list(self._comms.values())
         for comm in comms:
-            comm.send({"v": SCHEMA_VERSION, "type": f"approval.{event}", **payload})
+            comm.send({"v": SCHEMA_VERSION, "type": kind, **payload})
+
+    def _broadcast(self, event: str, payload: dict[str, Any]) -> None:
+        self.notify(f"approval.{event}", payload)
 
 
 def _error(text: str) -> dict[str, Any]:

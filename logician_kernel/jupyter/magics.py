@@ -112,7 +112,7 @@ class LogicianMagics(Magics):
             "compact": self.handle_compact,
         }
         self.broker = ApprovalBroker()
-        self.comms = LogicianComms(self.broker, self._comm_status)
+        self.comms = LogicianComms(self.broker, self._comm_status, self._comm_frames)
         self.agent = AgentCell(shell, runtime, self.broker, self.comms)
 
     @line_cell_magic
@@ -210,6 +210,9 @@ class LogicianMagics(Magics):
             return render.rewind_plan(checkpoints.plan_rewind(frame_id, force=opts.force))
         item = self.runtime.rewind(spec, force=opts.force, files=not opts.conversation_only,
                                    conversation=not opts.files_only)  # fmt: skip
+        self.comms.notify(
+            "frames.rewound", {"frames": item.frames, "at": item.time, "by": item.seq}
+        )
         return render.rewind_result(item)
 
     def handle_config(self, args: list[str]) -> render.Rendered:
@@ -311,3 +314,27 @@ class LogicianMagics(Magics):
         keep = self.runtime.config.settings.compaction.keep_recent_turns
         return conversation.compact_now(self._ledger(), self.agent.provider(),
                                         keep_recent_turns=keep, focus=" ".join(args) or None)  # fmt: skip
+
+    def _comm_frames(self, offset: int, limit: int) -> tuple[list[dict], int]:  # type: ignore[type-arg]
+        """A page of frames, newest first: bounded work however long the thread is."""
+        if self.runtime.session.checkpoints is None:
+            return [], 0
+        frames = self.runtime.session.checkpoints.frames()
+        ids = sorted(frames, reverse=True)
+        page = [frames[i] for i in ids[offset : offset + limit]]
+        rows = [
+            {
+                "frame": f.frame,
+                "execution_count": f.execution_count,
+                "cell_id": f.cell_id,
+                "code": f.code,
+                "time": f.opened_at,
+                "outcome": f.outcome,
+                "status": f.status,
+                "rewound_at": f.rewound_at,
+                "files": len(f.changes),
+                "skipped": len(f.skipped),
+            }
+            for f in page
+        ]
+        return rows, len(ids)

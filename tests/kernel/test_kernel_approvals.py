@@ -287,3 +287,25 @@ def test_without_widgets_the_question_comes_on_stdin(
         assert audit_lines(workspace)[-1]["resolution"] == "user:deny"
     finally:
         k.shutdown()
+
+
+def test_the_comm_lists_frames_and_announces_rewinds(workspace: Path, env: dict[str, str]) -> None:
+    k = Kernel(workspace, env)
+    try:
+        sidebar = Sidebar(k)
+        sidebar.wait_for("hello")
+        k.run("open('f.txt', 'w').write('x')", cell_id="cell-a")
+        sidebar.send({"type": "frames.list", "limit": 10})
+        page = sidebar.wait_for("frames")
+        assert page["total"] == 1 and page["rows"][0]["cell_id"] == "cell-a"
+        r = k.run("%logician rewind --last")  # the announcement is part of that cell's output
+        (note,) = [m["content"]["data"] for m in r.messages if m["msg_type"] == "comm_msg"
+                   and m["content"]["data"].get("type") == "frames.rewound"]  # fmt: skip
+        assert note["frames"] == [1]
+        for bad in ({"type": "frames.list", "limit": 10_000}, {"type": "nope"}, {"v": 2}):
+            sidebar.send(bad) if "v" not in bad else sidebar._send(
+                "comm_msg", {"comm_id": sidebar.comm_id, "data": bad})  # fmt: skip
+            assert sidebar.wait_for("error")["error"]
+        assert "alive" in k.run("print('alive')").stdout  # bad messages never hurt the kernel
+    finally:
+        k.shutdown()
