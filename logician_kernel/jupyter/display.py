@@ -60,18 +60,14 @@ def frames_table(frames: Sequence[FrameView], *, thread: str) -> Rendered:
         return Rendered(msg, f"<p>{html.escape(msg)}</p>")
     rows = []
     for f in frames:
-        files = _counts(c.action for c in f.changes)
-        if f.skipped:
-            files += f" (+{len(f.skipped)} not captured)"
-        if f.capture_error:
-            files = "capture failed"
+        files = file_counts(f)
         outcome = f.outcome or "running"
         if f.status == "rewound":
             outcome += " (rewound)"
         rows.append([
             str(f.frame),
             f"In [{f.execution_count}]" if f.execution_count is not None else "-",
-            _local_time(f.opened_at),
+            local_time(f.opened_at),
             outcome,
             files,
             f.code[:60],
@@ -152,7 +148,15 @@ def _span(frames: Sequence[int]) -> str:
     return ", ".join(map(str, frames))
 
 
-def _local_time(iso: str) -> str:
+def file_counts(frame: FrameView) -> str:
+    """ "2 created, 1 modified (+1 not captured)" - or "capture failed"."""
+    if frame.capture_error:
+        return "capture failed"
+    text = _counts(c.action for c in frame.changes)
+    return text + (f" (+{len(frame.skipped)} not captured)" if frame.skipped else "")
+
+
+def local_time(iso: str) -> str:
     """Ledger times are UTC; people read their own clock."""
     try:
         return datetime.fromisoformat(iso).astimezone().strftime("%H:%M:%S")

@@ -129,6 +129,7 @@ class LogicianKernel(IPythonKernel):
             reply = await run
         finally:
             runtime.close_frame(_outcome(reply), sys.stderr)
+            self._magics.refresh_controls()
         return reply
 
     async def run_agent_cell(self, options: str, prompt: str) -> None:

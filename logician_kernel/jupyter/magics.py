@@ -29,6 +29,7 @@ from .agent import AgentCell
 from .agent_policy import RunOptions
 from .approvals import ApprovalBroker
 from .comm import LogicianComms
+from .widgets import FrameRow, RewindControl, RewindPreview
 
 MANAGEMENT_COMMANDS = frozenset(
     {
@@ -114,6 +115,7 @@ class LogicianMagics(Magics):
         self.broker = ApprovalBroker()
         self.comms = LogicianComms(self.broker, self._comm_status, self._comm_frames)
         self.agent = AgentCell(shell, runtime, self.broker, self.comms)
+        self._controls: list[RewindControl] = []
 
     @line_cell_magic
     def logician(self, line: str, cell: str | None = None) -> None:
@@ -130,7 +132,7 @@ class LogicianMagics(Magics):
         except ValueError as exc:
             raise UsageError(f"%logician: cannot parse the arguments ({exc})") from None
         sub, args = (argv[0], argv[1:]) if argv else ("", [])
-        handler = self._handlers.get(sub)
+        handler = self._handlers.get(sub) if sub else self.handle_control
         if handler is None:
             known = ", ".join(sorted(k for k in self._handlers if k))
             raise UsageError(f"%logician: unknown command {sub!r}; known commands: {known}")
@@ -338,3 +340,72 @@ class LogicianMagics(Magics):
             for f in page
         ]
         return rows, len(ids)
+
+    # -- the rewind control -----------------------------------------------------------------
+
+    def handle_control(self, args: list[str]) -> None:
+        """`%logician` alone: the rewind control, bound to this thread's ledger."""
+        control = RewindControl(_LedgerRewindSource(self))
+        self._controls.append(control)
+        display(control)
+        return None
+
+    def refresh_controls(self) -> None:
+        """After every cell and every rewind: the controls show the ledger as it is now."""
+        for control in list(self._controls):
+            try:
+                control.refresh()
+            except Exception:  # noqa: BLE001 - a closed widget must not break a cell
+                self._controls.remove(control)
+
+    def _announce(self, item: Any) -> None:
+        self.comms.notify(
+            "frames.rewound", {"frames": item.frames, "at": item.time, "by": item.seq}
+        )
+        self.refresh_controls()
+
+
+class _LedgerRewindSource:
+    """What the rewind control reads and does, over the session's frames and ledger."""
+
+    def __init__(self, magics: LogicianMagics) -> None:
+        self.magics = magics
+        self.runtime = magics.runtime
+
+    def rows(self) -> list[FrameRow]:
+        if self.runtime.session.checkpoints is None:
+            return []
+        return [
+            FrameRow(
+                frame=f.frame,
+                cell=f"In [{f.execution_count}]" if f.execution_count is not None else "-",
+                time=render.local_time(f.opened_at),
+                label=f.code[:80],
+                outcome=f.outcome or "running",
+                files=render.file_counts(f),
+                tokens="-",
+            )
+            for f in self.runtime.checkpoints.active_frames()
+        ]
+
+    def preview(self, frame: int) -> RewindPreview:
+        try:
+            plan = self.runtime.checkpoints.plan_rewind(frame)
+        except (RewindError, ValueError) as exc:
+            return RewindPreview(files=[], conflicts=[], messages_dropped=0, error=str(exc))
+        files = [f"{'delete' if t.kind == 'absent' else 'restore'} {p}" for p, t in plan.restore]
+        files += [f"not restorable: {s.path} ({s.detail})" for s in plan.skipped]
+        conflicts = [f"{c.path}: {c.detail}" for c in plan.conflicts]
+        return RewindPreview(
+            files=files, conflicts=conflicts, messages_dropped=plan.messages_dropped
+        )
+
+    def rewind(self, frame: int, mode: str) -> str:
+        try:
+            item = self.runtime.rewind(str(frame), files=mode != "conversation",
+                                       conversation=mode != "files")  # fmt: skip
+        except RewindError as exc:
+            raise ValueError(str(exc)) from None
+        self.magics.comms.notify("frames.rewound", {"frames": item.frames, "at": item.time,
+                                                    "by": item.seq})  # fmt: skip
+        return render.rewind_result(item).text.splitlines()[0]

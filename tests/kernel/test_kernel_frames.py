@@ -268,3 +268,27 @@ def test_user_git_is_untouched_by_many_frames_and_rewinds(kernel: Kernel, worksp
     kernel.run("%logician rewind 1")
     time.sleep(0.05)
     assert user_git_state(workspace) == before
+
+
+def test_the_rewind_control_previews_rewinds_and_follows_the_ledger(
+    kernel: Kernel, workspace: Path
+) -> None:
+    r = kernel.run("%logician")
+    views = [m for m in r.messages if m["msg_type"] == "display_data"]
+    assert any("application/vnd.jupyter.widget-view+json" in m["content"]["data"] for m in views)
+    kernel.run("open('data.csv', 'w').write('changed by frame 1')")
+    kernel.run("open('new.txt', 'w').write('frame 2')")
+    # The control refreshed after each cell: drive it as its buttons would.
+    r = kernel.run(
+        "ctl = get_ipython().kernel._magics._controls[-1]\n"
+        "print([label for label, _ in ctl.frames.options])\n"
+        "ctl.frames.value = 1\n"
+        "print(ctl.preview.value)\n"
+        "ctl.rewind('files')\n"
+        "print('RESULT', ctl.status)"
+    )
+    assert "restore data.csv" in r.stdout and "delete new.txt" in r.stdout
+    # The driving cell is itself an open frame: the rewind pops the two closed ones.
+    assert "RESULT Rewound frame(s) 1, 2: 1 deleted, 1 restored (conversation kept)" in r.stdout
+    assert (workspace / "data.csv").read_text() == "a,b\n1,2\n"
+    assert not (workspace / "new.txt").exists()

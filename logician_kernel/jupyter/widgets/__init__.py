@@ -8,6 +8,14 @@ show.
 from __future__ import annotations
 
 from .approval import CHOICES, ApprovalCard, ApprovalRequestView, Choice, PreviewKind
+from .rewind import (
+    REWIND_MODES,
+    FrameRow,
+    RewindControl,
+    RewindMode,
+    RewindPreview,
+    RewindSource,
+)
 from .status import StatusWidget
 
 __all__ = [
@@ -17,4 +25,10 @@ __all__ = [
     "Choice",
     "PreviewKind",
     "StatusWidget",
+    "REWIND_MODES",
+    "FrameRow",
+    "RewindControl",
+    "RewindMode",
+    "RewindPreview",
+    "RewindSource",
 ]

@@ -1,0 +1,243 @@
+"""The rewind control: pick a checkpoint frame, see what rewinding to it would do, rewind.
+
+A thin view over a `RewindSource`: stock `ipywidgets` controls composed in a `VBox`. The frame
+list is bounded to the `MAX_FRAMES_SHOWN` newest frames (newest first), so `refresh()` stays
+cheap with thousands of frames: it rebuilds only the list's options, keeping the selection when
+the frame still exists. The kernel calls `refresh()` after every cell and after rewinds made by
+magics. Every string from the source is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, get_args
+
+import ipywidgets as w
+from traitlets import Int, Unicode
+
+RewindMode = Literal["both", "files", "conversation"]
+"""What a rewind restores: files and conversation, files only, or the conversation only."""
+
+REWIND_MODES: tuple[RewindMode, ...] = get_args(RewindMode)
+"""Every mode, in the order the control's buttons show them."""
+
+MAX_FRAMES_SHOWN = 200
+"""Frames listed, newest first; older frames are counted, not listed."""
+
+MAX_PREVIEW_ITEMS = 40
+"""File and conflict lines shown in the preview; the rest are counted."""
+
+MAX_LABEL_CHARS = 80
+"""Characters shown of a frame's label in the list; longer labels end in "…"."""
+
+_ERROR = "#cf222e"
+_OK = "#1a7f37"
+
+
+@dataclass(frozen=True, slots=True)
+class FrameRow:
+    """One checkpoint frame as the list shows it (a projection, not the frame itself)."""
+
+    frame: int
+    """The frame's number; higher is newer."""
+    cell: str
+    """The cell it belongs to, e.g. `In [3]`."""
+    time: str
+    """When it was taken, already formatted."""
+    label: str
+    """The prompt, or the first line of the cell's code."""
+    outcome: str
+    """How the cell or turn ended, e.g. `completed`."""
+    files: str
+    """File changes in the frame, e.g. `2 created, 1 modified`."""
+    tokens: str
+    """Tokens the frame used, already formatted."""
+
+
+@dataclass(frozen=True, slots=True)
+class RewindPreview:
+    """What rewinding to one frame would do."""
+
+    files: list[str] = field(default_factory=list)
+    """One line per file action, e.g. `restore data.csv`."""
+    conflicts: list[str] = field(default_factory=list)
+    """Files changed outside the agent since the frame, which a rewind would overwrite."""
+    messages_dropped: int = 0
+    """Conversation messages a conversation rewind would drop."""
+    error: str = ""
+    """Why the frame cannot be previewed (or rewound); empty when it can."""
+
+
+class RewindSource(Protocol):
+    """Where the control reads frames from and sends rewinds to (the kernel's checkpoints)."""
+
+    def rows(self) -> list[FrameRow]:
+        """Every frame, in any order."""
+        ...
+
+    def preview(self, frame: int) -> RewindPreview:
+        """What rewinding to `frame` would do."""
+        ...
+
+    def rewind(self, frame: int, mode: RewindMode) -> str:
+        """Rewind to `frame`; a one-line result. Raises ValueError (with a message) on failure."""
+        ...
+
+
+def row_text(row: FrameRow) -> str:
+    """One frame as one plain line of the list."""
+    label = " ".join(row.label.split())
+    if len(label) > MAX_LABEL_CHARS:
+        label = label[:MAX_LABEL_CHARS] + "…"
+    parts = [f"#{row.frame}", row.cell, row.time, label, row.outcome, row.files, row.tokens]
+    return " · ".join(p for p in parts if p)
+
+
+def dropped_text(count: int) -> str:
+    """E.g. "1 conversation message dropped", "3 conversation messages dropped"."""
+    noun = "message" if count == 1 else "messages"
+    return f"{count} conversation {noun} dropped"
+
+
+def preview_html(preview: RewindPreview) -> str:
+    """`preview` as escaped, bounded HTML: files to restore, conflicts in red, messages dropped."""
+    if preview.error:
+        return f'<div style="color: {_ERROR};">{html.escape(preview.error)}</div>'
+    parts: list[str] = []
+    if preview.files:
+        parts.append("<b>Files to restore</b>" + _list_html(preview.files, ""))
+    else:
+        parts.append("<i>No files to restore</i>")
+    if preview.conflicts:
+        style = f"color: {_ERROR}; font-weight: bold;"
+        parts.append(
+            f'<b style="color: {_ERROR};">Conflicts (changed since; will be overwritten)</b>'
+            + _list_html(preview.conflicts, style, cls="lk-rewind-conflict")
+        )
+    parts.append(f"<div>{dropped_text(preview.messages_dropped)}</div>")
+    return f'<div class="lk-rewind-preview">{"".join(parts)}</div>'
+
+
+def _list_html(items: list[str], style: str, cls: str = "") -> str:
+    shown = items[:MAX_PREVIEW_ITEMS]
+    attrs = (f' class="{cls}"' if cls else "") + (f' style="{style}"' if style else "")
+    body = "".join(f"<li{attrs}>{html.escape(item)}</li>" for item in shown)
+    more = len(items) - len(shown)
+    tail = f'<li style="opacity: 0.7; font-style: italic;">… {more} more</li>' if more else ""
+    return f'<ul style="margin: 2px 0;">{body}{tail}</ul>'
+
+
+class RewindControl(w.VBox):
+    """A bounded, newest-first frame list, a preview of the selected frame, and three rewinds.
+
+    Built once; `refresh()` re-reads the source's rows and rebuilds only the list's options.
+    """
+
+    selected_frame = Int(
+        None, allow_none=True, help="The frame selected in the list; None when none is."
+    )
+    status = Unicode("", help="The last rewind's result message, or its error message.")
+    status_kind = Unicode("", help="How `status` reads: 'ok', 'error', or '' before any rewind.")
+
+    def __init__(self, source: RewindSource):
+        self.source = source
+        self._refreshing = False
+        self.title = w.HTML("<b>Rewind</b>")
+        self.frames = w.Select(options=[], rows=10, layout=w.Layout(width="100%"))
+        self.more = w.HTML("")
+        self.preview = w.HTML("<i>Select a frame to preview the rewind.</i>")
+        self.buttons: dict[RewindMode, w.Button] = {
+            "both": w.Button(
+                description="Rewind files and conversation",
+                button_style="warning",
+                tooltip="Restore the files and drop the conversation after this frame",
+                layout=w.Layout(width="auto"),
+            ),
+            "files": w.Button(
+                description="Files only",
+                tooltip="Restore the files; keep the conversation",
+                layout=w.Layout(width="auto"),
+            ),
+            "conversation": w.Button(
+                description="Conversation only",
+                tooltip="Drop the conversation after this frame; keep the files",
+                layout=w.Layout(width="auto"),
+            ),
+        }
+        for mode, button in self.buttons.items():
+            button.on_click(self._clicked(mode))
+        self.result = w.HTML("")
+        super().__init__(
+            [
+                self.title,
+                self.frames,
+                self.more,
+                self.preview,
+                w.HBox(list(self.buttons.values())),
+                self.result,
+            ],
+            layout=w.Layout(border="1px solid var(--jp-border-color1, #ccc)", padding="6px"),
+        )
+        self.add_class("lk-rewind-control")
+        self.frames.observe(self._selection_changed, names="value")
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the rows; keep the selection if its frame is still listed, else clear it."""
+        rows = self.source.rows()
+        rows = sorted(rows, key=lambda r: r.frame, reverse=True)
+        shown = rows[:MAX_FRAMES_SHOWN]
+        keep = self.selected_frame
+        self._refreshing = True
+        try:
+            self.frames.options = [(row_text(r), r.frame) for r in shown]
+            listed = any(r.frame == keep for r in shown)
+            self.frames.value = keep if listed else None
+        finally:
+            self._refreshing = False
+        hidden = len(rows) - len(shown)
+        self.more.value = (
+            f'<small style="opacity: 0.7;">… {hidden} older frames not listed</small>'
+            if hidden
+            else ""
+        )
+        self._show_selection(self.frames.value)
+
+    def _selection_changed(self, change: dict) -> None:
+        if not self._refreshing:
+            self._show_selection(change["new"])
+
+    def _show_selection(self, frame: int | None) -> None:
+        self.selected_frame = frame
+        for button in self.buttons.values():
+            button.disabled = frame is None
+        if frame is None:
+            self.preview.value = "<i>Select a frame to preview the rewind.</i>"
+            return
+        try:
+            preview = self.source.preview(frame)
+        except ValueError as exc:
+            preview = RewindPreview(error=str(exc))
+        self.preview.value = preview_html(preview)
+
+    def _clicked(self, mode: RewindMode):
+        def clicked(_button: w.Button) -> None:
+            self.rewind(mode)
+
+        return clicked
+
+    def rewind(self, mode: RewindMode) -> None:
+        """What a button does: rewind the selected frame in `mode`, show the result, refresh."""
+        frame = self.selected_frame
+        if frame is None:
+            return
+        try:
+            message, kind = self.source.rewind(frame, mode), "ok"
+        except ValueError as exc:
+            message, kind = str(exc) or "rewind failed", "error"
+        self.status, self.status_kind = message, kind
+        colour = _OK if kind == "ok" else _ERROR
+        prefix = "" if kind == "ok" else "Rewind failed: "
+        self.result.value = f'<span style="color: {colour};">{prefix}{html.escape(message)}</span>'
+        self.refresh()
