@@ -132,6 +132,31 @@ class TurnEnded(_Event):
     """Which turn ended."""
 
 
+class CompactionStarted(_Event):
+    """The harness began compacting the conversation before a model request."""
+
+    kind: Literal["compaction_started"] = "compaction_started"
+    """Discriminator."""
+    reason: str
+    """Why, for a human (e.g. the estimate against the threshold)."""
+
+
+class CompactionFinished(_Event):
+    """The compaction is over: the conversation was replaced, or kept as it was."""
+
+    kind: Literal["compaction_finished"] = "compaction_finished"
+    """Discriminator."""
+    result: Literal["summary", "run_checkpoint", "failed"]
+    """What happened: a summary replaced older turns, the conversation was reset to a run
+    checkpoint, or the compaction failed and the conversation was kept unchanged."""
+    before: int
+    """Estimated tokens of the conversation before."""
+    after: int
+    """Estimated tokens after (equal to `before` when it failed)."""
+    detail: str = ""
+    """Why it failed, when it did."""
+
+
 class RunEnded(_Event):
     """The run is over. Always the last event of a run, exactly once."""
 
@@ -158,6 +183,8 @@ HarnessEvent = Annotated[
     | ToolStarted
     | ToolFinished
     | TurnEnded
+    | CompactionStarted
+    | CompactionFinished
     | RunEnded,
     Field(discriminator="kind"),
 ]

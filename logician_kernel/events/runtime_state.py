@@ -15,6 +15,8 @@ from typing import Any, Literal
 from logician_kernel.types.run import RunOutcome
 
 from .events import (
+    CompactionFinished,
+    CompactionStarted,
     HarnessEvent,
     ModelCallStarted,
     ModelResponded,
@@ -130,6 +132,14 @@ def _tool_finished(state: RuntimeState, event: ToolFinished) -> RuntimeState:
     )
 
 
+def _compaction_started(state: RuntimeState, event: CompactionStarted) -> RuntimeState:
+    return replace(state, phase="compaction", streaming=False)
+
+
+def _compaction_finished(state: RuntimeState, event: CompactionFinished) -> RuntimeState:
+    return replace(state, phase="turn")
+
+
 def _run_ended(state: RuntimeState, event: RunEnded) -> RuntimeState:
     return replace(
         state,
@@ -169,6 +179,8 @@ _FOLDS: dict[str, Callable[[RuntimeState, Any], RuntimeState]] = {
     "tool_started": _tool_started,
     "tool_finished": _tool_finished,
     "turn_ended": _unchanged,
+    "compaction_started": _compaction_started,
+    "compaction_finished": _compaction_finished,
     "run_ended": _run_ended,
 }
 

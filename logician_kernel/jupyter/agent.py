@@ -25,9 +25,11 @@ from IPython.utils.capture import capture_output
 
 from ..events.runtime_state import RuntimeState, fold
 from ..loop.agent_harness import AgentHarness
+from ..loop.compaction_policy import CompactionPolicy
 from ..loop.todo import TodoCapability
 from ..runtime import LogicianRuntime
 from ..session.run_store import LedgerRunStore, resolve_dangling_calls
+from ..session.thread_ledger import ProjectionItem
 from ..tools import ToolContext, ToolResult, default_tools
 from ..types import MESSAGE_ADAPTER
 from .agent_policy import ApprovalItem, RunOptions, build_controller, build_gate
@@ -64,6 +66,29 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
         return text
 
     return _VARIABLE.sub(value, prompt).replace("{{", "{").replace("}}", "}")
+
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+"""Used when `model.context_window` is unset (no per-model table yet): a common size."""
+
+
+def _compaction_policy(settings: Any, ledger: Any) -> CompactionPolicy | None:
+    """The thread's compaction settings, with how many summaries it has had since its last
+    run checkpoint (a new harness is built per cell; the count lives in the ledger)."""
+    section = settings.compaction
+    if not section.enabled:
+        return None
+    so_far = 0
+    for entry in ledger.entries:
+        if isinstance(entry, ProjectionItem) and entry.reason == "compaction":
+            so_far = 0 if "run-checkpoint" in entry.note else so_far + 1
+    return CompactionPolicy(
+        context_window=settings.model.context_window or DEFAULT_CONTEXT_WINDOW,
+        threshold_fraction=section.threshold_fraction,
+        keep_recent_turns=section.keep_recent_turns,
+        max_compactions_before_checkpoint=section.max_compactions_before_checkpoint,
+        compactions_so_far=so_far,
+    )
 
 
 _STDIN_CHOICES = {"o": "allow_once", "s": "allow_session", "a": "always_allow", "d": "deny"}
@@ -192,6 +217,7 @@ class AgentCell:
             store,
             controller=controller,
             gate=gate,
+            compaction=_compaction_policy(settings, ledger),
             max_tokens=settings.model.max_response_tokens,
             temperature=settings.model.temperature,
         )

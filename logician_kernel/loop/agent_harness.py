@@ -45,8 +45,18 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
+from logician_kernel.compaction import (
+    CompactionFailed,
+    build_run_checkpoint,
+    compact,
+    estimate_total,
+    should_compact,
+    should_reset,
+)
 from logician_kernel.events.events import (
     AssistantTextDelta,
+    CompactionFinished,
+    CompactionStarted,
     HarnessEvent,
     ModelCallStarted,
     ModelResponded,
@@ -82,9 +92,11 @@ from logician_kernel.types.messages import (
 from logician_kernel.types.run import BudgetExhausted, RunBudgetLimits, RunOutcome, RunStopped
 
 from ._tool_calls import Batch, Refused, denied, describe, interrupted_by_wall_time, not_run, plan
+from .compaction_policy import CompactionPolicy
 from .hooks import Hooks
 from .prompt import DEFAULT_SYSTEM_PROMPT
 from .run_store import RunStore
+from .todo import TodoTool, render
 
 logger = logging.getLogger("logician_kernel.loop")
 
@@ -109,6 +121,11 @@ class _Run:
     """Set when the run must end after the current step (a limit held, a gate stopped it)."""
     answered: set[str] = field(default_factory=set)
     """Ids of the current reply's calls that have their result message."""
+    prefix: int = 0
+    """How many leading messages are the system prompt (never compacted)."""
+    last_usage: Usage | None = None
+    """Usage of the request that produced the last assistant message, while it is still the
+    last one of the conversation as sent (cleared by a compaction)."""
 
 
 class AgentHarness:
@@ -128,10 +145,13 @@ class AgentHarness:
         gate: PermissionGate | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        compaction: CompactionPolicy | None = None,
     ) -> None:
         """`controller` enforces the run budget and the acceptance check (restarted at every
         run); without it, one is built from `limits` for each run (`limits` is ignored when a
-        controller is given). `gate` decides each tool call; without it every call runs."""
+        controller is given). `gate` decides each tool call; without it every call runs.
+        `compaction` makes the harness compact the conversation before a model request once
+        it reaches the policy's threshold; without it (or disabled) it never compacts."""
         self.provider = provider
         self.tools = dict(tools)
         self.ctx = ctx
@@ -143,6 +163,10 @@ class AgentHarness:
         self.gate = gate
         self.max_tokens = max_tokens
         self.temperature = temperature
+        self.compaction = compaction
+        self.compactions = compaction.compactions_so_far if compaction is not None else 0
+        """Compactions of the thread since the last run checkpoint (this harness's runs
+        included); reset to 0 by a run checkpoint."""
         self._specs = [tool.spec() for tool in self.tools.values()]
 
     async def run(
@@ -154,7 +178,7 @@ class AgentHarness:
         system = [SystemMessage(content=self.system_prompt)] if self.system_prompt else []
         controller = self.controller or _default_controller(self.limits, self.provider.model)
         controller.start()
-        run = _Run(messages=[*system, *history], controller=controller)
+        run = _Run(messages=[*system, *history], controller=controller, prefix=len(system))
         yield RunStarted(prompt=prompt, model=self.provider.model)
         cancelled: asyncio.CancelledError | None = None
         try:
@@ -167,6 +191,9 @@ class AgentHarness:
                 except BudgetExhausted as exc:
                     outcome = exc.outcome
                     break
+                async with aclosing(self._maybe_compact(run, prompt)) as events:
+                    async for event in events:
+                        yield event
                 controller.record_request()
                 run.turns += 1
                 async with aclosing(self._turn(run, run.turns)) as events:
@@ -224,6 +251,7 @@ class AgentHarness:
                 model=self.provider.model,
             )
         run.response = response
+        run.last_usage = response.usage
         run.usage = run.usage + response.usage
         run.controller.record_usage(response.usage)
         self._append(run, response.message)
@@ -249,6 +277,72 @@ class AgentHarness:
                     yield self._refuse(run, call, not_run(call, run.stop))
         await self._hook("on_turn_end", turn, response.message)
         yield TurnEnded(turn=turn)
+
+    # -- compaction ---------------------------------------------------------------------------
+
+    async def _maybe_compact(self, run: _Run, prompt: str) -> AsyncGenerator[HarnessEvent, None]:
+        """Compact the conversation if the policy says it is too large: a summary of the older
+        turns, or (after too many compactions) a reset to a run checkpoint. On failure the
+        conversation is kept exactly as it was and the request goes ahead."""
+        policy = self.compaction
+        if policy is None or not policy.enabled:
+            return
+        history = run.messages[run.prefix :]
+        before = estimate_total(history, reported=run.last_usage)
+        if not self._over_threshold(policy, before):
+            return
+        yield CompactionStarted(
+            reason=f"the conversation is about {before} tokens, over "
+            f"{policy.threshold_fraction:.0%} of the {policy.context_window}-token window"
+        )
+        kind = "summary"
+        if should_reset(self.compactions, policy.max_compactions_before_checkpoint, True):
+            replacement = self._checkpoint(history, prompt)
+            kind = "run_checkpoint"
+        else:
+            try:
+                replacement = await compact(
+                    self.provider, history, keep_recent_turns=policy.keep_recent_turns
+                )
+            except CompactionFailed as exc:
+                logger.warning("automatic compaction failed: %s", exc.reason)
+                yield CompactionFinished(
+                    result="failed", before=before, after=before, detail=exc.reason
+                )
+                return
+            self.compactions += 1
+            still_over = self._over_threshold(policy, estimate_total(replacement))
+            if should_reset(self.compactions, policy.max_compactions_before_checkpoint, still_over):
+                replacement = self._checkpoint(history, prompt)
+                kind = "run_checkpoint"
+        if kind == "run_checkpoint":
+            self.compactions = 0
+        self._replace(run, replacement, "run-checkpoint" if kind == "run_checkpoint" else "summary")
+        yield CompactionFinished(result=kind, before=before, after=estimate_total(replacement))
+
+    @staticmethod
+    def _over_threshold(policy: CompactionPolicy, tokens: int) -> bool:
+        return should_compact(tokens, policy.context_window, policy.threshold_fraction)
+
+    def _checkpoint(self, history: Sequence[Message], prompt: str) -> list[Message]:
+        """The run-checkpoint reset of `history`; the objective is this run's prompt."""
+        return build_run_checkpoint(history, task_state=self._task_state(), objective=prompt)
+
+    def _task_state(self) -> str | None:
+        for tool in self.tools.values():
+            if isinstance(tool, TodoTool):
+                snapshot = tool.capability.snapshot()
+                return render(snapshot) if snapshot.items else None
+        return None
+
+    def _replace(self, run: _Run, messages: list[Message], note: str) -> None:
+        """Make `messages` the conversation (after the system prompt), durably first."""
+        replace_messages = getattr(self.store, "replace_messages", None)
+        if replace_messages is not None:
+            replace_messages(list(messages), "compaction", note)
+        del run.messages[run.prefix :]
+        run.messages.extend(messages)
+        run.last_usage = None
 
     # -- tool calls -------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ never reach it.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Literal, Protocol
 
 from logician_kernel.tools import Recovery, ToolResult
 from logician_kernel.types.messages import Message, ToolCall
@@ -36,3 +36,15 @@ class RunStore(Protocol):
 
     def record_commit(self, call_id: str) -> None:
         """Record that the call's result message is in the conversation: the call is done."""
+
+
+class ReplacingRunStore(RunStore, Protocol):
+    """A `RunStore` that can also take a whole new conversation. Optional: the harness calls
+    `replace_messages` only when the store has it (found with `getattr`), after an automatic
+    compaction."""
+
+    def replace_messages(
+        self, messages: list[Message], reason: Literal["compaction"], note: str
+    ) -> None:
+        """Make `messages` the whole conversation (without the system prompt) from here on;
+        `note` says how it was made: "summary" or "run-checkpoint"."""

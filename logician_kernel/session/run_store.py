@@ -13,12 +13,13 @@ Must never: persist streaming deltas, store a secret, or re-run a tool.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from ..types import MESSAGE_ADAPTER, Message, TextPart, ToolCall, ToolResultMessage
 from .redact import redact
 from .thread_ledger import (
     MessageEntry,
+    ProjectionItem,
     Quarantine,
     ThreadLedger,
     ToolCommit,
@@ -78,6 +79,19 @@ class LedgerRunStore:
 
     def record_commit(self, call_id: str) -> None:
         self.ledger.append(ToolCommit, call_id=call_id, durable=True)
+
+    def replace_messages(
+        self, messages: list[Message], reason: Literal["compaction"], note: str
+    ) -> None:
+        """Record that `messages` are the whole conversation from here on (a compaction)."""
+        data = [MESSAGE_ADAPTER.dump_python(m, mode="json") for m in messages]
+        self.ledger.append(
+            ProjectionItem,
+            reason=reason,
+            messages=_redact_value(data, self.secrets),
+            note=redact(note, self.secrets),
+            durable=True,
+        )
 
 
 def _result_message(call_id: str, text: str, *, is_error: bool) -> dict[str, Any]:

@@ -289,3 +289,30 @@ def test_branches_from_rewinds_merge_and_discard_and_compaction_on_demand(
         assert after == before
     finally:
         k.shutdown()
+
+
+def test_past_the_threshold_the_harness_compacts_before_the_request(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    env = {**agent_env, "LOGICIAN_MODEL__CONTEXT_WINDOW": "400",
+           "LOGICIAN_COMPACTION__THRESHOLD_FRACTION": "0.5",
+           "LOGICIAN_COMPACTION__KEEP_RECENT_TURNS": "1"}  # fmt: skip
+    long = "lorem ipsum " * 40
+    server.script(
+        text_reply("First answer. " + long), text_reply("Second answer. " + long),
+        text_reply("Earlier: two long answers about lorem ipsum."),  # the summary request
+        text_reply("Third answer."),
+    )  # fmt: skip
+    k = Kernel(workspace, env)
+    try:
+        k.run(f"%logician first {long}")
+        k.run("%logician second")
+        r = k.run("%logician third")
+        assert r.status == "ok", r.text
+        assert "Third answer." in r.text
+        final = json.dumps(messages_sent(server))
+        assert "[Summary of the earlier conversation]" in final and "First answer" not in final
+        ledger = (workspace / ".logician/threads/test-thread.jsonl").read_text()
+        assert '"reason":"compaction"' in ledger
+    finally:
+        k.shutdown()
