@@ -29,7 +29,7 @@ from ..loop.compaction_policy import CompactionPolicy
 from ..loop.todo import TodoCapability
 from ..runtime import LogicianRuntime
 from ..session.run_store import LedgerRunStore, resolve_dangling_calls
-from ..session.thread_ledger import ProjectionItem
+from ..session.thread_ledger import ProjectionItem, RunEnd
 from ..tools import ToolContext, ToolResult, default_tools
 from ..types import MESSAGE_ADAPTER
 from .agent_policy import ApprovalItem, RunOptions, build_controller, build_gate
@@ -257,6 +257,12 @@ class AgentCell:
     def _finish(self, run: AgentRun) -> None:
         run.join()
         run.view.flush(force=True)
+        ledger = self.runtime.session.ledger
+        if ledger is not None and run.outcome is not None:
+            ledger.append(RunEnd, frame=self.runtime.checkpoints.current_frame,
+                          status=run.outcome.status, input_tokens=self.state.input_tokens,
+                          output_tokens=self.state.output_tokens,
+                          cost_usd=run.controller.budget.cost_usd or 0.0)  # fmt: skip
         if run.interrupted:
             # Calls cut off by the interrupt are answered now, so the conversation stays
             # well-formed and nothing waits for the next restart to be settled.

@@ -70,9 +70,11 @@ def frames_table(frames: Sequence[FrameView], *, thread: str) -> Rendered:
             local_time(f.opened_at),
             outcome,
             files,
+            f"{f.input_tokens:,}/{f.output_tokens:,}" if f.input_tokens else "-",
             f.code[:60],
         ])  # fmt: skip
-    text, table = _table(["frame", "cell", "time", "outcome", "files changed", "code"], rows)
+    headers = ["frame", "cell", "time", "outcome", "files changed", "tokens in/out", "code"]
+    text, table = _table(headers, rows)
     return Rendered(text, table)
 
 

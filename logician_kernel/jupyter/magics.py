@@ -8,9 +8,11 @@ dispatches `shell_handlers`). Handlers return a `Rendered` (plain text + HTML) o
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -309,13 +311,25 @@ class LogicianMagics(Magics):
         return conversation.branches(self._ledger())
 
     def handle_branch(self, args: list[str]) -> render.Rendered:
-        provider = self.agent.provider() if args[:1] == ["merge"] else None
-        return conversation.branch(self._ledger(), provider, args)
+        if args[:1] != ["merge"]:
+            return conversation.branch(self._ledger(), None, args)
+        with self._phase("branch_summary"):  # what the status views show while it runs
+            return conversation.branch(self._ledger(), self.agent.provider(), args)
 
     def handle_compact(self, args: list[str]) -> render.Rendered:
         keep = self.runtime.config.settings.compaction.keep_recent_turns
-        return conversation.compact_now(self._ledger(), self.agent.provider(),
-                                        keep_recent_turns=keep, focus=" ".join(args) or None)  # fmt: skip
+        with self._phase("compaction"):
+            return conversation.compact_now(self._ledger(), self.agent.provider(),
+                                            keep_recent_turns=keep, focus=" ".join(args) or None)  # fmt: skip
+
+    @contextlib.contextmanager
+    def _phase(self, phase: str) -> Iterator[None]:
+        before = self.agent.state
+        self.agent.state = dataclasses.replace(before, phase=phase)  # type: ignore[arg-type]
+        try:
+            yield
+        finally:
+            self.agent.state = dataclasses.replace(self.agent.state, phase=before.phase)
 
     def _comm_frames(self, offset: int, limit: int) -> tuple[list[dict], int]:  # type: ignore[type-arg]
         """A page of frames, newest first: bounded work however long the thread is."""
@@ -383,7 +397,7 @@ class _LedgerRewindSource:
                 label=f.code[:80],
                 outcome=f.outcome or "running",
                 files=render.file_counts(f),
-                tokens="-",
+                tokens=f"{f.input_tokens:,}/{f.output_tokens:,}" if f.input_tokens else "-",
             )
             for f in self.runtime.checkpoints.active_frames()
         ]

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from .states import PathChange, SkippedPath
-from .thread_ledger import FileCheckpoint, FrameClose, FrameOpen, ProjectionItem
+from .thread_ledger import FileCheckpoint, FrameClose, FrameOpen, ProjectionItem, RunEnd
 
 
 @dataclass
@@ -35,6 +35,8 @@ class FrameView:
     capture_error: str | None = None
     rewound_by: int | None = None
     rewound_at: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 def derive_frames(entries: Sequence[BaseModel]) -> dict[int, FrameView]:
@@ -70,6 +72,9 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
                 view.changes.append(
                     PathChange(path=entry.path, before=entry.before, after=entry.before)
                 )
+        elif isinstance(entry, RunEnd) and entry.frame in frames:
+            frames[entry.frame].input_tokens += entry.input_tokens
+            frames[entry.frame].output_tokens += entry.output_tokens
         elif isinstance(entry, ProjectionItem) and entry.reason == "rewind":
             for frame_id in entry.frames:
                 if frame_id in frames:

@@ -211,6 +211,22 @@ class ApprovalResolved(_Entry):
     """The rule persisted or added for the session, if any."""
 
 
+class RunEnd(_Entry):
+    """An agent run in a frame ended: how, and what it used (for listings and budgets)."""
+
+    kind: Literal["run_end"] = "run_end"
+    frame: int | None
+    """The frame (cell) of the run."""
+    status: str
+    """The run's outcome status (completed, budget_exhausted, denied, cancelled, failed)."""
+    input_tokens: int = 0
+    """Prompt tokens the run used."""
+    output_tokens: int = 0
+    """Generated tokens."""
+    cost_usd: float = 0.0
+    """Estimated cost from the configured prices (0 when the model has no price)."""
+
+
 class RestoredPath(BaseModel):
     """What a rewind did to one path."""
 
@@ -266,6 +282,7 @@ Entry = Annotated[
     | Quarantine
     | ApprovalRequested
     | ApprovalResolved
+    | RunEnd
     | ProjectionItem
     | Recovery,
     Field(discriminator="kind"),

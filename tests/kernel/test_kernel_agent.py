@@ -74,6 +74,7 @@ def test_agent_edits_files_and_rewind_undoes_the_whole_cell(
         assert [m["role"] for m in messages_sent(server)][-2:] == ["assistant", "tool"]
         listing = k.run("%logician frames").text
         assert "1 created" in listing and "1 deleted" in listing and "1 modified" in listing
+        assert "44/28" in listing  # the frame's tokens in/out, from the run's usage
         r = k.run("%logician rewind --last")
         assert r.status == "ok", r.text
         assert {p: (workspace / p).read_bytes() for p in before} == before
