@@ -31,7 +31,8 @@ from .agent import AgentCell
 from .agent_policy import RunOptions
 from .approvals import ApprovalBroker
 from .comm import LogicianComms
-from .widgets import FrameRow, RewindControl, RewindPreview
+from .rewind_source import LedgerRewindSource
+from .widgets import RewindControl
 
 MANAGEMENT_COMMANDS = frozenset(
     {
@@ -359,7 +360,7 @@ class LogicianMagics(Magics):
 
     def handle_control(self, args: list[str]) -> None:
         """`%logician` alone: the rewind control, bound to this thread's ledger."""
-        control = RewindControl(_LedgerRewindSource(self))
+        control = RewindControl(LedgerRewindSource(self.runtime, self.comms))
         self._controls.append(control)
         display(control)
         return None
@@ -377,49 +378,3 @@ class LogicianMagics(Magics):
             "frames.rewound", {"frames": item.frames, "at": item.time, "by": item.seq}
         )
         self.refresh_controls()
-
-
-class _LedgerRewindSource:
-    """What the rewind control reads and does, over the session's frames and ledger."""
-
-    def __init__(self, magics: LogicianMagics) -> None:
-        self.magics = magics
-        self.runtime = magics.runtime
-
-    def rows(self) -> list[FrameRow]:
-        if self.runtime.session.checkpoints is None:
-            return []
-        return [
-            FrameRow(
-                frame=f.frame,
-                cell=f"In [{f.execution_count}]" if f.execution_count is not None else "-",
-                time=render.local_time(f.opened_at),
-                label=f.code[:80],
-                outcome=f.outcome or "running",
-                files=render.file_counts(f),
-                tokens=f"{f.input_tokens:,}/{f.output_tokens:,}" if f.input_tokens else "-",
-            )
-            for f in self.runtime.checkpoints.active_frames()
-        ]
-
-    def preview(self, frame: int) -> RewindPreview:
-        try:
-            plan = self.runtime.checkpoints.plan_rewind(frame)
-        except (RewindError, ValueError) as exc:
-            return RewindPreview(files=[], conflicts=[], messages_dropped=0, error=str(exc))
-        files = [f"{'delete' if t.kind == 'absent' else 'restore'} {p}" for p, t in plan.restore]
-        files += [f"not restorable: {s.path} ({s.detail})" for s in plan.skipped]
-        conflicts = [f"{c.path}: {c.detail}" for c in plan.conflicts]
-        return RewindPreview(
-            files=files, conflicts=conflicts, messages_dropped=plan.messages_dropped
-        )
-
-    def rewind(self, frame: int, mode: str) -> str:
-        try:
-            item = self.runtime.rewind(str(frame), files=mode != "conversation",
-                                       conversation=mode != "files")  # fmt: skip
-        except RewindError as exc:
-            raise ValueError(str(exc)) from None
-        self.magics.comms.notify("frames.rewound", {"frames": item.frames, "at": item.time,
-                                                    "by": item.seq})  # fmt: skip
-        return render.rewind_result(item).text.splitlines()[0]

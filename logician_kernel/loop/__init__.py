@@ -3,7 +3,8 @@
 Jupyter-free: the kernel drives `AgentHarness.run` and implements `RunStore` over its ledger.
 """
 
-from .agent_harness import UNANSWERED_CALL, AgentHarness, drive_run
+from ._conversation import UNANSWERED_CALL
+from .agent_harness import AgentHarness, drive_run
 from .hooks import Hooks
 from .prompt import DEFAULT_SYSTEM_PROMPT
 from .run_store import RunStore

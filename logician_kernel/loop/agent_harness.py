@@ -54,16 +54,13 @@ from logician_kernel.compaction import (
     should_reset,
 )
 from logician_kernel.events.events import (
-    AssistantTextDelta,
     CompactionFinished,
     CompactionStarted,
     HarnessEvent,
     ModelCallStarted,
     ModelResponded,
-    RetryScheduled,
     RunEnded,
     RunStarted,
-    ToolCallStreaming,
     ToolFinished,
     ToolStarted,
     TurnEnded,
@@ -74,23 +71,22 @@ from logician_kernel.policy.run_controller import RunController
 from logician_kernel.providers import IncompleteStreamError, Provider, ProviderError
 from logician_kernel.tools import Tool, ToolContext, ToolResult, bound_output
 from logician_kernel.types.messages import (
-    AssistantMessage,
     Message,
     ModelRequest,
     ModelResponse,
-    ProviderEvent,
-    RetryAttempt,
     SystemMessage,
-    TextDelta,
     TextPart,
     ToolCall,
-    ToolCallStarted,
-    ToolResultMessage,
     Usage,
     UserMessage,
 )
 from logician_kernel.types.run import BudgetExhausted, RunBudgetLimits, RunOutcome, RunStopped
 
+from ._conversation import (
+    answers_to_unanswered_calls,
+    forwarded,
+    tool_result,
+)
 from ._tool_calls import Batch, Refused, denied, describe, interrupted_by_wall_time, not_run, plan
 from .compaction_policy import CompactionPolicy
 from .hooks import Hooks
@@ -99,12 +95,6 @@ from .run_store import RunStore
 from .todo import TodoTool, render
 
 logger = logging.getLogger("logician_kernel.loop")
-
-UNANSWERED_CALL = (
-    "Error: this call was never answered because the previous run was interrupted; whether it "
-    "had any effect is unknown. Check before repeating it."
-)
-"""The result given to a call left unanswered at the end of the history."""
 
 
 @dataclass
@@ -182,7 +172,7 @@ class AgentHarness:
         yield RunStarted(prompt=prompt, model=self.provider.model)
         cancelled: asyncio.CancelledError | None = None
         try:
-            for message in _answers_to_unanswered_calls(history):
+            for message in answers_to_unanswered_calls(history):
                 self._append(run, message)
             self._append(run, UserMessage(content=[TextPart(text=prompt)]))
             while True:
@@ -242,7 +232,7 @@ class AgentHarness:
                 if isinstance(provider_event, ModelResponse):
                     response = provider_event
                     continue
-                event = _forwarded(provider_event)
+                event = forwarded(provider_event)
                 if event is not None:
                     yield event
         if response is None:
@@ -426,7 +416,7 @@ class AgentHarness:
     def _commit(self, run: _Run, call: ToolCall, result: ToolResult) -> ToolFinished:
         self.store.record_result(call.id, result)
         text = bound_output(result.content, self.ctx.max_output_bytes)
-        self._append(run, _tool_result(call.id, text, is_error=result.is_error))
+        self._append(run, tool_result(call.id, text, is_error=result.is_error))
         self.store.record_commit(call.id)
         run.answered.add(call.id)
         return ToolFinished(
@@ -438,7 +428,7 @@ class AgentHarness:
 
     def _refuse(self, run: _Run, call: ToolCall, reason: str) -> ToolFinished:
         """Answer a call that does not run (refused, denied, or cut off by a stop)."""
-        self._append(run, _tool_result(call.id, reason, is_error=True))
+        self._append(run, tool_result(call.id, reason, is_error=True))
         run.answered.add(call.id)
         return ToolFinished(call_id=call.id, name=call.name, result_display=reason, is_error=True)
 
@@ -483,23 +473,6 @@ async def drive_run(
     return ended.outcome
 
 
-def _forwarded(event: ProviderEvent) -> HarnessEvent | None:
-    """The harness event a provider event becomes, if any (argument deltas and usage
-    reports are not forwarded: the reply carries both in full)."""
-    if isinstance(event, TextDelta):
-        return AssistantTextDelta(text=event.text)
-    if isinstance(event, ToolCallStarted):
-        return ToolCallStreaming(call_id=event.id, name=event.name)
-    if isinstance(event, RetryAttempt):
-        return RetryScheduled(
-            attempt=event.attempt,
-            max_retries=event.max_retries,
-            delay=event.delay,
-            reason=event.reason,
-        )
-    return None
-
-
 def _completed(response: ModelResponse | None, extra: str | None = None) -> RunOutcome:
     reason = response.stop_reason if response is not None else "end_turn"
     if reason in ("end_turn", "stop_sequence"):
@@ -511,27 +484,3 @@ def _completed(response: ModelResponse | None, extra: str | None = None) -> RunO
 
 def _default_controller(limits: RunBudgetLimits, model: str) -> RunController:
     return RunController.unlimited(limits, model=model)
-
-
-def _tool_result(call_id: str, text: str, *, is_error: bool) -> ToolResultMessage:
-    # Empty text blocks are rejected by some providers.
-    return ToolResultMessage(
-        tool_call_id=call_id, content=[TextPart(text=text or "(no output)")], is_error=is_error
-    )
-
-
-def _answers_to_unanswered_calls(history: Sequence[Message]) -> list[ToolResultMessage]:
-    """Error results for the calls of the last assistant message that have none yet."""
-    answered: set[str] = set()
-    for message in reversed(history):
-        if isinstance(message, ToolResultMessage):
-            answered.add(message.tool_call_id)
-            continue
-        if isinstance(message, AssistantMessage):
-            return [
-                _tool_result(call.id, UNANSWERED_CALL, is_error=True)
-                for call in message.tool_calls
-                if call.id not in answered
-            ]
-        break
-    return []

@@ -111,3 +111,19 @@ def write_loose_blob(objects: Path, data: bytes) -> str:
         tmp.write_bytes(zlib.compress(b"blob %d\0" % len(data) + data, 1))
         os.replace(tmp, obj)
     return sha
+
+
+def store_path(full: Path, max_file_bytes: int, objects: Path) -> PathState:
+    """Like `path_state`, and the content is stored too: the blob written and the state
+    returned come from one read, so a file changing meanwhile cannot make them disagree."""
+    try:
+        st = os.lstat(full)
+    except FileNotFoundError:
+        return PathState.absent()
+    if stat.S_ISLNK(st.st_mode):
+        target = os.readlink(full).encode("utf-8", "surrogateescape")
+        return PathState.blob(MODE_LINK, write_loose_blob(objects, target))
+    if not stat.S_ISREG(st.st_mode) or st.st_size > max_file_bytes:
+        return path_state(full, max_file_bytes)
+    mode = MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
+    return PathState.blob(mode, write_loose_blob(objects, full.read_bytes()))

@@ -12,7 +12,6 @@ run a whole-tree checkout or clean, or drop an entry from the ledger.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -126,12 +125,7 @@ class FileCheckpoints:
         if current is None or self.snapshotter is None or path in current.captured:
             return
         current.captured.add(path)
-        full = self.snapshotter.workspace / path
-        before = self.snapshotter.hash_path(path)
-        if before.kind == "blob" and before.mode != "120000":
-            self.snapshotter.write_blob(full.read_bytes())
-        elif before.kind == "blob":
-            self.snapshotter.write_blob(os.readlink(full).encode("utf-8", "surrogateescape"))
+        before = self.snapshotter.store_path(path)
         self.ledger.append(FileCheckpoint, frame=current.frame, path=path, before=before,
                            durable=True)  # fmt: skip
 

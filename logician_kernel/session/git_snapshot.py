@@ -36,6 +36,7 @@ from ._fs import (
     path_state,
     split_z,
     state,
+    store_path,
     write_loose_blob,
 )
 from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
@@ -387,6 +388,10 @@ class GitSnapshotter:
     def hash_path(self, path: str) -> PathState:
         """The state of a workspace path now, hashed the way a snapshot would (not stored)."""
         return path_state(self.workspace / path, self.max_file_bytes)
+
+    def store_path(self, path: str) -> PathState:
+        """The state of a workspace path now, its content stored in our object store."""
+        return store_path(self.workspace / path, self.max_file_bytes, self.store / "objects")
 
     def write_blob(self, data: bytes) -> str:
         """Store bytes in our own object store (never only in the user's, via alternates)."""
