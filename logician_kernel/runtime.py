@@ -9,6 +9,7 @@ Must never: let a problem with `.logician/`, git or the ledger escape into a use
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
@@ -34,6 +35,8 @@ class LogicianRuntime:
         self._policy: Any = None
         self._policy_config: EffectiveConfig | None = None
         self._notices: list[str] = [*config.notices, *session.notices]
+        self.frame_lock = threading.RLock()
+        """Held while a frame opens and while a rewind runs: they never interleave."""
         self._reported_errors: set[str] = set()
 
     @classmethod
@@ -116,12 +119,13 @@ class LogicianRuntime:
                          "cell runs (only the first cell after the kernel starts waits).", stream)  # fmt: skip
         try:
             key = self.config.api_key()
-            self.session.checkpoints.open_frame(
-                execution_count=execution_count,
-                cell_id=cell_id,
-                code=code,
-                secrets=(key.get_secret_value(),) if key is not None else (),
-            )
+            with self.frame_lock:  # a frontend's rewind (subshell thread) never interleaves
+                self.session.checkpoints.open_frame(
+                    execution_count=execution_count,
+                    cell_id=cell_id,
+                    code=code,
+                    secrets=(key.get_secret_value(),) if key is not None else (),
+                )
         except (JournalError, OSError) as exc:
             self._report(
                 f"Logician: this cell is not a frame: the ledger could not be written ({exc})",

@@ -81,7 +81,22 @@ REPLIES = {
         ),
         _text("The report is in `report.txt`: 2 days, 22 units."),
     ],
+    # the browser test's notebook (tests/browser/): recorded allowed, approved there in the UI
+    "lab-approval": lambda: [
+        _tool(
+            "call_approved",
+            "bash",
+            {
+                "command": "printf 'approved from the sidebar\\n' > approved.txt && wc -c approved.txt"
+            },
+        ),
+        _text("Wrote `approved.txt` (26 bytes)."),
+    ],
 }
+SOURCES = {"lab-approval": REPO / "tests" / "browser"}
+"""Where a notebook and its recordings/ live, when not in notebooks/."""
+HEADLESS_ALLOW = {"lab-approval"}
+"""Recorded with `permissions.headless allow`: the session where the user approves."""
 
 
 def main() -> int:
@@ -89,8 +104,9 @@ def main() -> int:
     if name not in REPLIES:
         print(f"record: unknown notebook {name!r}; known: {', '.join(REPLIES)}", file=sys.stderr)
         return 2
-    source = REPO / "notebooks" / f"{name}.ipynb"
-    target = REPO / "notebooks" / "recordings" / f"{name}.jsonl"
+    home = SOURCES.get(name, REPO / "notebooks")
+    source = home / f"{name}.ipynb"
+    target = home / "recordings" / f"{name}.jsonl"
     with (
         tempfile.TemporaryDirectory() as tmp,
         tempfile.TemporaryDirectory() as out,
@@ -110,6 +126,11 @@ def main() -> int:
                         line
                         for line in cell.source.splitlines()
                         if "model." not in line and not line.startswith("recording")
+                    )
+                    + (
+                        "\n%logician config set permissions.headless allow"
+                        if name in HEADLESS_ALLOW
+                        else ""
                     )
                     + "\n"
                 )

@@ -109,6 +109,8 @@ class AgentCell:
         self._provider: Any = None
         self.state = RuntimeState()
         """The ephemeral status of the agent, folded from its events (never persisted)."""
+        self.budget: Any = None
+        """The current (or last) run's `RunBudget`: what status reports of cost and limits."""
 
     def provider(self) -> Any:
         if self._provider is None:
@@ -243,6 +245,8 @@ class AgentCell:
                 raise UsageError(f"%%logician: the run stopped unexpectedly: {item!r}")
         else:
             self.state = fold(self.state, item)
+            self.budget = run.controller.budget
+            self.comms.push_status(force=item.kind in ("run_started", "run_ended"))
             run.view.handle(item)
             if item.kind == "run_ended":
                 run.outcome = item.outcome

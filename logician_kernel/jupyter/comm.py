@@ -1,14 +1,22 @@
 """The `logician` comm target: a small, versioned message schema for frontends.
 
-Every message is a JSON object `{"v": 1, "type": ...}`. Frontend -> kernel:
+Every message is a JSON object `{"v": 1, "type": ...}`; a request may carry an `id` (string or
+number), which its answer echoes as `re`. Frontend -> kernel:
   - `approvals.list`                                  -> `approvals` (the pending requests)
   - `approval.decide` {request_id, choice, note?}     -> `approval.decided` {ok, request_id}
-  - `status`                                          -> `status` {thread, frames, ...}
+  - `status`                                          -> `status` {thread, phase, frames, ...}
   - `frames.list` {offset?, limit? (<= 500)}           -> `frames` {rows (newest first), total}
-Kernel -> frontend (unasked): `approval.requested` {request...}, `approval.resolved`
-{request_id, choice, via}, `frames.rewound` {frames, at, by} after every rewind (so a frontend
-can grey out the cells of rewound frames). Anything unknown or malformed is answered with
+  - `frames.preview` {frame | cell_id}                 -> `frames.preview` {frame, files, ...}
+  - `frames.rewind` {frame | cell_id, mode?, force?}   -> `frames.rewind` {ok, frame, summary}
+Kernel -> frontend (unasked): `hello` {pending, status} when the comm opens,
+`approval.requested` {request...}, `approval.resolved` {request_id, choice, via},
+`frames.changed` {total} after every cell, `frames.rewound` {frames, cell_ids, at, by} after
+every rewind (so a frontend can grey out the cells of rewound frames), `status` while it
+changes (at most `STATUS_PUSH_HZ` a second). Anything unknown or malformed is answered with
 `error` {error}, never an exception: a bad message must not crash the kernel.
+
+`logician_kernel/jupyter/comm_schema.json` describes these messages; the lab extension's
+`labextension/src/protocol.ts` is written against it and both are tested against it.
 
 Message handlers dispatch through a table, as ipykernel's `shell_handlers` do. They may run on
 the kernel's main thread or on a subshell thread; the broker they call is thread-safe.
@@ -17,8 +25,9 @@ the kernel's main thread or on a subshell thread; the broker they call is thread
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from comm.base_comm import BaseComm
 
@@ -26,6 +35,21 @@ from .approvals import CHOICES, ApprovalBroker
 
 SCHEMA_VERSION = 1
 TARGET = "logician"
+STATUS_PUSH_HZ = 4.0
+"""Pushed `status` messages per second at most, however fast a run streams."""
+REWIND_MODES = ("both", "files", "conversation")
+
+
+class FrameSource(Protocol):
+    """What the frame messages read and do (the kernel's ledger and checkpoints)."""
+
+    def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]: ...
+
+    def preview_target(self, frame: int | None, cell_id: str | None) -> dict[str, Any]: ...
+
+    def rewind_target(
+        self, frame: int | None, cell_id: str | None, mode: str, force: bool
+    ) -> dict[str, Any]: ...
 
 
 class LogicianComms:
@@ -35,11 +59,14 @@ class LogicianComms:
         self,
         broker: ApprovalBroker,
         status: Callable[[], dict[str, Any]],
-        frames: Callable[[int, int], tuple[list[dict[str, Any]], int]] | None = None,
+        frames: FrameSource | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.broker = broker
         self.status = status
         self.frames = frames
+        self._clock = clock
+        self._last_status_push = float("-inf")
         self._comms: dict[str, BaseComm] = {}
         self._lock = threading.Lock()
         self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -47,6 +74,8 @@ class LogicianComms:
             "approval.decide": self.handle_approval_decide,
             "status": self.handle_status,
             "frames.list": self.handle_frames_list,
+            "frames.preview": self.handle_frames_preview,
+            "frames.rewind": self.handle_frames_rewind,
         }
         broker.listen(self._broadcast)
 
@@ -72,22 +101,33 @@ class LogicianComms:
             with self._lock:
                 self._comms.pop(comm.comm_id, None)
 
-        comm.send({"v": SCHEMA_VERSION, "type": "hello", "pending": self.broker.pending()})
+        hello: dict[str, Any] = {"v": SCHEMA_VERSION, "type": "hello",
+                                 "pending": self.broker.pending()}  # fmt: skip
+        try:
+            hello["status"] = self.status()
+        except Exception:  # noqa: BLE001 - a status that cannot be read must not block hello
+            pass
+        comm.send(hello)
 
     def reply(self, data: Any) -> dict[str, Any]:
-        """The answer to one message (pure apart from the broker); never raises."""
+        """The answer to one message (pure apart from what the handlers call); never raises."""
         if not isinstance(data, dict):
             return _error("a message must be a JSON object")
+        echo: dict[str, Any] = {}
+        if isinstance(data.get("id"), (str, int)) and not isinstance(data.get("id"), bool):
+            echo["re"] = data["id"]
         if data.get("v") != SCHEMA_VERSION:
-            return _error(f"unsupported schema version {data.get('v')!r}; this kernel speaks v1")
+            return _error(
+                f"unsupported schema version {data.get('v')!r}; this kernel speaks v1", echo
+            )
         handler = self._handlers.get(str(data.get("type")))
         if handler is None:
             known = ", ".join(sorted(self._handlers))
-            return _error(f"unknown message type {data.get('type')!r}; known: {known}")
+            return _error(f"unknown message type {data.get('type')!r}; known: {known}", echo)
         try:
-            return {"v": SCHEMA_VERSION, **handler(data)}
+            return {"v": SCHEMA_VERSION, **handler(data), **echo}
         except Exception as exc:  # noqa: BLE001 - answered, never raised into the kernel
-            return _error(f"{data.get('type')}: {exc}")
+            return _error(f"{data.get('type')}: {exc}", echo)
 
     def handle_approvals_list(self, data: dict[str, Any]) -> dict[str, Any]:
         return {"type": "approvals", "pending": self.broker.pending()}
@@ -112,8 +152,35 @@ class LogicianComms:
             or not 0 < limit <= 500
         ):
             raise ValueError("offset must be an integer >= 0 and limit an integer in 1..500")
-        rows, total = self.frames(offset, limit) if self.frames else ([], 0)
+        rows, total = self.frames.page(offset, limit) if self.frames else ([], 0)
         return {"type": "frames", "rows": rows, "total": total, "offset": offset}
+
+    def handle_frames_preview(self, data: dict[str, Any]) -> dict[str, Any]:
+        frame, cell_id = _target(data)
+        if self.frames is None:
+            raise ValueError("this kernel session records no frames")
+        return {"type": "frames.preview", **self.frames.preview_target(frame, cell_id)}
+
+    def handle_frames_rewind(self, data: dict[str, Any]) -> dict[str, Any]:
+        frame, cell_id = _target(data)
+        mode, force = data.get("mode", "both"), data.get("force", False)
+        if mode not in REWIND_MODES:
+            raise ValueError(f"mode must be one of {', '.join(REWIND_MODES)}, not {mode!r}")
+        if not isinstance(force, bool):
+            raise ValueError("force must be true or false")
+        if self.frames is None:
+            raise ValueError("this kernel session records no frames")
+        return {"type": "frames.rewind", **self.frames.rewind_target(frame, cell_id, mode, force)}
+
+    def push_status(self, *, force: bool = False) -> None:
+        """Send `status` to every open comm, at most `STATUS_PUSH_HZ` times a second."""
+        now = self._clock()
+        if not force and now - self._last_status_push < 1.0 / STATUS_PUSH_HZ:
+            return
+        if not self.listening:
+            return
+        self._last_status_push = now
+        self.notify("status", self.status())
 
     def notify(self, kind: str, payload: dict[str, Any]) -> None:
         """Tell every open `logician` comm something happened (`kind` is the message type)."""
@@ -124,7 +191,20 @@ class LogicianComms:
 
     def _broadcast(self, event: str, payload: dict[str, Any]) -> None:
         self.notify(f"approval.{event}", payload)
+        self.push_status(force=True)  # the count of pending approvals changed
 
 
-def _error(text: str) -> dict[str, Any]:
-    return {"v": SCHEMA_VERSION, "type": "error", "error": text}
+def _target(data: dict[str, Any]) -> tuple[int | None, str | None]:
+    """The frame a preview or rewind names: `frame` (an id) or `cell_id` (its latest frame)."""
+    frame, cell_id = data.get("frame"), data.get("cell_id")
+    if (frame is None) == (cell_id is None):
+        raise ValueError("give exactly one of frame (an integer) or cell_id (a string)")
+    if frame is not None and (not isinstance(frame, int) or isinstance(frame, bool) or frame < 1):
+        raise ValueError(f"frame must be an integer >= 1, not {frame!r}")
+    if cell_id is not None and (not isinstance(cell_id, str) or not cell_id):
+        raise ValueError(f"cell_id must be a non-empty string, not {cell_id!r}")
+    return frame, cell_id
+
+
+def _error(text: str, echo: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"v": SCHEMA_VERSION, "type": "error", "error": text, **(echo or {})}

@@ -129,7 +129,7 @@ class LogicianKernel(IPythonKernel):
             reply = await run
         finally:
             runtime.close_frame(_outcome(reply), sys.stderr)
-            self._magics.refresh_controls()
+            self._magics.after_cell()
         return reply
 
     async def run_agent_cell(self, options: str, prompt: str) -> None:

@@ -116,7 +116,9 @@ class LogicianMagics(Magics):
             "compact": self.handle_compact,
         }
         self.broker = ApprovalBroker()
-        self.comms = LogicianComms(self.broker, self._comm_status, self._comm_frames)
+        self.comms = LogicianComms(self.broker, self._comm_status)
+        self.frames = LedgerRewindSource(runtime, self.comms)
+        self.comms.frames = self.frames
         self.agent = AgentCell(shell, runtime, self.broker, self.comms)
         self._controls: list[RewindControl] = []
 
@@ -215,9 +217,7 @@ class LogicianMagics(Magics):
             return render.rewind_plan(checkpoints.plan_rewind(frame_id, force=opts.force))
         item = self.runtime.rewind(spec, force=opts.force, files=not opts.conversation_only,
                                    conversation=not opts.files_only)  # fmt: skip
-        self.comms.notify(
-            "frames.rewound", {"frames": item.frames, "at": item.time, "by": item.seq}
-        )
+        self.frames.announce(item)
         return render.rewind_result(item)
 
     def handle_config(self, args: list[str]) -> render.Rendered:
@@ -290,16 +290,26 @@ class LogicianMagics(Magics):
         return render.preformatted(format_audit(entries) if entries else "No decisions yet.")
 
     def _comm_status(self) -> dict:  # type: ignore[type-arg]
+        """The runtime status the lab extension shows (sidebar and status bar)."""
         state = self.agent.state
         runtime = self.runtime
-        frames = runtime.session.checkpoints.active_frames() if runtime.session.checkpoints else []
+        checkpoints = runtime.session.checkpoints
+        budget = self.agent.budget
+        limits = budget.limits.model_dump(exclude_none=True) if budget is not None else {}
         return {
             "thread": runtime.session.thread_id,
             "phase": state.phase,
-            "model": state.model,
-            "frames": len(frames),
+            "model": state.model or runtime.config.settings.model.name,
+            "frames": len(checkpoints.active_frames()) if checkpoints is not None else 0,
+            "running_cell": bool(checkpoints is not None and checkpoints.is_open),
+            "turn": state.turn,
+            "tool_calls": state.tool_calls,
             "input_tokens": state.input_tokens,
             "output_tokens": state.output_tokens,
+            "cost_usd": budget.cost_usd if budget is not None else None,
+            "budget": limits,
+            "pending_approvals": len(self.broker.pending()),
+            "last_outcome": state.last_outcome.status if state.last_outcome else None,
         }
 
     def _ledger(self) -> Any:
@@ -332,38 +342,22 @@ class LogicianMagics(Magics):
         finally:
             self.agent.state = dataclasses.replace(self.agent.state, phase=before.phase)
 
-    def _comm_frames(self, offset: int, limit: int) -> tuple[list[dict], int]:  # type: ignore[type-arg]
-        """A page of frames, newest first: bounded work however long the thread is."""
-        if self.runtime.session.checkpoints is None:
-            return [], 0
-        frames = self.runtime.session.checkpoints.frames()
-        ids = sorted(frames, reverse=True)
-        page = [frames[i] for i in ids[offset : offset + limit]]
-        rows = [
-            {
-                "frame": f.frame,
-                "execution_count": f.execution_count,
-                "cell_id": f.cell_id,
-                "code": f.code,
-                "time": f.opened_at,
-                "outcome": f.outcome,
-                "status": f.status,
-                "rewound_at": f.rewound_at,
-                "files": len(f.changes),
-                "skipped": len(f.skipped),
-            }
-            for f in page
-        ]
-        return rows, len(ids)
-
     # -- the rewind control -----------------------------------------------------------------
 
     def handle_control(self, args: list[str]) -> None:
         """`%logician` alone: the rewind control, bound to this thread's ledger."""
-        control = RewindControl(LedgerRewindSource(self.runtime, self.comms))
+        control = RewindControl(self.frames)
         self._controls.append(control)
         display(control)
         return None
+
+    def after_cell(self) -> None:
+        """After every cell: the controls and the lab extension see the ledger as it is now."""
+        checkpoints = self.runtime.session.checkpoints
+        if checkpoints is not None:
+            self.comms.notify("frames.changed", {"total": len(checkpoints.frames())})
+        self.comms.push_status(force=True)
+        self.refresh_controls()
 
     def refresh_controls(self) -> None:
         """After every cell and every rewind: the controls show the ledger as it is now."""
@@ -372,9 +366,3 @@ class LogicianMagics(Magics):
                 control.refresh()
             except Exception:  # noqa: BLE001 - a closed widget must not break a cell
                 self._controls.remove(control)
-
-    def _announce(self, item: Any) -> None:
-        self.comms.notify(
-            "frames.rewound", {"frames": item.frames, "at": item.time, "by": item.seq}
-        )
-        self.refresh_controls()

@@ -1,12 +1,24 @@
-"""What the rewind control reads and does, over one session's frames and ledger."""
+"""What the rewind control and the lab extension read and do, over one session's frames.
+
+The widget (`RewindControl`) and the `logician` comm (`frames.*` messages) share this one
+source, so a rewind from either says the same thing and announces itself the same way.
+"""
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
+from ..session.frames import FrameView
+from ..session.thread_ledger import ProjectionItem
 from . import display as render
 from .comm import LogicianComms
 from .widgets import FrameRow, RewindPreview
+
+CODE_SHOWN = 240
+"""Characters of a frame's code sent per row: rows stay small however long a cell is."""
 
 
 class LedgerRewindSource:
@@ -15,6 +27,8 @@ class LedgerRewindSource:
     def __init__(self, runtime: LogicianRuntime, comms: LogicianComms) -> None:
         self.runtime = runtime
         self.comms = comms
+
+    # -- the widget --------------------------------------------------------------------------
 
     def rows(self) -> list[FrameRow]:
         if self.runtime.session.checkpoints is None:
@@ -33,23 +47,123 @@ class LedgerRewindSource:
         ]
 
     def preview(self, frame: int) -> RewindPreview:
-        try:
-            plan = self.runtime.checkpoints.plan_rewind(frame)
-        except (RewindError, ValueError) as exc:
-            return RewindPreview(files=[], conflicts=[], messages_dropped=0, error=str(exc))
-        files = [f"{'delete' if t.kind == 'absent' else 'restore'} {p}" for p, t in plan.restore]
-        files += [f"not restorable: {s.path} ({s.detail})" for s in plan.skipped]
-        conflicts = [f"{c.path}: {c.detail}" for c in plan.conflicts]
+        data = self._preview(frame)
         return RewindPreview(
-            files=files, conflicts=conflicts, messages_dropped=plan.messages_dropped
+            files=[f"{a['action']} {a['path']}" for a in data["files"]]
+            + [f"not restorable: {s['path']} ({s['detail']})" for s in data["skipped"]],
+            conflicts=[f"{c['path']}: {c['detail']}" for c in data["conflicts"]],
+            messages_dropped=data["messages_dropped"],
+            error=data.get("error", ""),
         )
 
     def rewind(self, frame: int, mode: str) -> str:
         try:
-            item = self.runtime.rewind(str(frame), files=mode != "conversation",
-                                       conversation=mode != "files")  # fmt: skip
+            item = self._rewind(frame, mode, force=False, frontend=False)
         except RewindError as exc:
             raise ValueError(str(exc)) from None
-        self.comms.notify("frames.rewound", {"frames": item.frames, "at": item.time,
-                                                    "by": item.seq})  # fmt: skip
         return render.rewind_result(item).text.splitlines()[0]
+
+    # -- the comm (`frames.*` messages of the lab extension) -----------------------------------
+
+    def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """A page of frames, newest first: the rows sent are bounded by `limit`."""
+        checkpoints = self.runtime.session.checkpoints
+        if checkpoints is None:
+            return [], 0
+        frames = checkpoints.frames()
+        ids = sorted(frames, reverse=True)
+        return [_row(frames[i]) for i in ids[offset : offset + limit]], len(ids)
+
+    def preview_target(self, frame: int | None, cell_id: str | None) -> dict[str, Any]:
+        frame_id = self._resolve(frame, cell_id)
+        return {"frame": frame_id, **self._preview(frame_id)}
+
+    def rewind_target(
+        self, frame: int | None, cell_id: str | None, mode: str, force: bool
+    ) -> dict[str, Any]:
+        frame_id = self._resolve(frame, cell_id)
+        item = self._rewind(frame_id, mode, force=force, frontend=True)
+        conflicts = [p.path for p in item.paths if p.action == "conflict"]
+        return {
+            "ok": True,
+            "frame": frame_id,
+            "frames": item.frames,
+            "conflicts": conflicts,
+            "summary": render.rewind_result(item).text,
+        }
+
+    # -- shared ------------------------------------------------------------------------------
+
+    def announce(self, item: ProjectionItem) -> None:
+        """Tell every frontend which frames (and cells) a rewind popped, and when."""
+        checkpoints = self.runtime.session.checkpoints
+        frames = checkpoints.frames() if checkpoints is not None else {}
+        cell_ids = sorted(
+            {c for i in item.frames if (c := getattr(frames.get(i), "cell_id", None))}
+        )
+        self.comms.notify(
+            "frames.rewound",
+            {"frames": item.frames, "cell_ids": cell_ids, "at": item.time, "by": item.seq},
+        )
+
+    def _resolve(self, frame: int | None, cell_id: str | None) -> int:
+        checkpoints = self.runtime.checkpoints
+        if cell_id is None:
+            return checkpoints.resolve_target(str(frame))
+        matches = [f.frame for f in checkpoints.active_frames() if f.cell_id == cell_id]
+        if not matches:
+            raise RewindError(
+                "this cell has no frame left to rewind (it has not run on this kernel's thread, "
+                "did no work, or was already rewound)"
+            )
+        return matches[-1]
+
+    def _preview(self, frame: int) -> dict[str, Any]:
+        try:
+            plan = self.runtime.checkpoints.plan_rewind(frame)
+        except (RewindError, ValueError) as exc:
+            return {"files": [], "skipped": [], "conflicts": [], "messages_dropped": 0,
+                    "frames": [], "error": str(exc)}  # fmt: skip
+        return {
+            "frames": plan.frames,
+            "files": [
+                {"path": p, "action": "delete" if t.kind == "absent" else "restore"}
+                for p, t in plan.restore
+            ],
+            "skipped": [{"path": s.path, "detail": s.detail} for s in plan.skipped],
+            "conflicts": [{"path": c.path, "detail": c.detail} for c in plan.conflicts],
+            "messages_dropped": plan.messages_dropped,
+        }
+
+    def _rewind(self, frame: int, mode: str, *, force: bool, frontend: bool) -> ProjectionItem:
+        """`frontend`: asked over the comm, never by the running cell's own code. A widget
+        click on the main thread while a frame is open comes from that cell (it pops only the
+        closed frames, as before); from another thread, a cell is running concurrently."""
+        concurrent = frontend or threading.current_thread() is not threading.main_thread()
+        with self.runtime.frame_lock:
+            if concurrent and self.runtime.checkpoints.is_open:
+                raise RewindError(
+                    "a cell is running; rewind when it has finished (or interrupt it first)"
+                )
+            item = self.runtime.rewind(str(frame), force=force, files=mode != "conversation",
+                                       conversation=mode != "files")  # fmt: skip
+        self.announce(item)
+        return item
+
+
+def _row(f: FrameView) -> dict[str, Any]:
+    return {
+        "frame": f.frame,
+        "execution_count": f.execution_count,
+        "cell_id": f.cell_id,
+        "code": f.code[:CODE_SHOWN],
+        "time": f.opened_at,
+        "outcome": f.outcome,
+        "status": f.status,
+        "rewound_at": f.rewound_at,
+        "rewound_by": f.rewound_by,
+        "files": len(f.changes),
+        "skipped": len(f.skipped),
+        "input_tokens": f.input_tokens,
+        "output_tokens": f.output_tokens,
+    }

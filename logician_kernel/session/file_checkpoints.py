@@ -80,6 +80,7 @@ class FileCheckpoints:
         self._frames_cache: tuple[int, dict[int, FrameView]] = (0, {})
         # The snapshotter is not thread-safe; the warm-up thread and cells take turns.
         self._snap_lock = threading.Lock()
+        self._frames_lock = threading.Lock()
         self._warmup: threading.Thread | None = None
 
     def start_warmup(self) -> None:
@@ -97,12 +98,15 @@ class FileCheckpoints:
 
     def frames(self) -> dict[int, FrameView]:
         """Every frame of the thread by id (open, active and rewound)."""
-        # Folded incrementally: cost per cell stays flat however long the thread grows.
-        seen, frames = self._frames_cache
-        entries = self.ledger.entries
-        if seen != len(entries):
-            self._frames_cache = (len(entries), fold_frames(frames, entries[max(seen, 0) :]))
-        return self._frames_cache[1]
+        # Folded incrementally: cost per cell stays flat however long the thread grows. A
+        # frontend's comm may ask from a subshell thread while a cell appends: one folder at a
+        # time, or an entry could be folded twice.
+        with self._frames_lock:
+            seen, frames = self._frames_cache
+            entries = self.ledger.entries
+            if seen != len(entries):
+                self._frames_cache = (len(entries), fold_frames(frames, entries[max(seen, 0) :]))
+            return self._frames_cache[1]
 
     def active_frames(self) -> list[FrameView]:
         return [f for f in self.frames().values() if f.status == "active"]

@@ -1,0 +1,84 @@
+/**
+ * Greys out the cells of rewound frames in one notebook, with a tooltip saying when and by
+ * which rewind; a cell that runs again is live again.
+ */
+import { NotebookActions } from '@jupyterlab/notebook';
+import type { Notebook, NotebookPanel } from '@jupyterlab/notebook';
+import type { Cell } from '@jupyterlab/cells';
+
+import type { ConnectionState, LogicianConnection } from './connection';
+import type { KernelMessage } from './protocol';
+import { RewoundCells } from './rewound';
+
+export const REWOUND_CLASS = 'lk-mod-rewound';
+
+/** How many of the newest frames are read to rebuild the greying when a notebook connects. */
+export const RECENT_FRAMES = 500;
+
+export class CellMarker {
+  constructor(
+    readonly panel: NotebookPanel,
+    readonly connection: LogicianConnection
+  ) {
+    connection.announced.connect(this._onAnnounced, this);
+    connection.stateChanged.connect(this._onState, this);
+    NotebookActions.executed.connect(this._onExecuted, this);
+    panel.content.model?.cells.changed.connect(this._apply, this);
+    panel.disposed.connect(() => this.dispose());
+    this._onState(connection, connection.state);
+  }
+
+  dispose(): void {
+    this.connection.announced.disconnect(this._onAnnounced, this);
+    this.connection.stateChanged.disconnect(this._onState, this);
+    NotebookActions.executed.disconnect(this._onExecuted, this);
+  }
+
+  private async _onState(_: LogicianConnection, state: ConnectionState): Promise<void> {
+    if (state !== 'ready') {
+      return;
+    }
+    try {
+      const page = await this.connection.ask({ type: 'frames.list', offset: 0, limit: RECENT_FRAMES }, 'frames');
+      this._marks.resetFromRows(page.rows);
+      this._apply();
+    } catch {
+      // the sidebar reports connection problems; greying is best effort
+    }
+  }
+
+  private _onAnnounced(_: LogicianConnection, msg: KernelMessage): void {
+    if (msg.type === 'frames.rewound') {
+      this._marks.rewound(msg.cell_ids, msg.frames, msg.at, msg.by);
+      this._apply();
+    }
+  }
+
+  private _onExecuted(_: unknown, args: { notebook: Notebook; cell: Cell }): void {
+    if (args.notebook !== this.panel.content) {
+      return;
+    }
+    this._marks.ran(args.cell.model.id);
+    this._applyTo(args.cell);
+  }
+
+  private _apply(): void {
+    for (const cell of this.panel.content.widgets) {
+      this._applyTo(cell);
+    }
+  }
+
+  private _applyTo(cell: Cell): void {
+    const tip = this._marks.tooltip(cell.model.id);
+    cell.toggleClass(REWOUND_CLASS, tip !== undefined);
+    if (tip !== undefined) {
+      cell.node.title = tip;
+      cell.node.dataset.logicianRewound = 'true';
+    } else if (cell.node.dataset.logicianRewound) {
+      cell.node.removeAttribute('title');
+      delete cell.node.dataset.logicianRewound;
+    }
+  }
+
+  private _marks = new RewoundCells();
+}

@@ -1,0 +1,122 @@
+/**
+ * How the sidebar and the status bar word things (pure).
+ */
+import type { IFrameRow, IPreview, IStatus } from './protocol';
+
+/** 1234 -> "1.2k", 1234567 -> "1.2M". */
+export function compactCount(n: number): string {
+  if (n < 1000) {
+    return String(n);
+  }
+  // Decide the unit on the rounded value, so 9,999 reads "10k" and 999,999 reads "1.0M".
+  if (n < 9_950) {
+    return `${(n / 1000).toFixed(1)}k`;
+  }
+  if (n < 999_500) {
+    return `${Math.round(n / 1000)}k`;
+  }
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+export function formatCost(cost: number | null | undefined): string {
+  if (cost === null || cost === undefined) {
+    return '';
+  }
+  return cost < 0.01 && cost > 0 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
+}
+
+/** An ISO time as the user's local clock shows it: "14:03:09" (today) or "Nov 29 14:03". */
+export function localTime(iso: string | null | undefined, now: Date = new Date()): string {
+  if (!iso) {
+    return '';
+  }
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) {
+    return iso;
+  }
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const clock = `${pad(t.getHours())}:${pad(t.getMinutes())}:${pad(t.getSeconds())}`;
+  if (t.toDateString() === now.toDateString()) {
+    return clock;
+  }
+  const month = t.toLocaleString('en', { month: 'short' });
+  return `${month} ${t.getDate()} ${clock.slice(0, 5)}`;
+}
+
+const PHASES: Record<string, string> = {
+  idle: 'idle',
+  turn: 'running',
+  compaction: 'compacting',
+  branch_summary: 'summarising a branch'
+};
+
+/** The status bar's text: "Logician: running · 1.2k/340 tok · $0.01". */
+export function statusBarText(status: IStatus | null): string {
+  if (!status) {
+    return 'Logician';
+  }
+  const parts = [`Logician: ${PHASES[status.phase] ?? status.phase}`];
+  const tokens = status.input_tokens + status.output_tokens;
+  if (tokens > 0) {
+    parts.push(`${compactCount(status.input_tokens)}/${compactCount(status.output_tokens)} tok`);
+  }
+  const cost = formatCost(status.cost_usd);
+  if (cost) {
+    parts.push(cost);
+  }
+  if (status.pending_approvals) {
+    parts.push(`${status.pending_approvals} to approve`);
+  }
+  return parts.join(' · ');
+}
+
+/** Budget limits as "turns ≤ 8, cost usd ≤ 0.5" ('' for none). */
+export function budgetText(budget: Record<string, number> | undefined): string {
+  if (!budget) {
+    return '';
+  }
+  return Object.entries(budget)
+    .map(([k, v]) => `${k.replace(/^max_/, '').replace(/_/g, ' ')} ≤ ${v}`)
+    .join(', ');
+}
+
+/** The first non-empty line of a cell's code, for a one-line label. */
+export function codeLabel(code: string, max = 60): string {
+  const line = code.split('\n').find(l => l.trim()) ?? '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+export function frameCell(row: IFrameRow): string {
+  return row.execution_count === null ? '-' : `In [${row.execution_count}]`;
+}
+
+export function frameTokens(row: IFrameRow): string {
+  if (!row.input_tokens && !row.output_tokens) {
+    return '';
+  }
+  return `${compactCount(row.input_tokens)}/${compactCount(row.output_tokens)} tok`;
+}
+
+/** The tooltip of a greyed cell. */
+export function rewoundTooltip(at: string | null | undefined, by: number | null | undefined, toFrame?: number): string {
+  const when = at ? localTime(at) : 'an earlier time';
+  const which = toFrame !== undefined ? `the rewind to frame ${toFrame}` : 'a rewind';
+  const entry = by !== null && by !== undefined ? ` (ledger entry ${by})` : '';
+  return `Rewound at ${when} by ${which}${entry}: this cell's files and conversation were put back; run it again to redo it.`;
+}
+
+/** The lines of a rewind confirmation. */
+export function previewLines(preview: IPreview): { files: string[]; conflicts: string[]; notes: string[] } {
+  const files = preview.files.map(f => `${f.action === 'delete' ? 'delete' : 'restore'} ${f.path}`);
+  const conflicts = preview.conflicts.map(c => `${c.path}: ${c.detail}`);
+  const notes: string[] = [];
+  for (const s of preview.skipped) {
+    notes.push(`not restorable: ${s.path} (${s.detail})`);
+  }
+  if (preview.messages_dropped) {
+    notes.push(`${preview.messages_dropped} conversation message(s) will be dropped`);
+  }
+  const n = preview.frames.length;
+  notes.push(`${n} frame${n === 1 ? '' : 's'} (${preview.frames.join(', ')}) will be popped`);
+  return { files, conflicts, notes };
+}

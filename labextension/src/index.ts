@@ -1,0 +1,123 @@
+/**
+ * Logician Kernel's JupyterLab extension: a sidebar (frame timeline, rewind, approvals,
+ * runtime status), a status bar item, a cell command "Rewind to before this cell", and greyed
+ * cells for rewound frames. It speaks the kernel's `logician` comm (see `protocol.ts`).
+ */
+import {
+  ILabShell,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { IStatusBar } from '@jupyterlab/statusbar';
+import { LabIcon } from '@jupyterlab/ui-components';
+
+import { CellMarker } from './cells';
+import { LogicianConnection } from './connection';
+import { confirmAndRewind, LogicianSidebar } from './sidebar';
+import { LogicianStatusItem } from './statusbar';
+
+const PLUGIN_ID = 'logician-kernel:plugin';
+
+export namespace CommandIDs {
+  export const rewindCell = 'logician:rewind-before-cell';
+  export const openSidebar = 'logician:open-sidebar';
+}
+
+const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" viewBox="0 0 24 24"><path class="jp-icon3" fill="#616161" d="M12 3a9 9 0 1 1-8.5 6h2.2A7 7 0 1 0 12 5v3L7.5 4 12 0z"/><circle class="jp-icon3" fill="#616161" cx="12" cy="12" r="2.2"/></svg>`;
+
+export const logicianIcon = new LabIcon({ name: 'logician-kernel:rewind', svgstr: ICON_SVG });
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_ID,
+  description: 'Logician sidebar: frame timeline, rewind, approvals and runtime status.',
+  autoStart: true,
+  requires: [INotebookTracker],
+  optional: [ILabShell, IStatusBar, ICommandPalette, ISettingRegistry],
+  activate: async (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    labShell: ILabShell | null,
+    statusBar: IStatusBar | null,
+    palette: ICommandPalette | null,
+    settings: ISettingRegistry | null
+  ) => {
+    let pageSize = 100;
+    if (settings) {
+      try {
+        const loaded = await settings.load(PLUGIN_ID);
+        pageSize = (loaded.get('pageSize').composite as number) ?? pageSize;
+      } catch {
+        // defaults
+      }
+    }
+    const connections = new WeakMap<NotebookPanel, LogicianConnection>();
+    const connectionFor = (panel: NotebookPanel): LogicianConnection => {
+      let conn = connections.get(panel);
+      if (!conn) {
+        const created = new LogicianConnection(panel.sessionContext);
+        connections.set(panel, created);
+        new CellMarker(panel, created);
+        panel.disposed.connect(() => created.dispose());
+        conn = created;
+      }
+      return conn;
+    };
+
+    const sidebar = new LogicianSidebar({ pageSize });
+    sidebar.title.icon = logicianIcon;
+    app.shell.add(sidebar, 'right', { rank: 600 });
+
+    const statusItem = new LogicianStatusItem(() => app.shell.activateById(sidebar.id));
+    if (statusBar) {
+      statusBar.registerStatusItem('logician-kernel:status', {
+        item: statusItem,
+        align: 'left',
+        rank: 4,
+        isActive: () => statusItem.visibleNow,
+        activeStateChanged: undefined
+      });
+    }
+
+    const follow = (panel: NotebookPanel | null) => {
+      const conn = panel ? connectionFor(panel) : null;
+      sidebar.setNotebook(panel, conn);
+      statusItem.setConnection(conn);
+    };
+    tracker.widgetAdded.connect((_, panel) => void connectionFor(panel));
+    tracker.currentChanged.connect((_, panel) => follow(panel));
+    follow(tracker.currentWidget);
+
+    app.commands.addCommand(CommandIDs.rewindCell, {
+      label: 'Rewind to before this cell',
+      caption: 'Restore the files and conversation to just before this cell last ran (Logician)',
+      icon: logicianIcon,
+      isEnabled: () => {
+        const panel = tracker.currentWidget;
+        return !!panel && connectionFor(panel).state === 'ready' && !!tracker.activeCell;
+      },
+      execute: async () => {
+        const panel = tracker.currentWidget;
+        const cell = tracker.activeCell;
+        if (!panel || !cell) {
+          return false;
+        }
+        return confirmAndRewind(connectionFor(panel), { cell_id: cell.model.id });
+      }
+    });
+    app.commands.addCommand(CommandIDs.openSidebar, {
+      label: 'Show the Logician sidebar',
+      execute: () => app.shell.activateById(sidebar.id)
+    });
+    app.contextMenu.addItem({ command: CommandIDs.rewindCell, selector: '.jp-Notebook .jp-Cell', rank: 12 });
+    if (palette) {
+      palette.addItem({ command: CommandIDs.rewindCell, category: 'Logician' });
+      palette.addItem({ command: CommandIDs.openSidebar, category: 'Logician' });
+    }
+    void labShell;
+  }
+};
+
+export default plugin;

@@ -1,0 +1,225 @@
+/**
+ * The `logician` comm protocol, version 1, as the extension speaks it.
+ *
+ * Written against `logician_kernel/jupyter/comm_schema.json` (the kernel side is
+ * `logician_kernel/jupyter/comm.py`); `protocol.test.ts` checks both agree. Everything here is
+ * pure: parsing never throws, it returns a `ProtocolError` naming the field that is wrong.
+ */
+
+export const SCHEMA_VERSION = 1;
+export const TARGET = 'logician';
+
+export const CHOICES = ['allow_once', 'allow_session', 'always_allow', 'deny'] as const;
+export type Choice = (typeof CHOICES)[number];
+
+export const REWIND_MODES = ['both', 'files', 'conversation'] as const;
+export type RewindMode = (typeof REWIND_MODES)[number];
+
+export interface IStatus {
+  thread: string | null;
+  phase: 'idle' | 'turn' | 'compaction' | 'branch_summary';
+  model: string;
+  frames: number;
+  running_cell?: boolean;
+  turn?: number;
+  tool_calls?: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd?: number | null;
+  budget?: Record<string, number>;
+  pending_approvals?: number;
+  last_outcome?: string | null;
+}
+
+export interface IApprovalRequest {
+  request_id: string;
+  tool: string;
+  call_id?: string;
+  description?: string;
+  reason?: string;
+  suggested_rule?: string;
+  preview_kind?: string;
+  preview?: string;
+}
+
+export interface IFrameRow {
+  frame: number;
+  execution_count: number | null;
+  cell_id: string | null;
+  code: string;
+  time: string;
+  outcome: string | null;
+  status: 'open' | 'active' | 'rewound';
+  rewound_at?: string | null;
+  rewound_by?: number | null;
+  files: number;
+  skipped?: number;
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export interface IPathDetail {
+  path: string;
+  detail: string;
+}
+
+export interface IPreview {
+  frame: number;
+  frames: number[];
+  files: { path: string; action: 'restore' | 'delete' }[];
+  skipped: IPathDetail[];
+  conflicts: IPathDetail[];
+  messages_dropped: number;
+  error?: string;
+}
+
+export interface IRewindDone {
+  ok: true;
+  frame: number;
+  frames: number[];
+  conflicts: string[];
+  summary: string;
+}
+
+/** What the kernel sends, answers and announcements alike (`re` echoes a request's `id`). */
+export type KernelMessage =
+  | { type: 'hello'; pending: IApprovalRequest[]; status?: IStatus }
+  | { type: 'error'; error: string; re?: RequestId }
+  | { type: 'approvals'; pending: IApprovalRequest[]; re?: RequestId }
+  | { type: 'approval.decided'; ok: boolean; request_id: string; re?: RequestId }
+  | ({ type: 'status'; re?: RequestId } & IStatus)
+  | { type: 'frames'; rows: IFrameRow[]; total: number; offset: number; re?: RequestId }
+  | ({ type: 'frames.preview'; re?: RequestId } & IPreview)
+  | ({ type: 'frames.rewind'; re?: RequestId } & IRewindDone)
+  | { type: 'frames.changed'; total: number }
+  | { type: 'frames.rewound'; frames: number[]; cell_ids: string[]; at: string; by: number }
+  | ({ type: 'approval.requested' } & IApprovalRequest)
+  | { type: 'approval.resolved'; request_id: string; choice: string; via?: string };
+
+export type RequestId = string | number;
+
+export type FrameTarget = { frame: number } | { cell_id: string };
+
+/** What the extension asks (without `v` and `id`, which `request()` adds). */
+export type Request =
+  | { type: 'approvals.list' }
+  | { type: 'approval.decide'; request_id: string; choice: Choice; note?: string }
+  | { type: 'status' }
+  | { type: 'frames.list'; offset: number; limit: number }
+  | ({ type: 'frames.preview' } & FrameTarget)
+  | ({ type: 'frames.rewind'; mode: RewindMode; force?: boolean } & FrameTarget);
+
+export class ProtocolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProtocolError';
+  }
+}
+
+/** A request as sent on the wire. */
+export function request(req: Request, id: RequestId): Record<string, unknown> {
+  return { v: SCHEMA_VERSION, id, ...req };
+}
+
+type Check = (value: unknown) => boolean;
+const isString: Check = v => typeof v === 'string';
+const isInt: Check = v => typeof v === 'number' && Number.isInteger(v);
+const isArray: Check = v => Array.isArray(v);
+const isBool: Check = v => typeof v === 'boolean';
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Required fields per message type: what a view relies on being there. */
+const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
+  hello: { pending: isArray },
+  error: { error: isString },
+  approvals: { pending: isArray },
+  'approval.decided': { ok: isBool, request_id: isString },
+  status: { phase: isString, frames: isInt, input_tokens: isInt, output_tokens: isInt },
+  frames: { rows: isArray, total: isInt, offset: isInt },
+  'frames.preview': {
+    frame: isInt,
+    frames: isArray,
+    files: isArray,
+    skipped: isArray,
+    conflicts: isArray,
+    messages_dropped: isInt
+  },
+  'frames.rewind': { ok: isBool, frame: isInt, frames: isArray, summary: isString },
+  'frames.changed': { total: isInt },
+  'frames.rewound': { frames: isArray, cell_ids: isArray, at: isString, by: isInt },
+  'approval.requested': { request_id: isString, tool: isString },
+  'approval.resolved': { request_id: isString, choice: isString }
+};
+
+export const KERNEL_MESSAGE_TYPES = Object.keys(REQUIRED) as KernelMessage['type'][];
+
+const ROW_FIELDS: Record<string, Check> = {
+  frame: isInt,
+  code: isString,
+  time: isString,
+  status: isString,
+  files: isInt
+};
+
+/** Check one message from the kernel; never throws. */
+export function parseKernelMessage(data: unknown): KernelMessage | ProtocolError {
+  if (!isObject(data)) {
+    return new ProtocolError('a logician message must be a JSON object');
+  }
+  if (data.v !== SCHEMA_VERSION) {
+    return new ProtocolError(
+      `the kernel speaks logician schema v${describe(data.v)}; this extension speaks v${SCHEMA_VERSION}`
+    );
+  }
+  const type = data.type;
+  if (typeof type !== 'string' || !Object.prototype.hasOwnProperty.call(REQUIRED, type)) {
+    return new ProtocolError(`unknown logician message type ${describe(type)}`);
+  }
+  const fields = REQUIRED[type as KernelMessage['type']];
+  for (const [name, check] of Object.entries(fields)) {
+    if (!check(data[name])) {
+      return new ProtocolError(`logician message "${type}": field "${name}" is missing or malformed`);
+    }
+  }
+  if (type === 'hello' && data.status !== undefined) {
+    const status = data.status;
+    if (!isObject(status)) {
+      return new ProtocolError('logician message "hello": field "status" is malformed');
+    }
+    for (const [name, check] of Object.entries(REQUIRED.status)) {
+      if (!check(status[name])) {
+        return new ProtocolError(`logician message "hello": field "status.${name}" is missing or malformed`);
+      }
+    }
+  }
+  if (type === 'frames') {
+    const rows = data.rows as unknown[];
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      if (!isObject(row)) {
+        return new ProtocolError(`logician message "frames": rows[${i}] is not an object`);
+      }
+      for (const [name, check] of Object.entries(ROW_FIELDS)) {
+        if (!check(row[name])) {
+          return new ProtocolError(`logician message "frames": rows[${i}].${name} is missing or malformed`);
+        }
+      }
+    }
+  }
+  return data as unknown as KernelMessage;
+}
+
+/** A value from the wire, for an error message (never throws, whatever it is). */
+function describe(value: unknown): string {
+  try {
+    return typeof value === 'string' ? JSON.stringify(value) : String(JSON.stringify(value) ?? typeof value);
+  } catch {
+    return typeof value;
+  }
+}
+
+/** The request id an answer echoes, if any. */
+export function answerTo(msg: KernelMessage): RequestId | undefined {
+  return 're' in msg ? msg.re : undefined;
+}

@@ -1,0 +1,511 @@
+/**
+ * The Logician sidebar: runtime status, pending approvals and the frame timeline of the
+ * active notebook's kernel, with "Rewind to here".
+ *
+ * The timeline is virtual: it renders only the rows in view (plus a few) and asks the kernel
+ * for pages of frames as they scroll into view, so 10,000 frames cost what 10 do.
+ */
+import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
+import type { NotebookPanel } from '@jupyterlab/notebook';
+import { Widget } from '@lumino/widgets';
+
+import type { LogicianConnection } from './connection';
+import {
+  budgetText,
+  codeLabel,
+  formatCost,
+  frameCell,
+  frameTokens,
+  localTime,
+  previewLines
+} from './format';
+import type { Choice, FrameTarget, IApprovalRequest, IFrameRow, KernelMessage, RewindMode } from './protocol';
+import { FramePages, visibleRange } from './timeline';
+
+export const ROW_HEIGHT = 46;
+
+const CHOICE_LABELS: [Choice, string, string][] = [
+  ['allow_once', 'Allow once', 'Allow this call only'],
+  ['allow_session', 'Allow for this session', 'Allow calls like this one until the kernel restarts'],
+  ['always_allow', 'Always allow', 'Allow and save the suggested rule'],
+  ['deny', 'Deny', 'Deny; the note goes to the agent']
+];
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className = '',
+  text = ''
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) {
+    node.className = className;
+  }
+  if (text) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+export class LogicianSidebar extends Widget {
+  constructor(options: { pageSize?: number } = {}) {
+    super();
+    this.id = 'logician-sidebar';
+    this.addClass('lk-Sidebar');
+    this.title.caption = 'Logician: frames, rewind, approvals';
+    this._pages = new FramePages(options.pageSize ?? 100);
+
+    const node = this.node;
+    const header = el('div', 'lk-Sidebar-header');
+    header.appendChild(el('h2', 'lk-Sidebar-title', 'Logician'));
+    this._notebookName = el('div', 'lk-Sidebar-notebook');
+    header.appendChild(this._notebookName);
+    this._stateNode = el('div', 'lk-Sidebar-state');
+    header.appendChild(this._stateNode);
+    node.appendChild(header);
+
+    this._statusNode = el('div', 'lk-Status');
+    node.appendChild(this._statusNode);
+
+    this._approvalsNode = el('div', 'lk-Approvals');
+    node.appendChild(this._approvalsNode);
+
+    const timelineHeader = el('div', 'lk-Timeline-header');
+    this._countNode = el('span', 'lk-Timeline-count', 'Frames');
+    timelineHeader.appendChild(this._countNode);
+    node.appendChild(timelineHeader);
+
+    this._scroller = el('div', 'lk-Timeline');
+    this._scroller.setAttribute('role', 'list');
+    this._spacer = el('div', 'lk-Timeline-spacer');
+    this._scroller.appendChild(this._spacer);
+    node.appendChild(this._scroller);
+    this._scroller.addEventListener('scroll', () => this._scheduleRender());
+    this._scroller.addEventListener('click', event => this._onTimelineClick(event));
+
+    this._render();
+  }
+
+  /** Show `panel`'s kernel (or nothing, when no notebook is active). */
+  setNotebook(panel: NotebookPanel | null, connection: LogicianConnection | null): void {
+    if (this._connection) {
+      this._connection.stateChanged.disconnect(this._onState, this);
+      this._connection.statusChanged.disconnect(this._renderStatus, this);
+      this._connection.approvalsChanged.disconnect(this._renderApprovals, this);
+      this._connection.announced.disconnect(this._onAnnounced, this);
+    }
+    this._panel = panel;
+    this._connection = connection;
+    this._pages.setTotal(-1);
+    this._scroller.scrollTop = 0;
+    if (connection) {
+      connection.stateChanged.connect(this._onState, this);
+      connection.statusChanged.connect(this._renderStatus, this);
+      connection.approvalsChanged.connect(this._renderApprovals, this);
+      connection.announced.connect(this._onAnnounced, this);
+    }
+    this._notebookName.textContent = panel ? panel.context.path : '';
+    this._onState();
+  }
+
+  /** Rows in the DOM now (the bounded-rendering check reads this). */
+  get renderedRows(): number {
+    return this._scroller.querySelectorAll('.lk-FrameRow').length;
+  }
+
+  protected onAfterShow(): void {
+    this._scheduleRender();
+  }
+
+  protected onResize(): void {
+    this._scheduleRender();
+  }
+
+  private _onState(): void {
+    const conn = this._connection;
+    const state = conn?.state ?? 'no-kernel';
+    const words: Record<string, string> = {
+      'no-kernel': this._panel ? 'No kernel is running for this notebook.' : 'Open a notebook to see its Logician frames.',
+      connecting: 'Connecting to the Logician kernel…',
+      'not-logician': `Not a Logician kernel: ${conn?.detail ?? ''}. Pick "Python 3 (Logician)" as the kernel to get frames, rewind and approvals.`,
+      ready: '',
+      error: `Could not reach the kernel's logician comm: ${conn?.detail ?? ''}`
+    };
+    this._stateNode.textContent = words[state] ?? state;
+    this.node.dataset.state = state;
+    if (state === 'ready') {
+      void this._refreshTotal();
+    } else {
+      this._pages.setTotal(-1);
+    }
+    this._renderStatus();
+    this._renderApprovals();
+    this._render();
+  }
+
+  private _onAnnounced(_: LogicianConnection, msg: KernelMessage): void {
+    if (msg.type === 'frames.changed') {
+      if (this._pages.setTotal(msg.total)) {
+        this._render();
+      }
+    } else if (msg.type === 'frames.rewound') {
+      this._pages.clear();
+      this._render();
+    }
+  }
+
+  private async _refreshTotal(): Promise<void> {
+    const conn = this._connection;
+    if (!conn) {
+      return;
+    }
+    try {
+      const first = await conn.ask({ type: 'frames.list', offset: 0, limit: this._pages.pageSize }, 'frames');
+      if (conn !== this._connection) {
+        return;
+      }
+      this._pages.setTotal(first.total);
+      this._pages.put(0, first.rows, first.total);
+      this._render();
+    } catch (err) {
+      this._stateNode.textContent = `Could not list frames: ${(err as Error).message}`;
+    }
+  }
+
+  private _scheduleRender(): void {
+    if (this._frame !== 0) {
+      return;
+    }
+    this._frame = requestAnimationFrame(() => {
+      this._frame = 0;
+      this._render();
+    });
+  }
+
+  private _render(): void {
+    const total = Math.max(0, this._pages.total);
+    const ready = this._connection?.state === 'ready';
+    this._countNode.textContent = ready ? `Frames (${total.toLocaleString('en')})` : 'Frames';
+    this._spacer.style.height = `${total * ROW_HEIGHT}px`;
+    const range = visibleRange(this._scroller.scrollTop, this._scroller.clientHeight || 600, ROW_HEIGHT, total);
+    for (const page of this._pages.missing(range)) {
+      void this._fetch(page);
+    }
+    const rows: HTMLElement[] = [];
+    for (let i = range.start; i < range.end; i++) {
+      rows.push(this._renderRow(i, this._pages.row(i)));
+    }
+    for (const old of Array.from(this._scroller.querySelectorAll('.lk-FrameRow'))) {
+      old.remove();
+    }
+    for (const row of rows) {
+      this._scroller.appendChild(row);
+    }
+  }
+
+  private async _fetch(page: number): Promise<void> {
+    const conn = this._connection;
+    if (!conn || conn.state !== 'ready') {
+      return;
+    }
+    const offset = page * this._pages.pageSize;
+    this._pages.markLoading(page);
+    try {
+      const msg = await conn.ask({ type: 'frames.list', offset, limit: this._pages.pageSize }, 'frames');
+      if (conn !== this._connection) {
+        return;
+      }
+      this._pages.put(msg.offset, msg.rows, msg.total);
+      this._scheduleRender();
+    } catch {
+      this._pages.failed(offset);
+    }
+  }
+
+  private _renderRow(index: number, row: IFrameRow | undefined): HTMLElement {
+    const node = el('div', 'lk-FrameRow');
+    node.style.top = `${index * ROW_HEIGHT}px`;
+    node.style.height = `${ROW_HEIGHT}px`;
+    node.setAttribute('role', 'listitem');
+    node.dataset.index = String(index);
+    if (row === undefined) {
+      node.classList.add('lk-mod-loading');
+      node.textContent = '…';
+      return node;
+    }
+    node.dataset.frame = String(row.frame);
+    if (row.cell_id) {
+      node.dataset.cellId = row.cell_id;
+    }
+    node.classList.add(`lk-mod-${row.status}`);
+    const top = el('div', 'lk-FrameRow-top');
+    top.appendChild(el('span', 'lk-FrameRow-id', `#${row.frame}`));
+    top.appendChild(el('span', 'lk-FrameRow-cell', frameCell(row)));
+    top.appendChild(el('span', 'lk-FrameRow-time', localTime(row.time)));
+    const outcome = row.status === 'rewound' ? 'rewound' : row.outcome ?? 'running';
+    top.appendChild(el('span', `lk-FrameRow-outcome lk-outcome-${outcome}`, outcome));
+    const files = row.files ? `${row.files} file${row.files === 1 ? '' : 's'}` : '';
+    top.appendChild(el('span', 'lk-FrameRow-files', files));
+    top.appendChild(el('span', 'lk-FrameRow-tokens', frameTokens(row)));
+    node.appendChild(top);
+    const bottom = el('div', 'lk-FrameRow-bottom');
+    bottom.appendChild(el('code', 'lk-FrameRow-code', codeLabel(row.code)));
+    if (row.status === 'active') {
+      const button = el('button', 'lk-FrameRow-rewind', 'Rewind to here');
+      button.title = `Restore files and conversation to just before frame ${row.frame}`;
+      button.dataset.action = 'rewind';
+      bottom.appendChild(button);
+    }
+    node.appendChild(bottom);
+    node.title =
+      row.status === 'rewound'
+        ? `Frame ${row.frame}, rewound at ${localTime(row.rewound_at)}`
+        : `Frame ${row.frame}: click to go to its cell`;
+    return node;
+  }
+
+  private _onTimelineClick(event: MouseEvent): void {
+    const target = event.target as HTMLElement;
+    const rowNode = target.closest('.lk-FrameRow') as HTMLElement | null;
+    if (!rowNode?.dataset.frame) {
+      return;
+    }
+    const frame = Number(rowNode.dataset.frame);
+    if (target.dataset.action === 'rewind') {
+      void this.rewind({ frame });
+      return;
+    }
+    this._scrollToCell(rowNode.dataset.cellId);
+  }
+
+  private _scrollToCell(cellId: string | undefined): void {
+    const notebook = this._panel?.content;
+    if (!notebook || !cellId) {
+      return;
+    }
+    const index = notebook.widgets.findIndex(cell => cell.model.id === cellId);
+    if (index < 0) {
+      Notification.info('That frame\'s cell is no longer in this notebook.', { autoClose: 4000 });
+      return;
+    }
+    notebook.activeCellIndex = index;
+    void notebook.scrollToItem(index, 'smart');
+    notebook.widgets[index].node.classList.add('lk-mod-flash');
+    setTimeout(() => notebook.widgets[index]?.node.classList.remove('lk-mod-flash'), 1200);
+  }
+
+  /** Ask, with a confirmation listing files and conflicts, then rewind. */
+  async rewind(target: FrameTarget): Promise<boolean> {
+    return confirmAndRewind(this._connection, target);
+  }
+
+  private _renderStatus(): void {
+    const node = this._statusNode;
+    node.replaceChildren();
+    const conn = this._connection;
+    const status = conn?.state === 'ready' ? conn.status : null;
+    if (!status) {
+      return;
+    }
+    const rows: [string, string][] = [
+      ['Phase', status.phase === 'turn' ? `running (turn ${status.turn ?? 0})` : status.phase],
+      ['Model', status.model || '-'],
+      ['Tokens', `${status.input_tokens.toLocaleString('en')} in / ${status.output_tokens.toLocaleString('en')} out`]
+    ];
+    const cost = formatCost(status.cost_usd);
+    if (cost) {
+      rows.push(['Cost', cost]);
+    }
+    const budget = budgetText(status.budget);
+    if (budget) {
+      rows.push(['Budget', budget]);
+    }
+    if (status.last_outcome) {
+      rows.push(['Last run', status.last_outcome]);
+    }
+    const table = el('dl', 'lk-Status-list');
+    for (const [k, v] of rows) {
+      table.appendChild(el('dt', '', k));
+      const dd = el('dd', '', v);
+      dd.dataset.field = k.toLowerCase().replace(/ /g, '-');
+      table.appendChild(dd);
+    }
+    node.appendChild(table);
+  }
+
+  private _renderApprovals(): void {
+    const node = this._approvalsNode;
+    node.replaceChildren();
+    const pending = this._connection?.state === 'ready' ? this._connection.pending : [];
+    if (!pending.length) {
+      return;
+    }
+    node.appendChild(el('h3', 'lk-Approvals-title', `Waiting for your approval (${pending.length})`));
+    for (const req of pending) {
+      node.appendChild(this._approvalCard(req));
+    }
+  }
+
+  private _approvalCard(req: IApprovalRequest): HTMLElement {
+    const card = el('div', 'lk-Approval');
+    card.dataset.requestId = req.request_id;
+    card.appendChild(el('div', 'lk-Approval-tool', `${req.tool}`));
+    if (req.description) {
+      card.appendChild(el('div', 'lk-Approval-description', req.description));
+    }
+    if (req.reason) {
+      card.appendChild(el('div', 'lk-Approval-reason', req.reason));
+    }
+    if (req.preview) {
+      const pre = el('pre', 'lk-Approval-preview', req.preview.slice(0, 4000));
+      card.appendChild(pre);
+    }
+    const note = el('input', 'lk-Approval-note jp-mod-styled');
+    note.placeholder = 'Note for the agent (optional)';
+    card.appendChild(note);
+    const buttons = el('div', 'lk-Approval-buttons');
+    for (const [choice, label, tip] of CHOICE_LABELS) {
+      if (choice === 'always_allow' && !req.suggested_rule) {
+        continue;
+      }
+      const button = el('button', `jp-mod-styled lk-Approval-${choice}`, label);
+      button.title = choice === 'always_allow' ? `${tip}: ${req.suggested_rule}` : tip;
+      button.dataset.choice = choice;
+      button.addEventListener('click', () => void this._decide(req, choice, note.value, card));
+      buttons.appendChild(button);
+    }
+    card.appendChild(buttons);
+    return card;
+  }
+
+  private async _decide(req: IApprovalRequest, choice: Choice, note: string, card: HTMLElement): Promise<void> {
+    const conn = this._connection;
+    if (!conn) {
+      return;
+    }
+    for (const b of Array.from(card.querySelectorAll('button'))) {
+      (b as HTMLButtonElement).disabled = true;
+    }
+    try {
+      const answer = await conn.ask(
+        { type: 'approval.decide', request_id: req.request_id, choice, note: note || undefined },
+        'approval.decided'
+      );
+      if (!answer.ok) {
+        Notification.info('That request was already answered elsewhere.', { autoClose: 4000 });
+      }
+    } catch (err) {
+      Notification.error(`Logician: the decision was not delivered: ${(err as Error).message}`);
+      for (const b of Array.from(card.querySelectorAll('button'))) {
+        (b as HTMLButtonElement).disabled = false;
+      }
+    }
+  }
+
+  private _panel: NotebookPanel | null = null;
+  private _connection: LogicianConnection | null = null;
+  private _pages: FramePages;
+  private _frame = 0;
+  private _notebookName: HTMLElement;
+  private _stateNode: HTMLElement;
+  private _statusNode: HTMLElement;
+  private _approvalsNode: HTMLElement;
+  private _countNode: HTMLElement;
+  private _scroller: HTMLElement;
+  private _spacer: HTMLElement;
+}
+
+/** The body of the rewind confirmation: what will be restored, conflicts, and the options. */
+class RewindBody extends Widget implements Dialog.IBodyWidget<{ mode: RewindMode; force: boolean }> {
+  constructor(lines: ReturnType<typeof previewLines>) {
+    super();
+    this.addClass('lk-RewindDialog');
+    const section = (title: string, items: string[], cls: string) => {
+      if (!items.length) {
+        return;
+      }
+      this.node.appendChild(el('div', 'lk-RewindDialog-heading', title));
+      const list = el('ul', cls);
+      for (const item of items) {
+        list.appendChild(el('li', '', item));
+      }
+      this.node.appendChild(list);
+    };
+    section('Files to restore', lines.files, 'lk-RewindDialog-files');
+    if (!lines.files.length) {
+      this.node.appendChild(el('div', 'lk-RewindDialog-none', 'No files to restore.'));
+    }
+    section('Conflicts: changed since by something else', lines.conflicts, 'lk-RewindDialog-conflicts');
+    section('Also', lines.notes, 'lk-RewindDialog-notes');
+    const modeLabel = el('label', 'lk-RewindDialog-mode', 'Rewind ');
+    this._mode = el('select', 'jp-mod-styled');
+    for (const [value, text] of [
+      ['both', 'files and conversation'],
+      ['files', 'files only'],
+      ['conversation', 'conversation only']
+    ]) {
+      const option = el('option', '', text);
+      option.value = value;
+      this._mode.appendChild(option);
+    }
+    modeLabel.appendChild(this._mode);
+    this.node.appendChild(modeLabel);
+    this._force = el('input');
+    this._force.type = 'checkbox';
+    if (lines.conflicts.length) {
+      const force = el('label', 'lk-RewindDialog-force');
+      force.appendChild(this._force);
+      force.appendChild(document.createTextNode(' overwrite the conflicting files too'));
+      this.node.appendChild(force);
+    }
+  }
+
+  getValue(): { mode: RewindMode; force: boolean } {
+    return { mode: this._mode.value as RewindMode, force: this._force.checked };
+  }
+
+  private _mode: HTMLSelectElement;
+  private _force: HTMLInputElement;
+}
+
+/** Preview, confirm, rewind; true when the rewind happened. Shared by the sidebar and the cell command. */
+export async function confirmAndRewind(
+  connection: LogicianConnection | null,
+  target: FrameTarget
+): Promise<boolean> {
+  if (!connection || connection.state !== 'ready') {
+    Notification.warning('Logician: this notebook is not connected to a Logician kernel.', { autoClose: 5000 });
+    return false;
+  }
+  let preview;
+  try {
+    preview = await connection.ask({ type: 'frames.preview', ...target }, 'frames.preview');
+  } catch (err) {
+    Notification.error(`Logician: cannot rewind: ${(err as Error).message}`, { autoClose: 8000 });
+    return false;
+  }
+  if (preview.error) {
+    Notification.error(`Logician: cannot rewind: ${preview.error}`, { autoClose: 8000 });
+    return false;
+  }
+  const body = new RewindBody(previewLines(preview));
+  const result = await showDialog({
+    title: `Rewind to before frame ${preview.frame}?`,
+    body,
+    buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Rewind' })],
+    hasClose: true
+  });
+  if (!result.button.accept || !result.value) {
+    return false;
+  }
+  try {
+    const done = await connection.ask(
+      { type: 'frames.rewind', frame: preview.frame, mode: result.value.mode, force: result.value.force },
+      'frames.rewind'
+    );
+    Notification.success(done.summary.split('\n')[0], { autoClose: 5000 });
+    return true;
+  } catch (err) {
+    Notification.error(`Logician: the rewind did not happen: ${(err as Error).message}`, { autoClose: 8000 });
+    return false;
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The status bar item: phase and tokens/cost of the active notebook's Logician kernel.
+ */
+import { Widget } from '@lumino/widgets';
+
+import type { LogicianConnection } from './connection';
+import { statusBarText } from './format';
+
+export class LogicianStatusItem extends Widget {
+  constructor(onClick: () => void) {
+    super();
+    this.addClass('lk-StatusItem');
+    this.node.title = 'Logician: open the sidebar';
+    this.node.addEventListener('click', onClick);
+    this.setConnection(null);
+  }
+
+  setConnection(connection: LogicianConnection | null): void {
+    if (this._connection) {
+      this._connection.statusChanged.disconnect(this._update, this);
+      this._connection.stateChanged.disconnect(this._update, this);
+    }
+    this._connection = connection;
+    if (connection) {
+      connection.statusChanged.connect(this._update, this);
+      connection.stateChanged.connect(this._update, this);
+    }
+    this._update();
+  }
+
+  /** Shown only for a notebook on a Logician kernel. */
+  get visibleNow(): boolean {
+    return this._connection?.state === 'ready';
+  }
+
+  private _update(): void {
+    const conn = this._connection;
+    const ready = conn?.state === 'ready';
+    this.node.textContent = ready ? statusBarText(conn.status) : '';
+    this.node.dataset.phase = ready ? conn.status?.phase ?? 'idle' : '';
+    this._changed?.();
+  }
+
+  /** Called when visibility may have changed (the status bar re-checks `isActive`). */
+  onChange(callback: () => void): void {
+    this._changed = callback;
+  }
+
+  private _connection: LogicianConnection | null = null;
+  private _changed: (() => void) | null = null;
+}

@@ -1,0 +1,297 @@
+"""The lab extension in a real JupyterLab, driven in headless Chromium (Debian's) by Playwright.
+
+What a user does: open a notebook on the Logician kernel, run a cell that writes a file, open
+the Logician sidebar, see the frame, rewind from the sidebar, and find the file restored and
+the cell greyed; approve an agent's tool call from the sidebar; see a 10,000-frame thread
+open with a bounded timeline; see a plain Python kernel get the "not a Logician kernel" state.
+Screenshots land in `test-artifacts/lab/`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lab_server import ARTIFACTS, LabServer, copy_into, open_browser, seed_thread, write_notebook
+
+HERE = Path(__file__).resolve().parent
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+KERNEL_JS = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  return k ? k.status : null;
+}"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    root = tmp_path_factory.mktemp("lab-root")
+    home = tmp_path_factory.mktemp("lab-home")
+    (root / "data.txt").write_text("original\n")
+    write_notebook(
+        root / "rewind.ipynb",
+        ["open('data.txt', 'w').write('changed by the cell\\n')", "x = 41 + 1"],
+        ids=["writes-file", "no-files"],
+    )
+    copy_into(HERE / "lab-approval.ipynb", root / "agent" / "lab-approval.ipynb")
+    copy_into(HERE / "recordings", root / "agent" / "recordings")
+    (root / "plain").mkdir()
+    plain = json.loads((root / "rewind.ipynb").read_text())
+    plain["metadata"]["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    (root / "plain" / "plain.ipynb").write_text(json.dumps(plain))
+    for name, frames in (("big", 10_000), ("small", 10)):
+        nb = root / name / f"{name}.ipynb"
+        write_notebook(nb, ["# type here\n"], ids=["typing"])
+        seed_thread(nb, frames)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with LabServer(root, home) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with open_browser() as b:
+        yield b
+
+
+@pytest.fixture
+def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield page
+    finally:
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-final.png"))
+        context.close()
+    assert not [e for e in errors if "logician" in e.lower() or "lk-" in e], errors
+
+
+def open_notebook(page: Any, lab: LabServer, path: str) -> None:
+    page.goto(lab.notebook_url(path))
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=60_000
+    )
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    wait_kernel_idle(page)
+
+
+def wait_kernel_idle(page: Any, timeout: float = 90_000) -> None:
+    page.wait_for_function(f"() => ({KERNEL_JS})() === 'idle'", timeout=timeout)
+
+
+def run_cell(page: Any, index: int) -> None:
+    """Click into cell `index` and press Shift+Enter, as a user does."""
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
+    cell.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+
+
+def wait_executed(page: Any, index: int, timeout: float = 90_000) -> None:
+    prompt = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputPrompt")
+    page.wait_for_function(
+        "(el) => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=timeout
+    )
+    wait_kernel_idle(page, timeout)
+
+
+def open_sidebar(page: Any) -> Any:
+    tab = page.locator('.jp-SideBar li[data-id="logician-sidebar"]')
+    tab.click()
+    sidebar = page.locator("#logician-sidebar")
+    sidebar.wait_for(state="visible")
+    return sidebar
+
+
+def test_rewind_from_the_sidebar_restores_the_file_and_greys_the_cell(
+    page: Any, lab: LabServer
+) -> None:
+    data = lab.root / "data.txt"
+    open_notebook(page, lab, "rewind.ipynb")
+    sidebar = open_sidebar(page)
+    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
+
+    run_cell(page, 0)
+    wait_executed(page, 0)
+    assert data.read_text() == "changed by the cell\n"
+    run_cell(page, 1)  # Shift+Enter moved to the second cell; it changes no file
+    wait_executed(page, 1)
+
+    row = sidebar.locator('.lk-FrameRow[data-cell-id="writes-file"]')
+    row.wait_for()
+    assert "1 file" in row.inner_text()
+    assert "In [1]" in row.inner_text()
+    page.screenshot(path=str(ARTIFACTS / "sidebar-timeline.png"))
+
+    # clicking a frame goes to its cell
+    row.locator(".lk-FrameRow-code").click()
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex === 0"
+    )
+
+    row.locator("button", has_text="Rewind to here").click()
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for()
+    assert "Rewind to before frame" in dialog.inner_text()
+    assert "restore data.txt" in dialog.locator(".lk-RewindDialog-files").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "rewind-confirmation.png"))
+    dialog.locator("button.jp-mod-warn").click()
+
+    deadline = time.monotonic() + 30
+    while data.read_text() != "original\n" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert data.read_text() == "original\n"
+
+    first = page.locator(".jp-Notebook .jp-Cell").nth(0)
+    page.wait_for_function(
+        "(el) => el.classList.contains('lk-mod-rewound')", arg=first.element_handle()
+    )
+    assert "Rewound at" in (first.get_attribute("title") or "")
+    assert "lk-mod-rewound" in (
+        page.locator(".jp-Notebook .jp-Cell").nth(1).get_attribute("class") or ""
+    )
+    sidebar.locator('.lk-FrameRow.lk-mod-rewound[data-cell-id="writes-file"]').wait_for()
+    page.screenshot(path=str(ARTIFACTS / "rewound-cells.png"))
+
+    # running the cell again makes it live, and it is a new frame
+    run_cell(page, 0)
+    wait_executed(page, 0)
+    page.wait_for_function(
+        "(el) => !el.classList.contains('lk-mod-rewound')", arg=first.element_handle()
+    )
+    assert data.read_text() == "changed by the cell\n"
+
+    # the cell command rewinds the same cell's latest frame, with the same confirmation
+    first.locator(".jp-InputPrompt").click()
+    first.locator(".jp-InputPrompt").click(button="right")
+    page.locator(".lm-Menu-item", has_text="Rewind to before this cell").click()
+    page.screenshot(path=str(ARTIFACTS / "cell-command.png"))
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for()
+    assert "restore data.txt" in dialog.inner_text()
+    dialog.locator("button.jp-mod-warn").click()
+    deadline = time.monotonic() + 30
+    while data.read_text() != "original\n" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert data.read_text() == "original\n"
+    page.wait_for_function(
+        "(el) => el.classList.contains('lk-mod-rewound')", arg=first.element_handle()
+    )
+
+
+def test_approve_an_agent_tool_call_from_the_sidebar(page: Any, lab: LabServer) -> None:
+    approved = lab.root / "agent" / "approved.txt"
+    open_notebook(page, lab, "agent/lab-approval.ipynb")
+    sidebar = open_sidebar(page)
+    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
+    run_cell(page, 0)
+    wait_executed(page, 0)
+    run_cell(page, 1)
+
+    card = sidebar.locator(".lk-Approval")
+    card.wait_for(timeout=60_000)
+    assert "bash" in card.inner_text()
+    assert "approved.txt" in card.inner_text()
+    # the in-cell card asks the same question
+    page.locator(".jp-Notebook .jp-Cell").nth(1).locator(
+        ".jp-OutputArea", has_text="Allow once"
+    ).wait_for()
+    status = page.locator(".lk-StatusItem")
+    assert "to approve" in status.inner_text()
+    page.screenshot(path=str(ARTIFACTS / "approval-in-sidebar.png"))
+    assert not approved.exists()
+
+    card.locator("button", has_text="Allow once").click()
+    wait_executed(page, 1)
+    assert approved.read_text() == "approved from the sidebar\n"
+    assert sidebar.locator(".lk-Approval").count() == 0
+    out = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea").inner_text()
+    assert "Allowed once" in out  # deciding in the sidebar resolved the in-cell card too
+    assert "completed" in out
+    # the status shows the run's model and tokens
+    page.wait_for_function(
+        "() => /tok/.test(document.querySelector('.lk-StatusItem')?.textContent || '')"
+    )
+    assert "in /" in sidebar.locator('dd[data-field="tokens"]').inner_text()
+
+
+def test_a_plain_python_kernel_gets_the_not_logician_state(page: Any, lab: LabServer) -> None:
+    open_notebook(page, lab, "plain/plain.ipynb")
+    sidebar = open_sidebar(page)
+    page.wait_for_selector('#logician-sidebar[data-state="not-logician"]')
+    assert "Not a Logician kernel" in sidebar.inner_text()
+    assert sidebar.locator(".lk-FrameRow").count() == 0
+
+
+def _typing_ms(page: Any) -> float:
+    """Median time from a key press to the character on screen, over 60 keys."""
+    editor = page.locator(".jp-Notebook .jp-Cell").nth(0).locator(".cm-content")
+    editor.click()
+    page.keyboard.press("End")
+    return page.evaluate(
+        """async () => {
+          const content = document.querySelector('.jp-Notebook .jp-Cell .cm-content');
+          const samples = [];
+          for (let i = 0; i < 60; i++) {
+            const before = content.textContent.length;
+            const t0 = performance.now();
+            document.activeElement.dispatchEvent(new KeyboardEvent('keydown', {key: 'a', bubbles: true}));
+            document.execCommand('insertText', false, 'a');
+            await new Promise(r => requestAnimationFrame(() => r()));
+            if (content.textContent.length <= before) { throw new Error('the key did not arrive'); }
+            samples.push(performance.now() - t0);
+          }
+          samples.sort((a, b) => a - b);
+          return samples[Math.floor(samples.length / 2)];
+        }"""
+    )
+
+
+def test_ten_thousand_frames_open_with_a_bounded_timeline(page: Any, lab: LabServer) -> None:
+    timings: dict[str, float] = {}
+    for name, frames in (("small", 10), ("big", 10_000)):
+        open_notebook(page, lab, f"{name}/{name}.ipynb")
+        sidebar = open_sidebar(page)
+        page.wait_for_selector('#logician-sidebar[data-state="ready"]')
+        sidebar.locator(".lk-Timeline-count", has_text=f"({frames:,})").wait_for()
+        sidebar.locator(f'.lk-FrameRow[data-frame="{frames}"]').wait_for()
+        rendered = sidebar.locator(".lk-FrameRow").count()
+        assert rendered <= min(frames, 60), f"{rendered} rows in the DOM for {frames} frames"
+        timings[name] = _typing_ms(page)
+        if name == "big":
+            page.screenshot(path=str(ARTIFACTS / "ten-thousand-frames.png"))
+            # scroll to the oldest frame: its page is fetched on demand; the DOM stays bounded
+            page.eval_on_selector(".lk-Timeline", "el => { el.scrollTop = el.scrollHeight; }")
+            sidebar.locator('.lk-FrameRow[data-frame="1"]').wait_for(timeout=30_000)
+            assert sidebar.locator(".lk-FrameRow").count() <= 60
+            held = page.evaluate("() => document.querySelectorAll('.lk-FrameRow').length")
+            assert held <= 60
+    ratio = timings["big"] / max(timings["small"], 1e-3)
+    report = (
+        f"typing latency (median key to frame): {timings['small']:.2f} ms with 10 frames, "
+        f"{timings['big']:.2f} ms with 10,000 frames; ratio {ratio:.2f}\n"
+    )
+    (ARTIFACTS / "typing-ratio.txt").write_text(report)
+    print(report)
+
+
+def test_the_extension_is_installed_enabled_and_ok() -> None:
+    out = subprocess.run(
+        [str(Path(sys.executable).with_name("jupyter")), "labextension", "list"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    text = out.stdout + out.stderr
+    line = next((ln for ln in text.splitlines() if "logician-kernel" in ln), "")
+    assert "enabled" in line and "OK" in line, text
