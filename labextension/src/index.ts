@@ -3,11 +3,7 @@
  * runtime status), a status bar item, a cell command "Rewind to before this cell", and greyed
  * cells for rewound frames. It speaks the kernel's `logician` comm (see `protocol.ts`).
  */
-import {
-  ILabShell,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
@@ -35,11 +31,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Logician sidebar: frame timeline, rewind, approvals and runtime status.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ILabShell, IStatusBar, ICommandPalette, ISettingRegistry],
+  optional: [IStatusBar, ICommandPalette, ISettingRegistry],
   activate: async (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
-    labShell: ILabShell | null,
     statusBar: IStatusBar | null,
     palette: ICommandPalette | null,
     settings: ISettingRegistry | null
@@ -116,7 +111,6 @@ const plugin: JupyterFrontEndPlugin<void> = {
       palette.addItem({ command: CommandIDs.rewindCell, category: 'Logician' });
       palette.addItem({ command: CommandIDs.openSidebar, category: 'Logician' });
     }
-    void labShell;
   }
 };
 
