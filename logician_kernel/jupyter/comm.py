@@ -157,9 +157,7 @@ class LogicianComms:
 
     def handle_frames_preview(self, data: dict[str, Any]) -> dict[str, Any]:
         frame, cell_id = _target(data)
-        if self.frames is None:
-            raise ValueError("this kernel session records no frames")
-        return {"type": "frames.preview", **self.frames.preview_target(frame, cell_id)}
+        return {"type": "frames.preview", **self._frame_source().preview_target(frame, cell_id)}
 
     def handle_frames_rewind(self, data: dict[str, Any]) -> dict[str, Any]:
         frame, cell_id = _target(data)
@@ -168,9 +166,13 @@ class LogicianComms:
             raise ValueError(f"mode must be one of {', '.join(REWIND_MODES)}, not {mode!r}")
         if not isinstance(force, bool):
             raise ValueError("force must be true or false")
+        done = self._frame_source().rewind_target(frame, cell_id, mode, force)
+        return {"type": "frames.rewind", **done}
+
+    def _frame_source(self) -> FrameSource:
         if self.frames is None:
             raise ValueError("this kernel session records no frames")
-        return {"type": "frames.rewind", **self.frames.rewind_target(frame, cell_id, mode, force)}
+        return self.frames
 
     def push_status(self, *, force: bool = False) -> None:
         """Send `status` to every open comm, at most `STATUS_PUSH_HZ` times a second."""
