@@ -34,6 +34,7 @@ from ..tools import ToolContext, ToolResult, default_tools
 from ..types import MESSAGE_ADAPTER
 from .agent_policy import ApprovalItem, RunOptions, build_controller, build_gate
 from .agent_run import AgentRun, RunView, tasks_of
+from .answer import answer_output, is_terminal
 from .approvals import ApprovalBroker
 from .comm import LogicianComms
 from .widgets import ApprovalCard, ApprovalRequestView, StatusWidget
@@ -223,9 +224,13 @@ class AgentCell:
             max_tokens=settings.model.max_response_tokens,
             temperature=settings.model.temperature,
         )
-        run = AgentRun(requests=requests, view=RunView(hz=max(1, settings.ui.coalesce_hz)))
+        terminal = is_terminal(self.shell.kernel, can_read_stdin=runtime.frontend_can_answer,
+                               sidebar=self.comms.listening)  # fmt: skip
+        view = RunView(hz=max(1, settings.ui.coalesce_hz),
+                       show=answer_output(settings.ui.answer, terminal=terminal))  # fmt: skip
+        run = AgentRun(requests=requests, view=view)
         run.controller, run.todo = controller, todo
-        if settings.ui.status_widget:
+        if settings.ui.status_widget and not terminal:  # a terminal has the outcome line
             run.status = StatusWidget(controller.budget.limits)
             display(run.status)
         run.start(harness.run(prompt, history))

@@ -12,9 +12,8 @@ import threading
 import time
 from typing import Any
 
-from IPython.display import Markdown, display
-
 from ..events.events import HarnessEvent
+from .answer import markdown_answer
 from .widgets import StatusWidget
 
 
@@ -75,14 +74,6 @@ class AgentRun:
             self._thread.join(timeout=10)
 
 
-def _show_markdown(text: str, handle: Any) -> Any:
-    """Show (first call, handle None) or update the cell's Markdown output; returns the handle."""
-    if handle is None:
-        return display(Markdown(text), display_id=True)
-    handle.update(Markdown(text))
-    return handle
-
-
 class RunView:
     """The cell's view of a run: Markdown for the answer, one line per tool, an outcome line.
 
@@ -90,7 +81,7 @@ class RunView:
     a second, so the cost per token is flat however long the answer or the conversation.
     """
 
-    def __init__(self, *, hz: int, show: Any = _show_markdown) -> None:
+    def __init__(self, *, hz: int, show: Any = markdown_answer) -> None:
         self.interval = 1.0 / hz
         self.text = ""
         self._display: Any = None
@@ -112,6 +103,9 @@ class RunView:
 
     def _end_text(self) -> None:
         self.flush(force=True)
+        end = getattr(self._show, "end", None)  # `answer.StdoutAnswer` ends its line
+        if end is not None and self._display is not None:
+            end(self._display)
         self.text, self._display = "", None
 
     def handle(self, event: HarnessEvent) -> None:

@@ -15,6 +15,7 @@ import ipywidgets as w
 
 from ...events.runtime_state import Phase, RuntimeState
 from ...types.run import RunBudgetLimits, RunOutcomeStatus
+from ._plain import PlainText
 
 MAX_TASKS_SHOWN = 20
 """Task ledger rows shown; the rest are counted."""
@@ -123,7 +124,7 @@ class _Bar:
         _put(self.text, "value", f"{self.spec.fmt(used)} / {self.spec.fmt(self.maximum)}")
 
 
-class StatusWidget(w.VBox):
+class StatusWidget(PlainText, w.VBox):
     """Phase, model, streaming, pending calls, retries, tokens, cost, budget bars, outcome, tasks.
 
     `update()` takes the folded `RuntimeState` and the run totals the state does not carry.
@@ -148,6 +149,7 @@ class StatusWidget(w.VBox):
         self.tasks = w.HTML("")
         self._usage = _Usage(0, 0, 0, 0, None, None)
         self._tasks: tuple[tuple[str, str], ...] = ()
+        self._state: RuntimeState | None = None
         super().__init__(
             [
                 w.HBox([self.phase, self.model, self.streaming]),
@@ -179,6 +181,7 @@ class StatusWidget(w.VBox):
             wall_seconds=previous.wall_seconds if elapsed_seconds is None else elapsed_seconds,
         )
         self._usage = usage
+        self._state = state
 
         label = _PHASES.get(state.phase, state.phase)
         if state.phase == "turn":
@@ -200,6 +203,42 @@ class StatusWidget(w.VBox):
             if rows != self._tasks:
                 self._tasks = rows
                 self.tasks.value = tasks_html(rows)
+
+    def plain_text(self) -> str:
+        """One line: "Logician · turn 2 · loop-model · 240 in / 60 out tokens · completed"."""
+        state = self._state
+        if state is None:
+            return "Logician · starting"
+        label = f"turn {state.turn}" if state.phase == "turn" else _PHASES.get(state.phase, "")
+        usage = self._usage
+        parts = [
+            "Logician",
+            label,
+            state.model,
+            "streaming" if state.streaming else "",
+            f"{state.input_tokens:,} in / {state.output_tokens:,} out tokens",
+            "" if usage.cost_usd is None else _usd(usage.cost_usd),
+            _pending_text(state),
+            _retry_text(state),
+            _tasks_text(self._tasks),
+            _outcome_text(state),
+        ]
+        return " · ".join(p for p in parts if p)
+
+
+def _outcome_text(state: RuntimeState) -> str:
+    outcome = state.last_outcome
+    if outcome is None or state.running:
+        return ""
+    status = outcome.status.replace("_", " ")
+    return f"{status}: {outcome.detail}" if outcome.detail else status
+
+
+def _tasks_text(tasks: Sequence[tuple[str, str]]) -> str:
+    if not tasks:
+        return ""
+    done = sum(1 for _title, status in tasks if _TASK_MARKS.get(status) == "✓")
+    return f"tasks {done}/{len(tasks)} done"
 
 
 def _pending_text(state: RuntimeState) -> str:
