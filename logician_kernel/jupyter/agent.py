@@ -34,7 +34,7 @@ from ..tools import ToolContext, ToolResult, default_tools
 from ..types import MESSAGE_ADAPTER
 from .agent_policy import ApprovalItem, RunOptions, build_controller, build_gate
 from .agent_run import AgentRun, RunView, tasks_of
-from .answer import answer_output, is_terminal
+from .answer import answer_output, is_terminal, widgets_render
 from .approvals import ApprovalBroker
 from .comm import LogicianComms
 from .widgets import ApprovalCard, ApprovalRequestView, StatusWidget
@@ -232,7 +232,7 @@ class AgentCell:
         run.controller, run.todo = controller, todo
         if settings.ui.status_widget and not terminal:  # a terminal has the outcome line
             run.status = StatusWidget(controller.budget.limits)
-            display(run.status)
+            run.status.show(final_text=not widgets_render(self.shell.kernel))
         run.start(harness.run(prompt, history))
         return run
 

@@ -75,13 +75,16 @@ def test_a_logician_cell_in_jupyter_console_shows_the_answer_once_and_asks_on_st
             "OPENAI_API_KEY": "test-key-not-secret",
             "TERM": "xterm",
         }
+        # Enter asks the kernel whether the cell is complete; a loaded machine may answer
+        # after the console's default one second, which then runs the cell too early.
         console = [sys.executable, "-m", "jupyter_console", "--kernel", "logician",
-                   "--ZMQTerminalInteractiveShell.confirm_exit=False"]  # fmt: skip
+                   "--ZMQTerminalInteractiveShell.kernel_is_complete_timeout=30"]  # fmt: skip
         tmux = Tmux(tmp_path, env, workspace, console)
         try:
             tmux.wait_for("In [1]:")
-            tmux.keys("%%logician", "Enter")
-            tmux.keys("Write hello.txt, then tell me.", "Enter", "Enter")
+            # C-o is the console's "newline without running"; a cell magic's cell ends at an
+            # empty line.
+            tmux.keys("%%logician", "C-o", "Write hello.txt, then tell me.", "Enter", "Enter")
             tmux.wait_for("[o]nce")  # the approval, as the console's own stdin prompt
             assert not (workspace / "hello.txt").exists()
             tmux.keys("o", "Enter")

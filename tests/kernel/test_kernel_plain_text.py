@@ -141,7 +141,7 @@ def test_every_display_of_an_agent_cell_reads_as_plain_text(
             assert shown, f"{code} displayed nothing"
             assert [t for _, t in shown if unreadable(t) or not t.strip()] == [], code
         rewind = plain_texts(k.run("%logician").messages)[0][1]
-        assert rewind.startswith("Rewind: 1 frame(s)") and "Write hello.txt" in rewind
+        assert rewind.startswith("Rewind: 1 frame(s)") and "%%logician · ok · 1 created" in rewind
     finally:
         k.shutdown()
 
@@ -170,7 +170,8 @@ def test_text_exports_of_an_executed_agent_notebook_read_as_text(tmp_path: Path)
     assert "computed a **7-day rolling mean** of `units`" in markdown  # the answer, as Markdown
     assert "▸ import csv" in markdown and "✓ python: import csv" in markdown  # the tool lines
     assert "── completed" in markdown
-    assert "Logician · " in markdown  # the status widget's line
+    # The status widget's line, sent again at the end of the run (nothing drew the widget).
+    assert "Logician · replay · 22 in / 14 out tokens · completed: the model answered" in markdown
     assert not unreadable(markdown), [m for m in OBJECT_REPR.findall(markdown)]
     # nbconvert's script exporter keeps code only (no outputs, by design): it has the prompt
     # and nothing unreadable.

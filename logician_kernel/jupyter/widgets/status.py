@@ -10,8 +10,10 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import ipywidgets as w
+from IPython.display import display
 
 from ...events.runtime_state import Phase, RuntimeState
 from ...types.run import RunBudgetLimits, RunOutcomeStatus
@@ -150,6 +152,8 @@ class StatusWidget(PlainText, w.VBox):
         self._usage = _Usage(0, 0, 0, 0, None, None)
         self._tasks: tuple[tuple[str, str], ...] = ()
         self._state: RuntimeState | None = None
+        self._ran = False
+        self._text_handle: Any = None
         super().__init__(
             [
                 w.HBox([self.phase, self.model, self.streaming]),
@@ -160,6 +164,13 @@ class StatusWidget(PlainText, w.VBox):
             ]
         )
         self.add_class("lk-status")
+
+    def show(self, *, final_text: bool = False) -> None:
+        """Display the widget in the cell. `final_text`: when the run ends, send its output
+        again so that its `text/plain` is the final line, for frontends that keep text and draw
+        no widgets (nbclient, papermill); a widget manager would draw a second view."""
+        handle = display(self, display_id=True)
+        self._text_handle = handle if final_text else None
 
     def update(
         self,
@@ -203,6 +214,10 @@ class StatusWidget(PlainText, w.VBox):
             if rows != self._tasks:
                 self._tasks = rows
                 self.tasks.value = tasks_html(rows)
+        self._ran = self._ran or state.running
+        if self._ran and not state.running and self._text_handle is not None:
+            self._text_handle.update(self)
+            self._text_handle = None
 
     def plain_text(self) -> str:
         """One line: "Logician · turn 2 · loop-model · 240 in / 60 out tokens · completed"."""
@@ -210,6 +225,9 @@ class StatusWidget(PlainText, w.VBox):
         if state is None:
             return "Logician · starting"
         label = f"turn {state.turn}" if state.phase == "turn" else _PHASES.get(state.phase, "")
+        outcome = _outcome_text(state)
+        if outcome:  # "completed" says more than "idle"
+            label = ""
         usage = self._usage
         parts = [
             "Logician",
@@ -221,7 +239,7 @@ class StatusWidget(PlainText, w.VBox):
             _pending_text(state),
             _retry_text(state),
             _tasks_text(self._tasks),
-            _outcome_text(state),
+            outcome,
         ]
         return " · ".join(p for p in parts if p)
 
