@@ -238,7 +238,7 @@ class AgentCell:
 
     def _handle(self, run: AgentRun, item: Any) -> None:
         if isinstance(item, ApprovalItem):
-            run.view.flush(force=True)
+            run.view.end_text()  # the question starts on its own line, after the whole text
             self._show_card(item)
         elif isinstance(item, _PythonRequest):
             run.view.flush(force=True)

@@ -101,7 +101,8 @@ class RunView:
         self.dirty = False
         self.last = time.monotonic()
 
-    def _end_text(self) -> None:
+    def end_text(self) -> None:
+        """The answer's current block is over: a tool line, a question or the outcome follows."""
         self.flush(force=True)
         end = getattr(self._show, "end", None)  # `answer.StdoutAnswer` ends its line
         if end is not None and self._display is not None:
@@ -115,7 +116,7 @@ class RunView:
             self.dirty = True
             self.flush()
         elif kind == "tool_started":
-            self._end_text()
+            self.end_text()
             print(f"▸ {event.description}", flush=True)
         elif kind == "tool_finished":
             mark = "✗" if event.is_error else "✓"
@@ -125,7 +126,7 @@ class RunView:
             print(f"  … retry {event.attempt}/{event.max_retries} in {event.delay:.1f} s: "
                   f"{event.reason}", flush=True)  # fmt: skip
         elif kind == "run_ended":
-            self._end_text()
+            self.end_text()
             outcome = event.outcome
             line = f"── {outcome.status}"
             if outcome.detail:

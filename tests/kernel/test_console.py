@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from loopback import LoopbackServer
-from test_kernel_agent import text_reply, tool_reply
+from loopback import LoopbackServer, Reply, openai_chunks, sse
+from test_kernel_agent import text_reply
 from test_kernel_plain_text import OBJECT_REPR, WIDGET_REPR
 
 pytestmark = [
@@ -60,9 +60,12 @@ class Tmux:
 def test_a_logician_cell_in_jupyter_console_shows_the_answer_once_and_asks_on_stdin(
     workspace: Path, kernel_env: dict[str, str], tmp_path: Path
 ) -> None:
+    # A sentence, then the call that asks for approval, in one model reply.
+    call = ("w1", "write", ['{"path": "hello.txt", ', '"content": "Hello, console\\n"}'])
+    chunks = openai_chunks(text=["Writing ", "it now."], tool=call, finish="tool_calls")
     with LoopbackServer() as server:
         server.script(
-            tool_reply("w1", "write", {"path": "hello.txt", "content": "Hello, console\n"}),
+            Reply(pieces=[sse(c) for c in chunks] + [b"data: [DONE]\n\n"]),
             text_reply(
                 *[w + " " for w in ANSWER.split(" ")[:-1]], ANSWER.split(" ")[-1], delay=0.08
             ),  # fmt: skip
@@ -94,7 +97,7 @@ def test_a_logician_cell_in_jupyter_console_shows_the_answer_once_and_asks_on_st
             assert (workspace / "hello.txt").read_text() == "Hello, console\n"
             assert screen.count(ANSWER) == 1, screen
             assert "▸ write hello.txt" in screen
-            assert "Approve write" in screen
+            assert "\nWriting it now.\nApprove write: write hello.txt" in screen  # own lines
             assert not OBJECT_REPR.search(screen) and not WIDGET_REPR.search(screen), screen
             tmux.keys("exit", "Enter")
         finally:
