@@ -6,9 +6,11 @@ Two outputs behind one call shape, `show(text, handle) -> handle` with an option
 - `markdown_answer`: one Markdown output, re-rendered in place (`update_display_data`) as the
   text grows. Notebooks (JupyterLab, nbclient, papermill) keep only the last version, and its
   `text/plain` is the answer itself, so text exports and logs read it.
-- `StdoutAnswer`: the text as `stream` messages, each piece once. Terminal frontends
-  (`jupyter console`, qtconsole) print every display update again, so there a re-rendered
-  Markdown output would print the growing answer once per update.
+- `StdoutAnswer`: the text as `stream` messages, each piece once, for terminal frontends.
+  `jupyter_console` 6.6 prints a `display_data`'s `text/plain` and ignores
+  `update_display_data`, so a re-rendered Markdown answer shows there as its first
+  coalesced fragment only (and a client that printed every update would repeat the
+  growing answer once per update).
 
 Must never: decide anything about the run; it only shows text.
 """

@@ -2,7 +2,8 @@
 
 Built once; `update()` only assigns widget values, so it stays cheap when called on every
 harness event (traitlets sends nothing for a value that did not change). One progress bar per
-configured `RunBudgetLimits` field; unset limits get no bar.
+configured `RunBudgetLimits` field; unset limits get no bar. Its display's `text/plain` is one
+line of the same state, for readers without widgets (consoles, text exports, logs).
 """
 
 from __future__ import annotations
