@@ -23,7 +23,6 @@ pytestmark = [
                        reason="tmux is not installed (apt-get install tmux; scripts/setup.sh "
                               "does it as root): this test drives jupyter console in it"),
 ]  # fmt: skip
-pytest.importorskip("jupyter_console", reason="jupyter_console is in the test extras")
 
 ANSWER = "The console shows this answer exactly once."
 
