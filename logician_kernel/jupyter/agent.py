@@ -34,6 +34,7 @@ from ..tools import ToolContext, ToolResult, default_tools
 from ..types import MESSAGE_ADAPTER
 from .agent_policy import ApprovalItem, RunOptions, build_controller, build_gate
 from .agent_run import AgentRun, RunView, tasks_of
+from .answer import answer_output, is_terminal, widgets_render
 from .approvals import ApprovalBroker
 from .comm import LogicianComms
 from .widgets import ApprovalCard, ApprovalRequestView, StatusWidget
@@ -223,17 +224,21 @@ class AgentCell:
             max_tokens=settings.model.max_response_tokens,
             temperature=settings.model.temperature,
         )
-        run = AgentRun(requests=requests, view=RunView(hz=max(1, settings.ui.coalesce_hz)))
+        terminal = is_terminal(self.shell.kernel, can_read_stdin=runtime.frontend_can_answer,
+                               sidebar=self.comms.listening)  # fmt: skip
+        view = RunView(hz=max(1, settings.ui.coalesce_hz),
+                       show=answer_output(settings.ui.answer, terminal=terminal))  # fmt: skip
+        run = AgentRun(requests=requests, view=view)
         run.controller, run.todo = controller, todo
-        if settings.ui.status_widget:
+        if settings.ui.status_widget and not terminal:  # a terminal has the outcome line
             run.status = StatusWidget(controller.budget.limits)
-            display(run.status)
+            run.status.show(final_text=not widgets_render(self.shell.kernel))
         run.start(harness.run(prompt, history))
         return run
 
     def _handle(self, run: AgentRun, item: Any) -> None:
         if isinstance(item, ApprovalItem):
-            run.view.flush(force=True)
+            run.view.end_text()  # the question starts on its own line, after the whole text
             self._show_card(item)
         elif isinstance(item, _PythonRequest):
             run.view.flush(force=True)

@@ -12,9 +12,8 @@ import threading
 import time
 from typing import Any
 
-from IPython.display import Markdown, display
-
 from ..events.events import HarnessEvent
+from .answer import markdown_answer
 from .widgets import StatusWidget
 
 
@@ -75,14 +74,6 @@ class AgentRun:
             self._thread.join(timeout=10)
 
 
-def _show_markdown(text: str, handle: Any) -> Any:
-    """Show (first call, handle None) or update the cell's Markdown output; returns the handle."""
-    if handle is None:
-        return display(Markdown(text), display_id=True)
-    handle.update(Markdown(text))
-    return handle
-
-
 class RunView:
     """The cell's view of a run: Markdown for the answer, one line per tool, an outcome line.
 
@@ -90,7 +81,7 @@ class RunView:
     a second, so the cost per token is flat however long the answer or the conversation.
     """
 
-    def __init__(self, *, hz: int, show: Any = _show_markdown) -> None:
+    def __init__(self, *, hz: int, show: Any = markdown_answer) -> None:
         self.interval = 1.0 / hz
         self.text = ""
         self._display: Any = None
@@ -110,8 +101,12 @@ class RunView:
         self.dirty = False
         self.last = time.monotonic()
 
-    def _end_text(self) -> None:
+    def end_text(self) -> None:
+        """The answer's current block is over: a tool line, a question or the outcome follows."""
         self.flush(force=True)
+        end = getattr(self._show, "end", None)  # `answer.StdoutAnswer` ends its line
+        if end is not None and self._display is not None:
+            end(self._display)
         self.text, self._display = "", None
 
     def handle(self, event: HarnessEvent) -> None:
@@ -121,7 +116,7 @@ class RunView:
             self.dirty = True
             self.flush()
         elif kind == "tool_started":
-            self._end_text()
+            self.end_text()
             print(f"▸ {event.description}", flush=True)
         elif kind == "tool_finished":
             mark = "✗" if event.is_error else "✓"
@@ -131,7 +126,7 @@ class RunView:
             print(f"  … retry {event.attempt}/{event.max_retries} in {event.delay:.1f} s: "
                   f"{event.reason}", flush=True)  # fmt: skip
         elif kind == "run_ended":
-            self._end_text()
+            self.end_text()
             outcome = event.outcome
             line = f"── {outcome.status}"
             if outcome.detail:
