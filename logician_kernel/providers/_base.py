@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from typing import Protocol, runtime_checkable
 
-from logician_kernel.types.messages import ModelRequest, ModelResponse, ProviderEvent
+from logician_kernel.types.messages import ModelRequest, ModelResponse, ProviderEvent, Usage
 
 from ._errors import IncompleteStreamError
 
@@ -33,3 +33,24 @@ async def complete(provider: Provider, request: ModelRequest) -> ModelResponse:
     raise IncompleteStreamError(
         f"{provider!r} ended its stream without a response", model=provider.model
     )
+
+
+class MeteredProvider:
+    """A provider whose every response's usage is also handed to `record`: how calls made
+    on a run's behalf outside its turns (a compaction summary) count against its budget.
+    Closing it leaves the wrapped provider open."""
+
+    def __init__(self, provider: Provider, record: Callable[[Usage], object]) -> None:
+        self.provider = provider
+        self.model = provider.model
+        self._record = record
+
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ProviderEvent, None]:
+        async with aclosing(self.provider.stream(request)) as events:
+            async for event in events:
+                if isinstance(event, ModelResponse):
+                    self._record(event.usage)
+                yield event
+
+    async def aclose(self) -> None:
+        pass
