@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import ipywidgets as w
 
-from ...events.runtime_state import Phase, RuntimeState
+from ...events.runtime_state import Phase, RuntimeState, context_fraction
 from ...types.run import RunBudgetLimits, RunOutcomeStatus
 
 MAX_TASKS_SHOWN = 20
@@ -188,9 +188,7 @@ class StatusWidget(w.VBox):
         _put(self.streaming, "value", "● streaming" if state.streaming else "")
         _put(self.pending, "value", _pending_text(state))
         _put(self.retries, "value", _retry_text(state))
-        _put(
-            self.tokens, "value", f"tokens {state.input_tokens:,} in / {state.output_tokens:,} out"
-        )
+        _put(self.tokens, "value", tokens_text(state))
         _put(self.cost, "value", "" if usage.cost_usd is None else _usd(usage.cost_usd))
         for bar in self.bars.values():
             bar.show(bar.spec.used(usage))
@@ -200,6 +198,17 @@ class StatusWidget(w.VBox):
             if rows != self._tasks:
                 self._tasks = rows
                 self.tasks.value = tasks_html(rows)
+
+
+def tokens_text(state: RuntimeState) -> str:
+    """Tokens of the run, marked when estimated, and how full the context window is."""
+    text = f"tokens {state.input_tokens:,} in / {state.output_tokens:,} out"
+    if state.usage_estimated:
+        text += " (estimate: the server reports no usage)"
+    fraction = context_fraction(state)
+    if fraction is not None:
+        text += f" · context {fraction:.0%} of {state.context_window:,}"
+    return text
 
 
 def _pending_text(state: RuntimeState) -> str:
