@@ -7,7 +7,7 @@ never lets an API key reach a repr, an exception, a log line or a recording.
 
 from ._anthropic import AnthropicMessagesFormat, AnthropicProvider
 from ._assembly import argument_problem
-from ._base import MeteredProvider, Provider, complete
+from ._base import Metered, MeteredProvider, Provider, complete
 from ._errors import (
     AuthenticationError,
     BadRequestError,
@@ -50,6 +50,7 @@ __all__ = [
     "KNOWN_MODELS",
     "ContextWindow",
     "KnownModel",
+    "Metered",
     "MeteredProvider",
     "AnthropicMessagesFormat",
     "AnthropicProvider",

@@ -54,3 +54,23 @@ class MeteredProvider:
 
     async def aclose(self) -> None:
         pass
+
+
+class Metered(MeteredProvider):
+    """A `MeteredProvider` that adds up the usage itself: for a model call made outside any
+    run (an on-demand compaction, a branch merge), whose cost is reported to the user."""
+
+    def __init__(self, provider: Provider) -> None:
+        super().__init__(provider, self._add)
+        self.usage = Usage()
+        """Tokens used by the calls made through this wrapper."""
+
+    def _add(self, usage: Usage) -> None:
+        self.usage = self.usage + usage
+
+    def spent(self) -> str:
+        """`the summary used 500 in / 40 out tokens`, for a message to the user."""
+        return (
+            f"the summary used {self.usage.input_tokens:,} in / "
+            f"{self.usage.output_tokens:,} out tokens"
+        )

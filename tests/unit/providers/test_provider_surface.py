@@ -26,7 +26,7 @@ PROVIDERS_API = {
     "RecordingProvider", "ReplayError", "ReplayMismatchError", "ReplayProvider", "RetryPolicy",
     "SSEEvent", "SSEParser", "ServerError", "StreamDecoder", "WireFormat", "complete",
     "argument_problem", "create_provider", "load_recording", "request_fingerprint",
-    "DEFAULT_CONTEXT_WINDOW", "KNOWN_MODELS", "ContextWindow", "KnownModel", "MeteredProvider",
+    "DEFAULT_CONTEXT_WINDOW", "KNOWN_MODELS", "ContextWindow", "KnownModel", "Metered", "MeteredProvider",
     "known_model", "resolve_context_window",
 }  # fmt: skip
 TYPES_API = {

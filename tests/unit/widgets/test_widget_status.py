@@ -184,3 +184,28 @@ def _walk(widget: w.Widget):
     for child in getattr(widget, "children", ()):
         yield child
         yield from _walk(child)
+
+
+def test_estimated_tokens_and_context_fraction_are_shown() -> None:
+    import dataclasses
+
+    status = StatusWidget()
+    state = dataclasses.replace(RUNNING, usage_estimated=True, context_window=128_000,
+                                context_tokens=32_000)  # fmt: skip
+    status.update(state)
+    shown = texts(status)
+    assert "tokens 12,345 in / 678 out (estimate: the server reports no usage)" in shown
+    assert "context 25% of 128,000" in shown
+    status.update(RUNNING)
+    assert "estimate" not in texts(status) and "context" not in texts(status)
+
+
+def test_thinking_is_collapsed_in_html_and_one_line_in_text() -> None:
+    from logician_kernel.jupyter.display import thinking
+
+    shown = thinking("First I look.\n" + "then " * 100 + "the end <b>")
+    assert shown.text.startswith("▸ thinking (")
+    assert "\n" not in shown.text and shown.text.endswith("the end <b>")
+    assert len(shown.text) < 200
+    assert shown.html.startswith("<details") and "open" not in shown.html.split(">")[0]
+    assert "&lt;b&gt;" in shown.html and "First I look." in shown.html
