@@ -55,11 +55,6 @@ def test_profiles_parallel_reads_collapsed_thinking_and_invalid_arguments(
         # Ollama: reasoning in `reasoning`, both calls at index 0, finish_reason "stop".
         profile_reply("ollama", reasoning=THOUGHT, calls=reads),
         profile_reply("ollama", text="a.txt says alpha, b.txt says bravo."),
-        # llama.cpp: arguments that are not JSON, then an answer once told so.
-        profile_reply("llamacpp", calls=(("call_x", "read", '{"path": "a.txt"'),)),
-        profile_reply("llamacpp", reasoning="Retrying is pointless.", text="Understood."),
-        # A reasoning model without a reasoning parser, and no usage at all.
-        profile_reply("think-tags", reasoning="Short thought.", text="Plain answer.", usage=None),
     )
     k = Kernel(workspace, agent_env)
     try:
@@ -82,9 +77,30 @@ def test_profiles_parallel_reads_collapsed_thinking_and_invalid_arguments(
         assert "in parallel" not in ledger_text(workspace)  # never stored, never sent back
         assert not any("in parallel" in json.dumps(m) for m in server.requests[1].body["messages"])
 
+        # The same two reads, streamed by index (OpenAI, llama.cpp) or with cumulative usage
+        # on every chunk (vLLM): each still runs once, with its own arguments.
+        for n, profile in enumerate(("openai", "llamacpp", "vllm"), start=1):
+            server.script(
+                profile_reply(profile, calls=reads, reasoning="Both files." if n > 1 else ""),
+                profile_reply(profile, text=f"Done {profile}."),
+            )
+            r = k.run(f"%%logician\nRead both again ({profile}).")
+            assert r.status == "ok" and f"Done {profile}." in r.text, r.text
+            sent = tool_messages(server, 2 * n + 1)[-2:]
+            assert [m["tool_call_id"] for m in sent] == ["call_a", "call_b"]
+            assert "alpha" in sent[0]["content"] and "bravo" in sent[1]["content"]
+
+        server.script(
+            # llama.cpp: arguments that are not JSON, then an answer once told so.
+            profile_reply("llamacpp", calls=(("call_x", "read", '{"path": "a.txt"'),)),
+            profile_reply("llamacpp", reasoning="Retrying is pointless.", text="Understood."),
+            # A reasoning model without a reasoning parser, and no usage at all.
+            profile_reply("think-tags", reasoning="Short thought.", text="Plain answer.",
+                          usage=None),
+        )  # fmt: skip
         r = k.run("%%logician\nRead a.txt again.")
         assert r.status == "ok", r.text
-        (error,) = tool_messages(server, 3)[-1:]
+        (error,) = tool_messages(server, len(server.requests) - 1)[-1:]
         assert error["tool_call_id"] == "call_x"
         assert "not valid JSON" in error["content"] and '{"path": "a.txt"' in error["content"]
         assert "✗ Error: the arguments for read were not valid JSON" in r.stdout
