@@ -249,7 +249,7 @@ class AgentCell:
                 run.outcome = item.outcome
                 run.done = True
             if run.status is not None and (
-                item.kind != "text_delta" or run.view.renders != run.seen
+                item.kind not in ("text_delta", "reasoning_delta") or run.view.renders != run.seen
             ):
                 run.seen = run.view.renders  # status follows the coalesced rhythm of the text
                 budget = run.controller.budget

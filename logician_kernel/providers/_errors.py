@@ -38,6 +38,11 @@ _SERVER_LIMITS: tuple[tuple[str, str], ...] = (
         "(tool calls need the model's Jinja chat template).",
     ),
     (
+        "--enable-auto-tool-choice",
+        "vLLM was started without automatic tool choice: restart `vllm serve` with "
+        "`--enable-auto-tool-choice --tool-call-parser <parser>` (e.g. `hermes` for Qwen).",
+    ),
+    (
         "does not support tools",
         "this Ollama model has no tool support, and the agent needs tools: pull a model that "
         "has it (e.g. `ollama pull qwen2.5-coder:7b`; ollama.com lists them under Tools) and "

@@ -167,3 +167,15 @@ def test_anthropic_thinking_budget_and_a_whole_reply(server) -> None:
     response = outcome.events[-1]
     assert response.message.text == "Done." and response.usage.output_tokens == 4
     assert [e.text for e in outcome.events if isinstance(e, ReasoningDelta)] == ["Plan."]
+
+
+def test_vllm_without_auto_tool_choice_names_the_flags(server) -> None:
+    """vLLM rejects `tool_choice: auto` unless started with `--enable-auto-tool-choice` and a
+    `--tool-call-parser` (docs.vllm.ai, "Tool Calling")."""
+    message = (
+        '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+    )
+    server.script(Reply.error(400, {"object": "error", "message": message, "code": 400}))
+    outcome = run_stream("openai", server)
+    assert isinstance(outcome.error, BadRequestError)
+    assert "restart `vllm serve` with `--enable-auto-tool-choice" in str(outcome.error)
