@@ -67,20 +67,33 @@ def estimate_tokens(assembler: MessageAssembler) -> int:
 
 
 class _OpenCall:
-    __slots__ = ("id", "name", "fragments")
+    __slots__ = ("id", "name", "fragments", "done")
 
     def __init__(self, call_id: str, name: str) -> None:
         self.id = call_id
         self.name = name
         self.fragments: list[str] = []
+        self.done: ToolCall | None = None
+
+
+class _OpenText:
+    """Text being streamed: pieces joined once, at the end (a growing string rebuilt per
+    delta would make a long answer quadratic)."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
 
 
 class MessageAssembler:
-    """Collects text and tool calls in the order they stream."""
+    """Collects text and tool calls in the order they stream. Every method costs the same
+    however long the reply already is."""
 
     def __init__(self) -> None:
-        self._parts: list[AssistantPart | _OpenCall] = []
+        self._parts: list[_OpenText | _OpenCall | ThinkingPart] = []
         self._open: dict[str, _OpenCall] = {}
+        self._ids: set[str] = set()
         self.streamed_chars = 0
         """Characters of text, reasoning and arguments streamed: the basis of an estimate
         when the server reports no usage (reasoning counts as output too)."""
@@ -103,15 +116,16 @@ class MessageAssembler:
             return []
         self.streamed_chars += len(text)
         last = self._parts[-1] if self._parts else None
-        if isinstance(last, TextPart):
-            self._parts[-1] = TextPart(text=last.text + text)
-        else:
-            self._parts.append(TextPart(text=text))
+        if not isinstance(last, _OpenText):
+            last = _OpenText()
+            self._parts.append(last)
+        last.pieces.append(text)
         return [TextDelta(text=text)]
 
     def start_call(self, call_id: str, name: str) -> list[ToolCallStarted]:
         call = _OpenCall(call_id, name)
         self._open[call_id] = call
+        self._ids.add(call_id)
         self._parts.append(call)
         return [ToolCallStarted(id=call_id, name=name)]
 
@@ -128,7 +142,7 @@ class MessageAssembler:
 
     def known(self, call_id: str) -> bool:
         """Whether a call with this id was started in this reply (open or finished)."""
-        return any(isinstance(p, (_OpenCall, ToolCall)) and p.id == call_id for p in self._parts)
+        return call_id in self._ids
 
     def call_arguments(self, call_id: str, fragment: str) -> list[ToolCallArgumentsDelta]:
         if not fragment:
@@ -145,16 +159,26 @@ class MessageAssembler:
         if call is None:
             return []
         arguments, invalid = decode_arguments("".join(call.fragments))
-        done = ToolCall(id=call.id, name=call.name, arguments=arguments, invalid_arguments=invalid)
-        self._parts[self._parts.index(call)] = done
-        return [ToolCallFinished(call=done)]
+        call.done = ToolCall(
+            id=call.id, name=call.name, arguments=arguments, invalid_arguments=invalid
+        )
+        return [ToolCallFinished(call=call.done)]
 
     def has_calls(self) -> bool:
-        return any(isinstance(p, (_OpenCall, ToolCall)) for p in self._parts)
+        return bool(self._ids)
 
     def finish_all(self) -> list[ToolCallFinished]:
         return [event for call_id in list(self._open) for event in self.finish_call(call_id)]
 
     def message(self) -> AssistantMessage:
-        """The reply so far; call after `finish_all`."""
-        return AssistantMessage(content=[p for p in self._parts if not isinstance(p, _OpenCall)])
+        """The reply so far; call after `finish_all` (calls still open are left out)."""
+        content: list[AssistantPart] = []
+        for part in self._parts:
+            if isinstance(part, _OpenText):
+                content.append(TextPart(text="".join(part.pieces)))
+            elif isinstance(part, _OpenCall):
+                if part.done is not None:
+                    content.append(part.done)
+            else:
+                content.append(part)
+        return AssistantMessage(content=content)
