@@ -157,6 +157,7 @@ class ChatStreamDecoder:
         self._assembler = MessageAssembler()
         self._by_index: dict[Any, str] = {}  # the server's tool-call index -> our call id
         self._server_ids: dict[str, str | None] = {}  # our call id -> the id the server sent
+        self._by_server_id: dict[str, str] = {}  # the server's id -> our latest call with it
         self._last_call: str | None = None
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
@@ -236,9 +237,12 @@ class ChatStreamDecoder:
         events += self._assembler.finish_all()
         message = self._assembler.message()
         stop = _STOP_REASONS.get(self._finish_reason or "", "other")
-        # Decided from the calls, not the finish_reason: Ollama says "stop" after tool calls.
+        # Decided from the calls, not the finish_reason: Ollama says "stop" after tool calls,
+        # and a "tool_calls" that brought no call is an answer.
         if message.tool_calls:
             stop = "tool_use"
+        elif stop == "tool_use":
+            stop = "end_turn"
         events.append(
             ModelResponse(
                 message=message,
@@ -297,6 +301,8 @@ class ChatStreamDecoder:
             if self._assembler.known(call_id):  # a server reusing an id must not merge calls
                 call_id = f"{call_id}_{uuid.uuid4().hex[:8]}"
             self._server_ids[call_id] = server_id
+            if server_id is not None:
+                self._by_server_id[server_id] = call_id
             events += self._assembler.start_call(call_id, name)
             if index is not None:
                 self._by_index[index] = call_id
@@ -316,9 +322,7 @@ class ChatStreamDecoder:
         if index is not None:
             current = self._by_index.get(index)
         elif server_id is not None:
-            current = next(
-                (ours for ours, theirs in self._server_ids.items() if theirs == server_id), None
-            )
+            current = self._by_server_id.get(server_id)
         else:
             current = self._last_call
         if current is None or not self._assembler.is_open(current):
