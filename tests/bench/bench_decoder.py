@@ -82,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args(argv)
     short = max(args.chunks // 100, 200)
-    print(f"per-chunk decoder cost, {short:,} vs {args.chunks:,} chunks, best of {args.repeat} (CPU time)")
+    print(
+        f"per-chunk decoder cost, {short:,} vs {args.chunks:,} chunks, best of {args.repeat} (CPU time)"
+    )
     for name, build in KINDS.items():
         small = per_chunk_us(build(short), args.repeat)
         large = per_chunk_us(build(args.chunks), args.repeat)
