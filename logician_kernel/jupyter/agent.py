@@ -27,6 +27,7 @@ from ..events.runtime_state import RuntimeState, fold
 from ..loop.agent_harness import AgentHarness
 from ..loop.compaction_policy import CompactionPolicy
 from ..loop.todo import TodoCapability
+from ..providers import resolve_context_window
 from ..runtime import LogicianRuntime
 from ..session.run_store import LedgerRunStore, resolve_dangling_calls
 from ..session.thread_ledger import ProjectionItem, RunEnd
@@ -69,10 +70,6 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
     return _VARIABLE.sub(value, prompt).replace("{{", "{").replace("}}", "}")
 
 
-DEFAULT_CONTEXT_WINDOW = 128_000
-"""Used when `model.context_window` is unset (no per-model table yet): a common size."""
-
-
 def _compaction_policy(settings: Any, ledger: Any) -> CompactionPolicy | None:
     """The thread's compaction settings, with how many summaries it has had since its last
     run checkpoint (a new harness is built per cell; the count lives in the ledger)."""
@@ -84,7 +81,7 @@ def _compaction_policy(settings: Any, ledger: Any) -> CompactionPolicy | None:
         if isinstance(entry, ProjectionItem) and entry.reason == "compaction":
             so_far = 0 if "run-checkpoint" in entry.note else so_far + 1
     return CompactionPolicy(
-        context_window=settings.model.context_window or DEFAULT_CONTEXT_WINDOW,
+        context_window=resolve_context_window(settings.model).tokens,
         threshold_fraction=section.threshold_fraction,
         keep_recent_turns=section.keep_recent_turns,
         max_compactions_before_checkpoint=section.max_compactions_before_checkpoint,
@@ -257,7 +254,7 @@ class AgentCell:
                 run.outcome = item.outcome
                 run.done = True
             if run.status is not None and (
-                item.kind != "text_delta" or run.view.renders != run.seen
+                item.kind not in ("text_delta", "reasoning_delta") or run.view.renders != run.seen
             ):
                 run.seen = run.view.renders  # status follows the coalesced rhythm of the text
                 budget = run.controller.budget

@@ -12,8 +12,11 @@ import threading
 import time
 from typing import Any
 
+from IPython.display import display
+
 from ..events.events import HarnessEvent
 from .answer import markdown_answer
+from .display import thinking
 from .widgets import StatusWidget
 
 
@@ -74,6 +77,15 @@ class AgentRun:
             self._thread.join(timeout=10)
 
 
+def _show_thinking(text: str, handle: Any) -> Any:
+    """Show or update the collapsed thinking part of the cell; returns the handle."""
+    bundle = thinking(text).bundle()
+    if handle is None:
+        return display(bundle, raw=True, display_id=True)
+    handle.update(bundle, raw=True)
+    return handle
+
+
 class RunView:
     """The cell's view of a run: Markdown for the answer, one line per tool, an outcome line.
 
@@ -81,11 +93,18 @@ class RunView:
     a second, so the cost per token is flat however long the answer or the conversation.
     """
 
-    def __init__(self, *, hz: int, show: Any = markdown_answer) -> None:
+    def __init__(
+        self, *, hz: int, show: Any = markdown_answer, show_thinking: Any = _show_thinking
+    ) -> None:
         self.interval = 1.0 / hz
         self.text = ""
+        self.thinking = ""
+        """Reasoning of the current reply so far: shown collapsed, never kept."""
         self._display: Any = None
+        self._thinking_display: Any = None
+        self._thinking_dirty = False
         self._show = show
+        self._show_thinking = show_thinking
         self.dirty = False
         self.last = 0.0
         self.renders = 0
@@ -96,7 +115,11 @@ class RunView:
     def flush(self, force: bool = False) -> None:
         if not self.dirty or (not force and time.monotonic() - self.last < self.interval):
             return
-        self._display = self._show(self.text, self._display)
+        if self._thinking_dirty:
+            self._thinking_display = self._show_thinking(self.thinking, self._thinking_display)
+            self._thinking_dirty = False
+        if self.text:
+            self._display = self._show(self.text, self._display)
         self.renders += 1
         self.dirty = False
         self.last = time.monotonic()
@@ -108,10 +131,15 @@ class RunView:
         if end is not None and self._display is not None:
             end(self._display)
         self.text, self._display = "", None
+        self.thinking, self._thinking_display = "", None
 
     def handle(self, event: HarnessEvent) -> None:
         kind = event.kind
-        if kind == "text_delta":
+        if kind == "reasoning_delta":
+            self.thinking += event.text
+            self.dirty = self._thinking_dirty = True
+            self.flush()
+        elif kind == "text_delta":
             self.text += event.text
             self.dirty = True
             self.flush()

@@ -15,6 +15,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..compaction import CompactionFailed, compact, summarize
+from ..providers import Metered
 from ..session.branches import branch_discard_fields, branch_merge_fields, derive_branches
 from ..session.thread_ledger import ProjectionItem
 from ..types import MESSAGE_ADAPTER
@@ -70,15 +71,15 @@ def branch(ledger: Any, provider: Any, args: list[str]) -> render.Rendered:
     if not chosen.messages:
         raise UsageError(f"%logician branch: {branch_id} dropped no messages; nothing to merge")
     messages = [MESSAGE_ADAPTER.validate_python(m) for m in chosen.messages]
+    metered = Metered(provider)
     try:
-        summary = _run(
-            summarize(provider, messages, focus="what the discarded branch found or did")
-        )
+        summary = _run(summarize(metered, messages, focus="what the discarded branch found or did"))
     except CompactionFailed as exc:
         raise UsageError(f"%logician branch merge: no summary ({exc}); nothing changed") from None
     ledger.append(ProjectionItem, **branch_merge_fields(chosen, summary, current), durable=True)
     return render.preformatted(
-        f"Merged a summary of branch {branch_id} into the conversation:\n\n{summary}"
+        f"Merged a summary of branch {branch_id} into the conversation "
+        f"({metered.spent()}):\n\n{summary}"
     )
 
 
@@ -86,8 +87,9 @@ def compact_now(
     ledger: Any, provider: Any, *, keep_recent_turns: int, focus: str | None
 ) -> render.Rendered:
     current = [MESSAGE_ADAPTER.validate_python(m) for m in ledger.messages()]
+    metered = Metered(provider)
     try:
-        new = _run(compact(provider, current, keep_recent_turns=keep_recent_turns, focus=focus))
+        new = _run(compact(metered, current, keep_recent_turns=keep_recent_turns, focus=focus))
     except CompactionFailed as exc:
         raise UsageError(f"%logician compact: {exc}; the conversation is unchanged") from None
     dumped = [MESSAGE_ADAPTER.dump_python(m, mode="json") for m in new]
@@ -95,5 +97,6 @@ def compact_now(
                   note=f"on demand{': ' + focus if focus else ''}", durable=True)  # fmt: skip
     return render.preformatted(
         f"Compacted the conversation: {len(current)} message(s) -> {len(new)} "
-        f"(the last {keep_recent_turns} turn(s) kept verbatim; the ledger keeps everything)."
+        f"(the last {keep_recent_turns} turn(s) kept verbatim; the ledger keeps everything; "
+        f"{metered.spent()})."
     )

@@ -68,7 +68,12 @@ from logician_kernel.events.events import (
 )
 from logician_kernel.policy.gate import PermissionGate
 from logician_kernel.policy.run_controller import RunController
-from logician_kernel.providers import IncompleteStreamError, Provider, ProviderError
+from logician_kernel.providers import (
+    IncompleteStreamError,
+    MeteredProvider,
+    Provider,
+    ProviderError,
+)
 from logician_kernel.tools import Tool, ToolContext, ToolResult, bound_output
 from logician_kernel.types.messages import (
     Message,
@@ -169,7 +174,8 @@ class AgentHarness:
         controller = self.controller or _default_controller(self.limits, self.provider.model)
         controller.start()
         run = _Run(messages=[*system, *history], controller=controller, prefix=len(system))
-        yield RunStarted(prompt=prompt, model=self.provider.model)
+        window = self.compaction.context_window if self.compaction is not None else 0
+        yield RunStarted(prompt=prompt, model=self.provider.model, context_window=window)
         cancelled: asyncio.CancelledError | None = None
         try:
             for message in answers_to_unanswered_calls(history):
@@ -246,8 +252,9 @@ class AgentHarness:
         run.controller.record_usage(response.usage)
         self._append(run, response.message)
         yield ModelResponded(
-            message=response.message, usage=response.usage, stop_reason=response.stop_reason
-        )
+            message=response.message, usage=response.usage, stop_reason=response.stop_reason,
+            usage_estimated=response.usage_estimated,
+        )  # fmt: skip
         await self._hook("on_after_model_call", response, turn)
         calls = response.message.tool_calls
         run.tool_calls += len(calls)
@@ -291,8 +298,10 @@ class AgentHarness:
             kind = "run_checkpoint"
         else:
             try:
+                # The summary is a model call made for this run: it counts against its budget.
+                metered = MeteredProvider(self.provider, lambda usage: _charge(run, usage))
                 replacement = await compact(
-                    self.provider, history, keep_recent_turns=policy.keep_recent_turns
+                    metered, history, keep_recent_turns=policy.keep_recent_turns
                 )
             except CompactionFailed as exc:
                 logger.warning("automatic compaction failed: %s", exc.reason)
@@ -480,6 +489,11 @@ def _completed(response: ModelResponse | None, extra: str | None = None) -> RunO
     else:
         detail = f"the model stopped: {reason}"
     return RunOutcome(status="completed", detail=f"{detail}; {extra}" if extra else detail)
+
+
+def _charge(run: _Run, usage: Usage) -> None:
+    run.usage = run.usage + usage
+    run.controller.record_usage(usage)
 
 
 def _default_controller(limits: RunBudgetLimits, model: str) -> RunController:
