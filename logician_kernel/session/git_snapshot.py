@@ -102,9 +102,10 @@ class GitSnapshotter:
         """Create the private store once; refresh our excludes from the workspace's own."""
         if not (self.store / "HEAD").exists():
             self.store.parent.mkdir(parents=True, exist_ok=True)
-            self._git(
-                "init", "--quiet", "--bare", str(self.store), cwd=self.store.parent, base=False
-            )
+            self._git(  # owner-only files (the store holds workspace content), no sample hooks
+                "init", "--quiet", "--bare", "--shared=0600", "--template=", str(self.store),
+                cwd=self.store.parent, base=False,
+            )  # fmt: skip
             for key, value in (
                 ("core.bare", "false"),
                 ("core.autocrlf", "false"),
