@@ -258,6 +258,7 @@ class LogicianMagics(Magics):
         except ConfigError as exc:
             raise UsageError(f"%logician trust: {exc}") from None
         config = self.runtime.reload_config()
+        self.agent.forget_provider()  # a newly allowed model.* field applies to the next run
         if config.notices:
             message += "\n" + "\n".join(config.notices)
         return render.preformatted(message)

@@ -203,6 +203,10 @@ def plain_command(command: str, workspace: Path | None = None) -> ShellCheck:
         return ShellCheck(problem="an empty command")
     if "\0" in command:
         return ShellCheck(problem="a NUL byte")
+    leading = _ASSIGNMENT.match(command.lstrip())
+    if leading is not None:  # named first: it is what the reader of the reason looks for
+        name = leading.group(0).rstrip("+=").split("[", 1)[0]
+        return ShellCheck(problem=f"an environment assignment ({name}=…)")
     problem = _scan(command)
     if problem is not None:
         return ShellCheck(problem=problem)
