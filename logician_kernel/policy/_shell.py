@@ -238,3 +238,28 @@ def plain_command(command: str, workspace: Path | None = None) -> ShellCheck:
 
 def is_reader(words: tuple[str, ...]) -> bool:
     return bool(words) and words[0].rsplit("/", 1)[-1] in FILE_READERS
+
+
+SUBCOMMAND_PROGRAMS = frozenset(
+    "git npm npx pnpm yarn uv pip pip3 poetry cargo go docker kubectl make conda mamba "
+    "gh jupyter dotnet mvn gradle brew apt apt-get".split()
+)
+"""Programs whose second word is a subcommand: *Always allow* proposes `git status *`."""
+
+
+def narrowest_command_pattern(command: str, workspace: Path) -> str | None:
+    """The narrowest pattern an *Always allow* on `command` proposes: the program and its
+    subcommand for `SUBCOMMAND_PROGRAMS`, else the exact command; None when no rule could
+    allow it (not plain) or it holds a `*`, which a pattern would read as a wildcard."""
+    check = plain_command(command, workspace)
+    if not check.plain or any("*" in word for word in check.words):
+        return None
+    words = check.words
+    if (
+        len(words) > 1
+        and words[0] in SUBCOMMAND_PROGRAMS
+        and not words[1].startswith("-")
+        and not is_reader(words)
+    ):
+        return f"{words[0]} {words[1]} *"
+    return shlex.join(words)

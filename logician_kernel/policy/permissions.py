@@ -31,8 +31,7 @@ are not.
 from __future__ import annotations
 
 import os
-import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -52,7 +51,7 @@ from ._rules import (
     path_matches,
     words_match,
 )
-from ._shell import is_reader, plain_command
+from ._shell import narrowest_command_pattern, plain_command
 
 PermissionMode = Literal["ask", "read-only", "auto-edit", "full-auto"]
 """The baseline a policy applies when no rule decides."""
@@ -74,11 +73,6 @@ EDIT_TOOLS = frozenset({"write", "edit"})
 
 SESSION_LAYER = "session"
 """The layer reported for rules allowed for this session only."""
-
-_TWO_WORD_COMMANDS = frozenset(
-    "git npm npx pnpm yarn uv pip pip3 poetry cargo go docker kubectl make conda mamba "
-    "python python3 node deno bun ruby gh jupyter dotnet mvn gradle brew apt apt-get".split()
-)
 
 
 class PermissionDecision(BaseModel):
@@ -288,7 +282,7 @@ class PermissionPolicy:
             if not isinstance(value, str) or not value.strip():
                 return None
             if tool_name == "bash":
-                stem = _command_stem(value, self.workspace)
+                stem = narrowest_command_pattern(value, self.workspace)
                 return f"bash({stem})" if stem else None
             code = value.strip()
             return None if "*" in code else f"{tool_name}({code})"
@@ -415,42 +409,3 @@ class PermissionPolicy:
 
 def _from(layer: str | None) -> str:
     return f" ({layer} config)" if layer and layer != SESSION_LAYER else ""
-
-
-def _command_stem(command: str, workspace: Path) -> str | None:
-    check = plain_command(command, workspace)
-    if not check.plain or any("*" in word for word in check.words):
-        return None
-    words = check.words
-    if (
-        len(words) > 1
-        and words[0] in _TWO_WORD_COMMANDS
-        and not words[1].startswith("-")
-        and not is_reader(words)
-    ):
-        return f"{words[0]} {words[1]} *"
-    return shlex.join(words)
-
-
-def config_layer_of(config: Any) -> Callable[[str, str], str | None]:
-    """A `layer_of` for `PermissionPolicy` over an `EffectiveConfig`: the lowest applied
-    layer whose own data lists the rule (the merge keeps a union list's first occurrence, so
-    that is the layer it came from). Reads only the snapshot, never a file."""
-    applied: Iterable[str] = getattr(config, "applied_layers", ())
-    tables: list[tuple[str, Mapping[str, Any]]] = []
-    for name in applied:
-        data = config.layer(name).data
-        section = data.get("permissions") if isinstance(data, Mapping) else None
-        if isinstance(section, Mapping):
-            tables.append((name, section))
-
-    def layer_of(list_name: str, rule: str) -> str | None:
-        for name, section in tables:
-            rules = section.get(list_name)
-            if isinstance(rules, (list, tuple)) and any(
-                isinstance(r, str) and r.strip() == rule for r in rules
-            ):
-                return name
-        return None
-
-    return layer_of
