@@ -317,6 +317,7 @@ class LogicianMagics(Magics):
             "budget": limits,
             "pending_approvals": len(self.broker.pending()),
             "last_outcome": state.last_outcome.status if state.last_outcome else None,
+            "audit_problems": AuditLog.for_workspace(runtime.config.workspace).problem_count(),
         }
 
     def _ledger(self) -> Any:

@@ -249,6 +249,23 @@ class AuditLog:
         reading.entries = entries[-n:]
         return reading
 
+    def problem_count(self) -> int:
+        """How many records fail their checksum or carry none (0 for an intact or missing
+        log). Cached on the file's size and modification time, so a status pushed several
+        times a second reads the file only when it changed."""
+        try:
+            info = self.path.stat()
+        except OSError:
+            return 0
+        key = (str(self.path), info.st_size, info.st_mtime_ns)
+        cached = _PROBLEM_COUNTS.get(key[0])
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        reading = self.read(1)
+        count = len(reading.damaged) + len(reading.unverified) + len(reading.problems)
+        _PROBLEM_COUNTS[key[0]] = (key, count)
+        return count
+
     def report(self, n: int = 20) -> str:
         """`%logician audit`: the last `n` decisions, after any damage found in the file."""
         reading = self.read(n)
@@ -257,6 +274,10 @@ class AuditLog:
         if warning and not reading.entries:
             return f"{warning}\nNo readable permission decisions."
         return f"{warning}\n{body}" if warning else body
+
+
+_PROBLEM_COUNTS: dict[str, tuple[tuple[str, int, int], int]] = {}
+"""Per audit file: (path, size, mtime) when counted, and the count."""
 
 
 class AuditReading(BaseModel):

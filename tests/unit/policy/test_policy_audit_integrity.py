@@ -71,3 +71,16 @@ def test_written_content_is_kept_as_digest_and_size_and_the_file_is_private(tmp_
     assert f"sha256:{digest} ({len(content)} bytes)" in text
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+def test_the_status_count_of_problems_follows_the_file(tmp_path):
+    log = AuditLog(tmp_path / "audit.jsonl")
+    assert log.problem_count() == 0  # no log yet
+    log.record(_entry("a"))
+    log.record(_entry("b"))
+    assert log.problem_count() == 0
+    data = log.path.read_bytes().replace(b'"b"', b'"c"')
+    log.path.write_bytes(data)
+    assert log.problem_count() == 1
+    log.record(_entry("d"))  # appending does not hide the damage
+    assert log.problem_count() == 1
