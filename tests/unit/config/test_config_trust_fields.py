@@ -130,3 +130,17 @@ def test_the_gated_table_is_declared_once_with_a_risk_per_field():
     assert len(keys) == len(set(keys))
     assert all(field.risk for field in GATED_FIELDS)
     assert {"model.base_url", "model.api_key_env", "permissions.allow"} <= set(keys)
+
+
+def test_the_users_own_project_change_keeps_trust_and_is_private(sandbox):
+    from logician_kernel.config.commands import config_set
+
+    sandbox.write_project('[model]\nname = "project-model"\n')
+    sandbox.trust()
+    cfg, _ = config_set(sandbox.load(), "budget.max_turns", "7", persist="project")
+    assert cfg.trusted and cfg.settings.budget.max_turns == 7
+    assert sandbox.load().trusted  # trust follows the user's own edit, not someone else's
+    fresh = sandbox.root / "fresh"
+    fresh.mkdir()
+    config_set(sandbox.load(start=fresh), "budget.max_turns", "3", persist="project")
+    assert (fresh / ".logician" / "config.toml").stat().st_mode & 0o777 == 0o600
