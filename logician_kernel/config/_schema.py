@@ -121,7 +121,7 @@ class ModelSettings(_Section):
     """Name of the environment variable holding the API key - the key itself never appears in
     any config file. Default: `OPENAI_API_KEY` for openai, `ANTHROPIC_API_KEY` for anthropic,
     empty (no key) for replay. Set it to "" to send no key (local servers such as Ollama).
-    A project file may not set this."""
+    A project file sets it only after `logician trust --allow model.api_key_env`."""
 
     request_timeout_seconds: float = Field(default=600.0, gt=0)
     """Seconds to wait for a whole model response, streaming included."""

@@ -195,6 +195,7 @@ class AgentCell:
             workspace=runtime.config.workspace,
             capture=checkpoints.capture,
             run_python=run_python,
+            secrets=secrets,
         )
         try:
             controller = build_controller(runtime, options)

@@ -21,7 +21,7 @@ from IPython.display import display
 
 from ..config import ConfigError
 from ..config import commands as config_commands
-from ..policy import MODES, AuditLog, format_audit
+from ..policy import MODES, AuditLog
 from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
@@ -247,12 +247,18 @@ class LogicianMagics(Magics):
         )
 
     def handle_trust(self, args: list[str]) -> render.Rendered:
-        if args:
-            raise UsageError("%logician trust: takes no arguments (it trusts this workspace)")
-        message = config_commands.trust(
-            self.runtime.config.workspace, user_dir=self.runtime.config.user_dir
-        )
+        parser = _ArgParser(prog="trust", add_help=False)
+        parser.add_argument("--allow", action="append", default=[], help="a gated field")
+        opts = parser.parse_args(args)
+        try:
+            message = config_commands.trust(
+                self.runtime.config.workspace, user_dir=self.runtime.config.user_dir,
+                allow=opts.allow,
+            )  # fmt: skip
+        except ConfigError as exc:
+            raise UsageError(f"%logician trust: {exc}") from None
         config = self.runtime.reload_config()
+        self.agent.forget_provider()  # a newly allowed model.* field applies to the next run
         if config.notices:
             message += "\n" + "\n".join(config.notices)
         return render.preformatted(message)
@@ -286,8 +292,9 @@ class LogicianMagics(Magics):
         parser = _ArgParser(prog="audit", add_help=False)
         parser.add_argument("-n", type=int, default=20, help="how many recent decisions")
         opts = parser.parse_args(args)
-        entries = AuditLog.for_workspace(self.runtime.config.workspace).recent(opts.n)
-        return render.preformatted(format_audit(entries) if entries else "No decisions yet.")
+        return render.preformatted(
+            AuditLog.for_workspace(self.runtime.config.workspace).report(opts.n)
+        )
 
     def _comm_status(self) -> dict:  # type: ignore[type-arg]
         """The runtime status the lab extension shows (sidebar and status bar)."""
@@ -310,6 +317,7 @@ class LogicianMagics(Magics):
             "budget": limits,
             "pending_approvals": len(self.broker.pending()),
             "last_outcome": state.last_outcome.status if state.last_outcome else None,
+            "audit_problems": AuditLog.for_workspace(runtime.config.workspace).problem_count(),
         }
 
     def _ledger(self) -> Any:

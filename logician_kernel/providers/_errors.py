@@ -16,6 +16,8 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
+from ..session.redact import redact
+
 _DETAIL_LIMIT = 500
 _CONTEXT_LENGTH_MARKERS = (
     "context_length_exceeded",
@@ -199,8 +201,9 @@ class ErrorContext:
     secret: SecretStr | None = field(default=None, repr=False)
 
     def redact(self, text: str) -> str:
+        """`text` through the one redactor, with this provider's key among the secrets."""
         key = self.secret.get_secret_value() if self.secret else ""
-        return text.replace(key, "[redacted]") if key else text
+        return redact(text, (key,) if key else ())
 
 
 def error_from_response(

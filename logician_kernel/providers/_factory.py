@@ -94,5 +94,6 @@ def create_provider(
         **options,
     )
     if settings.record_file:
-        provider = RecordingProvider(provider, base / settings.record_file)
+        key = env.get(settings.api_key_env or "", "")
+        provider = RecordingProvider(provider, base / settings.record_file, secrets=(key,))
     return provider
