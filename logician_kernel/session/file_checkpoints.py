@@ -22,6 +22,7 @@ from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
 from .restore import SKIP_TEXT, restore_path
 from .states import PathChange, PathState
+from .store_budget import SideStoreBudget
 from .thread_ledger import (
     FileCheckpoint,
     FrameClose,
@@ -82,6 +83,21 @@ class FileCheckpoints:
         self._snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
         self._warmup: threading.Thread | None = None
+        large = snapshotter.large if snapshotter is not None else None
+        self.budget = SideStoreBudget(self.frames, large, self._open_large) if large else None
+        """The side store's budget keeper; None when large files are not captured."""
+
+    def _open_large(self) -> set[str]:
+        current = self._open
+        pre = current.pre if current is not None else None
+        return {s.sha for s in pre.large.values() if s.sha} if pre is not None else set()
+
+    def drain_notices(self) -> list[str]:
+        """Notices of the side store (evictions, a paused capture) not yet shown."""
+        if self.budget is None:
+            return []
+        notices, self.budget.large.notices[:] = list(self.budget.large.notices), []
+        return notices
 
     def start_warmup(self) -> None:
         """Take the first (full) snapshot in the background, off the first cell's path."""
@@ -212,6 +228,8 @@ class FileCheckpoints:
                     changes, skipped = self.snapshotter.diff(pre, post)  # type: ignore[union-attr]
                     # Uncaptured paths of the lost pre-snapshot are unknown: do not guess.
                     skipped = [s for s in skipped if s.exists_after and not s.existed_before]
+                    # So are its large files (the ledger keeps only the git tree).
+                    changes = [c for c in changes if c.after.kind != "large" or c.before.exists]
                 except (SnapshotError, OSError) as exc:
                     error = str(exc)
             self.ledger.append(
@@ -294,6 +312,15 @@ class FileCheckpoints:
                 )
         for path, chain in sorted(chains.items()):
             target = chain[0][1].before
+            if (
+                target.kind == "large"
+                and self.budget
+                and not self.budget.large.store.has(target.sha or "")
+            ):
+                plan.skipped.append(RestoredPath(path=path, action="skipped",
+                    detail=f"its large pre-image from before frame {chain[0][0]} was evicted from "
+                           "the side store (checkpoints.max_store_bytes); see `%logician storage`"))  # fmt: skip
+                continue
             if target.kind == "uncaptured":
                 plan.skipped.append(RestoredPath(path=path, action="skipped",
                     detail=f"its state before frame {chain[0][0]} was not captured "
