@@ -348,6 +348,21 @@ class GitSnapshotter:
                 uncaptured[sub] = ("ignored", fp)
         return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large)
 
+    def snapshot_deferring_large(self) -> Snapshot:
+        """A snapshot whose changed large files are noted, not copied yet (`finish_large`)."""
+        if self.large is None:
+            return self.snapshot()
+        self.large.defer = True
+        try:
+            return self.snapshot()
+        finally:
+            self.large.defer = False
+
+    def finish_large(self) -> None:
+        """Copy what `snapshot_deferring_large` noted into the side store."""
+        if self.large is not None and self.large.pending and self._last is not None:
+            self.large.finish_pending(self._last.large, self._last.uncaptured)  # type: ignore[arg-type]
+
     def invalidate(self) -> None:
         """Forget the cached state (after we rewrote files ourselves without a watcher)."""
         if self._watcher is None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .large_store import LargeFileStore, hash_file, key_size
-from .states import Fingerprint, PathState
+from .states import Fingerprint, PathState, SkipReason
 
 GB = 1 << 30
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
@@ -134,10 +134,17 @@ class LargeFiles:
     stack, which knows which frames are recent)."""
     known: dict[str, tuple[Fingerprint, str]] = field(default_factory=dict)
     """Path -> the fingerprint it had when stored, and its key: unchanged files cost nothing."""
+    seen: dict[tuple[str, Fingerprint], str] = field(default_factory=dict)
+    """(path, fingerprint) -> key of every version stored or restored in this session: what a
+    frame's deferred after-state turned out to be."""
     notices: list[str] = field(default_factory=list)
     """What a user should hear about (a paused capture, an eviction); drained by the kernel."""
     budget: int = 0
     paused: bool = False
+    defer: bool = False
+    """While set (a frame's post-snapshot), changed files are only noted in `pending`: their
+    copies are made by `finish_pending`, off the cell's path."""
+    pending: dict[str, PathState] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.budget = self.limits.max_store_bytes or default_budget(self.workspace)
@@ -164,6 +171,9 @@ class LargeFiles:
         known = self.known.get(path)
         if known is not None and known[0] == fp and self.store.has(known[1]):
             return PathState.large(mode, known[1], fp)
+        if self.defer:
+            self.pending[path] = PathState.large(mode, None, fp)
+            return self.pending[path]
         try:
             reason = self._room_for(st.st_size)
             if reason is not None:
@@ -181,6 +191,7 @@ class LargeFiles:
             self.notices.append(f"Logician: could not capture {path}: {exc}")
             return PathState.uncaptured("unstable", fp)
         self.known[path] = (fp, key)
+        self.seen[(path, fp)] = key
         return PathState.large(mode, key, fp)
 
     def _room_for(self, size: int) -> str | None:
@@ -247,6 +258,27 @@ class LargeFiles:
         finally:
             tmp.unlink(missing_ok=True)
 
+    def finish_pending(
+        self, large: dict[str, PathState], uncaptured: dict[str, tuple[SkipReason, Fingerprint]]
+    ) -> None:
+        """Make the copies a post-snapshot deferred, filling in that snapshot's entries (it is
+        the next frame's pre-snapshot, whose pre-images these are)."""
+        pending, self.pending = self.pending, {}
+        for path, noted in pending.items():
+            if large.get(path) is not noted:
+                continue  # a later snapshot already judged this path
+            try:
+                st = os.lstat(self.workspace / path)
+            except OSError:
+                del large[path]
+                continue
+            state = self.capture(path, st)
+            if state.kind == "large":
+                large[path] = state
+            else:
+                del large[path]
+                uncaptured[path] = (state.reason or "unstable", state.fingerprint)  # type: ignore[assignment]
+
     # -- reading back ------------------------------------------------------------------------
 
     def current(self, path: str, st: os.stat_result) -> PathState:
@@ -264,8 +296,20 @@ class LargeFiles:
         full = self.workspace / path
         try:
             self.known[path] = (content_fingerprint(full, os.stat(full), is_sqlite(full)), key)
+            self.seen[(path, self.known[path][0])] = key
         except OSError:
             self.known.pop(path, None)
+
+    def resolve(self, path: str, state: PathState) -> PathState:
+        """A deferred after-state with the key its copy got, when this session knows it."""
+        if state.kind != "large" or state.sha is not None or state.fingerprint is None:
+            return state
+        key = self.seen.get((path, state.fingerprint))
+        return (
+            state
+            if key is None
+            else PathState.large(state.mode or "100644", key, state.fingerprint)
+        )
 
     def stored_size(self, key: str) -> int:
         return key_size(key)

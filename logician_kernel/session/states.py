@@ -57,7 +57,8 @@ class PathState(BaseModel):
         return cls(kind="blob", mode=mode, sha=sha)
 
     @classmethod
-    def large(cls, mode: str, key: str, fingerprint: Fingerprint) -> PathState:
+    def large(cls, mode: str, key: str | None, fingerprint: Fingerprint) -> PathState:
+        """A large file; `key` None while its copy is still being made (after a frame)."""
         return cls(kind="large", mode=mode, sha=key, fingerprint=fingerprint)
 
     @classmethod
@@ -72,6 +73,8 @@ class PathState(BaseModel):
         """Equal content and mode (for blobs), or equal fingerprints (uncaptured)."""
         if self.kind != other.kind:
             return False
+        if self.kind == "large" and (self.sha is None or other.sha is None):
+            return (self.mode, self.fingerprint) == (other.mode, other.fingerprint)
         if self.kind in ("blob", "large"):
             return (self.mode, self.sha) == (other.mode, other.sha)
         if self.kind == "uncaptured":

@@ -12,6 +12,7 @@ from .store_budget import SideStoreBudget, format_report
 
 
 def _budget(checkpoints: FileCheckpoints, what: str) -> SideStoreBudget:
+    checkpoints.settle()
     if checkpoints.budget is None:
         why = checkpoints.capture_disabled_reason or "large files are not captured"
         raise RewindError(f"{what}: the large-file side store is not in use ({why})")

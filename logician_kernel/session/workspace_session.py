@@ -154,6 +154,7 @@ class WorkspaceSession:
 
     def close(self) -> None:
         if self.checkpoints is not None and self.checkpoints.snapshotter is not None:
+            self.checkpoints.settle()
             self.checkpoints.snapshotter.close()
         if self.ledger is not None:
             self.ledger.close()

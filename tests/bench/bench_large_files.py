@@ -75,6 +75,34 @@ def bench_capture(where: Path, mb: int, rounds: int) -> None:
           f"ratio {t_restore / t_cp:.2f} to cp ({t_cp * 1000:.0f} ms; target <= 1.5)")  # fmt: skip
 
 
+def bench_frame(where: Path, mb: int, rounds: int) -> None:
+    """What the user waits for: a frame whose cell writes a large file closes before the copy
+    is made (it runs while the reply goes out); the next frame waits for it."""
+    ws = where / "frame"
+    ws.mkdir()
+    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "frame"}, large=LargeLimits())
+    cp = s.checkpoints
+    assert cp is not None
+    writes, closes, settles = [], [], []
+    try:
+        for r in range(rounds):
+            blocks = [os.urandom(MB) for _ in range(4)]
+            cp.open_frame(execution_count=r, cell_id=None, code="write")
+            start = time.perf_counter()
+            write_file(ws / "big.bin", mb, blocks)
+            writes.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            cp.close_frame("ok")
+            closes.append(time.perf_counter() - start)
+            cp.settle()
+            settles.append(time.perf_counter() - start)
+    finally:
+        s.close()
+    w, c, t = (statistics.median(x) for x in (writes, closes, settles))
+    print(f"frame close after the write     {c * 1000:8.0f} ms   ratio {c / w:.2f} to the write "
+          f"({w * 1000:.0f} ms); copy done {t * 1000:.0f} ms after the close began")  # fmt: skip
+
+
 def bench_idle(where: Path, mb: int, rounds: int) -> None:
     def session(name: str, on: bool) -> WorkspaceSession:
         ws = where / name
@@ -201,6 +229,7 @@ def main() -> None:
         fs = subprocess.run(["stat", "-f", "-c", "%T", str(where)], capture_output=True, text=True)
         print(f"in {where} ({fs.stdout.strip()}), {mb} MB")
         bench_capture(where, mb, rounds)
+        bench_frame(where, mb, rounds)
         bench_idle(where, mb, rounds)
     bench_hashes(min(mb, 200))
     if not opts.quick:

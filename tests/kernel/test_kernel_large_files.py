@@ -23,7 +23,9 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def side_store(workspace: Path) -> list[Path]:
+def side_store(workspace: Path, kernel: Kernel) -> list[Path]:
+    """The side store's objects, once the last cell's copies (made after its reply) are done."""
+    assert "Logician storage" in kernel.run("%logician storage").text
     return sorted(
         p for p in (workspace / ".logician" / "large" / "objects").rglob("*") if p.is_file()
     )
@@ -70,7 +72,7 @@ def test_a_6mb_csv_and_a_300mb_binary_are_rewound_exactly_and_stored_once(
         "os.chmod('model.bin', 0o755)"
     )
     assert r.status == "ok", r.text
-    stored = side_store(workspace)
+    stored = side_store(workspace, kernel)
     big = [p for p in stored if p.stat().st_size == 300 * MB]
     assert len(big) == 2, [p.name for p in stored]
     r = kernel.run(
@@ -79,7 +81,7 @@ def test_a_6mb_csv_and_a_300mb_binary_are_rewound_exactly_and_stored_once(
         "    for _ in range(300): f.write(block_b)"
     )
     assert r.status == "ok", r.text
-    assert side_store(workspace) == stored  # the same content costs no second copy
+    assert side_store(workspace, kernel) == stored  # the same content costs no second copy
 
     assert "Rewound" in kernel.run("%logician rewind --last").text
     assert not (workspace / "model-copy.bin").exists()
@@ -142,10 +144,13 @@ def test_a_tiny_budget_evicts_the_oldest_pre_images_and_says_so(
         r = k.run(write.format(v=2) + "\nopen('note.txt', 'w').write('2')")  # frame 2: pre v1
         assert r.status == "ok", r.text
         assert k.run(write.format(v=3)).status == "ok"  # frame 3: pre v2
-        r = k.run(write.format(v=4))  # frame 4: pre v3; v4 does not fit: v1 goes
-        assert r.status == "ok", r.text
-        assert "evicted 0.3 MB of large pre-images of frame(s) 2" in r.stderr, r.text
-        assert len(side_store(workspace)) == 3
+        r4 = k.run(write.format(v=4))  # frame 4: pre v3; v4 does not fit: v1 goes
+        assert r4.status == "ok", r4.text
+        assert len(side_store(workspace, k)) == 3
+        # v4 is copied as frame 4's reply goes out: its output, or the next cell's, says so.
+        r = k.run("x = 1")
+        notice = "evicted 0.3 MB of large pre-images of frame(s) 2"
+        assert notice in r4.stderr + r.stderr, r4.text + r.text
 
         frames = k.run("%logician frames").text.splitlines()
         marked = [ln.split()[0] for ln in frames if "large files evicted" in ln]
@@ -164,14 +169,16 @@ def test_a_tiny_budget_evicts_the_oldest_pre_images_and_says_so(
         r = k.run("%logician gc --keep 0")
         assert r.status == "ok", r.text
         assert "gc: freed 0.6 MB" in r.text, r.text
-        assert len(side_store(workspace)) == 1  # only the current f.bin is left
+        assert len(side_store(workspace, k)) == 1  # only the current f.bin is left
         assert "nothing to free" in k.run("%logician gc").text
         assert "--keep must be 0 or more" in k.run("%logician gc --keep -1").text
 
         r = k.run("%logician config set checkpoints.min_free_bytes 1000000000000000")
         assert r.status == "ok", r.text
-        r = k.run("open('g.bin', 'wb').write(b'g' * 200_000)")
-        assert "large-file capture paused" in r.stderr, r.text
-        assert "the disk was nearly full" in k.run("%logician diff --last").text
+        first = k.run("open('g.bin', 'wb').write(b'g' * 200_000)")
+        r = k.run("open('g.bin', 'ab').write(b'more')")
+        assert "large-file capture paused" in first.stderr + r.stderr, first.text + r.text
+        plan = k.run("%logician rewind --last --dry-run").text
+        assert "g.bin" in plan and "the disk was nearly full" in plan, plan
     finally:
         k.shutdown()
