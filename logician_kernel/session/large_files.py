@@ -147,6 +147,7 @@ class LargeFiles:
     pending: dict[str, PathState] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.store.sweep()
         self.budget = self.limits.max_store_bytes or default_budget(self.workspace)
 
     def configure(self, limits: LargeLimits) -> None:

@@ -12,6 +12,7 @@ temporary name and renamed), or delete an object except through `remove` (evicti
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -74,6 +75,16 @@ class LargeFileStore:
     def ensure(self) -> None:
         self.objects.mkdir(parents=True, exist_ok=True)
         self.tmp.mkdir(parents=True, exist_ok=True)
+
+    def sweep(self) -> None:
+        """Remove half-made objects of kernels that died mid-copy (their pid is gone)."""
+        if not self.tmp.is_dir():
+            return
+        for entry in os.scandir(self.tmp):
+            pid = entry.name.split("-")[1] if entry.name.count("-") >= 2 else ""
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
 
     def has(self, key: str) -> bool:
         return self._path(key).is_file()

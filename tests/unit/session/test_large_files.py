@@ -111,3 +111,14 @@ def test_a_file_another_process_keeps_writing_is_reported_unstable(
     assert [(c.before.kind, c.after.kind) for c in closed.changes] == [("large", "large")]
     session.checkpoints.rewind(closed.frame)
     assert path.read_bytes() == b"x" * 5000
+
+
+def test_half_made_objects_of_a_dead_kernel_are_swept(tmp_path: Path) -> None:
+    store = LargeFileStore(tmp_path / "large")
+    store.ensure()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (store.tmp / f"in-{dead.pid}-1").write_bytes(b"torn")
+    (store.tmp / f"in-{os.getpid()}-2").write_bytes(b"ours, in progress")
+    store.sweep()
+    assert [p.name for p in store.tmp.iterdir()] == [f"in-{os.getpid()}-2"]
