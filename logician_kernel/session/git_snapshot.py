@@ -18,7 +18,6 @@ user's cell - callers catch `SnapshotError` and record the capture failure.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import subprocess
 from collections.abc import Iterable, Mapping
@@ -38,6 +37,7 @@ from ._fs import (
     store_path,
     write_loose_blob,
 )
+from ._user_repo import seed_from_user_repo, user_git_dir
 from .large_files import SQLITE_JOURNALS, LargeFiles, journal_of
 from .snapshot_diff import snapshot_diff
 from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
@@ -152,36 +152,15 @@ class GitSnapshotter:
             target.write_text(text)
 
     def _user_git_dir(self) -> Path | None:
-        dot_git = self.workspace / ".git"
-        if dot_git.is_dir():
-            return dot_git
-        if dot_git.is_file():  # worktrees and submodules: "gitdir: <path>"
-            content = dot_git.read_text(errors="replace").strip()
-            if content.startswith("gitdir:"):
-                path = Path(content.split(":", 1)[1].strip())
-                return path if path.is_absolute() else (self.workspace / path).resolve()
-        return None
+        return user_git_dir(self.workspace)
 
     def _seed_from_user_repo(self) -> None:
-        """Start from a copy of the user's index, borrowing their objects through alternates.
-
-        With it, the first snapshot of a big repository hashes only the user's uncommitted
-        changes instead of every file. Reading `.git/index` never modifies it. Any problem
-        (split index, odd extensions) falls back to a cold start.
-        """
-        user_git = self._user_git_dir()
-        if user_git is None or not (user_git / "index").is_file():
-            return
-        objects = user_git / "objects"
-        common = user_git / "commondir"
-        if common.is_file():
-            objects = (user_git / common.read_text().strip() / "objects").resolve()
+        """Start from a copy of the user's index (see `seed_from_user_repo`)."""
         try:
-            shutil.copyfile(user_git / "index", self._index)
-            alternates = self.store / "objects" / "info" / "alternates"
-            alternates.write_text(f"{objects}\n")
-            self._git("ls-files", "--stage", "--", ".gitignore")  # parses the index fully
-        except (OSError, SnapshotError):
+            seed_from_user_repo(self.workspace, self.store, self._index)
+            if self._index.is_file():
+                self._git("ls-files", "--stage", "--", ".gitignore")  # parses the index fully
+        except SnapshotError:
             self._index.unlink(missing_ok=True)
             (self.store / "objects" / "info" / "alternates").unlink(missing_ok=True)
 
