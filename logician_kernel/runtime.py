@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from .config import EffectiveConfig, load_effective_config
 from .session.file_checkpoints import FileCheckpoints, RewindError
 from .session.journal import JournalError
+from .session.large_files import LargeLimits
 from .session.thread_ledger import FrameClose, ProjectionItem
 from .session.workspace_session import WorkspaceSession
 
@@ -52,6 +53,7 @@ class LogicianRuntime:
             max_file_bytes=checkpoints.max_file_bytes,
             extra_ignores=tuple(checkpoints.ignore),
             kernel_session=kernel_session,
+            large=large_limits(config),
         )
         return cls(config, session, env)
 
@@ -66,6 +68,8 @@ class LogicianRuntime:
                 max_file_bytes=config.settings.checkpoints.max_file_bytes,
                 extra_ignores=tuple(config.settings.checkpoints.ignore),
             )
+            if snapshotter.large is not None:
+                snapshotter.large.configure(large_limits(config))
 
     def permission_policy(self, factory: Callable[[], Any]) -> Any:
         """The session's permission policy, rebuilt when the configuration changes, keeping the
@@ -141,6 +145,8 @@ class LogicianRuntime:
         except (JournalError, OSError) as exc:
             self._report(f"Logician: this cell's frame could not be recorded ({exc})", stream)
             return None
+        for text in checkpoints.drain_notices():
+            print(text, file=stream)
         if closed is None:
             return None
         if closed.capture_error:
@@ -195,3 +201,10 @@ class LogicianRuntime:
 
     def close(self) -> None:
         self.session.close()
+
+
+def large_limits(config: EffectiveConfig) -> LargeLimits:
+    """The side store's limits from the `checkpoints.*` settings."""
+    c = config.settings.checkpoints
+    return LargeLimits(threshold=c.large_file_bytes, max_store_bytes=c.max_store_bytes,
+                       keep_recent_frames=c.keep_recent_frames, min_free_bytes=c.min_free_bytes)  # fmt: skip

@@ -92,8 +92,29 @@ class CheckpointSettings(_Section):
     Takes effect after a kernel restart: toggling it mid-session would leave frames without
     pre-images, and a rewind across that gap could not be exact."""
 
-    max_file_bytes: int = Field(default=1_000_000, ge=1)
-    """Files larger than this many bytes are not captured (a rewind reports them instead)."""
+    # -- large files (issue 21): the side store under .logician/large ----------------------
+    max_file_bytes: int = Field(default=2 * 1024**3, ge=1)
+    """Files larger than this many bytes are not captured (a rewind reports them instead).
+    Default 2 GiB."""
+
+    large_file_bytes: int = Field(default=4 * 1024**2, ge=1)
+    """Files larger than this (and SQLite databases of any size) are captured in the side
+    store (`.logician/large/`: plain, content-addressed copies, reflinked where the file system
+    allows) instead of git's compressed objects. Default 4 MiB."""
+
+    max_store_bytes: int | None = Field(default=None, ge=1, examples=[10_000_000_000])
+    """Upper bound of the side store in bytes. Unset: the smaller of 20 GB and 25% of the space
+    free at the workspace when the kernel starts. Beyond it the oldest large pre-images outside
+    the `keep_recent_frames` newest frames are evicted (their frames say "large files
+    evicted"); if that is not enough, the file is reported as not captured."""
+
+    keep_recent_frames: int = Field(default=20, ge=0)
+    """Large pre-images of this many newest frames are never evicted to make room (an
+    explicit `%logician gc --keep N` may go lower)."""
+
+    min_free_bytes: int = Field(default=1024**3, ge=0)
+    """Large-file capture pauses, with a notice, while the disk holding the workspace has less
+    than this many bytes free. Default 1 GiB."""
 
     ignore: tuple[str, ...] = Field(
         default=(), examples=[["*.ckpt", "data/raw/**"]], json_schema_extra=UNION

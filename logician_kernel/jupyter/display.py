@@ -7,7 +7,7 @@ is what terminals, `nbval` and `logician run` see.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -60,13 +60,17 @@ def _counts(changes: Iterable[str]) -> str:
     return ", ".join(f"{n} {a}" for a, n in sorted(tally.items())) or "-"
 
 
-def frames_table(frames: Sequence[FrameView], *, thread: str) -> Rendered:
+def frames_table(
+    frames: Sequence[FrameView], *, thread: str, evicted: Mapping[int, list[str]] | None = None
+) -> Rendered:
     if not frames:
         msg = f"No frames yet in thread {thread}: every cell that does work becomes one."
         return Rendered(msg, f"<p>{html.escape(msg)}</p>")
     rows = []
     for f in frames:
         files = file_counts(f)
+        if evicted and f.frame in evicted:
+            files += " (large files evicted)"
         outcome = f.outcome or "running"
         if f.status == "rewound":
             outcome += " (rewound)"
@@ -238,6 +242,8 @@ def help_text() -> Rendered:
         "  %logician status                 the agent's status, thread and workspace\n"
         "  %logician audit [-n N]           the recent permission decisions\n"
         "  %logician branches               what rewinds discarded; branch merge|discard ID\n"
+        "  %logician storage                what .logician/ holds, by kind and by frame\n"
+        "  %logician gc [--keep N]          free large pre-images outside the N newest frames\n"
         "  %logician compact [focus]        summarise older turns into one message\n"
         "  %%logician [--max-turns N]       the rest of the cell is a prompt for the agent\n"
         "  %logician PROMPT                 one-line prompt ({name} inserts a variable's repr)"

@@ -25,6 +25,7 @@ from ..policy import MODES, AuditLog
 from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
+from ..session.storage_commands import collect_garbage, storage_text
 from . import conversation
 from . import display as render
 from .agent import AgentCell
@@ -49,6 +50,8 @@ MANAGEMENT_COMMANDS = frozenset(
         "branches",
         "branch",
         "compact",
+        "storage",
+        "gc",
     }
 )
 """Subcommands that manage the session; a cell made only of these is not a frame."""
@@ -114,6 +117,8 @@ class LogicianMagics(Magics):
             "branches": self.handle_branches,
             "branch": self.handle_branch,
             "compact": self.handle_compact,
+            "storage": self.handle_storage,
+            "gc": self.handle_gc,
         }
         self.broker = ApprovalBroker()
         self.comms = LogicianComms(self.broker, self._comm_status)
@@ -184,7 +189,20 @@ class LogicianMagics(Magics):
         frames = list(checkpoints.frames().values())
         if not opts.all:
             frames = [f for f in frames if f.status != "rewound"]
-        return render.frames_table(frames, thread=self.runtime.session.thread_id)
+        budget = checkpoints.budget
+        return render.frames_table(frames, thread=self.runtime.session.thread_id,
+                                   evicted=budget.evicted() if budget else {})  # fmt: skip
+
+    def handle_storage(self, args: list[str]) -> render.Rendered:
+        if args:
+            raise UsageError("%logician storage: takes no arguments")
+        return render.preformatted(storage_text(self.runtime.checkpoints))
+
+    def handle_gc(self, args: list[str]) -> render.Rendered:
+        parser = _ArgParser(prog="gc", add_help=False)
+        parser.add_argument("--keep", type=int, metavar="N")
+        opts = parser.parse_args(args)
+        return render.preformatted(collect_garbage(self.runtime.checkpoints, opts.keep))
 
     def handle_diff(self, args: list[str]) -> render.Rendered:
         if len(args) != 1:

@@ -22,6 +22,7 @@ from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
 from .restore import SKIP_TEXT, restore_path
 from .states import PathChange, PathState
+from .store_budget import SideStoreBudget
 from .thread_ledger import (
     FileCheckpoint,
     FrameClose,
@@ -82,6 +83,21 @@ class FileCheckpoints:
         self._snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
         self._warmup: threading.Thread | None = None
+        large = snapshotter.large if snapshotter is not None else None
+        self.budget = SideStoreBudget(self.frames, large, self._open_large) if large else None
+        """The side store's budget keeper; None when large files are not captured."""
+
+    def _open_large(self) -> set[str]:
+        current = self._open
+        pre = current.pre if current is not None else None
+        return {s.sha for s in pre.large.values() if s.sha} if pre is not None else set()
+
+    def drain_notices(self) -> list[str]:
+        """Notices of the side store (evictions, a paused capture) not yet shown."""
+        if self.budget is None:
+            return []
+        notices, self.budget.large.notices[:] = list(self.budget.large.notices), []
+        return notices
 
     def start_warmup(self) -> None:
         """Take the first (full) snapshot in the background, off the first cell's path."""
@@ -135,14 +151,39 @@ class FileCheckpoints:
 
     # -- capture ----------------------------------------------------------------------------
 
-    def _snapshot(self) -> tuple[Snapshot | None, str | None]:
+    def _snapshot(self, *, defer_large: bool = False) -> tuple[Snapshot | None, str | None]:
         if self.snapshotter is None:
             return None, self.capture_disabled_reason or "capture is off"
         with self._snap_lock:
             try:
+                if defer_large:
+                    return self.snapshotter.snapshot_deferring_large(), None
                 return self.snapshotter.snapshot(), None
             except (SnapshotError, OSError) as exc:
                 return None, str(exc)
+
+    def _finish_large_in_background(self) -> None:
+        """Copy a closed frame's new large files while the cell's reply goes out; the next
+        snapshot, rewind or storage report waits for it (they take the same lock)."""
+        snap = self.snapshotter
+        if snap is None or snap.large is None or not snap.large.pending:
+            return
+        self._snap_lock.acquire()
+
+        def run() -> None:
+            try:
+                snap.finish_large()
+            except (OSError, SnapshotError) as exc:  # never lost silently: the next cell says so
+                snap.large.notices.append(f"Logician: large files were not captured: {exc}")  # type: ignore[union-attr]
+            finally:
+                self._snap_lock.release()
+
+        threading.Thread(target=run, name="logician-large-capture", daemon=True).start()
+
+    def settle(self) -> None:
+        """Wait for a background capture of large files to finish."""
+        with self._snap_lock:
+            pass
 
     def open_frame(
         self,
@@ -174,7 +215,7 @@ class FileCheckpoints:
         current, self._open = self._open, None
         if current is None:
             return None
-        post, error = self._snapshot()
+        post, error = self._snapshot(defer_large=True)
         changes, skipped = [], []
         if current.pre is not None and post is not None:
             try:
@@ -186,7 +227,7 @@ class FileCheckpoints:
                 error = str(exc)
         elif error is None:
             error = "no pre-snapshot for this frame"
-        return self.ledger.append(
+        closed = self.ledger.append(
             FrameClose,
             frame=current.frame,
             outcome=outcome,
@@ -197,6 +238,8 @@ class FileCheckpoints:
             duration_ms=round((time.perf_counter() - current.started) * 1000, 3),
             durable=True,
         )
+        self._finish_large_in_background()
+        return closed
 
     def recover_incomplete(self) -> list[int]:
         """Close frames whose kernel died mid-cell, diffing their pre-tree against now."""
@@ -212,6 +255,8 @@ class FileCheckpoints:
                     changes, skipped = self.snapshotter.diff(pre, post)  # type: ignore[union-attr]
                     # Uncaptured paths of the lost pre-snapshot are unknown: do not guess.
                     skipped = [s for s in skipped if s.exists_after and not s.existed_before]
+                    # So are its large files (the ledger keeps only the git tree).
+                    changes = [c for c in changes if c.after.kind != "large" or c.before.exists]
                 except (SnapshotError, OSError) as exc:
                     error = str(exc)
             self.ledger.append(
@@ -277,6 +322,7 @@ class FileCheckpoints:
         return frame_id
 
     def plan_rewind(self, frame_id: int, *, force: bool = False) -> RewindPlan:
+        self.settle()
         popped = [f for f in self.active_frames() if f.frame >= frame_id]
         chains: dict[str, list[tuple[int, PathChange]]] = {}
         for view in popped:
@@ -294,6 +340,15 @@ class FileCheckpoints:
                 )
         for path, chain in sorted(chains.items()):
             target = chain[0][1].before
+            if (
+                target.kind == "large"
+                and self.budget
+                and not self.budget.large.store.has(target.sha or "")
+            ):
+                plan.skipped.append(RestoredPath(path=path, action="skipped",
+                    detail=f"its large pre-image from before frame {chain[0][0]} was evicted from "
+                           "the side store (checkpoints.max_store_bytes); see `%logician storage`"))  # fmt: skip
+                continue
             if target.kind == "uncaptured":
                 plan.skipped.append(RestoredPath(path=path, action="skipped",
                     detail=f"its state before frame {chain[0][0]} was not captured "
@@ -306,7 +361,10 @@ class FileCheckpoints:
                     break
             if conflict is None:
                 current = self.snapshotter.hash_path(path) if self.snapshotter else None
-                if current is None or not current.same_as(chain[-1][1].after):
+                after = chain[-1][1].after
+                if self.budget is not None:
+                    after = self.budget.large.resolve(path, after)
+                if current is None or not current.same_as(after):
                     conflict = f"changed since frame {chain[-1][0]} recorded it"
             if conflict is not None and not force:
                 plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))

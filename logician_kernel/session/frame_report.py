@@ -49,13 +49,15 @@ def frame_diff(checkpoints: FileCheckpoints, spec: str) -> tuple[FrameView, list
         after = _content(checkpoints, change.after)
         note = ""
         if change.after.kind == "uncaptured":
-            note = "its new content was not captured (larger than the limit)"
+            note = f"its new content was not captured ({SKIP_TEXT[change.after.reason or 'too-large']})"
+        elif "large" in (change.before.kind, change.after.kind):
+            note = "large file: kept in the side store, no line diff"
         out.append(
             FileDiff(
                 path=change.path,
                 action=change.action,
-                before_size=len(before) if before is not None else None,
-                after_size=len(after) if after is not None else None,
+                before_size=_size(before, change.before),
+                after_size=_size(after, change.after),
                 diff=_text_diff(change.path, before, after),
                 note=note,
             )
@@ -65,6 +67,12 @@ def frame_diff(checkpoints: FileCheckpoints, spec: str) -> tuple[FrameView, list
             FileDiff(skip.path, "not captured", None, None, None, note=SKIP_TEXT[skip.reason])
         )
     return view, out
+
+
+def _size(content: bytes | None, state: PathState) -> int | None:
+    if content is not None:
+        return len(content)
+    return state.fingerprint.size if state.kind == "large" and state.fingerprint else None
 
 
 def _content(checkpoints: FileCheckpoints, state: PathState) -> bytes | None:

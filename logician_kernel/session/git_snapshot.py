@@ -18,7 +18,6 @@ user's cell - callers catch `SnapshotError` and record the capture failure.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import subprocess
 from collections.abc import Iterable, Mapping
@@ -35,11 +34,13 @@ from ._fs import (
     join_z,
     path_state,
     split_z,
-    state,
     store_path,
     write_loose_blob,
 )
 from ._private import private_dir, write_private
+from ._user_repo import seed_from_user_repo, user_git_dir
+from .large_files import SQLITE_JOURNALS, LargeFiles, journal_of
+from .snapshot_diff import snapshot_diff
 from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
 from .watcher import WorkspaceWatcher
 
@@ -61,6 +62,8 @@ class Snapshot:
     """Git tree id of every captured path (small, not ignored)."""
     uncaptured: Mapping[str, tuple[SkipReason, Fingerprint]] = field(default_factory=dict)
     """Paths seen but not captured, with why and a stat fingerprint to detect change."""
+    large: Mapping[str, PathState] = field(default_factory=dict)
+    """Large files (and SQLite databases) captured in the side store instead of git."""
 
 
 class GitSnapshotter:
@@ -73,8 +76,11 @@ class GitSnapshotter:
         *,
         max_file_bytes: int = 1_000_000,
         extra_ignores: Iterable[str] = (),
+        large: LargeFiles | None = None,
     ) -> None:
         self.workspace = Path(workspace)
+        self.large = large
+        """The side-store policy; None keeps every captured file in git (tests, tools)."""
         self.store = Path(store)
         self.max_file_bytes = max_file_bytes
         self.extra_ignores = tuple(extra_ignores)
@@ -137,7 +143,7 @@ class GitSnapshotter:
         self._last = None
 
     def _write_excludes(self) -> None:
-        lines = ["/.logician/"]
+        lines = ["/.logician/", *SQLITE_JOURNALS]
         user_exclude = self._user_git_dir()
         if user_exclude is not None and (user_exclude / "info" / "exclude").is_file():
             lines.append((user_exclude / "info" / "exclude").read_text(errors="replace"))
@@ -148,36 +154,15 @@ class GitSnapshotter:
             write_private(target, text.encode())
 
     def _user_git_dir(self) -> Path | None:
-        dot_git = self.workspace / ".git"
-        if dot_git.is_dir():
-            return dot_git
-        if dot_git.is_file():  # worktrees and submodules: "gitdir: <path>"
-            content = dot_git.read_text(errors="replace").strip()
-            if content.startswith("gitdir:"):
-                path = Path(content.split(":", 1)[1].strip())
-                return path if path.is_absolute() else (self.workspace / path).resolve()
-        return None
+        return user_git_dir(self.workspace)
 
     def _seed_from_user_repo(self) -> None:
-        """Start from a copy of the user's index, borrowing their objects through alternates.
-
-        With it, the first snapshot of a big repository hashes only the user's uncommitted
-        changes instead of every file. Reading `.git/index` never modifies it. Any problem
-        (split index, odd extensions) falls back to a cold start.
-        """
-        user_git = self._user_git_dir()
-        if user_git is None or not (user_git / "index").is_file():
-            return
-        objects = user_git / "objects"
-        common = user_git / "commondir"
-        if common.is_file():
-            objects = (user_git / common.read_text().strip() / "objects").resolve()
+        """Start from a copy of the user's index (see `seed_from_user_repo`)."""
         try:
-            shutil.copyfile(user_git / "index", self._index)
-            alternates = self.store / "objects" / "info" / "alternates"
-            write_private(alternates, f"{objects}\n".encode())
-            self._git("ls-files", "--stage", "--", ".gitignore")  # parses the index fully
-        except (OSError, SnapshotError):
+            seed_from_user_repo(self.workspace, self.store, self._index)
+            if self._index.is_file():
+                self._git("ls-files", "--stage", "--", ".gitignore")  # parses the index fully
+        except SnapshotError:
             self._index.unlink(missing_ok=True)
             (self.store / "objects" / "info" / "alternates").unlink(missing_ok=True)
 
@@ -237,17 +222,20 @@ class GitSnapshotter:
 
     def _incremental(self, last: Snapshot, changed: set[str]) -> Snapshot:
         """Re-examine just the paths inotify reported (no deleted directories, no new rules)."""
-        paths = sorted(changed)
+        # A database in WAL mode changes through its -wal file: look at the database too.
+        paths = sorted(changed | {db for p in changed if (db := journal_of(p))})
         unknown = [p for p in paths if p not in self._ignored_cache]
         if unknown:
             found = self._check_ignore(unknown)
             self._ignored_cache.update((p, p in found) for p in unknown)
         ignored = {p for p in paths if self._ignored_cache[p]}
         uncaptured = dict(last.uncaptured)
+        large = dict(last.large)
         update: list[str] = []
         drop: list[str] = []
         for path in paths:
             uncaptured.pop(path, None)
+            large.pop(path, None)
             try:
                 st = os.lstat(self.workspace / path)
             except FileNotFoundError:
@@ -259,12 +247,34 @@ class GitSnapshotter:
                 continue
             if path in ignored:
                 uncaptured[path] = ("ignored", fingerprint(st))
-            elif stat.S_ISREG(st.st_mode) and st.st_size > self.max_file_bytes:
-                uncaptured[path] = ("too-large", fingerprint(st))
-                drop.append(path)
             else:
-                update.append(path)
-        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured)
+                self._place(path, st, update, drop, uncaptured, large)
+        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large)
+
+    def _place(
+        self,
+        path: str,
+        st: os.stat_result,
+        update: list[str],
+        drop: list[str],
+        uncaptured: dict[str, tuple[SkipReason, Fingerprint]],
+        large: dict[str, PathState],
+    ) -> None:
+        """Sort one changed, not ignored path: git, the side store, or uncaptured."""
+        if not stat.S_ISREG(st.st_mode):
+            update.append(path)
+        elif st.st_size > self.max_file_bytes:
+            uncaptured[path] = ("too-large", fingerprint(st))
+            drop.append(path)
+        elif self.large is not None and self.large.wants(self.workspace / path, st):
+            captured = self.large.capture(path, st)
+            if captured.kind == "large":
+                large[path] = captured
+            else:
+                uncaptured[path] = (captured.reason or "unstable", fingerprint(st))
+            drop.append(path)
+        else:
+            update.append(path)
 
     def _check_ignore(self, paths: list[str]) -> set[str]:
         # check-ignore exits 1 when nothing is ignored; only a failure to run is an error.
@@ -294,6 +304,7 @@ class GitSnapshotter:
         ignored = self._git("ls-files", "-z", "--others", "--ignored", "--exclude-standard",
                             "--directory")  # fmt: skip
         uncaptured: dict[str, tuple[SkipReason, Fingerprint]] = {}
+        large: dict[str, PathState] = {}
         update: list[str] = []
         drop: list[str] = []
         for raw in split_z(changed):
@@ -309,18 +320,29 @@ class GitSnapshotter:
             except FileNotFoundError:
                 update.append(path)  # --remove drops it from the index
                 continue
-            if stat.S_ISREG(st.st_mode) and st.st_size > self.max_file_bytes:
-                uncaptured[path] = ("too-large", fingerprint(st))
-                drop.append(path)
-            else:
-                update.append(path)
+            self._place(path, st, update, drop, uncaptured, large)
         for raw in split_z(ignored):
             path = raw.decode("utf-8", "surrogateescape").rstrip("/")
             if path == ".logician" or path.startswith(".logician/"):
                 continue
             for sub, fp in fingerprint_ignored(self.workspace, path):
                 uncaptured[sub] = ("ignored", fp)
-        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured)
+        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large)
+
+    def snapshot_deferring_large(self) -> Snapshot:
+        """A snapshot whose changed large files are noted, not copied yet (`finish_large`)."""
+        if self.large is None:
+            return self.snapshot()
+        self.large.defer = True
+        try:
+            return self.snapshot()
+        finally:
+            self.large.defer = False
+
+    def finish_large(self) -> None:
+        """Copy what `snapshot_deferring_large` noted into the side store."""
+        if self.large is not None and self.large.pending and self._last is not None:
+            self.large.finish_pending(self._last.large, self._last.uncaptured)  # type: ignore[arg-type]
 
     def invalidate(self) -> None:
         """Forget the cached state (after we rewrote files ourselves without a watcher)."""
@@ -330,37 +352,12 @@ class GitSnapshotter:
 
     def diff(self, before: Snapshot, after: Snapshot) -> tuple[list[PathChange], list[SkippedPath]]:
         """What changed between two snapshots: captured changes and skipped (uncaptured) paths."""
-        changes: list[PathChange] = []
+        raw = b""
         if before.tree != after.tree:
-            out = self._git(
+            raw = self._git(
                 "diff-tree", "-r", "-z", "--no-renames", "--raw", before.tree, after.tree
             )
-            parts = split_z(out)
-            for meta, raw_path in zip(parts[0::2], parts[1::2], strict=False):
-                old_mode, new_mode, old_sha, new_sha, _status = meta.decode()[1:].split(" ")
-                changes.append(
-                    PathChange(
-                        path=raw_path.decode("utf-8", "surrogateescape"),
-                        before=state(old_mode, old_sha),
-                        after=state(new_mode, new_sha),
-                    )
-                )
-        skipped: list[SkippedPath] = []
-        captured = {c.path: c for c in changes}
-        for path in sorted(set(before.uncaptured) | set(after.uncaptured)):
-            b, a = before.uncaptured.get(path), after.uncaptured.get(path)
-            if b is not None and a is not None and b[1] == a[1]:
-                continue
-            reason = (a or b)[0]  # type: ignore[index]
-            if path in captured:  # e.g. a small file grew past the cap: the pre-image is known
-                change = captured[path]
-                captured[path] = change.model_copy(
-                    update={"after": PathState.uncaptured(reason, a[1])} if a else {}
-                )
-                continue
-            skipped.append(SkippedPath(path=path, reason=reason,
-                                       existed_before=b is not None, exists_after=a is not None))  # fmt: skip
-        return [captured[c.path] for c in changes], skipped
+        return snapshot_diff(raw, before, after)
 
     # -- objects ---------------------------------------------------------------------------
 
@@ -389,11 +386,27 @@ class GitSnapshotter:
 
     def hash_path(self, path: str) -> PathState:
         """The state of a workspace path now, hashed the way a snapshot would (not stored)."""
+        st = self._large_stat(path)
+        if st is not None:
+            return self.large.current(path, st)  # type: ignore[union-attr]
         return path_state(self.workspace / path, self.max_file_bytes)
 
     def store_path(self, path: str) -> PathState:
         """The state of a workspace path now, its content stored in our object store."""
+        st = self._large_stat(path)
+        if st is not None:
+            return self.large.capture(path, st)  # type: ignore[union-attr]
         return store_path(self.workspace / path, self.max_file_bytes, self.store / "objects")
+
+    def _large_stat(self, path: str) -> os.stat_result | None:
+        if self.large is None:
+            return None
+        try:
+            st = os.lstat(self.workspace / path)
+        except OSError:
+            return None
+        ok = st.st_size <= self.max_file_bytes and self.large.wants(self.workspace / path, st)
+        return st if ok else None
 
     def write_blob(self, data: bytes) -> str:
         """Store bytes in our own object store (never only in the user's, via alternates)."""

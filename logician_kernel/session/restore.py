@@ -30,8 +30,16 @@ def restore_path(snap: GitSnapshotter, path: str, target: PathState) -> Restored
             # one that existed empty before the frame is indistinguishable from a new one.
             return RestoredPath(path=path, action="deleted")
         existed = os.path.lexists(full)
-        data = snap.read_blob(target.sha or "")
         full.parent.mkdir(parents=True, exist_ok=True)
+        if target.kind == "large" and snap.large is not None:
+            moved = _set_aside_journals(full)
+            snap.large.store.restore(
+                target.sha or "", full, _perms(full, executable=target.mode == "100755")
+            )
+            snap.large.restored(path, target.sha or "")
+            return RestoredPath(path=path, action="restored" if existed else "recreated",
+                                detail=moved or "")  # fmt: skip
+        data = snap.read_blob(target.sha or "")
         if target.mode == "120000":
             if existed:
                 full.unlink()
@@ -48,11 +56,36 @@ SKIP_TEXT = {
     "ignored": "ignored by .gitignore or checkpoints.ignore",
     "nested-repository": "inside a nested git repository",
     "not-a-file": "not a regular file",
+    "unstable": "still being written by another process when the frame closed",
+    "over-budget": "the side store was full (checkpoints.max_store_bytes)",
+    "low-disk": "large-file capture was paused: the disk was nearly full",
 }
+
+
+def _set_aside_journals(full: Path) -> str | None:
+    """A database's WAL from a later state would be replayed over the restored file: move it
+    (and its index) aside, keeping the bytes, before the database comes back."""
+    moved = []
+    for suffix in ("-wal", "-shm"):
+        side = full.with_name(full.name + suffix)
+        if side.exists():
+            os.replace(side, side.with_name(side.name + ".before-rewind"))
+            moved.append(side.name)
+    return f"moved {', '.join(moved)} aside (*.before-rewind)" if moved else None
 
 
 def _atomic_write(full: Path, data: bytes, *, executable: bool) -> None:
     """Replace a file's bytes in one rename, keeping its permission bits but the exec bits."""
+    perms = _perms(full, executable=executable)
+    tmp = full.with_name(f".{full.name}.logician-restore")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.chmod(tmp, perms)
+    os.replace(tmp, full)
+
+
+def _perms(full: Path, *, executable: bool) -> int:
+    """The permission bits a restored file gets: its current ones, the exec bits as recorded."""
     umask = os.umask(0)
     os.umask(umask)
     try:
@@ -65,8 +98,4 @@ def _atomic_write(full: Path, data: bytes, *, executable: bool) -> None:
         perms |= (perms & 0o444) >> 2 & ~umask or 0o100
     else:
         perms &= ~0o111
-    tmp = full.with_name(f".{full.name}.logician-restore")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.chmod(tmp, perms)
-    os.replace(tmp, full)
+    return perms

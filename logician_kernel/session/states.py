@@ -10,7 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-SkipReason = Literal["too-large", "ignored", "nested-repository", "not-a-file"]
+SkipReason = Literal[
+    "too-large", "ignored", "nested-repository", "not-a-file", "unstable", "over-budget", "low-disk"
+]
 """Why a path was seen but its content not captured."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
@@ -34,16 +36,17 @@ class PathState(BaseModel):
 
     model_config = _FROZEN
 
-    kind: Literal["absent", "blob", "uncaptured"]
-    """Whether the path did not exist, was captured, or existed without its content captured."""
+    kind: Literal["absent", "blob", "uncaptured", "large"]
+    """Whether the path did not exist, was captured (in git, or as a large file in the side
+    store), or existed without its content captured."""
     mode: str | None = None
     """Git file mode of a blob: 100644, 100755 (executable) or 120000 (symlink)."""
     sha: str | None = None
-    """Git blob id of the content of a captured path."""
+    """Git blob id of a captured path's content; for `large`, its side-store key."""
     reason: SkipReason | None = None
     """Why an uncaptured path was not captured."""
     fingerprint: Fingerprint | None = None
-    """Stat fingerprint of an uncaptured path."""
+    """Stat fingerprint of an uncaptured path, or of a large one when it was stored."""
 
     @classmethod
     def absent(cls) -> PathState:
@@ -52,6 +55,11 @@ class PathState(BaseModel):
     @classmethod
     def blob(cls, mode: str, sha: str) -> PathState:
         return cls(kind="blob", mode=mode, sha=sha)
+
+    @classmethod
+    def large(cls, mode: str, key: str | None, fingerprint: Fingerprint) -> PathState:
+        """A large file; `key` None while its copy is still being made (after a frame)."""
+        return cls(kind="large", mode=mode, sha=key, fingerprint=fingerprint)
 
     @classmethod
     def uncaptured(cls, reason: SkipReason, fingerprint: Fingerprint) -> PathState:
@@ -65,7 +73,9 @@ class PathState(BaseModel):
         """Equal content and mode (for blobs), or equal fingerprints (uncaptured)."""
         if self.kind != other.kind:
             return False
-        if self.kind == "blob":
+        if self.kind == "large" and (self.sha is None or other.sha is None):
+            return (self.mode, self.fingerprint) == (other.mode, other.fingerprint)
+        if self.kind in ("blob", "large"):
             return (self.mode, self.sha) == (other.mode, other.sha)
         if self.kind == "uncaptured":
             return self.fingerprint == other.fingerprint

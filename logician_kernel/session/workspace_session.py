@@ -25,6 +25,8 @@ from ._private import PRIVATE_FILE, private_dir, write_private
 from .file_checkpoints import FileCheckpoints
 from .git_snapshot import GitSnapshotter, SnapshotError
 from .journal import JournalError
+from .large_files import LargeFiles, LargeLimits
+from .large_store import LargeFileStore
 from .run_store import resolve_dangling_calls
 from .thread_ledger import ProjectionItem, Recovery, SessionStart, ThreadLedger
 
@@ -72,9 +74,10 @@ class WorkspaceSession:
         *,
         env: Mapping[str, str],
         capture_enabled: bool = True,
-        max_file_bytes: int = 1_000_000,
+        max_file_bytes: int = 2 * 1024**3,
         extra_ignores: tuple[str, ...] = (),
         kernel_session: str = "",
+        large: LargeLimits | None = None,
     ) -> WorkspaceSession:
         workspace = Path(workspace).resolve()
         thread_id, stable = thread_id_for(env)
@@ -125,6 +128,9 @@ class WorkspaceSession:
                 state / "git",
                 max_file_bytes=max_file_bytes,
                 extra_ignores=extra_ignores,
+                large=LargeFiles(
+                    workspace, LargeFileStore(state / "large"), large or LargeLimits()
+                ),
             )
             try:
                 snapshotter.ensure_store()
@@ -150,6 +156,7 @@ class WorkspaceSession:
 
     def close(self) -> None:
         if self.checkpoints is not None and self.checkpoints.snapshotter is not None:
+            self.checkpoints.settle()
             self.checkpoints.snapshotter.close()
         if self.ledger is not None:
             self.ledger.close()

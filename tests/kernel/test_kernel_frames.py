@@ -185,9 +185,17 @@ def test_kill9_mid_cell_is_recovered_and_rewindable(
         k.shutdown()
 
 
-def test_large_and_ignored_files_are_reported_not_silently_dropped(
-    kernel: Kernel, workspace: Path
+def test_files_over_the_limit_and_ignored_files_are_reported_not_silently_dropped(
+    workspace: Path, kernel_env: dict[str, str]
 ) -> None:
+    kernel = Kernel(workspace, {**kernel_env, "LOGICIAN_CHECKPOINTS__MAX_FILE_BYTES": "1000000"})
+    try:
+        _over_the_limit(kernel, workspace)
+    finally:
+        kernel.shutdown()
+
+
+def _over_the_limit(kernel: Kernel, workspace: Path) -> None:
     r = kernel.run(
         "open('big.bin', 'wb').write(b'x' * 1_500_000)\nopen('run.log', 'w').write('log')"
     )

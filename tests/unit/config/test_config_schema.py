@@ -103,7 +103,9 @@ def test_settings_are_frozen_and_lists_immutable() -> None:
 def test_defaults() -> None:
     s = LogicianSettings()
     assert s.checkpoints.enabled is True
-    assert s.checkpoints.max_file_bytes == 1_000_000
+    assert s.checkpoints.max_file_bytes == 2 * 1024**3
+    assert (s.checkpoints.large_file_bytes, s.checkpoints.max_store_bytes) == (4 * 1024**2, None)
+    assert s.checkpoints.keep_recent_frames == 20
     assert s.checkpoints.ignore == ()
     assert s.workspace.root is None
     assert (s.model.provider, s.model.api_key_env) == ("openai", "OPENAI_API_KEY")

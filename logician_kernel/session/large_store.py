@@ -1,0 +1,229 @@
+"""The content-addressed side store for large files: `<workspace>/.logician/large/`.
+
+Files above `checkpoints.large_file_bytes` bypass git (whose zlib objects cost a full compress
+and a full inflate per version) and land here as plain copies named by their content: the key
+is an XXH3-128 digest plus the size, so the same bytes are stored once however often a cell
+writes them. A copy is a reflink (`FICLONE`) where the file system shares extents, else a
+streamed copy in fixed-size chunks hashed on the way: a file is never held in memory whole.
+
+Must never: leave a partly written object under its final name (every object is written to a
+temporary name and renamed), or delete an object except through `remove` (eviction and gc).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+# XXH3-128: ~2.5x BLAKE3 and ~10x hashlib.blake2b on this machine (README, "What was
+# measured"); 128 bits make an accidental collision as likely as none, and the store holds
+# the user's own files, not an adversary's. The size in the key is a second check.
+from xxhash import xxh3_128 as _hasher
+
+from ._private import open_private, private_dir
+
+HASH_NAME = "x3"
+
+CHUNK = 8 << 20
+"""Bytes per read of a streamed copy: big enough for full-speed I/O, small enough to be cheap."""
+FICLONE = 0x40049409
+"""The Linux ioctl that makes a file share another's extents (`cp --reflink`)."""
+
+
+class LargeStoreError(OSError):
+    """The side store cannot take or give back an object; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    """One object in the side store."""
+
+    key: str
+    """`<hash name>-<hex digest>-<size>`: the content's identity."""
+    size: int
+    """Size in bytes."""
+    stored_at: float
+    """When it was first stored (seconds since the epoch)."""
+
+
+def key_size(key: str) -> int:
+    """The size a key records (the last dash-separated part)."""
+    return int(key.rsplit("-", 1)[1])
+
+
+class LargeFileStore:
+    """The side store of one workspace: put, has, restore, remove, list. Thread-safe per call
+    (every object write is a temporary file and one rename)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.objects = self.root / "objects"
+        self.tmp = self.root / "tmp"
+        self.reflinks: bool | None = None
+        """Whether the last copy could share extents (None until a copy was tried)."""
+
+    def _path(self, key: str) -> Path:
+        digest = key.split("-", 2)[1]
+        return self.objects / digest[:2] / key
+
+    def ensure(self) -> None:
+        private_dir(self.objects)
+        private_dir(self.tmp)
+
+    def sweep(self) -> None:
+        """Remove half-made objects of kernels that died mid-copy (their pid is gone)."""
+        if not self.tmp.is_dir():
+            return
+        for entry in os.scandir(self.tmp):
+            pid = entry.name.split("-")[1] if entry.name.count("-") >= 2 else ""
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+    def has(self, key: str) -> bool:
+        return self._path(key).is_file()
+
+    # -- put ---------------------------------------------------------------------------------
+
+    def put(self, source: Path) -> str:
+        """Store the bytes of `source` (a regular file); its key. The same content is stored
+        once. Raises OSError (the source vanished or the disk is full) - nothing is left behind."""
+        self.ensure()
+        tmp = self.tmp / f"in-{os.getpid()}-{time.monotonic_ns()}"
+        try:
+            with open(source, "rb") as src, open(tmp, "wb") as dst:
+                size = os.fstat(src.fileno()).st_size
+                if _clone(src.fileno(), dst.fileno(), self):
+                    key = _key_of(dst.name, size)  # hash the clone: it cannot change under us
+                else:
+                    # Hash first: content already stored costs one read and no copy. The caller
+                    # checks the source's fingerprint around this, so a change in between shows.
+                    key = _key_of(source, size)
+                    if not self.has(key):
+                        _copy_range(src, dst)
+            if tmp.stat().st_size != size and not self.has(key):
+                raise LargeStoreError(errno.EAGAIN, f"{source} changed size while it was copied")
+            final = self._path(key)
+            if not final.exists():
+                private_dir(final.parent)
+                os.chmod(tmp, 0o400)  # objects are immutable; a stray write fails loudly
+                os.replace(tmp, final)
+            return key
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    # -- restore -----------------------------------------------------------------------------
+
+    def restore(self, key: str, dest: Path, perms: int) -> None:
+        """Write the object's bytes to `dest` in one rename, with permission bits `perms`."""
+        obj = self._path(key)
+        if not obj.is_file():
+            raise LargeStoreError(errno.ENOENT, f"large-file object {key[:20]}… was evicted")
+        tmp = dest.with_name(f".{dest.name}.logician-restore")
+        try:
+            with open(obj, "rb") as src:
+                _copy_plain(src, tmp, self)
+            os.chmod(tmp, perms)
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    # -- listing and removal -----------------------------------------------------------------
+
+    def list(self) -> Iterator[StoredObject]:
+        if not self.objects.is_dir():
+            return
+        for bucket in os.scandir(self.objects):
+            if not bucket.is_dir():
+                continue
+            for entry in os.scandir(bucket.path):
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                yield StoredObject(key=entry.name, size=st.st_size, stored_at=st.st_mtime)
+
+    def total_bytes(self) -> int:
+        return sum(o.size for o in self.list())
+
+    def remove(self, key: str, *, why: str, frames: list[int]) -> int:
+        """Delete one object and log it (what, why, which frames lose it); bytes freed."""
+        obj = self._path(key)
+        try:
+            size = obj.stat().st_size
+            obj.unlink()
+        except FileNotFoundError:
+            return 0
+        record = {"key": key, "size": size, "why": why, "frames": frames, "time": time.time()}
+        fd = open_private(self.root / "evictions.jsonl", os.O_WRONLY | os.O_APPEND)
+        with os.fdopen(fd, "a", encoding="utf-8") as log:
+            log.write(json.dumps(record) + "\n")
+        return size
+
+    def evictions(self) -> list[dict]:
+        """Every eviction so far, oldest first (the log a user reads through `storage`)."""
+        try:
+            lines = (self.root / "evictions.jsonl").read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in lines:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue  # a torn last line after a crash: the object is gone either way
+        return out
+
+
+def _clone(src_fd: int, dst_fd: int, store: LargeFileStore) -> bool:
+    """Share extents when the file system can (XFS, btrfs); False means copy the bytes."""
+    if store.reflinks is False:
+        return False
+    try:
+        fcntl.ioctl(dst_fd, FICLONE, src_fd)
+    except OSError:
+        store.reflinks = False
+        return False
+    store.reflinks = True
+    return True
+
+
+def _copy_range(src, dst) -> None:  # type: ignore[no-untyped-def]
+    """Copy in the kernel, page to page (no byte crosses into Python); plain reads elsewhere."""
+    try:
+        while os.copy_file_range(src.fileno(), dst.fileno(), CHUNK * 8):
+            pass
+    except OSError:
+        src.seek(0)
+        dst.seek(0)
+        dst.truncate()
+        shutil.copyfileobj(src, dst, CHUNK)
+
+
+def _copy_plain(src, tmp: Path, store: LargeFileStore) -> None:  # type: ignore[no-untyped-def]
+    with open(tmp, "wb") as dst:
+        if not _clone(src.fileno(), dst.fileno(), store):
+            _copy_range(src, dst)
+
+
+def _key_of(path: Path | str, size: int) -> str:
+    hasher = _hasher()
+    with open(path, "rb") as fh:
+        buf = bytearray(CHUNK)
+        view = memoryview(buf)
+        while n := fh.readinto(buf):
+            hasher.update(view[:n])
+    return f"{HASH_NAME}-{hasher.hexdigest()}-{size}"
+
+
+def hash_file(path: Path) -> str:
+    """The key of a file's current bytes, without storing them (streamed)."""
+    return _key_of(path, os.stat(path).st_size)

@@ -1,0 +1,41 @@
+"""`storage` and `gc`: what the side store holds, and freeing it on demand (Jupyter-free, so
+the magics, the headless runner and scripts share them).
+
+Must never: evict a large pre-image of the current workspace content, or raise anything but a
+one-line `RewindError` for a user's mistake.
+"""
+
+from __future__ import annotations
+
+from .file_checkpoints import FileCheckpoints, RewindError
+from .store_budget import SideStoreBudget, format_report
+
+
+def _budget(checkpoints: FileCheckpoints, what: str) -> SideStoreBudget:
+    checkpoints.settle()
+    if checkpoints.budget is None:
+        why = checkpoints.capture_disabled_reason or "large files are not captured"
+        raise RewindError(f"{what}: the large-file side store is not in use ({why})")
+    return checkpoints.budget
+
+
+def storage_text(checkpoints: FileCheckpoints) -> str:
+    """`.logician/` by kind, and the side store by frame, with what was evicted."""
+    return format_report(_budget(checkpoints, "storage").report())
+
+
+def collect_garbage(checkpoints: FileCheckpoints, keep: int | None) -> str:
+    """Evict large pre-images outside the `keep` newest frames (default: keep_recent_frames)."""
+    if keep is not None and keep < 0:
+        raise RewindError(f"gc: --keep must be 0 or more, not {keep}")
+    budget = _budget(checkpoints, "gc")
+    kept = budget.large.limits.keep_recent_frames if keep is None else keep
+    freed, frames = budget.gc(keep)
+    if not freed:
+        return f"gc: nothing to free (the {kept} newest frames and current files are kept)"
+    lost = (
+        f"; frames {', '.join(map(str, frames))} can no longer restore their large files"
+        if frames
+        else ""
+    )
+    return f"gc: freed {freed / 1e6:,.1f} MB of large pre-images{lost}"

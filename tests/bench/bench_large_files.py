@@ -1,0 +1,243 @@
+"""Large-file capture benchmark: the side store against the cell's own write, `cp`, and nothing.
+
+    .venv/bin/python tests/bench/bench_large_files.py [--mb 200] [--dir DIR] [--quick]
+
+In DIR (default: a temporary directory; give a mounted XFS or btrfs image to see reflinks):
+- write: a cell writing an MB-sized file in 1 MB blocks (what the capture is compared with);
+- capture: `LargeFileStore.put` of that file (hash + copy; a reflink where the file system can);
+  target <= 0.5x the write with a streamed copy, <= 50 ms where reflinks work;
+- rewind: `LargeFileStore.restore` against `cp` of the same object; target <= 1.5x;
+- idle: a frame that touches only a small file in a workspace holding a large one, with the
+  side store on and off; target: no difference (ratio ~1.0);
+- hashes: MB/s of the candidate hashes on this machine (blake3 / xxh3_128 when installed);
+- compression: zstd and lz4 (when installed) on CSV, PNG, .npy and Parquet-like samples.
+Prints figures and ratios; exit 0 (timing goals are reported, never enforced).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from logician_kernel.session.large_files import LargeLimits
+from logician_kernel.session.large_store import LargeFileStore
+from logician_kernel.session.workspace_session import WorkspaceSession
+
+MB = 1 << 20
+
+
+def timed(fn, rounds: int = 3) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def write_file(path: Path, mb: int, blocks: list[bytes]) -> None:
+    with open(path, "wb") as fh:
+        for i in range(mb):
+            fh.write(blocks[i % len(blocks)])
+
+
+def bench_capture(where: Path, mb: int, rounds: int) -> None:
+    blocks = [os.urandom(MB) for _ in range(8)]
+    src = where / "data.bin"
+    t_write = timed(lambda: write_file(src, mb, blocks), rounds)
+    store = LargeFileStore(where / "store")
+
+    def capture() -> None:
+        shutil.rmtree(store.objects, ignore_errors=True)  # a fresh copy every round
+        store.put(src)
+
+    t_capture = timed(capture, rounds)
+    link = "reflink" if store.reflinks else "streamed copy"
+    print(f"write {mb} MB (the cell)          {t_write * 1000:8.0f} ms")
+    print(f"capture ({link:13})        {t_capture * 1000:8.0f} ms   "
+          f"ratio {t_capture / t_write:.2f} (target <= {'50 ms' if store.reflinks else '0.5'})")  # fmt: skip
+    key = next(store.list()).key
+    dest = where / "restored.bin"
+    t_restore = timed(lambda: store.restore(key, dest, 0o644), rounds)
+    obj = next(store.objects.rglob(key))
+    t_cp = timed(
+        lambda: subprocess.run(["cp", str(obj), str(where / "cp.bin")], check=True), rounds
+    )
+    print(f"rewind (restore)                {t_restore * 1000:8.0f} ms   "
+          f"ratio {t_restore / t_cp:.2f} to cp ({t_cp * 1000:.0f} ms; target <= 1.5)")  # fmt: skip
+
+
+def bench_frame(where: Path, mb: int, rounds: int) -> None:
+    """What the user waits for: a frame whose cell writes a large file closes before the copy
+    is made (it runs while the reply goes out); the next frame waits for it."""
+    ws = where / "frame"
+    ws.mkdir()
+    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "frame"}, large=LargeLimits())
+    cp = s.checkpoints
+    assert cp is not None
+    writes, closes, settles = [], [], []
+    try:
+        for r in range(rounds):
+            blocks = [os.urandom(MB) for _ in range(4)]
+            cp.open_frame(execution_count=r, cell_id=None, code="write")
+            start = time.perf_counter()
+            write_file(ws / "big.bin", mb, blocks)
+            writes.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            cp.close_frame("ok")
+            closes.append(time.perf_counter() - start)
+            cp.settle()
+            settles.append(time.perf_counter() - start)
+    finally:
+        s.close()
+    w, c, t = (statistics.median(x) for x in (writes, closes, settles))
+    print(f"frame close after the write     {c * 1000:8.0f} ms   ratio {c / w:.2f} to the write "
+          f"({w * 1000:.0f} ms); copy done {t * 1000:.0f} ms after the close began")  # fmt: skip
+
+
+def bench_idle(where: Path, mb: int, rounds: int) -> None:
+    def session(name: str, on: bool) -> WorkspaceSession:
+        ws = where / name
+        ws.mkdir()
+        write_file(ws / "big.bin", mb, [os.urandom(MB)])
+        limits = LargeLimits(threshold=4 * MB) if on else LargeLimits(threshold=1 << 62)
+        max_bytes = 1 << 40 if on else MB  # off: the big file is only fingerprinted, as before
+        s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": name}, max_file_bytes=max_bytes,
+                                  large=limits)  # fmt: skip
+        assert s.checkpoints is not None
+        s.checkpoints.open_frame(execution_count=1, cell_id=None, code="warm")
+        s.checkpoints.close_frame("ok")
+        return s
+
+    on, off = session("on", True), session("off", False)
+    try:
+
+        def cell(s: WorkspaceSession) -> None:
+            cp = s.checkpoints
+            assert cp is not None
+            cp.open_frame(execution_count=2, cell_id=None, code="small")
+            (s.workspace / "notes.txt").write_text(str(time.time()))
+            cp.close_frame("ok")
+
+        ons, offs = [], []
+        for _ in range(rounds * 10):  # interleaved, so machine load hits both alike
+            ons.append(timed(lambda: cell(on), 1))
+            offs.append(timed(lambda: cell(off), 1))
+        t_on, t_off = statistics.median(ons), statistics.median(offs)
+        print(f"frame touching no large file    {t_on * 1000:8.1f} ms with the side store, "
+              f"{t_off * 1000:.1f} ms without; ratio {t_on / t_off:.2f} (target ~1.0)")  # fmt: skip
+    finally:
+        on.close()
+        off.close()
+
+
+def bench_hashes(mb: int) -> None:
+    data = os.urandom(mb * MB)
+    candidates = {"sha1 (git)": lambda: hashlib.sha1(data).digest(),
+                  "blake2b": lambda: hashlib.blake2b(data).digest()}  # fmt: skip
+    try:
+        from blake3 import blake3
+
+        candidates["blake3"] = lambda: blake3(data).digest()
+        candidates["blake3 (2 threads)"] = lambda: blake3(data, max_threads=2).digest()
+    except ImportError:
+        print("blake3 not installed")
+    try:
+        import xxhash
+
+        candidates["xxh3_128"] = lambda: xxhash.xxh3_128(data).digest()
+    except ImportError:
+        print("xxhash not installed")
+    for name, fn in candidates.items():
+        print(f"hash {name:20} {mb / timed(fn, 3):8.0f} MB/s")
+
+
+def samples(mb: int) -> dict[str, bytes]:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = mb * MB // 40
+    out = {}
+    frame = io.StringIO()
+    for i in range(n):
+        frame.write(f"{i},{rng.integers(0, 1000)},{rng.random():.6f},store-{i % 97}\n")
+    out["csv"] = frame.getvalue().encode()
+    buf = io.BytesIO()
+    np.save(buf, rng.standard_normal(mb * MB // 8))
+    out["npy (float64)"] = buf.getvalue()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(12, 9), dpi=200)
+    ax.plot(rng.standard_normal(20_000).cumsum())
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
+    plt.close(fig)
+    out["png"] = png.getvalue()
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table({"id": np.arange(n), "x": rng.random(n), "k": rng.integers(0, 97, n)})
+        pbuf = io.BytesIO()
+        pq.write_table(table, pbuf)
+        out["parquet"] = pbuf.getvalue()
+    except ImportError:
+        print("pyarrow not installed: no Parquet sample")
+    return out
+
+
+def bench_compression(mb: int) -> None:
+    codecs = {}
+    try:
+        import zstandard
+
+        codecs["zstd-1"] = zstandard.ZstdCompressor(level=1).compress
+        codecs["zstd-3"] = zstandard.ZstdCompressor(level=3).compress
+    except ImportError:
+        print("zstandard not installed")
+    try:
+        import lz4.frame
+
+        codecs["lz4"] = lz4.frame.compress
+    except ImportError:
+        print("lz4 not installed")
+    for kind, data in samples(mb).items():
+        for name, fn in codecs.items():
+            t = timed(lambda fn=fn, data=data: fn(data), 1)
+            out = len(fn(data))
+            print(f"compress {kind:14} {len(data) / MB:6.1f} MB  {name:7} size x{out / len(data):.2f}"
+                  f"  {len(data) / MB / t:7.0f} MB/s")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mb", type=int, default=200)
+    parser.add_argument("--dir", type=Path)
+    parser.add_argument("--quick", action="store_true", help="50 MB, one round, no codecs")
+    opts = parser.parse_args()
+    mb, rounds = (50, 1) if opts.quick else (opts.mb, 3)
+    with tempfile.TemporaryDirectory(dir=opts.dir, prefix="bench-large-") as tmp:
+        where = Path(tmp)
+        fs = subprocess.run(["stat", "-f", "-c", "%T", str(where)], capture_output=True, text=True)
+        print(f"in {where} ({fs.stdout.strip()}), {mb} MB")
+        bench_capture(where, mb, rounds)
+        bench_frame(where, mb, rounds)
+        bench_idle(where, mb, rounds)
+    bench_hashes(min(mb, 200))
+    if not opts.quick:
+        bench_compression(32)
+
+
+if __name__ == "__main__":
+    main()
