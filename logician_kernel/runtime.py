@@ -52,6 +52,7 @@ class LogicianRuntime:
             max_file_bytes=checkpoints.max_file_bytes,
             extra_ignores=tuple(checkpoints.ignore),
             kernel_session=kernel_session,
+            change_detection=checkpoints.change_detection,
         )
         return cls(config, session, env)
 
@@ -141,6 +142,8 @@ class LogicianRuntime:
         except (JournalError, OSError) as exc:
             self._report(f"Logician: this cell's frame could not be recorded ({exc})", stream)
             return None
+        if checkpoints.snapshotter is not None and (said := checkpoints.snapshotter.take_notice()):
+            self._report(said, stream)
         if closed is None:
             return None
         if closed.capture_error:

@@ -21,6 +21,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from .._version import __version__
+from .change_detection import ChangeDetection
 from .file_checkpoints import FileCheckpoints
 from .git_snapshot import GitSnapshotter, SnapshotError
 from .journal import JournalError
@@ -74,6 +75,7 @@ class WorkspaceSession:
         max_file_bytes: int = 1_000_000,
         extra_ignores: tuple[str, ...] = (),
         kernel_session: str = "",
+        change_detection: ChangeDetection = "auto",
     ) -> WorkspaceSession:
         workspace = Path(workspace).resolve()
         thread_id, stable = thread_id_for(env)
@@ -126,7 +128,9 @@ class WorkspaceSession:
             )
             try:
                 snapshotter.ensure_store()
-                snapshotter.watch()
+                snapshotter.watch(change_detection)
+                if cleared := snapshotter.clear_stale_user_lock():
+                    notices.append(cleared)
             except (SnapshotError, OSError) as exc:
                 reason = f"the snapshot store could not be set up: {exc}"
                 notices.append(f"Logician: file capture is off for this session: {reason}.")
