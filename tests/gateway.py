@@ -31,6 +31,8 @@ class Gateway:
     launch_dir: Path
     forward: tuple[str, ...] = ()
     """Variables of the gateway's own environment it passes to kernels (KG_ENV_PROCESS_WHITELIST)."""
+    args: tuple[str, ...] = ()
+    """Extra gateway options, e.g. `--JupyterWebsocketPersonality.list_kernels=True` for JupyterLab."""
     url: str = ""
     proc: subprocess.Popen[bytes] | None = None
     log: Path | None = None
@@ -43,7 +45,7 @@ class Gateway:
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "kernel_gateway", "--KernelGatewayApp.ip=127.0.0.1",
-                 f"--KernelGatewayApp.port={port}", "--KernelGatewayApp.port_retries=0"],
+                 f"--KernelGatewayApp.port={port}", "--KernelGatewayApp.port_retries=0", *self.args],
                 cwd=self.launch_dir, env=env, stdout=out, stderr=subprocess.STDOUT,
             )  # fmt: skip
         deadline = time.monotonic() + 60
