@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel
 
-from logician_kernel.session.workspace_session import WorkspaceSession
+from logician_kernel.session.git_snapshot import GitSnapshotter
 
 pytestmark = pytest.mark.kernel
 
@@ -19,7 +19,8 @@ def test_launcher_directory_and_stale_locks_of_a_killed_kernel(
     workspace: Path, kernel_env: dict[str, str], tmp_path: Path
 ) -> None:
     # A kernel that died mid-snapshot and mid-`git add` (no process holds either lock now).
-    WorkspaceSession.open(workspace, env={"LOGICIAN_THREAD": "earlier"}).close()
+    # (The store is made directly: a session's background first snapshot would race the test.)
+    GitSnapshotter(workspace, workspace / ".logician" / "git").ensure_store()
     ours = workspace / ".logician" / "git" / "logician-index.lock"
     ours.write_bytes(b"")
     users = workspace / ".git" / "index.lock"
