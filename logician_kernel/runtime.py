@@ -54,6 +54,7 @@ class LogicianRuntime:
             extra_ignores=tuple(checkpoints.ignore),
             kernel_session=kernel_session,
             large=large_limits(config),
+            change_detection=checkpoints.change_detection,
         )
         return cls(config, session, env)
 
@@ -147,6 +148,8 @@ class LogicianRuntime:
             return None
         for text in checkpoints.drain_notices():
             print(text, file=stream)
+        if checkpoints.snapshotter is not None and (said := checkpoints.snapshotter.take_notice()):
+            self._report(said, stream)
         if closed is None:
             return None
         if closed.capture_error:

@@ -122,6 +122,15 @@ class CheckpointSettings(_Section):
     """Extra gitignore-style patterns never captured, on top of the built-in ones
     (`.git/`, `.logician/`). Merge rule: union - every layer's patterns apply."""
 
+    change_detection: Literal["auto", "inotify", "scan"] = Field(
+        default="auto", json_schema_extra=RESTART
+    )
+    """How a frame learns which files changed: `inotify` (kernel events; cost grows with
+    the changes), `scan` (a stat scan of the workspace at each cell; sees writes made by
+    other machines on a shared volume), or `auto`: inotify on local file systems, the scan
+    on NFS/CIFS/FUSE/overlay volumes and once inotify watches run out.
+    Takes effect after a kernel restart."""
+
 
 class ModelSettings(_Section):
     """The model the agent talks to."""

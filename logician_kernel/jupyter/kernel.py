@@ -26,6 +26,7 @@ from traitlets import Type
 
 from .._version import __version__
 from ..runtime import LogicianRuntime
+from ..session.launch import enter, starting_directory, workspace_notice
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
 
 _MAGIC_LINE = re.compile(r"^\s*%logician(?:\s+(\S+))?")
@@ -75,9 +76,17 @@ class LogicianKernel(IPythonKernel):
         super().__init__(**kwargs)
         self._executions = 0
         kernel_session = getattr(self.session, "session", "") if self.session else ""
+        # A gateway starts us in its own directory; KERNEL_WORKING_DIR names the notebook's.
+        start = starting_directory(os.environ, Path.cwd())
+        moved = enter(start)
         self.logician = LogicianRuntime.start(
-            Path.cwd(), env=os.environ, kernel_session=str(kernel_session)
+            start.path, env=os.environ, kernel_session=str(kernel_session)
         )
+        config = self.logician.config
+        where = workspace_notice(config.workspace, start, config.settings.workspace.root)
+        for text in (start.notice, moved, where):
+            if text:
+                self.logician.notice(text)
         assert self.shell is not None
         self._magics = LogicianMagics(shell=self.shell, runtime=self.logician)
         self.shell.register_magics(self._magics)

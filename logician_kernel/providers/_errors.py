@@ -91,12 +91,24 @@ class ProviderError(Exception):
 class MissingApiKeyError(ProviderError):
     """The environment variable that should hold the API key is unset or empty."""
 
-    def __init__(self, env_var: str, *, provider: str, model: str) -> None:
+    def __init__(
+        self, env_var: str, *, provider: str, model: str, under_gateway: bool = False
+    ) -> None:
         self.env_var = env_var
+        # A gateway hands its kernels only the variables it is told to forward: setting the
+        # key in the gateway's shell is not enough, and the user has to know which knob.
+        where = (
+            f" This kernel was started by a kernel gateway, which forwards only the variables "
+            f"it is told to: add {env_var} to KG_ENV_PROCESS_WHITELIST (Jupyter Kernel "
+            f"Gateway) or EG_INHERITED_ENVS (Enterprise Gateway) where the gateway starts, and "
+            f"restart the kernel."
+            if under_gateway
+            else ""
+        )
         super().__init__(
             f"no API key for {provider} model {model!r}: environment variable {env_var} is not "
             f'set. Set it, or set [model] api_key_env to the variable that holds the key (or to "" '
-            "for a server that needs none).",
+            f"for a server that needs none).{where}",
             provider=provider,
             model=model,
         )

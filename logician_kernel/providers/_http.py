@@ -137,6 +137,7 @@ class HttpProvider:
         self.api_key_env = self.default_api_key_env if api_key_env is None else api_key_env
         key = env.get(self.api_key_env) if self.api_key_env else None
         self._api_key = SecretStr(key) if key else None
+        self._under_gateway = env.get("KERNEL_GATEWAY") == "1"  # set by Kernel/Enterprise Gateway
         self._client = client
         self._owns_client = client is None
         self.request_timeout = request_timeout
@@ -188,7 +189,8 @@ class HttpProvider:
         consumer closes the response at once. Iterate under `contextlib.aclosing` so that
         leaving early closes the connection too."""
         if self.api_key_env and self._api_key is None:
-            raise MissingApiKeyError(self.api_key_env, provider=self.provider, model=self.model)
+            raise MissingApiKeyError(self.api_key_env, provider=self.provider, model=self.model,
+                                     under_gateway=self._under_gateway)  # fmt: skip
         body = self.prepare_body(self.wire.body(request, self.model))
         if not self.streaming:
             body["stream"] = False

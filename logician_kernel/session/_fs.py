@@ -87,7 +87,7 @@ def path_state(full: Path, max_file_bytes: int) -> PathState:
     """What a snapshot would record for one path now (hashed, not stored)."""
     try:
         st = os.lstat(full)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a parent is a file now: absent too
         return PathState.absent()
     if stat.S_ISLNK(st.st_mode):
         return PathState.blob(
@@ -108,9 +108,13 @@ def write_loose_blob(objects: Path, data: bytes) -> str:
     obj = objects / sha[:2] / sha[2:]
     if not obj.exists():
         private_dir(obj.parent)
-        tmp = obj.with_name(obj.name + ".tmp")
-        write_private(tmp, zlib.compress(b"blob %d\0" % len(data) + data, 1))  # owner-only
-        os.replace(tmp, obj)
+        # A name of our own: two kernels storing the same content at once must not share it.
+        tmp = obj.with_name(f"{obj.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        try:
+            write_private(tmp, zlib.compress(b"blob %d\0" % len(data) + data, 1))  # owner-only
+            os.replace(tmp, obj)
+        finally:
+            tmp.unlink(missing_ok=True)
     return sha
 
 
@@ -119,7 +123,7 @@ def store_path(full: Path, max_file_bytes: int, objects: Path) -> PathState:
     returned come from one read, so a file changing meanwhile cannot make them disagree."""
     try:
         st = os.lstat(full)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a parent is a file now: absent too
         return PathState.absent()
     if stat.S_ISLNK(st.st_mode):
         target = os.readlink(full).encode("utf-8", "surrogateescape")

@@ -39,10 +39,11 @@ from ._fs import (
 )
 from ._private import private_dir, write_private
 from ._user_repo import seed_from_user_repo, user_git_dir
+from .change_detection import ChangeDetection, Detector, make_detector
 from .large_files import SQLITE_JOURNALS, LargeFiles, journal_of
+from .locks import IndexBusy, IndexGuard, clear_stale_git_lock
 from .snapshot_diff import snapshot_diff
 from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
-from .watcher import WorkspaceWatcher
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
@@ -93,10 +94,12 @@ class GitSnapshotter:
             GIT_OPTIONAL_LOCKS="0",
         )
         self._base = ["git", f"--git-dir={self.store}", f"--work-tree={self.workspace}"]
+        # Other kernels on this workspace share the index: writes take turns (see locks.py).
+        self._guard = IndexGuard(self._index)
         self._last_tree: str | None = None
         self._last: Snapshot | None = None
         # inotify tells which paths changed, so a snapshot costs O(changes), not O(files).
-        self._watcher: WorkspaceWatcher | None = None
+        self._watcher: Detector | None = None
         # One long-lived `cat-file --batch` (GitPython's persistent command) reads every blob
         # a rewind or a diff needs, instead of a process per file.
         self._reader: Git | None = None
@@ -190,15 +193,30 @@ class GitSnapshotter:
 
     # -- snapshots -------------------------------------------------------------------------
 
-    def watch(self) -> bool:
-        """Track changes with inotify from now on; False when that is unavailable here."""
-        watcher = WorkspaceWatcher(self.workspace, exclude=(".git", ".logician"))
+    def watch(self, mode: ChangeDetection = "auto") -> bool:
+        """Track changes (inotify or a stat scan, per `mode`) from now on; False when that is
+        unavailable here (every snapshot is then a full git scan)."""
+        watcher = make_detector(mode, self.workspace, (".git", ".logician"))
         if not watcher.start():
             watcher.close()
             return False
         self._watcher = watcher
         self._last = None  # the next snapshot is a full scan, taken after watching began
         return True
+
+    def take_notice(self) -> str | None:
+        """A one-time message: the change detector switched to a stat scan, or a stale lock
+        of our index was cleared."""
+        for source in (self._watcher, self._guard):
+            notice = getattr(source, "notice", None)
+            if notice is not None:
+                source.notice = None  # type: ignore[union-attr]
+                return notice
+        return None
+
+    def clear_stale_user_lock(self) -> str | None:
+        """Remove the user's abandoned `.git/index.lock` (see locks.py); a notice, or None."""
+        return clear_stale_git_lock(self._user_git_dir())
 
     def close(self) -> None:
         if self._watcher is not None:
@@ -289,12 +307,20 @@ class GitSnapshotter:
 
     def _write_tree(self, update: list[str], drop: list[str]) -> str:
         if update or drop or self._last_tree is None:
-            if update:
-                self._git("update-index", "-z", "--add", "--remove", "--stdin",
-                          stdin=join_z(update))  # fmt: skip
-            if drop:
-                self._git("update-index", "-z", "--force-remove", "--stdin", stdin=join_z(drop))
-            self._last_tree = self._git("write-tree").decode().strip()
+            try:
+                with self._guard.hold():
+                    return self._write_tree_held(update, drop)
+            except IndexBusy as exc:
+                raise SnapshotError(str(exc)) from None
+        return self._last_tree
+
+    def _write_tree_held(self, update: list[str], drop: list[str]) -> str:
+        if update:
+            self._git("update-index", "-z", "--add", "--remove", "--replace", "--stdin",
+                      stdin=join_z(update))  # fmt: skip
+        if drop:
+            self._git("update-index", "-z", "--force-remove", "--stdin", stdin=join_z(drop))
+        self._last_tree = self._git("write-tree").decode().strip()
         return self._last_tree
 
     def _full_scan(self) -> Snapshot:

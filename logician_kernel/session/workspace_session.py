@@ -22,6 +22,7 @@ from filelock import FileLock, Timeout
 
 from .._version import __version__
 from ._private import PRIVATE_FILE, private_dir, write_private
+from .change_detection import ChangeDetection
 from .file_checkpoints import FileCheckpoints
 from .git_snapshot import GitSnapshotter, SnapshotError
 from .journal import JournalError
@@ -78,6 +79,7 @@ class WorkspaceSession:
         extra_ignores: tuple[str, ...] = (),
         kernel_session: str = "",
         large: LargeLimits | None = None,
+        change_detection: ChangeDetection = "auto",
     ) -> WorkspaceSession:
         workspace = Path(workspace).resolve()
         thread_id, stable = thread_id_for(env)
@@ -134,7 +136,9 @@ class WorkspaceSession:
             )
             try:
                 snapshotter.ensure_store()
-                snapshotter.watch()
+                snapshotter.watch(change_detection)
+                if cleared := snapshotter.clear_stale_user_lock():
+                    notices.append(cleared)
             except (SnapshotError, OSError) as exc:
                 reason = f"the snapshot store could not be set up: {exc}"
                 notices.append(f"Logician: file capture is off for this session: {reason}.")

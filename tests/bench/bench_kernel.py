@@ -11,6 +11,8 @@ benchmark itself crashes):
    commit): median round trip of a cell writing one file, Logician minus ipykernel. Also the
    first cell after kernel ready (Logician minus ipykernel) and the spawn -> ready time.
 3. `%logician rewind --last` of a cell that modified 10 files, in the 1k workspace.
+4. The frame overhead of 2. again with `checkpoints.change_detection = "scan"` (the stat scan
+   used on network volumes), against the same ipykernel, as a ratio next to inotify's.
 
 Both kernels run at the same time and their cells are interleaved, so background load hits
 both alike. Workspaces live in a temporary directory removed at the end of the run.
@@ -144,7 +146,7 @@ class BenchKernel:
         return self.cwd.parent.name
 
     def start(self) -> None:
-        if self.label == "logician":
+        if self.label.startswith("logician"):
             self.km = KernelManager(
                 kernel_name="logician", kernel_spec_manager=LogicianSpecManager()
             )
@@ -237,8 +239,8 @@ class Bench:
         self.summary: dict[str, str] = {}
         self.live: list[BenchKernel] = []
 
-    def kernel(self, label: str, cwd: Path) -> BenchKernel:
-        k = BenchKernel(label, cwd, self.env, self.anomalies)
+    def kernel(self, label: str, cwd: Path, env: dict[str, str] | None = None) -> BenchKernel:
+        k = BenchKernel(label, cwd, env or self.env, self.anomalies)
         self.live.append(k)
         return k
 
@@ -293,6 +295,8 @@ class Bench:
     def frames(self, n_files: int) -> None:
         tag = _tag(n_files)
         lws, iws = self.workspace_pair(n_files)
+        sws = iws.with_name("logician-scan")  # a third identical copy, for the stat scan
+        subprocess.run(["cp", "-a", str(iws), str(sws)], check=True)
         lk, ik = self.kernel("logician", lws), self.kernel("ipykernel", iws)
         first: dict[str, float] = {}
         # One after the other: a first cell must not compete with the other kernel's start.
@@ -314,6 +318,8 @@ class Bench:
             Row(f"frame overhead {tag}, median ms (L-I)", lm, im, lm - im, "ms", target)
         )
         self.summary[f"frame_{tag}"] = f"{lm - im:.1f}ms"
+        self.summary[f"inotify_{tag}"] = f"{lm / im:.2f}x"
+        self.scan(n_files, sws, ik, lm)
         fl, fi = first["logician"] * 1000, first["ipykernel"] * 1000
         self.rows.append(
             Row(f"first cell after ready {tag}, ms (L-I)", fl, fi, fl - fi, "ms", 1000.0)
@@ -325,6 +331,28 @@ class Bench:
         if n_files == 1000:
             self.rewind(lk)
         self.stop(lk)
+
+    def scan(self, n_files: int, sws: Path, ik: BenchKernel, inotify_ms: float) -> None:
+        """The same one-file cells with `checkpoints.change_detection = "scan"` (shared volumes)."""
+        tag = _tag(n_files)
+        env = {**self.env, "LOGICIAN_CHECKPOINTS__CHANGE_DETECTION": "scan"}
+        sk = self.kernel("logician-scan", sws, env)
+        log(f"{tag}: starting logician-scan")
+        sk.start()
+        sk.run(MODIFY_ONE.format(i=0))
+        for w in range(self.warmup):
+            sk.run(MODIFY_ONE.format(i=w + 1))
+        log(f"{tag}: {self.repeat} interleaved one-file cells, scan vs ipykernel")
+        st, it = self.interleaved(sk, ik, MODIFY_ONE, self.repeat)
+        sm, im = median_ms(st), median_ms(it)
+        target = 80.0 if n_files == 10000 else None
+        self.rows.append(
+            Row(f"frame overhead {tag} with scan, median ms (S-I)", sm, im, sm - im, "ms", target)
+        )
+        self.rows.append(Row(f"  scan / ipykernel {tag} (inotify: {inotify_ms / im:.2f})",
+                             sm, im, sm / im, "x"))  # fmt: skip
+        self.summary[f"scan_{tag}"] = f"{sm / im:.2f}x({sm - im:.1f}ms)"
+        self.stop(sk)
 
     def rewind(self, lk: BenchKernel) -> None:
         log(f"rewind: {self.rewind_repeat} x (modify 10 files, `%logician rewind --last`)")

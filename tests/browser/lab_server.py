@@ -47,8 +47,12 @@ def _free_port() -> int:
 class LabServer:
     """`jupyter lab` on loopback, rooted at `root`, with a throwaway token."""
 
-    def __init__(self, root: Path, home: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, root: Path, home: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+    ) -> None:
         self.root = root
+        self.args = args
+        """Extra command-line options, e.g. `--gateway-url=...`."""
         self.port = _free_port()
         self.token = uuid.uuid4().hex
         self.url = f"http://127.0.0.1:{self.port}"
@@ -91,6 +95,7 @@ class LabServer:
                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                 "--LabApp.expose_app_in_browser=True",
                 "--ServerApp.disable_check_xsrf=True",
+                *self.args,
             ],  # fmt: skip
             cwd=self.root,
             env=self.env,

@@ -14,8 +14,18 @@ pytestmark = pytest.mark.kernel
 
 
 @pytest.fixture
-def kernel(workspace: Path, kernel_env: dict[str, str]):
-    k = Kernel(workspace, kernel_env)
+def detector() -> str:
+    """checkpoints.change_detection for the kernel; the tests marked BOTH_DETECTORS run twice."""
+    return "auto"
+
+
+# The rewind tests a stat scan must pass exactly as inotify does (shared volumes use the scan).
+BOTH_DETECTORS = pytest.mark.parametrize("detector", ["inotify", "scan"])
+
+
+@pytest.fixture
+def kernel(workspace: Path, kernel_env: dict[str, str], detector: str):
+    k = Kernel(workspace, {**kernel_env, "LOGICIAN_CHECKPOINTS__CHANGE_DETECTION": detector})
     yield k
     k.shutdown()
 
@@ -24,6 +34,7 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
+@BOTH_DETECTORS
 def test_cells_that_create_modify_chmod_delete_and_shell_out_are_rewound_exactly(
     kernel: Kernel, workspace: Path
 ) -> None:
@@ -77,6 +88,7 @@ def test_cells_that_create_modify_chmod_delete_and_shell_out_are_rewound_exactly
     assert "(rewound)" in kernel.run("%logician frames --all").text
 
 
+@BOTH_DETECTORS
 def test_management_cells_are_not_frames_and_rewind_last_means_last_working_cell(
     kernel: Kernel, workspace: Path
 ) -> None:
@@ -113,6 +125,7 @@ def test_frames_record_cell_id_outcome_and_interrupt(kernel: Kernel, workspace: 
     assert not (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
 
 
+@BOTH_DETECTORS
 def test_conflicting_outside_edit_is_left_alone_unless_forced(
     kernel: Kernel, workspace: Path
 ) -> None:
@@ -151,6 +164,7 @@ def test_bad_rewind_requests_get_one_line_answers(kernel: Kernel) -> None:
     assert r.status == "error" and "already rewound" in r.text
 
 
+@BOTH_DETECTORS
 def test_restart_reopens_the_thread_and_rewind_still_works(kernel: Kernel, workspace: Path) -> None:
     kernel.run("open('data.csv', 'a').write('3,4\\n')")
     kernel.restart()

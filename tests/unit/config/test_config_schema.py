@@ -87,7 +87,7 @@ def test_every_list_declares_its_merge_rule_and_documents_it() -> None:
 
 def test_restart_required_fields_are_marked_and_say_so() -> None:
     marked = {".".join(s.path) for s in leaf_specs() if s.restart_required}
-    assert marked == {"workspace.root", "checkpoints.enabled"}
+    assert marked == {"workspace.root", "checkpoints.enabled", "checkpoints.change_detection"}
     for key in marked:
         spec = lookup(tuple(key.split(".")))
         assert spec is not None and "after a kernel restart" in spec.description

@@ -1,0 +1,192 @@
+"""The stat-scan change detector, the `auto` choice between it and inotify, and a frame's diff
+when changes come from the scan (type changes included)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from logician_kernel.session.change_detection import (
+    AutoDetector,
+    filesystem_type,
+    is_remote,
+    make_detector,
+)
+from logician_kernel.session.scan_detector import ScanDetector
+from logician_kernel.session.watcher import WorkspaceWatcher
+from logician_kernel.session.workspace_session import WorkspaceSession
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "keep.txt").write_text("keep")
+    (ws / "sub").mkdir()
+    (ws / "sub" / "old.txt").write_text("old")
+    (ws / ".git").mkdir()
+    (ws / ".logician").mkdir()
+    return ws
+
+
+@pytest.fixture
+def scan(root: Path) -> ScanDetector:
+    d = ScanDetector(root)
+    assert d.start() and d.watching
+    assert d.drain() == set()
+    return d
+
+
+def test_created_modified_chmod_renamed_deleted(root: Path, scan: ScanDetector) -> None:
+    (root / "a.txt").write_text("1")
+    assert scan.drain() == {"a.txt"}
+    with open(root / "sub" / "old.txt", "a") as f:
+        f.write("more")
+    assert scan.drain() == {"sub/old.txt"}
+    os.chmod(root / "keep.txt", 0o755)
+    assert scan.drain() == {"keep.txt"}
+    os.rename(root / "a.txt", root / "sub" / "b.txt")
+    assert scan.drain() == {"a.txt", "sub/b.txt"}
+    (root / "sub" / "b.txt").unlink()
+    assert scan.drain() == {"sub/b.txt"}
+    assert scan.drain() == set()
+
+
+def test_same_size_rewrite_with_the_old_mtime_is_still_seen(root: Path, scan: ScanDetector) -> None:
+    before = os.stat(root / "keep.txt")
+    (root / "keep.txt").write_text("KEEP")
+    os.utime(root / "keep.txt", ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert scan.drain() == {"keep.txt"}  # ctime moved even though size and mtime did not
+
+
+def test_type_changes_and_deleted_directories_are_reported_per_file(
+    root: Path, scan: ScanDetector
+) -> None:
+    (root / "keep.txt").unlink()
+    (root / "keep.txt").mkdir()
+    (root / "keep.txt" / "inner").write_text("i")
+    assert scan.drain() == {"keep.txt", "keep.txt/inner"}
+    (root / "keep.txt" / "inner").unlink()
+    (root / "keep.txt").rmdir()
+    (root / "keep.txt").symlink_to("sub")
+    assert scan.drain() == {"keep.txt", "keep.txt/inner"}
+    for name in ("x", "y"):
+        (root / "sub" / name).write_text(name)
+    scan.drain()
+    (root / "sub" / "x").unlink()
+    (root / "sub" / "y").unlink()
+    (root / "sub" / "old.txt").unlink()
+    (root / "sub").rmdir()
+    assert scan.drain() == {"sub/x", "sub/y", "sub/old.txt"}
+
+
+def test_excluded_top_level_names_and_symlinked_directories_are_not_entered(
+    root: Path, scan: ScanDetector, tmp_path: Path
+) -> None:
+    (root / ".git" / "index").write_text("x")
+    (root / ".logician" / "t.jsonl").write_text("x")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "link").symlink_to(outside)
+    assert scan.drain() == {"link"}
+    (outside / "f").write_text("f")
+    assert scan.drain() == set()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every directory")
+def test_an_unreadable_directory_is_reported_whole_on_every_drain(
+    root: Path, scan: ScanDetector
+) -> None:
+    os.chmod(root / "sub", 0)
+    try:
+        assert scan.drain() == {"sub/", "sub/old.txt"}
+        assert scan.drain() == {"sub/"}
+    finally:
+        os.chmod(root / "sub", 0o755)
+
+
+def test_a_vanished_root_asks_for_a_full_scan(root: Path, scan: ScanDetector) -> None:
+    root.rename(root.with_name("gone"))
+    assert scan.drain() is None
+    assert not scan.watching
+
+
+def test_mount_table_decides_auto(tmp_path: Path) -> None:
+    table = tmp_path / "mountinfo"
+    table.write_text(
+        "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+        "40 22 0:50 / /home rw - nfs4 server:/home rw\n"
+        "41 40 0:51 / /home/me/data\\040set rw - fuse.sshfs me@host: rw\n"
+        "42 22 0:52 / /scratch rw - tmpfs tmpfs rw\n"
+    )
+    assert filesystem_type(Path("/home/me/nb"), table) == "nfs4"
+    assert filesystem_type(Path("/home/me/data set/x"), table) == "fuse.sshfs"
+    assert filesystem_type(Path("/homely"), table) == "ext4"
+    assert filesystem_type(Path("/scratch"), table) == "tmpfs"
+    assert filesystem_type(Path("/x"), tmp_path / "missing") is None
+    assert [is_remote(t) for t in ("nfs4", "fuse.sshfs", "overlay", "cifs", "ext4", None)] == [
+        True, True, True, True, False, False,
+    ]  # fmt: skip
+
+
+def test_make_detector_follows_the_setting(root: Path) -> None:
+    assert isinstance(make_detector("scan", root, ()), ScanDetector)
+    assert isinstance(make_detector("inotify", root, ()), WorkspaceWatcher)
+    # The test machine's temporary directory is a local disk: auto starts on inotify.
+    assert is_remote(filesystem_type(root)) or isinstance(
+        make_detector("auto", root, ()), AutoDetector
+    )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux")
+def test_auto_switches_to_the_scan_when_inotify_watches_run_out(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    auto = AutoDetector(root, (".git", ".logician"))
+    assert auto.start() and auto.kind == "inotify"
+    assert auto.drain() == set()
+
+    def exhausted(self: WorkspaceWatcher, path: bytes, mask: int) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(WorkspaceWatcher, "_add_watch", exhausted)
+    (root / "new").mkdir()  # watching it fails; so does the rebuild
+    assert auto.drain() is None  # this interval: a full scan
+    assert auto.kind == "scan" and auto.watching
+    assert auto.notice is not None and "max_user_watches" in auto.notice
+    (root / "new" / "f").write_text("f")
+    assert auto.drain() == {"new/f"}  # precise again, from the scan
+    auto.close()
+
+
+def test_frames_from_the_scan_capture_type_changes(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "p").write_text("was a file")
+    (ws / "d").mkdir()
+    (ws / "d" / "f").write_text("in a dir")
+    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
+    try:
+        cp = s.checkpoints
+        assert cp is not None and cp.snapshotter is not None
+        cp.open_frame(execution_count=1, cell_id=None, code="cell")
+        (ws / "p").unlink()
+        (ws / "p").mkdir()
+        (ws / "p" / "q").write_text("now inside")
+        (ws / "d" / "f").unlink()
+        (ws / "d").rmdir()
+        (ws / "d").write_text("now a file")
+        closed = cp.close_frame("ok")
+        assert closed is not None and not closed.capture_error
+        assert {(c.path, c.action) for c in closed.changes} == {
+            ("p", "deleted"), ("p/q", "created"), ("d/f", "deleted"), ("d", "created"),
+        }  # fmt: skip
+        # Where a file became a directory the pre-image is known, so the path is still
+        # judged (not a crash) when a later rewind looks at it.
+        assert cp.snapshotter.hash_path("d/f").kind == "absent"
+    finally:
+        s.close()
