@@ -189,3 +189,12 @@ def test_ten_thousand_rows_refresh_quickly() -> None:
     assert control.selected_frame == 9_990
     # Only the options were rebuilt; the controls themselves are the same objects.
     assert control.frames is frames and control.preview is preview and control.buttons == buttons
+
+
+def test_the_preview_lists_the_variables_by_name_escaped() -> None:
+    from logician_kernel.jupyter.widgets.rewind import preview_html
+
+    html = preview_html(RewindPreview(variables=["restore df (as In [3] left it)", "delete <t>"]))
+    assert "<b>Variables</b>" in html and "restore df (as In [3] left it)" in html
+    assert "delete &lt;t&gt;" in html
+    assert "Variables" not in preview_html(RewindPreview())
