@@ -89,10 +89,7 @@ class LogicianKernel(IPythonKernel):
         self.shell.input_transformers_cleanup.append(protect_prompt_lines)
         variables = self.logician.session.variables
         if variables is not None:
-            hidden = self.shell.user_ns_hidden
-            variables.bind(
-                self.shell.user_ns, lambda name, value: hidden.get(name, hidden) is value
-            )
+            variables.bind(self.shell.user_ns, self.shell.user_ns_hidden)
             # Every cell run inside a frame (an agent's `python` tool calls too) names the
             # variables it may have mutated: they are the ones hashed at the frame's close.
             self.shell.events.register(

@@ -14,7 +14,7 @@ completely before any name of it is assigned).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,17 +130,14 @@ class VariableCheckpoints:
         self.capture = VariableCapture(self.store, max_bytes=max_bytes, ignore=ignore)
         self.namespace: MutableMapping[str, Any] | None = None
 
-    def bind(
-        self, namespace: MutableMapping[str, Any], hidden: Callable[[str, Any], bool] | None
-    ) -> None:
-        """The namespace of the kernel's shell (user variables) and its hidden-name test."""
+    def bind(self, namespace: MutableMapping[str, Any], hidden: Mapping[str, Any] | None) -> None:
+        """The namespace of the kernel's shell, and the names it hides (`In`, `Out`, ...)."""
         self.namespace = namespace
-        self.capture._hidden = hidden
+        self.capture.hidden = hidden
 
     def configure(self, *, enabled: bool, max_bytes: int, ignore: Iterable[str]) -> None:
         self.enabled = enabled
-        self.capture.max_bytes = max_bytes
-        self.capture.ignore = tuple(ignore)
+        self.capture.configure(max_bytes=max_bytes, ignore=ignore)
 
     def open(self, frame: int | None, code: str) -> None:
         if self.enabled and frame is not None and self.namespace is not None:

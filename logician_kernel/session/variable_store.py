@@ -20,6 +20,7 @@ import io
 import os
 import pickle
 import struct
+import threading
 import types
 from collections.abc import MutableMapping
 from dataclasses import dataclass
@@ -99,7 +100,7 @@ def _notebook_function_setstate(obj: types.FunctionType, state: Any) -> None:
         setattr(obj, key, value)
 
 
-def pickle_group(values: dict[str, Any], namespace: Any = None) -> Pickled:
+def pickle_group(values: dict[str, Any], namespace: Any = None, *, digest: bool = True) -> Pickled:
     """Pickle `values` together and hash the result; buffers stay in the objects' memory.
     Functions whose globals are `namespace` (the notebook's) are rebound to it on load."""
     buffers: list[memoryview] = []
@@ -120,12 +121,22 @@ def pickle_group(values: dict[str, Any], namespace: Any = None) -> Pickled:
         raise SerializeError("too deeply nested to pickle") from None
     except Exception as exc:  # noqa: BLE001 - any failure of user code in __reduce__ is a reason
         raise SerializeError(_reason(exc)) from None
-    digest = hashlib.blake2b(digest_size=20)
-    digest.update(_header(main, buffers))
-    digest.update(main)
-    for buffer in buffers:
+    pickled = Pickled(main, buffers, "")
+    if digest:
+        pickled.digest = digest_of(pickled)
+    return pickled
+
+
+def digest_of(pickled: Pickled) -> str:
+    """The content address of a pickled group (releases the GIL while hashing buffers)."""
+    # SHA-1 as git's object store: content addressing, not a defence against forgery; with
+    # the CPU's SHA extensions it hashes a large buffer 2-3x faster than blake2b here.
+    digest = hashlib.sha1()  # noqa: S324
+    digest.update(_header(pickled.main, pickled.buffers))
+    digest.update(pickled.main)
+    for buffer in pickled.buffers:
         digest.update(buffer)
-    return Pickled(main, buffers, digest.hexdigest())
+    return digest.hexdigest()
 
 
 def _dumps(values: Any, namespace: Any, callback: Any) -> bytes:
@@ -163,6 +174,13 @@ class VariableStore:
 
     def has(self, digest: str) -> bool:
         return self._path(digest).exists()
+
+    def speculate(self, pickled: Pickled) -> SpeculativeWrite:
+        """Start writing a group whose digest is not known yet, on a thread: the caller hashes
+        it meanwhile (both release the GIL), then `keep`s or `drop`s the write. A large
+        array mutated in place costs about one write, not a hash and then a write."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        return SpeculativeWrite(self, pickled)
 
     def write(self, pickled: Pickled) -> None:
         """Store a group once: the same content stored twice costs once."""
@@ -217,3 +235,50 @@ class VariableStore:
         if not isinstance(values, dict):
             raise OSError(f"{path}: not a variables group")
         return values
+
+
+class SpeculativeWrite:
+    """A group being written to a temporary file before its digest is known."""
+
+    CHUNK = 8 * 1024 * 1024
+
+    def __init__(self, store: VariableStore, pickled: Pickled) -> None:
+        self.store = store
+        self.tmp = store.root / f".speculative.{os.getpid()}.{threading.get_ident()}.tmp"
+        self.error: OSError | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._write, args=(pickled,), daemon=True,
+                                        name="logician-variables-write")  # fmt: skip
+        self._thread.start()
+
+    def _write(self, pickled: Pickled) -> None:
+        try:
+            with open(self.tmp, "wb") as fh:
+                fh.write(_header(pickled.main, pickled.buffers))
+                fh.write(pickled.main)
+                for buffer in pickled.buffers:
+                    view = buffer.cast("B") if buffer.format != "B" or buffer.ndim != 1 else buffer
+                    for start in range(0, view.nbytes, self.CHUNK):
+                        if self._stop.is_set():
+                            return
+                        fh.write(view[start : start + self.CHUNK])
+        except OSError as exc:
+            self.error = exc
+
+    def keep(self, digest: str) -> bool:
+        """The value changed: finish the write under its digest. False if it failed."""
+        self._thread.join()
+        final = self.store._path(digest)
+        try:
+            if self.error is None and not final.exists():
+                final.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(self.tmp, final)
+            return self.error is None
+        finally:
+            self.tmp.unlink(missing_ok=True)
+
+    def drop(self) -> None:
+        """The value did not change: stop and remove the partial write."""
+        self._stop.set()
+        self._thread.join()
+        self.tmp.unlink(missing_ok=True)

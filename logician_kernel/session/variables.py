@@ -28,33 +28,36 @@ import fnmatch
 import re
 import time
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .thread_ledger import VariableRecord
-from .variable_store import Pickled, SerializeError, VariableStore, pickle_group
+from .variable_store import Pickled, SerializeError, VariableStore, digest_of, pickle_group
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IPYTHON_HIDDEN = re.compile(r"^(_+|_i+|_i?\d+|_[iod]h|_exit_code|In|Out|get_ipython|exit|quit)$")
 _KERNEL_MODULES = ("logician_kernel", "ipykernel", "IPython", "jupyter_client", "zmq")
 _SIZED = (list, dict, set, frozenset, tuple, str, bytes, bytearray)
 _SHAPED = ("numpy", "pandas")
+_CONTAINERS = (list, tuple, set, frozenset, dict)
+_SPECULATE = 16 * 1024 * 1024
+"""Mentioned values at least this large are written while they are hashed."""
 _SHARED_SCAN_LIMIT = 10_000
 """Elements of a changed container checked for objects also bound to other names."""
 
 Fingerprint = tuple[int, type, Any]
 
 
-def fingerprint(value: Any) -> Fingerprint:
-    """Identity, type and a size that an in-place growth changes; never runs user code."""
-    kind = type(value)
+def _kind_class(kind: type) -> int:
+    """0: never a user variable (modules, the kernel's own objects); 1: a builtin container
+    (`len` is its size); 2: numpy/pandas (`shape`); 3: anything else (identity only)."""
+    root = kind.__module__.split(".", 1)[0]
+    if issubclass(kind, types.ModuleType) or root in _KERNEL_MODULES:
+        return 0
     if kind in _SIZED:
-        return (id(value), kind, len(value))
-    if kind.__module__.split(".", 1)[0] in _SHAPED:
-        shape = getattr(value, "shape", None)
-        return (id(value), kind, shape if isinstance(shape, tuple) else None)
-    return (id(value), kind, None)
+        return 1
+    return 2 if root in _SHAPED else 3
 
 
 def type_name(value: Any) -> str:
@@ -71,7 +74,7 @@ class _Open:
     frame: int
     before: dict[str, Fingerprint]
     code: list[str] = field(default_factory=list)
-    started: float = 0.0
+    open_ms: float = 0.0
 
 
 class VariableCapture:
@@ -83,31 +86,53 @@ class VariableCapture:
         *,
         max_bytes: int = 256 * 1024 * 1024,
         ignore: Iterable[str] = (),
-        hidden: Callable[[str, Any], bool] | None = None,
+        hidden: Mapping[str, Any] | None = None,
     ) -> None:
         self.store = store
         self.max_bytes = max_bytes
         self.ignore = tuple(ignore)
-        self._hidden = hidden
+        self.hidden = hidden
+        """The shell's hidden names (`In`, `Out`, `get_ipython`, ...) and their values."""
         self._open: _Open | None = None
         self._digests: dict[str, tuple[int, str]] = {}
         """Per name: the id and content digest of the value last stored or checked."""
+        self._names: dict[str, bool] = {}
+        self._kinds: dict[type, int] = {}
 
     # -- which names are the user's -----------------------------------------------------------
 
-    def is_user_name(self, name: str, value: Any) -> bool:
+    def configure(self, *, max_bytes: int, ignore: Iterable[str]) -> None:
+        self.max_bytes = max_bytes
+        self.ignore = tuple(ignore)
+        self._names.clear()
+
+    def _name_ok(self, name: str) -> bool:
         if name.startswith("__") or _IPYTHON_HIDDEN.match(name):
-            return False
-        if isinstance(value, types.ModuleType):
-            return False
-        if type(value).__module__.split(".", 1)[0] in _KERNEL_MODULES:
-            return False
-        if self._hidden is not None and self._hidden(name, value):
             return False
         return not any(fnmatch.fnmatchcase(name, pattern) for pattern in self.ignore)
 
     def user_names(self, namespace: Mapping[str, Any]) -> dict[str, Fingerprint]:
-        return {n: fingerprint(v) for n, v in list(namespace.items()) if self.is_user_name(n, v)}
+        """A fingerprint per user variable: one pass, verdicts cached per name and per type."""
+        names, kinds, hidden = self._names, self._kinds, self.hidden or {}
+        out: dict[str, Fingerprint] = {}
+        for name, value in list(namespace.items()):
+            ok = names.get(name)
+            if ok is None:
+                ok = names[name] = self._name_ok(name)
+            kind = type(value)
+            cls = kinds.get(kind)
+            if cls is None:
+                cls = kinds[kind] = _kind_class(kind)
+            if not ok or not cls or (name in hidden and hidden[name] is value):
+                continue
+            if cls == 1:
+                out[name] = (id(value), kind, len(value))
+            elif cls == 2:
+                shape = getattr(value, "shape", None)
+                out[name] = (id(value), kind, shape if isinstance(shape, tuple) else None)
+            else:
+                out[name] = (id(value), kind, None)
+        return out
 
     # -- a frame ------------------------------------------------------------------------------
 
@@ -116,7 +141,9 @@ class VariableCapture:
         return self._open is not None
 
     def open(self, frame: int, namespace: Mapping[str, Any], code: str = "") -> None:
-        self._open = _Open(frame, self.user_names(namespace), [code], time.perf_counter())
+        started = time.perf_counter()
+        before = self.user_names(namespace)
+        self._open = _Open(frame, before, [code], (time.perf_counter() - started) * 1000)
 
     def add_code(self, code: str) -> None:
         """More code ran in this frame (an agent's `python` tool call)."""
@@ -128,12 +155,13 @@ class VariableCapture:
         state, self._open = self._open, None
         if state is None:
             return None
+        started = time.perf_counter()
         try:
             records = self._capture(state, namespace)
         except Exception as exc:  # noqa: BLE001 - never break the user's cell
             records = [VariableRecord(name="*", action="changed",
                                       not_captured=f"variable capture failed: {exc!r}"[:200])]  # fmt: skip
-        return state.frame, records, (time.perf_counter() - state.started) * 1000
+        return state.frame, records, state.open_ms + (time.perf_counter() - started) * 1000
 
     def _capture(self, state: _Open, namespace: Mapping[str, Any]) -> list[VariableRecord]:
         before = state.before
@@ -147,18 +175,36 @@ class VariableCapture:
                 actions[name] = "changed"
         deleted = [n for n in before if n not in now]
         digests: dict[str, Pickled] = {}
-        for name in sorted(self._candidates(state, now, namespace) - actions.keys()):
+        candidates = self._candidates(state, now, namespace)
+        if candidates:  # and every name bound to the same objects
+            ids = {now[n][0] for n in candidates}
+            candidates.update(n for n, fp in now.items() if fp[0] in ids)
+        for name in sorted(candidates - actions.keys()):
             value = namespace[name]
             try:
-                pickled = pickle_group({name: value}, namespace)
+                pickled = pickle_group({name: value}, namespace, digest=False)
             except SerializeError:
                 continue  # unpicklable and not rebound: its last record already says so
             seen = self._digests.get(name)
+            # A large buffer is written while it is hashed; kept only if it changed.
+            speculative = (self.store.speculate(pickled)
+                           if _SPECULATE <= pickled.size <= self.max_bytes else None)  # fmt: skip
+            pickled.digest = digest_of(pickled)
             if seen is None or seen != (id(value), pickled.digest):
                 actions[name] = "changed"
                 digests[name] = pickled
+                if speculative is not None:
+                    speculative.keep(pickled.digest)
+            elif speculative is not None:
+                speculative.drop()
         _holders(actions, now, namespace)
-        records = self._store(actions, digests, now, namespace)
+        records: list[VariableRecord] = []
+        if actions:
+            ids = {now[n][0] for n in actions}
+            for name in actions:
+                ids.update(map(id, _items(namespace[name])))
+            by_id = _names_by_id(now, ids)
+            records = self._store(actions, digests, now, namespace, by_id)
         for name in deleted:
             self._digests.pop(name, None)
             records.append(VariableRecord(name=name, action="deleted"))
@@ -184,9 +230,6 @@ class VariableCapture:
                         names.add(ref)
                         if isinstance(namespace.get(ref), types.FunctionType):
                             todo.append(ref)
-        by_id = _names_by_id(now)
-        for name in list(names):
-            names.update(by_id.get(now[name][0], ()))
         return names
 
     def _store(
@@ -195,10 +238,11 @@ class VariableCapture:
         pickled: dict[str, Pickled],
         now: dict[str, Fingerprint],
         namespace: Mapping[str, Any],
+        by_id: dict[int, list[str]],
     ) -> list[VariableRecord]:
         records: list[VariableRecord] = []
         budget = self.max_bytes
-        for group in _groups(actions, now, namespace):
+        for group in _groups(actions, now, namespace, by_id):
             values = {n: namespace[n] for n in group}
             kinds = {n: type_name(v) for n, v in values.items()}
             reason = None
@@ -257,10 +301,12 @@ def _code_objects(code: types.CodeType | None, seen: set[int]) -> Iterable[types
             yield from _code_objects(const, seen)
 
 
-def _names_by_id(now: dict[str, Fingerprint]) -> dict[int, list[str]]:
+def _names_by_id(now: dict[str, Fingerprint], ids: set[int]) -> dict[int, list[str]]:
+    """The names bound to each of `ids` (one pass; only the ids asked about are indexed)."""
     by_id: dict[int, list[str]] = {}
     for name, fp in now.items():
-        by_id.setdefault(fp[0], []).append(name)
+        if fp[0] in ids:
+            by_id.setdefault(fp[0], []).append(name)
     return by_id
 
 
@@ -281,16 +327,19 @@ def _holders(
     changed = {now[n][0] for n, a in actions.items() if a == "changed"}
     if not changed:
         return
-    for name in now:
-        if name not in actions and any(id(v) in changed for v in _items(namespace[name])):
-            actions[name] = "changed"
+    for name, (_, kind, _) in now.items():
+        if kind in _CONTAINERS and name not in actions:
+            if not changed.isdisjoint(map(id, _items(namespace[name]))):
+                actions[name] = "changed"
 
 
 def _groups(
-    actions: dict[str, str], now: dict[str, Fingerprint], namespace: Mapping[str, Any]
+    actions: dict[str, str],
+    now: dict[str, Fingerprint],
+    namespace: Mapping[str, Any],
+    by_id: dict[int, list[str]],
 ) -> list[list[str]]:
     """Changed names, with every live name sharing an object with them, grouped together."""
-    by_id = _names_by_id(now)
     parent: dict[str, str] = {}
 
     def find(n: str) -> str:
