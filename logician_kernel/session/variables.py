@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import sys
 import time
 import types
 from collections.abc import Iterable, Mapping
@@ -324,7 +325,10 @@ def _holders(
 ) -> None:
     """A live container holding a changed object changed too (`nested = [a]`, then
     `a.append(1)`): one level deep, containers up to `_SHARED_SCAN_LIMIT` elements."""
-    changed = {now[n][0] for n, a in actions.items() if a == "changed"}
+    # An object referenced only by its one name (the namespace entry, plus getrefcount's own
+    # argument) sits in no container: the common case costs no scan at all.
+    changed = {now[n][0] for n, a in actions.items()
+               if a == "changed" and sys.getrefcount(namespace[n]) > 2}  # fmt: skip
     if not changed:
         return
     for name, (_, kind, _) in now.items():
