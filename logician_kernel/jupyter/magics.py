@@ -238,21 +238,8 @@ class LogicianMagics(Magics):
             raise UsageError(
                 "%logician vars: give one frame id (or --last), e.g. `%logician vars 7`"
             )
-        variables = self.runtime.session.variables
-        if variables is None:
-            raise UsageError("%logician vars: the thread ledger is unavailable for this session")
-        checkpoints = self.runtime.checkpoints
-        frames, spec = checkpoints.frames(), args[0]
-        if spec in ("--last", "last"):
-            active = checkpoints.active_frames()
-            if not active:
-                raise UsageError("%logician vars: no frame of this notebook is recorded yet")
-            view = active[-1]
-        elif spec.isdigit() and int(spec) in frames:
-            view = frames[int(spec)]
-        else:
-            raise UsageError(f"%logician vars: there is no frame {spec!r}; see `%logician frames`")
-        return variables_view.vars_table(view, variables.records(view.frame))
+        return variables_view.vars_report(self.runtime.checkpoints, self.runtime.session.variables,
+                                          args[0])  # fmt: skip
 
     def handle_config(self, args: list[str]) -> render.Rendered:
         runtime = self.runtime

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..session.file_checkpoints import RewindPlan
+from ..session.file_checkpoints import FileCheckpoints, RewindError, RewindPlan
 from ..session.frames import FrameView
 from ..session.thread_ledger import ProjectionItem, VariableRecord
-from ..session.variable_checkpoints import VariableStep
+from ..session.variable_checkpoints import VariableCheckpoints, VariableStep
 from . import display as render
 
 _STEP_TEXT = {"restore": "would restore", "delete": "would delete",
@@ -31,6 +31,25 @@ def frame_line(frame: int, records: Sequence[VariableRecord]) -> str | None:
     more = f"; and {len(missed) - 3} more" if len(missed) > 3 else ""
     return (f"Logician: frame {frame}: {len(missed)} variable(s) not captured, a rewind cannot "
             f"restore them: {named}{more}. `%logician vars {frame}` lists them.")  # fmt: skip
+
+
+def vars_report(
+    checkpoints: FileCheckpoints, variables: VariableCheckpoints | None, spec: str
+) -> render.Rendered:
+    """`%logician vars N | --last`, or a one-line RewindError saying why not."""
+    if variables is None:
+        raise RewindError("%logician vars: the thread ledger is unavailable for this session")
+    frames = checkpoints.frames()
+    if spec in ("--last", "last"):
+        active = checkpoints.active_frames()
+        if not active:
+            raise RewindError("%logician vars: no frame of this notebook is recorded yet")
+        view = active[-1]
+    elif spec.isdigit() and int(spec) in frames:
+        view = frames[int(spec)]
+    else:
+        raise RewindError(f"%logician vars: there is no frame {spec!r}; see `%logician frames`")
+    return vars_table(view, variables.records(view.frame))
 
 
 def vars_table(view: FrameView, records: Sequence[VariableRecord]) -> render.Rendered:

@@ -93,6 +93,15 @@ def test_rewind_brings_every_kind_of_variable_back_with_the_files(
 
 
 def test_three_frames_only_modes_and_the_size_cap(kernel: Kernel, workspace: Path) -> None:
+    for command, expected in [
+        ("%logician vars --last", "no frame of this notebook is recorded yet"),
+        ("%logician vars 9", "there is no frame '9'"),
+        ("%logician vars", "give one frame id (or --last)"),
+        ("%logician rewind --last --variables-only --files-only", "not allowed with argument"),
+    ]:
+        r = kernel.run(command)
+        assert r.status == "error" and expected in r.text, (command, r.text)
+        assert r.text.count("\n") <= 1, r.text
     ok(kernel, "y = [0]")
     ok(kernel, "y.append(1)")
     ok(kernel, "y.append(2)")
