@@ -251,7 +251,7 @@ export class LogicianSidebar extends Widget {
     bottom.appendChild(el('code', 'lk-FrameRow-code', codeLabel(row.code)));
     if (row.status === 'active') {
       const button = el('button', 'lk-FrameRow-rewind', 'Rewind to here');
-      button.title = `Restore files and conversation to just before frame ${row.frame}`;
+      button.title = `Restore files, variables and conversation to just before frame ${row.frame}`;
       button.dataset.action = 'rewind';
       bottom.appendChild(button);
     }

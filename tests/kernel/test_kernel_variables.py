@@ -131,6 +131,9 @@ def test_three_frames_only_modes_and_the_size_cap(kernel: Kernel, workspace: Pat
     report = ok(kernel, "%logician rewind --last")
     assert "not-restored variable big" in report and "re-run In [" in report
     assert "restored  variable small" in report
+    ok(kernel, "%logician config set checkpoints.variables false")
+    ok(kernel, "unseen = [1]")
+    assert "no user variable" in ok(kernel, "%logician vars --last")
 
 
 def test_restart_then_rewind_restores_from_disk(kernel: Kernel) -> None:

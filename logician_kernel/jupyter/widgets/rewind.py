@@ -155,9 +155,9 @@ class RewindControl(w.VBox):
         self.preview = w.HTML("<i>Select a frame to preview the rewind.</i>")
         self.buttons: dict[RewindMode, w.Button] = {
             "both": w.Button(
-                description="Rewind files and conversation",
+                description="Rewind files, variables and conversation",
                 button_style="warning",
-                tooltip="Restore the files and drop the conversation after this frame",
+                tooltip="Restore the files and variables; drop the conversation after this frame",
                 layout=w.Layout(width="auto"),
             ),
             "files": w.Button(

@@ -116,9 +116,10 @@ def test_selecting_shows_preview_with_conflicts() -> None:
 @pytest.mark.parametrize(
     ("mode", "description"),
     [
-        ("both", "Rewind files and conversation"),
+        ("both", "Rewind files, variables and conversation"),
         ("files", "Files only"),
         ("conversation", "Conversation only"),
+        ("variables", "Variables only"),
     ],
 )
 def test_each_button_rewinds_with_its_mode_and_refreshes(mode: str, description: str) -> None:
