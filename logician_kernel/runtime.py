@@ -55,6 +55,11 @@ class LogicianRuntime:
             kernel_session=kernel_session,
             large=large_limits(config),
             change_detection=checkpoints.change_detection,
+            variables={
+                "enabled": checkpoints.variables,
+                "max_bytes": checkpoints.max_variable_bytes,
+                "ignore": tuple(checkpoints.variable_ignore),
+            },  # fmt: skip
         )
         return cls(config, session, env)
 
@@ -71,6 +76,10 @@ class LogicianRuntime:
             )
             if snapshotter.large is not None:
                 snapshotter.large.configure(large_limits(config))
+        if self.session.variables is not None:
+            settings = config.settings.checkpoints
+            self.session.variables.configure(enabled=settings.variables,
+                max_bytes=settings.max_variable_bytes, ignore=settings.variable_ignore)  # fmt: skip
 
     def permission_policy(self, factory: Callable[[], Any]) -> Any:
         """The session's permission policy, rebuilt when the configuration changes, keeping the
@@ -193,12 +202,22 @@ class LogicianRuntime:
         return dropped
 
     def rewind(
-        self, spec: str, *, force: bool = False, files: bool = True, conversation: bool = True
+        self,
+        spec: str,
+        *,
+        force: bool = False,
+        files: bool = True,
+        conversation: bool = True,
+        variables: bool = True,
     ) -> ProjectionItem:
         checkpoints = self.checkpoints
         frame_id = checkpoints.resolve_target(spec)
+        namespace = self.session.variables if variables else None
         try:
-            return checkpoints.rewind(frame_id, force=force, files=files, conversation=conversation)
+            return checkpoints.rewind(
+                frame_id, force=force, files=files, conversation=conversation,
+                variables=(lambda: namespace.rewind(frame_id)) if namespace is not None else None,
+            )  # fmt: skip
         except JournalError as exc:
             raise RewindError(f"rewind: the ledger could not be written ({exc})") from exc
 

@@ -273,6 +273,24 @@ describe('previewLines', () => {
     expect(lines.files).toEqual(['restore src/a.py', 'delete new.txt']);
   });
 
+  it('lists the variables a rewind restores, deletes or cannot restore, by name', () => {
+    const lines = previewLines(
+      preview({
+        variables: [
+          { name: 'df', action: 'restore', detail: 'as In [3] left it' },
+          { name: 'tmp', action: 'delete' },
+          { name: 'gen', action: 'not-restorable', detail: 'cannot be pickled' }
+        ]
+      })
+    );
+    expect(lines.variables).toEqual([
+      'restore df (as In [3] left it)',
+      'delete tmp',
+      'cannot restore gen (cannot be pickled)'
+    ]);
+    expect(previewLines(preview({})).variables).toEqual([]);
+  });
+
   it('lists conflicts with their detail', () => {
     const lines = previewLines(preview({ conflicts: [{ path: 'b.txt', detail: 'changed since frame 2' }] }));
     expect(lines.conflicts).toEqual(['b.txt: changed since frame 2']);

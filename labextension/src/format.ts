@@ -106,8 +106,16 @@ export function rewoundTooltip(at: string | null | undefined, by: number | null 
 }
 
 /** The lines of a rewind confirmation. */
-export function previewLines(preview: IPreview): { files: string[]; conflicts: string[]; notes: string[] } {
+export function previewLines(preview: IPreview): {
+  files: string[];
+  variables: string[];
+  conflicts: string[];
+  notes: string[];
+} {
   const files = preview.files.map(f => `${f.action === 'delete' ? 'delete' : 'restore'} ${f.path}`);
+  const variables = (preview.variables ?? []).map(
+    v => `${VARIABLE_ACTIONS[v.action] ?? v.action} ${v.name}${v.detail ? ` (${v.detail})` : ''}`
+  );
   const conflicts = preview.conflicts.map(c => `${c.path}: ${c.detail}`);
   const notes: string[] = [];
   for (const s of preview.skipped) {
@@ -118,5 +126,12 @@ export function previewLines(preview: IPreview): { files: string[]; conflicts: s
   }
   const n = preview.frames.length;
   notes.push(`${n} frame${n === 1 ? '' : 's'} (${preview.frames.join(', ')}) will be popped`);
-  return { files, conflicts, notes };
+  return { files, variables, conflicts, notes };
 }
+
+const VARIABLE_ACTIONS: Record<string, string> = {
+  restore: 'restore',
+  delete: 'delete',
+  'not-restorable': 'cannot restore',
+  'not-live': 'not live'
+};

@@ -87,7 +87,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
 
     app.commands.addCommand(CommandIDs.rewindCell, {
       label: 'Rewind to before this cell',
-      caption: 'Restore the files and conversation to just before this cell last ran (Logician)',
+      caption: 'Restore the files, variables and conversation to just before this cell last ran (Logician)',
       icon: logicianIcon,
       isEnabled: () => {
         const panel = tracker.currentWidget;

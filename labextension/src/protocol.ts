@@ -12,7 +12,7 @@ export const TARGET = 'logician';
 export const CHOICES = ['allow_once', 'allow_session', 'always_allow', 'deny'] as const;
 export type Choice = (typeof CHOICES)[number];
 
-export const REWIND_MODES = ['both', 'files', 'conversation'] as const;
+export const REWIND_MODES = ['both', 'files', 'conversation', 'variables'] as const;
 export type RewindMode = (typeof REWIND_MODES)[number];
 
 export interface IStatus {
@@ -72,7 +72,15 @@ export interface IPreview {
   skipped: IPathDetail[];
   conflicts: IPathDetail[];
   messages_dropped: number;
+  /** What the rewind does to each user variable (kernels before variable checkpoints omit it). */
+  variables?: IVariableStep[];
   error?: string;
+}
+
+export interface IVariableStep {
+  name: string;
+  action: 'restore' | 'delete' | 'not-restorable' | 'not-live';
+  detail?: string;
 }
 
 export interface IRewindDone {

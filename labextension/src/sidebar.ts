@@ -251,7 +251,7 @@ export class LogicianSidebar extends Widget {
     bottom.appendChild(el('code', 'lk-FrameRow-code', codeLabel(row.code)));
     if (row.status === 'active') {
       const button = el('button', 'lk-FrameRow-rewind', 'Rewind to here');
-      button.title = `Restore files and conversation to just before frame ${row.frame}`;
+      button.title = `Restore files, variables and conversation to just before frame ${row.frame}`;
       button.dataset.action = 'rewind';
       bottom.appendChild(button);
     }
@@ -434,14 +434,16 @@ class RewindBody extends Widget implements Dialog.IBodyWidget<{ mode: RewindMode
     if (!lines.files.length) {
       this.node.appendChild(el('div', 'lk-RewindDialog-none', 'No files to restore.'));
     }
+    section('Variables', lines.variables, 'lk-RewindDialog-variables');
     section('Conflicts: changed since by something else', lines.conflicts, 'lk-RewindDialog-conflicts');
     section('Also', lines.notes, 'lk-RewindDialog-notes');
     const modeLabel = el('label', 'lk-RewindDialog-mode', 'Rewind ');
     this._mode = el('select', 'jp-mod-styled');
     for (const [value, text] of [
-      ['both', 'files and conversation'],
+      ['both', 'files, variables and conversation'],
       ['files', 'files only'],
-      ['conversation', 'conversation only']
+      ['conversation', 'conversation only'],
+      ['variables', 'variables only']
     ]) {
       const option = el('option', '', text);
       option.value = value;

@@ -131,6 +131,21 @@ class CheckpointSettings(_Section):
     on NFS/CIFS/FUSE/overlay volumes and once inotify watches run out.
     Takes effect after a kernel restart."""
 
+    variables: bool = True
+    """Capture the notebook's user variables at every frame, so a rewind brings the namespace
+    back with the files (`%logician vars N` lists what a frame changed). Applies from the next
+    cell on."""
+
+    max_variable_bytes: int = Field(default=256 * 1024 * 1024, ge=0)
+    """Serialized bytes of variables one frame may store; a value past this budget is recorded
+    as not captured (named, with the reason) instead of stored."""
+
+    variable_ignore: tuple[str, ...] = Field(
+        default=(), examples=[["big_*", "model"]], json_schema_extra=UNION
+    )
+    """Name patterns (shell-style, `big_*`) of variables never captured nor restored.
+    Merge rule: union - every layer's patterns apply."""
+
 
 class ModelSettings(_Section):
     """The model the agent talks to."""

@@ -28,6 +28,7 @@ from .._version import __version__
 from ..runtime import LogicianRuntime
 from ..session.launch import enter, starting_directory, workspace_notice
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
+from .variables_view import frame_line
 
 _MAGIC_LINE = re.compile(r"^\s*%logician(?:\s+(\S+))?")
 
@@ -95,6 +96,14 @@ class LogicianKernel(IPythonKernel):
         # cannot register the widget comm targets; register them now that the kernel is up.
         ipywidgets.register_comm_target()
         self.shell.input_transformers_cleanup.append(protect_prompt_lines)
+        variables = self.logician.session.variables
+        if variables is not None:
+            variables.bind(self.shell.user_ns, self.shell.user_ns_hidden)
+            # Every cell run inside a frame (an agent's `python` tool calls too) names the
+            # variables it may have mutated: they are the ones hashed at the frame's close.
+            self.shell.events.register(
+                "pre_run_cell", lambda info: variables.add_code(info.raw_cell or "")
+            )
 
     async def do_execute(  # type: ignore[override]
         self,
@@ -133,10 +142,14 @@ class LogicianKernel(IPythonKernel):
             code=code,
             stream=sys.stderr,
         )
+        variables = runtime.session.variables
+        if variables is not None and runtime.session.checkpoints is not None:
+            variables.open(runtime.session.checkpoints.current_frame, code)
         reply: dict[str, Any] | None = None
         try:
             reply = await run
         finally:
+            _close_variables(runtime, sys.stderr)
             runtime.close_frame(_outcome(reply), sys.stderr)
             self._magics.after_cell()
         return reply
@@ -148,6 +161,21 @@ class LogicianKernel(IPythonKernel):
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
         self.logician.close()
         return super().do_shutdown(restart)
+
+
+def _close_variables(runtime: LogicianRuntime, stream: Any) -> None:
+    """Store what the cell did to the namespace before its frame closes; never raises."""
+    variables = runtime.session.variables
+    if variables is None:
+        return
+    try:
+        entry = variables.close()
+    except Exception as exc:  # noqa: BLE001 - the ledger or disk failed; the cell stands
+        print(f"Logician: this cell's variables were not captured ({exc})", file=stream)
+        return
+    line = frame_line(entry.frame, entry.records) if entry is not None else None
+    if line:
+        print(line, file=stream)
 
 
 def _outcome(reply: dict[str, Any] | None) -> str:

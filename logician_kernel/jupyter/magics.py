@@ -26,7 +26,7 @@ from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
 from ..session.storage_commands import collect_garbage, storage_text
-from . import conversation
+from . import conversation, variables_view
 from . import display as render
 from .agent import AgentCell
 from .agent_policy import RunOptions
@@ -52,6 +52,7 @@ MANAGEMENT_COMMANDS = frozenset(
         "compact",
         "storage",
         "gc",
+        "vars",
     }
 )
 """Subcommands that manage the session; a cell made only of these is not a frame."""
@@ -119,6 +120,7 @@ class LogicianMagics(Magics):
             "compact": self.handle_compact,
             "storage": self.handle_storage,
             "gc": self.handle_gc,
+            "vars": self.handle_vars,
         }
         self.broker = ApprovalBroker()
         self.comms = LogicianComms(self.broker, self._comm_status)
@@ -222,6 +224,7 @@ class LogicianMagics(Magics):
         only = parser.add_mutually_exclusive_group()
         only.add_argument("--files-only", action="store_true")
         only.add_argument("--conversation-only", action="store_true")
+        only.add_argument("--variables-only", action="store_true")
         opts = parser.parse_args(args)
         given = [opts.last, opts.cell is not None, opts.target is not None]
         if sum(given) != 1:
@@ -230,13 +233,31 @@ class LogicianMagics(Magics):
             "--last" if opts.last else f"cell:{opts.cell}" if opts.cell is not None else opts.target
         )
         checkpoints = self.runtime.checkpoints
+        variables = self.runtime.session.variables
         if opts.dry_run:
             frame_id = checkpoints.resolve_target(spec)
-            return render.rewind_plan(checkpoints.plan_rewind(frame_id, force=opts.force))
-        item = self.runtime.rewind(spec, force=opts.force, files=not opts.conversation_only,
-                                   conversation=not opts.files_only)  # fmt: skip
+            plan = (
+                None if opts.variables_only else checkpoints.plan_rewind(frame_id, force=opts.force)
+            )
+            if variables is None or opts.files_only or opts.conversation_only:
+                return render.rewind_plan(plan) if plan is not None else variables_view.dry_run(
+                    None, [], frame_id)  # fmt: skip
+            return variables_view.dry_run(plan, variables.plan(frame_id), frame_id)
+        one = opts.files_only or opts.conversation_only or opts.variables_only
+        item = self.runtime.rewind(spec, force=opts.force, files=opts.files_only or not one,
+                                   conversation=opts.conversation_only or not one,
+                                   variables=opts.variables_only or not one)  # fmt: skip
         self.frames.announce(item)
-        return render.rewind_result(item)
+        return variables_view.rewind_result(item)
+
+    def handle_vars(self, args: list[str]) -> render.Rendered:
+        """`%logician vars N`: the variables frame N created, changed or deleted."""
+        if len(args) != 1:
+            raise UsageError(
+                "%logician vars: give one frame id (or --last), e.g. `%logician vars 7`"
+            )
+        return variables_view.vars_report(self.runtime.checkpoints, self.runtime.session.variables,
+                                          args[0])  # fmt: skip
 
     def handle_config(self, args: list[str]) -> render.Rendered:
         runtime = self.runtime

@@ -14,6 +14,7 @@ from ..session.file_checkpoints import RewindError
 from ..session.frames import FrameView
 from ..session.thread_ledger import ProjectionItem
 from . import display as render
+from . import variables_view
 from .comm import LogicianComms
 from .widgets import FrameRow, RewindPreview
 
@@ -53,6 +54,10 @@ class LedgerRewindSource:
             + [f"not restorable: {s['path']} ({s['detail']})" for s in data["skipped"]],
             conflicts=[f"{c['path']}: {c['detail']}" for c in data["conflicts"]],
             messages_dropped=data["messages_dropped"],
+            variables=[
+                f"{v['action']} {v['name']}" + (f" ({v['detail']})" if v["detail"] else "")
+                for v in data.get("variables", [])
+            ],  # fmt: skip
             error=data.get("error", ""),
         )
 
@@ -61,7 +66,7 @@ class LedgerRewindSource:
             item = self._rewind(frame, mode, force=False, frontend=False)
         except RewindError as exc:
             raise ValueError(str(exc)) from None
-        return render.rewind_result(item).text.splitlines()[0]
+        return variables_view.rewind_result(item).text.splitlines()[0]
 
     # -- the comm (`frames.*` messages of the lab extension) -----------------------------------
 
@@ -89,7 +94,7 @@ class LedgerRewindSource:
             "frame": frame_id,
             "frames": item.frames,
             "conflicts": conflicts,
-            "summary": render.rewind_result(item).text,
+            "summary": variables_view.rewind_result(item).text,
         }
 
     # -- shared ------------------------------------------------------------------------------
@@ -133,7 +138,16 @@ class LedgerRewindSource:
             "skipped": [{"path": s.path, "detail": s.detail} for s in plan.skipped],
             "conflicts": [{"path": c.path, "detail": c.detail} for c in plan.conflicts],
             "messages_dropped": plan.messages_dropped,
+            "variables": self._variables(frame),
         }
+
+    def _variables(self, frame: int) -> list[dict[str, str]]:
+        """What a rewind would do to each user variable (the dialog lists them by name)."""
+        variables = self.runtime.session.variables
+        if variables is None:
+            return []
+        return [{"name": s.name, "action": s.action, "detail": s.detail}
+                for s in variables.plan(frame)]  # fmt: skip
 
     def _rewind(self, frame: int, mode: str, *, force: bool, frontend: bool) -> ProjectionItem:
         """`frontend`: asked over the comm, never by the running cell's own code. A widget
@@ -145,8 +159,9 @@ class LedgerRewindSource:
                 raise RewindError(
                     "a cell is running; rewind when it has finished (or interrupt it first)"
                 )
-            item = self.runtime.rewind(str(frame), force=force, files=mode != "conversation",
-                                       conversation=mode != "files")  # fmt: skip
+            item = self.runtime.rewind(str(frame), force=force, files=mode in ("both", "files"),
+                                       conversation=mode in ("both", "conversation"),
+                                       variables=mode in ("both", "variables"))  # fmt: skip
         self.announce(item)
         return item
 

@@ -31,6 +31,7 @@ from .thread_ledger import (
     ProjectionItem,
     Recovery,
     RestoredPath,
+    RestoredVariable,
     ThreadLedger,
     project,
 )
@@ -388,11 +389,13 @@ class FileCheckpoints:
         files: bool = True,
         conversation: bool = True,
         on_path: Callable[[str], None] | None = None,
+        variables: Callable[[], tuple[list[RestoredVariable], list[int]]] | None = None,
     ) -> ProjectionItem:
         """Rewind to just before `frame_id`: its files (popping frames `frame_id..latest`,
-        restoring per file), its conversation (the messages as they were when the frame
-        opened), or both; recorded durably as one `rewind` projection item."""
-        if not (files or conversation):
+        restoring per file), then its variables (`variables` restores them and says which
+        frames it took back), then its conversation (the messages as they were when the frame
+        opened), in any combination; recorded durably as one `rewind` projection item."""
+        if not (files or conversation or variables):
             raise RewindError("rewind: nothing to do (neither files nor conversation)")
         if files and self.snapshotter is None:
             raise RewindError(
@@ -410,8 +413,8 @@ class FileCheckpoints:
                 if on_path is not None:
                     on_path(path)
             self.snapshotter.invalidate()
-        notes = ["--force" if force else "", "" if conversation else "--files-only",
-                 "" if files else "--conversation-only"]  # fmt: skip
+        restored, variable_frames = variables() if variables is not None else ([], [])
+        notes = ["--force" if force else "", _only(files, conversation, variables is not None)]
         return self.ledger.append(
             ProjectionItem,
             reason="rewind",
@@ -419,5 +422,14 @@ class FileCheckpoints:
             frames=frames,
             paths=sorted(results, key=lambda r: r.path),
             note=" ".join(n for n in notes if n),
+            variables=restored,
+            variable_frames=variable_frames,
             durable=True,
         )
+
+
+def _only(files: bool, conversation: bool, variables: bool) -> str:
+    """The `--X-only` note of a rewind that restored one part only ("" for a whole rewind)."""
+    parts = [name for name, on in (("files", files), ("conversation", conversation),
+                                   ("variables", variables)) if on]  # fmt: skip
+    return f"--{parts[0]}-only" if len(parts) == 1 else ""

@@ -227,6 +227,55 @@ class RunEnd(_Entry):
     """Estimated cost from the configured prices (0 when the model has no price)."""
 
 
+class VariableRecord(BaseModel):
+    """What a frame did to one user variable, and where its new value is stored."""
+
+    model_config = _MODEL
+
+    name: str
+    """The variable's name in the notebook namespace."""
+    action: Literal["created", "changed", "deleted", "shared"]
+    """Bound for the first time, rebound or mutated in place, deleted by the frame; or
+    `shared`: unchanged, but stored again with a changed name that shares its objects (so a
+    restore keeps `b is a`)."""
+    type: str = ""
+    """The value's type, `module.qualname` (empty for a deletion)."""
+    blob: str | None = None
+    """Digest of the variables-store blob holding the new value; None when not captured."""
+    digest: str | None = None
+    """Digest of this name's value alone (how the next frame tells it changed after a rewind)."""
+    size: int = 0
+    """Bytes the stored group takes (shared by every name of the group)."""
+    not_captured: str | None = None
+    """Why the new value could not be stored (unpicklable, over the size limit, ...)."""
+
+
+class VariablesCaptured(_Entry):
+    """At a frame's close: the user variables it created, changed or deleted (a manifest)."""
+
+    kind: Literal["variables"] = "variables"
+    frame: int
+    """The frame whose cell (or agent run) made these changes."""
+    records: list[VariableRecord] = Field(default_factory=list)
+    """One per variable touched, by name."""
+    duration_ms: float = 0.0
+    """Time the detection and storing took, milliseconds."""
+
+
+class RestoredVariable(BaseModel):
+    """What a rewind did to one user variable."""
+
+    model_config = _MODEL
+
+    name: str
+    """The variable's name."""
+    action: Literal["restored", "deleted", "not-restored", "not-live"]
+    """Brought back to its earlier value, removed (the rewound frames created it), could not be
+    restored, or (after a restart) absent from the live namespace and left so."""
+    detail: str = ""
+    """Why, for names not restored; which cells (`In [n]`) made the value."""
+
+
 class RestoredPath(BaseModel):
     """What a rewind did to one path."""
 
@@ -254,6 +303,10 @@ class ProjectionItem(_Entry):
     """What a rewind did to each path."""
     note: str = ""
     """Free text for the user (e.g. `--force`, `--files-only`)."""
+    variables: list[RestoredVariable] = Field(default_factory=list)
+    """What a rewind did to each user variable (restored after the files)."""
+    variable_frames: list[int] = Field(default_factory=list)
+    """Frames whose variable changes this rewind took back (their manifests no longer count)."""
 
 
 class Recovery(_Entry):
@@ -283,6 +336,7 @@ Entry = Annotated[
     | ApprovalRequested
     | ApprovalResolved
     | RunEnd
+    | VariablesCaptured
     | ProjectionItem
     | Recovery,
     Field(discriminator="kind"),

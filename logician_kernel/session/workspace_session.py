@@ -30,6 +30,7 @@ from .large_files import LargeFiles, LargeLimits
 from .large_store import LargeFileStore
 from .run_store import resolve_dangling_calls
 from .thread_ledger import ProjectionItem, Recovery, SessionStart, ThreadLedger
+from .variable_checkpoints import VariableCheckpoints
 
 STATE_DIR = ".logician"
 
@@ -67,6 +68,8 @@ class WorkspaceSession:
     checkpoints: FileCheckpoints | None
     notices: list[str] = field(default_factory=list)
     _lock: FileLock | None = None
+    variables: VariableCheckpoints | None = None
+    """The thread's variable capture (None when the ledger is unavailable)."""
 
     @classmethod
     def open(
@@ -80,6 +83,7 @@ class WorkspaceSession:
         kernel_session: str = "",
         large: LargeLimits | None = None,
         change_detection: ChangeDetection = "auto",
+        variables: dict[str, object] | None = None,
     ) -> WorkspaceSession:
         workspace = Path(workspace).resolve()
         thread_id, stable = thread_id_for(env)
@@ -156,7 +160,9 @@ class WorkspaceSession:
             ledger.append(ProjectionItem, reason="restore", messages=ledger.messages(),
                           note=f"kernel session {kernel_session or 'new'}")  # fmt: skip
         checkpoints.start_warmup()
-        return cls(workspace, thread_id, stable, ledger, checkpoints, notices, lock)
+        var_checkpoints = VariableCheckpoints(ledger, state, **(variables or {}))  # type: ignore[arg-type]
+        return cls(workspace, thread_id, stable, ledger, checkpoints, notices, lock,
+                   var_checkpoints)  # fmt: skip
 
     def close(self) -> None:
         if self.checkpoints is not None and self.checkpoints.snapshotter is not None:

@@ -146,6 +146,8 @@ def test_rewind_from_the_sidebar_restores_the_file_and_greys_the_cell(
     dialog.wait_for()
     assert "Rewind to before frame" in dialog.inner_text()
     assert "restore data.txt" in dialog.locator(".lk-RewindDialog-files").inner_text()
+    # the second cell's `x` goes too: the dialog names the variables next to the files
+    assert "delete x" in dialog.locator(".lk-RewindDialog-variables").inner_text()
     page.screenshot(path=str(ARTIFACTS / "rewind-confirmation.png"))
     dialog.locator("button.jp-mod-warn").click()
 

@@ -18,8 +18,8 @@ from traitlets import Int, Unicode
 
 from ._plain import PlainText
 
-RewindMode = Literal["both", "files", "conversation"]
-"""What a rewind restores: files and conversation, files only, or the conversation only."""
+RewindMode = Literal["both", "files", "conversation", "variables"]
+"""What a rewind restores: files, variables and conversation; or only one of them."""
 
 REWIND_MODES: tuple[RewindMode, ...] = get_args(RewindMode)
 """Every mode, in the order the control's buttons show them."""
@@ -70,6 +70,8 @@ class RewindPreview:
     """Files changed outside the agent since the frame, which a rewind would overwrite."""
     messages_dropped: int = 0
     """Conversation messages a conversation rewind would drop."""
+    variables: list[str] = field(default_factory=list)
+    """One line per user variable, e.g. `restore df (as In [3] left it)`."""
     error: str = ""
     """Why the frame cannot be previewed (or rewound); empty when it can."""
 
@@ -114,6 +116,10 @@ def preview_html(preview: RewindPreview) -> str:
         parts.append("<b>Files to restore</b>" + _list_html(preview.files, ""))
     else:
         parts.append("<i>No files to restore</i>")
+    if preview.variables:
+        parts.append(
+            "<b>Variables</b>" + _list_html(preview.variables, "", cls="lk-rewind-variable")
+        )
     if preview.conflicts:
         style = f"color: {_ERROR}; font-weight: bold;"
         parts.append(
@@ -154,9 +160,9 @@ class RewindControl(PlainText, w.VBox):
         self.preview = w.HTML("<i>Select a frame to preview the rewind.</i>")
         self.buttons: dict[RewindMode, w.Button] = {
             "both": w.Button(
-                description="Rewind files and conversation",
+                description="Rewind files, variables and conversation",
                 button_style="warning",
-                tooltip="Restore the files and drop the conversation after this frame",
+                tooltip="Restore the files and variables; drop the conversation after this frame",
                 layout=w.Layout(width="auto"),
             ),
             "files": w.Button(
@@ -167,6 +173,11 @@ class RewindControl(PlainText, w.VBox):
             "conversation": w.Button(
                 description="Conversation only",
                 tooltip="Drop the conversation after this frame; keep the files",
+                layout=w.Layout(width="auto"),
+            ),
+            "variables": w.Button(
+                description="Variables only",
+                tooltip="Bring the notebook's variables back; keep files and conversation",
                 layout=w.Layout(width="auto"),
             ),
         }

@@ -116,9 +116,10 @@ def test_selecting_shows_preview_with_conflicts() -> None:
 @pytest.mark.parametrize(
     ("mode", "description"),
     [
-        ("both", "Rewind files and conversation"),
+        ("both", "Rewind files, variables and conversation"),
         ("files", "Files only"),
         ("conversation", "Conversation only"),
+        ("variables", "Variables only"),
     ],
 )
 def test_each_button_rewinds_with_its_mode_and_refreshes(mode: str, description: str) -> None:
@@ -199,3 +200,12 @@ def test_text_plain_lists_the_newest_frames_and_the_magics_that_rewind() -> None
     assert "  … 15 more" in lines
     assert lines[-1].startswith("Without widgets: %logician rewind N")
     assert RewindControl(FakeSource(0)).plain_text().startswith("Rewind: no frames yet")
+
+
+def test_the_preview_lists_the_variables_by_name_escaped() -> None:
+    from logician_kernel.jupyter.widgets.rewind import preview_html
+
+    html = preview_html(RewindPreview(variables=["restore df (as In [3] left it)", "delete <t>"]))
+    assert "<b>Variables</b>" in html and "restore df (as In [3] left it)" in html
+    assert "delete &lt;t&gt;" in html
+    assert "Variables" not in preview_html(RewindPreview())

@@ -1,0 +1,100 @@
+"""Renderings of variable checkpoints: `%logician vars N`, and the variables part of a rewind
+report, a dry run and a cell's frame line. Pure formatting over session views."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..session.file_checkpoints import FileCheckpoints, RewindError, RewindPlan
+from ..session.frames import FrameView
+from ..session.thread_ledger import ProjectionItem, VariableRecord
+from ..session.variable_checkpoints import VariableCheckpoints, VariableStep
+from . import display as render
+
+_STEP_TEXT = {"restore": "would restore", "delete": "would delete",
+              "not-restorable": "cannot restore", "not-live": "not live"}  # fmt: skip
+
+
+def size_text(n: int) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+def frame_line(frame: int, records: Sequence[VariableRecord]) -> str | None:
+    """The line a cell shows when some of its variables could not be captured."""
+    missed = [r for r in records if r.not_captured]
+    if not missed:
+        return None
+    named = "; ".join(f"{r.name} ({r.not_captured})" for r in missed[:3])
+    more = f"; and {len(missed) - 3} more" if len(missed) > 3 else ""
+    return (f"Logician: frame {frame}: {len(missed)} variable(s) not captured, a rewind cannot "
+            f"restore them: {named}{more}. `%logician vars {frame}` lists them.")  # fmt: skip
+
+
+def vars_report(
+    checkpoints: FileCheckpoints, variables: VariableCheckpoints | None, spec: str
+) -> render.Rendered:
+    """`%logician vars N | --last`, or a one-line RewindError saying why not."""
+    if variables is None:
+        raise RewindError("%logician vars: the thread ledger is unavailable for this session")
+    frames = checkpoints.frames()
+    if spec in ("--last", "last"):
+        active = checkpoints.active_frames()
+        if not active:
+            raise RewindError("%logician vars: no frame of this notebook is recorded yet")
+        view = active[-1]
+    elif spec.isdigit() and int(spec) in frames:
+        view = frames[int(spec)]
+    else:
+        raise RewindError(f"%logician vars: there is no frame {spec!r}; see `%logician frames`")
+    return vars_table(view, variables.records(view.frame))
+
+
+def vars_table(view: FrameView, records: Sequence[VariableRecord]) -> render.Rendered:
+    title = f"Frame {view.frame} (In [{view.execution_count}])"
+    if view.status == "rewound":
+        title += " - rewound"
+    if not records:
+        return render.preformatted(f"{title}: no user variable created, changed or deleted.")
+    rows = [[r.name, r.action, r.type or "-", size_text(r.size) if r.blob else "-",
+             f"not captured: {r.not_captured}" if r.not_captured else
+             ("stored with the names sharing its objects" if r.action == "shared" else "stored"
+              if r.blob else "")]
+            for r in records]  # fmt: skip
+    text, table = render._table(["variable", "action", "type", "size", "note"], rows)
+    missed = [r.name for r in records if r.not_captured]
+    foot = (f"\nNot captured ({', '.join(missed)}): a rewind past this frame cannot restore "
+            f"them; re-run In [{view.execution_count}] instead.") if missed else ""  # fmt: skip
+    return render.Rendered(f"{title}\n{text}{foot}", f"<p>{title}</p>{table}<p>{foot}</p>")
+
+
+def dry_run(plan: RewindPlan | None, steps: Sequence[VariableStep], frame: int) -> render.Rendered:
+    lines = render.rewind_plan(plan).text.splitlines() if plan is not None else [
+        f"Dry run: rewinding the variables to just before frame {frame}"]  # fmt: skip
+    if steps:
+        lines += [f"  {_STEP_TEXT[s.action]} variable {s.name}"
+                  + (f" ({s.detail})" if s.detail else "") for s in steps]  # fmt: skip
+    else:
+        lines.append("  no variable to restore")
+    return render.preformatted("\n".join(lines))
+
+
+def rewind_result(item: ProjectionItem) -> render.Rendered:
+    """The rewind report: files (as before), then what happened to each variable."""
+    variables = item.variables
+    tally = render._counts(v.action for v in variables) if variables else "none to restore"
+    if "--variables-only" in item.note:
+        lines = [f"Rewound the variables ({tally}); files, frames and conversation untouched."]
+    else:
+        lines = render.rewind_result(item).text.splitlines()
+        if item.variable_frames or variables:
+            lines[0] += f"; variables: {tally}"
+    for v in variables:
+        lines.append(f"  {v.action:<9} variable {v.name}" + (f" ({v.detail})" if v.detail else ""))
+    lost = [v.name for v in variables if v.action == "not-restored"]
+    if lost:
+        lines.append(f"{len(lost)} variable(s) could not be restored ({', '.join(lost)}): "
+                     "re-run the cells named above to get them back.")  # fmt: skip
+    return render.preformatted("\n".join(lines))
