@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .._durable import append_line
 from ..session.redact import MASK, redact
 from .permissions import PermissionDecision
 
@@ -174,20 +175,7 @@ class AuditLog:
                 ) from exc
 
     def _append(self, line: bytes) -> None:
-        created = not self.path.exists()
-        if created:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line  # end a torn line first, so this entry stays whole
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if created:
-            _fsync_dir(self.path.parent)
+        append_line(self.path, line)
 
     def recent(self, n: int = 20) -> list[AuditEntry]:
         """The last `n` readable entries, oldest first. A torn or corrupt line is skipped;
@@ -221,19 +209,6 @@ def _tail_lines(path: Path, n: int) -> list[bytes]:
     if position > 0:
         lines = lines[1:]  # the first one may be cut by the block boundary
     return lines[-(n + 8) :]
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def format_audit(entries: Sequence[AuditEntry]) -> str:
