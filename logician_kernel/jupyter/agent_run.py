@@ -1,86 +1,41 @@
-"""The running agent cell's moving parts: the worker thread that hosts the harness, and the
-view that renders its events into the cell (coalesced Markdown, one line per tool).
+"""The view that renders a run's events into the cell (coalesced Markdown, one line per tool).
 
-Used by `agent.py` on the kernel's main thread; nothing here decides policy.
+Used by `agent.py` on the kernel's main thread; nothing here decides policy (the run itself is
+`agent.run.AgentRun`, in the Jupyter-free core).
 """
 
 from __future__ import annotations
 
-import asyncio
-import queue
-import threading
 import time
 from typing import Any
 
 from IPython.display import Markdown, display
 
 from ..events.events import HarnessEvent
-from .widgets import StatusWidget
+from ..loop.todo import TodoCapability
 
 
-def tasks_of(todo: Any) -> list[tuple[str, str]] | None:
+def tasks_of(todo: TodoCapability | None) -> list[tuple[str, str]] | None:
     ledger = todo.snapshot() if todo is not None else None
     if ledger is None or not ledger.items:
         return None
     return [(item.title, item.status) for item in ledger.items]
 
 
-class AgentRun:
-    """One run in flight: the harness on a worker thread's own event loop, a queue back."""
-
-    def __init__(self, *, requests: queue.Queue[Any], view: RunView) -> None:
-        self.requests = requests
-        self.view = view
-        self.done = False
-        self.interrupted = False
-        self.outcome: Any = None
-        self.controller: Any = None
-        self.todo: Any = None
-        self.status: StatusWidget | None = None
-        self.seen = -1
-        self._loop = asyncio.new_event_loop()
-        self._task: asyncio.Task[None] | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self, events: Any) -> None:
-        async def drive() -> None:
-            async for event in events:
-                self.requests.put(event)
-
-        self._task = self._loop.create_task(drive())
-        self._thread = threading.Thread(target=self._work, name="logician-agent", daemon=True)
-        self._thread.start()
-
-    def _work(self) -> None:
-        try:
-            self._loop.run_until_complete(self._task)  # type: ignore[arg-type]
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
-            self.requests.put(exc)
-        finally:
-            # Finish the streams' async generators here, not in a garbage collector later.
-            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
-            self._loop.close()
-
-    def cancel(self) -> None:
-        """A kernel interrupt: cancel the run's task; the run still ends with `run_ended`."""
-        self.interrupted = True
-        if self._task is not None:
-            try:
-                self._loop.call_soon_threadsafe(self._task.cancel)
-            except RuntimeError:  # the run had just ended and its loop closed
-                pass
-
-    def join(self) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-
-def _show_markdown(text: str, handle: Any) -> Any:
+def show_markdown(text: str, handle: Any) -> Any:
     """Show (first call, handle None) or update the cell's Markdown output; returns the handle."""
     if handle is None:
         return display(Markdown(text), display_id=True)
     handle.update(Markdown(text))
     return handle
+
+
+def print_text(text: str, handle: Any) -> Any:
+    """The terminal's `show` (no rich display there): print what is new since the last call;
+    the handle is how much of `text` is already printed."""
+    shown = handle or 0
+    print(text[shown:], end="", flush=True)
+    return len(text)
 
 
 class RunView:
@@ -90,7 +45,7 @@ class RunView:
     a second, so the cost per token is flat however long the answer or the conversation.
     """
 
-    def __init__(self, *, hz: int, show: Any = _show_markdown) -> None:
+    def __init__(self, *, hz: int, show: Any = show_markdown) -> None:
         self.interval = 1.0 / hz
         self.text = ""
         self._display: Any = None
@@ -112,6 +67,8 @@ class RunView:
 
     def _end_text(self) -> None:
         self.flush(force=True)
+        if self._show is print_text and self._display:
+            print(flush=True)  # the streamed text's line ends before a tool or outcome line
         self.text, self._display = "", None
 
     def handle(self, event: HarnessEvent) -> None:

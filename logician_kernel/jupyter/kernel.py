@@ -25,6 +25,7 @@ from ipykernel.zmqshell import ZMQInteractiveShell
 from traitlets import Type
 
 from .._version import __version__
+from ..agent import AgentSession
 from ..runtime import LogicianRuntime
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
 
@@ -79,7 +80,8 @@ class LogicianKernel(IPythonKernel):
             Path.cwd(), env=os.environ, kernel_session=str(kernel_session)
         )
         assert self.shell is not None
-        self._magics = LogicianMagics(shell=self.shell, runtime=self.logician)
+        self.agent = AgentSession(self.logician)
+        self._magics = LogicianMagics(shell=self.shell, agent=self.agent)
         self.shell.register_magics(self._magics)
         self._magics.comms.register(self.comm_manager)
         # Our modules import ipywidgets before any shell exists, when its import-time hook
@@ -111,7 +113,7 @@ class LogicianKernel(IPythonKernel):
         if silent or threading.current_thread() is not threading.main_thread():
             return await run
         self._executions += 1
-        runtime.frontend_can_answer = allow_stdin
+        self._magics.agent.frontend_can_answer = allow_stdin
         runtime.flush_notices(sys.stderr)
         if is_management_cell(code):
             return await run
@@ -131,10 +133,6 @@ class LogicianKernel(IPythonKernel):
             runtime.close_frame(_outcome(reply), sys.stderr)
             self._magics.after_cell()
         return reply
-
-    async def run_agent_cell(self, options: str, prompt: str) -> None:
-        """Awaited by a `%%logician` cell (the input transformer writes the call)."""
-        await self._magics.run_agent_async(options, prompt)
 
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
         self.logician.close()

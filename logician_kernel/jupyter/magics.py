@@ -10,26 +10,25 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import difflib
 import re
 import shlex
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
+from ..agent import AgentError, AgentSession, RunOptions
 from ..config import ConfigError
 from ..config import commands as config_commands
 from ..policy import MODES, AuditLog, format_audit
-from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
-from . import conversation
+from ..session.thread_ledger import ThreadLedger
 from . import display as render
 from .agent import AgentCell
-from .agent_policy import RunOptions
-from .approvals import ApprovalBroker
 from .comm import LogicianComms
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
@@ -54,8 +53,56 @@ MANAGEMENT_COMMANDS = frozenset(
 """Subcommands that manage the session; a cell made only of these is not a frame."""
 
 
+ASK = "ask"
+"""`%logician ask PROMPT`: a prompt of any length, even one word or one that starts with a
+command's name."""
+
 _LINE_MAGIC = re.compile(r"^(\s*)%logician(?:\s+(.*))?$")
-_AGENT_CALL = "await get_ipython().kernel.run_agent_cell({options!r}, {prompt!r})\n"
+_AGENT_CALL = (
+    "await __import__('logician_kernel.jupyter.magics', fromlist=['_']).run_agent_cell("
+    "get_ipython(), {options!r}, {prompt!r})\n"
+)
+
+
+def classify(rest: str) -> tuple[Literal["command", "prompt", "unknown"], str]:
+    """What `%logician REST` is: a management command, a prompt (and its text), or an
+    unknown command. One word that is not a command is never a prompt (a typo must not
+    become a model request); neither are several words whose first is close to a command.
+    `ask` makes anything a prompt."""
+    word, _, tail = rest.strip().partition(" ")
+    if word in MANAGEMENT_COMMANDS or word.startswith("-"):
+        return "command", rest
+    if word == ASK:
+        return "prompt", tail.strip()
+    if not tail.strip() or _close_to_command(word):
+        return "unknown", rest
+    return "prompt", rest
+
+
+def _close_to_command(word: str) -> list[str]:
+    names = sorted(c for c in MANAGEMENT_COMMANDS if c)
+    return difflib.get_close_matches(word.lower(), [*names, ASK], n=2, cutoff=0.75)
+
+
+def unknown_command(word: str) -> UsageError:
+    close = _close_to_command(word)
+    hint = f"did you mean {' or '.join(close)}?" if close else (
+        "commands: " + ", ".join(sorted(c for c in MANAGEMENT_COMMANDS if c)) + "."
+    )  # fmt: skip
+    return UsageError(
+        f"%logician: unknown command {word!r} — {hint} A prompt goes in a %%logician cell "
+        "or `%logician ask PROMPT`."
+    )
+
+
+async def run_agent_cell(shell: Any, options: str, prompt: str) -> None:
+    """What a `%%logician` cell awaits (see `protect_prompt_lines`), in our kernel or in any
+    IPython with the extension loaded."""
+    magics = shell.magics_manager.registry.get("LogicianMagics")
+    if magics is None:
+        raise UsageError("%%logician: the logician extension is not loaded "
+                         "(`%load_ext logician_kernel`)")  # fmt: skip
+    await magics.run_agent_async(options, prompt)
 
 
 def protect_prompt_lines(lines: list[str]) -> list[str]:
@@ -80,11 +127,11 @@ def protect_prompt_lines(lines: list[str]) -> list[str]:
             out.append(line)
             continue
         indent, rest = match.group(1), (match.group(2) or "").strip()
-        word = rest.split(maxsplit=1)[0] if rest else ""
-        if indent or word in MANAGEMENT_COMMANDS or word.startswith("-"):
+        kind, text = classify(rest) if rest else ("command", rest)
+        if indent or kind != "prompt":
             out.append(f"{indent}get_ipython().run_line_magic('logician', {rest!r})\n")
         else:
-            out.append(_AGENT_CALL.format(options="", prompt=rest))
+            out.append(_AGENT_CALL.format(options="", prompt=text))
     return out
 
 
@@ -97,9 +144,10 @@ class _ArgParser(argparse.ArgumentParser):
 class LogicianMagics(Magics):
     """The `%logician` line magic (and the `%%logician` cell magic of the agent)."""
 
-    def __init__(self, shell, runtime: LogicianRuntime) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, shell: Any, agent: AgentSession) -> None:
         super().__init__(shell=shell)
-        self.runtime = runtime
+        self.session = agent
+        self.runtime = agent.runtime
         self._handlers: dict[str, Callable[[list[str]], render.Rendered | None]] = {
             "": self.handle_help,
             "help": self.handle_help,
@@ -115,11 +163,11 @@ class LogicianMagics(Magics):
             "branch": self.handle_branch,
             "compact": self.handle_compact,
         }
-        self.broker = ApprovalBroker()
+        self.broker = agent.broker
         self.comms = LogicianComms(self.broker, self._comm_status)
-        self.frames = LedgerRewindSource(runtime, self.comms)
+        self.frames = LedgerRewindSource(self.runtime, self.comms)
         self.comms.frames = self.frames
-        self.agent = AgentCell(shell, runtime, self.broker, self.comms)
+        self.agent = AgentCell(shell, agent, self.comms)
         self._controls: list[RewindControl] = []
 
     @line_cell_magic
@@ -129,9 +177,11 @@ class LogicianMagics(Magics):
         manage the session."""
         if cell is not None:
             return self._run_agent(line, cell)
-        first = line.strip().split(maxsplit=1)[0] if line.strip() else ""
-        if first not in self._handlers and not first.startswith("-"):
-            return self._run_agent("", line)
+        kind, text = classify(line) if line.strip() else ("command", line)
+        if kind == "prompt":
+            return self._run_agent("", text)
+        if kind == "unknown":
+            raise unknown_command(line.split()[0])
         try:
             argv = shlex.split(line)
         except ValueError as exc:
@@ -139,11 +189,10 @@ class LogicianMagics(Magics):
         sub, args = (argv[0], argv[1:]) if argv else ("", [])
         handler = self._handlers.get(sub) if sub else self.handle_control
         if handler is None:
-            known = ", ".join(sorted(k for k in self._handlers if k))
-            raise UsageError(f"%logician: unknown command {sub!r}; known commands: {known}")
+            raise unknown_command(sub)
         try:
             result = handler(args)
-        except (RewindError, ConfigError) as exc:
+        except (RewindError, ConfigError, AgentError) as exc:
             raise UsageError(str(exc)) from None
         if result is not None:
             display(result.bundle(), raw=True)
@@ -184,7 +233,7 @@ class LogicianMagics(Magics):
         frames = list(checkpoints.frames().values())
         if not opts.all:
             frames = [f for f in frames if f.status != "rewound"]
-        return render.frames_table(frames, thread=self.runtime.session.thread_id)
+        return render.frames_table(frames, thread=self.runtime.thread_id)
 
     def handle_diff(self, args: list[str]) -> render.Rendered:
         if len(args) != 1:
@@ -260,8 +309,7 @@ class LogicianMagics(Magics):
     def handle_clear(self, args: list[str]) -> render.Rendered:
         if args:
             raise UsageError("%logician clear: takes no arguments")
-        dropped = self.runtime.clear_conversation()
-        self.agent.forget_provider()
+        dropped = self.session.clear()
         return render.preformatted(
             f"Cleared the conversation ({dropped} message(s) no longer sent to the model; "
             "the ledger keeps them). Files and frames are untouched."
@@ -271,12 +319,13 @@ class LogicianMagics(Magics):
         if args:
             raise UsageError("%logician status: takes no arguments")
         runtime = self.runtime
-        frames = runtime.checkpoints.active_frames() if runtime.session.checkpoints else []
-        ledger = runtime.session.ledger
+        checkpoints = runtime.checkpoints_if_on
+        frames = checkpoints.active_frames() if checkpoints is not None else []
+        ledger = runtime.ledger
         return render.status(
-            self.agent.state,
-            thread=runtime.session.thread_id,
-            workspace=str(runtime.session.workspace),
+            self.session.state,
+            thread=runtime.thread_id,
+            workspace=str(runtime.workspace),
             frames=len(frames),
             messages=len(ledger.messages()) if ledger is not None else 0,
             model=f"{runtime.config.settings.model.provider}:{runtime.config.settings.model.name}",
@@ -291,13 +340,13 @@ class LogicianMagics(Magics):
 
     def _comm_status(self) -> dict:  # type: ignore[type-arg]
         """The runtime status the lab extension shows (sidebar and status bar)."""
-        state = self.agent.state
+        state = self.session.state
         runtime = self.runtime
-        checkpoints = runtime.session.checkpoints
-        budget = self.agent.budget
+        checkpoints = runtime.checkpoints_if_on
+        budget = self.session.budget
         limits = budget.limits.model_dump(exclude_none=True) if budget is not None else {}
         return {
-            "thread": runtime.session.thread_id,
+            "thread": runtime.thread_id,
             "phase": state.phase,
             "model": state.model or runtime.config.settings.model.name,
             "frames": len(checkpoints.active_frames()) if checkpoints is not None else 0,
@@ -312,35 +361,61 @@ class LogicianMagics(Magics):
             "last_outcome": state.last_outcome.status if state.last_outcome else None,
         }
 
-    def _ledger(self) -> Any:
-        ledger = self.runtime.session.ledger
+    def _ledger(self) -> ThreadLedger:
+        ledger = self.runtime.ledger
         if ledger is None:
             raise UsageError("%logician: the thread ledger is unavailable for this session")
         return ledger
 
     def handle_branches(self, args: list[str]) -> render.Rendered:
-        return conversation.branches(self._ledger())
+        self._ledger()
+        found = self.session.branches()
+        if not found:
+            return render.preformatted(
+                "No branches: a rewind that drops messages or frames makes one."
+            )
+        lines = [f"{'branch':<8} {'status':<10} {'frames':<12} messages  created"]
+        for b in found:
+            span = ", ".join(map(str, b.frames)) or "-"
+            lines.append(
+                f"{b.id:<8} {b.status:<10} {span:<12} {len(b.messages):>8}  {b.created_at[:19]}"
+            )
+        return render.preformatted("\n".join(lines))
 
     def handle_branch(self, args: list[str]) -> render.Rendered:
-        if args[:1] != ["merge"]:
-            return conversation.branch(self._ledger(), None, args)
+        if len(args) != 2 or args[0] not in ("merge", "discard"):
+            raise UsageError("%logician branch: use `branch merge ID` or `branch discard ID`")
+        action, branch_id = args
+        self._ledger()
+        if action == "discard":
+            self.session.discard_branch(branch_id)
+            return render.preformatted(
+                f"Discarded branch {branch_id}; the conversation is unchanged."
+            )
         with self._phase("branch_summary"):  # what the status views show while it runs
-            return conversation.branch(self._ledger(), self.agent.provider(), args)
+            summary = self.session.merge_branch(branch_id)
+        return render.preformatted(
+            f"Merged a summary of branch {branch_id} into the conversation:\n\n{summary}"
+        )
 
     def handle_compact(self, args: list[str]) -> render.Rendered:
+        self._ledger()
         keep = self.runtime.config.settings.compaction.keep_recent_turns
         with self._phase("compaction"):
-            return conversation.compact_now(self._ledger(), self.agent.provider(),
-                                            keep_recent_turns=keep, focus=" ".join(args) or None)  # fmt: skip
+            before, after = self.session.compact(" ".join(args) or None)
+        return render.preformatted(
+            f"Compacted the conversation: {before} message(s) -> {after} "
+            f"(the last {keep} turn(s) kept verbatim; the ledger keeps everything)."
+        )
 
     @contextlib.contextmanager
     def _phase(self, phase: str) -> Iterator[None]:
-        before = self.agent.state
-        self.agent.state = dataclasses.replace(before, phase=phase)  # type: ignore[arg-type]
+        before = self.session.state
+        self.session.state = dataclasses.replace(before, phase=phase)  # type: ignore[arg-type]
         try:
             yield
         finally:
-            self.agent.state = dataclasses.replace(self.agent.state, phase=before.phase)
+            self.session.state = dataclasses.replace(self.session.state, phase=before.phase)
 
     # -- the rewind control -----------------------------------------------------------------
 
@@ -353,7 +428,7 @@ class LogicianMagics(Magics):
 
     def after_cell(self) -> None:
         """After every cell: the controls and the lab extension see the ledger as it is now."""
-        checkpoints = self.runtime.session.checkpoints
+        checkpoints = self.runtime.checkpoints_if_on
         if checkpoints is not None:
             self.comms.notify("frames.changed", {"total": len(checkpoints.frames())})
         self.comms.push_status(force=True)

@@ -31,7 +31,7 @@ class LedgerRewindSource:
     # -- the widget --------------------------------------------------------------------------
 
     def rows(self) -> list[FrameRow]:
-        if self.runtime.session.checkpoints is None:
+        if self.runtime.checkpoints_if_on is None:
             return []
         return [
             FrameRow(
@@ -67,7 +67,7 @@ class LedgerRewindSource:
 
     def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
         """A page of frames, newest first: the rows sent are bounded by `limit`."""
-        checkpoints = self.runtime.session.checkpoints
+        checkpoints = self.runtime.checkpoints_if_on
         if checkpoints is None:
             return [], 0
         frames = checkpoints.frames()
@@ -96,7 +96,7 @@ class LedgerRewindSource:
 
     def announce(self, item: ProjectionItem) -> None:
         """Tell every frontend which frames (and cells) a rewind popped, and when."""
-        checkpoints = self.runtime.session.checkpoints
+        checkpoints = self.runtime.checkpoints_if_on
         frames = checkpoints.frames() if checkpoints is not None else {}
         cell_ids = sorted(
             {c for i in item.frames if (c := getattr(frames.get(i), "cell_id", None))}

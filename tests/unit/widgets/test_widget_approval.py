@@ -50,6 +50,7 @@ EXPECTED = {
     "allow_session": "Allowed for this session",
     "always_allow": "Always allowed (bash(ls:*))",
     "deny": "Denied: use rg instead",
+    "deny_and_stop": "Denied, and the run stopped: use rg instead",
 }
 
 
