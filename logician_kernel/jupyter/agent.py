@@ -25,7 +25,7 @@ from ..agent import AgentError, AgentSession, RunOptions
 from ..agent.policy import ApprovalItem
 from ..agent.run import AgentRun, PythonRequest, RunItem
 from ..types.approvals import ApprovalChannel, ApprovalChoice
-from .agent_run import RunView, show_markdown, print_text, tasks_of
+from .agent_run import RunView, print_text, show_markdown, tasks_of
 from .comm import LogicianComms
 from .python_tool import PythonCalls
 from .widgets import ApprovalCard, ApprovalRequestView, StatusWidget
