@@ -11,7 +11,14 @@ from typing import Any
 
 from IPython.display import Markdown, display
 
-from ..events.events import HarnessEvent
+from ..events.events import (
+    AssistantTextDelta,
+    HarnessEvent,
+    RetryScheduled,
+    RunEnded,
+    ToolFinished,
+    ToolStarted,
+)
 from ..loop.todo import TodoCapability
 
 
@@ -72,22 +79,22 @@ class RunView:
         self.text, self._display = "", None
 
     def handle(self, event: HarnessEvent) -> None:
-        kind = event.kind
-        if kind == "text_delta":
+        # isinstance, not `event.kind ==`: it narrows the union for the type checker.
+        if isinstance(event, AssistantTextDelta):
             self.text += event.text
             self.dirty = True
             self.flush()
-        elif kind == "tool_started":
+        elif isinstance(event, ToolStarted):
             self._end_text()
             print(f"▸ {event.description}", flush=True)
-        elif kind == "tool_finished":
+        elif isinstance(event, ToolFinished):
             mark = "✗" if event.is_error else "✓"
             print(f"  {mark} {event.result_display}", flush=True)
-        elif kind == "retry_scheduled":
+        elif isinstance(event, RetryScheduled):
             self.flush(force=True)
             print(f"  … retry {event.attempt}/{event.max_retries} in {event.delay:.1f} s: "
                   f"{event.reason}", flush=True)  # fmt: skip
-        elif kind == "run_ended":
+        elif isinstance(event, RunEnded):
             self._end_text()
             outcome = event.outcome
             line = f"── {outcome.status}"

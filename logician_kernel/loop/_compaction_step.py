@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from logician_kernel.compaction import (
     CompactionFailed,
@@ -69,7 +69,7 @@ class CompactionStep:
             reason=f"the conversation is about {before} tokens, over "
             f"{policy.threshold_fraction:.0%} of the {policy.context_window}-token window"
         )
-        kind = "summary"
+        kind: Literal["summary", "run_checkpoint"] = "summary"
         if should_reset(self.compactions, policy.max_compactions_before_checkpoint, True):
             replacement = self._checkpoint(history, prompt)
             kind = "run_checkpoint"

@@ -34,7 +34,7 @@ MAX_PREVIEW_LINES = 40
 MAX_LINE_CHARS = 400
 """Characters shown of one preview line; longer lines end in "…"."""
 
-_OUTCOME_LABELS: dict[str, str] = dict(CHOICE_LABELS)
+_OUTCOME_LABELS: dict[ApprovalChoice, str] = CHOICE_LABELS
 _DENIALS = ("deny", "deny_and_stop")
 
 _VIA_PHRASES: dict[str, str] = {
@@ -153,7 +153,7 @@ class ApprovalCard(w.VBox):
             )
         )
         self.preview = w.HTML(preview_html(request.preview, request.preview_kind))
-        self.buttons: dict[str, w.Button] = {
+        self.buttons: dict[Choice, w.Button] = {
             "allow_once": w.Button(
                 description="Allow once", button_style="success", tooltip="Allow this call only"
             ),
