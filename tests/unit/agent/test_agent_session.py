@@ -21,12 +21,13 @@ asked = []
 
 def approve(call):
     asked.append(call.tool)
-    return call.tool == "write"            # allow the write, deny the bash call
+    # allow the write and the sleep, deny the rm
+    return call.tool == "write" or call.arguments.get("command", "").startswith("sleep")
 
 session = AgentSession.open(workspace=sys.argv[1], thread="nightly-report")
 first = session.run("Write the report and clean up.", approve=approve, max_turns=5)
 report = open(sys.argv[1] + "/report.md").read()
-second = session.run("Anything else?")
+second = session.run("Anything else?", approve=approve)
 before, after = session.compact("the report")
 session.rewind(first.frame)
 import os
@@ -74,6 +75,7 @@ def test_a_script_runs_approves_compacts_and_rewinds_without_jupyter(
         tool_reply("w1", "write", {"path": "report.md", "content": "# Report\n"}),
         tool_reply("b1", "bash", {"command": "rm data.csv"}),
         text_reply("Report written; I left data.csv alone."),
+        tool_reply("b2", "bash", {"command": "sleep 30"}),  # tools.bash_timeout_seconds = 1
         text_reply("Nothing else."),
         text_reply("Earlier: a report was written."),  # the compaction's summary
     )
@@ -83,6 +85,7 @@ def test_a_script_runs_approves_compacts_and_rewinds_without_jupyter(
         LOGICIAN_MODEL__NAME="loop-model",
         LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
         LOGICIAN_COMPACTION__KEEP_RECENT_TURNS="1",
+        LOGICIAN_TOOLS__BASH_TIMEOUT_SECONDS="1",
         OPENAI_API_KEY="test-key-not-secret",
     )
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(ws)], env=env, cwd=tmp_path,
@@ -90,7 +93,7 @@ def test_a_script_runs_approves_compacts_and_rewinds_without_jupyter(
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["jupyter"] == []
-    assert out["asked"] == ["write", "bash"]
+    assert out["asked"] == ["write", "bash", "bash"]
     assert out["status"] == "completed" and out["text"].startswith("Report written")
     assert out["second"] == "Nothing else."
     assert out["report"] == "# Report\n"
@@ -100,10 +103,12 @@ def test_a_script_runs_approves_compacts_and_rewinds_without_jupyter(
     assert out["messages"] == 0  # ...and the conversation to before the first run
     told = json.dumps(server.requests[2].body["messages"])
     assert "Denied" in told  # the model heard about the denial
+    assert "timed out after 1 s" in json.dumps(server.requests[4].body["messages"])
     ledger = ws / ".logician/threads/nightly-report.jsonl"
     resolved = [json.loads(line) for line in ledger.read_text().splitlines()
                 if '"approval_resolution"' in line]  # fmt: skip
     assert [(r["choice"], r["via"]) for r in resolved] == [
         ("allow_once", "callback"),
         ("deny", "callback"),
+        ("allow_once", "callback"),
     ]

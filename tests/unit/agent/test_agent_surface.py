@@ -40,3 +40,14 @@ def test_every_view_of_the_approval_choices_is_the_one_declaration():
     declared = re.search(r"export const CHOICES = \[([^\]]*)\]", ts)
     assert declared is not None
     assert set(re.findall(r"'(\w+)'", declared.group(1))) == choices
+
+
+def test_the_architecture_is_documented_in_the_repository_and_names_real_modules():
+    readme = (ROOT / "README.md").read_text()
+    assert "](docs/architecture.md)" in readme and "../shared" not in readme
+    doc = (ROOT / "docs/architecture.md").read_text()
+    named = set(re.findall(r"`((?:agent|jupyter|loop|policy|session|compaction|config|events|"
+                           r"tools|providers|types)/[\w/]+\.py)`", doc))  # fmt: skip
+    assert len(named) >= 10
+    missing = sorted(p for p in named if not (ROOT / "logician_kernel" / p).exists())
+    assert not missing, f"docs/architecture.md names modules that do not exist: {missing}"
