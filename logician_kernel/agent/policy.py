@@ -15,7 +15,9 @@ import queue
 from dataclasses import dataclass
 from typing import Any
 
+from ..config import LogicianSettings
 from ..config import commands as config_commands
+from ..loop.compaction_policy import CompactionPolicy
 from ..policy import (
     AcceptanceCheck,
     ApprovalRequest,
@@ -27,7 +29,12 @@ from ..policy import (
     RunController,
 )
 from ..runtime import LogicianRuntime
-from ..session.thread_ledger import ApprovalRequested, ApprovalResolved
+from ..session.thread_ledger import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ProjectionItem,
+    ThreadLedger,
+)
 from ..types.approvals import ApprovalChannel
 from ..types.run import RunBudgetLimits
 from .approvals import ApprovalBroker, Pending, preview
@@ -138,6 +145,29 @@ def build_gate(
         frame=frame,
         secrets=secrets,
         headless=config.settings.permissions.headless,
+    )
+
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+"""Used when `model.context_window` is unset (no per-model table yet): a common size."""
+
+
+def compaction_policy(settings: LogicianSettings, ledger: ThreadLedger) -> CompactionPolicy | None:
+    """The thread's compaction settings, with how many summaries it has had since its last
+    run checkpoint (a new harness is built per run; the count lives in the ledger)."""
+    section = settings.compaction
+    if not section.enabled:
+        return None
+    so_far = 0
+    for entry in ledger.entries:
+        if isinstance(entry, ProjectionItem) and entry.reason == "compaction":
+            so_far = 0 if "run-checkpoint" in entry.note else so_far + 1
+    return CompactionPolicy(
+        context_window=settings.model.context_window or DEFAULT_CONTEXT_WINDOW,
+        threshold_fraction=section.threshold_fraction,
+        keep_recent_turns=section.keep_recent_turns,
+        max_compactions_before_checkpoint=section.max_compactions_before_checkpoint,
+        compactions_so_far=so_far,
     )
 
 

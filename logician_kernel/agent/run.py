@@ -8,8 +8,9 @@ worker. Nothing here renders or decides policy.
 
 from __future__ import annotations
 
+import asyncio
 import queue
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 
@@ -97,3 +98,26 @@ class AgentRun:
     def join(self) -> None:
         if self._worker is not None:
             self._worker.join(timeout=10)
+
+
+def python_runner(
+    items: queue.Queue[RunItem], timeout: float
+) -> Callable[[str], Awaitable[ToolResult]]:
+    """The `python` tool's `run_python`: the call goes to the run's consumer (which owns the
+    user's namespace); if the run gives the call up (an interrupt, the wall-time budget), a
+    call not yet started is cancelled and a running one is stopped."""
+
+    async def run_python(code: str) -> ToolResult:
+        request = PythonRequest(code, Future(), timeout)
+        items.put(request)
+        try:
+            return await asyncio.wrap_future(request.future)
+        except asyncio.CancelledError:
+            # Cancelling the wrapper cancelled a call not yet started; one already running
+            # cannot be cancelled, so it is stopped, and its late result is dropped.
+            stop = request.stop
+            if not request.future.cancelled() and stop is not None:
+                stop("given up")
+            raise
+
+    return run_python

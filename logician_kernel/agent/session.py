@@ -17,20 +17,17 @@ but on a worker loop (`_loop`).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import queue
 import sys
-from collections.abc import Awaitable, Callable, Mapping
-from concurrent.futures import Future
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..config import EffectiveConfig, LogicianSettings, ModelSettings
+from ..events.events import HarnessEvent
 from ..events.runtime_state import RuntimeState
 from ..loop.agent_harness import AgentHarness
-from ..loop.compaction_policy import CompactionPolicy
 from ..loop.todo import TodoCapability
 from ..policy import ApprovalRequest, PermissionPolicy, RunBudget, config_layer_of
 from ..providers import Provider
@@ -46,11 +43,8 @@ from . import conversation
 from ._loop import run_coroutine
 from .approvals import ApprovalBroker
 from .errors import AgentError
-from .policy import ApprovalItem, RunOptions, build_controller, build_gate
-from .run import AgentRun, PythonRequest, RunItem
-
-DEFAULT_CONTEXT_WINDOW = 128_000
-"""Used when `model.context_window` is unset (no per-model table yet): a common size."""
+from .policy import ApprovalItem, RunOptions, build_controller, build_gate, compaction_policy
+from .run import AgentRun, PythonRequest, RunItem, python_runner
 
 Approve = Callable[[ApprovalRequest], "bool | ApprovalChoice"]
 """A script's approval callback: True allows once, False denies, or a choice by name."""
@@ -67,29 +61,6 @@ class RunResult:
     """How the run ended: completed, budget_exhausted, cancelled, failed..."""
     text: str
     """The model's last answer."""
-
-
-def _python_runner(
-    items: queue.Queue[RunItem], timeout: float
-) -> Callable[[str], Awaitable[ToolResult]]:
-    """The `python` tool's `run_python`: the call goes to the run's consumer (which owns the
-    user's namespace); if the run gives the call up (an interrupt, the wall-time budget), a
-    call not yet started is cancelled and a running one is stopped."""
-
-    async def run_python(code: str) -> ToolResult:
-        request = PythonRequest(code, Future(), timeout)
-        items.put(request)
-        try:
-            return await asyncio.wrap_future(request.future)
-        except asyncio.CancelledError:
-            # Cancelling the wrapper cancelled a call not yet started; one already running
-            # cannot be cancelled, so it is stopped, and its late result is dropped.
-            stop = request.stop
-            if not request.future.cancelled() and stop is not None:
-                stop("given up")
-            raise
-
-    return run_python
 
 
 class AgentSession:
@@ -179,24 +150,6 @@ class AgentSession:
             self._policy_config = config
         return self._policy
 
-    def _compaction_policy(self, ledger: ThreadLedger) -> CompactionPolicy | None:
-        """The thread's compaction settings, with how many summaries it has had since its last
-        run checkpoint (a new harness is built per run; the count lives in the ledger)."""
-        section = self.settings.compaction
-        if not section.enabled:
-            return None
-        so_far = 0
-        for entry in ledger.entries:
-            if isinstance(entry, ProjectionItem) and entry.reason == "compaction":
-                so_far = 0 if "run-checkpoint" in entry.note else so_far + 1
-        return CompactionPolicy(
-            context_window=self.settings.model.context_window or DEFAULT_CONTEXT_WINDOW,
-            threshold_fraction=section.threshold_fraction,
-            keep_recent_turns=section.keep_recent_turns,
-            max_compactions_before_checkpoint=section.max_compactions_before_checkpoint,
-            compactions_so_far=so_far,
-        )
-
     # -- one run, for a consumer of its queue (the kernel) ------------------------------------
 
     def start(
@@ -228,7 +181,7 @@ class AgentSession:
         ctx = ToolContext(
             workspace=runtime.config.workspace,
             capture=checkpoints.capture,
-            run_python=_python_runner(items, settings.tools.python_timeout_seconds)
+            run_python=python_runner(items, settings.tools.python_timeout_seconds)
             if python
             else None,
             bash_timeout_seconds=settings.tools.bash_timeout_seconds,
@@ -253,7 +206,7 @@ class AgentSession:
             store,
             controller=controller,
             gate=gate,
-            compaction=self._compaction_policy(ledger),
+            compaction=compaction_policy(settings, ledger),
             max_tokens=settings.model.max_response_tokens,
             temperature=settings.model.temperature,
         )
@@ -262,7 +215,7 @@ class AgentSession:
         run.start(harness.run(prompt, history))
         return run
 
-    def take(self, run: AgentRun, event: Any) -> None:
+    def take(self, run: AgentRun, event: HarnessEvent) -> None:
         """Fold one of the run's events into the session's status."""
         self.state = run.take(event, self.state)
 
@@ -302,7 +255,7 @@ class AgentSession:
         budget_usd: float | None = None,
         mode: str | None = None,
         accept: str | None = None,
-        on_event: Callable[[Any], None] | None = None,
+        on_event: Callable[[HarnessEvent], None] | None = None,
     ) -> RunResult:
         """Run the agent on `prompt` in a frame of its own, synchronously.
 
@@ -329,7 +282,7 @@ class AgentSession:
                          text=run.text)  # fmt: skip
 
     def _consume(
-        self, run: AgentRun, approve: Approve | None, on_event: Callable[[Any], None] | None
+        self, run: AgentRun, approve: Approve | None, on_event: Callable[[HarnessEvent], None] | None
     ) -> None:
         while not run.done:
             try:

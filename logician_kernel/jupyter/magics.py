@@ -7,29 +7,29 @@ dispatches `shell_handlers`). Handlers return a `Rendered` (plain text + HTML) o
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
-import difflib
 import re
 import shlex
 from collections.abc import Callable, Iterator
-from typing import Any, Literal
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
-from ..agent import AgentError, AgentSession, RunOptions
+from ..agent import AgentError, AgentSession
 from ..config import ConfigError
 from ..config import commands as config_commands
-from ..policy import MODES, AuditLog, format_audit
+from ..policy import AuditLog, format_audit
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
 from ..session.thread_ledger import ThreadLedger
 from . import display as render
 from .agent import AgentCell
 from .comm import LogicianComms
+from .magic_parts import ArgParser as _ArgParser
+from .magic_parts import branches_table, classify, run_options, unknown_command
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
 
@@ -53,56 +53,11 @@ MANAGEMENT_COMMANDS = frozenset(
 """Subcommands that manage the session; a cell made only of these is not a frame."""
 
 
-ASK = "ask"
-"""`%logician ask PROMPT`: a prompt of any length, even one word or one that starts with a
-command's name."""
-
 _LINE_MAGIC = re.compile(r"^(\s*)%logician(?:\s+(.*))?$")
 _AGENT_CALL = (
-    "await __import__('logician_kernel.jupyter.magics', fromlist=['_']).run_agent_cell("
+    "await __import__('logician_kernel.jupyter.magic_parts', fromlist=['_']).run_agent_cell("
     "get_ipython(), {options!r}, {prompt!r})\n"
 )
-
-
-def classify(rest: str) -> tuple[Literal["command", "prompt", "unknown"], str]:
-    """What `%logician REST` is: a management command, a prompt (and its text), or an
-    unknown command. One word that is not a command is never a prompt (a typo must not
-    become a model request); neither are several words whose first is close to a command.
-    `ask` makes anything a prompt."""
-    word, _, tail = rest.strip().partition(" ")
-    if word in MANAGEMENT_COMMANDS or word.startswith("-"):
-        return "command", rest
-    if word == ASK:
-        return "prompt", tail.strip()
-    if not tail.strip() or _close_to_command(word):
-        return "unknown", rest
-    return "prompt", rest
-
-
-def _close_to_command(word: str) -> list[str]:
-    names = sorted(c for c in MANAGEMENT_COMMANDS if c)
-    return difflib.get_close_matches(word.lower(), [*names, ASK], n=2, cutoff=0.75)
-
-
-def unknown_command(word: str) -> UsageError:
-    close = _close_to_command(word)
-    hint = f"did you mean {' or '.join(close)}?" if close else (
-        "commands: " + ", ".join(sorted(c for c in MANAGEMENT_COMMANDS if c)) + "."
-    )  # fmt: skip
-    return UsageError(
-        f"%logician: unknown command {word!r} — {hint} A prompt goes in a %%logician cell "
-        "or `%logician ask PROMPT`."
-    )
-
-
-async def run_agent_cell(shell: Any, options: str, prompt: str) -> None:
-    """What a `%%logician` cell awaits (see `protect_prompt_lines`), in our kernel or in any
-    IPython with the extension loaded."""
-    magics = shell.magics_manager.registry.get("LogicianMagics")
-    if magics is None:
-        raise UsageError("%%logician: the logician extension is not loaded "
-                         "(`%load_ext logician_kernel`)")  # fmt: skip
-    await magics.run_agent_async(options, prompt)
 
 
 def protect_prompt_lines(lines: list[str]) -> list[str]:
@@ -127,17 +82,12 @@ def protect_prompt_lines(lines: list[str]) -> list[str]:
             out.append(line)
             continue
         indent, rest = match.group(1), (match.group(2) or "").strip()
-        kind, text = classify(rest) if rest else ("command", rest)
+        kind, text = classify(rest, MANAGEMENT_COMMANDS) if rest else ("command", rest)
         if indent or kind != "prompt":
             out.append(f"{indent}get_ipython().run_line_magic('logician', {rest!r})\n")
         else:
             out.append(_AGENT_CALL.format(options="", prompt=text))
     return out
-
-
-class _ArgParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"%logician {self.prog}: {message}")
 
 
 @magics_class
@@ -177,11 +127,11 @@ class LogicianMagics(Magics):
         manage the session."""
         if cell is not None:
             return self._run_agent(line, cell)
-        kind, text = classify(line) if line.strip() else ("command", line)
+        kind, text = classify(line, MANAGEMENT_COMMANDS) if line.strip() else ("command", line)
         if kind == "prompt":
             return self._run_agent("", text)
         if kind == "unknown":
-            raise unknown_command(line.split()[0])
+            raise unknown_command(line.split()[0], MANAGEMENT_COMMANDS)
         try:
             argv = shlex.split(line)
         except ValueError as exc:
@@ -189,7 +139,7 @@ class LogicianMagics(Magics):
         sub, args = (argv[0], argv[1:]) if argv else ("", [])
         handler = self._handlers.get(sub) if sub else self.handle_control
         if handler is None:
-            raise unknown_command(sub)
+            raise unknown_command(sub, MANAGEMENT_COMMANDS)
         try:
             result = handler(args)
         except (RewindError, ConfigError, AgentError) as exc:
@@ -197,28 +147,13 @@ class LogicianMagics(Magics):
         if result is not None:
             display(result.bundle(), raw=True)
 
-    def _agent_options(self, options: str) -> RunOptions:
-        parser = _ArgParser(prog="%%logician", add_help=False)
-        parser.add_argument("--max-turns", type=int, metavar="N")
-        parser.add_argument("--max-tool-calls", type=int, metavar="N")
-        parser.add_argument("--budget-usd", type=float, metavar="USD")
-        parser.add_argument("--mode", choices=list(MODES))
-        parser.add_argument("--accept", metavar="CHECK",
-                            help="a command, or py:EXPRESSION, that must pass before completion")  # fmt: skip
-        try:
-            opts = parser.parse_args(shlex.split(options))
-        except ValueError as exc:
-            raise UsageError(f"%%logician: cannot parse the options ({exc})") from None
-        return RunOptions(max_turns=opts.max_turns, max_tool_calls=opts.max_tool_calls,
-                          budget_usd=opts.budget_usd, mode=opts.mode, accept=opts.accept)  # fmt: skip
-
     def _run_agent(self, options: str, prompt: str) -> None:
         """The magic called from code (not a cell): runs with the kernel's loop blocked."""
-        self.agent.run(prompt, options=self._agent_options(options))
+        self.agent.run(prompt, options=run_options(options))
 
     async def run_agent_async(self, options: str, prompt: str) -> None:
         """What a `%%logician` cell awaits (see `protect_prompt_lines`)."""
-        await self.agent.run_async(prompt, options=self._agent_options(options))
+        await self.agent.run_async(prompt, options=run_options(options))
 
     # -- handlers ---------------------------------------------------------------------------
 
@@ -369,18 +304,7 @@ class LogicianMagics(Magics):
 
     def handle_branches(self, args: list[str]) -> render.Rendered:
         self._ledger()
-        found = self.session.branches()
-        if not found:
-            return render.preformatted(
-                "No branches: a rewind that drops messages or frames makes one."
-            )
-        lines = [f"{'branch':<8} {'status':<10} {'frames':<12} messages  created"]
-        for b in found:
-            span = ", ".join(map(str, b.frames)) or "-"
-            lines.append(
-                f"{b.id:<8} {b.status:<10} {span:<12} {len(b.messages):>8}  {b.created_at[:19]}"
-            )
-        return render.preformatted("\n".join(lines))
+        return branches_table(self.session.branches())
 
     def handle_branch(self, args: list[str]) -> render.Rendered:
         if len(args) != 2 or args[0] not in ("merge", "discard"):

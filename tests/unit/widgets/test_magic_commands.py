@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from logician_kernel.jupyter.magics import classify, protect_prompt_lines, unknown_command
+from logician_kernel.jupyter.magic_parts import classify, unknown_command
+from logician_kernel.jupyter.magics import MANAGEMENT_COMMANDS, protect_prompt_lines
 
 
 @pytest.mark.parametrize(
@@ -21,14 +22,14 @@ from logician_kernel.jupyter.magics import classify, protect_prompt_lines, unkno
     ],
 )
 def test_classify(line: str, kind: str, text: str) -> None:
-    assert classify(line) == (kind, text)
+    assert classify(line, MANAGEMENT_COMMANDS) == (kind, text)
 
 
 def test_unknown_commands_suggest_the_close_one_and_say_how_to_prompt() -> None:
-    message = str(unknown_command("rewnd"))
+    message = str(unknown_command("rewnd", MANAGEMENT_COMMANDS))
     assert "unknown command 'rewnd' — did you mean rewind?" in message
     assert "%logician ask" in message
-    assert "commands: " in str(unknown_command("mcp"))
+    assert "commands: " in str(unknown_command("mcp", MANAGEMENT_COMMANDS))
 
 
 def test_only_prompts_become_agent_calls() -> None:
