@@ -36,3 +36,10 @@ def test_only_prompts_become_agent_calls() -> None:
     typo, prompt = protect_prompt_lines(["%logician rewnd 3\n", "%logician ask hi\n"])
     assert "run_line_magic('logician', 'rewnd 3')" in typo
     assert "run_agent_cell(get_ipython(), '', 'hi')" in prompt
+
+
+def test_the_stdin_prompt_offers_every_approval_choice() -> None:
+    from logician_kernel.jupyter.agent import STDIN_CHOICES
+    from logician_kernel.types.approvals import APPROVAL_CHOICES
+
+    assert sorted(STDIN_CHOICES.values()) == sorted(APPROVAL_CHOICES)
