@@ -51,25 +51,34 @@ class PythonCalls:
         self._reason = ""
 
     def run(self, request: PythonRequest) -> PythonOutcome:
-        code = request.code
-        timer = threading.Timer(request.timeout, self.stop, ("timeout",))
-        timer.daemon = True
-        interrupted = False
-        error: BaseException | None = None
+        if threading.current_thread() is threading.main_thread():
+            captured, result, error = self._run_guarded(request)
+        else:
+            # Python runs signal handlers on the main thread only: a call made from a
+            # subshell's thread runs without the timeout and the interrupt guard.
+            captured, result, error = self._run_cell(request.code)
+        return self._outcome(request, captured, result, error)
+
+    def _run_cell(self, code: str) -> tuple[Any, Any, BaseException | None]:
         captured: Any = None
         result: Any = None
+        try:
+            with capture_output() as captured:
+                result = self.shell.run_cell(code, store_history=False)
+            return captured, result, result.error_before_exec or result.error_in_exec
+        except (KeyboardInterrupt, _Stopped) as exc:  # landed outside the user's code
+            return captured, result, exc
+
+    def _run_guarded(self, request: PythonRequest) -> tuple[Any, Any, BaseException | None]:
+        timer = threading.Timer(request.timeout, self.stop, ("timeout",))
+        timer.daemon = True
         old_int = signal.signal(signal.SIGINT, _raise_interrupt)
         with self._lock:
             old_alarm = signal.signal(signal.SIGALRM, _raise_stopped)
             self._active, self._reason = True, ""
         request.stop = self.stop
         timer.start()
-        try:
-            with capture_output() as captured:
-                result = self.shell.run_cell(code, store_history=False)
-            error = result.error_before_exec or result.error_in_exec
-        except (KeyboardInterrupt, _Stopped) as exc:  # landed outside the user's code
-            error = exc
+        captured, result, error = self._run_cell(request.code)
         # A stop sent just before the call ended may land during the clean-up itself: the
         # clean-up is idempotent and no stop is sent once `_active` is cleared.
         for _ in range(3):
@@ -83,6 +92,13 @@ class PythonCalls:
                 break
             except (KeyboardInterrupt, _Stopped) as exc:
                 error = error or exc
+        return captured, result, error
+
+    def _outcome(
+        self, request: PythonRequest, captured: Any, result: Any, error: BaseException | None
+    ) -> PythonOutcome:
+        code = request.code
+        interrupted = False
         if captured is not None:
             captured.show()
         parts = [captured.stdout, captured.stderr] if captured is not None else []
