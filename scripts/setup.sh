@@ -2,7 +2,7 @@
 # Create .venv and install Logician Kernel with its test tools, from this checkout only.
 # The install builds the lab extension from labextension/ (hatch-jupyter-builder runs jlpm,
 # which comes with JupyterLab; Node.js must be on PATH). The browser tests need Debian's
-# Chromium: installed here with apt-get when missing and we are root.
+# Chromium, the console test tmux: both installed here with apt-get when missing and we are root.
 # Idempotent: re-running it refreshes the install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,14 @@ if [ ! -x /usr/bin/chromium ] && [ -z "${LOGICIAN_CHROMIUM:-}" ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
   else
     echo "setup: no /usr/bin/chromium; the browser tests need it (apt-get install chromium)" >&2
+  fi
+fi
+if ! command -v tmux >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "setup: installing Debian's tmux for the jupyter console test"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+  else
+    echo "setup: no tmux; the jupyter console test is skipped without it (apt-get install tmux)" >&2
   fi
 fi
 PY=${PYTHON:-python3}

@@ -304,6 +304,12 @@ class UiSettings(_Section):
     when the frontend has shown it renders widgets, else the prompt when the cell may read
     stdin. The `logician` comm (the lab sidebar) can answer in every case."""
 
+    answer: Literal["auto", "markdown", "stream"] = "auto"
+    """How the agent's answer reaches the cell: `markdown` (one output, re-rendered as it
+    streams), `stream` (plain text on stdout, each piece printed once, for terminals that print
+    every display update), or `auto`: `stream` where the frontend can read stdin but renders
+    neither widgets nor the lab extension (`jupyter console`), else `markdown`."""
+
     coalesce_hz: int = Field(default=10, ge=1, le=120)
     """Maximum display updates per second while streaming; deltas in between are coalesced."""
 

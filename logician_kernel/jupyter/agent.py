@@ -25,7 +25,8 @@ from ..agent import AgentError, AgentSession, RunOptions
 from ..agent.policy import ApprovalItem
 from ..agent.run import AgentRun, PythonRequest, RunItem
 from ..types.approvals import ApprovalChannel, ApprovalChoice
-from .agent_run import RunView, print_text, show_markdown, tasks_of
+from .agent_run import RunView, tasks_of
+from .answer import answer_output, is_terminal, widgets_render
 from .comm import LogicianComms
 from .python_tool import PythonCalls
 from .widgets import ApprovalCard, ApprovalRequestView, StatusWidget
@@ -132,20 +133,22 @@ class AgentCell:
                                    can_ask=self.frontend_can_answer or self.comms.listening)  # fmt: skip
         except AgentError as exc:
             raise UsageError(f"%%logician: {exc}") from None
-        # A terminal IPython (no kernel) renders neither widgets nor Markdown updates.
-        terminal = getattr(self.shell, "kernel", None) is None
-        status = None
-        if settings.ui.status_widget and not terminal:
-            status = StatusWidget(run.controller.budget.limits)
-            display(status)
+        kernel = getattr(self.shell, "kernel", None)  # none in a terminal IPython
+        terminal = kernel is None or is_terminal(
+            kernel, can_read_stdin=self.frontend_can_answer, sidebar=self.comms.listening
+        )
         view = RunView(hz=max(1, settings.ui.coalesce_hz),
-                       show=print_text if terminal else show_markdown)  # fmt: skip
+                       show=answer_output(settings.ui.answer, terminal=terminal))  # fmt: skip
+        status = None
+        if settings.ui.status_widget and not terminal:  # a terminal has the outcome line
+            status = StatusWidget(run.controller.budget.limits)
+            status.show(final_text=not widgets_render(kernel))
         return _ViewedRun(run, view, status)
 
     def _handle(self, viewed: _ViewedRun, item: RunItem) -> None:
         run, view = viewed.run, viewed.view
         if isinstance(item, ApprovalItem):
-            view.flush(force=True)
+            view.end_text()  # the question starts on its own line, after the whole text
             self._show_card(item)
         elif isinstance(item, PythonRequest):
             view.flush(force=True)
@@ -215,11 +218,7 @@ class AgentCell:
             return setting
         if self.comms.listening:
             return "widget"  # a sidebar can answer; a stdin prompt would block it
-        kernel = getattr(self.shell, "kernel", None)  # none in a terminal IPython
-        manager = getattr(kernel, "comm_manager", None)
-        comms = getattr(manager, "comms", {}) if manager is not None else {}
-        renders = any(getattr(c, "target_name", "") == "jupyter.widget.control"
-                      for c in comms.values())  # fmt: skip
+        renders = widgets_render(getattr(self.shell, "kernel", None))  # no kernel: a terminal
         return "stdin" if not renders and self.frontend_can_answer else "widget"
 
     def _ask_on_stdin(self, item: ApprovalItem) -> None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from IPython.display import Markdown, display
-
 from ..events.events import (
     AssistantTextDelta,
     HarnessEvent,
@@ -20,6 +18,7 @@ from ..events.events import (
     ToolStarted,
 )
 from ..loop.todo import TodoCapability
+from .answer import markdown_answer
 
 
 def tasks_of(todo: TodoCapability | None) -> list[tuple[str, str]] | None:
@@ -29,22 +28,6 @@ def tasks_of(todo: TodoCapability | None) -> list[tuple[str, str]] | None:
     return [(item.title, item.status) for item in ledger.items]
 
 
-def show_markdown(text: str, handle: Any) -> Any:
-    """Show (first call, handle None) or update the cell's Markdown output; returns the handle."""
-    if handle is None:
-        return display(Markdown(text), display_id=True)
-    handle.update(Markdown(text))
-    return handle
-
-
-def print_text(text: str, handle: Any) -> Any:
-    """The terminal's `show` (no rich display there): print what is new since the last call;
-    the handle is how much of `text` is already printed."""
-    shown = handle or 0
-    print(text[shown:], end="", flush=True)
-    return len(text)
-
-
 class RunView:
     """The cell's view of a run: Markdown for the answer, one line per tool, an outcome line.
 
@@ -52,7 +35,7 @@ class RunView:
     a second, so the cost per token is flat however long the answer or the conversation.
     """
 
-    def __init__(self, *, hz: int, show: Any = show_markdown) -> None:
+    def __init__(self, *, hz: int, show: Any = markdown_answer) -> None:
         self.interval = 1.0 / hz
         self.text = ""
         self._display: Any = None
@@ -72,10 +55,12 @@ class RunView:
         self.dirty = False
         self.last = time.monotonic()
 
-    def _end_text(self) -> None:
+    def end_text(self) -> None:
+        """The answer's current block is over: a tool line, a question or the outcome follows."""
         self.flush(force=True)
-        if self._show is print_text and self._display:
-            print(flush=True)  # the streamed text's line ends before a tool or outcome line
+        end = getattr(self._show, "end", None)  # `answer.StdoutAnswer` ends its line
+        if end is not None and self._display is not None:
+            end(self._display)
         self.text, self._display = "", None
 
     def handle(self, event: HarnessEvent) -> None:
@@ -85,7 +70,7 @@ class RunView:
             self.dirty = True
             self.flush()
         elif isinstance(event, ToolStarted):
-            self._end_text()
+            self.end_text()
             print(f"▸ {event.description}", flush=True)
         elif isinstance(event, ToolFinished):
             mark = "✗" if event.is_error else "✓"
@@ -95,7 +80,7 @@ class RunView:
             print(f"  … retry {event.attempt}/{event.max_retries} in {event.delay:.1f} s: "
                   f"{event.reason}", flush=True)  # fmt: skip
         elif isinstance(event, RunEnded):
-            self._end_text()
+            self.end_text()
             outcome = event.outcome
             line = f"── {outcome.status}"
             if outcome.detail:

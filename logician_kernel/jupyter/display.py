@@ -26,6 +26,12 @@ class Rendered:
         return {"text/plain": self.text, "text/html": self.html}
 
 
+def answer_bundle(text: str) -> dict[str, str]:
+    """The agent's answer: Markdown for notebooks, and the same text as `text/plain` for
+    everything that reads plain text (consoles, nbconvert's text exports, papermill logs)."""
+    return {"text/markdown": text, "text/plain": text}
+
+
 def preformatted(text: str) -> Rendered:
     return Rendered(text, f"<pre>{html.escape(text)}</pre>")
 

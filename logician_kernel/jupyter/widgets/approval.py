@@ -18,6 +18,7 @@ import ipywidgets as w
 from traitlets import Unicode
 
 from ...types.approvals import APPROVAL_CHOICES, CHOICE_LABELS, ApprovalChoice
+from ._plain import PlainText
 
 PreviewKind = Literal["command", "diff", "code", "text"]
 """How a request's preview reads: a shell command, a unified diff, source code, or prose."""
@@ -124,7 +125,7 @@ def decision_text(choice: Choice, note: str = "", rule: str = "", via: str = "")
     return text
 
 
-class ApprovalCard(w.VBox):
+class ApprovalCard(PlainText, w.VBox):
     """One permission request with its four choices and an optional note for the agent.
 
     `on_decide(choice, note)` is called once, on the first click; afterwards (or after
@@ -201,6 +202,29 @@ class ApprovalCard(w.VBox):
             layout=w.Layout(border="1px solid var(--jp-border-color1, #ccc)", padding="6px"),
         )
         self.add_class("lk-approval-card")
+
+    def plain_text(self) -> str:
+        """The question, the bounded preview, the choices, and the decision once made."""
+        request = self.request
+        lines = [f"Approve {request.tool}?" + (f" ({request.reason})" if request.reason else "")]
+        if request.description.strip():
+            lines.append(request.description.strip())
+        if request.preview.strip() and request.preview.strip() != request.description.strip():
+            shown, more = bounded_lines(request.preview, max_lines=20)
+            prompt = "$ " if request.preview_kind == "command" else ""
+            lines += [f"  {prompt if i == 0 else ''}{line}" for i, line in enumerate(shown)]
+            if more:
+                lines.append(f"  … {more} more line{'s' if more > 1 else ''}")
+        choices = [
+            b.description + (f" ({request.suggested_rule})" if c == "always_allow" else "")
+            for c, b in self.buttons.items()
+            if not (c == "always_allow" and not request.suggested_rule)
+        ]
+        lines.append("Choices: " + " · ".join(choices))
+        if self.decided:
+            lines.append(decision_text(self.decision, self.note.value,  # type: ignore[arg-type]
+                                       request.suggested_rule, self.decided_via))  # fmt: skip
+        return "\n".join(lines)
 
     @property
     def decided(self) -> bool:

@@ -16,6 +16,8 @@ from typing import Literal, Protocol, get_args
 import ipywidgets as w
 from traitlets import Int, Unicode
 
+from ._plain import PlainText
+
 RewindMode = Literal["both", "files", "conversation"]
 """What a rewind restores: files and conversation, files only, or the conversation only."""
 
@@ -27,6 +29,9 @@ MAX_FRAMES_SHOWN = 200
 
 MAX_PREVIEW_ITEMS = 40
 """File and conflict lines shown in the preview; the rest are counted."""
+
+MAX_TEXT_FRAMES = 10
+"""Frames the plain-text rendering lists (terminals, text exports); the rest are counted."""
 
 MAX_LABEL_CHARS = 80
 """Characters shown of a frame's label in the list; longer labels end in "…"."""
@@ -128,7 +133,7 @@ def _list_html(items: list[str], style: str, cls: str = "") -> str:
     return f'<ul style="margin: 2px 0;">{body}{tail}</ul>'
 
 
-class RewindControl(w.VBox):
+class RewindControl(PlainText, w.VBox):
     """A bounded, newest-first frame list, a preview of the selected frame, and three rewinds.
 
     Built once; `refresh()` re-reads the source's rows and rebuilds only the list's options.
@@ -203,6 +208,22 @@ class RewindControl(w.VBox):
             else ""
         )
         self._show_selection(self.frames.value)
+
+    def plain_text(self) -> str:
+        """The newest frames as lines, and the magics that do what the buttons do."""
+        options = list(self.frames.options)
+        if not options:
+            return "Rewind: no frames yet; every cell that does work becomes one."
+        lines = [f"Rewind: {len(options)} frame(s), newest first"]
+        lines += [f"  {label}" for label, _frame in options[:MAX_TEXT_FRAMES]]
+        hidden = len(options) - MAX_TEXT_FRAMES
+        if hidden > 0:
+            lines.append(f"  … {hidden} more")
+        if self.status:
+            lines.append(("" if self.status_kind == "ok" else "Rewind failed: ") + self.status)
+        lines.append("Without widgets: %logician rewind N [--dry-run] [--files-only | "
+                     "--conversation-only]")  # fmt: skip
+        return "\n".join(lines)
 
     def _selection_changed(self, change: dict) -> None:
         if not self._refreshing:

@@ -2,7 +2,8 @@
 
 Built once; `update()` only assigns widget values, so it stays cheap when called on every
 harness event (traitlets sends nothing for a value that did not change). One progress bar per
-configured `RunBudgetLimits` field; unset limits get no bar.
+configured `RunBudgetLimits` field; unset limits get no bar. Its display's `text/plain` is one
+line of the same state, for readers without widgets (consoles, text exports, logs).
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import ipywidgets as w
+from IPython.display import display
 
 from ...events.runtime_state import Phase, RuntimeState
 from ...types.run import RunBudgetLimits, RunOutcomeStatus
+from ._plain import PlainText
 
 MAX_TASKS_SHOWN = 20
 """Task ledger rows shown; the rest are counted."""
@@ -123,7 +127,7 @@ class _Bar:
         _put(self.text, "value", f"{self.spec.fmt(used)} / {self.spec.fmt(self.maximum)}")
 
 
-class StatusWidget(w.VBox):
+class StatusWidget(PlainText, w.VBox):
     """Phase, model, streaming, pending calls, retries, tokens, cost, budget bars, outcome, tasks.
 
     `update()` takes the folded `RuntimeState` and the run totals the state does not carry.
@@ -148,6 +152,9 @@ class StatusWidget(w.VBox):
         self.tasks = w.HTML("")
         self._usage = _Usage(0, 0, 0, 0, None, None)
         self._tasks: tuple[tuple[str, str], ...] = ()
+        self._state: RuntimeState | None = None
+        self._ran = False
+        self._text_handle: Any = None
         super().__init__(
             [
                 w.HBox([self.phase, self.model, self.streaming]),
@@ -158,6 +165,13 @@ class StatusWidget(w.VBox):
             ]
         )
         self.add_class("lk-status")
+
+    def show(self, *, final_text: bool = False) -> None:
+        """Display the widget in the cell. `final_text`: when the run ends, send its output
+        again so that its `text/plain` is the final line, for frontends that keep text and draw
+        no widgets (nbclient, papermill); a widget manager would draw a second view."""
+        handle = display(self, display_id=True)
+        self._text_handle = handle if final_text else None
 
     def update(
         self,
@@ -179,6 +193,7 @@ class StatusWidget(w.VBox):
             wall_seconds=previous.wall_seconds if elapsed_seconds is None else elapsed_seconds,
         )
         self._usage = usage
+        self._state = state
 
         label = _PHASES.get(state.phase, state.phase)
         if state.phase == "turn":
@@ -200,6 +215,49 @@ class StatusWidget(w.VBox):
             if rows != self._tasks:
                 self._tasks = rows
                 self.tasks.value = tasks_html(rows)
+        self._ran = self._ran or state.running
+        if self._ran and not state.running and self._text_handle is not None:
+            self._text_handle.update(self)
+            self._text_handle = None
+
+    def plain_text(self) -> str:
+        """One line: "Logician · turn 2 · loop-model · 240 in / 60 out tokens · completed"."""
+        state = self._state
+        if state is None:
+            return "Logician · starting"
+        label = f"turn {state.turn}" if state.phase == "turn" else _PHASES.get(state.phase, "")
+        outcome = _outcome_text(state)
+        if outcome:  # "completed" says more than "idle"
+            label = ""
+        usage = self._usage
+        parts = [
+            "Logician",
+            label,
+            state.model,
+            "streaming" if state.streaming else "",
+            f"{state.input_tokens:,} in / {state.output_tokens:,} out tokens",
+            "" if usage.cost_usd is None else _usd(usage.cost_usd),
+            _pending_text(state),
+            _retry_text(state),
+            _tasks_text(self._tasks),
+            outcome,
+        ]
+        return " · ".join(p for p in parts if p)
+
+
+def _outcome_text(state: RuntimeState) -> str:
+    outcome = state.last_outcome
+    if outcome is None or state.running:
+        return ""
+    status = outcome.status.replace("_", " ")
+    return f"{status}: {outcome.detail}" if outcome.detail else status
+
+
+def _tasks_text(tasks: Sequence[tuple[str, str]]) -> str:
+    if not tasks:
+        return ""
+    done = sum(1 for _title, status in tasks if _TASK_MARKS.get(status) == "✓")
+    return f"tasks {done}/{len(tasks)} done"
 
 
 def _pending_text(state: RuntimeState) -> str:

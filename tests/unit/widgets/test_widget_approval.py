@@ -139,3 +139,24 @@ def test_command_and_code_are_monospace() -> None:
     for kind in ("command", "code"):
         out = preview_html("print(1)", kind)  # type: ignore[arg-type]
         assert "<pre" in out and "monospace" in out
+
+
+def test_text_plain_of_the_card_is_the_question_with_its_choices() -> None:
+    """What `jupyter console`, nbconvert's text exports and logs show instead of the widget."""
+    card, _ = make_card()
+    text = card.plain_text()
+    assert text.splitlines()[0] == "Approve bash? (commands ask in `ask` mode)"
+    assert "$ ls -la" in text
+    assert text.splitlines()[-1] == (
+        "Choices: Allow once · Allow for this session · Always allow (bash(ls:*)) · Deny"
+        " · Deny and stop"
+    )
+    card.resolve("deny", "use rg instead", via="sidebar")
+    assert card.plain_text().splitlines()[-1] == ("Denied: use rg instead (decided in the sidebar)")
+
+
+def test_text_plain_of_the_card_is_bounded_and_offers_no_rule_it_has_not() -> None:
+    card, _ = make_card(preview="\n".join(f"line {i}" for i in range(500)), suggested_rule="")
+    text = card.plain_text()
+    assert "line 19" in text and "line 20" not in text and "… 480 more lines" in text
+    assert "Always allow" not in text

@@ -189,3 +189,13 @@ def test_ten_thousand_rows_refresh_quickly() -> None:
     assert control.selected_frame == 9_990
     # Only the options were rebuilt; the controls themselves are the same objects.
     assert control.frames is frames and control.preview is preview and control.buttons == buttons
+
+
+def test_text_plain_lists_the_newest_frames_and_the_magics_that_rewind() -> None:
+    control = RewindControl(FakeSource(25))
+    lines = control.plain_text().splitlines()
+    assert lines[0] == "Rewind: 25 frame(s), newest first"
+    assert lines[1].startswith("  #25 · In [25] · ") and "prompt 25" in lines[1]
+    assert "  … 15 more" in lines
+    assert lines[-1].startswith("Without widgets: %logician rewind N")
+    assert RewindControl(FakeSource(0)).plain_text().startswith("Rewind: no frames yet")

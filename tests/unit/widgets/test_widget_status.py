@@ -9,7 +9,11 @@ from ipywidgets import Widget
 pytest.importorskip("ipywidgets")
 
 import ipywidgets as w  # noqa: E402
-from ipywidgets.widgets.tests.utils import setup_test_comm, teardown_test_comm  # noqa: E402
+from ipywidgets.widgets.tests.utils import (  # noqa: E402
+    _widget_attrs,
+    setup_test_comm,
+    teardown_test_comm,
+)
 
 from logician_kernel.events.runtime_state import RuntimeState  # noqa: E402
 from logician_kernel.jupyter.widgets import StatusWidget  # noqa: E402
@@ -184,3 +188,31 @@ def _walk(widget: w.Widget):
     for child in getattr(widget, "children", ()):
         yield child
         yield from _walk(child)
+
+
+def test_text_plain_is_one_readable_line_of_the_state() -> None:
+    """What `jupyter console`, nbconvert's text exports and logs show instead of the widget."""
+    widget = StatusWidget(RunBudgetLimits(max_turns=50))
+    assert widget.plain_text() == "Logician · starting"
+    widget.update(RUNNING, cost_usd=0.0123, tasks=[("read", "done"), ("write", "in_progress")])
+    line = widget.plain_text()
+    assert line.startswith("Logician · turn 3 · claude-x · streaming · 12,345 in / 678 out tokens")
+    assert "$0.0123" in line and "5 pending" in line and "tasks 1/2 done" in line
+    assert "\n" not in line and "children=" not in line
+    done = RuntimeState(model="claude-x", input_tokens=240, output_tokens=60,
+                        last_outcome=RunOutcome(status="completed", detail="the model answered"))  # fmt: skip
+    widget.update(done)
+    assert widget.plain_text().endswith(
+        "240 in / 60 out tokens · $0.0123 · tasks 1/2 done · completed: the model answered"
+    )
+
+
+def test_the_display_bundle_keeps_the_widget_view_and_gives_the_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The dummy comm disables widget display; put ipywidgets' own method back for this test.
+    monkeypatch.setattr(Widget, "_repr_mimebundle_", _widget_attrs["_repr_mimebundle_"])
+    widget = StatusWidget()
+    bundle = widget._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == widget.model_id
+    assert bundle["text/plain"] == "Logician · starting"

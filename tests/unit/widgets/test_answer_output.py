@@ -1,0 +1,59 @@
+"""How the answer reaches the frontend: Markdown re-rendered in place, or stdout text once."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from logician_kernel.jupyter.answer import (
+    StdoutAnswer,
+    answer_output,
+    is_terminal,
+    markdown_answer,
+)
+from logician_kernel.jupyter.display import answer_bundle
+
+
+def kernel_with(*targets: str) -> SimpleNamespace:
+    comms = {str(i): SimpleNamespace(target_name=t) for i, t in enumerate(targets)}
+    return SimpleNamespace(comm_manager=SimpleNamespace(comms=comms))
+
+
+def test_the_answer_bundle_reads_the_same_as_markdown_and_as_text() -> None:
+    assert answer_bundle("**done**") == {"text/markdown": "**done**", "text/plain": "**done**"}
+
+
+def test_stdout_prints_each_piece_once_and_ends_its_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    show = StdoutAnswer()
+    handle = None
+    for text in ("The ", "The answer ", "The answer ", "The answer is 42."):
+        handle = show(text, handle)
+    show.end(handle)
+    show.end(show("Already ended\n", None))
+    assert capsys.readouterr().out == "The answer is 42.\nAlready ended\n"
+
+
+@pytest.mark.parametrize(
+    ("targets", "stdin", "sidebar", "terminal"),
+    [
+        ((), True, False, True),  # jupyter console
+        (("jupyter.widget.control",), True, False, False),  # JupyterLab with widgets
+        ((), True, True, False),  # the lab extension's sidebar is listening
+        ((), False, False, False),  # nbclient, papermill, logician run
+    ],
+)
+def test_a_terminal_is_a_frontend_that_reads_stdin_and_draws_nothing(
+    targets: tuple[str, ...], stdin: bool, sidebar: bool, terminal: bool
+) -> None:
+    kernel = kernel_with(*targets)
+    assert is_terminal(kernel, can_read_stdin=stdin, sidebar=sidebar) is terminal
+
+
+def test_ui_answer_overrides_the_guess() -> None:
+    assert isinstance(answer_output("auto", terminal=True), StdoutAnswer)
+    assert answer_output("auto", terminal=False) is markdown_answer
+    assert isinstance(answer_output("stream", terminal=False), StdoutAnswer)
+    assert answer_output("markdown", terminal=True) is markdown_answer
