@@ -56,13 +56,16 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def do_GET(self) -> None:
+        self._answer(None)
+
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        self._answer(json.loads(raw) if raw else None)
+
+    def _answer(self, body: Any) -> None:
         received = Received(
-            "POST",
-            self.path,
-            {k.lower(): v for k, v in self.headers.items()},
-            json.loads(raw) if raw else None,
+            self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
         )
         reply = self.server.owner._take(received)
         self.close_connection = True
@@ -92,6 +95,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.owner.client_left.set()
 
 
+_MODEL_CALLS = ("/chat/completions", "/messages")
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = False
     block_on_close = True
@@ -106,6 +112,10 @@ class LoopbackServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self.requests: list[Received] = []
+        """Model calls received, in order."""
+        self.metadata_requests: list[Received] = []
+        """Other requests (model listings, server properties), in order."""
+        self._routes: dict[tuple[str, str], Any] = {}
         self.client_left = threading.Event()
         """Set when a client closed its connection while a reply was still being written."""
         self._server = _Server(("127.0.0.1", 0), _Handler)
@@ -123,8 +133,23 @@ class LoopbackServer:
         with self._lock:
             self._replies.extend(replies)
 
+    def route(self, method: str, path: str, payload: Any) -> None:
+        """Answer every `method path` request with `payload` as JSON (model metadata such as
+        `/v1/models`), outside the queue of scripted replies."""
+        with self._lock:
+            self._routes[(method, path)] = payload
+
     def _take(self, received: Received) -> Reply:
         with self._lock:
+            routed = self._routes.get((received.method, received.path))
+            if routed is not None:
+                self.metadata_requests.append(received)
+                return Reply.error(200, routed)
+            if not received.path.endswith(_MODEL_CALLS):
+                # Metadata a client may probe for (/v1/models, /props, /api/show): not a model
+                # call, so it must not take a scripted reply.
+                self.metadata_requests.append(received)
+                return Reply.error(404, {"error": {"message": f"loopback: no {received.path}"}})
             self.requests.append(received)
             if self._replies:
                 return self._replies.popleft()
@@ -262,3 +287,96 @@ def anthropic_events(
     if stop:
         events.append({"type": "message_stop"})
     return events
+
+
+# --- server profiles: how real OpenAI-compatible servers stream ------------------------------
+
+Profile = Literal["openai", "ollama", "llamacpp", "vllm", "think-tags"]
+PROFILES: tuple[Profile, ...] = ("openai", "ollama", "llamacpp", "vllm", "think-tags")
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
+    return {"id": "chatcmpl-p", "object": "chat.completion.chunk", "model": "loop-model",
+            "choices": [choice], **extra}  # fmt: skip
+
+
+def _pieces_of(text: str, size: int = 5) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def profile_chunks(
+    profile: Profile,
+    *,
+    text: str = "",
+    reasoning: str = "",
+    calls: tuple[tuple[str, str, dict[str, Any] | str], ...] = (),
+    usage: tuple[int, int] | None = (30, 12),
+) -> list[dict[str, Any]]:
+    """The chunks `profile` sends for one reply with optional reasoning, text and tool calls
+    (arguments as an object, or as raw text to send something that is not JSON).
+
+    - openai: parallel calls by index, id/type/name on the first delta, arguments in pieces,
+      `finish_reason: tool_calls`, usage in a last chunk with no choices (`include_usage`).
+    - ollama: `reasoning` deltas; every call whole at `index: 0` with its own id
+      (ollama/ollama#15457); `finish_reason: "stop"` even after calls.
+    - llamacpp: `reasoning_content` deltas (`--reasoning-format deepseek`); usage arrives with
+      the finish chunk, and `timings` ride along.
+    - vllm: `reasoning` deltas (vLLM >= 0.9); usage repeated on every chunk
+      (`continuous_usage_stats`), growing: only the last report is right.
+    - think-tags: a reasoning model served without a reasoning parser: `<think>...</think>`
+      inside `content`, split across chunks.
+    """
+    reasoning_key = {"ollama": "reasoning", "llamacpp": "reasoning_content", "vllm": "reasoning"}
+    chunks: list[dict[str, Any]] = [_chunk({"role": "assistant", "content": ""})]
+    if reasoning and profile == "think-tags":
+        for piece in _pieces_of(f"<think>\n{reasoning}\n</think>\n\n", 4):
+            chunks.append(_chunk({"content": piece}))
+    elif reasoning:
+        key = reasoning_key.get(profile, "reasoning_content")
+        for piece in _pieces_of(reasoning):
+            chunks.append(_chunk({key: piece, "content": None}))
+    for piece in _pieces_of(text):
+        chunks.append(_chunk({"content": piece}))
+    for index, (call_id, name, arguments) in enumerate(calls):
+        args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        if profile == "ollama":
+            whole = {"id": call_id, "index": 0, "type": "function",
+                     "function": {"name": name, "arguments": args}}  # fmt: skip
+            chunks.append(_chunk({"tool_calls": [whole]}))
+            continue
+        first = {"index": index, "id": call_id, "type": "function",
+                 "function": {"name": name, "arguments": ""}}  # fmt: skip
+        chunks.append(_chunk({"tool_calls": [first]}))
+        for piece in _pieces_of(args, 6):
+            chunks.append(
+                _chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            )
+    finish = "tool_calls" if calls and profile != "ollama" else "stop"
+    report = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+              "total_tokens": sum(usage)} if usage else None  # fmt: skip
+    if profile == "vllm" and report:
+        for n, c in enumerate(chunks):
+            c["usage"] = {"prompt_tokens": usage[0], "completion_tokens": n,  # type: ignore[index]
+                          "total_tokens": usage[0] + n}  # type: ignore[index]  # fmt: skip
+    if profile == "llamacpp":
+        extra = {"usage": report, "timings": {"predicted_n": 1}} if report else {}
+        chunks.append(_chunk({}, finish, **extra))
+    else:
+        chunks.append(
+            _chunk({}, finish, **({"usage": report} if profile == "vllm" and report else {}))
+        )
+        if report and profile in ("openai", "ollama", "think-tags"):
+            chunks.append({**_chunk({}), "choices": [], "usage": report})
+    return chunks
+
+
+def profile_reply(profile: Profile, **reply: Any) -> Reply:
+    """`profile_chunks` as a reply, the SSE body split mid-event as networks do."""
+    return Reply(pieces=split_every(sse(*profile_chunks(profile, **reply), done=True), 23))
+
+
+def vllm_models(name: str, max_model_len: int) -> dict[str, Any]:
+    """vLLM's `GET /v1/models` (vllm/entrypoints/openai/protocol.py `ModelCard`)."""
+    return {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "vllm",
+                                        "root": name, "max_model_len": max_model_len}]}  # fmt: skip

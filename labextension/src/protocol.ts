@@ -30,6 +30,8 @@ export interface IStatus {
   budget?: Record<string, number>;
   pending_approvals?: number;
   last_outcome?: string | null;
+  /** Records of the audit log that fail their checksum or carry none (0: intact). */
+  audit_problems?: number;
 }
 
 export interface IApprovalRequest {

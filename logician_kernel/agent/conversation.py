@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..compaction import CompactionFailed, compact
 from ..loop.summarizer import summariser, summarize
-from ..providers import Provider
+from ..providers import Metered, Provider
 from ..session.branches import (
     Branch,
     branch_discard_fields,
@@ -46,32 +46,34 @@ def discard(ledger: ThreadLedger, chosen: Branch) -> None:
     ledger.append(ProjectionItem, **branch_discard_fields(chosen, ledger.messages()), durable=True)
 
 
-async def merge(ledger: ThreadLedger, provider: Provider, chosen: Branch) -> str:
-    """Summarise `chosen` and append the summary to the conversation; returns it."""
+async def merge(ledger: ThreadLedger, provider: Provider, chosen: Branch) -> tuple[str, str]:
+    """Summarise `chosen` and append the summary to the conversation; returns the summary and
+    what it cost (`the summary used N in / M out tokens`)."""
     messages = [MESSAGE_ADAPTER.validate_python(m) for m in chosen.messages]
+    metered = Metered(provider)
     try:
-        summary = await summarize(
-            provider, messages, focus="what the discarded branch found or did"
-        )
+        summary = await summarize(metered, messages, focus="what the discarded branch found or did")
     except CompactionFailed as exc:
         raise AgentError(f"branch merge: no summary ({exc}); nothing changed") from None
     current = ledger.messages()
     ledger.append(ProjectionItem, **branch_merge_fields(chosen, summary, current), durable=True)
-    return summary
+    return summary, metered.spent()
 
 
 async def compact_now(
     ledger: ThreadLedger, provider: Provider, *, keep_recent_turns: int, focus: str | None
-) -> tuple[int, int]:
-    """Compact the conversation now; returns (messages before, messages after)."""
+) -> tuple[int, int, str]:
+    """Compact the conversation now; returns (messages before, messages after, what the
+    summary cost)."""
     current = [MESSAGE_ADAPTER.validate_python(m) for m in ledger.messages()]
+    metered = Metered(provider)
     try:
         new = await compact(
-            summariser(provider), current, keep_recent_turns=keep_recent_turns, focus=focus
+            summariser(metered), current, keep_recent_turns=keep_recent_turns, focus=focus
         )
     except CompactionFailed as exc:
         raise AgentError(f"compact: {exc}; the conversation is unchanged") from None
     dumped = [MESSAGE_ADAPTER.dump_python(m, mode="json") for m in new]
     ledger.append(ProjectionItem, reason="compaction", messages=dumped,
                   note=f"on demand{': ' + focus if focus else ''}", durable=True)  # fmt: skip
-    return len(current), len(new)
+    return len(current), len(new), metered.spent()

@@ -28,6 +28,7 @@ from ..policy import (
     RunBudget,
     RunController,
 )
+from ..providers import resolve_context_window
 from ..runtime import LogicianRuntime
 from ..session.thread_ledger import (
     ApprovalRequested,
@@ -148,10 +149,6 @@ def build_gate(
     )
 
 
-DEFAULT_CONTEXT_WINDOW = 128_000
-"""Used when `model.context_window` is unset (no per-model table yet): a common size."""
-
-
 def compaction_policy(settings: LogicianSettings, ledger: ThreadLedger) -> CompactionPolicy | None:
     """The thread's compaction settings, with how many summaries it has had since its last
     run checkpoint (a new harness is built per run; the count lives in the ledger)."""
@@ -163,7 +160,7 @@ def compaction_policy(settings: LogicianSettings, ledger: ThreadLedger) -> Compa
         if isinstance(entry, ProjectionItem) and entry.reason == "compaction":
             so_far = 0 if "run-checkpoint" in entry.note else so_far + 1
     return CompactionPolicy(
-        context_window=settings.model.context_window or DEFAULT_CONTEXT_WINDOW,
+        context_window=resolve_context_window(settings.model).tokens,
         threshold_fraction=section.threshold_fraction,
         keep_recent_turns=section.keep_recent_turns,
         max_compactions_before_checkpoint=section.max_compactions_before_checkpoint,

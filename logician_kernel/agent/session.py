@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..config import EffectiveConfig, LogicianSettings, ModelSettings
 from ..events.events import HarnessEvent
@@ -61,6 +62,26 @@ class RunResult:
     """How the run ended: completed, budget_exhausted, cancelled, failed..."""
     text: str
     """The model's last answer."""
+
+
+class Compacted(NamedTuple):
+    """What `AgentSession.compact` did."""
+
+    before: int
+    """Messages the model saw before."""
+    after: int
+    """Messages it sees now."""
+    spent: str
+    """What the summary cost, e.g. `the summary used 500 in / 40 out tokens`."""
+
+
+class Merged(NamedTuple):
+    """What `AgentSession.merge_branch` did."""
+
+    summary: str
+    """The summary of the branch now in the conversation."""
+    spent: str
+    """What the summary cost."""
 
 
 class AgentSession:
@@ -185,6 +206,7 @@ class AgentSession:
             if python
             else None,
             bash_timeout_seconds=settings.tools.bash_timeout_seconds,
+            secrets=secrets,
         )
         try:
             controller = build_controller(runtime, options)
@@ -282,7 +304,10 @@ class AgentSession:
                          text=run.text)  # fmt: skip
 
     def _consume(
-        self, run: AgentRun, approve: Approve | None, on_event: Callable[[HarnessEvent], None] | None
+        self,
+        run: AgentRun,
+        approve: Approve | None,
+        on_event: Callable[[HarnessEvent], None] | None,
     ) -> None:
         while not run.done:
             try:
@@ -339,24 +364,28 @@ class AgentSession:
         self.forget_provider()
         return dropped
 
-    def compact(self, focus: str | None = None) -> tuple[int, int]:
-        """Summarise the older turns now; returns (messages before, after)."""
+    def compact(self, focus: str | None = None) -> Compacted:
+        """Summarise the older turns now."""
         keep = self.settings.compaction.keep_recent_turns
-        return run_coroutine(
-            conversation.compact_now(
-                self.ledger, self.provider(), keep_recent_turns=keep, focus=focus
-            ),  # fmt: skip
-            name="logician-compaction",
+        return Compacted(
+            *run_coroutine(
+                conversation.compact_now(
+                    self.ledger, self.provider(), keep_recent_turns=keep, focus=focus
+                ),  # fmt: skip
+                name="logician-compaction",
+            )
         )
 
     def branches(self) -> list[conversation.Branch]:
         return conversation.branches(self.ledger)
 
-    def merge_branch(self, branch_id: str) -> str:
-        """Merge a summary of a rewound branch into the conversation; returns the summary."""
+    def merge_branch(self, branch_id: str) -> Merged:
+        """Merge a summary of a rewound branch into the conversation."""
         chosen = conversation.open_branch(self.ledger, branch_id, merging=True)
-        return run_coroutine(
-            conversation.merge(self.ledger, self.provider(), chosen), name="logician-merge"
+        return Merged(
+            *run_coroutine(
+                conversation.merge(self.ledger, self.provider(), chosen), name="logician-merge"
+            )
         )
 
     def discard_branch(self, branch_id: str) -> None:

@@ -10,6 +10,7 @@ from logician_kernel.types.messages import (
     Message,
     SystemMessage,
     TextPart,
+    ThinkingPart,
     ToolCall,
     ToolResultMessage,
     UserPart,
@@ -52,6 +53,8 @@ def render_message(message: Message, *, result_limit: int) -> str:
         for part in message.content:
             if isinstance(part, TextPart):
                 lines.append(part.text)
+            elif isinstance(part, ThinkingPart):
+                continue  # reasoning is not part of what was said or done
             else:
                 lines.append(f"-> tool call {call_text(part)}")
         return "[assistant]\n" + "\n".join(lines)

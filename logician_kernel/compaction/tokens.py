@@ -16,6 +16,7 @@ from logician_kernel.types.messages import (
     Message,
     SystemMessage,
     TextPart,
+    ThinkingPart,
     ToolCall,
     ToolResultMessage,
     Usage,
@@ -34,9 +35,11 @@ def _text_tokens(text: str) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)  # ceiling division
 
 
-def _part_tokens(part: TextPart | ImagePart | ToolCall) -> int:
+def _part_tokens(part: TextPart | ImagePart | ToolCall | ThinkingPart) -> int:
     if isinstance(part, TextPart):
         return _text_tokens(part.text)
+    if isinstance(part, ThinkingPart):  # sent back with tool-use turns, so it fills the window
+        return _text_tokens(part.text) + _text_tokens(part.signature)
     if isinstance(part, ImagePart):
         return IMAGE_TOKENS
     arguments = part.invalid_arguments

@@ -54,8 +54,12 @@ def atomic_update(
     """
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
+    # A new file under the kernel's state directory is the user's alone, like the rest of it.
+    new_mode = 0o600 if ".logician" in target.parts else 0o644
     lock = FileLock(
-        str(target) + ".lock", timeout=LOCK_TIMEOUT if lock_timeout is None else lock_timeout
+        str(target) + ".lock",
+        timeout=LOCK_TIMEOUT if lock_timeout is None else lock_timeout,
+        mode=new_mode,
     )
     try:
         lock.acquire()
@@ -75,7 +79,7 @@ def atomic_update(
         new = patch(old)
         if new == old:
             return new
-        mode = (target.stat().st_mode & 0o777) if old_bytes is not None else 0o644
+        mode = (target.stat().st_mode & 0o777) if old_bytes is not None else new_mode
         temp = target.with_name(f".{target.name}.tmp")
         # A fixed temp name is safe under the lock, and a writer killed mid-way leaves at
         # most one stale temp file, which the next writer truncates.

@@ -23,7 +23,7 @@ from ._keys import KeyPath, format_key, lookup, parse_key
 from ._resolve import Resolution, default_layer, project_file, resolve
 from ._schema import LogicianSettings
 from ._sources import LAYER_ORDER, Layer, LayerName, read_env_layer, read_file_layer, session_layer
-from ._trust import read_trusted
+from ._trust import TrustEntry, TrustRecord, read_trusted
 
 __all__ = ["CONFIG_DIR_ENV", "EffectiveConfig", "load_effective_config", "user_config_dir"]
 
@@ -58,7 +58,7 @@ class EffectiveConfig:
     start_dir: Path
     _resolution: Resolution = field(repr=False)
     _env: Mapping[str, str] = field(repr=False)
-    _trusted_roots: frozenset[str] = field(repr=False)
+    _trusted_roots: TrustRecord = field(repr=False)
     _trust_notice: str | None = field(repr=False, default=None)
 
     @property
@@ -77,6 +77,16 @@ class EffectiveConfig:
     @property
     def applied_layers(self) -> tuple[LayerName, ...]:
         return self._resolution.applied
+
+    @property
+    def trust(self) -> TrustEntry | None:
+        """The trust entry that applies the project file, when the workspace is trusted."""
+        return self._resolution.trust
+
+    @property
+    def held_back(self) -> tuple[str, ...]:
+        """Gated keys the project file sets that were not applied (see `_gated.py`)."""
+        return self._resolution.held_back
 
     def layer(self, name: LayerName) -> Layer:
         return next(layer for layer in self.layers if layer.name == name)
@@ -143,7 +153,7 @@ class EffectiveConfig:
         return new
 
     def _replace_layer(
-        self, layer: Layer, *, trusted_roots: frozenset[str] | None = None
+        self, layer: Layer, *, trusted_roots: TrustRecord | None = None
     ) -> EffectiveConfig:
         layers = [other for other in self.layers if other.name not in (layer.name, "project")]
         project = layer if layer.name == "project" else self.layer("project")
@@ -167,7 +177,7 @@ def _snapshot(
     user_dir: Path,
     start: Path,
     env: Mapping[str, str],
-    roots: frozenset[str],
+    roots: TrustRecord,
     trust_notice: str | None,
 ) -> EffectiveConfig:
     return EffectiveConfig(

@@ -24,8 +24,10 @@ Where configuration comes from, lowest to highest precedence:
   2. user file: <user config dir>/config.toml, e.g. ~/.config/logician/config.toml
      (`$LOGICIAN_CONFIG_DIR` overrides the directory)
   3. project file: <workspace>/.logician/config.toml - applied only once the workspace is
-     trusted (`logician trust [DIR]` or `%logician trust`); it may not set
-     workspace.root, model.api_key_env or anything credential-like
+     trusted (`logician trust [DIR]` or `%logician trust`) as it is now; it may not set
+     workspace.root or anything credential-like, and fields that can take the kernel over
+     (model.base_url, model.api_key_env, recordings, permissions.mode/headless/allow,
+     looser budgets) apply only after `logician trust --allow KEY`
   4. environment variables LOGICIAN_<SECTION>__<KEY>, e.g. LOGICIAN_MODEL__NAME=gpt-4.1
      (values are TOML literals: LOGICIAN_BUDGET__MAX_TURNS=5)
   5. session overrides: `%logician config set KEY VALUE` in a notebook

@@ -17,6 +17,8 @@ import tomlkit
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
+from ..session.redact import MASK as _REDACT_MASK
+from ..session.redact import is_credential_name, redact
 from ._schema import LogicianSettings
 
 __all__ = [
@@ -205,26 +207,19 @@ def is_secret_key(path: Iterable[str | int]) -> bool:
     parts = [p for p in path if isinstance(p, str)]
     if tuple(parts) == _CREDENTIAL_REDIRECT:
         return False  # names a variable, holds no secret
-    return any(_SECRET.search(p) for p in parts)
+    return any(_SECRET.search(p) or is_credential_name(p) for p in parts)
 
 
-_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+(?=@)")
-_QUERY_SECRET = re.compile(r"(?i)([?&](?:api[_-]?key|key|token|access_token|secret)=)[^&#\s]+")
-_TOKEN_SHAPE = re.compile(
-    r"\b(?:sk|pk|rk|sess)-[A-Za-z0-9_-]{8,}|\b(?:ghp|gho|xox[abps])[_-][\w-]{8,}"
-)
-
-MASK = "****"
+MASK = _REDACT_MASK
 
 
 def mask(path: Sequence[str | int], value: Any) -> Any:
-    """`value` with anything secret-like replaced by `****` (recursively)."""
+    """`value` with anything secret-like replaced by `****` (recursively), by the one
+    redactor every durable record uses (`session.redact`)."""
     if is_secret_key(path):
         return MASK
     if isinstance(value, str):
-        value = _URL_USERINFO.sub(MASK, value)
-        value = _QUERY_SECRET.sub(lambda m: m.group(1) + MASK, value)
-        return _TOKEN_SHAPE.sub(MASK, value)
+        return redact(value)
     if isinstance(value, dict):
         return {k: mask((*path, k), v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

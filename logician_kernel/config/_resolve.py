@@ -16,19 +16,29 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import platformdirs
 from pydantic import ValidationError
 
 from ._errors import CREDENTIAL_HINT, explain
+from ._gated import hold_back
 from ._keys import KeyPath, format_key, is_credential_redirect, is_secret_key
 from ._merge import Merged, highest, merge_layers
 from ._schema import LogicianSettings
 from ._sources import LAYER_ORDER, Layer, LayerName, read_file_layer
-from ._trust import trust_key
+from ._trust import TrustEntry, TrustRecord, trust_key
 
 __all__ = ["PROJECT_FILE", "Resolution", "default_layer", "project_file", "resolve"]
 
 PROJECT_FILE = Path(".logician") / "config.toml"
 _PROVIDER_DEFAULTED: frozenset[KeyPath] = frozenset({("model", "name"), ("model", "api_key_env")})
+
+
+_PROJECT_RANK = LAYER_ORDER.index("project")
+
+
+def user_data_dir() -> Path:
+    """Where the user's own kernel data may live (a project may point recordings here)."""
+    return Path(platformdirs.user_data_dir("logician"))
 
 
 def project_file(workspace: Path) -> Path:
@@ -87,12 +97,7 @@ def _filter_project(layer: Layer) -> tuple[Layer, list[str]]:
             path = prefix + (key,)
             if path == ("workspace", "root"):
                 reason = "may not be set by a project file (the file lives inside the workspace it would choose)"
-            elif is_credential_redirect(path):
-                reason = (
-                    "may not be set by a project file (it would redirect which environment "
-                    "variable the API key is read from); set it in your user config or environment"
-                )
-            elif is_secret_key(path):
+            elif is_secret_key(path) and not is_credential_redirect(path):
                 reason = (
                     f"looks like a credential, which a project file may not set; {CREDENTIAL_HINT}"
                 )
@@ -153,6 +158,8 @@ class Resolution:
     trusted: bool
     notices: tuple[str, ...]
     excluded: Mapping[LayerName, tuple[str, ...]]
+    trust: TrustEntry | None = None
+    held_back: tuple[str, ...] = ()
 
 
 def resolve(
@@ -160,7 +167,7 @@ def resolve(
     *,
     start: Path,
     user_dir: Path,
-    trusted_roots: frozenset[str],
+    trusted_roots: TrustRecord,
     workspace: Path | None = None,
     project: Layer | None = None,
     trust_notice: str | None = None,
@@ -179,14 +186,23 @@ def resolve(
             ws = _root_override(active, start) or _git_toplevel(start) or start
         if project is None or project.path != project_file(ws):
             project = read_file_layer("project", project_file(ws))
-        trusted = trust_key(ws) in trusted_roots
+        entry = trusted_roots.get(trust_key(ws))
+        lapsed = entry.problem(ws, project.text if project.exists else None) if entry else None
+        trusted = entry is not None and lapsed is None
+        held: list[str] = []
         notices: list[str] = []
         if trust_notice:
             notices.append(trust_notice)
         for layer in layers:
             notices.extend(layer.notes)
         stack = list(active)
-        if project.exists and not trusted:
+        if project.exists and lapsed:
+            notices.append(
+                f"project config {project.path} was NOT applied: {lapsed}. Review the file, "
+                f"then run `logician trust {ws}` in a terminal or `%logician trust` in the "
+                "notebook to trust it again."
+            )
+        elif project.exists and not trusted:
             notices.append(
                 f"project config {project.path} was NOT applied: the workspace {ws} is not "
                 f"trusted. Review the file, then run `logician trust {ws}` in a terminal or "
@@ -197,6 +213,16 @@ def resolve(
         elif project.exists and "project" not in excluded:
             filtered, refused = _filter_project(project)
             notices.extend(refused)
+            below = [layer for layer in active if LAYER_ORDER.index(layer.name) < _PROJECT_RANK]
+            gated, held = hold_back(
+                filtered.data,  # type: ignore[arg-type]  # our own copy, see _filter_project
+                base=merge_layers(below).data,
+                allows=entry.allows if entry is not None else (lambda key, value: False),
+                where=project.where,
+                workspace=ws,
+                data_dir=user_data_dir(),
+            )
+            notices.extend(gated)
             stack.append(filtered)
         merged = merge_layers(stack)
         applied = tuple(layer.name for layer in stack)
@@ -220,5 +246,6 @@ def resolve(
                 notices.append(f"{problem} - the {layer.title} was left out.")
         all_layers = tuple(layer for layer in layers if layer.name != "project") + (project,)
         return Resolution(
-            settings, merged, applied, all_layers, ws, trusted, tuple(notices), excluded
-        )
+            settings, merged, applied, all_layers, ws, trusted, tuple(notices), excluded,
+            trust=entry if trusted else None, held_back=tuple(held),
+        )  # fmt: skip

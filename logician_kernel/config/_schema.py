@@ -122,7 +122,7 @@ class ModelSettings(_Section):
     """Name of the environment variable holding the API key - the key itself never appears in
     any config file. Default: `OPENAI_API_KEY` for openai, `ANTHROPIC_API_KEY` for anthropic,
     empty (no key) for replay. Set it to "" to send no key (local servers such as Ollama).
-    A project file may not set this."""
+    A project file sets it only after `logician trust --allow model.api_key_env`."""
 
     request_timeout_seconds: float = Field(default=600.0, gt=0)
     """Seconds to wait for a whole model response, streaming included."""
@@ -132,6 +132,15 @@ class ModelSettings(_Section):
 
     max_retries: int = Field(default=2, ge=0, le=10)
     """Retries of a failed model request (rate limits, overload, connection errors)."""
+
+    stream: bool = True
+    """Stream replies as they are written. Set false for a server that only answers whole
+    (or cannot stream tool calls): the cell then shows each reply when it is complete."""
+
+    thinking_budget_tokens: int | None = Field(default=None, ge=1024, examples=[8000])
+    """Anthropic extended thinking: tokens the model may think before answering (at least
+    1024); unset means no extended thinking. OpenAI-compatible reasoning models think without
+    being asked; their reasoning is shown either way."""
 
     replay_file: Path | None = Field(default=None, examples=["recordings/session.jsonl"])
     """Recorded session played by the `replay` provider; relative to the workspace root."""

@@ -77,7 +77,7 @@ def _trust(args: argparse.Namespace) -> int:
     if not start.is_dir():
         raise ConfigError(f"{args.dir}: not a directory")
     cfg = _load(start)
-    print(commands.trust(cfg.workspace, user_dir=cfg.user_dir))
+    print(commands.trust(cfg.workspace, user_dir=cfg.user_dir, allow=args.allow or ()))
     return 0
 
 
@@ -135,7 +135,15 @@ def add_config_subcommands(subparsers: Any) -> None:
         "trust",
         help="trust a workspace so its .logician/config.toml applies",
         description="Record DIR's workspace (the git work tree containing it, or DIR) as "
-        "trusted in the user config dir.",
+        "trusted in the user config dir, for its project file as it is now: a later change "
+        "asks again. Fields that can take the kernel over (model.base_url, "
+        "permissions.mode, ...) apply only with --allow KEY, for the value they have now.",
     )
     trust.add_argument("dir", metavar="DIR", nargs="?", help="workspace directory (default: .)")
+    trust.add_argument(
+        "--allow",
+        metavar="KEY",
+        action="append",
+        help="also apply the project's current value of this gated field (repeatable)",
+    )
     trust.set_defaults(func=_guarded(_trust))

@@ -7,13 +7,14 @@ secret-like keys are masked everywhere, and no command ever writes a secret.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from ._atomic import DELETE, atomic_update, patch_toml
 from ._effective import EffectiveConfig, user_config_dir
 from ._errors import CREDENTIAL_HINT, ConfigError, unknown_key
+from ._gated import GATED_KEYS, format_allowed, gated_field
 from ._keys import (
     KeyPath,
     coerce_raw,
@@ -27,8 +28,8 @@ from ._keys import (
 )
 from ._schema import LogicianSettings
 from ._sources import LAYER_ORDER, Layer, LayerName, layer_from_text, parse_layer
+from ._trust import ANY_CONTENT, TrustEntry, read_trusted, record_trust, trust_key
 from ._trust import is_trusted as _is_trusted
-from ._trust import record_trust, trust_key
 
 __all__ = [
     "Persist",
@@ -125,6 +126,10 @@ def config_show(cfg: EffectiveConfig, *, as_json: bool = False) -> str:
             "trusted": cfg.trusted,
             "layers": [{"name": n, "source": s, "status": st} for n, s, st in _layer_rows(cfg)],
             "notices": list(cfg.notices),
+            "trust": {
+                "allowed": sorted(cfg.trust.allowed) if cfg.trust else [],
+                "held_back": list(cfg.held_back),
+            },
             "api_key": {"env": var, "set": present, "value": "****" if present else None},
             "settings": values,
         }
@@ -134,6 +139,11 @@ def config_show(cfg: EffectiveConfig, *, as_json: bool = False) -> str:
         "layers:",
     ]
     lines += [f"  {n:<8} {st:<36} {s}" for n, s, st in _layer_rows(cfg)]
+    if cfg.trust is not None and cfg.trust.allowed:
+        lines.append("project fields you allowed:")
+        lines += format_allowed(cfg.trust.allowed)
+    if cfg.held_back:
+        lines.append(f"project fields held back: {', '.join(cfg.held_back)} (see notices)")
     if cfg.notices:
         lines.append("notices:")
         lines += [f"  ! {notice}" for notice in cfg.notices]
@@ -235,7 +245,7 @@ def _change(
                 raise ConfigError((*current.problems, f"{file} was not modified."))
         new_text = patch_toml(document if old and old.strip() else None, path, parsed)
         layer = layer_from_text(persist, file, new_text)
-        roots = cfg._trusted_roots | {trust_key(cfg.workspace)} if persist == "project" else None
+        roots = _trusting(cfg) if persist == "project" else None
         candidate = cfg._replace_layer(layer, trusted_roots=roots)
         problems = candidate.layer_problems(persist)
         if problems:
@@ -244,6 +254,14 @@ def _change(
         return new_text
 
     atomic_update(file, patch)
+    if persist == "project" and cfg.trusted:
+        # The user's own change to a file they trusted: trust follows it (allowed fields
+        # stay bound to their values, so this cannot widen them).
+        record_trust(cfg.workspace, cfg.user_dir)
+        written = outcome["cfg"]
+        outcome["cfg"] = written._replace_layer(
+            written.layer("project"), trusted_roots=read_trusted(cfg.user_dir)[0]
+        )
     new = outcome["cfg"]
     action = "Removed" if parsed is DELETE else "Saved"
     message = [f"{action} {dotted} {shown} in {file} ({persist} config)."]
@@ -302,23 +320,69 @@ def config_schema() -> str:
     return json.dumps(schema, indent=2)
 
 
+def _trusting(cfg: EffectiveConfig) -> dict[str, TrustEntry]:
+    """The trust record with this workspace trusted for any project content: how a
+    `config set --persist project` is checked before it is written."""
+    key = trust_key(cfg.workspace)
+    entry = cfg._trusted_roots.get(key)
+    allowed = entry.allowed if entry is not None else {}
+    return {**cfg._trusted_roots, key: TrustEntry(project_sha256=ANY_CONTENT, allowed=allowed)}
+
+
 def _user_dir(user_dir: Path | None, env: Mapping[str, str] | None) -> Path:
     return Path(user_dir) if user_dir is not None else user_config_dir(env)
 
 
 def trust(
-    workspace: Path, *, user_dir: Path | None = None, env: Mapping[str, str] | None = None
+    workspace: Path,
+    *,
+    user_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    allow: Sequence[str] = (),
 ) -> str:
-    """Record `workspace` as trusted, so its `.logician/config.toml` applies."""
-    record = record_trust(workspace, _user_dir(user_dir, env))
+    """Record `workspace` as trusted for its `.logician/config.toml` as it is now; `allow`
+    names gated fields (`model.base_url`, ...) whose current project values may apply.
+    Raises `ConfigError` naming a key that is not gated or not set, recording nothing."""
     root = trust_key(workspace)
     project = Path(root) / ".logician" / "config.toml"
+    values = _allowed_values(project, allow)
+    record = record_trust(workspace, _user_dir(user_dir, env), allow=values)
     state = (
         "will be applied"
         if project.exists()
-        else "does not exist yet; when created it will be applied"
+        else "does not exist yet; when it is created, review it and trust the workspace again"
     )
-    return f"Trusted workspace {root} (recorded in {record}). Its project config {project} {state}."
+    lines = [
+        f"Trusted workspace {root} (recorded in {record}). Its project config {project} {state}."
+    ]
+    for key, value in values.items():
+        lines.append(
+            f"Allowed {key} = {_literal(mask(parse_key(key), value))} from the project file."
+        )
+    return "\n".join(lines)
+
+
+def _allowed_values(project: Path, keys: Sequence[str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    if not keys:
+        return values
+    try:
+        layer = layer_from_text("project", project, project.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {project} to allow {', '.join(keys)}: {exc}") from None
+    if layer.problems:
+        raise ConfigError(layer.problems)
+    for key in keys:
+        if gated_field(key) is None:
+            known = ", ".join(sorted(GATED_KEYS))
+            raise ConfigError(f"--allow {key}: not a gated field; the gated fields are {known}")
+        node: Any = layer.data
+        for part in parse_key(key):
+            if not isinstance(node, Mapping) or part not in node:
+                raise ConfigError(f"--allow {key}: {project} does not set {key}; nothing to allow")
+            node = node[part]
+        values[key] = node
+    return values
 
 
 def untrust(

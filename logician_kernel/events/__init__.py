@@ -5,6 +5,7 @@ Pure data and pure functions: nothing here is persisted, and nothing imports Jup
 
 from .events import (
     HARNESS_EVENT_ADAPTER,
+    AssistantReasoningDelta,
     AssistantTextDelta,
     HarnessEvent,
     ModelCallStarted,
@@ -18,11 +19,12 @@ from .events import (
     TurnEnded,
     TurnStarted,
 )
-from .runtime_state import MAX_PENDING_SHOWN, Phase, RuntimeState, fold
+from .runtime_state import MAX_PENDING_SHOWN, Phase, RuntimeState, context_fraction, fold
 
 __all__ = [
     "HARNESS_EVENT_ADAPTER",
     "MAX_PENDING_SHOWN",
+    "AssistantReasoningDelta",
     "AssistantTextDelta",
     "HarnessEvent",
     "ModelCallStarted",
@@ -37,5 +39,6 @@ __all__ = [
     "ToolStarted",
     "TurnEnded",
     "TurnStarted",
+    "context_fraction",
     "fold",
 ]

@@ -29,6 +29,8 @@ class RunStarted(_Event):
     """The user's prompt, as given."""
     model: str = ""
     """The model the run talks to."""
+    context_window: int = 0
+    """The model's context window in tokens, as resolved for compaction (0: unknown)."""
 
 
 class TurnStarted(_Event):
@@ -56,6 +58,16 @@ class AssistantTextDelta(_Event):
     """Discriminator."""
     text: str
     """The new text."""
+
+
+class AssistantReasoningDelta(_Event):
+    """A fragment of the model's reasoning, as it streams: shown collapsed, never stored and
+    never part of the answer."""
+
+    kind: Literal["reasoning_delta"] = "reasoning_delta"
+    """Discriminator."""
+    text: str
+    """The new reasoning text."""
 
 
 class ToolCallStreaming(_Event):
@@ -95,6 +107,8 @@ class ModelResponded(_Event):
     """Tokens this request used."""
     stop_reason: StopReason = "end_turn"
     """Why the model stopped."""
+    usage_estimated: bool = False
+    """Whether `usage` is an estimate because the server reported none."""
 
 
 class ToolStarted(_Event):
@@ -177,6 +191,7 @@ HarnessEvent = Annotated[
     | TurnStarted
     | ModelCallStarted
     | AssistantTextDelta
+    | AssistantReasoningDelta
     | ToolCallStreaming
     | RetryScheduled
     | ModelResponded

@@ -65,6 +65,12 @@ class RuntimeState:
     """Prompt tokens used by this run."""
     output_tokens: int = 0
     """Generated tokens of this run."""
+    usage_estimated: bool = False
+    """Whether some of this run's token counts are estimates (a server that reports none)."""
+    context_window: int = 0
+    """The model's context window in tokens (0: unknown)."""
+    context_tokens: int = 0
+    """Tokens the conversation filled at the last reply: its prompt plus its answer."""
     last_outcome: RunOutcome | None = None
     """How the previous run ended; survives into the next run until it ends."""
 
@@ -75,7 +81,13 @@ class RuntimeState:
 
 
 def _run_started(state: RuntimeState, event: RunStarted) -> RuntimeState:
-    return RuntimeState(phase="turn", model=event.model, last_outcome=state.last_outcome)
+    return RuntimeState(
+        phase="turn",
+        model=event.model,
+        context_window=event.context_window,
+        context_tokens=state.context_tokens,
+        last_outcome=state.last_outcome,
+    )
 
 
 def _turn_started(state: RuntimeState, event: TurnStarted) -> RuntimeState:
@@ -113,7 +125,16 @@ def _model_responded(state: RuntimeState, event: ModelResponded) -> RuntimeState
         pending_count=len(calls),
         input_tokens=state.input_tokens + event.usage.input_tokens,
         output_tokens=state.output_tokens + event.usage.output_tokens,
+        usage_estimated=state.usage_estimated or event.usage_estimated,
+        context_tokens=event.usage.input_tokens + event.usage.output_tokens,
     )
+
+
+def context_fraction(state: RuntimeState) -> float | None:
+    """How full the context window was at the last reply, or None when the window is unknown."""
+    if state.context_window <= 0:
+        return None
+    return state.context_tokens / state.context_window
 
 
 def _tool_started(state: RuntimeState, event: ToolStarted) -> RuntimeState:
@@ -173,6 +194,7 @@ _FOLDS: dict[str, Callable[[RuntimeState, Any], RuntimeState]] = {
     "turn_started": _turn_started,
     "model_call_started": _model_call_started,
     "text_delta": _text_delta,
+    "reasoning_delta": _text_delta,
     "tool_call_streaming": _tool_call_streaming,
     "retry_scheduled": _retry_scheduled,
     "model_responded": _model_responded,

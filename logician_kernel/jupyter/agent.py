@@ -170,7 +170,7 @@ class AgentCell:
             self.comms.push_status(force=item.kind in ("run_started", "run_ended"))
             view.handle(item)
             if viewed.status is not None and (
-                item.kind != "text_delta" or view.renders != viewed.seen
+                item.kind not in ("text_delta", "reasoning_delta") or view.renders != viewed.seen
             ):
                 viewed.seen = view.renders  # status follows the coalesced rhythm of the text
                 viewed.status.update(self.agent.state, cost_usd=run.controller.budget.cost_usd,

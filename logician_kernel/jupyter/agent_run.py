@@ -9,7 +9,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from IPython.display import display
+
 from ..events.events import (
+    AssistantReasoningDelta,
     AssistantTextDelta,
     HarnessEvent,
     RetryScheduled,
@@ -19,6 +22,7 @@ from ..events.events import (
 )
 from ..loop.todo import TodoCapability
 from .answer import markdown_answer
+from .display import thinking
 
 
 def tasks_of(todo: TodoCapability | None) -> list[tuple[str, str]] | None:
@@ -28,6 +32,15 @@ def tasks_of(todo: TodoCapability | None) -> list[tuple[str, str]] | None:
     return [(item.title, item.status) for item in ledger.items]
 
 
+def _show_thinking(text: str, handle: Any) -> Any:
+    """Show or update the collapsed thinking part of the cell; returns the handle."""
+    bundle = thinking(text).bundle()
+    if handle is None:
+        return display(bundle, raw=True, display_id=True)
+    handle.update(bundle, raw=True)
+    return handle
+
+
 class RunView:
     """The cell's view of a run: Markdown for the answer, one line per tool, an outcome line.
 
@@ -35,11 +48,18 @@ class RunView:
     a second, so the cost per token is flat however long the answer or the conversation.
     """
 
-    def __init__(self, *, hz: int, show: Any = markdown_answer) -> None:
+    def __init__(
+        self, *, hz: int, show: Any = markdown_answer, show_thinking: Any = _show_thinking
+    ) -> None:
         self.interval = 1.0 / hz
         self.text = ""
+        self.thinking = ""
+        """Reasoning of the current reply so far: shown collapsed, never kept."""
         self._display: Any = None
+        self._thinking_display: Any = None
+        self._thinking_dirty = False
         self._show = show
+        self._show_thinking = show_thinking
         self.dirty = False
         self.last = 0.0
         self.renders = 0
@@ -50,7 +70,11 @@ class RunView:
     def flush(self, force: bool = False) -> None:
         if not self.dirty or (not force and time.monotonic() - self.last < self.interval):
             return
-        self._display = self._show(self.text, self._display)
+        if self._thinking_dirty:
+            self._thinking_display = self._show_thinking(self.thinking, self._thinking_display)
+            self._thinking_dirty = False
+        if self.text:
+            self._display = self._show(self.text, self._display)
         self.renders += 1
         self.dirty = False
         self.last = time.monotonic()
@@ -62,10 +86,15 @@ class RunView:
         if end is not None and self._display is not None:
             end(self._display)
         self.text, self._display = "", None
+        self.thinking, self._thinking_display = "", None
 
     def handle(self, event: HarnessEvent) -> None:
         # isinstance, not `event.kind ==`: it narrows the union for the type checker.
-        if isinstance(event, AssistantTextDelta):
+        if isinstance(event, AssistantReasoningDelta):
+            self.thinking += event.text
+            self.dirty = self._thinking_dirty = True
+            self.flush()
+        elif isinstance(event, AssistantTextDelta):
             self.text += event.text
             self.dirty = True
             self.flush()

@@ -185,12 +185,42 @@ def status(
         ["frames", str(frames)],
         ["conversation", f"{messages} message(s)"],
         ["last run", last],
-        ["last run tokens", f"{state.input_tokens:,} in / {state.output_tokens:,} out"],
+        [
+            "last run tokens",
+            f"{state.input_tokens:,} in / {state.output_tokens:,} out"
+            + (" (estimate: the server reports no usage)" if state.usage_estimated else ""),
+        ],
+        ["context", _context(state)],
         ["tool calls", f"{state.tool_calls} answered, {state.pending_count} pending"],
         ["retries", str(state.retries)],
     ]
     text, table = _table(["", ""], rows)
     return Rendered(text, table)
+
+
+THINKING_PREVIEW = 120
+"""Characters of the latest reasoning shown in the plain-text (collapsed) thinking line."""
+
+
+def thinking(text: str) -> Rendered:
+    """The model's reasoning, collapsed: HTML frontends get a closed `<details>`; plain text
+    gets one line with its size and its latest words, since a terminal cannot expand."""
+    flat = " ".join(text.split())
+    tail = flat if len(flat) <= THINKING_PREVIEW else "…" + flat[-THINKING_PREVIEW:]
+    summary = f"thinking ({len(text):,} characters)"
+    plain = f"▸ {summary}: {tail}" if tail else f"▸ {summary}"
+    markup = (
+        f"<details class='lk-thinking'><summary>{html.escape(summary)}</summary>"
+        f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre></details>"
+    )
+    return Rendered(plain, markup)
+
+
+def _context(state) -> str:  # type: ignore[no-untyped-def]
+    if not state.context_window:
+        return "-"
+    used = state.context_tokens / state.context_window
+    return f"{used:.0%} of {state.context_window:,} tokens at the last reply"
 
 
 def help_text() -> Rendered:

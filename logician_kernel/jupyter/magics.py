@@ -21,7 +21,7 @@ from IPython.display import display
 from ..agent import AgentError, AgentSession
 from ..config import ConfigError
 from ..config import commands as config_commands
-from ..policy import AuditLog, format_audit
+from ..policy import AuditLog
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
 from ..session.thread_ledger import ThreadLedger
@@ -231,11 +231,18 @@ class LogicianMagics(Magics):
         )
 
     def handle_trust(self, args: list[str]) -> render.Rendered:
-        if args:
-            raise UsageError("%logician trust: takes no arguments (it trusts this workspace)")
-        message = config_commands.trust(
-            self.runtime.config.workspace, user_dir=self.runtime.config.user_dir
-        )
+        parser = _ArgParser(prog="trust", add_help=False)
+        parser.add_argument("--allow", action="append", default=[], help="a gated field")
+        opts = parser.parse_args(args)
+        try:
+            message = config_commands.trust(
+                self.runtime.config.workspace, user_dir=self.runtime.config.user_dir,
+                allow=opts.allow,
+            )  # fmt: skip
+        except ConfigError as exc:
+            raise UsageError(f"%logician trust: {exc}") from None
+        # A newly allowed model.* field applies to the next run: AgentSession.provider()
+        # rebuilds the provider whenever the [model] settings differ.
         config = self.runtime.reload_config()
         if config.notices:
             message += "\n" + "\n".join(config.notices)
@@ -270,8 +277,9 @@ class LogicianMagics(Magics):
         parser = _ArgParser(prog="audit", add_help=False)
         parser.add_argument("-n", type=int, default=20, help="how many recent decisions")
         opts = parser.parse_args(args)
-        entries = AuditLog.for_workspace(self.runtime.config.workspace).recent(opts.n)
-        return render.preformatted(format_audit(entries) if entries else "No decisions yet.")
+        return render.preformatted(
+            AuditLog.for_workspace(self.runtime.config.workspace).report(opts.n)
+        )
 
     def _comm_status(self) -> dict:  # type: ignore[type-arg]
         """The runtime status the lab extension shows (sidebar and status bar)."""
@@ -294,6 +302,7 @@ class LogicianMagics(Magics):
             "budget": limits,
             "pending_approvals": len(self.broker.pending()),
             "last_outcome": state.last_outcome.status if state.last_outcome else None,
+            "audit_problems": AuditLog.for_workspace(runtime.config.workspace).problem_count(),
         }
 
     def _ledger(self) -> ThreadLedger:
@@ -317,19 +326,21 @@ class LogicianMagics(Magics):
                 f"Discarded branch {branch_id}; the conversation is unchanged."
             )
         with self._phase("branch_summary"):  # what the status views show while it runs
-            summary = self.session.merge_branch(branch_id)
+            merged = self.session.merge_branch(branch_id)
         return render.preformatted(
-            f"Merged a summary of branch {branch_id} into the conversation:\n\n{summary}"
+            f"Merged a summary of branch {branch_id} into the conversation "
+            f"({merged.spent}):\n\n{merged.summary}"
         )
 
     def handle_compact(self, args: list[str]) -> render.Rendered:
         self._ledger()
         keep = self.runtime.config.settings.compaction.keep_recent_turns
         with self._phase("compaction"):
-            before, after = self.session.compact(" ".join(args) or None)
+            done = self.session.compact(" ".join(args) or None)
         return render.preformatted(
-            f"Compacted the conversation: {before} message(s) -> {after} "
-            f"(the last {keep} turn(s) kept verbatim; the ledger keeps everything)."
+            f"Compacted the conversation: {done.before} message(s) -> {done.after} "
+            f"(the last {keep} turn(s) kept verbatim; the ledger keeps everything; "
+            f"{done.spent})."
         )
 
     @contextlib.contextmanager

@@ -24,6 +24,8 @@ from logician_kernel.compaction import (
     should_reset,
 )
 from logician_kernel.events.events import CompactionFinished, CompactionStarted, HarnessEvent
+from logician_kernel.policy.run_controller import RunController
+from logician_kernel.providers import MeteredProvider
 from logician_kernel.types.messages import Message, Usage
 
 from .compaction_policy import CompactionPolicy
@@ -37,11 +39,13 @@ logger = logging.getLogger("logician_kernel.loop")
 
 
 class RunMessages(Protocol):
-    """What the step reads and replaces of a run in flight."""
+    """What the step reads and replaces of a run in flight, and charges a summary to."""
 
     messages: list[Message]
     prefix: int
     last_usage: Usage | None
+    usage: Usage
+    controller: RunController
 
 
 class CompactionStep:
@@ -75,8 +79,10 @@ class CompactionStep:
             kind = "run_checkpoint"
         else:
             try:
+                # The summary is a model call made for this run: it counts against its budget.
+                metered = MeteredProvider(self.harness.provider, lambda usage: _charge(run, usage))
                 replacement = await compact(
-                    summariser(self.harness.provider),
+                    summariser(metered),
                     history,
                     keep_recent_turns=policy.keep_recent_turns,
                 )
@@ -115,6 +121,11 @@ class CompactionStep:
         del run.messages[run.prefix :]
         run.messages.extend(messages)
         run.last_usage = None
+
+
+def _charge(run: RunMessages, usage: Usage) -> None:
+    run.usage = run.usage + usage
+    run.controller.record_usage(usage)
 
 
 def _over_threshold(policy: CompactionPolicy, tokens: int) -> bool:

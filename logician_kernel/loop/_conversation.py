@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from logician_kernel.events.events import (
+    AssistantReasoningDelta,
     AssistantTextDelta,
     HarnessEvent,
     RetryScheduled,
@@ -18,6 +19,7 @@ from logician_kernel.types.messages import (
     AssistantMessage,
     Message,
     ProviderEvent,
+    ReasoningDelta,
     RetryAttempt,
     TextDelta,
     TextPart,
@@ -37,6 +39,8 @@ def forwarded(event: ProviderEvent) -> HarnessEvent | None:
     reports are not forwarded: the reply carries both in full)."""
     if isinstance(event, TextDelta):
         return AssistantTextDelta(text=event.text)
+    if isinstance(event, ReasoningDelta):
+        return AssistantReasoningDelta(text=event.text)
     if isinstance(event, ToolCallStarted):
         return ToolCallStreaming(call_id=event.id, name=event.name)
     if isinstance(event, RetryAttempt):

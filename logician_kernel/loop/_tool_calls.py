@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from logician_kernel.providers import argument_problem
 from logician_kernel.tools import Tool
 from logician_kernel.types.messages import ToolCall
 from logician_kernel.types.run import BudgetExhausted, RunOutcome
 
-_RAW_ARGUMENTS_SHOWN = 300
+_RAW_ARGUMENTS_SHOWN = 200
 
 
 @dataclass(frozen=True)
@@ -63,11 +64,16 @@ def refusal(call: ToolCall, tool: Tool | None, tools: Mapping[str, Tool]) -> str
         )
     if call.invalid_arguments is not None:
         raw = call.invalid_arguments
+        shown = repr(raw)
         if len(raw) > _RAW_ARGUMENTS_SHOWN:
-            raw = raw[:_RAW_ARGUMENTS_SHOWN] + "..."
+            shown = (
+                f"{repr(raw[:_RAW_ARGUMENTS_SHOWN])}... ({len(raw)} characters; the first "
+                f"{_RAW_ARGUMENTS_SHOWN} shown)"
+            )
         return (
-            f"Error: the arguments for {call.name} were not a JSON object, so the tool did not "
-            f"run. Received: {raw!r}. Call it again with a JSON object matching its parameters."
+            f"Error: the arguments for {call.name} were {argument_problem(raw)}, so the tool "
+            f"did not run. Received: {shown}. Call it again with one JSON object matching its "
+            "parameters."
         )
     return None
 

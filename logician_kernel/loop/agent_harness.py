@@ -58,7 +58,11 @@ from logician_kernel.events.events import (
 )
 from logician_kernel.policy.gate import PermissionGate
 from logician_kernel.policy.run_controller import RunController
-from logician_kernel.providers import IncompleteStreamError, Provider, ProviderError
+from logician_kernel.providers import (
+    IncompleteStreamError,
+    Provider,
+    ProviderError,
+)
 from logician_kernel.tools import Tool, ToolContext, ToolResult, bound_output
 from logician_kernel.types.messages import (
     Message,
@@ -157,7 +161,8 @@ class AgentHarness:
         controller = self.controller or _default_controller(self.limits, self.provider.model)
         controller.start()
         run = _Run(messages=[*system, *history], controller=controller, prefix=len(system))
-        yield RunStarted(prompt=prompt, model=self.provider.model)
+        window = self.compaction.context_window if self.compaction is not None else 0
+        yield RunStarted(prompt=prompt, model=self.provider.model, context_window=window)
         cancelled: asyncio.CancelledError | None = None
         try:
             for message in answers_to_unanswered_calls(history):
@@ -234,8 +239,9 @@ class AgentHarness:
         run.controller.record_usage(response.usage)
         self._append(run, response.message)
         yield ModelResponded(
-            message=response.message, usage=response.usage, stop_reason=response.stop_reason
-        )
+            message=response.message, usage=response.usage, stop_reason=response.stop_reason,
+            usage_estimated=response.usage_estimated,
+        )  # fmt: skip
         await self._hook("on_after_model_call", response, turn)
         calls = response.message.tool_calls
         run.tool_calls += len(calls)

@@ -5,6 +5,7 @@ Jupyter-free. Reads only the resolved configuration snapshot it is handed, never
 configuration; its only writes are the audit log's appends.
 """
 
+from ._layers import config_layer_of
 from ._rules import parse_rule
 from .audit import AUDIT_FILE, AuditEntry, AuditLog, AuditLogError, format_audit, mask_arguments
 from .execution_policy import AcceptanceCheck, AcceptanceResult
@@ -21,7 +22,6 @@ from .permissions import (
     PermissionDecision,
     PermissionMode,
     PermissionPolicy,
-    config_layer_of,
 )
 from .run_budget import RunBudget
 from .run_controller import RunController

@@ -13,19 +13,21 @@ Pure functions over strings; `permissions.py` decides with them.
   which is how a deny rule can name files outside the workspace.
 - `*` alone, or `tool` without a pattern, matches every call of that tool (of any tool).
 
-Commands are split into segments at shell control operators (`;`, `&&`, `||`, `|`, `&`,
-newlines) before matching. An allow rule must match every segment, and never matches a
-command with command substitution or output redirection (other than to `/dev/null` or
-between streams), so `bash(git status*)` does not allow `git status; rm -rf ~`. Deny and ask
-rules match when the whole command or any one segment matches. The split is deliberately
-naive about quoting: it can only make an allow harder and a deny easier. Deny rules on
-commands are a guard rail, not a sandbox.
+An allow rule on `bash` matches only a plain command (see `_shell.py`: no environment
+assignment, expansion, redirection, chain, subshell or dangerous option) and matches it word
+by word after bash's quote removal: a `*` inside a word stays within that word, a `*` word
+matches any number of words, so `bash(git status *)` never allows `git status; rm -rf ~` nor
+`GIT_DIR=x git status`. Deny and ask rules match when the whole command or any one segment
+(split at `;`, `&&`, `||`, `|`, `&`, newlines, leading assignments dropped) matches: the
+naive split can only make a deny easier. Deny rules on commands are a guard rail, not a
+sandbox.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import shlex
 from dataclasses import dataclass
 
 COMMAND_ARGUMENTS: dict[str, str] = {"bash": "command", "python": "code"}
@@ -47,7 +49,6 @@ PATH_DEFAULTS: dict[str, str] = {"ls": ".", "glob": ".", "grep": "."}
 _RULE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)(?:\((.*)\))?$", re.DOTALL)
 _SAFE_REDIRECTS = re.compile(r"\d*>&\d+|&>\s*/dev/null|\d*>>?\s*/dev/null")
 _SEPARATORS = re.compile(r"&&|\|\||[;|&\n]")
-_UNSAFE_FOR_ALLOW = ("$(", "`", ">", "<(")
 _ENV_PREFIX = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)+")
 
 
@@ -114,13 +115,38 @@ def command_segments(command: str) -> list[str]:
     return segments
 
 
-def allowable_segments(command: str) -> list[str] | None:
-    """The segments an allow rule must each match, or None when no allow rule may match
-    (command substitution, output redirection)."""
-    cleaned = _SAFE_REDIRECTS.sub(" ", command)
-    if any(token in cleaned for token in _UNSAFE_FOR_ALLOW):
+_WORD_SEPARATOR = "\x1f"
+
+
+@functools.lru_cache(maxsize=512)
+def _words_regex(pattern: str) -> re.Pattern[str] | None:
+    try:
+        tokens = shlex.split(pattern, posix=True)
+    except ValueError:
         return None
-    return command_segments(command) or None
+    parts: list[str] = []
+    for index, token in enumerate(tokens):
+        if token == "*" and index == 0:
+            parts.append(f"[^{_WORD_SEPARATOR}]*(?:{_WORD_SEPARATOR}[^{_WORD_SEPARATOR}]*)*")
+            continue
+        if token == "*":
+            # `*` as a word: any further words (or none), never part of a word before it.
+            parts.append(f"(?:{_WORD_SEPARATOR}[^{_WORD_SEPARATOR}]*)*")
+            continue
+        inner = f"[^{_WORD_SEPARATOR}]*".join(re.escape(piece) for piece in token.split("*"))
+        parts.append(inner if index == 0 else _WORD_SEPARATOR + inner)
+    if tokens and tokens[-1] != "*" and tokens[-1].endswith("*"):
+        # The older prefix form `git status*` keeps matching `git status --short`.
+        parts.append(f"(?:{_WORD_SEPARATOR}[^{_WORD_SEPARATOR}]*)*")
+    return re.compile("".join(parts), re.DOTALL) if parts else None
+
+
+def words_match(pattern: str, words: tuple[str, ...]) -> bool:
+    """Whether a plain command's `words` match a bash rule `pattern`, word by word."""
+    if not words or any(_WORD_SEPARATOR in word for word in words):
+        return False
+    regex = _words_regex(pattern.strip())
+    return regex is not None and regex.fullmatch(_WORD_SEPARATOR.join(words)) is not None
 
 
 # -- paths -------------------------------------------------------------------------------------

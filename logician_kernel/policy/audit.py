@@ -1,17 +1,23 @@
-"""The permission audit log: `<workspace>/.logician/audit.jsonl`, one JSON line per decision.
+"""The permission audit log: `<workspace>/.logician/audit.jsonl`, one checksummed record per decision.
 
 Every decision is appended - routine automatic allows included, with the rule and the
 configuration layer that decided - and fsynced before the call it decides may run, so the
 log never misses an action that happened. Routine allows are kept out of the transcript and
 the cell output; this log is where they live.
 
+Records use the ledger's record format (`session.journal.encode_record`: a CRC-32 per line),
+so a changed byte is seen: `report` names every damaged or unchecked line, and never says
+"no decisions" over a file it could not read.
+
 Must never: hold a secret (string arguments are masked with `session.redact`, credential-named
-arguments dropped to `****`, long values bounded), rewrite a line, or let a torn last line
-(a crash mid-append) corrupt the next entry or the reading of the others.
+arguments dropped to `****`, long values bounded; written content is kept as a digest and a
+size, never the text), rewrite a line, or let a torn last line (a crash mid-append) corrupt
+the next entry or the reading of the others.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -22,8 +28,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .._durable import append_line
-from ..session.redact import MASK, redact
+from .._durable import fsync_dir
+from ..session._private import open_private, private_dir
+from ..session.journal import decode_record, encode_record
+from ..session.redact import MASK, is_credential_name, redact
 from .permissions import PermissionDecision
 
 AUDIT_FILE = Path(".logician") / "audit.jsonl"
@@ -32,8 +40,8 @@ AUDIT_FILE = Path(".logician") / "audit.jsonl"
 MAX_ARGUMENT_CHARS = 2_000
 """String arguments longer than this are cut in the log (a `write`'s content, a long script)."""
 
-_CREDENTIAL_NAMES = ("api_key", "apikey", "token", "secret", "password", "passwd", "credential")
-_TAIL_BLOCK = 64 * 1024
+CONTENT_ARGUMENTS = frozenset({"content", "old_string", "new_string"})
+"""Arguments holding file content: the log keeps their digest and size, not the text."""
 
 Resolution = Literal[
     "rule", "mode", "session", "user:allow_once", "user:allow_session", "user:always_allow",
@@ -107,7 +115,7 @@ class AuditEntry(BaseModel):
             frame=frame,
             call_id=call_id,
             tool=tool,
-            arguments=mask_arguments(arguments, tuple(secrets)),
+            arguments=mask_arguments(arguments, tuple(secrets), digest_content=True),
             action=decision.action,
             allowed=allowed,
             routine=decision.routine and allowed,
@@ -120,16 +128,31 @@ class AuditEntry(BaseModel):
         )
 
 
-def mask_arguments(arguments: Mapping[str, Any], secrets: Sequence[str] = ()) -> dict[str, Any]:
+def mask_arguments(
+    arguments: Mapping[str, Any], secrets: Sequence[str] = (), *, digest_content: bool = False
+) -> dict[str, Any]:
     """A JSON-ready copy of `arguments` that is safe to keep: credential-named values become
-    `****`, every string is passed through `redact` and cut at `MAX_ARGUMENT_CHARS`."""
+    `****`, every string is passed through `redact` and cut at `MAX_ARGUMENT_CHARS`; with
+    `digest_content`, file content (`CONTENT_ARGUMENTS`) becomes `sha256:… (N bytes)`."""
     if not isinstance(arguments, Mapping):
         return {"(arguments)": _masked(arguments, secrets)}
-    return {str(key): _masked_value(str(key), value, secrets) for key, value in arguments.items()}
+    out: dict[str, Any] = {}
+    for key, value in arguments.items():
+        if digest_content and key in CONTENT_ARGUMENTS and isinstance(value, str):
+            out[str(key)] = content_digest(value)
+        else:
+            out[str(key)] = _masked_value(str(key), value, secrets)
+    return out
+
+
+def content_digest(text: str) -> str:
+    """What the audit log keeps of written content: enough to match a file, nothing to read."""
+    data = text.encode("utf-8", "surrogateescape")
+    return f"sha256:{hashlib.sha256(data).hexdigest()[:16]} ({len(data):,} bytes)"
 
 
 def _masked_value(key: str, value: Any, secrets: Sequence[str]) -> Any:
-    if any(name in key.lower() for name in _CREDENTIAL_NAMES) and value not in (None, ""):
+    if is_credential_name(key) and value not in (None, ""):
         return MASK
     return _masked(value, secrets)
 
@@ -165,7 +188,7 @@ class AuditLog:
     def record(self, entry: AuditEntry) -> None:
         """Append `entry` durably (written and fsynced before returning). Raises
         `AuditLogError` naming the file when that is not possible."""
-        line = (entry.model_dump_json() + "\n").encode("utf-8")
+        line = encode_record(entry.model_dump(mode="json"))
         with self._lock:
             try:
                 self._append(line)
@@ -175,40 +198,134 @@ class AuditLog:
                 ) from exc
 
     def _append(self, line: bytes) -> None:
-        append_line(self.path, line)
+        created = not self.path.exists()
+        if created:
+            private_dir(self.path.parent)
+        fd = open_private(self.path, os.O_RDWR | os.O_APPEND)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line  # end a torn line first, so this entry stays whole
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            fsync_dir(self.path.parent)
 
     def recent(self, n: int = 20) -> list[AuditEntry]:
-        """The last `n` readable entries, oldest first. A torn or corrupt line is skipped;
-        a missing log is empty."""
+        """The last `n` readable entries, oldest first; a missing log is empty."""
+        return self.read(n).entries
+
+    def read(self, n: int = 20) -> AuditReading:
+        """The last `n` verified entries and every problem of the whole file: a record whose
+        checksum fails is damage (a torn last line is reported as such), a line without a
+        checksum (written before checksums, or edited) is unverified."""
+        reading = AuditReading()
         if n <= 0:
-            return []
+            return reading
         try:
-            lines = _tail_lines(self.path, n)
+            data = self.path.read_bytes()
         except FileNotFoundError:
-            return []
+            return reading
+        except OSError as exc:
+            reading.problems.append(f"cannot read {self.path}: {exc.strerror or exc}")
+            return reading
+        lines = data.split(b"\n")
+        torn = bool(lines and lines[-1].strip())
         entries: list[AuditEntry] = []
-        for raw in lines:
-            try:
-                entries.append(AuditEntry.model_validate_json(raw))
-            except (ValidationError, ValueError):
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
                 continue
-        return entries[-n:]
+            try:
+                entries.append(AuditEntry.model_validate(decode_record(raw)))
+            except ValueError as exc:
+                why = "torn (no newline)" if torn and number == len(lines) else str(exc)
+                if str(exc) == "no checksum" and _legacy(raw):
+                    reading.unverified.append(number)
+                    entries.append(AuditEntry.model_validate_json(raw))
+                else:
+                    reading.damaged.append((number, why))
+        reading.total = len(entries)
+        reading.entries = entries[-n:]
+        return reading
+
+    def problem_count(self) -> int:
+        """How many records fail their checksum or carry none (0 for an intact or missing
+        log). Cached on the file's size and modification time, so a status pushed several
+        times a second reads the file only when it changed."""
+        try:
+            info = self.path.stat()
+        except OSError:
+            return 0
+        key = (str(self.path), info.st_size, info.st_mtime_ns)
+        cached = _PROBLEM_COUNTS.get(key[0])
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        reading = self.read(1)
+        count = len(reading.damaged) + len(reading.unverified) + len(reading.problems)
+        _PROBLEM_COUNTS[key[0]] = (key, count)
+        return count
+
+    def report(self, n: int = 20) -> str:
+        """`%logician audit`: the last `n` decisions, after any damage found in the file."""
+        reading = self.read(n)
+        body = format_audit(reading.entries)
+        warning = reading.warning(self.path)
+        if warning and not reading.entries:
+            return f"{warning}\nNo readable permission decisions."
+        return f"{warning}\n{body}" if warning else body
 
 
-def _tail_lines(path: Path, n: int) -> list[bytes]:
-    """At least the last `n` non-empty lines (more if some may be unreadable), oldest first."""
-    with path.open("rb") as fh:
-        end = fh.seek(0, os.SEEK_END)
-        position, data = end, b""
-        while position > 0 and data.count(b"\n") <= n + 1:
-            step = min(_TAIL_BLOCK, position)
-            position -= step
-            fh.seek(position)
-            data = fh.read(step) + data
-    lines = [line for line in data.split(b"\n") if line.strip()]
-    if position > 0:
-        lines = lines[1:]  # the first one may be cut by the block boundary
-    return lines[-(n + 8) :]
+_PROBLEM_COUNTS: dict[str, tuple[tuple[str, int, int], int]] = {}
+"""Per audit file: (path, size, mtime) when counted, and the count."""
+
+
+class AuditReading(BaseModel):
+    """What reading the audit log found: the entries asked for and the file's problems."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    entries: list[AuditEntry] = []
+    """The last entries asked for, oldest first (unverified ones included)."""
+    total: int = 0
+    """How many entries the file holds that could be read."""
+    damaged: list[tuple[int, str]] = []
+    """(line number, what is wrong) for every record that failed its checksum or parse."""
+    unverified: list[int] = []
+    """Line numbers of records without a checksum (older logs, or an edit)."""
+    problems: list[str] = []
+    """Why the file could not be read at all."""
+
+    @property
+    def intact(self) -> bool:
+        return not (self.damaged or self.unverified or self.problems)
+
+    def warning(self, path: Path) -> str:
+        """One paragraph naming every problem; empty for an intact log."""
+        parts = list(self.problems)
+        if self.damaged:
+            shown = ", ".join(f"line {n} ({why})" for n, why in self.damaged[:5])
+            more = f" and {len(self.damaged) - 5} more" if len(self.damaged) > 5 else ""
+            parts.append(
+                f"WARNING: the audit log {path} is damaged or was altered: {len(self.damaged)} "
+                f"record(s) fail their checksum: {shown}{more}"
+            )
+        if self.unverified:
+            parts.append(
+                f"WARNING: {len(self.unverified)} record(s) of {path} carry no checksum "
+                f"(lines {', '.join(map(str, self.unverified[:5]))}"
+                f"{', …' if len(self.unverified) > 5 else ''}): they cannot be verified"
+            )
+        return "\n".join(parts)
+
+
+def _legacy(raw: bytes) -> bool:
+    try:
+        AuditEntry.model_validate_json(raw)
+    except (ValidationError, ValueError):
+        return False
+    return True
 
 
 def format_audit(entries: Sequence[AuditEntry]) -> str:

@@ -12,10 +12,15 @@ Order, first match wins:
 1. a deny rule: deny;
 2. `read-only` mode and a tool that is not read-only: deny;
 3. an ask rule: ask;
-4. a path outside the workspace (`..`, absolute, a symlink that leads out): ask - whatever
+4. a protected path (`_protected.py`: `.git/` anywhere, `.logician/`, the kernel's own
+   files) written by `write` / `edit`, or named by a `bash` / `python` call: ask naming the
+   risk, in every mode - or deny, for the top-level `.git/` and `.logician/` the file tools
+   refuse anyway;
+5. a path outside the workspace (`..`, absolute, a symlink that leads out): ask - whatever
    the mode and the allow rules, so it is never a routine allow;
-5. an allow rule, or a rule allowed for this session: allow;
-6. the mode's default: `ask`: read-only tools allow, others ask; `read-only`: read-only
+6. an allow rule, or a rule allowed for this session: allow (a `bash` rule only for a plain
+   command, see `_shell.py`);
+7. the mode's default: `ask`: read-only tools allow, others ask; `read-only`: read-only
    tools allow; `auto-edit`: read-only tools and `write`/`edit` inside the workspace allow,
    commands ask; `full-auto`: allow.
 
@@ -26,25 +31,27 @@ are not.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
+from ._protected import Protection, protected_in_command, protected_write
 from ._rules import (
     COMMAND_ARGUMENTS,
     PATH_ARGUMENTS,
     PATH_DEFAULTS,
     Rule,
-    allowable_segments,
     any_pattern,
     command_matches,
     command_segments,
     parse_rule,
     path_matches,
+    words_match,
 )
+from ._shell import narrowest_command_pattern, plain_command
 
 PermissionMode = Literal["ask", "read-only", "auto-edit", "full-auto"]
 """The baseline a policy applies when no rule decides."""
@@ -54,8 +61,8 @@ MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
 PermissionAction = Literal["allow", "ask", "deny"]
 
 DecisionBasis = Literal[
-    "deny_rule", "read_only_mode", "ask_rule", "outside_workspace", "allow_rule",
-    "session_rule", "mode",
+    "deny_rule", "read_only_mode", "ask_rule", "protected_path", "outside_workspace",
+    "allow_rule", "session_rule", "mode",
 ]  # fmt: skip
 """Which step of the order decided."""
 
@@ -66,11 +73,6 @@ EDIT_TOOLS = frozenset({"write", "edit"})
 
 SESSION_LAYER = "session"
 """The layer reported for rules allowed for this session only."""
-
-_TWO_WORD_COMMANDS = frozenset(
-    "git npm npx pnpm yarn uv pip pip3 poetry cargo go docker kubectl make conda mamba "
-    "python python3 node deno bun ruby gh jupyter dotnet mvn gradle brew apt apt-get".split()
-)
 
 
 class PermissionDecision(BaseModel):
@@ -194,6 +196,13 @@ class PermissionPolicy:
             return decision(
                 "ask", f"rule `{rule}`{_from(layer)} asks first", "ask_rule", rule=rule, layer=layer
             )
+        protection = self._protection(tool_name, target)
+        if protection is not None:
+            return decision(
+                "deny" if protection.refuse else "ask",
+                ("refused: " if protection.refuse else "asking first: ") + protection.reason,
+                "protected_path",
+            )
         if target.outside:
             where = ", ".join(f"`{p}`" for p in target.outside)
             return decision(
@@ -218,10 +227,30 @@ class PermissionPolicy:
                 rule=", ".join(dict.fromkeys(rule.text for rule, _ in matched)),
                 layer=layer,
             )
-        return self._mode_default(decision, active, tool_name, read_only)
+        problem = None
+        if tool_name == "bash" and target.command is not None:
+            problem = plain_command(target.command, self.workspace).problem
+        return self._mode_default(decision, active, tool_name, read_only, problem)
+
+    @staticmethod
+    def _protection(tool: str, target: _Target) -> Protection | None:
+        if tool in EDIT_TOOLS:
+            for relative, absolute in target.paths:
+                found = protected_write(relative, absolute)
+                if found is not None:
+                    return found
+            return None
+        if tool in COMMAND_ARGUMENTS and target.command is not None:
+            return protected_in_command(target.command)
+        return None
 
     def _mode_default(
-        self, decision: Callable[..., PermissionDecision], mode: str, tool: str, read_only: bool
+        self,
+        decision: Callable[..., PermissionDecision],
+        mode: str,
+        tool: str,
+        read_only: bool,
+        problem: str | None = None,
     ) -> PermissionDecision:
         if read_only:
             return decision("allow", f"`{tool}` is read-only", "mode")
@@ -229,30 +258,34 @@ class PermissionPolicy:
             return decision("allow", "full-auto mode allows it", "mode")
         if mode == "auto-edit" and tool in EDIT_TOOLS:
             return decision("allow", "auto-edit mode allows workspace edits", "mode")
+        if tool == "bash" and problem:
+            return decision("ask", f"no rule may allow this command: it has {problem}", "mode")
         if tool in COMMAND_ARGUMENTS:
             return decision("ask", f"no rule allows this `{tool}` command", "mode")
         return decision("ask", f"`{tool}` may change the workspace; {mode} mode asks", "mode")
 
     # -- "Always allow" -----------------------------------------------------------------------
 
-    def suggest_rule(self, tool_name: str, arguments: Mapping[str, Any]) -> str:
-        """The rule an "Always allow" answer would add for this call: for `bash` the command's
-        first word (two for tools with subcommands, `git status`) and ` *`; for `python` the
-        exact one-line code, or its first line and `*`; for a file tool the exact path at the
-        top level, else its directory and `/**`; otherwise the bare tool name. A path outside
-        the workspace gets its exact path, which never allows it without asking (see the
-        order), so "Always allow" cannot open the workspace boundary."""
+    def suggest_rule(self, tool_name: str, arguments: Mapping[str, Any]) -> str | None:
+        """The narrowest rule an "Always allow" answer would add for this call, or None when
+        no rule could allow it. For `bash`: a plain command (see `_shell.py`) gets the program
+        and its subcommand (`git status *`) for programs with subcommands, else the exact
+        command; anything else (a chain, an expansion, a glob in a rule-breaking place) None.
+        For `python` the exact code (None when it holds a `*`, which a rule would read as a
+        wildcard). For a file tool the exact path at the top level, else its directory and
+        `/**`; otherwise the bare tool name. A path outside the workspace gets its exact path,
+        which never allows it without asking (see the order), so "Always allow" cannot open
+        the workspace boundary."""
         argument = COMMAND_ARGUMENTS.get(tool_name)
         if argument is not None:
             value = arguments.get(argument)
-            if isinstance(value, str) and value.strip():
-                if tool_name == "bash":
-                    return f"bash({_command_stem(value)})"
-                lines = value.strip().splitlines()
-                if len(lines) == 1 and "*" not in lines[0]:
-                    return f"{tool_name}({lines[0]})"
-                return f"{tool_name}({lines[0].replace('*', '').rstrip()}*)"
-            return tool_name
+            if not isinstance(value, str) or not value.strip():
+                return None
+            if tool_name == "bash":
+                stem = narrowest_command_pattern(value, self.workspace)
+                return f"bash({stem})" if stem else None
+            code = value.strip()
+            return None if "*" in code else f"{tool_name}({code})"
         if tool_name in PATH_ARGUMENTS:
             target = self._target(tool_name, arguments)
             if target.paths:
@@ -293,23 +326,15 @@ class PermissionPolicy:
                 if self._matches(rule, tool, target, allow=True):
                     return [(rule, layer)]
             return []
-        segments = allowable_segments(target.command) if target.command is not None else None
-        if not segments:
+        if target.command is None:
             return []
-        used = []
-        for segment in segments:
-            hit = next(
-                (
-                    (r, layer)
-                    for r, layer in candidates
-                    if command_matches(r.pattern or "", segment)
-                ),
-                None,
-            )
-            if hit is None:
-                return []
-            used.append(hit)
-        return used
+        check = plain_command(target.command, self.workspace)
+        if not check.plain:
+            return []
+        for rule, layer in candidates:
+            if words_match(rule.pattern or "", check.words):
+                return [(rule, layer)]
+        return []
 
     def _matches(self, rule: Rule, tool: str, target: _Target, *, allow: bool) -> bool:
         if not rule.names(tool):
@@ -384,38 +409,3 @@ class PermissionPolicy:
 
 def _from(layer: str | None) -> str:
     return f" ({layer} config)" if layer and layer != SESSION_LAYER else ""
-
-
-def _command_stem(command: str) -> str:
-    first = command_segments(command)
-    words = (first[0] if first else command.strip()).split()
-    if not words:
-        return "*"
-    stem = words[:1]
-    if len(words) > 1 and words[0] in _TWO_WORD_COMMANDS and not words[1].startswith("-"):
-        stem = words[:2]
-    return " ".join(w.replace("*", "") for w in stem) + " *"
-
-
-def config_layer_of(config: Any) -> Callable[[str, str], str | None]:
-    """A `layer_of` for `PermissionPolicy` over an `EffectiveConfig`: the lowest applied
-    layer whose own data lists the rule (the merge keeps a union list's first occurrence, so
-    that is the layer it came from). Reads only the snapshot, never a file."""
-    applied: Iterable[str] = getattr(config, "applied_layers", ())
-    tables: list[tuple[str, Mapping[str, Any]]] = []
-    for name in applied:
-        data = config.layer(name).data
-        section = data.get("permissions") if isinstance(data, Mapping) else None
-        if isinstance(section, Mapping):
-            tables.append((name, section))
-
-    def layer_of(list_name: str, rule: str) -> str | None:
-        for name, section in tables:
-            rules = section.get(list_name)
-            if isinstance(rules, (list, tuple)) and any(
-                isinstance(r, str) and r.strip() == rule for r in rules
-            ):
-                return name
-        return None
-
-    return layer_of

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..providers import known_model
 from ..types.messages import Usage
 from ..types.run import BudgetExhausted, RunBudgetLimits
 
@@ -36,7 +37,8 @@ class RunBudget:
         (`config.ModelPrice`); `model` is the name the cost is looked up by."""
         self.limits = limits
         self.model = model
-        self.price = (prices or {}).get(model)
+        # A configured price wins; the built-in table prices known OpenAI/Anthropic models.
+        self.price = (prices or {}).get(model) or known_model(model)
         self._clock = clock
         self.started = clock()
         self.turns = 0

@@ -6,7 +6,8 @@ never lets an API key reach a repr, an exception, a log line or a recording.
 """
 
 from ._anthropic import AnthropicMessagesFormat, AnthropicProvider
-from ._base import Provider, complete
+from ._assembly import argument_problem
+from ._base import Metered, MeteredProvider, Provider, complete
 from ._errors import (
     AuthenticationError,
     BadRequestError,
@@ -26,6 +27,14 @@ from ._errors import (
 )
 from ._factory import ProviderSettings, create_provider
 from ._http import HttpProvider, RetryPolicy, StreamDecoder, WireFormat
+from ._models import (
+    DEFAULT_CONTEXT_WINDOW,
+    KNOWN_MODELS,
+    ContextWindow,
+    KnownModel,
+    known_model,
+    resolve_context_window,
+)
 from ._openai import OpenAIChatFormat, OpenAIProvider
 from ._replay import (
     RecordedExchange,
@@ -37,6 +46,12 @@ from ._replay import (
 from ._sse import SSEEvent, SSEParser
 
 __all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
+    "KNOWN_MODELS",
+    "ContextWindow",
+    "KnownModel",
+    "Metered",
+    "MeteredProvider",
     "AnthropicMessagesFormat",
     "AnthropicProvider",
     "AuthenticationError",
@@ -67,8 +82,11 @@ __all__ = [
     "ServerError",
     "StreamDecoder",
     "WireFormat",
+    "argument_problem",
     "complete",
     "create_provider",
+    "known_model",
     "load_recording",
     "request_fingerprint",
+    "resolve_context_window",
 ]

@@ -19,6 +19,7 @@ from logician_kernel.types.messages import (
     StopReason,
     SystemMessage,
     TextPart,
+    ThinkingPart,
     ToolResultMessage,
     Usage,
     UsageReported,
@@ -62,15 +63,29 @@ def _user(message: UserMessage) -> tuple[str, list[dict[str, Any]]]:
 
 
 def _assistant(message: AssistantMessage) -> tuple[str, list[dict[str, Any]]]:
-    blocks = [
-        {"type": "text", "text": part.text}
-        if isinstance(part, TextPart)
-        # input must be an object: a call whose arguments were not one goes back as {}.
-        else {"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments}
-        for part in message.content
-        if not (isinstance(part, TextPart) and not part.text)
-    ]
+    # Signed thinking must go back with a tool-use turn, unchanged and first; elsewhere the
+    # API ignores it, so it is not sent (it would only cost input tokens).
+    with_thinking = bool(message.tool_calls)
+    blocks: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, TextPart):
+            if part.text:  # empty text blocks are rejected
+                blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ThinkingPart):
+            if with_thinking:
+                blocks.append(_thinking(part))
+        else:
+            # input must be an object: a call whose arguments were not one goes back as {}.
+            blocks.append(
+                {"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments}
+            )
     return "assistant", blocks
+
+
+def _thinking(part: ThinkingPart) -> dict[str, Any]:
+    if part.redacted:
+        return {"type": "redacted_thinking", "data": part.signature}
+    return {"type": "thinking", "thinking": part.text, "signature": part.signature}
 
 
 def _tool_result(message: ToolResultMessage) -> tuple[str, list[dict[str, Any]]]:
@@ -155,6 +170,7 @@ class MessagesStreamDecoder:
         self._response_id: str | None = None
         self._assembler = MessageAssembler()
         self._tool_blocks: dict[int, str] = {}  # content block index -> call id
+        self._thinking: dict[int, list[str]] = {}  # block index -> [text, signature]
         self._stop_reason: str | None = None
         self._usage = Usage()
         self._handlers: dict[str, Callable[[dict[str, Any]], list[ProviderEvent]]] = {
@@ -184,6 +200,24 @@ class MessagesStreamDecoder:
         handler = self._handlers.get(kind)  # ping and future event types carry nothing for us
         return handler(payload) if handler else []
 
+    def whole(self, payload: Any) -> list[ProviderEvent]:
+        """A whole Messages reply, replayed as the events that would have streamed it."""
+        message = payload if isinstance(payload, dict) else {}
+        if message.get("type") == "error":
+            return self._error(message)
+        events = self._message_start({"message": message})
+        for index, block in enumerate(message.get("content") or []):
+            if block.get("type") == "thinking":
+                start = {**block, "thinking": block.get("thinking") or ""}
+                events += self._block_start({"index": index, "content_block": start})
+            else:
+                events += self._block_start({"index": index, "content_block": block})
+            events += self._block_stop({"index": index})
+        events += self._message_delta(
+            {"delta": {"stop_reason": message.get("stop_reason")}, "usage": message.get("usage")}
+        )
+        return events + self._message_stop({})
+
     def finish(self) -> list[ProviderEvent]:
         raise IncompleteStreamError(
             f"anthropic stream for model {self._model!r} ended before message_stop",
@@ -203,11 +237,17 @@ class MessagesStreamDecoder:
 
     def _block_start(self, payload: dict[str, Any]) -> list[ProviderEvent]:
         block = payload.get("content_block") or {}
+        index = payload.get("index", -1)
         if block.get("type") == "text":
             return list(self._assembler.text(block.get("text") or ""))
+        if block.get("type") == "thinking":
+            self._thinking[index] = [block.get("thinking") or "", block.get("signature") or ""]
+            return list(self._assembler.reasoning(block.get("thinking") or ""))
+        if block.get("type") == "redacted_thinking":
+            self._assembler.thinking_block("", block.get("data") or "", redacted=True)
+            return []
         if block.get("type") != "tool_use":
-            return []  # thinking and server-side blocks are not part of our vocabulary
-        index = payload.get("index", -1)
+            return []  # server-side blocks are not part of our vocabulary
         call_id = block.get("id") or f"toolu_{self._response_id}_{index}"
         self._tool_blocks[index] = call_id
         events: list[ProviderEvent] = list(
@@ -221,12 +261,23 @@ class MessagesStreamDecoder:
         delta = payload.get("delta") or {}
         if delta.get("type") == "text_delta":
             return list(self._assembler.text(delta.get("text") or ""))
+        thinking = self._thinking.get(payload.get("index", -1))
+        if thinking is not None and delta.get("type") == "thinking_delta":
+            thinking[0] += delta.get("thinking") or ""
+            return list(self._assembler.reasoning(delta.get("thinking") or ""))
+        if thinking is not None and delta.get("type") == "signature_delta":
+            thinking[1] += delta.get("signature") or ""
+            return []
         call_id = self._tool_blocks.get(payload.get("index", -1))
         if delta.get("type") == "input_json_delta" and call_id is not None:
             return list(self._assembler.call_arguments(call_id, delta.get("partial_json") or ""))
         return []
 
     def _block_stop(self, payload: dict[str, Any]) -> list[ProviderEvent]:
+        thinking = self._thinking.pop(payload.get("index", -1), None)
+        if thinking is not None:
+            self._assembler.thinking_block(thinking[0], thinking[1])
+            return []
         call_id = self._tool_blocks.pop(payload.get("index", -1), None)
         return list(self._assembler.finish_call(call_id)) if call_id else []
 
@@ -276,3 +327,14 @@ class AnthropicProvider(HttpProvider):
 
     def auth_headers(self, api_key: str) -> dict[str, str]:
         return {"x-api-key": api_key}
+
+    def prepare_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        budget = self.thinking_budget_tokens
+        if not budget:
+            return body
+        # Extended thinking: the answer needs room beyond the budget, and the API accepts
+        # no temperature other than its default while thinking.
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        body["max_tokens"] = max(body["max_tokens"], budget + DEFAULT_MAX_TOKENS)
+        body.pop("temperature", None)
+        return body

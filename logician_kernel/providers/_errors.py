@@ -16,6 +16,8 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
+from ..session.redact import redact
+
 _DETAIL_LIMIT = 500
 _CONTEXT_LENGTH_MARKERS = (
     "context_length_exceeded",
@@ -27,6 +29,43 @@ _CONTEXT_LENGTH_MARKERS = (
     "too many tokens",
     "input is too long",
 )
+
+
+# What a server says when it cannot do what we asked, and what the user should do about it.
+# Checked before the status mapping: llama.cpp answers 500 here, which must not be retried.
+_SERVER_LIMITS: tuple[tuple[str, str], ...] = (
+    (
+        "requires --jinja",
+        "llama.cpp's llama-server was started without tool support: restart it with `--jinja` "
+        "(tool calls need the model's Jinja chat template).",
+    ),
+    (
+        "--enable-auto-tool-choice",
+        "vLLM was started without automatic tool choice: restart `vllm serve` with "
+        "`--enable-auto-tool-choice --tool-call-parser <parser>` (e.g. `hermes` for Qwen).",
+    ),
+    (
+        "does not support tools",
+        "this Ollama model has no tool support, and the agent needs tools: pull a model that "
+        "has it (e.g. `ollama pull qwen2.5-coder:7b`; ollama.com lists them under Tools) and "
+        "set [model] name to it.",
+    ),
+    (
+        "cannot use tools with stream",
+        "this server cannot stream tool calls: set `stream = false` in [model] so it answers "
+        "whole replies.",
+    ),
+    (
+        "streaming is not supported",
+        "this server cannot stream: set `stream = false` in [model].",
+    ),
+)
+
+
+def server_limit(detail: str) -> str | None:
+    """The fix for a server that cannot do tools or streaming, if `detail` says so."""
+    lowered = detail.lower()
+    return next((fix for marker, fix in _SERVER_LIMITS if marker in lowered), None)
 
 
 class ProviderError(Exception):
@@ -162,8 +201,9 @@ class ErrorContext:
     secret: SecretStr | None = field(default=None, repr=False)
 
     def redact(self, text: str) -> str:
+        """`text` through the one redactor, with this provider's key among the secrets."""
         key = self.secret.get_secret_value() if self.secret else ""
-        return text.replace(key, "[redacted]") if key else text
+        return redact(text, (key,) if key else ())
 
 
 def error_from_response(
@@ -184,6 +224,13 @@ def error_from_response(
     }
     said = f"(HTTP {status}): {detail}"
     lowered = f"{detail} {error_type or ''}".lower()
+    fix = server_limit(detail)
+    if fix is not None and status >= 400:
+        return BadRequestError(
+            f"{ctx.provider} server at {ctx.base_url} cannot serve model {ctx.model!r} as "
+            f"asked {said}. {fix}",
+            **fields,
+        )
     if status in (400, 413, 422) and any(m in lowered for m in _CONTEXT_LENGTH_MARKERS):
         return ContextLengthExceededError(
             f"context length exceeded for model {ctx.model!r} {said}", **fields

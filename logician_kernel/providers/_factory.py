@@ -45,6 +45,10 @@ class ProviderSettings(BaseModel):
     """Seconds allowed for a whole response, streaming included."""
     max_retries: int = Field(default=2, ge=0)
     """Retries on 429, 5xx and connection failures before any output arrived."""
+    stream: bool = True
+    """Stream replies; false asks for whole replies, for servers that cannot stream them."""
+    thinking_budget_tokens: int | None = Field(default=None, ge=1024)
+    """Anthropic extended thinking: tokens the model may think before answering."""
     replay_file: Path | None = None
     """Recording the `replay` provider plays back (required for `replay`)."""
     record_file: Path | None = None
@@ -85,8 +89,11 @@ def create_provider(
         connect_timeout=settings.connect_timeout_seconds,
         request_timeout=settings.request_timeout_seconds,
         retry=RetryPolicy(max_retries=settings.max_retries),
+        stream=settings.stream,
+        thinking_budget_tokens=settings.thinking_budget_tokens,
         **options,
     )
     if settings.record_file:
-        provider = RecordingProvider(provider, base / settings.record_file)
+        key = env.get(settings.api_key_env or "", "")
+        provider = RecordingProvider(provider, base / settings.record_file, secrets=(key,))
     return provider

@@ -7,6 +7,7 @@ never retry once any event of an attempt has been handed to the consumer.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
@@ -18,8 +19,15 @@ import anyio
 import httpx
 from pydantic import SecretStr
 
-from logician_kernel.types.messages import ModelRequest, ProviderEvent, RetryAttempt
+from logician_kernel.types.messages import (
+    ModelRequest,
+    ModelResponse,
+    ProviderEvent,
+    RetryAttempt,
+    Usage,
+)
 
+from ._assembly import CHARS_PER_TOKEN
 from ._errors import (
     ErrorContext,
     IncompleteStreamError,
@@ -48,6 +56,10 @@ class StreamDecoder(Protocol):
 
     def finish(self) -> list[ProviderEvent]:
         """The body ended: produce what is still owed, or raise `IncompleteStreamError`."""
+        ...
+
+    def whole(self, payload: Any) -> list[ProviderEvent]:
+        """A reply the server sent as one JSON body (`stream: false`): all its events."""
         ...
 
 
@@ -114,6 +126,8 @@ class HttpProvider:
         request_timeout: float | None = 600.0,
         retry: RetryPolicy = RetryPolicy(),
         sleep: Sleep = anyio.sleep,
+        stream: bool = True,
+        thinking_budget_tokens: int | None = None,
     ) -> None:
         """`api_key_env=None` means the provider's default variable; `""` means send no key.
         The key is read from `env` now; a missing one is reported when a call is made.
@@ -129,6 +143,11 @@ class HttpProvider:
         # The per-attempt deadline bounds reads, writes and pool waits; httpx bounds connecting.
         self._timeout = httpx.Timeout(None, connect=connect_timeout)
         self.retry = retry
+        self.streaming = stream
+        """False asks the server for whole replies (`model.stream = false`), for servers
+        that cannot stream (or cannot stream tool calls)."""
+        self.thinking_budget_tokens = thinking_budget_tokens
+        """Tokens the model may think before answering, where the API takes a budget."""
         self._sleep = sleep
         self._ctx = ErrorContext(
             provider=self.provider,
@@ -146,6 +165,10 @@ class HttpProvider:
 
     def auth_headers(self, api_key: str) -> dict[str, str]:
         raise NotImplementedError
+
+    def prepare_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Provider options that live in the body (e.g. a thinking budget); none by default."""
+        return body
 
     async def aclose(self) -> None:
         """Close the HTTP client if this provider created it (an injected one is the caller's)."""
@@ -166,7 +189,10 @@ class HttpProvider:
         leaving early closes the connection too."""
         if self.api_key_env and self._api_key is None:
             raise MissingApiKeyError(self.api_key_env, provider=self.provider, model=self.model)
-        body = self.wire.body(request, self.model)
+        body = self.prepare_body(self.wire.body(request, self.model))
+        if not self.streaming:
+            body["stream"] = False
+            body.pop("stream_options", None)
         retries = 0
         while True:
             yielded = False
@@ -174,6 +200,8 @@ class HttpProvider:
                 async with aclosing(self._attempt(body)) as attempt:
                     async for event in attempt:
                         yielded = True
+                        if isinstance(event, ModelResponse) and event.usage_estimated:
+                            event = _estimate_input(event, body)
                         yield event
                 return
             except ProviderError as error:
@@ -253,6 +281,16 @@ class HttpProvider:
         self, response: httpx.Response, deadline: float | None
     ) -> AsyncGenerator[ProviderEvent, None]:
         decoder = self.wire.decoder(self.model)
+        if "json" in response.headers.get("content-type", ""):
+            # A whole reply: asked for with `stream = false`, or a server that ignores `stream`.
+            raw = await _before(deadline, response.aread())
+            try:
+                payload = json.loads(raw)
+            except ValueError:
+                payload = raw.decode("utf-8", errors="replace")
+            for event in decoder.whole(payload):
+                yield event
+            return
         parser = SSEParser()
         body = cast(AsyncGenerator[bytes, None], response.aiter_bytes())
         async with aclosing(body) as chunks:
@@ -292,6 +330,17 @@ async def _before(deadline: float | None, awaitable: Awaitable[T]) -> T:
         return await awaitable
     with anyio.fail_after(deadline - anyio.current_time()):
         return await awaitable
+
+
+def _estimate_input(response: ModelResponse, body: dict[str, Any]) -> ModelResponse:
+    """The server reported no usage: estimate the prompt from what was sent, by the same rule
+    as the output (the tools' schemas and the system prompt are part of the prompt too)."""
+    sent = json.dumps([body.get(k) for k in ("system", "messages", "tools")], ensure_ascii=False)
+    usage = Usage(
+        input_tokens=-(-len(sent) // CHARS_PER_TOKEN),
+        output_tokens=response.usage.output_tokens,
+    )
+    return response.model_copy(update={"usage": usage})
 
 
 def _short_reason(error: ProviderError) -> str:

@@ -29,9 +29,10 @@ from logician_kernel.types.messages import (
     UserPart,
 )
 
-from ._assembly import MessageAssembler, encode_arguments
-from ._errors import IncompleteStreamError, ProviderStreamError
+from ._assembly import MessageAssembler, encode_arguments, estimate_tokens
+from ._errors import IncompleteStreamError, ProviderStreamError, server_limit
 from ._http import HttpProvider
+from ._reasoning import Piece, ThinkSplitter
 from ._sse import SSEEvent
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -154,16 +155,19 @@ class ChatStreamDecoder:
         self._model = model
         self._response_id: str | None = None
         self._assembler = MessageAssembler()
-        self._calls: dict[Any, str] = {}  # the server's tool-call index (or id) -> our call id
-        self._last_call_key: Any = None
+        self._by_index: dict[Any, str] = {}  # the server's tool-call index -> our call id
+        self._server_ids: dict[str, str | None] = {}  # our call id -> the id the server sent
+        self._by_server_id: dict[str, str] = {}  # the server's id -> our latest call with it
+        self._last_call: str | None = None
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
+        self._think = ThinkSplitter()
 
     def feed(self, sse: SSEEvent) -> list[ProviderEvent]:
         if self.done:
             return []
         if sse.data.strip() == "[DONE]":
-            return self.finish()
+            return self._complete(done=True)
         try:
             chunk = json.loads(sse.data)
         except ValueError:
@@ -194,23 +198,56 @@ class ChatStreamDecoder:
         return events
 
     def finish(self) -> list[ProviderEvent]:
-        # `[DONE]` (or the end of the body) after a finish_reason completes the reply.
-        if self._finish_reason is None:
+        return self._complete(done=False)
+
+    def whole(self, payload: Any) -> list[ProviderEvent]:
+        """A reply sent whole (`stream: false`): its message is decoded as one big delta, so
+        both paths build replies the same way."""
+        if not isinstance(payload, dict):
+            raise ProviderStreamError(
+                f"openai server sent a reply that is not a JSON object: {str(payload)[:200]!r}",
+                error_type="invalid_reply",
+                retryable=False,
+                provider="openai",
+                model=self._model,
+            )
+        choices = []
+        for choice in payload.get("choices") or []:
+            message = dict(choice.get("message") or {})
+            message["tool_calls"] = [
+                {"index": i, **call} for i, call in enumerate(message.get("tool_calls") or [])
+            ]
+            choices.append({**choice, "delta": message})
+        chunk = {**payload, "choices": choices}
+        events = self.feed(SSEEvent(data=json.dumps(chunk)))
+        return events + ([] if self.done else self._complete(done=True))
+
+    def _complete(self, *, done: bool) -> list[ProviderEvent]:
+        # `[DONE]` (or the end of the body) after a finish_reason completes the reply; so does
+        # `[DONE]` after tool calls without one (some servers never send a finish_reason).
+        calls_then_done = done and self._assembler.has_calls()
+        if self._finish_reason is None and not calls_then_done:
             raise IncompleteStreamError(
                 f"openai stream for model {self._model!r} ended before any finish_reason",
                 provider="openai",
                 model=self._model,
             )
         self.done = True
-        events: list[ProviderEvent] = list(self._assembler.finish_all())
+        events: list[ProviderEvent] = self._pieces(self._think.close())
+        events += self._assembler.finish_all()
         message = self._assembler.message()
-        stop = _STOP_REASONS.get(self._finish_reason, "other")
-        if message.tool_calls:  # some servers say "stop" even when they called tools
+        stop = _STOP_REASONS.get(self._finish_reason or "", "other")
+        # Decided from the calls, not the finish_reason: Ollama says "stop" after tool calls,
+        # and a "tool_calls" that brought no call is an answer.
+        if message.tool_calls:
             stop = "tool_use"
+        elif stop == "tool_use":
+            stop = "end_turn"
         events.append(
             ModelResponse(
                 message=message,
-                usage=self._usage or Usage(),
+                usage=self._usage or Usage(output_tokens=estimate_tokens(self._assembler)),
+                usage_estimated=self._usage is None,
                 stop_reason=stop,
                 provider_stop_reason=self._finish_reason,
                 model=self._model,
@@ -221,7 +258,13 @@ class ChatStreamDecoder:
 
     def _choice(self, choice: dict[str, Any]) -> list[ProviderEvent]:
         delta = choice.get("delta") or {}
-        events: list[ProviderEvent] = list(self._assembler.text(delta.get("content") or ""))
+        # vLLM <= 0.8 and DeepSeek say `reasoning_content`, vLLM >= 0.9 and Ollama `reasoning`;
+        # servers keeping both names for compatibility send the same text twice.
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        events: list[ProviderEvent] = []
+        if isinstance(reasoning, str):
+            events += self._assembler.reasoning(reasoning)
+        events += self._content(delta.get("content") or "")
         for call_delta in delta.get("tool_calls") or []:
             events += self._call_delta(call_delta)
         if choice.get("finish_reason"):
@@ -229,20 +272,77 @@ class ChatStreamDecoder:
             events += self._assembler.finish_all()
         return events
 
-    def _call_delta(self, call_delta: dict[str, Any]) -> list[ProviderEvent]:
-        key = call_delta.get("index", call_delta.get("id", self._last_call_key))
-        function = call_delta.get("function") or {}
+    def _content(self, content: str) -> list[ProviderEvent]:
+        if not isinstance(content, str):  # a few servers send a list of parts; never text here
+            return []
+        return self._pieces(self._think.feed(content))
+
+    def _pieces(self, pieces: list[Piece]) -> list[ProviderEvent]:
         events: list[ProviderEvent] = []
-        if key not in self._calls or not self._assembler.is_open(self._calls[key]):
-            call_id = call_delta.get("id") or f"call_{uuid.uuid4().hex[:24]}"
-            self._calls[key] = call_id
-            events += self._assembler.start_call(call_id, function.get("name") or "")
-        self._last_call_key = key
+        for kind, text in pieces:
+            if kind == "text":
+                events += self._assembler.text(text)
+            else:
+                events += self._assembler.reasoning(text)
+        return events
+
+    def _call_delta(self, call_delta: dict[str, Any]) -> list[ProviderEvent]:
+        server_id = call_delta.get("id") or None  # "" is how some proxies say "absent"
+        index = call_delta.get("index")
+        function = call_delta.get("function") or {}
+        name = function.get("name") or ""
+        events: list[ProviderEvent] = []
+        call_id = self._continued_call(index, server_id, name)
+        if call_id is None:
+            if index is not None and index in self._by_index:
+                # A new call at an index in use (Ollama): the previous one was sent whole.
+                events += self._assembler.finish_call(self._by_index[index])
+            call_id = server_id or f"call_{uuid.uuid4().hex[:24]}"
+            if self._assembler.known(call_id):  # a server reusing an id must not merge calls
+                call_id = f"{call_id}_{uuid.uuid4().hex[:8]}"
+            self._server_ids[call_id] = server_id
+            if server_id is not None:
+                self._by_server_id[server_id] = call_id
+            events += self._assembler.start_call(call_id, name)
+            if index is not None:
+                self._by_index[index] = call_id
+        else:
+            self._assembler.name_call(call_id, name)
+        self._last_call = call_id
         arguments = function.get("arguments")
         if isinstance(arguments, dict):  # a few servers send the object itself
             arguments = json.dumps(arguments, ensure_ascii=False)
-        events += self._assembler.call_arguments(self._calls[key], arguments or "")
+        events += self._assembler.call_arguments(call_id, arguments or "")
         return events
+
+    def _continued_call(self, index: Any, server_id: str | None, name: str) -> str | None:
+        """The open call this delta continues, or None when it starts a new one. A new
+        non-empty id at an index in use starts a call; a delta with neither index nor id
+        continues the last open call."""
+        if index is not None:
+            current = self._by_index.get(index)
+        elif server_id is not None:
+            current = self._by_server_id.get(server_id)
+        else:
+            current = self._last_call
+        if current is None or not self._assembler.is_open(current):
+            return None
+        if server_id is not None and self._server_ids.get(current) not in (None, server_id):
+            return None
+        if (
+            name
+            and self._assembler.has_name(current)
+            and _is_whole(self._assembler.arguments_so_far(current))
+        ):
+            return None  # a fresh name after complete arguments: a new call without an id
+        return current
+
+
+def _is_whole(arguments: str) -> bool:
+    try:
+        return isinstance(json.loads(arguments), dict)
+    except ValueError:
+        return False
 
 
 def _stream_error(error: Any, model: str) -> ProviderStreamError:
@@ -251,6 +351,15 @@ def _stream_error(error: Any, model: str) -> ProviderStreamError:
         kind = str(error.get("code") or error.get("type") or "error")
     else:
         message, kind = str(error), "error"
+    fix = server_limit(message)
+    if fix is not None:
+        return ProviderStreamError(
+            f"openai-compatible server cannot serve model {model!r} as asked: {message}. {fix}",
+            error_type=kind,
+            retryable=False,
+            provider="openai",
+            model=model,
+        )
     transient = any(word in f"{kind} {message}".lower() for word in ("overloaded", "server_error"))
     return ProviderStreamError(
         f"openai stream error for model {model!r} ({kind}): {message}",

@@ -27,6 +27,7 @@ from logician_kernel.types.messages import (
     RetryAttempt,
 )
 
+from ..session.redact import redact_data
 from ._base import Provider
 from ._errors import ReplayError, ReplayMismatchError
 
@@ -149,10 +150,16 @@ class ReplayProvider:
 class RecordingProvider:
     """Wraps a real provider and writes each completed exchange to a recording."""
 
-    def __init__(self, inner: Provider, path: str | os.PathLike[str]) -> None:
-        """The file is truncated when the first exchange completes, then appended to."""
+    def __init__(
+        self, inner: Provider, path: str | os.PathLike[str], *, secrets: tuple[str, ...] = ()
+    ) -> None:
+        """The file is truncated when the first exchange completes, then appended to; it is
+        created 0600 and every string in it passes the one redactor (`session.redact`), with
+        `secrets` (the API key) among the values masked. The fingerprint is of the request
+        as sent, so a replay of the same session still matches."""
         self.inner = inner
         self.path = Path(path)
+        self.secrets = tuple(s for s in secrets if s)
         self.model = inner.model
         self._index = 0
 
@@ -181,8 +188,12 @@ class RecordingProvider:
         )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("w" if self._index == 0 else "a", encoding="utf-8") as file:
-                file.write(exchange.model_dump_json() + "\n")
+            data = redact_data(exchange.model_dump(mode="json"), self.secrets)
+            line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+            flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if self._index == 0 else os.O_APPEND)
+            fd = os.open(self.path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                file.write(line)
         except OSError as exc:
             raise ReplayError(
                 f"cannot write recording {self.path}: {exc}", path=str(self.path), index=self._index

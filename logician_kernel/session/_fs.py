@@ -10,6 +10,7 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from ._private import private_dir, write_private
 from .states import Fingerprint, PathState
 
 IGNORED_WALK_BUDGET = 5000
@@ -106,9 +107,9 @@ def write_loose_blob(objects: Path, data: bytes) -> str:
     sha = blob_id(data)
     obj = objects / sha[:2] / sha[2:]
     if not obj.exists():
-        obj.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(obj.parent)
         tmp = obj.with_name(obj.name + ".tmp")
-        tmp.write_bytes(zlib.compress(b"blob %d\0" % len(data) + data, 1))
+        write_private(tmp, zlib.compress(b"blob %d\0" % len(data) + data, 1))  # owner-only
         os.replace(tmp, obj)
     return sha
 

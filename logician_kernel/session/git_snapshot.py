@@ -39,6 +39,7 @@ from ._fs import (
     store_path,
     write_loose_blob,
 )
+from ._private import private_dir, write_private
 from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
 from .watcher import WorkspaceWatcher
 
@@ -102,9 +103,10 @@ class GitSnapshotter:
         """Create the private store once; refresh our excludes from the workspace's own."""
         if not (self.store / "HEAD").exists():
             self.store.parent.mkdir(parents=True, exist_ok=True)
-            self._git(
-                "init", "--quiet", "--bare", str(self.store), cwd=self.store.parent, base=False
-            )
+            self._git(  # owner-only files (the store holds workspace content), no sample hooks
+                "init", "--quiet", "--bare", "--shared=0600", "--template=", str(self.store),
+                cwd=self.store.parent, base=False,
+            )  # fmt: skip
             for key, value in (
                 ("core.bare", "false"),
                 ("core.autocrlf", "false"),
@@ -121,8 +123,8 @@ class GitSnapshotter:
                 ("core.splitIndex", "true"),
             ):
                 self._git("config", key, value)
-            (self.store / "info").mkdir(exist_ok=True)
-            (self.store / "info" / "attributes").write_text(_ATTRIBUTES)
+            private_dir(self.store / "info")
+            write_private(self.store / "info" / "attributes", _ATTRIBUTES.encode())
             self._seed_from_user_repo()
         self._write_excludes()
 
@@ -143,7 +145,7 @@ class GitSnapshotter:
         text = "\n".join(lines) + "\n"
         target = self.store / "info" / "exclude"
         if not target.is_file() or target.read_text(errors="replace") != text:
-            target.write_text(text)
+            write_private(target, text.encode())
 
     def _user_git_dir(self) -> Path | None:
         dot_git = self.workspace / ".git"
@@ -173,7 +175,7 @@ class GitSnapshotter:
         try:
             shutil.copyfile(user_git / "index", self._index)
             alternates = self.store / "objects" / "info" / "alternates"
-            alternates.write_text(f"{objects}\n")
+            write_private(alternates, f"{objects}\n".encode())
             self._git("ls-files", "--stage", "--", ".gitignore")  # parses the index fully
         except (OSError, SnapshotError):
             self._index.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .._durable import fsync_dir
+from ._private import open_private, private_dir
 
 CHECKSUM_FIELD = "crc"
 
@@ -87,9 +88,10 @@ class Journal:
         self.recovery: TailRecovery | None = None
         self._failed: str | None = None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
             self._load()
-            self._fh = open(self.path, "ab")  # noqa: SIM115 - held for the session
+            # Held for the session; created 0600: the ledger holds the whole conversation.
+            self._fh = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "ab")
         except OSError as exc:
             raise JournalError(f"cannot open ledger {self.path}: {exc.strerror or exc}") from exc
 
@@ -122,7 +124,7 @@ class Journal:
     def _cut(self, data: bytes, offset: int, reason: str) -> None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         side = self.path.with_name(f"{self.path.name}.cut-{stamp}-at-{offset}")
-        with open(side, "wb") as fh:
+        with os.fdopen(open_private(side, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
             fh.write(data[offset:])
             fh.flush()
             os.fsync(fh.fileno())

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from ..types import MESSAGE_ADAPTER, Message, TextPart, ToolCall, ToolResultMessage
-from .redact import redact
+from .redact import redact, redact_data
 from .thread_ledger import (
     MessageEntry,
     ProjectionItem,
@@ -31,13 +31,7 @@ MAX_RECORDED_RESULT = 30_000
 
 
 def _redact_value(value: Any, secrets: tuple[str, ...]) -> Any:
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, dict):
-        return {k: _redact_value(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_value(v, secrets) for v in value]
-    return value
+    return redact_data(value, secrets)
 
 
 class LedgerRunStore:

@@ -21,6 +21,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from .._version import __version__
+from ._private import PRIVATE_FILE, private_dir, write_private
 from .file_checkpoints import FileCheckpoints
 from .git_snapshot import GitSnapshotter, SnapshotError
 from .journal import JournalError
@@ -80,11 +81,12 @@ class WorkspaceSession:
         state = workspace / STATE_DIR
         notices: list[str] = []
         try:
-            (state / "threads").mkdir(parents=True, exist_ok=True)
+            private_dir(state)
+            private_dir(state / "threads")
             ignore = state / ".gitignore"
             if not ignore.exists():  # keeps our state out of the user's `git status`
-                ignore.write_text("# Logician Kernel state; see ARCHITECTURE.md\n*\n")
-            lock = FileLock(state / "threads" / f"{thread_id}.lock")
+                write_private(ignore, b"# Logician Kernel state; see ARCHITECTURE.md\n*\n")
+            lock = FileLock(state / "threads" / f"{thread_id}.lock", mode=PRIVATE_FILE)
             try:
                 lock.acquire(timeout=0)
             except Timeout:
@@ -94,7 +96,7 @@ class WorkspaceSession:
                     f"Logician: another kernel holds thread {other!r}; this kernel uses a new "
                     f"thread {thread_id!r} so the two never interleave their ledgers."
                 )
-                lock = FileLock(state / "threads" / f"{thread_id}.lock")
+                lock = FileLock(state / "threads" / f"{thread_id}.lock", mode=PRIVATE_FILE)
                 lock.acquire(timeout=0)
             ledger = ThreadLedger(state / "threads", thread_id)
         except (OSError, JournalError, Timeout) as exc:

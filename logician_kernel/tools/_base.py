@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from ..session.redact import mask_values
 from ..types import ToolSpec
 from ._output import bound_output
 
@@ -64,6 +65,9 @@ class ToolContext:
     """Bound on any tool's `content`, in UTF-8 bytes."""
     bash_timeout_seconds: float = 120.0
     """Wall-clock limit of one `bash` call; its whole process group is killed after it."""
+    secrets: tuple[str, ...] = ()
+    """Values the model must never see in a tool result (the configured API key); masked,
+    with the credential-named environment variables' values, before the result leaves."""
 
 
 _JSON_TYPES: dict[str, str] = {
@@ -108,6 +112,11 @@ class Tool(ABC):
         except Exception as exc:  # a bug or an odd OS error must reach the model, not the turn
             message = f"{self.name}: unexpected {type(exc).__name__}: {exc}"
             result = ToolResult(content=message, is_error=True, display=_one_line(message, 120))
+        masked = mask_values(result.content, ctx.secrets)
+        if masked != result.content:
+            result = dataclasses.replace(
+                result, content=masked, display=mask_values(result.display, ctx.secrets)
+            )
         if len(result.content) > ctx.max_output_bytes // 4:  # cheap pre-check before encoding
             bounded = bound_output(result.content, ctx.max_output_bytes)
             if bounded is not result.content:

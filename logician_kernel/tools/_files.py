@@ -8,6 +8,8 @@ nothing is written. Text is UTF-8; binary files are refused rather than mangled.
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 import stat
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,7 +34,50 @@ def _existing_file(tool: str, target: Path, shown: str) -> None:
     if stat.S_ISDIR(mode):
         raise ToolError(f"{tool}: {shown} is a directory; use ls to list it")
     if not stat.S_ISREG(mode):
-        raise ToolError(f"{tool}: {shown} is not a regular file")
+        raise _special_refusal(tool, shown)
+
+
+def _write_regular(tool: str, target: Path, shown: str, data: bytes) -> None:
+    """Replace the content of `target`, refusing anything but a plain regular file.
+
+    Opened non-blocking and without following a last symlink, so a FIFO put in our way
+    answers at once (ENXIO, or a check of the opened file) instead of hanging the kernel;
+    a file with more than one hard link is refused, since another link may be outside the
+    workspace and the write would change it there. Nothing is truncated before the checks.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(target, flags, 0o666)
+    except OSError as exc:
+        if exc.errno in (errno.ENXIO, errno.ELOOP, errno.EOPNOTSUPP):
+            raise _special_refusal(tool, shown) from None
+        raise ToolError(f"{tool}: cannot write {shown}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _special_refusal(tool, shown)
+        if info.st_nlink > 1:
+            raise ToolError(
+                f"{tool}: {shown} has {info.st_nlink} hard links, and another of them may be "
+                f"outside the workspace; {tool} refuses to change it through a link (make it "
+                "a separate copy first, e.g. `cp --remove-destination`)"
+            )
+        os.set_blocking(fd, True)
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as exc:
+        raise ToolError(f"{tool}: cannot write {shown}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _special_refusal(tool: str, shown: str) -> ToolError:
+    return ToolError(
+        f"{tool}: {shown} is not a regular file (a FIFO, socket, device or symlink); "
+        f"{tool} only writes regular files"
+    )
 
 
 def _binary_refusal(tool: str, shown: str) -> ToolError:
@@ -185,14 +230,20 @@ class WriteTool(Tool):
         shown = relative(ctx, target)
         if target.is_dir():
             raise ToolError(f"write: {shown} is a directory")
+        try:
+            existing = target.lstat()
+        except OSError:
+            existing = None
+        if existing is not None and not stat.S_ISREG(existing.st_mode):
+            raise _special_refusal("write", shown)  # before capture: never read a FIFO
         data = args["content"].encode("utf-8", "replace")
-        existed = target.exists()
+        existed = existing is not None
         _capture(ctx, "write", shown)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
         except OSError as exc:
             raise ToolError(f"write: cannot write {shown}: {exc.strerror or exc}") from None
+        _write_regular("write", target, shown, data)
         size = format_size(len(data))
         return ToolResult(
             content=f"{'Overwrote' if existed else 'Created'} {shown} ({len(data):,} bytes).",
@@ -265,10 +316,7 @@ class EditTool(Tool):
         line = text.count("\n", 0, text.index(old)) + 1
         updated = text.replace(old, new) if args["replace_all"] else text.replace(old, new, 1)
         _capture(ctx, "edit", shown)
-        try:
-            target.write_bytes(updated.encode("utf-8"))
-        except OSError as exc:
-            raise ToolError(f"edit: cannot write {shown}: {exc.strerror or exc}") from None
+        _write_regular("edit", target, shown, updated.encode("utf-8"))
         what = f"{count} occurrences" if count > 1 else "1 occurrence"
         return ToolResult(
             content=f"Replaced {what} in {shown} (first at line {line}).",

@@ -55,8 +55,24 @@ class ToolCall(_Vocabulary):
     model should be told why."""
 
 
+class ThinkingPart(_Vocabulary):
+    """The model's reasoning, kept in a reply only where the API wants it back: Anthropic's
+    signed thinking blocks, which must accompany a tool-use turn. Other servers' reasoning is
+    shown while it streams and never stored."""
+
+    kind: Literal["thinking"] = "thinking"
+    """Discriminator."""
+    text: str = ""
+    """The reasoning text (empty for a redacted block)."""
+    signature: str = ""
+    """The server's signature of the block (for a redacted block, its encrypted data), sent
+    back unchanged."""
+    redacted: bool = False
+    """Whether the server sent the block encrypted (Anthropic `redacted_thinking`)."""
+
+
 UserPart = Annotated[TextPart | ImagePart, Field(discriminator="kind")]
-AssistantPart = Annotated[TextPart | ToolCall, Field(discriminator="kind")]
+AssistantPart = Annotated[TextPart | ToolCall | ThinkingPart, Field(discriminator="kind")]
 
 
 # --- messages -----------------------------------------------------------------------------
@@ -86,7 +102,7 @@ class AssistantMessage(_Vocabulary):
     kind: Literal["assistant"] = "assistant"
     """Discriminator."""
     content: list[AssistantPart] = Field(default_factory=list)
-    """Text parts and tool calls, in order."""
+    """Text parts, tool calls and (Anthropic) signed thinking blocks, in order."""
 
     @property
     def text(self) -> str:
@@ -181,6 +197,16 @@ class TextDelta(_Vocabulary):
     """The new text."""
 
 
+class ReasoningDelta(_Vocabulary):
+    """A fragment of the model's reasoning (`reasoning_content`, `reasoning`, a thinking block
+    or a `<think>` span), as it streams. Ephemeral: shown, never persisted, never answer text."""
+
+    kind: Literal["reasoning_delta"] = "reasoning_delta"
+    """Discriminator."""
+    text: str
+    """The new reasoning text."""
+
+
 class ToolCallStarted(_Vocabulary):
     """The model began a tool call."""
 
@@ -244,7 +270,9 @@ class ModelResponse(_Vocabulary):
     message: AssistantMessage
     """The complete assistant message."""
     usage: Usage = Field(default_factory=Usage)
-    """Tokens used by this call (zeros when the server did not say)."""
+    """Tokens used by this call; an estimate from the text when the server did not say."""
+    usage_estimated: bool = False
+    """Whether `usage` is our estimate because the server reported none."""
     stop_reason: StopReason
     """Why the model stopped, normalised across providers."""
     provider_stop_reason: str | None = None
@@ -257,6 +285,7 @@ class ModelResponse(_Vocabulary):
 
 ProviderEvent = Annotated[
     TextDelta
+    | ReasoningDelta
     | ToolCallStarted
     | ToolCallArgumentsDelta
     | ToolCallFinished

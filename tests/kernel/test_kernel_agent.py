@@ -264,6 +264,7 @@ def test_branches_from_rewinds_merge_and_discard_and_compaction_on_demand(
         r = k.run(f"%logician branch merge {branch_id}")
         assert r.status == "ok", r.text
         assert "plan B and found it slow" in r.text
+        assert "the summary used 11 in / 7 out tokens" in r.text  # its cost is not hidden
         assert "merged" in k.run("%logician branches").text
         assert k.run(f"%logician branch discard {branch_id}").status == "error"
         k.run("%logician count three")
@@ -271,6 +272,7 @@ def test_branches_from_rewinds_merge_and_discard_and_compaction_on_demand(
         k.run("%logician config set compaction.keep_recent_turns 1")
         r = k.run("%logician compact what we counted")
         assert r.status == "ok", r.text
+        assert "the summary used 11 in / 7 out tokens" in r.text
         k.run("%logician count four")
         sent = messages_sent(server)
         assert "[Summary of the earlier conversation]" in json.dumps(sent)

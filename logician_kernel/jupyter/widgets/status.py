@@ -16,7 +16,7 @@ from typing import Any
 import ipywidgets as w
 from IPython.display import display
 
-from ...events.runtime_state import Phase, RuntimeState
+from ...events.runtime_state import Phase, RuntimeState, context_fraction
 from ...types.run import RunBudgetLimits, RunOutcomeStatus
 from ._plain import PlainText
 
@@ -203,9 +203,7 @@ class StatusWidget(PlainText, w.VBox):
         _put(self.streaming, "value", "● streaming" if state.streaming else "")
         _put(self.pending, "value", _pending_text(state))
         _put(self.retries, "value", _retry_text(state))
-        _put(
-            self.tokens, "value", f"tokens {state.input_tokens:,} in / {state.output_tokens:,} out"
-        )
+        _put(self.tokens, "value", tokens_text(state))
         _put(self.cost, "value", "" if usage.cost_usd is None else _usd(usage.cost_usd))
         for bar in self.bars.values():
             bar.show(bar.spec.used(usage))
@@ -258,6 +256,17 @@ def _tasks_text(tasks: Sequence[tuple[str, str]]) -> str:
         return ""
     done = sum(1 for _title, status in tasks if _TASK_MARKS.get(status) == "✓")
     return f"tasks {done}/{len(tasks)} done"
+
+
+def tokens_text(state: RuntimeState) -> str:
+    """Tokens of the run, marked when estimated, and how full the context window is."""
+    text = f"tokens {state.input_tokens:,} in / {state.output_tokens:,} out"
+    if state.usage_estimated:
+        text += " (estimate: the server reports no usage)"
+    fraction = context_fraction(state)
+    if fraction is not None:
+        text += f" · context {fraction:.0%} of {state.context_window:,}"
+    return text
 
 
 def _pending_text(state: RuntimeState) -> str:

@@ -28,7 +28,7 @@ session = AgentSession.open(workspace=sys.argv[1], thread="nightly-report")
 first = session.run("Write the report and clean up.", approve=approve, max_turns=5)
 report = open(sys.argv[1] + "/report.md").read()
 second = session.run("Anything else?", approve=approve)
-before, after = session.compact("the report")
+before, after, _ = session.compact("the report")
 session.rewind(first.frame)
 import os
 out = {

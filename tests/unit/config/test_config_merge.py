@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logician_kernel.config import _resolve, load_effective_config
+from logician_kernel.config._gated import GATED_KEYS
 from logician_kernel.config._keys import format_key, to_toml_literal
 from logician_kernel.config._merge import merge_layers
 from logician_kernel.config._sources import Layer, set_path
@@ -231,7 +232,11 @@ def test_loading_a_random_stack_follows_the_rules(stack: dict[str, dict[str, Any
         user_dir.mkdir()
         (user_dir / "config.toml").write_text(tomlkit.dumps(stack["user"]))
         (ws / ".logician" / "config.toml").write_text(tomlkit.dumps(stack["project"]))
-        trust(ws, user_dir=user_dir)
+        set_in_project = {format_key(path) for path in leaves(stack["project"])}
+        gated = [
+            k for k in GATED_KEYS if any(s == k or s.startswith(k + ".") for s in set_in_project)
+        ]
+        trust(ws, user_dir=user_dir, allow=gated)  # the user allowed what the project sets
         env = {"LOGICIAN_CONFIG_DIR": str(user_dir), "GIT_CEILING_DIRECTORIES": tmp}
         for path, value in leaves(stack["env"]).items():
             env["LOGICIAN_" + "__".join(p.upper() for p in path)] = to_toml_literal(value)

@@ -1,5 +1,6 @@
 """Workspace trust: an untrusted project file is not applied and says so; a trusted one is;
-even a trusted one may not set credentials, the key variable or the workspace root."""
+even a trusted one may not set credentials or the workspace root, and the key variable waits
+for the user's allow (see test_config_trust_fields.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import subprocess
 
 from logician_kernel.config import is_trusted, untrust
 from logician_kernel.config._trust import TRUST_FILE
+from logician_kernel.config.commands import trust
 
 PROJECT = '[model]\nname = "project-model"\n[permissions]\nallow = ["bash(make*)"]\n'
 
@@ -30,7 +32,7 @@ def test_no_notice_when_there_is_no_project_file(sandbox) -> None:
 
 def test_a_trusted_project_file_is_applied(sandbox) -> None:
     sandbox.write_project(PROJECT)
-    message = sandbox.trust()
+    message = trust(sandbox.ws, user_dir=sandbox.user_dir, allow=["permissions.allow"])
     assert str(sandbox.ws) in message and "will be applied" in message
     cfg = sandbox.load()
     assert cfg.trusted and cfg.notices == ()
@@ -85,8 +87,9 @@ def test_a_trusted_project_may_not_redirect_the_key_or_set_credentials(sandbox) 
     assert cfg.settings.model.api_key_env == "OPENAI_API_KEY"
     assert cfg.workspace == sandbox.ws
     joined = "\n".join(cfg.notices)
-    assert "model.api_key_env may not be set by a project file" in joined
+    assert "model.api_key_env = 'ATTACKER_KEY' held back" in joined
     assert "line 5" in joined  # where api_key_env is
+    assert "`logician trust --allow model.api_key_env`" in joined
     assert "model.api_key looks like a credential" in joined and "line 6" in joined
     assert "workspace.root may not be set by a project file" in joined
     assert "sk-project-secret" not in joined

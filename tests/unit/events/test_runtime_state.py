@@ -71,3 +71,21 @@ def test_tool_finished_for_an_unknown_call_does_not_go_negative():
         RuntimeState(), ToolFinished(call_id="x", name="read", result_display="", is_error=True)
     )
     assert state.pending_count == 0
+
+
+def test_estimated_usage_and_the_context_window_fraction():
+    from logician_kernel.events import AssistantReasoningDelta, RunStarted, context_fraction
+
+    state = fold(RuntimeState(), RunStarted(prompt="p", model="m", context_window=4096))
+    assert context_fraction(state) == 0.0
+    state = fold(state, AssistantReasoningDelta(text="thinking"))
+    assert state.streaming  # reasoning is activity: no silent pause that looks like a hang
+    reply = AssistantMessage()
+    state = fold(
+        state, ModelResponded(message=reply, usage=Usage(input_tokens=1000, output_tokens=24))
+    )
+    assert context_fraction(state) == 0.25 and not state.usage_estimated
+    state = fold(state, ModelResponded(message=reply, usage=Usage(input_tokens=2000,
+                                       output_tokens=48), usage_estimated=True))  # fmt: skip
+    assert context_fraction(state) == 0.5 and state.usage_estimated
+    assert context_fraction(RuntimeState()) is None

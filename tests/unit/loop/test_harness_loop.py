@@ -139,7 +139,8 @@ def test_unknown_tool_and_bad_arguments_are_told_to_the_model():
     assert unknown.is_error and invalid.is_error
     assert "no tool named 'nope'" in unknown.content[0].text
     assert "Available tools: read, write" in unknown.content[0].text
-    assert "not a JSON object" in invalid.content[0].text and "a.t" in invalid.content[0].text
+    assert "not valid JSON: Unterminated string" in invalid.content[0].text
+    assert "a.t" in invalid.content[0].text
     finished = [e for e in events if e.kind == "tool_finished"]
     assert [(e.call_id, e.is_error) for e in finished] == [("c1", True), ("c2", True)]
     assert "tool_started" not in kinds(events)

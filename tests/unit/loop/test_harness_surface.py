@@ -15,7 +15,7 @@ EVENTS_API = {
     "HARNESS_EVENT_ADAPTER", "MAX_PENDING_SHOWN", "AssistantTextDelta", "HarnessEvent",
     "ModelCallStarted", "ModelResponded", "Phase", "RetryScheduled", "RunEnded", "RunStarted",
     "RuntimeState", "ToolCallStreaming", "ToolFinished", "ToolStarted", "TurnEnded",
-    "TurnStarted", "fold",
+    "TurnStarted", "fold", "AssistantReasoningDelta", "context_fraction",
 }  # fmt: skip
 
 

@@ -88,7 +88,7 @@ def test_routine_allows_and_action_required_decisions_are_told_apart(tmp_path):
     assert all((e.thread, e.frame) == ("t1", 3) for e in entries)
     # Only the action-required decisions become (typed) ledger entries.
     assert [(req.call_id, res.choice) for req, res in ledger] == [("c4", "allow_once"), ("c5", "deny")]  # fmt: skip
-    assert ledger[0][0].kind == "approval_request" and ledger[0][0].suggested_rule == "bash(make *)"
+    assert ledger[0][0].kind == "approval_request" and ledger[0][0].suggested_rule == "bash(make)"
     assert "routine" in format_audit(entries) and "bash(rm -rf*)" in format_audit(entries)
 
 
@@ -96,13 +96,13 @@ def test_routine_allows_and_action_required_decisions_are_told_apart(tmp_path):
 def test_allowing_for_the_session_adds_a_rule_and_later_calls_are_routine(tmp_path, choice):
     gate, audit, ledger = make_gate(tmp_path, answers=[{"choice": choice}])
     assert check(gate, "c1", "bash", command="pytest -q").allowed
-    assert check(gate, "c2", "bash", command="pytest tests/unit").allowed  # no second ask
+    assert check(gate, "c2", "bash", command="pytest  -q").allowed  # no second ask
     first, second = audit.recent(2)
     assert (first.resolution, first.routine) == (f"user:{choice}", False)
     assert (second.resolution, second.routine, second.rule, second.layer) == (
-        "session", True, "bash(pytest *)", "session",
+        "session", True, "bash(pytest -q)", "session",
     )  # fmt: skip
-    assert ledger[0][1].rule == "bash(pytest *)" and len(ledger) == 1
+    assert ledger[0][1].rule == "bash(pytest -q)" and len(ledger) == 1
 
 
 def test_headless_asks_are_denied_and_audited(tmp_path):
@@ -134,10 +134,10 @@ def test_secrets_never_land_in_the_audit_log(tmp_path):
 
 def test_long_arguments_are_cut_and_credential_names_masked(tmp_path):
     gate, audit, _ = make_gate(tmp_path, mode="full-auto")
-    check(gate, "c1", "write", path="a.txt", content="x" * 50_000)
+    check(gate, "c1", "bash", command="echo " + "x" * 50_000)
     entry = audit.recent(1)[0]
     assert (
-        len(entry.arguments["content"]) < 2_100 and "more characters" in entry.arguments["content"]
+        len(entry.arguments["command"]) < 2_100 and "more characters" in entry.arguments["command"]
     )
     from logician_kernel.policy import mask_arguments
 

@@ -26,6 +26,14 @@ def _forbid_real_network(monkeypatch: pytest.MonkeyPatch) -> None:
         return await original(self, request)
 
     monkeypatch.setattr(httpx.AsyncHTTPTransport, "handle_async_request", guarded)
+    original_sync = httpx.HTTPTransport.handle_request
+
+    def guarded_sync(self: httpx.HTTPTransport, request: httpx.Request) -> httpx.Response:
+        if request.url.host not in LOOPBACK_HOSTS:  # context-window discovery is synchronous
+            raise RealNetworkForbidden(f"provider tests must not reach {request.url.host}")
+        return original_sync(self, request)
+
+    monkeypatch.setattr(httpx.HTTPTransport, "handle_request", guarded_sync)
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 

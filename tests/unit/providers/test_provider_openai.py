@@ -98,7 +98,10 @@ def test_lenient_servers_whole_tool_calls_stop_reason_and_no_done(server) -> Non
     outcome = run_stream("openai", server)
     assert outcome.error is None
     response = outcome.events[-1]
-    assert response.stop_reason == "tool_use" and response.usage == Usage()
+    assert response.stop_reason == "tool_use"
+    # No usage reported: an estimate, flagged, from the prompt sent and the call received.
+    assert response.usage_estimated and response.usage.output_tokens == 4
+    assert response.usage.input_tokens > 10
     assert response.message.tool_calls == [ToolCall(id="c", name="read", arguments={"path": "x"})]
 
 

@@ -149,3 +149,32 @@ def test_settings_schema_documents_every_field() -> None:
     schema = ProviderSettings.model_json_schema()
     assert all(field.get("description") for field in schema["properties"].values())
     assert json.dumps(schema)
+
+
+def test_a_recording_masks_secrets_is_private_and_still_replays(server, tmp_path) -> None:
+    path = tmp_path / "secret-session.jsonl"
+    leaky = ModelRequest(
+        messages=[UserMessage(content=[TextPart(text=f"env says DB_PASSWORD=hunter2-x and {KEY}")])]
+    )
+    server.script(Reply(pieces=[sse(*openai_chunks(text=["noted"]), done=True)]))
+
+    async def scenario():
+        async with httpx.AsyncClient(trust_env=False) as client:
+            provider = create_provider(
+                {
+                    "provider": "openai",
+                    "name": "m",
+                    "base_url": server.url,
+                    "record_file": str(path),
+                },
+                env={"OPENAI_API_KEY": KEY},
+                client=client,
+            )
+            return [event async for event in provider.stream(leaky)]
+
+    live = asyncio.run(scenario())
+    text = path.read_text()
+    assert "hunter2-x" not in text and KEY not in text and "DB_PASSWORD=****" in text
+    assert path.stat().st_mode & 0o777 == 0o600
+    replay = ReplayProvider(path)
+    assert drain(replay, leaky) == live  # the fingerprint is of the request as sent

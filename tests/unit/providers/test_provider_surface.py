@@ -25,11 +25,14 @@ PROVIDERS_API = {
     "ProviderStreamError", "ProviderTimeoutError", "RateLimitError", "RecordedExchange",
     "RecordingProvider", "ReplayError", "ReplayMismatchError", "ReplayProvider", "RetryPolicy",
     "SSEEvent", "SSEParser", "ServerError", "StreamDecoder", "WireFormat", "complete",
-    "create_provider", "load_recording", "request_fingerprint",
+    "argument_problem", "create_provider", "load_recording", "request_fingerprint",
+    "DEFAULT_CONTEXT_WINDOW", "KNOWN_MODELS", "ContextWindow", "KnownModel", "Metered", "MeteredProvider",
+    "known_model", "resolve_context_window",
 }  # fmt: skip
 TYPES_API = {
     "MESSAGE_ADAPTER", "PROVIDER_EVENT_ADAPTER", "AssistantMessage", "AssistantPart", "ImagePart",
-    "Message", "ModelRequest", "ModelResponse", "ProviderEvent", "RetryAttempt", "StopReason",
+    "Message", "ModelRequest", "ModelResponse", "ProviderEvent", "ReasoningDelta", "RetryAttempt",
+    "StopReason", "ThinkingPart",
     "SystemMessage", "TextDelta", "TextPart", "ToolCall", "ToolCallArgumentsDelta",
     "ToolCallFinished", "ToolCallStarted", "ToolResultMessage", "ToolSpec", "Usage",
     "UsageReported", "UserMessage", "UserPart",

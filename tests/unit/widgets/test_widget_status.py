@@ -216,3 +216,28 @@ def test_the_display_bundle_keeps_the_widget_view_and_gives_the_line(
     bundle = widget._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == widget.model_id
     assert bundle["text/plain"] == "Logician · starting"
+
+
+def test_estimated_tokens_and_context_fraction_are_shown() -> None:
+    import dataclasses
+
+    status = StatusWidget()
+    state = dataclasses.replace(RUNNING, usage_estimated=True, context_window=128_000,
+                                context_tokens=32_000)  # fmt: skip
+    status.update(state)
+    shown = texts(status)
+    assert "tokens 12,345 in / 678 out (estimate: the server reports no usage)" in shown
+    assert "context 25% of 128,000" in shown
+    status.update(RUNNING)
+    assert "estimate" not in texts(status) and "context" not in texts(status)
+
+
+def test_thinking_is_collapsed_in_html_and_one_line_in_text() -> None:
+    from logician_kernel.jupyter.display import thinking
+
+    shown = thinking("First I look.\n" + "then " * 100 + "the end <b>")
+    assert shown.text.startswith("▸ thinking (")
+    assert "\n" not in shown.text and shown.text.endswith("the end <b>")
+    assert len(shown.text) < 200
+    assert shown.html.startswith("<details") and "open" not in shown.html.split(">")[0]
+    assert "&lt;b&gt;" in shown.html and "First I look." in shown.html

@@ -1,0 +1,156 @@
+"""Gated fields: settings a trusted project file may state but not apply on its own.
+
+Trusting a workspace lets its project file tune the kernel; it must not let the file take it
+over. Each row of `GATED_FIELDS` names a field that can send the API key elsewhere, write
+outside the workspace, or loosen permissions and budgets. A project value for such a field
+applies only when the user allowed *that field with that value* (`logician trust --allow
+KEY`); otherwise it is held back with a notice naming it, its value and its risk.
+
+The table is the one declaration: a new kind of setting that runs commands (hooks, MCP
+server commands) joins it with one row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ._keys import KeyPath, mask, parse_key
+
+Compare = Literal["value", "above_user"]
+
+
+@dataclass(frozen=True)
+class GatedField:
+    """One field a project file may not apply without the user's allow."""
+
+    key: str
+    """The dotted key, e.g. `model.base_url`."""
+    risk: str
+    """What a hostile value could do, for the notice."""
+    compare: Compare = "value"
+    """`value`: any project value is gated; `above_user`: only a budget looser than the one
+    the layers below the project give (unset means unlimited)."""
+    path_inside: bool = False
+    """The value names a file: even allowed, it must stay in the workspace or the user's
+    data directory (only the user's own layers may point elsewhere)."""
+
+    @property
+    def path(self) -> KeyPath:
+        return parse_key(self.key)
+
+
+_BUDGET_RISK = "it loosens a budget beyond your own setting"
+
+GATED_FIELDS: tuple[GatedField, ...] = (
+    GatedField("model.base_url", "your API key would be sent to this server"),
+    GatedField("model.api_key_env", "it chooses which secret is sent as the API key"),
+    GatedField(
+        "model.record_file", "model exchanges would be written to this file", path_inside=True
+    ),  # fmt: skip
+    GatedField(
+        "model.replay_file", "the model's answers would come from this file", path_inside=True
+    ),  # fmt: skip
+    GatedField("permissions.mode", "it changes what the agent may do without asking"),
+    GatedField("permissions.headless", "it answers approvals when nobody can be asked"),
+    GatedField("permissions.allow", "its rules let commands run without asking"),
+    GatedField("budget.prices", "wrong prices defeat the cost budget"),
+    GatedField("budget.max_turns", _BUDGET_RISK, "above_user"),
+    GatedField("budget.max_tool_calls", _BUDGET_RISK, "above_user"),
+    GatedField("budget.max_input_tokens", _BUDGET_RISK, "above_user"),
+    GatedField("budget.max_output_tokens", _BUDGET_RISK, "above_user"),
+    GatedField("budget.max_cost_usd", _BUDGET_RISK, "above_user"),
+    GatedField("budget.max_wall_seconds", _BUDGET_RISK, "above_user"),
+)
+"""Every gated field, in the order notices name them."""
+
+GATED_KEYS = frozenset(field.key for field in GATED_FIELDS)
+
+
+def gated_field(key: str) -> GatedField | None:
+    return next((field for field in GATED_FIELDS if field.key == key), None)
+
+
+def _get(data: Mapping[str, Any], path: KeyPath) -> tuple[bool, Any]:
+    node: Any = data
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def _drop(data: dict[str, Any], path: KeyPath) -> None:
+    node = data
+    for part in path[:-1]:
+        node = node[part]
+    del node[path[-1]]
+
+
+def _looser(project: Any, base: Any) -> bool:
+    if project is None:
+        return base is not None
+    if base is None or not isinstance(project, (int, float)) or not isinstance(base, (int, float)):
+        return False
+    return project > base
+
+
+def _inside(value: Any, roots: tuple[Path, ...], workspace: Path) -> bool:
+    if value in (None, ""):
+        return True
+    try:
+        candidate = Path(str(value)).expanduser()
+        resolved = (candidate if candidate.is_absolute() else workspace / candidate).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return any(resolved == root or resolved.is_relative_to(root) for root in roots)
+
+
+def hold_back(
+    data: dict[str, Any],
+    *,
+    base: Mapping[str, Any],
+    allows: Callable[[str, Any], bool],
+    where: Callable[[KeyPath], str],
+    workspace: Path,
+    data_dir: Path,
+) -> tuple[list[str], list[str]]:
+    """Remove from a project layer's `data` (in place) every gated value the user has not
+    allowed; returns (notices, keys held back). `base` is the merge of the layers below
+    the project; `allows(key, value)` asks the trust record."""
+    notices: list[str] = []
+    held: list[str] = []
+    roots = (workspace.resolve(), data_dir.expanduser().resolve())
+    for field in GATED_FIELDS:
+        present, value = _get(data, field.path)
+        if not present:
+            continue
+        shown = f"{field.key} = {mask(field.path, value)!r}"
+        if field.path_inside and not _inside(value, roots, workspace):
+            reason = (
+                f"{shown} held back: it names a file outside the workspace and the user data "
+                f"directory {roots[1]}; only your user config may point there"
+            )
+        elif field.compare == "above_user" and not _looser(value, _get(base, field.path)[1]):
+            continue
+        elif allows(field.key, value):
+            continue
+        else:
+            reason = (
+                f"{shown} held back: {field.risk}. If you trust this value, run "
+                f"`logician trust --allow {field.key}` (or `%logician trust --allow {field.key}`)"
+            )
+        _drop(data, field.path)
+        held.append(field.key)
+        notices.append(f"{where(field.path)}: {reason}.")
+    return notices, held
+
+
+def format_allowed(allowed: Mapping[str, str]) -> list[str]:
+    """The `config show` lines for the fields a workspace's trust allows."""
+    return [f"  {key} (allowed for the value it had when allowed)" for key in sorted(allowed)]
+
+
+__all__ = ["GATED_FIELDS", "GATED_KEYS", "GatedField", "format_allowed", "gated_field", "hold_back"]

@@ -1,0 +1,39 @@
+"""File modes of the kernel's state: what lives under `.logician/` is the user's alone.
+
+Files we create there are 0600 and directories 0700, whatever the umask, because the ledger
+and audit log hold conversations and commands, and a recording holds whole model exchanges.
+The state directory itself is tightened to 0700 on every open, so anything inside - even a
+file some other program created with wider bits - is out of other users' reach.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and missing parents) 0700; an existing `path` is tightened to 0700."""
+    path = Path(path)
+    path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    try:
+        if path.stat().st_mode & 0o077:
+            path.chmod(PRIVATE_DIR)
+    except OSError:
+        pass  # not ours to change (a shared mount): the files inside are still 0600
+    return path
+
+
+def open_private(path: Path, flags: int) -> int:
+    """`os.open` creating the file 0600 (never following a last symlink)."""
+    return os.open(path, flags | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Create or replace the content of a small private file."""
+    fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
