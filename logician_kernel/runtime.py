@@ -10,15 +10,16 @@ Must never: let a problem with `.logician/`, git or the ledger escape into a use
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from .config import EffectiveConfig, load_effective_config
 from .session.file_checkpoints import FileCheckpoints, RewindError
 from .session.journal import JournalError
 from .session.large_files import LargeLimits
-from .session.thread_ledger import FrameClose, ProjectionItem
+from .session.thread_ledger import FrameClose, ProjectionItem, ThreadLedger
+from .session.variable_checkpoints import VariableCheckpoints
 from .session.workspace_session import WorkspaceSession
 
 
@@ -31,10 +32,6 @@ class LogicianRuntime:
         self.config = config
         self.session = session
         self.env = dict(env)
-        self.frontend_can_answer = False
-        """Whether the cell running now may ask on stdin (its execute request allowed it)."""
-        self._policy: Any = None
-        self._policy_config: EffectiveConfig | None = None
         self._notices: list[str] = [*config.notices, *session.notices]
         self.frame_lock = threading.RLock()
         """Held while a frame opens and while a rewind runs: they never interleave."""
@@ -81,17 +78,6 @@ class LogicianRuntime:
             self.session.variables.configure(enabled=settings.variables,
                 max_bytes=settings.max_variable_bytes, ignore=settings.variable_ignore)  # fmt: skip
 
-    def permission_policy(self, factory: Callable[[], Any]) -> Any:
-        """The session's permission policy, rebuilt when the configuration changes, keeping the
-        rules the user allowed "for this session"."""
-        if self._policy is None or self._policy_config is not self.config:
-            kept = tuple(self._policy.session_rules) if self._policy is not None else ()
-            self._policy = factory()
-            for rule in kept:
-                self._policy.allow_for_session(rule)
-            self._policy_config = self.config
-        return self._policy
-
     def reload_config(self) -> EffectiveConfig:
         """Load the layers again (after `trust`), keeping this session's overrides."""
         self.use_config(
@@ -102,6 +88,24 @@ class LogicianRuntime:
         return self.config
 
     @property
+    def ledger(self) -> ThreadLedger | None:
+        """This session's thread ledger; None when `.logician/` could not be opened."""
+        return self.session.ledger
+
+    @property
+    def thread_id(self) -> str:
+        return self.session.thread_id
+
+    @property
+    def workspace(self) -> Path:
+        return self.session.workspace
+
+    @property
+    def checkpoints_if_on(self) -> FileCheckpoints | None:
+        """The frame store, or None when frames are off for this session."""
+        return self.session.checkpoints
+
+    @property
     def checkpoints(self) -> FileCheckpoints:
         if self.session.checkpoints is None:
             raise RewindError(
@@ -109,6 +113,11 @@ class LogicianRuntime:
                 "could not be opened; see the first cell's output)"
             )
         return self.session.checkpoints
+
+    @property
+    def variables(self) -> VariableCheckpoints | None:
+        """The variables store, or None when frames are off for this session."""
+        return self.session.variables
 
     # -- notices ----------------------------------------------------------------------------
 

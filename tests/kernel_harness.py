@@ -34,11 +34,23 @@ def user_git_state(ws: Path) -> tuple[str, str, str, str]:
     return git(ws, "status", "--porcelain", "--untracked-files=all"), digest, head, refs
 
 
+SECRET_PREFIXES = ("OPENAI_", "ANTHROPIC_", "LOGICIAN_")
+"""Environment variables no kernel of the suite inherits: a developer's real keys, models and
+Logician settings must never reach a test kernel (a test sets what it needs)."""
+
+
+def clean_env(**overrides: str) -> dict[str, str]:
+    """`os.environ` without keys, model settings or Logician settings, plus `overrides`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SECRET_PREFIXES)}
+    env.pop("JPY_SESSION_NAME", None)
+    env.update(overrides)
+    return env
+
+
 def make_kernel_env(tmp_path: Path, thread: str = "test-thread") -> dict[str, str]:
-    env = dict(os.environ)
+    env = clean_env()
     env["LOGICIAN_THREAD"] = thread
     env["LOGICIAN_CONFIG_DIR"] = str(tmp_path / "user-config")
-    env.pop("JPY_SESSION_NAME", None)
     return env
 
 
@@ -82,8 +94,8 @@ class CellResult:
 class Kernel:
     """One kernel process in `cwd`; `restart` and `kill9` keep the same environment."""
 
-    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
-        self.cwd, self.env = cwd, env
+    def __init__(self, cwd: Path, env: dict[str, str], kernel_name: str = "logician") -> None:
+        self.cwd, self.env, self.kernel_name = cwd, env, kernel_name
         self._ipc = tempfile.mkdtemp(prefix="lk-")
         self.km = self._manager()
         self._start()
@@ -91,7 +103,7 @@ class Kernel:
     def _manager(self) -> KernelManager:
         # IPC sockets, not TCP ports: a restart reuses its endpoints, and a port another
         # process grabbed meanwhile would leave the restarted kernel unable to bind.
-        return KernelManager(kernel_name="logician", kernel_spec_manager=LogicianSpecManager(),
+        return KernelManager(kernel_name=self.kernel_name, kernel_spec_manager=LogicianSpecManager(),
                              transport="ipc", ip=os.path.join(self._ipc, "k"))  # fmt: skip
 
     def _start(self) -> None:

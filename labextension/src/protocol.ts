@@ -9,7 +9,8 @@
 export const SCHEMA_VERSION = 1;
 export const TARGET = 'logician';
 
-export const CHOICES = ['allow_once', 'allow_session', 'always_allow', 'deny'] as const;
+// Mirrors logician_kernel/types/approvals.py (a Python test holds the two to each other).
+export const CHOICES = ['allow_once', 'allow_session', 'always_allow', 'deny', 'deny_and_stop'] as const;
 export type Choice = (typeof CHOICES)[number];
 
 export const REWIND_MODES = ['both', 'files', 'conversation', 'variables'] as const;

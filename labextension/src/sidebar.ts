@@ -28,7 +28,8 @@ const CHOICE_LABELS: [Choice, string, string][] = [
   ['allow_once', 'Allow once', 'Allow this call only'],
   ['allow_session', 'Allow for this session', 'Allow calls like this one until the kernel restarts'],
   ['always_allow', 'Always allow', 'Allow and save the suggested rule'],
-  ['deny', 'Deny', 'Deny; the note goes to the agent']
+  ['deny', 'Deny', 'Deny; the note goes to the agent'],
+  ['deny_and_stop', 'Deny and stop', 'Deny and stop the run; the note goes to the agent']
 ];
 
 function el<K extends keyof HTMLElementTagNameMap>(

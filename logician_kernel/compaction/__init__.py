@@ -1,6 +1,6 @@
 """Context compaction: token estimates, where to cut, the model-written summary and the
-run-checkpoint reset. Pure functions (plus one provider call in `summarize`) fed by the
-session layer, which appends the result as a `compaction` projection item.
+run-checkpoint reset. Pure functions fed by the session layer (the summary itself comes
+from a `Summariser` the caller hands in; this package never imports providers), which appends the result as a `compaction` projection item.
 
 Never imports Jupyter.
 """
@@ -11,10 +11,10 @@ from .summary import (
     SUMMARY_HEADER,
     SUMMARY_SYSTEM_PROMPT,
     CompactionFailed,
+    Summariser,
     build_summary_request,
     compact,
     compacted_messages,
-    summarize,
 )
 from .tokens import estimate_tokens, estimate_total
 
@@ -23,6 +23,7 @@ __all__ = [
     "SUMMARY_HEADER",
     "SUMMARY_SYSTEM_PROMPT",
     "CompactionFailed",
+    "Summariser",
     "build_run_checkpoint",
     "build_summary_request",
     "compact",
@@ -32,5 +33,4 @@ __all__ = [
     "should_compact",
     "should_reset",
     "split_for_compaction",
-    "summarize",
 ]

@@ -1,16 +1,15 @@
 """The model-written summary that replaces older messages in a compaction.
 
-`summarize` is the only function here that does I/O (one provider call); the session layer
-decides when to call it and appends the resulting projection item. On failure it raises
-`CompactionFailed` and the caller keeps the transcript as it was: compaction never loses
-history.
+Pure: the request to send (`build_summary_request`) and the projection built from the answer
+(`compacted_messages`). The model is called where the architecture calls it, in `loop/`
+(`loop.summarizer`), which hands `compact` a `Summariser`. On failure `CompactionFailed` is
+raised and the caller keeps the transcript as it was: compaction never loses history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
-from logician_kernel.providers import Provider, ProviderError, complete
 from logician_kernel.types.messages import (
     AssistantMessage,
     Message,
@@ -49,6 +48,10 @@ What remains to be done, in order.
 ## Key facts
 Names, values, paths, commands, errors and results the agent will need again.
 """
+
+
+Summariser = Callable[[Sequence[Message], "str | None"], Awaitable[str]]
+"""`summarise(older, focus)`: the summary text of `older`; raises `CompactionFailed`."""
 
 
 class CompactionFailed(Exception):
@@ -90,33 +93,6 @@ def build_summary_request(
     )
 
 
-async def summarize(
-    provider: Provider,
-    older: Sequence[Message],
-    *,
-    focus: str | None = None,
-    max_tokens: int = DEFAULT_SUMMARY_MAX_TOKENS,
-) -> str:
-    """Ask `provider` for a structured summary of `older` and return its text.
-
-    Raises `CompactionFailed` when there is nothing to summarise, when the call raises any
-    `ProviderError`, or when the model refuses or returns an empty summary.
-    """
-    if not older:
-        raise CompactionFailed("nothing to compact")
-    request = build_summary_request(older, focus=focus, max_tokens=max_tokens)
-    try:
-        response = await complete(provider, request)
-    except ProviderError as error:
-        raise CompactionFailed(f"the summary call failed: {error}") from error
-    if response.stop_reason in ("refusal", "content_filter"):
-        raise CompactionFailed(f"the model declined to summarise ({response.stop_reason})")
-    summary = response.message.text.strip()
-    if not summary:
-        raise CompactionFailed("the model returned an empty summary")
-    return summary
-
-
 def compacted_messages(summary: str, recent: Sequence[Message]) -> list[Message]:
     """The new projection: the summary, then `recent` verbatim.
 
@@ -133,12 +109,11 @@ def compacted_messages(summary: str, recent: Sequence[Message]) -> list[Message]
 
 
 async def compact(
-    provider: Provider,
+    summarise: Summariser,
     messages: Sequence[Message],
     *,
     keep_recent_turns: int,
     focus: str | None = None,
-    max_tokens: int = DEFAULT_SUMMARY_MAX_TOKENS,
 ) -> list[Message]:
     """Split, summarise and rebuild: the compacted projection of `messages`.
 
@@ -146,5 +121,7 @@ async def compact(
     compact, or the summary failed), in which case the caller keeps `messages` as they are.
     """
     older, recent = split_for_compaction(messages, keep_recent_turns)
-    summary = await summarize(provider, older, focus=focus, max_tokens=max_tokens)
+    if not older:
+        raise CompactionFailed("nothing to compact")
+    summary = await summarise(older, focus)
     return compacted_messages(summary, recent)

@@ -20,6 +20,7 @@ from tomlkit.container import Container
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
+from .._durable import fsync_dir
 from ._errors import ConfigError
 from ._keys import KeyPath, format_key
 
@@ -37,19 +38,6 @@ _NEW_FILE_HEADER = (
     "# Logician configuration. Documented example: examples/config.toml;\n"
     "# JSON Schema for editors: `logician config schema`.\n"
 )
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return  # e.g. Windows cannot open directories; the rename is still atomic there
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def atomic_update(
@@ -105,7 +93,7 @@ def atomic_update(
         if hook is not None:
             hook(temp)
         os.replace(temp, target)
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
         return new
     finally:
         lock.release()

@@ -28,6 +28,7 @@ __all__ = [
     "LogicianSettings",
     "ModelPrice",
     "ModelSettings",
+    "ToolSettings",
     "PermissionSettings",
     "UiSettings",
     "WorkspaceSettings",
@@ -334,6 +335,17 @@ class CompactionSettings(_Section):
     """Compactions in one thread before escalating to a run-checkpoint handoff."""
 
 
+class ToolSettings(_Section):
+    """Limits of the agent's tools."""
+
+    python_timeout_seconds: float = Field(default=300.0, gt=0)
+    """Wall-clock limit of one `python` tool call; the code is interrupted after it (as by a
+    kernel interrupt) and the model is told it timed out."""
+
+    bash_timeout_seconds: float = Field(default=120.0, gt=0)
+    """Wall-clock limit of one `bash` call; its whole process group is killed after it."""
+
+
 class UiSettings(_Section):
     """Notebook presentation."""
 
@@ -391,6 +403,9 @@ class LogicianSettings(_Section):
 
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     """Context compaction."""
+
+    tools: ToolSettings = Field(default_factory=ToolSettings)
+    """Tool limits (timeouts)."""
 
     ui: UiSettings = Field(default_factory=UiSettings)
     """Notebook presentation."""

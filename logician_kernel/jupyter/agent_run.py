@@ -1,80 +1,35 @@
-"""The running agent cell's moving parts: the worker thread that hosts the harness, and the
-view that renders its events into the cell (coalesced Markdown, one line per tool).
+"""The view that renders a run's events into the cell (coalesced Markdown, one line per tool).
 
-Used by `agent.py` on the kernel's main thread; nothing here decides policy.
+Used by `agent.py` on the kernel's main thread; nothing here decides policy (the run itself is
+`agent.run.AgentRun`, in the Jupyter-free core).
 """
 
 from __future__ import annotations
 
-import asyncio
-import queue
-import threading
 import time
 from typing import Any
 
 from IPython.display import display
 
-from ..events.events import HarnessEvent
+from ..events.events import (
+    AssistantReasoningDelta,
+    AssistantTextDelta,
+    HarnessEvent,
+    RetryScheduled,
+    RunEnded,
+    ToolFinished,
+    ToolStarted,
+)
+from ..loop.todo import TodoCapability
 from .answer import markdown_answer
 from .display import thinking
-from .widgets import StatusWidget
 
 
-def tasks_of(todo: Any) -> list[tuple[str, str]] | None:
+def tasks_of(todo: TodoCapability | None) -> list[tuple[str, str]] | None:
     ledger = todo.snapshot() if todo is not None else None
     if ledger is None or not ledger.items:
         return None
     return [(item.title, item.status) for item in ledger.items]
-
-
-class AgentRun:
-    """One run in flight: the harness on a worker thread's own event loop, a queue back."""
-
-    def __init__(self, *, requests: queue.Queue[Any], view: RunView) -> None:
-        self.requests = requests
-        self.view = view
-        self.done = False
-        self.interrupted = False
-        self.outcome: Any = None
-        self.controller: Any = None
-        self.todo: Any = None
-        self.status: StatusWidget | None = None
-        self.seen = -1
-        self._loop = asyncio.new_event_loop()
-        self._task: asyncio.Task[None] | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self, events: Any) -> None:
-        async def drive() -> None:
-            async for event in events:
-                self.requests.put(event)
-
-        self._task = self._loop.create_task(drive())
-        self._thread = threading.Thread(target=self._work, name="logician-agent", daemon=True)
-        self._thread.start()
-
-    def _work(self) -> None:
-        try:
-            self._loop.run_until_complete(self._task)  # type: ignore[arg-type]
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
-            self.requests.put(exc)
-        finally:
-            # Finish the streams' async generators here, not in a garbage collector later.
-            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
-            self._loop.close()
-
-    def cancel(self) -> None:
-        """A kernel interrupt: cancel the run's task; the run still ends with `run_ended`."""
-        self.interrupted = True
-        if self._task is not None:
-            try:
-                self._loop.call_soon_threadsafe(self._task.cancel)
-            except RuntimeError:  # the run had just ended and its loop closed
-                pass
-
-    def join(self) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout=10)
 
 
 def _show_thinking(text: str, handle: Any) -> Any:
@@ -134,26 +89,26 @@ class RunView:
         self.thinking, self._thinking_display = "", None
 
     def handle(self, event: HarnessEvent) -> None:
-        kind = event.kind
-        if kind == "reasoning_delta":
+        # isinstance, not `event.kind ==`: it narrows the union for the type checker.
+        if isinstance(event, AssistantReasoningDelta):
             self.thinking += event.text
             self.dirty = self._thinking_dirty = True
             self.flush()
-        elif kind == "text_delta":
+        elif isinstance(event, AssistantTextDelta):
             self.text += event.text
             self.dirty = True
             self.flush()
-        elif kind == "tool_started":
+        elif isinstance(event, ToolStarted):
             self.end_text()
             print(f"▸ {event.description}", flush=True)
-        elif kind == "tool_finished":
+        elif isinstance(event, ToolFinished):
             mark = "✗" if event.is_error else "✓"
             print(f"  {mark} {event.result_display}", flush=True)
-        elif kind == "retry_scheduled":
+        elif isinstance(event, RetryScheduled):
             self.flush(force=True)
             print(f"  … retry {event.attempt}/{event.max_retries} in {event.delay:.1f} s: "
                   f"{event.reason}", flush=True)  # fmt: skip
-        elif kind == "run_ended":
+        elif isinstance(event, RunEnded):
             self.end_text()
             outcome = event.outcome
             line = f"── {outcome.status}"

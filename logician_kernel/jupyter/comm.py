@@ -31,7 +31,8 @@ from typing import Any, Protocol
 
 from comm.base_comm import BaseComm
 
-from .approvals import CHOICES, ApprovalBroker
+from ..agent.approvals import ApprovalBroker
+from ..types.approvals import APPROVAL_CHOICES as CHOICES
 
 SCHEMA_VERSION = 1
 TARGET = "logician"

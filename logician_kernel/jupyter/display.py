@@ -248,5 +248,6 @@ def help_text() -> Rendered:
         "  %logician gc [--keep N]          free large pre-images outside the N newest frames\n"
         "  %logician compact [focus]        summarise older turns into one message\n"
         "  %%logician [--max-turns N]       the rest of the cell is a prompt for the agent\n"
-        "  %logician PROMPT                 one-line prompt ({name} inserts a variable's repr)"
+        "  %logician ask PROMPT             one-line prompt ({name} inserts a variable's repr);\n"
+        "                                   several words not starting with a command work too"
     )

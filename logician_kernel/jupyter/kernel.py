@@ -25,6 +25,7 @@ from ipykernel.zmqshell import ZMQInteractiveShell
 from traitlets import Type
 
 from .._version import __version__
+from ..agent import AgentSession
 from ..runtime import LogicianRuntime
 from ..session.launch import enter, starting_directory, workspace_notice
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
@@ -89,14 +90,15 @@ class LogicianKernel(IPythonKernel):
             if text:
                 self.logician.notice(text)
         assert self.shell is not None
-        self._magics = LogicianMagics(shell=self.shell, runtime=self.logician)
+        self.agent = AgentSession(self.logician)
+        self._magics = LogicianMagics(shell=self.shell, agent=self.agent)
         self.shell.register_magics(self._magics)
         self._magics.comms.register(self.comm_manager)
         # Our modules import ipywidgets before any shell exists, when its import-time hook
         # cannot register the widget comm targets; register them now that the kernel is up.
         ipywidgets.register_comm_target()
         self.shell.input_transformers_cleanup.append(protect_prompt_lines)
-        variables = self.logician.session.variables
+        variables = self.logician.variables
         if variables is not None:
             variables.bind(self.shell.user_ns, self.shell.user_ns_hidden)
             # Every cell run inside a frame (an agent's `python` tool calls too) names the
@@ -129,7 +131,7 @@ class LogicianKernel(IPythonKernel):
         if silent or threading.current_thread() is not threading.main_thread():
             return await run
         self._executions += 1
-        runtime.frontend_can_answer = allow_stdin
+        self._magics.agent.frontend_can_answer = allow_stdin
         runtime.flush_notices(sys.stderr)
         if is_management_cell(code):
             return await run
@@ -142,9 +144,9 @@ class LogicianKernel(IPythonKernel):
             code=code,
             stream=sys.stderr,
         )
-        variables = runtime.session.variables
-        if variables is not None and runtime.session.checkpoints is not None:
-            variables.open(runtime.session.checkpoints.current_frame, code)
+        variables = runtime.variables
+        if variables is not None and runtime.checkpoints_if_on is not None:
+            variables.open(runtime.checkpoints.current_frame, code)
         reply: dict[str, Any] | None = None
         try:
             reply = await run
@@ -154,10 +156,6 @@ class LogicianKernel(IPythonKernel):
             self._magics.after_cell()
         return reply
 
-    async def run_agent_cell(self, options: str, prompt: str) -> None:
-        """Awaited by a `%%logician` cell (the input transformer writes the call)."""
-        await self._magics.run_agent_async(options, prompt)
-
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
         self.logician.close()
         return super().do_shutdown(restart)
@@ -165,7 +163,7 @@ class LogicianKernel(IPythonKernel):
 
 def _close_variables(runtime: LogicianRuntime, stream: Any) -> None:
     """Store what the cell did to the namespace before its frame closes; never raises."""
-    variables = runtime.session.variables
+    variables = runtime.variables
     if variables is None:
         return
     try:

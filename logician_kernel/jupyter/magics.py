@@ -7,7 +7,6 @@ dispatches `shell_handlers`). Handlers return a `Rendered` (plain text + HTML) o
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import re
@@ -19,19 +18,20 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
+from ..agent import AgentError, AgentSession
 from ..config import ConfigError
 from ..config import commands as config_commands
-from ..policy import MODES, AuditLog
-from ..runtime import LogicianRuntime
+from ..policy import AuditLog
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
 from ..session.storage_commands import collect_garbage, storage_text
-from . import conversation, variables_view
+from ..session.thread_ledger import ThreadLedger
 from . import display as render
+from . import variables_view
 from .agent import AgentCell
-from .agent_policy import RunOptions
-from .approvals import ApprovalBroker
 from .comm import LogicianComms
+from .magic_parts import ArgParser as _ArgParser
+from .magic_parts import branches_table, classify, run_options, unknown_command
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
 
@@ -59,7 +59,10 @@ MANAGEMENT_COMMANDS = frozenset(
 
 
 _LINE_MAGIC = re.compile(r"^(\s*)%logician(?:\s+(.*))?$")
-_AGENT_CALL = "await get_ipython().kernel.run_agent_cell({options!r}, {prompt!r})\n"
+_AGENT_CALL = (
+    "await __import__('logician_kernel.jupyter.magic_parts', fromlist=['_']).run_agent_cell("
+    "get_ipython(), {options!r}, {prompt!r})\n"
+)
 
 
 def protect_prompt_lines(lines: list[str]) -> list[str]:
@@ -84,26 +87,22 @@ def protect_prompt_lines(lines: list[str]) -> list[str]:
             out.append(line)
             continue
         indent, rest = match.group(1), (match.group(2) or "").strip()
-        word = rest.split(maxsplit=1)[0] if rest else ""
-        if indent or word in MANAGEMENT_COMMANDS or word.startswith("-"):
+        kind, text = classify(rest, MANAGEMENT_COMMANDS) if rest else ("command", rest)
+        if indent or kind != "prompt":
             out.append(f"{indent}get_ipython().run_line_magic('logician', {rest!r})\n")
         else:
-            out.append(_AGENT_CALL.format(options="", prompt=rest))
+            out.append(_AGENT_CALL.format(options="", prompt=text))
     return out
-
-
-class _ArgParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"%logician {self.prog}: {message}")
 
 
 @magics_class
 class LogicianMagics(Magics):
     """The `%logician` line magic (and the `%%logician` cell magic of the agent)."""
 
-    def __init__(self, shell, runtime: LogicianRuntime) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, shell: Any, agent: AgentSession) -> None:
         super().__init__(shell=shell)
-        self.runtime = runtime
+        self.session = agent
+        self.runtime = agent.runtime
         self._handlers: dict[str, Callable[[list[str]], render.Rendered | None]] = {
             "": self.handle_help,
             "help": self.handle_help,
@@ -122,11 +121,11 @@ class LogicianMagics(Magics):
             "gc": self.handle_gc,
             "vars": self.handle_vars,
         }
-        self.broker = ApprovalBroker()
+        self.broker = agent.broker
         self.comms = LogicianComms(self.broker, self._comm_status)
-        self.frames = LedgerRewindSource(runtime, self.comms)
+        self.frames = LedgerRewindSource(self.runtime, self.comms)
         self.comms.frames = self.frames
-        self.agent = AgentCell(shell, runtime, self.broker, self.comms)
+        self.agent = AgentCell(shell, agent, self.comms)
         self._controls: list[RewindControl] = []
 
     @line_cell_magic
@@ -136,9 +135,11 @@ class LogicianMagics(Magics):
         manage the session."""
         if cell is not None:
             return self._run_agent(line, cell)
-        first = line.strip().split(maxsplit=1)[0] if line.strip() else ""
-        if first not in self._handlers and not first.startswith("-"):
-            return self._run_agent("", line)
+        kind, text = classify(line, MANAGEMENT_COMMANDS) if line.strip() else ("command", line)
+        if kind == "prompt":
+            return self._run_agent("", text)
+        if kind == "unknown":
+            raise unknown_command(line.split()[0], MANAGEMENT_COMMANDS)
         try:
             argv = shlex.split(line)
         except ValueError as exc:
@@ -146,37 +147,21 @@ class LogicianMagics(Magics):
         sub, args = (argv[0], argv[1:]) if argv else ("", [])
         handler = self._handlers.get(sub) if sub else self.handle_control
         if handler is None:
-            known = ", ".join(sorted(k for k in self._handlers if k))
-            raise UsageError(f"%logician: unknown command {sub!r}; known commands: {known}")
+            raise unknown_command(sub, MANAGEMENT_COMMANDS)
         try:
             result = handler(args)
-        except (RewindError, ConfigError) as exc:
+        except (RewindError, ConfigError, AgentError) as exc:
             raise UsageError(str(exc)) from None
         if result is not None:
             display(result.bundle(), raw=True)
 
-    def _agent_options(self, options: str) -> RunOptions:
-        parser = _ArgParser(prog="%%logician", add_help=False)
-        parser.add_argument("--max-turns", type=int, metavar="N")
-        parser.add_argument("--max-tool-calls", type=int, metavar="N")
-        parser.add_argument("--budget-usd", type=float, metavar="USD")
-        parser.add_argument("--mode", choices=list(MODES))
-        parser.add_argument("--accept", metavar="CHECK",
-                            help="a command, or py:EXPRESSION, that must pass before completion")  # fmt: skip
-        try:
-            opts = parser.parse_args(shlex.split(options))
-        except ValueError as exc:
-            raise UsageError(f"%%logician: cannot parse the options ({exc})") from None
-        return RunOptions(max_turns=opts.max_turns, max_tool_calls=opts.max_tool_calls,
-                          budget_usd=opts.budget_usd, mode=opts.mode, accept=opts.accept)  # fmt: skip
-
     def _run_agent(self, options: str, prompt: str) -> None:
         """The magic called from code (not a cell): runs with the kernel's loop blocked."""
-        self.agent.run(prompt, options=self._agent_options(options))
+        self.agent.run(prompt, options=run_options(options))
 
     async def run_agent_async(self, options: str, prompt: str) -> None:
         """What a `%%logician` cell awaits (see `protect_prompt_lines`)."""
-        await self.agent.run_async(prompt, options=self._agent_options(options))
+        await self.agent.run_async(prompt, options=run_options(options))
 
     # -- handlers ---------------------------------------------------------------------------
 
@@ -192,7 +177,7 @@ class LogicianMagics(Magics):
         if not opts.all:
             frames = [f for f in frames if f.status != "rewound"]
         budget = checkpoints.budget
-        return render.frames_table(frames, thread=self.runtime.session.thread_id,
+        return render.frames_table(frames, thread=self.runtime.thread_id,
                                    evicted=budget.evicted() if budget else {})  # fmt: skip
 
     def handle_storage(self, args: list[str]) -> render.Rendered:
@@ -233,7 +218,7 @@ class LogicianMagics(Magics):
             "--last" if opts.last else f"cell:{opts.cell}" if opts.cell is not None else opts.target
         )
         checkpoints = self.runtime.checkpoints
-        variables = self.runtime.session.variables
+        variables = self.runtime.variables
         if opts.dry_run:
             frame_id = checkpoints.resolve_target(spec)
             plan = (
@@ -256,7 +241,7 @@ class LogicianMagics(Magics):
             raise UsageError(
                 "%logician vars: give one frame id (or --last), e.g. `%logician vars 7`"
             )
-        return variables_view.vars_report(self.runtime.checkpoints, self.runtime.session.variables,
+        return variables_view.vars_report(self.runtime.checkpoints, self.runtime.variables,
                                           args[0])  # fmt: skip
 
     def handle_config(self, args: list[str]) -> render.Rendered:
@@ -296,8 +281,9 @@ class LogicianMagics(Magics):
             )  # fmt: skip
         except ConfigError as exc:
             raise UsageError(f"%logician trust: {exc}") from None
+        # A newly allowed model.* field applies to the next run: AgentSession.provider()
+        # rebuilds the provider whenever the [model] settings differ.
         config = self.runtime.reload_config()
-        self.agent.forget_provider()  # a newly allowed model.* field applies to the next run
         if config.notices:
             message += "\n" + "\n".join(config.notices)
         return render.preformatted(message)
@@ -305,8 +291,7 @@ class LogicianMagics(Magics):
     def handle_clear(self, args: list[str]) -> render.Rendered:
         if args:
             raise UsageError("%logician clear: takes no arguments")
-        dropped = self.runtime.clear_conversation()
-        self.agent.forget_provider()
+        dropped = self.session.clear()
         return render.preformatted(
             f"Cleared the conversation ({dropped} message(s) no longer sent to the model; "
             "the ledger keeps them). Files and frames are untouched."
@@ -316,12 +301,13 @@ class LogicianMagics(Magics):
         if args:
             raise UsageError("%logician status: takes no arguments")
         runtime = self.runtime
-        frames = runtime.checkpoints.active_frames() if runtime.session.checkpoints else []
-        ledger = runtime.session.ledger
+        checkpoints = runtime.checkpoints_if_on
+        frames = checkpoints.active_frames() if checkpoints is not None else []
+        ledger = runtime.ledger
         return render.status(
-            self.agent.state,
-            thread=runtime.session.thread_id,
-            workspace=str(runtime.session.workspace),
+            self.session.state,
+            thread=runtime.thread_id,
+            workspace=str(runtime.workspace),
             frames=len(frames),
             messages=len(ledger.messages()) if ledger is not None else 0,
             model=f"{runtime.config.settings.model.provider}:{runtime.config.settings.model.name}",
@@ -337,13 +323,13 @@ class LogicianMagics(Magics):
 
     def _comm_status(self) -> dict:  # type: ignore[type-arg]
         """The runtime status the lab extension shows (sidebar and status bar)."""
-        state = self.agent.state
+        state = self.session.state
         runtime = self.runtime
-        checkpoints = runtime.session.checkpoints
-        budget = self.agent.budget
+        checkpoints = runtime.checkpoints_if_on
+        budget = self.session.budget
         limits = budget.limits.model_dump(exclude_none=True) if budget is not None else {}
         return {
-            "thread": runtime.session.thread_id,
+            "thread": runtime.thread_id,
             "phase": state.phase,
             "model": state.model or runtime.config.settings.model.name,
             "frames": len(checkpoints.active_frames()) if checkpoints is not None else 0,
@@ -359,35 +345,52 @@ class LogicianMagics(Magics):
             "audit_problems": AuditLog.for_workspace(runtime.config.workspace).problem_count(),
         }
 
-    def _ledger(self) -> Any:
-        ledger = self.runtime.session.ledger
+    def _ledger(self) -> ThreadLedger:
+        ledger = self.runtime.ledger
         if ledger is None:
             raise UsageError("%logician: the thread ledger is unavailable for this session")
         return ledger
 
     def handle_branches(self, args: list[str]) -> render.Rendered:
-        return conversation.branches(self._ledger())
+        self._ledger()
+        return branches_table(self.session.branches())
 
     def handle_branch(self, args: list[str]) -> render.Rendered:
-        if args[:1] != ["merge"]:
-            return conversation.branch(self._ledger(), None, args)
+        if len(args) != 2 or args[0] not in ("merge", "discard"):
+            raise UsageError("%logician branch: use `branch merge ID` or `branch discard ID`")
+        action, branch_id = args
+        self._ledger()
+        if action == "discard":
+            self.session.discard_branch(branch_id)
+            return render.preformatted(
+                f"Discarded branch {branch_id}; the conversation is unchanged."
+            )
         with self._phase("branch_summary"):  # what the status views show while it runs
-            return conversation.branch(self._ledger(), self.agent.provider(), args)
+            merged = self.session.merge_branch(branch_id)
+        return render.preformatted(
+            f"Merged a summary of branch {branch_id} into the conversation "
+            f"({merged.spent}):\n\n{merged.summary}"
+        )
 
     def handle_compact(self, args: list[str]) -> render.Rendered:
+        self._ledger()
         keep = self.runtime.config.settings.compaction.keep_recent_turns
         with self._phase("compaction"):
-            return conversation.compact_now(self._ledger(), self.agent.provider(),
-                                            keep_recent_turns=keep, focus=" ".join(args) or None)  # fmt: skip
+            done = self.session.compact(" ".join(args) or None)
+        return render.preformatted(
+            f"Compacted the conversation: {done.before} message(s) -> {done.after} "
+            f"(the last {keep} turn(s) kept verbatim; the ledger keeps everything; "
+            f"{done.spent})."
+        )
 
     @contextlib.contextmanager
     def _phase(self, phase: str) -> Iterator[None]:
-        before = self.agent.state
-        self.agent.state = dataclasses.replace(before, phase=phase)  # type: ignore[arg-type]
+        before = self.session.state
+        self.session.state = dataclasses.replace(before, phase=phase)  # type: ignore[arg-type]
         try:
             yield
         finally:
-            self.agent.state = dataclasses.replace(self.agent.state, phase=before.phase)
+            self.session.state = dataclasses.replace(self.session.state, phase=before.phase)
 
     # -- the rewind control -----------------------------------------------------------------
 
@@ -400,7 +403,7 @@ class LogicianMagics(Magics):
 
     def after_cell(self) -> None:
         """After every cell: the controls and the lab extension see the ledger as it is now."""
-        checkpoints = self.runtime.session.checkpoints
+        checkpoints = self.runtime.checkpoints_if_on
         if checkpoints is not None:
             self.comms.notify("frames.changed", {"total": len(checkpoints.frames())})
         self.comms.push_status(force=True)

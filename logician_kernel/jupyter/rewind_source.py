@@ -32,7 +32,7 @@ class LedgerRewindSource:
     # -- the widget --------------------------------------------------------------------------
 
     def rows(self) -> list[FrameRow]:
-        if self.runtime.session.checkpoints is None:
+        if self.runtime.checkpoints_if_on is None:
             return []
         return [
             FrameRow(
@@ -72,7 +72,7 @@ class LedgerRewindSource:
 
     def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
         """A page of frames, newest first: the rows sent are bounded by `limit`."""
-        checkpoints = self.runtime.session.checkpoints
+        checkpoints = self.runtime.checkpoints_if_on
         if checkpoints is None:
             return [], 0
         frames = checkpoints.frames()
@@ -101,7 +101,7 @@ class LedgerRewindSource:
 
     def announce(self, item: ProjectionItem) -> None:
         """Tell every frontend which frames (and cells) a rewind popped, and when."""
-        checkpoints = self.runtime.session.checkpoints
+        checkpoints = self.runtime.checkpoints_if_on
         frames = checkpoints.frames() if checkpoints is not None else {}
         cell_ids = sorted(
             {c for i in item.frames if (c := getattr(frames.get(i), "cell_id", None))}
@@ -143,7 +143,7 @@ class LedgerRewindSource:
 
     def _variables(self, frame: int) -> list[dict[str, str]]:
         """What a rewind would do to each user variable (the dialog lists them by name)."""
-        variables = self.runtime.session.variables
+        variables = self.runtime.variables
         if variables is None:
             return []
         return [{"name": s.name, "action": s.action, "detail": s.detail}

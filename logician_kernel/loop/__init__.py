@@ -4,7 +4,8 @@ Jupyter-free: the kernel drives `AgentHarness.run` and implements `RunStore` ove
 """
 
 from ._conversation import UNANSWERED_CALL
-from .agent_harness import AgentHarness, drive_run
+from .agent_harness import AgentHarness
+from .drive import drive_run
 from .hooks import Hooks
 from .prompt import DEFAULT_SYSTEM_PROMPT
 from .run_store import RunStore

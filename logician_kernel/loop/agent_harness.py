@@ -40,22 +40,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
-from logician_kernel.compaction import (
-    CompactionFailed,
-    build_run_checkpoint,
-    compact,
-    estimate_total,
-    should_compact,
-    should_reset,
-)
 from logician_kernel.events.events import (
-    CompactionFinished,
-    CompactionStarted,
     HarnessEvent,
     ModelCallStarted,
     ModelResponded,
@@ -70,7 +60,6 @@ from logician_kernel.policy.gate import PermissionGate
 from logician_kernel.policy.run_controller import RunController
 from logician_kernel.providers import (
     IncompleteStreamError,
-    MeteredProvider,
     Provider,
     ProviderError,
 )
@@ -87,6 +76,7 @@ from logician_kernel.types.messages import (
 )
 from logician_kernel.types.run import BudgetExhausted, RunBudgetLimits, RunOutcome, RunStopped
 
+from ._compaction_step import CompactionStep
 from ._conversation import (
     answers_to_unanswered_calls,
     forwarded,
@@ -97,7 +87,6 @@ from .compaction_policy import CompactionPolicy
 from .hooks import Hooks
 from .prompt import DEFAULT_SYSTEM_PROMPT
 from .run_store import RunStore
-from .todo import TodoTool, render
 
 logger = logging.getLogger("logician_kernel.loop")
 
@@ -159,9 +148,7 @@ class AgentHarness:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.compaction = compaction
-        self.compactions = compaction.compactions_so_far if compaction is not None else 0
-        """Compactions of the thread since the last run checkpoint (this harness's runs
-        included); reset to 0 by a run checkpoint."""
+        self._compactor = CompactionStep(self)
         self._specs = [tool.spec() for tool in self.tools.values()]
 
     async def run(
@@ -187,7 +174,7 @@ class AgentHarness:
                 except BudgetExhausted as exc:
                     outcome = exc.outcome
                     break
-                async with aclosing(self._maybe_compact(run, prompt)) as events:
+                async with aclosing(self._compactor.maybe_compact(run, prompt)) as events:
                     async for event in events:
                         yield event
                 controller.record_request()
@@ -274,74 +261,6 @@ class AgentHarness:
                     yield self._refuse(run, call, not_run(call, run.stop))
         await self._hook("on_turn_end", turn, response.message)
         yield TurnEnded(turn=turn)
-
-    # -- compaction ---------------------------------------------------------------------------
-
-    async def _maybe_compact(self, run: _Run, prompt: str) -> AsyncGenerator[HarnessEvent, None]:
-        """Compact the conversation if the policy says it is too large: a summary of the older
-        turns, or (after too many compactions) a reset to a run checkpoint. On failure the
-        conversation is kept exactly as it was and the request goes ahead."""
-        policy = self.compaction
-        if policy is None or not policy.enabled:
-            return
-        history = run.messages[run.prefix :]
-        before = estimate_total(history, reported=run.last_usage)
-        if not self._over_threshold(policy, before):
-            return
-        yield CompactionStarted(
-            reason=f"the conversation is about {before} tokens, over "
-            f"{policy.threshold_fraction:.0%} of the {policy.context_window}-token window"
-        )
-        kind = "summary"
-        if should_reset(self.compactions, policy.max_compactions_before_checkpoint, True):
-            replacement = self._checkpoint(history, prompt)
-            kind = "run_checkpoint"
-        else:
-            try:
-                # The summary is a model call made for this run: it counts against its budget.
-                metered = MeteredProvider(self.provider, lambda usage: _charge(run, usage))
-                replacement = await compact(
-                    metered, history, keep_recent_turns=policy.keep_recent_turns
-                )
-            except CompactionFailed as exc:
-                logger.warning("automatic compaction failed: %s", exc.reason)
-                yield CompactionFinished(
-                    result="failed", before=before, after=before, detail=exc.reason
-                )
-                return
-            self.compactions += 1
-            still_over = self._over_threshold(policy, estimate_total(replacement))
-            if should_reset(self.compactions, policy.max_compactions_before_checkpoint, still_over):
-                replacement = self._checkpoint(history, prompt)
-                kind = "run_checkpoint"
-        if kind == "run_checkpoint":
-            self.compactions = 0
-        self._replace(run, replacement, "run-checkpoint" if kind == "run_checkpoint" else "summary")
-        yield CompactionFinished(result=kind, before=before, after=estimate_total(replacement))
-
-    @staticmethod
-    def _over_threshold(policy: CompactionPolicy, tokens: int) -> bool:
-        return should_compact(tokens, policy.context_window, policy.threshold_fraction)
-
-    def _checkpoint(self, history: Sequence[Message], prompt: str) -> list[Message]:
-        """The run-checkpoint reset of `history`; the objective is this run's prompt."""
-        return build_run_checkpoint(history, task_state=self._task_state(), objective=prompt)
-
-    def _task_state(self) -> str | None:
-        for tool in self.tools.values():
-            if isinstance(tool, TodoTool):
-                snapshot = tool.capability.snapshot()
-                return render(snapshot) if snapshot.items else None
-        return None
-
-    def _replace(self, run: _Run, messages: list[Message], note: str) -> None:
-        """Make `messages` the conversation (after the system prompt), durably first."""
-        replace_messages = getattr(self.store, "replace_messages", None)
-        if replace_messages is not None:
-            replace_messages(list(messages), "compaction", note)
-        del run.messages[run.prefix :]
-        run.messages.extend(messages)
-        run.last_usage = None
 
     # -- tool calls -------------------------------------------------------------------------
 
@@ -441,6 +360,12 @@ class AgentHarness:
         run.answered.add(call.id)
         return ToolFinished(call_id=call.id, name=call.name, result_display=reason, is_error=True)
 
+    @property
+    def compactions(self) -> int:
+        """Compactions of the thread since the last run checkpoint (this harness's runs
+        included); reset to 0 by a run checkpoint."""
+        return self._compactor.compactions
+
     # -- plumbing ---------------------------------------------------------------------------
 
     def _append(self, run: _Run, message: Message) -> None:
@@ -454,34 +379,6 @@ class AgentHarness:
             logger.exception("hook %s raised; ignored", name)
 
 
-async def drive_run(
-    events: AsyncGenerator[HarnessEvent, None], sink: Callable[[HarnessEvent], object]
-) -> RunOutcome:
-    """Feed a run's events to a synchronous `sink` and return its outcome.
-
-    The sink sees exactly one `RunEnded`. On cancellation the run is stopped and closed, the
-    sink gets `RunEnded(cancelled)` (the harness's own, or one made here if the run could not
-    yield it), and `asyncio.CancelledError` propagates. Because the sink is synchronous, the
-    only place a cancellation can land is inside the run, so in practice the harness's own
-    event (with its usage and counts) is the one delivered.
-    """
-    ended: RunEnded | None = None
-    try:
-        async with aclosing(events) as stream:
-            async for event in stream:
-                if isinstance(event, RunEnded):
-                    ended = event
-                sink(event)
-    except asyncio.CancelledError:
-        if ended is None:
-            outcome = RunOutcome(status="cancelled", detail="interrupted by the user")
-            sink(RunEnded(outcome=outcome, usage=Usage(), turns=0, tool_calls=0))
-        raise
-    if ended is None:
-        raise RuntimeError("the run ended without a run_ended event")
-    return ended.outcome
-
-
 def _completed(response: ModelResponse | None, extra: str | None = None) -> RunOutcome:
     reason = response.stop_reason if response is not None else "end_turn"
     if reason in ("end_turn", "stop_sequence"):
@@ -489,11 +386,6 @@ def _completed(response: ModelResponse | None, extra: str | None = None) -> RunO
     else:
         detail = f"the model stopped: {reason}"
     return RunOutcome(status="completed", detail=f"{detail}; {extra}" if extra else detail)
-
-
-def _charge(run: _Run, usage: Usage) -> None:
-    run.usage = run.usage + usage
-    run.controller.record_usage(usage)
 
 
 def _default_controller(limits: RunBudgetLimits, model: str) -> RunController:

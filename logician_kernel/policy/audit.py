@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .._durable import fsync_dir
 from ..session._private import open_private, private_dir
 from ..session.journal import decode_record, encode_record
 from ..session.redact import MASK, is_credential_name, redact
@@ -210,7 +211,7 @@ class AuditLog:
         finally:
             os.close(fd)
         if created:
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
 
     def recent(self, n: int = 20) -> list[AuditEntry]:
         """The last `n` readable entries, oldest first; a missing log is empty."""
@@ -325,19 +326,6 @@ def _legacy(raw: bytes) -> bool:
     except (ValidationError, ValueError):
         return False
     return True
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def format_audit(entries: Sequence[AuditEntry]) -> str:

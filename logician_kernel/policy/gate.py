@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..session.redact import redact
 from ..tools import Tool
+from ..types.approvals import ApprovalChoice
 from ..types.messages import ToolCall
 from ..types.run import RunOutcome
 from .audit import AuditEntry, AuditLog, Resolution, mask_arguments
@@ -45,11 +46,6 @@ class PermissionGate(Protocol):
         fails the run (a decision that cannot be audited must not let the call run)."""
         ...
 
-
-ApprovalChoice = Literal["allow_once", "allow_session", "always_allow", "deny", "deny_and_stop"]
-"""The user's answer: run it; run it and allow such calls for the rest of the session; the
-same, and the kernel also persists the rule (`config_set(..., persist=...)`: the gate only adds
-it for the session); refuse it; refuse it and stop the run."""
 
 _CONFIG = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 

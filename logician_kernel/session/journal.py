@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .._durable import fsync_dir
 from ._private import open_private, private_dir
 
 CHECKSUM_FIELD = "crc"
@@ -131,7 +132,7 @@ class Journal:
             fh.truncate(offset)
             fh.flush()
             os.fsync(fh.fileno())
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
         self.recovery = TailRecovery(
             valid_records=len(self.records),
             cut_offset=offset,
@@ -171,11 +172,3 @@ class Journal:
 
     def close(self) -> None:
         self._fh.close()
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -180,6 +180,7 @@ class LargeFiles:
             if reason is not None:
                 return PathState.uncaptured(reason, fp)
             holders = open_by_others([full])
+            key: str | None
             if sqlite and full in holders:
                 key = self._backup_sqlite(full)
             else:
@@ -195,7 +196,7 @@ class LargeFiles:
         self.seen[(path, fp)] = key
         return PathState.large(mode, key, fp)
 
-    def _room_for(self, size: int) -> str | None:
+    def _room_for(self, size: int) -> SkipReason | None:
         try:
             free = shutil.disk_usage(self.store.root.parent).free
         except OSError:

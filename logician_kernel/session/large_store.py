@@ -12,6 +12,7 @@ temporary name and renamed), or delete an object except through `remove` (evicti
 
 from __future__ import annotations
 
+import builtins  # `list` is also a method of the store below
 import contextlib
 import errno
 import fcntl
@@ -154,7 +155,7 @@ class LargeFileStore:
     def total_bytes(self) -> int:
         return sum(o.size for o in self.list())
 
-    def remove(self, key: str, *, why: str, frames: list[int]) -> int:
+    def remove(self, key: str, *, why: str, frames: builtins.list[int]) -> int:
         """Delete one object and log it (what, why, which frames lose it); bytes freed."""
         obj = self._path(key)
         try:
@@ -168,7 +169,7 @@ class LargeFileStore:
             log.write(json.dumps(record) + "\n")
         return size
 
-    def evictions(self) -> list[dict]:
+    def evictions(self) -> builtins.list[dict]:
         """Every eviction so far, oldest first (the log a user reads through `storage`)."""
         try:
             lines = (self.root / "evictions.jsonl").read_text(encoding="utf-8").splitlines()

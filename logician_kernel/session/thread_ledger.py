@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from ..types.approvals import ApprovalChoice
 from .journal import Journal, JournalError, TailRecovery
 from .states import PathChange, PathState, SkippedPath
 
@@ -201,10 +202,11 @@ class ApprovalResolved(_Entry):
     kind: Literal["approval_resolution"] = "approval_resolution"
     request_id: str
     """The request decided."""
-    choice: Literal["allow_once", "allow_session", "always_allow", "deny", "deny_and_stop"]
+    choice: ApprovalChoice
     """The decision."""
     via: str
-    """Where it was made: widget, comm, stdin, headless."""
+    """Where it was made: one of `types.approvals.ApprovalChannel` (widget, comm, stdin,
+    headless, callback); ledgers written before that was recorded say `user`."""
     note: str = ""
     """The user's note (passed to the model with a denial)."""
     rule: str | None = None

@@ -203,9 +203,11 @@ class VariableCheckpoints:
                 results.append(RestoredVariable(name=step.name, action="restored",
                                                 detail=step.detail))  # fmt: skip
             else:
-                action = "not-live" if step.action == "not-live" else "not-restored"
-                results.append(RestoredVariable(name=step.name, action=action,
-                                                detail=step.detail))  # fmt: skip
+                results.append(RestoredVariable(
+                    name=step.name,
+                    action="not-live" if step.action == "not-live" else "not-restored",
+                    detail=step.detail,
+                ))  # fmt: skip
         return results, taken
 
 

@@ -225,8 +225,8 @@ class VariableCapture:
         seen_code: set[int] = set()
         while todo:
             fn = namespace.get(todo.pop())
-            for code in _code_objects(getattr(fn, "__code__", None), seen_code):
-                for ref in code.co_names:
+            for code_obj in _code_objects(getattr(fn, "__code__", None), seen_code):
+                for ref in code_obj.co_names:
                     if ref in now and ref not in names:
                         names.add(ref)
                         if isinstance(namespace.get(ref), types.FunctionType):

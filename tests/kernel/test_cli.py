@@ -11,6 +11,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from kernel_harness import clean_env
 from nbformat.v4 import new_code_cell, new_notebook
 
 from logician_kernel.jupyter.kernelspec import kernel_json
@@ -20,10 +21,16 @@ LOGICIAN = str(Path(sys.executable).parent / "logician")
 REPO = Path(__file__).parents[2]
 
 
+def _inherited() -> dict[str, str]:
+    """This process's environment without keys or Logician settings, keeping the suite's
+    isolated user config directory (conftest.py)."""
+    return clean_env(LOGICIAN_CONFIG_DIR=os.environ["LOGICIAN_CONFIG_DIR"])
+
+
 def logician(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([LOGICIAN, *args], cwd=cwd, env=env or dict(os.environ),
+    return subprocess.run([LOGICIAN, *args], cwd=cwd, env=env or _inherited(),
                           capture_output=True, text=True, timeout=300)  # fmt: skip
 
 
@@ -86,7 +93,7 @@ def test_run_exits_non_zero_when_a_cell_fails(tmp_path: Path) -> None:
 
 
 def test_config_and_trust_commands(tmp_path: Path) -> None:
-    env = {**os.environ, "LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
+    env = clean_env(LOGICIAN_CONFIG_DIR=str(tmp_path / "cfg"))
     ws = tmp_path / "ws"
     (ws / ".logician").mkdir(parents=True)
     (ws / ".logician" / "config.toml").write_text('[model]\nname = "proj"\n')

@@ -18,7 +18,7 @@ import jupyter_kernel_test
 import pytest
 from jupyter_client.manager import start_new_kernel
 from jupyter_kernel_test.msgspec_v5 import validate_message
-from kernel_harness import Kernel
+from kernel_harness import Kernel, clean_env
 
 pytestmark = pytest.mark.kernel
 
@@ -51,7 +51,9 @@ class TestMessageSpec(jupyter_kernel_test.KernelTests):
     @classmethod
     def setUpClass(cls) -> None:
         cls._workspace = tempfile.mkdtemp(prefix="logician-spec-")
-        env = {**os.environ, "LOGICIAN_THREAD": "spec"}
+        env = clean_env(
+            LOGICIAN_THREAD="spec", LOGICIAN_CONFIG_DIR=os.environ["LOGICIAN_CONFIG_DIR"]
+        )
         # The session fixture in conftest.py puts a `logician` spec for this interpreter on
         # JUPYTER_PATH, so the kernel is found by name like a frontend finds it.
         cls.km, cls.kc = start_new_kernel(kernel_name=cls.kernel_name, cwd=cls._workspace, env=env)

@@ -170,7 +170,7 @@ def test_interrupt_cancels_a_streaming_answer_promptly(
         assert time.monotonic() - started < 5
         assert r.reply["status"] == "error" and r.reply["ename"] == "KeyboardInterrupt"
         assert "cancelled" in r.text
-        assert "ok" in k.run("%logician again").text  # the kernel and the thread go on
+        assert "ok" in k.run("%logician ask again").text  # the kernel and the thread go on
     finally:
         k.shutdown()
 
@@ -181,7 +181,7 @@ def test_a_missing_api_key_names_the_variable(
     env = {k: v for k, v in agent_env.items() if k != "OPENAI_API_KEY"}
     k = Kernel(workspace, env)
     try:
-        r = k.run("%logician hello")
+        r = k.run("%logician ask hello")
         assert r.status == "error" and "OPENAI_API_KEY" in r.text
         assert server.requests == []
     finally:
@@ -204,7 +204,7 @@ def test_interrupting_a_running_tool_answers_the_call_without_quarantine(
         k.km.interrupt_kernel()
         r = k.collect(msg_id, timeout=30)
         assert r.reply["ename"] == "KeyboardInterrupt"
-        r = k.run("%logician Status?")
+        r = k.run("%logician ask Status?")
         assert r.status == "ok", r.text
         told = json.dumps([m for m in messages_sent(server) if m["role"] == "tool"])
         assert "INTERRUPTED" in told
@@ -224,10 +224,10 @@ def test_rewind_can_take_files_or_conversation_alone_and_restart_records_restore
     k = Kernel(workspace, agent_env)
     try:
         k.run("%logician write a")
-        k.run("%logician second")
+        k.run("%logician ask second")
         r = k.run("%logician rewind --last --conversation-only")
         assert "files and frames untouched" in r.text and (workspace / "a.txt").exists()
-        k.run("%logician third")
+        k.run("%logician ask third")
         sent = json.dumps(messages_sent(server))
         assert "second" not in sent and "write a" in sent
         r = k.run("%logician rewind --cell 1 --files-only")
@@ -309,8 +309,8 @@ def test_past_the_threshold_the_harness_compacts_before_the_request(
     k = Kernel(workspace, env)
     try:
         k.run(f"%logician first {long}")
-        k.run("%logician second")
-        r = k.run("%logician third")
+        k.run("%logician ask second")
+        r = k.run("%logician ask third")
         assert r.status == "ok", r.text
         assert "Third answer." in r.text
         final = json.dumps(messages_sent(server))

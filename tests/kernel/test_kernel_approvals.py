@@ -309,3 +309,63 @@ def test_the_comm_lists_frames_and_announces_rewinds(workspace: Path, env: dict[
         assert "alive" in k.run("print('alive')").stdout  # bad messages never hurt the kernel
     finally:
         k.shutdown()
+
+
+def test_deny_and_stop_from_stdin_comm_and_card_and_a_model_change_reaches_the_next_run(
+    workspace: Path, env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(
+        tool_reply("s1", "bash", {"command": "touch one.txt"}),
+        tool_reply("c1", "bash", {"command": "touch two.txt"}),
+        tool_reply("w1", "bash", {"command": "touch three.txt"}),
+        text_reply("Now on the other model."),
+    )
+    k = Kernel(workspace, {**env, "LOGICIAN_UI__STATUS_WIDGET": "false"})
+    try:
+        msg_id = k.send("%logician touch one")  # no widgets, no sidebar: asked on stdin
+        request = k.kc.get_stdin_msg(timeout=30)
+        assert "sto[x]" in request["content"]["prompt"]
+        k.kc.input("x stop here")
+        assert k.collect(msg_id, timeout=30).status == "ok"
+
+        sidebar = Sidebar(k)
+        sidebar.wait_for("hello")
+        msg_id = k.send("%logician touch two")
+        request = sidebar.wait_for("approval.requested")
+        sidebar.send({"type": "approval.decide", "request_id": request["request_id"],
+                      "choice": "deny_and_stop"})  # fmt: skip
+        assert k.collect(msg_id, timeout=30).status == "ok"
+
+        msg_id = k.send("%logician touch three")
+        buttons: dict[str, str] = {}
+        deadline = time.monotonic() + 30
+        while "Deny and stop" not in buttons and time.monotonic() < deadline:
+            try:
+                m = k.kc.get_iopub_msg(timeout=0.5)
+            except Empty:
+                continue
+            if m["msg_type"] == "comm_open":
+                state = m["content"]["data"].get("state", {})
+                if state.get("_model_name") == "ButtonModel":
+                    buttons[state.get("description", "")] = m["content"]["comm_id"]
+        click = {"comm_id": buttons["Deny and stop"],
+                 "data": {"method": "custom", "content": {"event": "click"}}}  # fmt: skip
+        k.kc.shell_channel.send(k.kc.session.msg("comm_msg", click))
+        assert k.collect(msg_id, timeout=30).status == "ok"
+
+        assert not any((workspace / f).exists() for f in ("one.txt", "two.txt", "three.txt"))
+        assert len(server.requests) == 3  # each run stopped at the denial
+        text = (workspace / ".logician/threads/test-thread.jsonl").read_text()
+        resolved = [json.loads(line) for line in text.splitlines()
+                    if '"approval_resolution"' in line]  # fmt: skip
+        assert [(r["choice"], r["via"]) for r in resolved] == [
+            ("deny_and_stop", "stdin"), ("deny_and_stop", "comm"), ("deny_and_stop", "widget"),
+        ]  # fmt: skip
+        assert [a["resolution"] for a in audit_lines(workspace)[-3:]] == ["user:deny_and_stop"] * 3
+
+        k.run("%logician config set model.name other-model")
+        r = k.run("%logician ask Which model?")
+        assert "Now on the other model." in r.text
+        assert server.requests[-1].body["model"] == "other-model"
+    finally:
+        k.shutdown()

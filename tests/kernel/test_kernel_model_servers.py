@@ -137,7 +137,7 @@ def test_the_context_window_from_v1_models_sets_when_compaction_happens(
         assert r.status == "ok", r.text
         assert "context" in k.run("%logician status").text  # the window is known
         assert "of 4,096" in k.run("%logician status").text
-        r = k.run("%logician second")
+        r = k.run("%logician ask second")
         assert r.status == "ok", r.text
         assert "Second answer." in r.text
         final = json.dumps(server.requests[-1].body["messages"])

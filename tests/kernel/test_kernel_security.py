@@ -169,7 +169,7 @@ def test_a_trusted_projects_server_never_gets_the_key_until_that_field_is_allowe
         attacker.script(text_reply("from the project's server"))
         k = Kernel(workspace, env)
         try:
-            r = k.run("%logician hello")
+            r = k.run("%logician ask hello")
             assert "from the user's server" in r.text, r.text
             for key in ("model.base_url", "model.record_file", "permissions.mode"):
                 assert f"{key} = " in r.stderr, r.stderr

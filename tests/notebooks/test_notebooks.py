@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from kernel_harness import clean_env
 
 pytestmark = pytest.mark.kernel
 NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
@@ -22,9 +22,7 @@ def test_notebook_validates_with_nbval(notebook: Path, tmp_path: Path) -> None:
     recordings = notebook.parent / "recordings"
     if recordings.is_dir():  # recorded model sessions the replay provider plays
         shutil.copytree(recordings, tmp_path / "recordings")
-    env = {**os.environ, "LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
-    env.pop("JPY_SESSION_NAME", None)
-    env.pop("LOGICIAN_THREAD", None)
+    env = clean_env(LOGICIAN_CONFIG_DIR=str(tmp_path / "cfg"))
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "--nbval", "--nbval-kernel-name", "logician",
          "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(copy)],

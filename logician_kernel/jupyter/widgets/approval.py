@@ -12,20 +12,21 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal
 
 import ipywidgets as w
 from traitlets import Unicode
 
+from ...types.approvals import APPROVAL_CHOICES, CHOICE_LABELS, ApprovalChoice
 from ._plain import PlainText
 
 PreviewKind = Literal["command", "diff", "code", "text"]
 """How a request's preview reads: a shell command, a unified diff, source code, or prose."""
 
-Choice = Literal["allow_once", "allow_session", "always_allow", "deny"]
-"""What the user decided about one request."""
+Choice = ApprovalChoice
+"""What the user decided about one request (declared once, in `types.approvals`)."""
 
-CHOICES: tuple[Choice, ...] = get_args(Choice)
+CHOICES: tuple[Choice, ...] = APPROVAL_CHOICES
 """Every choice, in the order the card's buttons show them."""
 
 MAX_PREVIEW_LINES = 40
@@ -34,15 +35,12 @@ MAX_PREVIEW_LINES = 40
 MAX_LINE_CHARS = 400
 """Characters shown of one preview line; longer lines end in "…"."""
 
-_OUTCOME_LABELS: dict[str, str] = {
-    "allow_once": "Allowed once",
-    "allow_session": "Allowed for this session",
-    "always_allow": "Always allowed",
-    "deny": "Denied",
-}
+_OUTCOME_LABELS: dict[ApprovalChoice, str] = CHOICE_LABELS
+_DENIALS = ("deny", "deny_and_stop")
 
 _VIA_PHRASES: dict[str, str] = {
     "sidebar": "in the sidebar",
+    "comm": "in the sidebar",
     "stdin": "at the terminal prompt",
     "policy": "by the policy",
     "headless": "by the headless policy",
@@ -121,7 +119,7 @@ def decision_text(choice: Choice, note: str = "", rule: str = "", via: str = "")
     if choice == "always_allow" and rule:
         text += f" ({rule})"
     if note.strip():
-        text += f": {note.strip()}" if choice == "deny" else f" — note: {note.strip()}"
+        text += f": {note.strip()}" if choice in _DENIALS else f" — note: {note.strip()}"
     if via:
         text += f" (decided {_VIA_PHRASES.get(via, via)})"
     return text
@@ -136,7 +134,7 @@ class ApprovalCard(PlainText, w.VBox):
 
     decision = Unicode(
         "",
-        help="The choice made (allow_once, allow_session, always_allow, deny); '' while pending.",
+        help="The choice made (allow_once, allow_session, always_allow, deny, deny_and_stop); '' while pending.",
     )
     decided_via = Unicode(
         "", help="Where a decision made outside the card came from ('' when clicked here)."
@@ -156,7 +154,7 @@ class ApprovalCard(PlainText, w.VBox):
             )
         )
         self.preview = w.HTML(preview_html(request.preview, request.preview_kind))
-        self.buttons: dict[str, w.Button] = {
+        self.buttons: dict[Choice, w.Button] = {
             "allow_once": w.Button(
                 description="Allow once", button_style="success", tooltip="Allow this call only"
             ),
@@ -173,6 +171,11 @@ class ApprovalCard(PlainText, w.VBox):
                 description="Deny",
                 button_style="danger",
                 tooltip="Deny; the note goes to the agent",
+            ),
+            "deny_and_stop": w.Button(
+                description="Deny and stop",
+                button_style="danger",
+                tooltip="Deny and stop the run; the note goes to the agent",
             ),
         }
         for choice, button in self.buttons.items():
@@ -254,7 +257,7 @@ class ApprovalCard(PlainText, w.VBox):
         self.note.disabled = True
         if note and not self.note.value:
             self.note.value = note
-        colour = "#cf222e" if choice == "deny" else "#1a7f37"
+        colour = "#cf222e" if choice in _DENIALS else "#1a7f37"
         text = decision_text(choice, note, self.request.suggested_rule, via)
         self.outcome.value = f'<b style="color: {colour};">{html.escape(text)}</b>'
         return True

@@ -13,8 +13,8 @@ from logician_kernel.compaction import (
     build_summary_request,
     compact,
     compacted_messages,
-    summarize,
 )
+from logician_kernel.loop.summarizer import summariser, summarize
 from logician_kernel.providers import ContextLengthExceededError, ProviderError
 from logician_kernel.types import (
     AssistantMessage,
@@ -162,7 +162,7 @@ def test_failed_compaction_leaves_the_transcript_untouched() -> None:
     provider = FakeProvider(error=ProviderError("server down"))
     projection = transcript
     try:
-        projection = asyncio.run(compact(provider, transcript, keep_recent_turns=1))
+        projection = asyncio.run(compact(summariser(provider), transcript, keep_recent_turns=1))
     except CompactionFailed:
         pass  # the caller keeps what it had
     assert projection is transcript
@@ -172,7 +172,9 @@ def test_failed_compaction_leaves_the_transcript_untouched() -> None:
 def test_compaction_replaces_older_and_keeps_recent_verbatim() -> None:
     transcript = conversation()
     provider = FakeProvider("## Objective\nFix the parser.")
-    projection = asyncio.run(compact(provider, transcript, keep_recent_turns=1, focus="tests"))
+    projection = asyncio.run(
+        compact(summariser(provider), transcript, keep_recent_turns=1, focus="tests")
+    )
     assert "tests" in provider.requests[0].messages[1].content[0].text  # type: ignore[union-attr]
     assert projection[2:] == transcript[4:]
     summary, ack = projection[:2]

@@ -68,6 +68,7 @@ def test_sections_are_the_documented_ones() -> None:
         "permissions",
         "budget",
         "compaction",
+        "tools",
         "ui",
     ]
 

@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 
 import logician_kernel.jupyter as jupyter_pkg
-from logician_kernel.jupyter.approvals import ApprovalBroker
+from logician_kernel.agent.approvals import ApprovalBroker
 from logician_kernel.jupyter.comm import STATUS_PUSH_HZ, LogicianComms
 
 SCHEMA = json.loads((Path(jupyter_pkg.__file__).parent / "comm_schema.json").read_text())

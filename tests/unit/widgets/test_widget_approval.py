@@ -50,6 +50,7 @@ EXPECTED = {
     "allow_session": "Allowed for this session",
     "always_allow": "Always allowed (bash(ls:*))",
     "deny": "Denied: use rg instead",
+    "deny_and_stop": "Denied, and the run stopped: use rg instead",
 }
 
 
@@ -148,6 +149,7 @@ def test_text_plain_of_the_card_is_the_question_with_its_choices() -> None:
     assert "$ ls -la" in text
     assert text.splitlines()[-1] == (
         "Choices: Allow once · Allow for this session · Always allow (bash(ls:*)) · Deny"
+        " · Deny and stop"
     )
     card.resolve("deny", "use rg instead", via="sidebar")
     assert card.plain_text().splitlines()[-1] == ("Denied: use rg instead (decided in the sidebar)")

@@ -1,4 +1,4 @@
-"""Approvals in the running cell: one broker, several ways for the user's answer to arrive.
+"""Approvals of a running agent: one broker, several ways for the user's answer to arrive.
 
 A tool call that needs a decision becomes a pending request in the `ApprovalBroker`. The cell
 shows an approval card (ipywidgets); the `logician` comm target (the lab extension's sidebar,
@@ -20,10 +20,12 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-Choice = Literal["allow_once", "allow_session", "always_allow", "deny"]
-CHOICES: tuple[Choice, ...] = ("allow_once", "allow_session", "always_allow", "deny")
+from ..types.approvals import APPROVAL_CHANNELS, APPROVAL_CHOICES, ApprovalChannel, ApprovalChoice
+
+Choice = ApprovalChoice
+CHOICES = APPROVAL_CHOICES
 MAX_PREVIEW = 20_000
 
 
@@ -32,9 +34,11 @@ class Answer:
     """The user's (or the headless policy's) decision on one request."""
 
     choice: Choice
+    """What was decided."""
     note: str = ""
-    via: str = "widget"
-    """widget, comm, stdin or headless."""
+    """What the user said with it (passed to the model on a denial)."""
+    via: ApprovalChannel = "widget"
+    """Where it was decided."""
 
 
 @dataclass
@@ -65,10 +69,14 @@ class ApprovalBroker:
         self._tell("requested", pending.payload)
         return pending
 
-    def resolve(self, request_id: str, choice: str, note: str = "", via: str = "widget") -> bool:
+    def resolve(
+        self, request_id: str, choice: str, note: str = "", via: ApprovalChannel = "widget"
+    ) -> bool:
         """Answer a request; False when it is unknown or already answered (first one wins)."""
         if choice not in CHOICES:
             raise ValueError(f"choice {choice!r}: expected one of {', '.join(CHOICES)}")
+        if via not in APPROVAL_CHANNELS:
+            raise ValueError(f"via {via!r}: expected one of {', '.join(APPROVAL_CHANNELS)}")
         with self._lock:
             pending = self._pending.pop(request_id, None)
         if pending is None:

@@ -1,8 +1,9 @@
-"""Policy for one agent cell: the permission gate with its approval asker, the run controller.
+"""Policy for one agent run: the permission gate with its approval asker, the run controller.
 
-The asker runs on the agent's worker loop: it opens a request in the kernel's approval broker,
-hands the card to the main thread through the run's queue, and awaits the answer - a click on
-the card, a `logician` comm message, whichever comes first. "Always allow" persists exactly one
+The asker runs on the agent's worker loop: it opens a request in the session's approval broker,
+hands it to whoever consumes the run (the kernel's main thread shows a card; a script calls its
+`approve` callback) through the run's queue, and awaits the answer - a click on the card, a
+`logician` comm message, a stdin answer, the callback, whichever comes first. "Always allow" persists exactly one
 rule into the user configuration through its atomic single-field update. With no one to ask,
 the gate follows `permissions.headless`.
 """
@@ -14,7 +15,9 @@ import queue
 from dataclasses import dataclass
 from typing import Any
 
+from ..config import LogicianSettings
 from ..config import commands as config_commands
+from ..loop.compaction_policy import CompactionPolicy
 from ..policy import (
     AcceptanceCheck,
     ApprovalRequest,
@@ -24,30 +27,44 @@ from ..policy import (
     PolicyGate,
     RunBudget,
     RunController,
-    config_layer_of,
 )
+from ..providers import resolve_context_window
 from ..runtime import LogicianRuntime
-from ..session.thread_ledger import ApprovalRequested, ApprovalResolved
+from ..session.thread_ledger import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ProjectionItem,
+    ThreadLedger,
+)
+from ..types.approvals import ApprovalChannel
 from ..types.run import RunBudgetLimits
 from .approvals import ApprovalBroker, Pending, preview
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    """What a `%%logician` cell's options override for its run."""
+    """What a run overrides of the configured budget and mode (a cell's options)."""
 
     max_turns: int | None = None
+    """Model requests allowed in this run."""
     max_tool_calls: int | None = None
+    """Tool calls allowed in this run."""
     budget_usd: float | None = None
+    """Cost allowed in this run, in US dollars."""
     mode: str | None = None
+    """The permission mode for this run."""
     accept: str | None = None
+    """An acceptance check (a command, or `py:EXPRESSION`) that must pass before completion."""
 
 
 @dataclass
 class ApprovalItem:
-    """Asks the main thread to show an approval card for `pending`."""
+    """Asks the run's consumer to get a decision on `pending`."""
 
     pending: Pending
+    """The broker's open request (its payload is what views show)."""
+    request: ApprovalRequest
+    """The gate's request: the call, its arguments (secrets masked) and why it asks."""
 
 
 def build_controller(runtime: LogicianRuntime, options: RunOptions) -> RunController:
@@ -67,6 +84,7 @@ def build_gate(
     runtime: LogicianRuntime,
     options: RunOptions,
     *,
+    policy: PermissionPolicy,
     broker: ApprovalBroker,
     requests: queue.Queue[Any],
     frame: int | None,
@@ -75,13 +93,9 @@ def build_gate(
 ) -> PolicyGate:
     config = runtime.config
     workspace = config.workspace
-    ledger = runtime.session.ledger
-    policy = runtime.permission_policy(
-        lambda: PermissionPolicy(
-            config.settings.permissions, workspace=workspace, layer_of=config_layer_of(config)
-        )
-    )
+    ledger = runtime.ledger
     request_ids: dict[str, str] = {}
+    channels: dict[str, ApprovalChannel] = {}
 
     async def ask(request: ApprovalRequest) -> ApprovalResolution:
         kind, text = preview(request.tool, request.arguments, workspace)
@@ -97,8 +111,9 @@ def build_gate(
             }
         )
         request_ids[request.call_id] = pending.id
-        requests.put(ApprovalItem(pending))
+        requests.put(ApprovalItem(pending, request))
         answer = await asyncio.wrap_future(pending.future)
+        channels[request.call_id] = answer.via
         rule = request.suggested_rule
         if answer.choice == "always_allow" and rule:
             persist_rule(runtime, rule)
@@ -117,7 +132,8 @@ def build_gate(
                       call_id=request.call_id, tool=request.tool,
                       description=request.description, reason=request.reason)  # fmt: skip
         ledger.append(ApprovalResolved, request_id=request_id, choice=resolution.choice,
-                      via="headless" if resolution.by == "headless" else "user",
+                      via="headless" if resolution.by == "headless"
+                      else channels.get(request.call_id, "widget"),
                       note=resolution.note, rule=resolution.rule, durable=True)  # fmt: skip
 
     return PolicyGate(
@@ -126,10 +142,29 @@ def build_gate(
         ask=None if headless else ask,
         record=record,
         mode=options.mode,
-        thread=runtime.session.thread_id,
+        thread=runtime.thread_id,
         frame=frame,
         secrets=secrets,
         headless=config.settings.permissions.headless,
+    )
+
+
+def compaction_policy(settings: LogicianSettings, ledger: ThreadLedger) -> CompactionPolicy | None:
+    """The thread's compaction settings, with how many summaries it has had since its last
+    run checkpoint (a new harness is built per run; the count lives in the ledger)."""
+    section = settings.compaction
+    if not section.enabled:
+        return None
+    so_far = 0
+    for entry in ledger.entries:
+        if isinstance(entry, ProjectionItem) and entry.reason == "compaction":
+            so_far = 0 if "run-checkpoint" in entry.note else so_far + 1
+    return CompactionPolicy(
+        context_window=resolve_context_window(settings.model).tokens,
+        threshold_fraction=section.threshold_fraction,
+        keep_recent_turns=section.keep_recent_turns,
+        max_compactions_before_checkpoint=section.max_compactions_before_checkpoint,
+        compactions_so_far=so_far,
     )
 
 

@@ -1,0 +1,123 @@
+"""One agent run in flight: the harness on its worker loop, a queue back to the consumer.
+
+The consumer (the kernel's main thread, or `AgentSession.run` in a script) takes items from
+`requests`: harness events, approval requests (`ApprovalItem`), `python` tool calls that must
+run where the user's namespace lives (`PythonRequest`), or the exception that ended the
+worker. Nothing here renders or decides policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from ..events.events import HarnessEvent
+from ..events.runtime_state import RuntimeState, fold
+from ..loop.todo import TodoCapability
+from ..policy import RunController
+from ..tools import ToolResult
+from ..types.run import RunOutcome
+from ._loop import WorkerLoop
+from .policy import ApprovalItem
+
+
+@dataclass
+class PythonRequest:
+    """A `python` tool call for the consumer to run in the user's namespace."""
+
+    code: str
+    """The code to run."""
+    future: Future[ToolResult]
+    """Resolved with the result; cancelled when the run gave the call up before it started."""
+    timeout: float
+    """Seconds the code may run (`tools.python_timeout_seconds`)."""
+    stop: Callable[[str], None] | None = None
+    """Set by the consumer while the code runs: stops it (from any thread)."""
+
+
+RunItem = HarnessEvent | ApprovalItem | PythonRequest | BaseException
+"""What the consumer of a run takes from its queue."""
+
+
+class AgentRun:
+    """One run: the harness on a worker thread's own loop (see `_loop`), a queue back."""
+
+    def __init__(
+        self,
+        *,
+        requests: queue.Queue[RunItem],
+        controller: RunController,
+        todo: TodoCapability,
+        frame: int | None,
+    ) -> None:
+        self.requests = requests
+        self.controller = controller
+        self.todo = todo
+        self.frame = frame
+        """The frame the run belongs to (None when frames are off)."""
+        self.done = False
+        self.interrupted = False
+        self.outcome: RunOutcome | None = None
+        self.state = RuntimeState()
+        """The ephemeral status folded from this run's events."""
+        self.text = ""
+        """The answer text of the run's last turn (what a script reads as the result)."""
+        self._worker: WorkerLoop[None] | None = None
+
+    def start(self, events: AsyncGenerator[HarnessEvent, None]) -> None:
+        async def drive() -> None:
+            async for event in events:
+                self.requests.put(event)
+
+        def ended(_result: object, error: BaseException | None) -> None:
+            if error is not None:
+                self.requests.put(error)
+
+        self._worker = WorkerLoop(drive(), name="logician-agent", done=ended).start()
+
+    def take(self, event: HarnessEvent, state: RuntimeState) -> RuntimeState:
+        """Fold `event` into `state` (the session's status) and this run's own bookkeeping."""
+        state = fold(state, event)
+        self.state = state
+        if event.kind == "model_responded":
+            self.text = event.message.text
+        elif event.kind == "run_ended":
+            self.outcome = event.outcome
+            self.done = True
+        return state
+
+    def cancel(self) -> None:
+        """A kernel interrupt: cancel the run's task; the run still ends with `run_ended`."""
+        self.interrupted = True
+        if self._worker is not None:
+            self._worker.cancel()
+
+    def join(self) -> None:
+        if self._worker is not None:
+            self._worker.join(timeout=10)
+
+
+def python_runner(
+    items: queue.Queue[RunItem], timeout: float
+) -> Callable[[str], Awaitable[ToolResult]]:
+    """The `python` tool's `run_python`: the call goes to the run's consumer (which owns the
+    user's namespace); if the run gives the call up (an interrupt, the wall-time budget), a
+    call not yet started is cancelled and a running one is stopped."""
+
+    async def run_python(code: str) -> ToolResult:
+        request = PythonRequest(code, Future(), timeout)
+        items.put(request)
+        try:
+            return await asyncio.wrap_future(request.future)
+        except asyncio.CancelledError:
+            # Cancelling the wrapper cancelled a call not yet started; one already running
+            # cannot be cancelled, so it is stopped, and its late result is dropped.
+            stop = request.stop
+            if not request.future.cancelled() and stop is not None:
+                stop("given up")
+            raise
+
+    return run_python

@@ -1,0 +1,401 @@
+"""`AgentSession`: the Jupyter-free composition root of the agent.
+
+It owns everything a run is made of - the provider (rebuilt when any `model.*` setting
+changes), the permission policy (rebuilt on a configuration change, keeping the rules allowed
+"for this session"), the run store, the tool context, the gate with its approvals, the run
+controller, the todo list and the compaction policy - and what follows a run: its `run_end`
+record, the answers to calls an interrupt cut off, the `run-commit` of an accepted result.
+It also rewinds, clears, compacts and merges branches.
+
+The kernel (`jupyter/`), `%load_ext logician_kernel` in a stock IPython, and scripts all use
+it: the kernel consumes a run's queue on its main thread (`start` / `finish`); a script calls
+`run`, which consumes it here with an `approve` callback.
+
+Must never: import IPython, ipykernel, ipywidgets or comm; print; or run a coroutine anywhere
+but on a worker loop (`_loop`).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from ..config import EffectiveConfig, LogicianSettings, ModelSettings
+from ..events.events import HarnessEvent
+from ..events.runtime_state import RuntimeState
+from ..loop.agent_harness import AgentHarness
+from ..loop.todo import TodoCapability
+from ..policy import ApprovalRequest, PermissionPolicy, RunBudget, config_layer_of
+from ..providers import Provider
+from ..runtime import LogicianRuntime
+from ..session.file_checkpoints import RewindError
+from ..session.run_store import LedgerRunStore, resolve_dangling_calls
+from ..session.thread_ledger import ProjectionItem, RunEnd, ThreadLedger
+from ..tools import ToolContext, ToolResult, default_tools
+from ..types import MESSAGE_ADAPTER
+from ..types.approvals import APPROVAL_CHOICES, ApprovalChoice
+from ..types.run import RunOutcome
+from . import conversation
+from ._loop import run_coroutine
+from .approvals import ApprovalBroker
+from .errors import AgentError
+from .policy import ApprovalItem, RunOptions, build_controller, build_gate, compaction_policy
+from .run import AgentRun, PythonRequest, RunItem, python_runner
+
+Approve = Callable[[ApprovalRequest], "bool | ApprovalChoice"]
+"""A script's approval callback: True allows once, False denies, or a choice by name."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What `AgentSession.run` returns."""
+
+    frame: int | None
+    """The frame the run was recorded in (`rewind(frame)` undoes it); None when frames are
+    off for this workspace."""
+    outcome: RunOutcome
+    """How the run ended: completed, budget_exhausted, cancelled, failed..."""
+    text: str
+    """The model's last answer."""
+
+
+class Compacted(NamedTuple):
+    """What `AgentSession.compact` did."""
+
+    before: int
+    """Messages the model saw before."""
+    after: int
+    """Messages it sees now."""
+    spent: str
+    """What the summary cost, e.g. `the summary used 500 in / 40 out tokens`."""
+
+
+class Merged(NamedTuple):
+    """What `AgentSession.merge_branch` did."""
+
+    summary: str
+    """The summary of the branch now in the conversation."""
+    spent: str
+    """What the summary cost."""
+
+
+class AgentSession:
+    """One workspace and one thread, with the agent's moving parts wired once."""
+
+    def __init__(self, runtime: LogicianRuntime, *, broker: ApprovalBroker | None = None) -> None:
+        self.runtime = runtime
+        self.broker = broker or ApprovalBroker()
+        self.state = RuntimeState()
+        """The ephemeral status of the agent, folded from its events (never persisted)."""
+        self.budget: RunBudget | None = None
+        """The current (or last) run's budget: what status reports of cost and limits."""
+        self._provider: Provider | None = None
+        self._provider_model: ModelSettings | None = None
+        self._policy: PermissionPolicy | None = None
+        self._policy_config: EffectiveConfig | None = None
+
+    @classmethod
+    def open(
+        cls,
+        workspace: str | os.PathLike[str] = ".",
+        thread: str | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> AgentSession:
+        """Open `workspace`'s `.logician/` state and `thread` (a fresh thread when None).
+
+        Configuration comes from the usual layers (user, trusted project, `LOGICIAN_*` in
+        `env`, which defaults to this process's environment)."""
+        environ = dict(os.environ if env is None else env)
+        if thread is not None:
+            environ["LOGICIAN_THREAD"] = thread
+        return cls(LogicianRuntime.start(Path(workspace).resolve(), env=environ))
+
+    # -- what a run is built from --------------------------------------------------------------
+
+    @property
+    def settings(self) -> LogicianSettings:
+        return self.runtime.config.settings
+
+    @property
+    def ledger(self) -> ThreadLedger:
+        ledger = self.runtime.ledger
+        if ledger is None:
+            raise AgentError(
+                "the thread ledger is unavailable for this session (`.logician/` could not "
+                "be opened; see the first notice)"
+            )
+        return ledger
+
+    def provider(self) -> Provider:
+        """The model provider for the current `[model]` settings; any change rebuilds it."""
+        model = self.settings.model
+        if self._provider is None or self._provider_model != model:
+            from ..providers import create_provider
+
+            try:
+                self._provider = create_provider(
+                    model, env=self.runtime.env, root=self.runtime.config.workspace
+                )
+            except (ValueError, OSError) as exc:
+                raise AgentError(f"cannot set up the model provider: {exc}") from None
+            self._provider_model = model
+        return self._provider
+
+    def forget_provider(self) -> None:
+        """After a clear: a replay starts over; any other provider is built afresh."""
+        reset = getattr(self._provider, "reset", None)
+        if reset is not None:
+            reset()
+        else:
+            self._provider = None
+
+    def permission_policy(self) -> PermissionPolicy:
+        """The session's permission policy, rebuilt when the configuration changes, keeping the
+        rules the user allowed "for this session"."""
+        config = self.runtime.config
+        if self._policy is None or self._policy_config is not config:
+            kept = self._policy.session_rules if self._policy is not None else ()
+            self._policy = PermissionPolicy(
+                config.settings.permissions,
+                workspace=config.workspace,
+                layer_of=config_layer_of(config),
+            )
+            for rule in kept:
+                self._policy.allow_for_session(rule)
+            self._policy_config = config
+        return self._policy
+
+    # -- one run, for a consumer of its queue (the kernel) ------------------------------------
+
+    def start(
+        self,
+        prompt: str,
+        *,
+        options: RunOptions | None = None,
+        can_ask: bool,
+        python: bool = False,
+    ) -> AgentRun:
+        """Start a run on its worker loop in the open frame; the caller consumes the run's
+        `requests` (events, approval items, and with `python` the `python` tool's calls) and
+        then calls `finish`. `can_ask` False means nobody can answer an approval: the
+        headless policy decides."""
+        options = options or RunOptions()
+        runtime = self.runtime
+        ledger = self.ledger
+        prompt = prompt.strip()
+        if not prompt:
+            raise AgentError("the prompt is empty")
+        settings = self.settings
+        history = [MESSAGE_ADAPTER.validate_python(m) for m in ledger.messages()]
+        key = runtime.config.api_key()
+        secrets = (key.get_secret_value(),) if key else ()
+        checkpoints = runtime.checkpoints
+        frame = checkpoints.current_frame
+        store = LedgerRunStore(ledger, frame, secrets=secrets)
+        items: queue.Queue[RunItem] = queue.Queue()
+        ctx = ToolContext(
+            workspace=runtime.config.workspace,
+            capture=checkpoints.capture,
+            run_python=python_runner(items, settings.tools.python_timeout_seconds)
+            if python
+            else None,
+            bash_timeout_seconds=settings.tools.bash_timeout_seconds,
+            secrets=secrets,
+        )
+        try:
+            controller = build_controller(runtime, options)
+            gate = build_gate(
+                runtime, options, policy=self.permission_policy(), broker=self.broker,
+                requests=items, frame=frame, headless=not can_ask, secrets=secrets,
+            )  # fmt: skip
+        except ValueError as exc:
+            raise AgentError(str(exc)) from None
+        tools = default_tools()
+        todo = TodoCapability()
+        todo.restore(history)
+        todo_tool = todo.tool()
+        tools[todo_tool.name] = todo_tool
+        harness = AgentHarness(
+            self.provider(),
+            tools,
+            ctx,
+            store,
+            controller=controller,
+            gate=gate,
+            compaction=compaction_policy(settings, ledger),
+            max_tokens=settings.model.max_response_tokens,
+            temperature=settings.model.temperature,
+        )
+        run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
+        self.budget = controller.budget
+        run.start(harness.run(prompt, history))
+        return run
+
+    def take(self, run: AgentRun, event: HarnessEvent) -> None:
+        """Fold one of the run's events into the session's status."""
+        self.state = run.take(event, self.state)
+
+    def finish(self, run: AgentRun) -> RunOutcome | None:
+        """After the run's queue is drained: record how it ended, answer calls an interrupt
+        cut off, and commit an accepted result. Returns the outcome (None if it never
+        reported one)."""
+        run.join()
+        ledger = self.runtime.ledger
+        if ledger is not None and run.outcome is not None:
+            ledger.append(RunEnd, frame=run.frame, status=run.outcome.status,
+                          input_tokens=self.state.input_tokens,
+                          output_tokens=self.state.output_tokens,
+                          cost_usd=run.controller.budget.cost_usd or 0.0)  # fmt: skip
+        if run.interrupted and ledger is not None:
+            # Calls cut off by the interrupt are answered now, so the conversation stays
+            # well-formed and nothing waits for the next restart to be settled.
+            resolve_dangling_calls(ledger, interrupted=True)
+        elif (
+            run.outcome is not None
+            and run.outcome.status == "completed"
+            and run.controller.accepted
+        ):
+            # The acceptance check passed: the conversation up to here is a committed result.
+            self.runtime.commit_run()
+        return run.outcome
+
+    # -- one run, for a script -------------------------------------------------------------
+
+    def run(
+        self,
+        prompt: str,
+        *,
+        approve: Approve | None = None,
+        max_turns: int | None = None,
+        max_tool_calls: int | None = None,
+        budget_usd: float | None = None,
+        mode: str | None = None,
+        accept: str | None = None,
+        on_event: Callable[[HarnessEvent], None] | None = None,
+    ) -> RunResult:
+        """Run the agent on `prompt` in a frame of its own, synchronously.
+
+        `approve(call)` answers each approval (`call.tool`, `call.arguments`,
+        `call.description`); without it, nobody can be asked and `permissions.headless`
+        decides. `on_event` sees every harness event. A KeyboardInterrupt cancels the run,
+        which still ends recorded, and is re-raised."""
+        runtime = self.runtime
+        options = RunOptions(max_turns=max_turns, max_tool_calls=max_tool_calls,
+                             budget_usd=budget_usd, mode=mode, accept=accept)  # fmt: skip
+        runtime.open_frame(execution_count=None, cell_id=None, code=prompt, stream=sys.stderr)
+        outcome = "error"
+        try:
+            run = self.start(prompt, options=options, can_ask=approve is not None)
+            self._consume(run, approve, on_event)
+            self.finish(run)
+            outcome = "interrupted" if run.interrupted else "ok"
+        finally:
+            closed = runtime.close_frame(outcome, sys.stderr)
+        if run.interrupted:
+            raise KeyboardInterrupt
+        assert run.outcome is not None  # a drained run always reported its end
+        return RunResult(frame=closed.frame if closed else run.frame, outcome=run.outcome,
+                         text=run.text)  # fmt: skip
+
+    def _consume(
+        self,
+        run: AgentRun,
+        approve: Approve | None,
+        on_event: Callable[[HarnessEvent], None] | None,
+    ) -> None:
+        while not run.done:
+            try:
+                item = run.requests.get()
+                if isinstance(item, ApprovalItem):
+                    self._answer(item, approve)
+                elif isinstance(item, PythonRequest):
+                    if item.future.set_running_or_notify_cancel():
+                        item.future.set_result(ToolResult(
+                            content="python: no notebook namespace in this session",
+                            is_error=True))  # fmt: skip
+                elif isinstance(item, BaseException):
+                    run.done = True
+                    if not isinstance(item, Exception) or run.interrupted:
+                        continue
+                    raise AgentError(f"the run stopped unexpectedly: {item!r}")
+                else:
+                    self.take(run, item)
+                    if on_event is not None:
+                        on_event(item)
+            except KeyboardInterrupt:
+                run.cancel()
+
+    def _answer(self, item: ApprovalItem, approve: Approve | None) -> None:
+        choice: str = "deny"
+        note = ""
+        if approve is not None:
+            try:
+                answer = approve(item.request)
+            except Exception as exc:  # noqa: BLE001 - a broken callback denies, and says why
+                answer, note = False, f"the approve callback raised {type(exc).__name__}: {exc}"
+            if answer is True:
+                choice = "allow_once"
+            elif isinstance(answer, str) and answer in APPROVAL_CHOICES:
+                choice = answer
+        self.broker.resolve(item.pending.id, choice, note, via="callback")
+
+    # -- the conversation and the workspace --------------------------------------------------
+
+    def rewind(
+        self, frame: int | str, *, force: bool = False, files: bool = True,
+        conversation: bool = True,
+    ) -> ProjectionItem:  # fmt: skip
+        """Undo `frame` and every frame after it: files and conversation (or one of them)."""
+        try:
+            return self.runtime.rewind(str(frame), force=force, files=files,
+                                       conversation=conversation)  # fmt: skip
+        except RewindError as exc:
+            raise AgentError(str(exc)) from None
+
+    def clear(self) -> int:
+        """Start the conversation afresh; returns how many messages the model no longer sees."""
+        dropped = self.runtime.clear_conversation()
+        self.forget_provider()
+        return dropped
+
+    def compact(self, focus: str | None = None) -> Compacted:
+        """Summarise the older turns now."""
+        keep = self.settings.compaction.keep_recent_turns
+        return Compacted(
+            *run_coroutine(
+                conversation.compact_now(
+                    self.ledger, self.provider(), keep_recent_turns=keep, focus=focus
+                ),  # fmt: skip
+                name="logician-compaction",
+            )
+        )
+
+    def branches(self) -> list[conversation.Branch]:
+        return conversation.branches(self.ledger)
+
+    def merge_branch(self, branch_id: str) -> Merged:
+        """Merge a summary of a rewound branch into the conversation."""
+        chosen = conversation.open_branch(self.ledger, branch_id, merging=True)
+        return Merged(
+            *run_coroutine(
+                conversation.merge(self.ledger, self.provider(), chosen), name="logician-merge"
+            )
+        )
+
+    def discard_branch(self, branch_id: str) -> None:
+        conversation.discard(self.ledger, conversation.open_branch(self.ledger, branch_id))
+
+    def close(self) -> None:
+        self.runtime.close()
+
+    def __enter__(self) -> AgentSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

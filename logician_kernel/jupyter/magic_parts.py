@@ -1,0 +1,101 @@
+"""Parsing and rendering helpers of `%logician`, split out of `magics.py`: commands told
+apart from prompts (and typos), the argument parser whose errors are one-line usage errors, a
+`%%logician` cell's run options, the branches table, and what an agent cell awaits."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import shlex
+from collections.abc import Collection
+from typing import Any, Literal, NoReturn
+
+from IPython.core.error import UsageError
+
+from ..agent import RunOptions
+from ..policy import MODES
+from ..session.branches import Branch
+from . import display as render
+
+ASK = "ask"
+"""`%logician ask PROMPT`: a prompt of any length, even one word or one that starts with a
+command's name."""
+
+
+def classify(
+    rest: str, commands: Collection[str]
+) -> tuple[Literal["command", "prompt", "unknown"], str]:
+    """What `%logician REST` is: a management command, a prompt (and its text), or an
+    unknown command. One word that is not a command is never a prompt (a typo must not
+    become a model request); neither are several words whose first is close to a command.
+    `ask` makes anything a prompt."""
+    word, _, tail = rest.strip().partition(" ")
+    if word in commands or word.startswith("-"):
+        return "command", rest
+    if word == ASK:
+        return "prompt", tail.strip()
+    if not tail.strip() or _close_to_command(word, commands):
+        return "unknown", rest
+    return "prompt", rest
+
+
+def _close_to_command(word: str, commands: Collection[str]) -> list[str]:
+    names = sorted(c for c in commands if c)
+    return difflib.get_close_matches(word.lower(), [*names, ASK], n=2, cutoff=0.75)
+
+
+def unknown_command(word: str, commands: Collection[str]) -> UsageError:
+    close = _close_to_command(word, commands)
+    hint = f"did you mean {' or '.join(close)}?" if close else (
+        "commands: " + ", ".join(sorted(c for c in commands if c)) + "."
+    )  # fmt: skip
+    return UsageError(
+        f"%logician: unknown command {word!r} — {hint} A prompt goes in a %%logician cell "
+        "or `%logician ask PROMPT`."
+    )
+
+
+async def run_agent_cell(shell: Any, options: str, prompt: str) -> None:
+    """What a `%%logician` cell awaits (see `protect_prompt_lines`), in our kernel or in any
+    IPython with the extension loaded."""
+    magics = shell.magics_manager.registry.get("LogicianMagics")
+    if magics is None:
+        raise UsageError("%%logician: the logician extension is not loaded "
+                         "(`%load_ext logician_kernel`)")  # fmt: skip
+    await magics.run_agent_async(options, prompt)
+
+
+class ArgParser(argparse.ArgumentParser):
+    """argparse whose errors are a one-line `UsageError` naming the subcommand."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"%logician {self.prog}: {message}")
+
+
+def run_options(options: str) -> RunOptions:
+    """The options on a `%%logician` line (`--max-turns N` ...)."""
+    parser = ArgParser(prog="%%logician", add_help=False)
+    parser.add_argument("--max-turns", type=int, metavar="N")
+    parser.add_argument("--max-tool-calls", type=int, metavar="N")
+    parser.add_argument("--budget-usd", type=float, metavar="USD")
+    parser.add_argument("--mode", choices=list(MODES))
+    parser.add_argument("--accept", metavar="CHECK",
+                        help="a command, or py:EXPRESSION, that must pass before completion")  # fmt: skip
+    try:
+        opts = parser.parse_args(shlex.split(options))
+    except ValueError as exc:
+        raise UsageError(f"%%logician: cannot parse the options ({exc})") from None
+    return RunOptions(max_turns=opts.max_turns, max_tool_calls=opts.max_tool_calls,
+                      budget_usd=opts.budget_usd, mode=opts.mode, accept=opts.accept)  # fmt: skip
+
+
+def branches_table(found: list[Branch]) -> render.Rendered:
+    if not found:
+        return render.preformatted("No branches: a rewind that drops messages or frames makes one.")
+    lines = [f"{'branch':<8} {'status':<10} {'frames':<12} messages  created"]
+    for b in found:
+        span = ", ".join(map(str, b.frames)) or "-"
+        lines.append(
+            f"{b.id:<8} {b.status:<10} {span:<12} {len(b.messages):>8}  {b.created_at[:19]}"
+        )
+    return render.preformatted("\n".join(lines))
