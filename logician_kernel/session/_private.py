@@ -18,7 +18,14 @@ PRIVATE_DIR = 0o700
 def private_dir(path: Path) -> Path:
     """Create `path` (and missing parents) 0700; an existing `path` is tightened to 0700."""
     path = Path(path)
-    path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    if not path.is_dir():
+        # `mkdir(parents=True)` gives missing parents the umask's mode, not ours: make each
+        # missing level ourselves, outermost first.
+        missing = [path]
+        while not missing[-1].parent.exists() and missing[-1].parent != missing[-1]:
+            missing.append(missing[-1].parent)
+        for level in reversed(missing):
+            level.mkdir(mode=PRIVATE_DIR, exist_ok=True)
     try:
         if path.stat().st_mode & 0o077:
             path.chmod(PRIVATE_DIR)

@@ -194,7 +194,7 @@ def test_a_truncated_blob_is_reported_not_raised(tmp_path: Path) -> None:
             blob.write_bytes(blob.read_bytes()[:10])
     assert nb.rewind(2) == {"x": "not-restored"}
     assert nb.ns["x"] == [2]
-    assert VariableStore(tmp_path / "variables").has("0" * 40) is False
+    assert VariableStore(tmp_path / "variables").has("0" * 32) is False
 
 
 def test_a_restored_notebook_function_still_works_on_the_live_namespace(nb: Notebook) -> None:
