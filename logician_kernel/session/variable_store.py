@@ -16,6 +16,7 @@ under its final name.
 from __future__ import annotations
 
 import io
+import mmap
 import os
 import pickle
 import struct
@@ -33,6 +34,9 @@ from xxhash import xxh3_128
 from ._private import open_private, private_dir
 
 MAGIC = b"LGV1"
+
+MAP_FROM = 1024 * 1024
+"""Blobs from this size on are mapped, not read: a large array comes back without a copy."""
 _HEADER = struct.Struct("<4sIQ")
 _LENGTH = struct.Struct("<Q")
 
@@ -207,16 +211,25 @@ class VariableStore:
         """The group stored under `digest`; buffers share one read of the file. Notebook
         functions in it get `namespace` as their globals."""
         path = self._path(digest)
-        size = path.stat().st_size
-        data = bytearray(size)
         with open(path, "rb", buffering=0) as fh:
-            view = memoryview(data)
-            got = 0
-            while got < size:
-                n = fh.readinto(view[got:])
-                if not n:
-                    raise OSError(f"{path}: truncated")
-                got += n
+            size = os.fstat(fh.fileno()).st_size
+            if size >= MAP_FROM:
+                # A private copy-on-write mapping: the restored buffers page in from the page
+                # cache as they are touched, and the blob is never written (objects are
+                # immutable; eviction unlinks, which leaves a live mapping valid).
+                data: Any = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+                view = memoryview(data)
+            else:
+                data = bytearray(size)
+                view = memoryview(data)
+                got = 0
+                while got < size:
+                    n = fh.readinto(view[got:])
+                    if not n:
+                        raise OSError(f"{path}: truncated")
+                    got += n
+        if size < _HEADER.size:
+            raise OSError(f"{path}: truncated")
         magic, count, main_len = _HEADER.unpack_from(data, 0)
         if magic != MAGIC:
             raise OSError(f"{path}: not a variables blob")
