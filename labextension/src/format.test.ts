@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import {
+  auditWarning,
   budgetText,
   codeLabel,
   compactCount,
@@ -123,6 +124,26 @@ describe('localTime', () => {
     expect(localTime('', now)).toBe('');
     expect(localTime(null, now)).toBe('');
     expect(localTime(undefined, now)).toBe('');
+  });
+});
+
+describe('auditWarning', () => {
+  it('is empty for an intact log, a missing field and no status', () => {
+    expect(auditWarning(null)).toBe('');
+    expect(auditWarning(status())).toBe('');
+    expect(auditWarning(status({ audit_problems: 0 }))).toBe('');
+  });
+
+  it('counts the damaged records and names the command that lists them', () => {
+    expect(auditWarning(status({ audit_problems: 1 }))).toBe(
+      '1 audit record damaged or unchecked: run %logician audit'
+    );
+    expect(auditWarning(status({ audit_problems: 3 }))).toContain('3 audit records');
+  });
+
+  it('is flagged in the status bar too', () => {
+    expect(statusBarText(status({ audit_problems: 2 }))).toBe('Logician: idle · ⚠ audit log damaged');
+    expect(statusBarText(status())).not.toContain('audit');
   });
 });
 

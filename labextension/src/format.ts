@@ -67,7 +67,20 @@ export function statusBarText(status: IStatus | null): string {
   if (status.pending_approvals) {
     parts.push(`${status.pending_approvals} to approve`);
   }
+  if (status.audit_problems) {
+    parts.push('⚠ audit log damaged');
+  }
   return parts.join(' · ');
+}
+
+/** The audit log's damage as one warning ('' when it is intact): `%logician audit` names the
+ * records. Never silent: a damaged log must not read as "no decisions". */
+export function auditWarning(status: IStatus | null): string {
+  const n = status?.audit_problems ?? 0;
+  if (!n) {
+    return '';
+  }
+  return `${n} audit record${n === 1 ? '' : 's'} damaged or unchecked: run %logician audit`;
 }
 
 /** Budget limits as "turns ≤ 8, cost usd ≤ 0.5" ('' for none). */

@@ -11,6 +11,7 @@ import { Widget } from '@lumino/widgets';
 
 import type { LogicianConnection } from './connection';
 import {
+  auditWarning,
   budgetText,
   codeLabel,
   formatCost,
@@ -323,11 +324,18 @@ export class LogicianSidebar extends Widget {
     if (status.last_outcome) {
       rows.push(['Last run', status.last_outcome]);
     }
+    const audit = auditWarning(status);
+    if (audit) {
+      rows.push(['Audit', audit]);
+    }
     const table = el('dl', 'lk-Status-list');
     for (const [k, v] of rows) {
       table.appendChild(el('dt', '', k));
       const dd = el('dd', '', v);
       dd.dataset.field = k.toLowerCase().replace(/ /g, '-');
+      if (k === 'Audit') {
+        dd.classList.add('lk-mod-warning');
+      }
       table.appendChild(dd);
     }
     node.appendChild(table);

@@ -227,6 +227,20 @@ def test_approve_an_agent_tool_call_from_the_sidebar(page: Any, lab: LabServer) 
         "() => /tok/.test(document.querySelector('.lk-StatusItem')?.textContent || '')"
     )
     assert "in /" in sidebar.locator('dd[data-field="tokens"]').inner_text()
+    assert sidebar.locator('dd[data-field="audit"]').count() == 0  # an intact log says nothing
+
+    # Tampering with the audit log shows in the sidebar and the status bar after the next cell.
+    audit = next(lab.root.rglob(".logician/audit.jsonl"))
+    first, rest = audit.read_bytes().split(b"\n", 1)
+    middle = len(first) // 2
+    flipped = b"a" if first[middle : middle + 1] != b"a" else b"b"
+    audit.write_bytes(first[:middle] + flipped + first[middle + 1 :] + b"\n" + rest)
+    run_cell(page, 0)
+    wait_kernel_idle(page, 60_000)
+    warning = sidebar.locator('dd[data-field="audit"]')
+    warning.wait_for(timeout=30_000)
+    assert "run %logician audit" in warning.inner_text()
+    assert "audit log damaged" in status.inner_text()
 
 
 def test_a_plain_python_kernel_gets_the_not_logician_state(page: Any, lab: LabServer) -> None:
