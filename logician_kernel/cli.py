@@ -37,6 +37,25 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_ledger(args: argparse.Namespace) -> int:
+    from .session.ledger_repair import RepairError, check, repair
+    from .session.workspace_session import STATE_DIR
+
+    given = Path(args.thread)
+    path = given if given.suffix == ".jsonl" else (
+        Path(args.workspace) / STATE_DIR / "threads" / f"{args.thread}.jsonl")  # fmt: skip
+    if not path.is_file():
+        print(f"logician ledger: no ledger for thread {args.thread!r} at {path}", file=sys.stderr)
+        return 2
+    try:
+        report = repair(path) if args.action == "repair" else check(path)
+    except RepairError as exc:
+        print(f"logician ledger: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(report.lines()))
+    return 0 if args.action == "repair" or report.healthy else 1
+
+
 def _cmd_kernel(args: argparse.Namespace) -> int:
     from .jupyter.kernelapp import main as kernel_main
 
@@ -64,6 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-o", "--output", metavar="OUT.ipynb", help="write the executed notebook")
     run.add_argument("--timeout", type=int, default=600, help="per-cell timeout, seconds")
     run.set_defaults(func=_cmd_run)
+
+    ledger = sub.add_parser(
+        "ledger", help="verify a thread's ledger, or restore what side files hold"
+    )
+    ledger.add_argument("action", choices=["check", "repair"], help="check (read-only) or repair")
+    ledger.add_argument("thread", help="thread id (the notebook's name) or a path to its .jsonl")
+    ledger.add_argument(
+        "--workspace", default=".", help="workspace holding .logician/ (default: .)"
+    )
+    ledger.set_defaults(func=_cmd_ledger)
 
     kernel = sub.add_parser("kernel", help="start the kernel (as `python -m logician_kernel`)")
     kernel.add_argument("kernel_args", nargs=argparse.REMAINDER)

@@ -25,6 +25,7 @@ from ..policy import MODES, AuditLog, format_audit
 from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
+from ..session.ledger_repair import check as ledger_check
 from . import conversation
 from . import display as render
 from .agent import AgentCell
@@ -114,6 +115,7 @@ class LogicianMagics(Magics):
             "branches": self.handle_branches,
             "branch": self.handle_branch,
             "compact": self.handle_compact,
+            "ledger": self.handle_ledger,
         }
         self.broker = ApprovalBroker()
         self.comms = LogicianComms(self.broker, self._comm_status)
@@ -288,6 +290,14 @@ class LogicianMagics(Magics):
         opts = parser.parse_args(args)
         entries = AuditLog.for_workspace(self.runtime.config.workspace).recent(opts.n)
         return render.preformatted(format_audit(entries) if entries else "No decisions yet.")
+
+    def handle_ledger(self, args: list[str]) -> render.Rendered:
+        """`%logician ledger [check]`: this thread's damage, and what its side files could restore."""
+        if args not in ([], ["check"]):
+            raise UsageError("%logician ledger: takes `check` only; to restore records, shut the "
+                             "kernel down and run `logician ledger repair THREAD`")  # fmt: skip
+        ledger = self._ledger()
+        return render.preformatted("\n".join(ledger_check(ledger.path).lines()))
 
     def _comm_status(self) -> dict:  # type: ignore[type-arg]
         """The runtime status the lab extension shows (sidebar and status bar)."""

@@ -1,7 +1,8 @@
 """The append-only record file under every ledger: one checksummed JSON record per line.
 
 Owns the bytes of one `.jsonl` file: opening it (cutting a torn or corrupt tail back to the last
-valid record, keeping the cut bytes in a side file), appending records, and fsync at the
+valid record, keeping the cut bytes in a side file; damage between valid records is skipped in
+place and costs only the records it covers, see `journal_scan`), appending records, and fsync at the
 boundaries the caller chooses. Records are plain dicts here; their meaning belongs to the
 ledger above.
 
@@ -17,7 +18,10 @@ import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .journal_scan import Damage
 
 CHECKSUM_FIELD = "crc"
 
@@ -83,6 +87,8 @@ class Journal:
         self.path = Path(path)
         self.records: list[dict[str, Any]] = []
         self.recovery: TailRecovery | None = None
+        self.damaged: list[tuple[Damage, str]] = []
+        """Damage between whole records, each with the side file holding a copy of its bytes."""
         self._failed: str | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -92,38 +98,27 @@ class Journal:
             raise JournalError(f"cannot open ledger {self.path}: {exc.strerror or exc}") from exc
 
     def _load(self) -> None:
+        from .journal_scan import scan  # the scanner reads records with this module's codec
+
         if not self.path.exists():
             return
         data = self.path.read_bytes()
-        offset = 0
-        reason = ""
-        while offset < len(data):
-            end = data.find(b"\n", offset)
-            if end < 0:
-                reason = "torn last record (no newline)"
-                break
-            try:
-                record = decode_record(data[offset:end])
-            except ValueError as exc:
-                reason = f"record {len(self.records) + 1}: {exc}"
-                break
-            if record.get("seq") != len(self.records) + 1:
-                reason = (
-                    f"record {len(self.records) + 1}: sequence {record.get('seq')!r} out of order"
-                )
-                break
-            self.records.append(record)
-            offset = end + 1
-        if offset < len(data):
-            self._cut(data, offset, reason)
+        found = scan(data)
+        self.records = found.records
+        # Damage between whole records stays in place (nothing valid is ever rewritten); a copy
+        # of its bytes goes to a side file named by its offset, so reopening never duplicates it.
+        for damage in found.damaged:
+            side = self.path.with_name(f"{self.path.name}.damaged-at-{damage.offset}")
+            if not side.exists():
+                _write_durably(side, data[damage.offset : damage.offset + damage.length])
+            self.damaged.append((damage, str(side)))
+        if found.tail_offset < len(data):
+            self._cut(data, found.tail_offset, found.tail_reason)
 
     def _cut(self, data: bytes, offset: int, reason: str) -> None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         side = self.path.with_name(f"{self.path.name}.cut-{stamp}-at-{offset}")
-        with open(side, "wb") as fh:
-            fh.write(data[offset:])
-            fh.flush()
-            os.fsync(fh.fileno())
+        _write_durably(side, data[offset:])
         with open(self.path, "r+b") as fh:
             fh.truncate(offset)
             fh.flush()
@@ -168,6 +163,13 @@ class Journal:
 
     def close(self) -> None:
         self._fh.close()
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _fsync_dir(path: Path) -> None:

@@ -25,7 +25,13 @@ from .file_checkpoints import FileCheckpoints
 from .git_snapshot import GitSnapshotter, SnapshotError
 from .journal import JournalError
 from .run_store import resolve_dangling_calls
-from .thread_ledger import ProjectionItem, Recovery, SessionStart, ThreadLedger
+from .thread_ledger import (
+    ProjectionItem,
+    Recovery,
+    SessionStart,
+    ThreadLedger,
+    UnknownRecordError,
+)
 
 STATE_DIR = ".logician"
 
@@ -97,6 +103,9 @@ class WorkspaceSession:
                 lock = FileLock(state / "threads" / f"{thread_id}.lock")
                 lock.acquire(timeout=0)
             ledger = ThreadLedger(state / "threads", thread_id)
+        except UnknownRecordError as exc:
+            notices.append(f"Logician: frames are off for this session: {exc}.")
+            return cls(workspace, thread_id, stable, None, None, notices)
         except (OSError, JournalError, Timeout) as exc:
             notices.append(
                 f"Logician: frames are off for this session: cannot use {state} "
@@ -108,6 +117,7 @@ class WorkspaceSession:
         if ledger.recovered_tail is not None:
             notices.append(f"Logician: {ledger.entries[-1].detail}; cut bytes kept in "  # type: ignore[union-attr]
                            f"{ledger.recovered_tail.side_file}")  # fmt: skip
+        notices.extend(f"Logician: {e.detail}." for e in ledger.damaged)
         start = ledger.append(
             SessionStart,
             kernel_session=kernel_session or uuid.uuid4().hex,
