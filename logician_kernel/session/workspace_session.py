@@ -21,6 +21,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from .._version import __version__
+from ..tools._process_guard import reap_orphans
 from .file_checkpoints import FileCheckpoints
 from .git_snapshot import GitSnapshotter, SnapshotError
 from .journal import JournalError
@@ -149,6 +150,7 @@ class WorkspaceSession:
                            if isinstance(e, Recovery) and e.what == "incomplete-frame"
                            and e.seq > start.seq)  # fmt: skip
         notices.extend(resolve_dangling_calls(ledger))
+        notices.extend(reap_orphans(workspace))  # a quarantined call's group must not live on
         if stable and ledger.messages():
             # A restart rebuilt the conversation from the ledger: say so in it (`restore`).
             ledger.append(ProjectionItem, reason="restore", messages=ledger.messages(),
