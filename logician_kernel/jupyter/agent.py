@@ -21,7 +21,6 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.display import display
-from IPython.utils.capture import capture_output
 
 from ..events.runtime_state import RuntimeState, fold
 from ..loop.agent_harness import AgentHarness
@@ -38,6 +37,7 @@ from .agent_run import AgentRun, RunView, tasks_of
 from .answer import answer_output, is_terminal, widgets_render
 from .approvals import ApprovalBroker
 from .comm import LogicianComms
+from .python_capture import bounded_capture
 from .widgets import ApprovalCard, ApprovalRequestView, StatusWidget
 
 _VARIABLE = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
@@ -352,7 +352,7 @@ class AgentCell:
 
     def _run_python(self, code: str) -> ToolResult:
         """A `python` tool call: the user's namespace, output shown in the cell."""
-        with capture_output() as captured:
+        with bounded_capture() as captured:  # a flood of prints costs the bound, not memory
             result = self.shell.run_cell(code, store_history=False)
         captured.show()
         parts = [captured.stdout, captured.stderr]

@@ -50,6 +50,7 @@ MANAGEMENT_COMMANDS = frozenset(
         "branches",
         "branch",
         "compact",
+        "ledger",
     }
 )
 """Subcommands that manage the session; a cell made only of these is not a frame."""

@@ -1,0 +1,131 @@
+"""Damage stays local, through a real kernel: orphaned processes, output floods, damaged ledgers."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from kernel_harness import Kernel
+from loopback import LoopbackServer, Reply, openai_chunks, sse
+
+pytestmark = pytest.mark.kernel
+
+
+def tool_reply(call_id: str, name: str, arguments: dict) -> Reply:
+    chunks = openai_chunks(tool=(call_id, name, [json.dumps(arguments)]), finish="tool_calls")
+    return Reply(pieces=[sse(*chunks, done=True)])
+
+
+def text_reply(text: str) -> Reply:
+    return Reply(pieces=[sse(c) for c in openai_chunks(text=[text])] + [b"data: [DONE]\n\n"])
+
+
+@pytest.fixture
+def server():
+    with LoopbackServer() as s:
+        yield s
+
+
+@pytest.fixture
+def agent_env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
+    env = dict(kernel_env)
+    env.update(
+        LOGICIAN_MODEL__PROVIDER="openai",
+        LOGICIAN_MODEL__NAME="loop-model",
+        LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
+        OPENAI_API_KEY="test-key-not-secret",
+        LOGICIAN_PERMISSIONS__MODE="full-auto",
+    )
+    return env
+
+
+def processes_running(marker: str) -> list[int]:
+    """Live (not zombie) processes whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            stat = (entry / "stat").read_bytes()
+        except OSError:
+            continue
+        if marker in cmdline and stat[stat.rfind(b")") + 2 :][:1] != b"Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_kill_9_during_bash_leaves_no_process_and_no_later_file(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    command = "for i in $(seq 100); do touch b$i; sleep 0.1; done"
+    server.script(tool_reply("b1", "bash", {"command": command}), text_reply("Noted."))
+    k = Kernel(workspace, agent_env)
+    try:
+        k.send("%%logician\nTouch the files.")
+        deadline = time.monotonic() + 30
+        while not (workspace / "b3").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (workspace / "b3").exists()
+        k.kill9()
+        time.sleep(0.5)  # the guard notices the dead kernel at once; allow for a loaded machine
+        assert processes_running("touch b$i") == []
+        written = {p.name for p in workspace.glob("b*")}
+        time.sleep(1.0)
+        assert {p.name for p in workspace.glob("b*")} == written  # nothing runs on behind us
+        assert len(written) < 100
+        k.start_again()
+        r = k.run("print('back')")
+        assert "quarantined the bash call" in r.stderr
+        assert not list((workspace / ".logician" / "processes").glob("*.json"))
+    finally:
+        k.shutdown()
+
+
+def test_a_python_tool_flood_is_bounded_in_the_cell_and_for_the_model(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    code = "for i in range(2000):\n    print(f'{i:06d}' + 'x' * 10_000)"
+    server.script(tool_reply("p1", "python", {"code": code}), text_reply("Printed."))
+    k = Kernel(workspace, agent_env)
+    try:
+        r = k.run("%%logician\nPrint a lot.")
+        assert r.status == "ok", r.text[:2000]
+        # Head and tail kept, the total said: 20 MB printed, a bounded amount shown.
+        assert len(r.stdout) < 100_000
+        assert "000000xxx" in r.stdout and "001999xxx" in r.stdout
+        assert "of 20,014,000 bytes" in r.stdout
+        told = json.dumps([m for m in server.requests[-1].body["messages"] if m["role"] == "tool"])
+        assert "001999xxx" in told and len(told) < 100_000
+    finally:
+        k.shutdown()
+
+
+def test_logician_ledger_reports_a_damaged_record_by_sequence_number(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    k = Kernel(workspace, kernel_env)
+    try:
+        for n in range(4):
+            k.run(f"x = {n}")
+        assert "no damage found" in k.run("%logician ledger").text
+    finally:
+        k.shutdown()
+    ledger = workspace / ".logician" / "threads" / "test-thread.jsonl"
+    data = bytearray(ledger.read_bytes())
+    starts = [0] + [i + 1 for i, b in enumerate(data) if b == ord("\n")]
+    data[starts[3] + 20] ^= 0x21  # record 4
+    ledger.write_bytes(bytes(data))
+    k = Kernel(workspace, kernel_env)
+    try:
+        r = k.run("print('up')")
+        assert "record(s) 4 lost" in r.stderr and ".damaged-at-" in r.stderr
+        assert "record(s) 4 lost" in k.run("%logician ledger").text
+        r = k.run("open('after.txt', 'w').write('x')")
+        assert r.status == "ok" and "capture" not in r.stderr  # later frames still capture
+        assert "after.txt" in k.run("%logician frames").text
+    finally:
+        k.shutdown()
