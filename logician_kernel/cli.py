@@ -18,14 +18,18 @@ def _cmd_install(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .jupyter.runner import run_notebook
+    from .jupyter.runner import NotebookError, run_notebook
 
     notebook = Path(args.notebook)
     if not notebook.is_file():
         print(f"logician run: no such notebook: {notebook}", file=sys.stderr)
         return 2
-    summary = run_notebook(notebook, output=Path(args.output) if args.output else None,
-                           timeout=args.timeout)  # fmt: skip
+    try:
+        summary = run_notebook(notebook, output=Path(args.output) if args.output else None,
+                               timeout=args.timeout)  # fmt: skip
+    except NotebookError as exc:
+        print(f"logician run: {exc}", file=sys.stderr)
+        return 2
     print(f"{notebook}: {summary.cells} code cell(s), {len(summary.frames)} frame(s)")
     for line in summary.frames:
         print(f"  {line}")

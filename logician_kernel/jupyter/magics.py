@@ -29,6 +29,7 @@ from ..session.ledger_repair import check as ledger_check
 from . import conversation
 from . import display as render
 from .agent import AgentCell
+from .agent_errors import agent_errors, positive
 from .agent_policy import RunOptions
 from .approvals import ApprovalBroker
 from .comm import LogicianComms
@@ -153,9 +154,9 @@ class LogicianMagics(Magics):
 
     def _agent_options(self, options: str) -> RunOptions:
         parser = _ArgParser(prog="%%logician", add_help=False)
-        parser.add_argument("--max-turns", type=int, metavar="N")
-        parser.add_argument("--max-tool-calls", type=int, metavar="N")
-        parser.add_argument("--budget-usd", type=float, metavar="USD")
+        parser.add_argument("--max-turns", type=positive(int), metavar="N")
+        parser.add_argument("--max-tool-calls", type=positive(int), metavar="N")
+        parser.add_argument("--budget-usd", type=positive(float), metavar="USD")
         parser.add_argument("--mode", choices=list(MODES))
         parser.add_argument("--accept", metavar="CHECK",
                             help="a command, or py:EXPRESSION, that must pass before completion")  # fmt: skip
@@ -168,11 +169,13 @@ class LogicianMagics(Magics):
 
     def _run_agent(self, options: str, prompt: str) -> None:
         """The magic called from code (not a cell): runs with the kernel's loop blocked."""
-        self.agent.run(prompt, options=self._agent_options(options))
+        with agent_errors():
+            self.agent.run(prompt, options=self._agent_options(options))
 
     async def run_agent_async(self, options: str, prompt: str) -> None:
         """What a `%%logician` cell awaits (see `protect_prompt_lines`)."""
-        await self.agent.run_async(prompt, options=self._agent_options(options))
+        with agent_errors():
+            await self.agent.run_async(prompt, options=self._agent_options(options))
 
     # -- handlers ---------------------------------------------------------------------------
 

@@ -129,3 +129,29 @@ def test_logician_ledger_reports_a_damaged_record_by_sequence_number(
         assert "after.txt" in k.run("%logician frames").text
     finally:
         k.shutdown()
+
+
+def test_agent_cell_errors_are_one_line(workspace: Path, kernel_env: dict[str, str]) -> None:
+    k = Kernel(workspace, kernel_env)
+    try:
+        r = k.run("%%logician --max-turns -3\nHi")
+        assert r.status == "error" and "Traceback" not in r.text
+        assert "--max-turns: must be a positive number, not '-3'" in r.text
+        assert "validation error" not in r.text  # not a raw pydantic error
+    finally:
+        k.shutdown()
+
+
+def test_an_unwritable_ledger_gives_the_agent_cell_a_clear_message(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    (workspace / ".logician").mkdir()
+    (workspace / ".logician" / "threads").write_text("not a directory")
+    k = Kernel(workspace, kernel_env)
+    try:
+        assert "frames are off" in k.run("x = 1").stderr
+        r = k.run("%%logician\nHi")
+        assert r.status == "error" and "Traceback" not in r.text and "RewindError" not in r.text
+        assert "%%logician" in r.text and "frames are off" in r.text
+    finally:
+        k.shutdown()
