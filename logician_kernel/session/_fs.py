@@ -86,7 +86,7 @@ def path_state(full: Path, max_file_bytes: int) -> PathState:
     """What a snapshot would record for one path now (hashed, not stored)."""
     try:
         st = os.lstat(full)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # gone, or its parent became a file
         return PathState.absent()
     if stat.S_ISLNK(st.st_mode):
         return PathState.blob(

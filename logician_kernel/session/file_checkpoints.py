@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from .frames import FrameView, fold_frames
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
-from .restore import SKIP_TEXT, restore_path
+from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
 from .states import PathChange, PathState
 from .thread_ledger import (
     FileCheckpoint,
@@ -306,7 +306,7 @@ class FileCheckpoints:
                     break
             if conflict is None:
                 current = self.snapshotter.hash_path(path) if self.snapshotter else None
-                if current is None or not current.same_as(chain[-1][1].after):
+                if not still_as_left(current, chain[-1][1].after):
                     conflict = f"changed since frame {chain[-1][0]} recorded it"
             if conflict is not None and not force:
                 plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
@@ -347,7 +347,7 @@ class FileCheckpoints:
             assert self.snapshotter is not None
             plan = self.plan_rewind(frame_id, force=force)
             frames, results = plan.frames, plan.conflicts + plan.skipped
-            for path, target in plan.restore:
+            for path, target in restore_order(plan.restore):
                 results.append(restore_path(self.snapshotter, path, target))
                 if on_path is not None:
                     on_path(path)

@@ -40,6 +40,7 @@ from ._fs import (
     write_loose_blob,
 )
 from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
+from .type_changes import lstat_entry
 from .watcher import WorkspaceWatcher
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -247,13 +248,14 @@ class GitSnapshotter:
         for path in paths:
             uncaptured.pop(path, None)
             try:
-                st = os.lstat(self.workspace / path)
-            except FileNotFoundError:
-                update.append(path)
-                continue
+                st = lstat_entry(self.workspace, path)
             except OSError:
                 continue
+            if st is None:
+                update.append(path)  # --remove drops it from the index
+                continue
             if stat.S_ISDIR(st.st_mode):
+                drop.append(path)  # a file or symlink that became a directory leaves the index
                 continue
             if path in ignored:
                 uncaptured[path] = ("ignored", fingerprint(st))
@@ -278,7 +280,9 @@ class GitSnapshotter:
     def _write_tree(self, update: list[str], drop: list[str]) -> str:
         if update or drop or self._last_tree is None:
             if update:
-                self._git("update-index", "-z", "--add", "--remove", "--stdin",
+                # --replace: a path whose type changed (file <-> directory) displaces the
+                # index entries in its way instead of failing the whole capture.
+                self._git("update-index", "-z", "--add", "--remove", "--replace", "--stdin",
                           stdin=join_z(update))  # fmt: skip
             if drop:
                 self._git("update-index", "-z", "--force-remove", "--stdin", stdin=join_z(drop))
@@ -302,10 +306,12 @@ class GitSnapshotter:
                     fingerprint_dir(self.workspace / path),
                 )
                 continue
-            try:
-                st = os.lstat(self.workspace / path)
-            except FileNotFoundError:
+            st = lstat_entry(self.workspace, path)
+            if st is None:
                 update.append(path)  # --remove drops it from the index
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                drop.append(path)  # a file or symlink that became a directory leaves the index
                 continue
             if stat.S_ISREG(st.st_mode) and st.st_size > self.max_file_bytes:
                 uncaptured[path] = ("too-large", fingerprint(st))

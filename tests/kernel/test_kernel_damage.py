@@ -155,3 +155,53 @@ def test_an_unwritable_ledger_gives_the_agent_cell_a_clear_message(
         assert "%%logician" in r.text and "frames are off" in r.text
     finally:
         k.shutdown()
+
+
+def tree_of(root: Path) -> dict[str, str]:
+    """Every path under root (but .logician and .git) with what it is and holds."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel.split("/")[0] in (".logician", ".git"):
+            continue
+        if path.is_symlink():
+            out[rel] = "link:" + os.readlink(path)
+        elif path.is_dir():
+            out[rel] = "dir"
+        else:
+            out[rel] = "file:" + path.read_text()
+    return out
+
+
+def test_type_changes_are_captured_every_time_and_rewound_exactly(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    k = Kernel(workspace, kernel_env)
+    try:
+        setup = (
+            "import os, shutil\n"
+            "open('fd', 'w').write('file')\n"
+            "os.makedirs('df'); open('df/a.txt', 'w').write('a')\n"
+            "os.makedirs('real'); open('real/x', 'w').write('x'); os.symlink('real', 'ld')\n"
+        )
+        assert k.run(setup).status == "ok"
+        before = tree_of(workspace)
+        changes = (
+            "os.remove('fd'); os.makedirs('fd'); open('fd/inner.txt', 'w').write('x')\n"
+            "shutil.rmtree('df'); open('df', 'w').write('now a file')\n"
+            "os.remove('ld'); os.makedirs('ld'); open('ld/y', 'w').write('y')\n"
+        )
+        r = k.run(changes)
+        assert r.status == "ok" and "not captured" not in r.stderr, r.text
+        after = tree_of(workspace)
+        # The next cells touching the same paths still capture (nothing inherited a failure).
+        r = k.run("open('fd/inner.txt', 'a').write('y'); open('df', 'a').write('!')")
+        assert "not captured" not in r.stderr, r.text
+        r = k.run("%logician rewind 3")
+        assert r.status == "ok" and "failed" not in r.text, r.text
+        assert tree_of(workspace) == after
+        r = k.run("%logician rewind 2")
+        assert r.status == "ok" and "failed" not in r.text, r.text
+        assert tree_of(workspace) == before
+    finally:
+        k.shutdown()
