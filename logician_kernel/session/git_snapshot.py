@@ -332,6 +332,11 @@ class GitSnapshotter:
             self._last_tree = None
             self._last = None
 
+    def reset(self) -> None:
+        """The store vanished: forget everything cached; the next snapshot rescans in full."""
+        self._last_tree = self._last = None
+        self._ignored_cache.clear()
+
     def diff(self, before: Snapshot, after: Snapshot) -> tuple[list[PathChange], list[SkippedPath]]:
         """What changed between two snapshots: captured changes and skipped (uncaptured) paths."""
         changes: list[PathChange] = []

@@ -158,6 +158,27 @@ class Journal:
         self.records.append(stored)
         return stored
 
+    def vanished(self) -> bool:
+        """Whether the file this journal appends to is no longer at its path (deleted or
+        replaced, e.g. `rm -rf .logician` in a cell): appends would reach no one."""
+        try:
+            return os.stat(self.path).st_ino != os.fstat(self._fh.fileno()).st_ino
+        except OSError:
+            return True
+
+    def rewrite_from_memory(self) -> None:
+        """Write every record this journal holds to a new file at its path and append there.
+
+        Records are encoded deterministically, so the new file is byte for byte what the old
+        one held (damage skipped on open excepted)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.rewrite-tmp")
+        _write_durably(tmp, b"".join(encode_record(r) for r in self.records))
+        os.replace(tmp, self.path)
+        _fsync_dir(self.path.parent)
+        self._fh.close()
+        self._fh = open(self.path, "ab")  # noqa: SIM115 - held for the session
+
     def sync(self) -> None:
         os.fsync(self._fh.fileno())
 

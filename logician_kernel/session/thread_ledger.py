@@ -407,6 +407,11 @@ class ThreadLedger:
         self.entries.append(entry)
         return entry
 
+    @property
+    def journal(self) -> Journal:
+        """The record file under this ledger (its health is checked as frames open)."""
+        return self._journal
+
     def messages(self) -> list[dict[str, Any]]:
         """The current conversation; a copy, so no caller can change the ledger through it."""
         return copy.deepcopy(project(self.entries))

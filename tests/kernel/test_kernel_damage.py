@@ -205,3 +205,30 @@ def test_type_changes_are_captured_every_time_and_rewound_exactly(
         assert tree_of(workspace) == before
     finally:
         k.shutdown()
+
+
+def test_a_vanished_state_dir_is_recreated_with_a_notice_every_time(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    from logician_kernel.session.thread_ledger import read_entries
+
+    ledger = workspace / ".logician" / "threads" / "test-thread.jsonl"
+    k = Kernel(workspace, kernel_env)
+    try:
+        assert k.run("open('a.txt', 'w').write('a')").status == "ok"
+        known = len(read_entries(ledger))
+        for round_ in (1, 2):
+            r = k.run(f"import shutil; shutil.rmtree('.logician'); open('b{round_}.txt', 'w')")
+            assert "not captured" in r.stderr, r.text  # said in every cell it affects
+            r = k.run(f"open('c{round_}.txt', 'w').write('c')")
+            assert "had vanished and was recreated" in r.stderr, r.text
+            assert "rewritten from memory" in r.stderr and "recreated empty" in r.stderr
+            seqs = [e.seq for e in read_entries(ledger)]
+            # Nothing the kernel had recorded was lost with the directory.
+            assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) > known
+            known = len(seqs)
+            r = k.run("%logician rewind --last")
+            assert r.status == "ok", r.text
+            assert not (workspace / f"c{round_}.txt").exists()  # the next frame captured again
+    finally:
+        k.shutdown()
