@@ -142,6 +142,9 @@ class FileCheckpoints:
             try:
                 return self.snapshotter.snapshot(), None
             except (SnapshotError, OSError) as exc:
+                # The changes drained for this snapshot were not recorded: the next one must
+                # re-read the workspace, not inherit the failure.
+                self.snapshotter.reset()
                 return None, str(exc)
 
     def open_frame(

@@ -232,3 +232,23 @@ def test_a_vanished_state_dir_is_recreated_with_a_notice_every_time(
             assert not (workspace / f"c{round_}.txt").exists()  # the next frame captured again
     finally:
         k.shutdown()
+
+
+def test_after_a_capture_failure_the_next_frame_recovers_by_itself(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    lock = ".logician/git/logician-index.lock"  # git's own lock: every index update fails
+    k = Kernel(workspace, kernel_env)
+    try:
+        k.run("open('x.txt', 'w').write('keep me')")
+        r = k.run(f"open('{lock}', 'w').close(); open('x.txt', 'w').write('changed')")
+        assert "not captured" in r.stderr, r.text
+        r = k.run(f"import os; os.remove('{lock}')")
+        assert "not captured" in r.stderr, r.text  # said again: this cell was affected too
+        r = k.run("os.remove('x.txt')")
+        assert r.status == "ok" and "not captured" not in r.stderr, r.text
+        r = k.run("%logician rewind --last")
+        assert r.status == "ok", r.text
+        assert (workspace / "x.txt").read_text() == "changed"  # re-read, not inherited
+    finally:
+        k.shutdown()
