@@ -44,6 +44,8 @@ class TailRecovery:
     """Where the cut bytes were saved, byte for byte."""
     reason: str
     """What was wrong with the first cut record."""
+    lost: tuple[int, ...] = ()
+    """Sequence numbers the cut bytes still spell out (best effort)."""
 
 
 _CRC_TAIL = re.compile(rb'(.*),"' + CHECKSUM_FIELD.encode() + rb'":"([0-9a-f]{8})"\}', re.S)
@@ -124,12 +126,16 @@ class Journal:
             fh.flush()
             os.fsync(fh.fileno())
         _fsync_dir(self.path.parent)
+        from .journal_scan import seqs_named_in
+
+        last = self.records[-1].get("seq", 0) if self.records else 0
         self.recovery = TailRecovery(
             valid_records=len(self.records),
             cut_offset=offset,
             cut_bytes=len(data) - offset,
             side_file=str(side),
             reason=reason,
+            lost=tuple(seqs_named_in(data[offset:], last if isinstance(last, int) else 0)),
         )
 
     def append(self, record: dict[str, Any], *, durable: bool = False) -> dict[str, Any]:

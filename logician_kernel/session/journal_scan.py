@@ -136,6 +136,16 @@ def scan(data: bytes) -> Scan:
     return result
 
 
+_SEQ_FIELD = re.compile(rb'"seq":(\d{1,12})[,}]')
+
+
+def seqs_named_in(damaged: bytes, after: int) -> list[int]:
+    """Sequence numbers a damaged tail still spells out (best effort: the damage may have hit
+    the number itself, or a torn write may end before it)."""
+    found = {int(m.group(1)) for m in _SEQ_FIELD.finditer(damaged)}
+    return sorted(n for n in found if n > after)
+
+
 def _seq_ranges(seqs: tuple[int, ...] | list[int]) -> str:
     """`3, 7-9` for (3, 7, 8, 9): readable even when a run of records was lost."""
     parts: list[str] = []

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .._version import __version__
 from .journal import Journal, JournalError, TailRecovery
+from .journal_scan import seq_ranges
 from .states import PathChange, PathState, SkippedPath
 
 ProjectionReason = Literal[
@@ -363,9 +364,11 @@ class ThreadLedger:
                 detail=(
                     f"cut {cut.cut_bytes} damaged byte(s) at offset {cut.cut_offset} of "
                     f"{self.path.name} ({cut.reason}); {cut.valid_records} record(s) intact"
+                    + (f"; record(s) {seq_ranges(cut.lost)} lost" if cut.lost else "")
                 ),
                 side_file=cut.side_file,
                 offset=cut.cut_offset,
+                lost_seqs=list(cut.lost),
                 durable=True,
             )
 

@@ -71,6 +71,8 @@ def test_flipping_a_byte_of_any_record_loses_exactly_that_record(
             assert recovery.seq == RECORDS + 1  # numbers are never reused
         else:
             assert recovery.what == "torn-tail" and side.read_bytes() == damaged[start:]
+            if b'"seq":50,' in damaged[start:]:  # unless the flip hit the number itself
+                assert recovery.lost_seqs == [n] and f"record(s) {n} lost" in recovery.detail
         ledger.close()
 
 
