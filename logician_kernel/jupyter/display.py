@@ -237,6 +237,7 @@ def help_text() -> Rendered:
         "  %logician clear                  start the agent's conversation afresh\n"
         "  %logician status                 the agent's status, thread and workspace\n"
         "  %logician audit [-n N]           the recent permission decisions\n"
+        "  %logician ledger                 check this thread's ledger for damaged records\n"
         "  %logician branches               what rewinds discarded; branch merge|discard ID\n"
         "  %logician compact [focus]        summarise older turns into one message\n"
         "  %%logician [--max-turns N]       the rest of the cell is a prompt for the agent\n"
