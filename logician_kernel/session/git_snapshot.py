@@ -73,12 +73,15 @@ class GitSnapshotter:
         *,
         max_file_bytes: int = 1_000_000,
         extra_ignores: Iterable[str] = (),
+        index_name: str = "logician-index",
     ) -> None:
         self.workspace = Path(workspace)
         self.store = Path(store)
         self.max_file_bytes = max_file_bytes
         self.extra_ignores = tuple(extra_ignores)
-        self._index = self.store / "logician-index"
+        # One index per thread: two kernels on one workspace never wait on each other's
+        # index lock (objects are shared; git writes them atomically).
+        self._index = self.store / index_name
         self._env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
         self._env.update(
             GIT_INDEX_FILE=str(self._index),

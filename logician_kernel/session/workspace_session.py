@@ -37,6 +37,11 @@ from .thread_ledger import (
 STATE_DIR = ".logician"
 
 
+def index_name_for(thread_id: str) -> str:
+    """The private index of one thread's kernel, in the shared store."""
+    return f"logician-index-{thread_id}"
+
+
 def thread_id_for(env: Mapping[str, str]) -> tuple[str, bool]:
     """A stable thread id for the notebook, and whether it is stable across kernel restarts.
 
@@ -134,6 +139,7 @@ class WorkspaceSession:
                 state / "git",
                 max_file_bytes=max_file_bytes,
                 extra_ignores=extra_ignores,
+                index_name=index_name_for(thread_id),
             )
             try:
                 snapshotter.ensure_store()

@@ -237,7 +237,9 @@ def test_a_vanished_state_dir_is_recreated_with_a_notice_every_time(
 def test_after_a_capture_failure_the_next_frame_recovers_by_itself(
     workspace: Path, kernel_env: dict[str, str]
 ) -> None:
-    lock = ".logician/git/logician-index.lock"  # git's own lock: every index update fails
+    lock = (
+        ".logician/git/logician-index-test-thread.lock"  # git's own lock: every index update fails
+    )
     k = Kernel(workspace, kernel_env)
     try:
         k.run("open('x.txt', 'w').write('keep me')")
@@ -252,3 +254,39 @@ def test_after_a_capture_failure_the_next_frame_recovers_by_itself(
         assert (workspace / "x.txt").read_text() == "changed"  # re-read, not inherited
     finally:
         k.shutdown()
+
+
+def test_two_kernels_on_one_workspace_capture_and_rewind_only_their_own_cells(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from kernel_harness import make_kernel_env
+
+    a = Kernel(workspace, make_kernel_env(tmp_path / "a", thread="nb-a"))
+    b = Kernel(workspace, make_kernel_env(tmp_path / "b", thread="nb-b"))
+    try:
+        for i in range(20):  # interleaved, as two notebooks in one folder are used
+            for name, k in (("a", a), ("b", b)):
+                r = k.run(f"open('{name}{i}.txt', 'w').write('{i}')")
+                assert r.status == "ok" and "not captured" not in r.stderr, (name, i, r.text)
+        # Cells running at the same time: each kernel has its own index, so neither fails on
+        # the other's index lock.
+        for i in range(10):
+            sent = [(k, k.send(f"for j in range(40): open(f'{n}c{i}_{{j}}.tmp', 'w').write('x')"))
+                    for n, k in (("a", a), ("b", b))]  # fmt: skip
+            for k, msg in sent:
+                r = k.collect(msg)
+                assert r.status == "ok" and "not captured" not in r.stderr, (i, r.text)
+        r = a.run("%logician rewind 11")
+        assert r.status == "ok", r.text
+        assert sorted(p.name for p in workspace.glob("a*.txt")) == sorted(
+            f"a{i}.txt" for i in range(10)
+        )
+        assert not list(workspace.glob("ac*.tmp"))
+        assert len(list(workspace.glob("b*.txt"))) == 20  # the other notebook's files stay
+        r = b.run("%logician rewind 1")
+        assert r.status == "ok", r.text
+        assert not list(workspace.glob("b*.txt")) and len(list(workspace.glob("a*.txt"))) == 10
+        assert not list(workspace.glob("bc*.tmp"))
+    finally:
+        a.shutdown()
+        b.shutdown()
