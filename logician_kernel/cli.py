@@ -18,14 +18,18 @@ def _cmd_install(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .jupyter.runner import run_notebook
+    from .jupyter.runner import NotebookError, run_notebook
 
     notebook = Path(args.notebook)
     if not notebook.is_file():
         print(f"logician run: no such notebook: {notebook}", file=sys.stderr)
         return 2
-    summary = run_notebook(notebook, output=Path(args.output) if args.output else None,
-                           timeout=args.timeout)  # fmt: skip
+    try:
+        summary = run_notebook(notebook, output=Path(args.output) if args.output else None,
+                               timeout=args.timeout)  # fmt: skip
+    except NotebookError as exc:
+        print(f"logician run: {exc}", file=sys.stderr)
+        return 2
     print(f"{notebook}: {summary.cells} code cell(s), {len(summary.frames)} frame(s)")
     for line in summary.frames:
         print(f"  {line}")
@@ -35,6 +39,25 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"logician run: a cell failed: {summary.failed}", file=sys.stderr)
         return 1
     return 0
+
+
+def _cmd_ledger(args: argparse.Namespace) -> int:
+    from .session.ledger_repair import RepairError, check, repair
+    from .session.workspace_session import STATE_DIR
+
+    given = Path(args.thread)
+    path = given if given.suffix == ".jsonl" else (
+        Path(args.workspace) / STATE_DIR / "threads" / f"{args.thread}.jsonl")  # fmt: skip
+    if not path.is_file():
+        print(f"logician ledger: no ledger for thread {args.thread!r} at {path}", file=sys.stderr)
+        return 2
+    try:
+        report = repair(path) if args.action == "repair" else check(path)
+    except RepairError as exc:
+        print(f"logician ledger: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(report.lines()))
+    return 0 if args.action == "repair" or report.healthy else 1
 
 
 def _cmd_kernel(args: argparse.Namespace) -> int:
@@ -64,6 +87,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-o", "--output", metavar="OUT.ipynb", help="write the executed notebook")
     run.add_argument("--timeout", type=int, default=600, help="per-cell timeout, seconds")
     run.set_defaults(func=_cmd_run)
+
+    ledger = sub.add_parser(
+        "ledger", help="verify a thread's ledger, or restore what side files hold"
+    )
+    ledger.add_argument("action", choices=["check", "repair"], help="check (read-only) or repair")
+    ledger.add_argument("thread", help="thread id (the notebook's name) or a path to its .jsonl")
+    ledger.add_argument(
+        "--workspace", default=".", help="workspace holding .logician/ (default: .)"
+    )
+    ledger.set_defaults(func=_cmd_ledger)
 
     kernel = sub.add_parser("kernel", help="start the kernel (as `python -m logician_kernel`)")
     kernel.add_argument("kernel_args", nargs=argparse.REMAINDER)

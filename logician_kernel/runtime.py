@@ -18,6 +18,7 @@ from .config import EffectiveConfig, load_effective_config
 from .session.file_checkpoints import FileCheckpoints, RewindError
 from .session.journal import JournalError
 from .session.large_files import LargeLimits
+from .session.state_guard import heal_state_dir
 from .session.thread_ledger import FrameClose, ProjectionItem, ThreadLedger
 from .session.variable_checkpoints import VariableCheckpoints
 from .session.workspace_session import WorkspaceSession
@@ -137,6 +138,8 @@ class LogicianRuntime:
     ) -> None:
         if self.session.checkpoints is None:
             return
+        if healed := heal_state_dir(self.session.checkpoints):  # e.g. `rm -rf .logician`
+            self._report(healed, stream, every_time=True)
         if self.session.checkpoints.warming_up:
             self._report("Logician: finishing the first snapshot of this workspace before the "
                          "cell runs (only the first cell after the kernel starts waits).", stream)  # fmt: skip
@@ -174,6 +177,7 @@ class LogicianRuntime:
             self._report(
                 f"Logician: file changes of this cell were not captured: {closed.capture_error}",
                 stream,
+                every_time=True,
             )
         if closed.skipped:
             names = ", ".join(s.path for s in closed.skipped[:3])
@@ -185,8 +189,10 @@ class LogicianRuntime:
             )
         return closed
 
-    def _report(self, text: str, stream: TextIO | None = None) -> None:
-        if text in self._reported_errors:
+    def _report(self, text: str, stream: TextIO | None = None, *, every_time: bool = False) -> None:
+        # A capture failure is said in every cell it affects (`every_time`): saying it once
+        # made every later uncaptured cell look fine.
+        if text in self._reported_errors and not every_time:
             return
         self._reported_errors.add(text)
         if stream is None:

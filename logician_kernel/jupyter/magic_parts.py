@@ -16,6 +16,7 @@ from ..agent import RunOptions
 from ..policy import MODES
 from ..session.branches import Branch
 from . import display as render
+from .agent_errors import positive
 
 ASK = "ask"
 """`%logician ask PROMPT`: a prompt of any length, even one word or one that starts with a
@@ -75,9 +76,9 @@ class ArgParser(argparse.ArgumentParser):
 def run_options(options: str) -> RunOptions:
     """The options on a `%%logician` line (`--max-turns N` ...)."""
     parser = ArgParser(prog="%%logician", add_help=False)
-    parser.add_argument("--max-turns", type=int, metavar="N")
-    parser.add_argument("--max-tool-calls", type=int, metavar="N")
-    parser.add_argument("--budget-usd", type=float, metavar="USD")
+    parser.add_argument("--max-turns", type=positive(int), metavar="N")
+    parser.add_argument("--max-tool-calls", type=positive(int), metavar="N")
+    parser.add_argument("--budget-usd", type=positive(float), metavar="USD")
     parser.add_argument("--mode", choices=list(MODES))
     parser.add_argument("--accept", metavar="CHECK",
                         help="a command, or py:EXPRESSION, that must pass before completion")  # fmt: skip

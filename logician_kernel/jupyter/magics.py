@@ -24,11 +24,13 @@ from ..config import commands as config_commands
 from ..policy import AuditLog
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
+from ..session.ledger_repair import check as ledger_check
 from ..session.storage_commands import collect_garbage, storage_text
 from ..session.thread_ledger import ThreadLedger
 from . import display as render
 from . import variables_view
 from .agent import AgentCell
+from .agent_errors import agent_errors
 from .comm import LogicianComms
 from .magic_parts import ArgParser as _ArgParser
 from .magic_parts import branches_table, classify, run_options, unknown_command
@@ -53,6 +55,7 @@ MANAGEMENT_COMMANDS = frozenset(
         "storage",
         "gc",
         "vars",
+        "ledger",
     }
 )
 """Subcommands that manage the session; a cell made only of these is not a frame."""
@@ -120,6 +123,7 @@ class LogicianMagics(Magics):
             "storage": self.handle_storage,
             "gc": self.handle_gc,
             "vars": self.handle_vars,
+            "ledger": self.handle_ledger,
         }
         self.broker = agent.broker
         self.comms = LogicianComms(self.broker, self._comm_status)
@@ -157,11 +161,13 @@ class LogicianMagics(Magics):
 
     def _run_agent(self, options: str, prompt: str) -> None:
         """The magic called from code (not a cell): runs with the kernel's loop blocked."""
-        self.agent.run(prompt, options=run_options(options))
+        with agent_errors():
+            self.agent.run(prompt, options=run_options(options))
 
     async def run_agent_async(self, options: str, prompt: str) -> None:
         """What a `%%logician` cell awaits (see `protect_prompt_lines`)."""
-        await self.agent.run_async(prompt, options=run_options(options))
+        with agent_errors():
+            await self.agent.run_async(prompt, options=run_options(options))
 
     # -- handlers ---------------------------------------------------------------------------
 
@@ -320,6 +326,14 @@ class LogicianMagics(Magics):
         return render.preformatted(
             AuditLog.for_workspace(self.runtime.config.workspace).report(opts.n)
         )
+
+    def handle_ledger(self, args: list[str]) -> render.Rendered:
+        """`%logician ledger [check]`: this thread's damage, and what its side files could restore."""
+        if args not in ([], ["check"]):
+            raise UsageError("%logician ledger: takes `check` only; to restore records, shut the "
+                             "kernel down and run `logician ledger repair THREAD`")  # fmt: skip
+        ledger = self._ledger()
+        return render.preformatted("\n".join(ledger_check(ledger.path).lines()))
 
     def _comm_status(self) -> dict:  # type: ignore[type-arg]
         """The runtime status the lab extension shows (sidebar and status bar)."""

@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from IPython.utils.capture import capture_output
-
 from ..agent.run import PythonRequest
 from ..tools import ToolResult
+from .python_capture import bounded_capture
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -63,7 +62,7 @@ class PythonCalls:
         captured: Any = None
         result: Any = None
         try:
-            with capture_output() as captured:
+            with bounded_capture() as captured:  # a flood of prints costs the bound, not memory
                 result = self.shell.run_cell(code, store_history=False)
             return captured, result, result.error_before_exec or result.error_in_exec
         except (KeyboardInterrupt, _Stopped) as exc:  # landed outside the user's code

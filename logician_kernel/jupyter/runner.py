@@ -35,6 +35,43 @@ class LogicianSpecManager(KernelSpecManager):
             raise
 
 
+class NotebookError(ValueError):
+    """The notebook or an argument of the run is unusable; a one-line message naming it."""
+
+
+def load_notebook(path: Path) -> nbformat.NotebookNode:
+    """The notebook at `path`, validated, or a `NotebookError` saying what is wrong with it."""
+    import json
+
+    try:
+        raw = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise NotebookError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError:
+        raise NotebookError(f"{path} is not a Jupyter notebook (not JSON)") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
+        raise NotebookError(f"{path} is not a Jupyter notebook (no list of cells)")
+    try:
+        nb = nbformat.reads(json.dumps(raw), as_version=4)
+        nbformat.validate(nb)
+    except Exception as exc:  # nbformat raises several unrelated types for a bad document
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise NotebookError(f"{path} is not a valid Jupyter notebook ({first})") from None
+    return nb
+
+
+def check_output_path(output: Path) -> None:
+    """Before any cell runs: the executed notebook can be written where asked."""
+    if output.is_dir():
+        raise NotebookError(f"-o {output}: is a directory; give a file name ending in .ipynb")
+    if not output.parent.is_dir():
+        raise NotebookError(f"-o {output}: the directory {output.parent} does not exist")
+    if not os.access(output.parent, os.W_OK) or (
+        output.exists() and not os.access(output, os.W_OK)
+    ):
+        raise NotebookError(f"-o {output}: not writable")
+
+
 @dataclass
 class RunSummary:
     cells: int
@@ -46,7 +83,11 @@ class RunSummary:
 def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) -> RunSummary:
     """Execute every cell on a Logician kernel; stop at the first failing cell."""
     path = path.resolve()
-    nb = nbformat.read(path, as_version=4)
+    if timeout <= 0:
+        raise NotebookError(f"--timeout {timeout}: must be a positive number of seconds")
+    if output is not None:
+        check_output_path(output)
+    nb = load_notebook(path)
     env = dict(os.environ)
     env["JPY_SESSION_NAME"] = str(path)
     km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=LogicianSpecManager())
@@ -64,7 +105,11 @@ def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) 
         failed = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a cell failed"
     finally:
         if output is not None:
-            nbformat.write(nb, output)
+            try:
+                nbformat.write(nb, output)
+            except OSError as exc:
+                failed = f"cannot write {output}: {exc.strerror or exc}"
+                output = None
     return RunSummary(
         cells=sum(1 for c in nb.cells if c.cell_type == "code"),
         failed=failed,

@@ -87,7 +87,7 @@ def path_state(full: Path, max_file_bytes: int) -> PathState:
     """What a snapshot would record for one path now (hashed, not stored)."""
     try:
         st = os.lstat(full)
-    except (FileNotFoundError, NotADirectoryError):  # a parent is a file now: absent too
+    except (FileNotFoundError, NotADirectoryError):  # gone, or its parent became a file
         return PathState.absent()
     if stat.S_ISLNK(st.st_mode):
         return PathState.blob(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from .frames import FrameView, fold_frames
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
-from .restore import SKIP_TEXT, restore_path
+from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
 from .states import PathChange, PathState
 from .store_budget import SideStoreBudget
 from .thread_ledger import (
@@ -161,6 +161,9 @@ class FileCheckpoints:
                     return self.snapshotter.snapshot_deferring_large(), None
                 return self.snapshotter.snapshot(), None
             except (SnapshotError, OSError) as exc:
+                # The changes drained for this snapshot were not recorded: the next one must
+                # re-read the workspace, not inherit the failure.
+                self.snapshotter.reset()
                 return None, str(exc)
 
     def _finish_large_in_background(self) -> None:
@@ -365,7 +368,7 @@ class FileCheckpoints:
                 after = chain[-1][1].after
                 if self.budget is not None:
                     after = self.budget.large.resolve(path, after)
-                if current is None or not current.same_as(after):
+                if not still_as_left(current, after):
                     conflict = f"changed since frame {chain[-1][0]} recorded it"
             if conflict is not None and not force:
                 plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
@@ -408,7 +411,7 @@ class FileCheckpoints:
             assert self.snapshotter is not None
             plan = self.plan_rewind(frame_id, force=force)
             frames, results = plan.frames, plan.conflicts + plan.skipped
-            for path, target in plan.restore:
+            for path, target in restore_order(plan.restore):
                 results.append(restore_path(self.snapshotter, path, target))
                 if on_path is not None:
                     on_path(path)

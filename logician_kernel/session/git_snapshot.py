@@ -44,6 +44,7 @@ from .large_files import SQLITE_JOURNALS, LargeFiles, journal_of
 from .locks import IndexBusy, IndexGuard, clear_stale_git_lock
 from .snapshot_diff import snapshot_diff
 from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
+from .type_changes import lstat_entry
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
@@ -78,6 +79,7 @@ class GitSnapshotter:
         max_file_bytes: int = 1_000_000,
         extra_ignores: Iterable[str] = (),
         large: LargeFiles | None = None,
+        index_name: str = "logician-index",
     ) -> None:
         self.workspace = Path(workspace)
         self.large = large
@@ -85,7 +87,9 @@ class GitSnapshotter:
         self.store = Path(store)
         self.max_file_bytes = max_file_bytes
         self.extra_ignores = tuple(extra_ignores)
-        self._index = self.store / "logician-index"
+        # One index per thread: two kernels on one workspace never wait on each other's
+        # index lock (objects are shared; git writes them atomically).
+        self._index = self.store / index_name
         self._env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
         self._env.update(
             GIT_INDEX_FILE=str(self._index),
@@ -255,13 +259,14 @@ class GitSnapshotter:
             uncaptured.pop(path, None)
             large.pop(path, None)
             try:
-                st = os.lstat(self.workspace / path)
-            except FileNotFoundError:
-                update.append(path)
-                continue
+                st = lstat_entry(self.workspace, path)
             except OSError:
                 continue
+            if st is None:
+                update.append(path)  # --remove drops it from the index
+                continue
             if stat.S_ISDIR(st.st_mode):
+                drop.append(path)  # a file or symlink that became a directory leaves the index
                 continue
             if path in ignored:
                 uncaptured[path] = ("ignored", fingerprint(st))
@@ -279,7 +284,9 @@ class GitSnapshotter:
         large: dict[str, PathState],
     ) -> None:
         """Sort one changed, not ignored path: git, the side store, or uncaptured."""
-        if not stat.S_ISREG(st.st_mode):
+        if stat.S_ISDIR(st.st_mode):
+            drop.append(path)  # a file or symlink that became a directory leaves the index
+        elif not stat.S_ISREG(st.st_mode):
             update.append(path)
         elif st.st_size > self.max_file_bytes:
             uncaptured[path] = ("too-large", fingerprint(st))
@@ -316,6 +323,8 @@ class GitSnapshotter:
 
     def _write_tree_held(self, update: list[str], drop: list[str]) -> str:
         if update:
+            # --replace: a path whose type changed (file <-> directory) displaces the index
+            # entries in its way instead of failing the whole capture.
             self._git("update-index", "-z", "--add", "--remove", "--replace", "--stdin",
                       stdin=join_z(update))  # fmt: skip
         if drop:
@@ -341,9 +350,8 @@ class GitSnapshotter:
                     fingerprint_dir(self.workspace / path),
                 )
                 continue
-            try:
-                st = os.lstat(self.workspace / path)
-            except FileNotFoundError:
+            st = lstat_entry(self.workspace, path)
+            if st is None:
                 update.append(path)  # --remove drops it from the index
                 continue
             self._place(path, st, update, drop, uncaptured, large)
@@ -375,6 +383,11 @@ class GitSnapshotter:
         if self._watcher is None:
             self._last_tree = None
             self._last = None
+
+    def reset(self) -> None:
+        """The store vanished: forget everything cached; the next snapshot rescans in full."""
+        self._last_tree = self._last = None
+        self._ignored_cache.clear()
 
     def diff(self, before: Snapshot, after: Snapshot) -> tuple[list[PathChange], list[SkippedPath]]:
         """What changed between two snapshots: captured changes and skipped (uncaptured) paths."""

@@ -1,7 +1,8 @@
 """The append-only record file under every ledger: one checksummed JSON record per line.
 
 Owns the bytes of one `.jsonl` file: opening it (cutting a torn or corrupt tail back to the last
-valid record, keeping the cut bytes in a side file), appending records, and fsync at the
+valid record, keeping the cut bytes in a side file; damage between valid records is skipped in
+place and costs only the records it covers, see `journal_scan`), appending records, and fsync at the
 boundaries the caller chooses. Records are plain dicts here; their meaning belongs to the
 ledger above.
 
@@ -17,7 +18,10 @@ import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .journal_scan import Damage
 
 from .._durable import fsync_dir
 from ._private import open_private, private_dir
@@ -43,6 +47,8 @@ class TailRecovery:
     """Where the cut bytes were saved, byte for byte."""
     reason: str
     """What was wrong with the first cut record."""
+    lost: tuple[int, ...] = ()
+    """Sequence numbers the cut bytes still spell out (best effort)."""
 
 
 _CRC_TAIL = re.compile(rb'(.*),"' + CHECKSUM_FIELD.encode() + rb'":"([0-9a-f]{8})"\}', re.S)
@@ -86,6 +92,8 @@ class Journal:
         self.path = Path(path)
         self.records: list[dict[str, Any]] = []
         self.recovery: TailRecovery | None = None
+        self.damaged: list[tuple[Damage, str]] = []
+        """Damage between whole records, each with the side file holding a copy of its bytes."""
         self._failed: str | None = None
         try:
             private_dir(self.path.parent)
@@ -96,49 +104,42 @@ class Journal:
             raise JournalError(f"cannot open ledger {self.path}: {exc.strerror or exc}") from exc
 
     def _load(self) -> None:
+        from .journal_scan import scan  # the scanner reads records with this module's codec
+
         if not self.path.exists():
             return
         data = self.path.read_bytes()
-        offset = 0
-        reason = ""
-        while offset < len(data):
-            end = data.find(b"\n", offset)
-            if end < 0:
-                reason = "torn last record (no newline)"
-                break
-            try:
-                record = decode_record(data[offset:end])
-            except ValueError as exc:
-                reason = f"record {len(self.records) + 1}: {exc}"
-                break
-            if record.get("seq") != len(self.records) + 1:
-                reason = (
-                    f"record {len(self.records) + 1}: sequence {record.get('seq')!r} out of order"
-                )
-                break
-            self.records.append(record)
-            offset = end + 1
-        if offset < len(data):
-            self._cut(data, offset, reason)
+        found = scan(data)
+        self.records = found.records
+        # Damage between whole records stays in place (nothing valid is ever rewritten); a copy
+        # of its bytes goes to a side file named by its offset, so reopening never duplicates it.
+        for damage in found.damaged:
+            side = self.path.with_name(f"{self.path.name}.damaged-at-{damage.offset}")
+            if not side.exists():
+                _write_durably(side, data[damage.offset : damage.offset + damage.length])
+            self.damaged.append((damage, str(side)))
+        if found.tail_offset < len(data):
+            self._cut(data, found.tail_offset, found.tail_reason)
 
     def _cut(self, data: bytes, offset: int, reason: str) -> None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         side = self.path.with_name(f"{self.path.name}.cut-{stamp}-at-{offset}")
-        with os.fdopen(open_private(side, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
-            fh.write(data[offset:])
-            fh.flush()
-            os.fsync(fh.fileno())
+        _write_durably(side, data[offset:])
         with open(self.path, "r+b") as fh:
             fh.truncate(offset)
             fh.flush()
             os.fsync(fh.fileno())
         fsync_dir(self.path.parent)
+        from .journal_scan import seqs_named_in
+
+        last = self.records[-1].get("seq", 0) if self.records else 0
         self.recovery = TailRecovery(
             valid_records=len(self.records),
             cut_offset=offset,
             cut_bytes=len(data) - offset,
             side_file=str(side),
             reason=reason,
+            lost=tuple(seqs_named_in(data[offset:], last if isinstance(last, int) else 0)),
         )
 
     def append(self, record: dict[str, Any], *, durable: bool = False) -> dict[str, Any]:
@@ -167,8 +168,37 @@ class Journal:
         self.records.append(stored)
         return stored
 
+    def vanished(self) -> bool:
+        """Whether the file this journal appends to is no longer at its path (deleted or
+        replaced, e.g. `rm -rf .logician` in a cell): appends would reach no one."""
+        try:
+            return os.stat(self.path).st_ino != os.fstat(self._fh.fileno()).st_ino
+        except OSError:
+            return True
+
+    def rewrite_from_memory(self) -> None:
+        """Write every record this journal holds to a new file at its path and append there.
+
+        Records are encoded deterministically, so the new file is byte for byte what the old
+        one held (damage skipped on open excepted)."""
+        private_dir(self.path.parent)
+        tmp = self.path.with_name(f".{self.path.name}.rewrite-tmp")
+        _write_durably(tmp, b"".join(encode_record(r) for r in self.records))
+        os.replace(tmp, self.path)
+        fsync_dir(self.path.parent)
+        self._fh.close()
+        self._fh = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "ab")
+
     def sync(self) -> None:
         os.fsync(self._fh.fileno())
 
     def close(self) -> None:
         self._fh.close()
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    """A side file with the bytes a repair may need, created 0600 and on disk before we go on."""
+    with os.fdopen(open_private(path, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())

@@ -14,6 +14,25 @@ from .states import PathState
 from .thread_ledger import RestoredPath
 
 
+def still_as_left(current: PathState | None, after: PathState) -> bool:
+    """Whether a path is as the frame left it. A directory where the frame left no file is:
+    snapshots record files, so a file that became a directory reads as a deleted file."""
+    if current is None:
+        return False
+    if after.kind == "absent" and current.kind == "uncaptured" and current.reason == "not-a-file":
+        return True
+    return current.same_as(after)
+
+
+def restore_order(items: list[tuple[str, PathState]]) -> list[tuple[str, PathState]]:
+    """Deletions first, deepest first, then the rest parents first: a type change (file <->
+    directory) is undone by clearing the way before anything is written."""
+    deletions = sorted(
+        (i for i in items if i[1].kind == "absent"), key=lambda i: i[0], reverse=True
+    )
+    return deletions + sorted((i for i in items if i[1].kind != "absent"), key=lambda i: i[0])
+
+
 def restore_path(snap: GitSnapshotter, path: str, target: PathState) -> RestoredPath:
     """Bring one path back to `target`, atomically per file; never raises for I/O."""
     full = snap.workspace / path
@@ -29,6 +48,14 @@ def restore_path(snap: GitSnapshotter, path: str, target: PathState) -> Restored
             # Directories the frame made are left: git records no empty directories, so
             # one that existed empty before the frame is indistinguishable from a new one.
             return RestoredPath(path=path, action="deleted")
+        if full.is_dir() and not full.is_symlink():
+            # The frame turned this file into a directory; its files were deleted just before
+            # (restore_order), so an empty one is ours to remove. One with files is not.
+            try:
+                full.rmdir()
+            except OSError:
+                return RestoredPath(path=path, action="failed",
+                                    detail="a directory with files now stands where the file was")  # fmt: skip
         existed = os.path.lexists(full)
         full.parent.mkdir(parents=True, exist_ok=True)
         if target.kind == "large" and snap.large is not None:

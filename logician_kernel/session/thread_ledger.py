@@ -20,8 +20,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from .._version import __version__
 from ..types.approvals import ApprovalChoice
 from .journal import Journal, JournalError, TailRecovery
+from .journal_scan import seq_ranges
 from .states import PathChange, PathState, SkippedPath
 
 ProjectionReason = Literal[
@@ -315,7 +317,7 @@ class Recovery(_Entry):
     """Something was repaired when the thread was opened; says what, never silently."""
 
     kind: Literal["recovery"] = "recovery"
-    what: Literal["torn-tail", "incomplete-frame", "journal-error"]
+    what: Literal["torn-tail", "damaged-record", "repaired", "incomplete-frame", "journal-error"]
     """The kind of damage."""
     detail: str
     """A one-line description for the user."""
@@ -323,6 +325,10 @@ class Recovery(_Entry):
     """Where cut bytes were kept."""
     frame: int | None = None
     """The frame concerned, if any."""
+    offset: int | None = None
+    """Byte offset of the damage in the ledger file (damaged records and torn tails)."""
+    lost_seqs: list[int] = Field(default_factory=list)
+    """Sequence numbers of the records the damage cost (a damaged record costs only itself)."""
 
 
 Entry = Annotated[
@@ -347,6 +353,10 @@ ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry)
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def project(entries: Sequence[BaseModel]) -> list[dict[str, Any]]:
     """The current conversation, derived from the entries alone (pure, deterministic)."""
     messages: list[dict[str, Any]] = []
@@ -359,19 +369,20 @@ def project(entries: Sequence[BaseModel]) -> list[dict[str, Any]]:
 
 
 def read_entries(path: Path) -> list[Entry]:
-    """The valid entries of a ledger file, read-only (a damaged tail is ignored, not cut)."""
-    from .journal import decode_record
+    """The valid entries of a ledger file, read-only (damage is skipped, never cut)."""
+    from .journal_scan import scan
 
     entries: list[Entry] = []
-    for line in Path(path).read_bytes().split(b"\n"):
+    for record in scan(Path(path).read_bytes()).records:
         try:
-            record = decode_record(line)
-            if record.get("seq") != len(entries) + 1:  # the same rule as opening the journal
-                break
             entries.append(ENTRY_ADAPTER.validate_python(record))
         except ValueError:
-            break
+            break  # the same rule as opening: nothing is read past an entry we cannot read
     return entries
+
+
+class UnknownRecordError(JournalError):
+    """A record with a valid checksum is not an entry this version knows."""
 
 
 class ThreadLedger:
@@ -391,10 +402,16 @@ class ThreadLedger:
                 # A checksummed record we cannot read is from a newer version or a bug: refuse
                 # to append on top of it rather than guess.
                 self._journal.close()
-                raise JournalError(
-                    f"ledger {self.path}: record {record.get('seq')} is not a known entry ({exc})"
+                kind = record.get("kind")
+                raise UnknownRecordError(
+                    f"ledger {self.path}: record {record.get('seq')} (kind {kind!r}) is not a known "
+                    f"entry; it is intact (its checksum holds), so it was written by a newer "
+                    f"logician_kernel than {__version__} or by another program: upgrade "
+                    f"logician_kernel, or move {self.path.name} aside to start a fresh thread"
+                    f" ({_first_line(exc)})"
                 ) from None
         self.recovered_tail: TailRecovery | None = self._journal.recovery
+        self.damaged: list[Recovery] = self._report_damage()
         if self.recovered_tail is not None:
             cut = self.recovered_tail
             self.append(
@@ -403,17 +420,44 @@ class ThreadLedger:
                 detail=(
                     f"cut {cut.cut_bytes} damaged byte(s) at offset {cut.cut_offset} of "
                     f"{self.path.name} ({cut.reason}); {cut.valid_records} record(s) intact"
+                    + (f"; record(s) {seq_ranges(cut.lost)} lost" if cut.lost else "")
                 ),
                 side_file=cut.side_file,
+                offset=cut.cut_offset,
+                lost_seqs=list(cut.lost),
                 durable=True,
             )
 
+    def _report_damage(self) -> list[Recovery]:
+        """One `damaged-record` entry per run of damage, the first time it is found only."""
+        known = {e.side_file for e in self.entries
+                 if isinstance(e, Recovery) and e.what == "damaged-record"}  # fmt: skip
+        found: list[Recovery] = []
+        for damage, side in self._journal.damaged:
+            if side in known:
+                continue
+            found.append(
+                self.append(
+                    Recovery,
+                    what="damaged-record",
+                    detail=f"{self.path.name}: {damage.describe()}; a copy is in {side}",
+                    side_file=side,
+                    offset=damage.offset,
+                    lost_seqs=list(damage.lost),
+                    durable=True,
+                )
+            )
+        return found
+
     def append(self, kind: type[_Entry], *, durable: bool = False, **fields: Any) -> Any:
         """The single choke point: assign seq, parent and time, validate, persist."""
-        seq = len(self.entries) + 1
+        # After damage the sequence has a gap; numbers are never reused, so a repair can put a
+        # recovered record back in its place.
+        parent = self.entries[-1].seq if self.entries else None
+        seq = (parent or 0) + 1
         entry = kind(
             seq=seq,
-            parent=seq - 1 if seq > 1 else None,
+            parent=parent,
             time=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
             **fields,
         )
@@ -421,6 +465,11 @@ class ThreadLedger:
         entry = ENTRY_ADAPTER.validate_python(stored)  # what a replay will read, exactly
         self.entries.append(entry)
         return entry
+
+    @property
+    def journal(self) -> Journal:
+        """The record file under this ledger (its health is checked as frames open)."""
+        return self._journal
 
     def messages(self) -> list[dict[str, Any]]:
         """The current conversation; a copy, so no caller can change the ledger through it."""

@@ -21,6 +21,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from .._version import __version__
+from ..tools._process_guard import reap_orphans
 from ._private import PRIVATE_FILE, private_dir, write_private
 from .change_detection import ChangeDetection
 from .file_checkpoints import FileCheckpoints
@@ -29,10 +30,21 @@ from .journal import JournalError
 from .large_files import LargeFiles, LargeLimits
 from .large_store import LargeFileStore
 from .run_store import resolve_dangling_calls
-from .thread_ledger import ProjectionItem, Recovery, SessionStart, ThreadLedger
+from .thread_ledger import (
+    ProjectionItem,
+    Recovery,
+    SessionStart,
+    ThreadLedger,
+    UnknownRecordError,
+)
 from .variable_checkpoints import VariableCheckpoints
 
 STATE_DIR = ".logician"
+
+
+def index_name_for(thread_id: str) -> str:
+    """The private index of one thread's kernel, in the shared store."""
+    return f"logician-index-{thread_id}"
 
 
 def thread_id_for(env: Mapping[str, str]) -> tuple[str, bool]:
@@ -108,6 +120,9 @@ class WorkspaceSession:
                 lock = FileLock(state / "threads" / f"{thread_id}.lock", mode=PRIVATE_FILE)
                 lock.acquire(timeout=0)
             ledger = ThreadLedger(state / "threads", thread_id)
+        except UnknownRecordError as exc:
+            notices.append(f"Logician: frames are off for this session: {exc}.")
+            return cls(workspace, thread_id, stable, None, None, notices)
         except (OSError, JournalError, Timeout) as exc:
             notices.append(
                 f"Logician: frames are off for this session: cannot use {state} "
@@ -119,6 +134,7 @@ class WorkspaceSession:
         if ledger.recovered_tail is not None:
             notices.append(f"Logician: {ledger.entries[-1].detail}; cut bytes kept in "  # type: ignore[union-attr]
                            f"{ledger.recovered_tail.side_file}")  # fmt: skip
+        notices.extend(f"Logician: {e.detail}." for e in ledger.damaged)
         start = ledger.append(
             SessionStart,
             kernel_session=kernel_session or uuid.uuid4().hex,
@@ -137,6 +153,7 @@ class WorkspaceSession:
                 large=LargeFiles(
                     workspace, LargeFileStore(state / "large"), large or LargeLimits()
                 ),
+                index_name=index_name_for(thread_id),
             )
             try:
                 snapshotter.ensure_store()
@@ -155,6 +172,7 @@ class WorkspaceSession:
                            if isinstance(e, Recovery) and e.what == "incomplete-frame"
                            and e.seq > start.seq)  # fmt: skip
         notices.extend(resolve_dangling_calls(ledger))
+        notices.extend(reap_orphans(workspace))  # a quarantined call's group must not live on
         if stable and ledger.messages():
             # A restart rebuilt the conversation from the ledger: say so in it (`restore`).
             ledger.append(ProjectionItem, reason="restore", messages=ledger.messages(),

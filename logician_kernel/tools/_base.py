@@ -31,6 +31,9 @@ call is quarantined and reported, never repeated automatically."""
 
 _DESCRIBE_LIMIT = 200
 
+MAX_OUTPUT_BYTES = 30_000
+"""What one tool call may return to the model, and print into the cell (head and tail kept)."""
+
 
 @dataclass(frozen=True)
 class ToolResult:
@@ -61,7 +64,7 @@ class ToolContext:
     records the path's pre-state. If it raises, the tool must not write."""
     run_python: Callable[[str], Awaitable[ToolResult]] | None = None
     """Runs code in the notebook's namespace; supplied by the kernel, absent elsewhere."""
-    max_output_bytes: int = 30_000
+    max_output_bytes: int = MAX_OUTPUT_BYTES
     """Bound on any tool's `content`, in UTF-8 bytes."""
     bash_timeout_seconds: float = 120.0
     """Wall-clock limit of one `bash` call; its whole process group is killed after it."""

@@ -4,7 +4,7 @@
 re-run. Whatever ends the call early (timeout, cancellation, background processes holding
 the output open) ends the whole process group: SIGTERM, then SIGKILL after a short grace.
 Output is read as it arrives and only its head and tail are kept, so a flood costs bounded
-memory.
+memory. The group dies with the kernel, even on kill -9 (see `_process_guard`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from . import _process_guard as process_guard
 from ._base import Recovery, Tool, ToolContext, ToolError, ToolResult, first_line
 from ._output import HeadTail
 from ._paths import workspace_root
@@ -57,7 +58,8 @@ class BashTool(Tool):
             raise ToolError("bash: the command is empty")
         timeout = ctx.bash_timeout_seconds
         try:
-            run = await _run(command, workspace_root(ctx), timeout, ctx.max_output_bytes)
+            run = await _run(command, workspace_root(ctx), timeout, ctx.max_output_bytes,
+                             guard_in=ctx.workspace)  # fmt: skip
         except OSError as exc:  # bash missing, workspace gone, out of processes
             raise ToolError(f"bash: could not start the command: {exc}") from None
         output = run.output.render() if run.output.total_bytes else "(no output)"
@@ -104,7 +106,10 @@ class _Run:
         self.pipe_left_open = False
 
 
-async def _run(command: str, cwd: Path, timeout: float, limit: int) -> _Run:
+async def _run(
+    command: str, cwd: Path, timeout: float, limit: int, *, guard_in: Path | None = None
+) -> _Run:
+    """Run one command; with `guard_in` (the workspace), its group dies with the kernel."""
     run = _Run(limit)
     proc = await asyncio.create_subprocess_exec(
         "bash",
@@ -116,6 +121,17 @@ async def _run(command: str, cwd: Path, timeout: float, limit: int) -> _Run:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
+    assert proc.stdout is not None
+    if guard_in is not None:
+        process_guard.watch(proc.pid, guard_in, tool="bash", describe=first_line(command))
+    try:
+        return await _supervise(proc, run, timeout)
+    finally:
+        if guard_in is not None:
+            process_guard.release(proc.pid, guard_in)
+
+
+async def _supervise(proc: asyncio.subprocess.Process, run: _Run, timeout: float) -> _Run:
     assert proc.stdout is not None
     reader = asyncio.ensure_future(_pump(proc.stdout, run.output))
     loop = asyncio.get_running_loop()

@@ -6,6 +6,8 @@ than about 1.5x its bound, so a flood costs bounded memory however long it runs.
 
 from __future__ import annotations
 
+import io
+
 # Room kept for the marker line, so head + marker + tail stays within the bound.
 _MARKER_RESERVE = 200
 
@@ -91,3 +93,30 @@ def bound_output(text: str, limit: int) -> str:
     buffer = HeadTail(limit)
     buffer.feed(data)
     return buffer.render()
+
+
+class BoundedText(io.TextIOBase):
+    """A text stream that keeps only the head and tail of what is written to it.
+
+    Stands in for `sys.stdout` while notebook code runs for the `python` tool, so printing
+    200 MB costs the bound, not 200 MB (and then again in the cell and the ledger).
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self._buffer = HeadTail(limit)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._buffer.feed(text.encode("utf-8", "surrogateescape"))
+        return len(text)
+
+    @property
+    def total_bytes(self) -> int:
+        return self._buffer.total_bytes
+
+    def getvalue(self) -> str:
+        """What was written, or its head and tail around a marker saying the total size."""
+        return self._buffer.render() if self._buffer.total_bytes else ""

@@ -272,7 +272,7 @@ def test_unusable_state_dir_leaves_cells_working_with_one_clear_notice(tmp_path:
 def test_git_failure_during_capture_never_breaks_the_cell(kernel: Kernel, workspace: Path) -> None:
     kernel.run("x = 1")
     store = workspace / ".logician" / "git"
-    (store / "logician-index").write_bytes(b"garbage")
+    (store / "logician-index-test-thread").write_bytes(b"garbage")
     r = kernel.run("open('a.txt', 'w').write('a'); print('ran')")
     assert r.status == "ok" and "ran" in r.stdout
     assert "not captured" in r.stderr

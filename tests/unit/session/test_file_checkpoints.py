@@ -132,7 +132,7 @@ def test_target_resolution_errors_are_specific(session) -> None:
 
 
 def test_capture_failure_is_recorded_and_the_frame_still_closes(session) -> None:
-    (session.workspace / ".logician/git/logician-index").write_bytes(b"not an index")
+    (session.workspace / ".logician/git/logician-index-unit").write_bytes(b"not an index")
     session.checkpoints.snapshotter.invalidate()
     closed = frame(session, lambda ws: (ws / "a.txt").write_text("a"))
     assert closed.capture_error and "git" in closed.capture_error
