@@ -11,6 +11,7 @@ import pytest
 from kernel_harness import Kernel
 
 from logician_kernel.session.git_snapshot import GitSnapshotter
+from logician_kernel.session.workspace_session import index_name_for
 
 pytestmark = pytest.mark.kernel
 
@@ -20,8 +21,9 @@ def test_launcher_directory_and_stale_locks_of_a_killed_kernel(
 ) -> None:
     # A kernel that died mid-snapshot and mid-`git add` (no process holds either lock now).
     # (The store is made directly: a session's background first snapshot would race the test.)
-    GitSnapshotter(workspace, workspace / ".logician" / "git").ensure_store()
-    ours = workspace / ".logician" / "git" / "logician-index.lock"
+    index = index_name_for(kernel_env["LOGICIAN_THREAD"])  # each thread has its own index
+    GitSnapshotter(workspace, workspace / ".logician" / "git", index_name=index).ensure_store()
+    ours = workspace / ".logician" / "git" / f"{index}.lock"
     ours.write_bytes(b"")
     users = workspace / ".git" / "index.lock"
     users.write_bytes(b"")
