@@ -12,6 +12,7 @@ Must never: rewrite or drop a valid record, lose cut bytes, or fsync per byte of
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -187,6 +188,9 @@ class Journal:
             private_dir(self.path.parent)
         fd = open_private(self.path, os.O_RDWR | os.O_APPEND)
         try:
+            # Another process may be cutting the same torn tail: without the lock its truncate
+            # could take away a record written here just after our own cut.
+            fcntl.flock(fd, fcntl.LOCK_EX)
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = os.pread(fd, size, 0)
