@@ -9,7 +9,7 @@ It also rewinds, clears, compacts and merges branches.
 
 The kernel (`jupyter/`), `%load_ext logician_kernel` in a stock IPython, and scripts all use
 it: the kernel consumes a run's queue on its main thread (`start` / `finish`); a script calls
-`run`, which consumes it here with an `approve` callback.
+`run`, whose queue `script` consumes with an `approve` callback.
 
 Must never: import IPython, ipykernel, ipywidgets or comm; print; or run a coroutine anywhere
 but on a worker loop (`_loop`).
@@ -21,7 +21,6 @@ import os
 import queue
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -30,38 +29,22 @@ from ..events.events import HarnessEvent
 from ..events.runtime_state import RuntimeState
 from ..loop.agent_harness import AgentHarness
 from ..loop.todo import TodoCapability
-from ..policy import ApprovalRequest, PermissionPolicy, RunBudget, config_layer_of
+from ..policy import PermissionPolicy, RunBudget, config_layer_of
 from ..providers import Provider
 from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
 from ..session.run_store import LedgerRunStore, resolve_dangling_calls
 from ..session.thread_ledger import ProjectionItem, RunEnd, ThreadLedger
-from ..tools import ToolContext, ToolResult, default_tools
+from ..tools import ToolContext, default_tools
 from ..types import MESSAGE_ADAPTER
-from ..types.approvals import APPROVAL_CHOICES, ApprovalChoice
 from ..types.run import RunOutcome
-from . import conversation
+from . import conversation, script
 from ._loop import run_coroutine
 from .approvals import ApprovalBroker
 from .errors import AgentError
-from .policy import ApprovalItem, RunOptions, build_controller, build_gate, compaction_policy
-from .run import AgentRun, PythonRequest, RunItem, python_runner
-
-Approve = Callable[[ApprovalRequest], "bool | ApprovalChoice"]
-"""A script's approval callback: True allows once, False denies, or a choice by name."""
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What `AgentSession.run` returns."""
-
-    frame: int | None
-    """The frame the run was recorded in (`rewind(frame)` undoes it); None when frames are
-    off for this workspace."""
-    outcome: RunOutcome
-    """How the run ended: completed, budget_exhausted, cancelled, failed..."""
-    text: str
-    """The model's last answer."""
+from .policy import RunOptions, build_controller, build_gate, compaction_policy
+from .run import AgentRun, RunItem, python_runner
+from .script import Approve, RunResult
 
 
 class Compacted(NamedTuple):
@@ -292,7 +275,7 @@ class AgentSession:
         outcome = "error"
         try:
             run = self.start(prompt, options=options, can_ask=approve is not None)
-            self._consume(run, approve, on_event)
+            script.consume(self, run, approve, on_event)
             self.finish(run)
             outcome = "interrupted" if run.interrupted else "ok"
         finally:
@@ -302,48 +285,6 @@ class AgentSession:
         assert run.outcome is not None  # a drained run always reported its end
         return RunResult(frame=closed.frame if closed else run.frame, outcome=run.outcome,
                          text=run.text)  # fmt: skip
-
-    def _consume(
-        self,
-        run: AgentRun,
-        approve: Approve | None,
-        on_event: Callable[[HarnessEvent], None] | None,
-    ) -> None:
-        while not run.done:
-            try:
-                item = run.requests.get()
-                if isinstance(item, ApprovalItem):
-                    self._answer(item, approve)
-                elif isinstance(item, PythonRequest):
-                    if item.future.set_running_or_notify_cancel():
-                        item.future.set_result(ToolResult(
-                            content="python: no notebook namespace in this session",
-                            is_error=True))  # fmt: skip
-                elif isinstance(item, BaseException):
-                    run.done = True
-                    if not isinstance(item, Exception) or run.interrupted:
-                        continue
-                    raise AgentError(f"the run stopped unexpectedly: {item!r}")
-                else:
-                    self.take(run, item)
-                    if on_event is not None:
-                        on_event(item)
-            except KeyboardInterrupt:
-                run.cancel()
-
-    def _answer(self, item: ApprovalItem, approve: Approve | None) -> None:
-        choice: str = "deny"
-        note = ""
-        if approve is not None:
-            try:
-                answer = approve(item.request)
-            except Exception as exc:  # noqa: BLE001 - a broken callback denies, and says why
-                answer, note = False, f"the approve callback raised {type(exc).__name__}: {exc}"
-            if answer is True:
-                choice = "allow_once"
-            elif isinstance(answer, str) and answer in APPROVAL_CHOICES:
-                choice = answer
-        self.broker.resolve(item.pending.id, choice, note, via="callback")
 
     # -- the conversation and the workspace --------------------------------------------------
 

@@ -5,9 +5,11 @@ configuration layer that decided - and fsynced before the call it decides may ru
 log never misses an action that happened. Routine allows are kept out of the transcript and
 the cell output; this log is where they live.
 
-Records use the ledger's record format (`session.journal.encode_record`: a CRC-32 per line),
-so a changed byte is seen: `report` names every damaged or unchecked line, and never says
-"no decisions" over a file it could not read.
+Records are appended through the ledger's own writer (`session.journal.Journal` in shared
+mode: its record format with a CRC-32 per line, and its torn-tail policy - a torn last record
+is cut back to the last whole one before the next append, the cut bytes kept in a side file
+`audit.jsonl.cut-…`). A changed byte is seen: `report` names every damaged or unchecked line
+and every side file, and never says "no decisions" over a file it could not read.
 
 Must never: hold a secret (string arguments are masked with `session.redact`, credential-named
 arguments dropped to `****`, long values bounded; written content is kept as a digest and a
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
@@ -28,9 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .._durable import fsync_dir
-from ..session._private import open_private, private_dir
-from ..session.journal import decode_record, encode_record
+from ..session.journal import Journal, decode_record
 from ..session.redact import MASK, is_credential_name, redact
 from .permissions import PermissionDecision
 
@@ -179,6 +178,7 @@ class AuditLog:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._journal = Journal(self.path, shared=True)
         self._lock = threading.Lock()
 
     @classmethod
@@ -188,30 +188,14 @@ class AuditLog:
     def record(self, entry: AuditEntry) -> None:
         """Append `entry` durably (written and fsynced before returning). Raises
         `AuditLogError` naming the file when that is not possible."""
-        line = encode_record(entry.model_dump(mode="json"))
         with self._lock:
             try:
-                self._append(line)
+                self._journal.append(entry.model_dump(mode="json"), durable=True)
             except OSError as exc:
+                cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
                 raise AuditLogError(
-                    f"cannot write the permission audit log {self.path}: {exc.strerror or exc}"
+                    f"cannot write the permission audit log {self.path}: {cause.strerror or cause}"
                 ) from exc
-
-    def _append(self, line: bytes) -> None:
-        created = not self.path.exists()
-        if created:
-            private_dir(self.path.parent)
-        fd = open_private(self.path, os.O_RDWR | os.O_APPEND)
-        try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line  # end a torn line first, so this entry stays whole
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if created:
-            fsync_dir(self.path.parent)
 
     def recent(self, n: int = 20) -> list[AuditEntry]:
         """The last `n` readable entries, oldest first; a missing log is empty."""
@@ -224,6 +208,9 @@ class AuditLog:
         reading = AuditReading()
         if n <= 0:
             return reading
+        reading.cut_files = sorted(
+            str(side) for side in self.path.parent.glob(f"{self.path.name}.cut-*")
+        )
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -264,6 +251,7 @@ class AuditLog:
             return cached[1]
         reading = self.read(1)
         count = len(reading.damaged) + len(reading.unverified) + len(reading.problems)
+        count += len(reading.cut_files)
         _PROBLEM_COUNTS[key[0]] = (key, count)
         return count
 
@@ -296,10 +284,12 @@ class AuditReading(BaseModel):
     """Line numbers of records without a checksum (older logs, or an edit)."""
     problems: list[str] = []
     """Why the file could not be read at all."""
+    cut_files: list[str] = []
+    """Side files holding torn records cut from the end of the log before an append."""
 
     @property
     def intact(self) -> bool:
-        return not (self.damaged or self.unverified or self.problems)
+        return not (self.damaged or self.unverified or self.problems or self.cut_files)
 
     def warning(self, path: Path) -> str:
         """One paragraph naming every problem; empty for an intact log."""
@@ -316,6 +306,11 @@ class AuditReading(BaseModel):
                 f"WARNING: {len(self.unverified)} record(s) of {path} carry no checksum "
                 f"(lines {', '.join(map(str, self.unverified[:5]))}"
                 f"{', …' if len(self.unverified) > 5 else ''}): they cannot be verified"
+            )
+        if self.cut_files:
+            parts.append(
+                f"WARNING: {len(self.cut_files)} torn record(s) (a crash mid-append) were cut "
+                f"from the end of {path} and kept byte for byte in: {', '.join(self.cut_files)}"
             )
         return "\n".join(parts)
 

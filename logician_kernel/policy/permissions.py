@@ -4,8 +4,8 @@
 the rules the user allowed for this session and the call's arguments into one
 `PermissionDecision` with a reason, the rule that decided and the configuration layer that
 contributed that rule. It decides only: asking the user belongs to the gate, writing the
-decision down to the audit log. No I/O beyond resolving paths (symlinks must be followed to
-know whether a path stays inside the workspace).
+decision down to the audit log. No I/O beyond resolving paths (`_target.py`: symlinks must be
+followed to know whether a path stays inside the workspace).
 
 Order, first match wins:
 
@@ -30,9 +30,7 @@ are not.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -42,7 +40,6 @@ from ._protected import Protection, protected_in_command, protected_write
 from ._rules import (
     COMMAND_ARGUMENTS,
     PATH_ARGUMENTS,
-    PATH_DEFAULTS,
     Rule,
     any_pattern,
     command_matches,
@@ -52,6 +49,7 @@ from ._rules import (
     words_match,
 )
 from ._shell import narrowest_command_pattern, plain_command
+from ._target import Target, call_target
 
 PermissionMode = Literal["ask", "read-only", "auto-edit", "full-auto"]
 """The baseline a policy applies when no rule decides."""
@@ -95,17 +93,6 @@ class PermissionDecision(BaseModel):
     """Which step of the decision order decided."""
     mode: PermissionMode = "ask"
     """The mode the decision was made under."""
-
-
-@dataclass(frozen=True)
-class _Target:
-    """What a call's rules are matched against."""
-
-    command: str | None = None
-    paths: tuple[tuple[str | None, str], ...] = ()
-    """(workspace-relative POSIX path or None when outside, absolute POSIX path)."""
-    outside: tuple[str, ...] = ()
-    """Path arguments, as given, that resolve outside the workspace."""
 
 
 def _no_layer(list_name: str, rule: str) -> str | None:
@@ -233,7 +220,7 @@ class PermissionPolicy:
         return self._mode_default(decision, active, tool_name, read_only, problem)
 
     @staticmethod
-    def _protection(tool: str, target: _Target) -> Protection | None:
+    def _protection(tool: str, target: Target) -> Protection | None:
         if tool in EDIT_TOOLS:
             for relative, absolute in target.paths:
                 found = protected_write(relative, absolute)
@@ -303,14 +290,14 @@ class PermissionPolicy:
     # -- matching ---------------------------------------------------------------------------
 
     def _first(
-        self, list_name: RuleList, tool: str, target: _Target
+        self, list_name: RuleList, tool: str, target: Target
     ) -> tuple[str, str | None] | None:
         for rule in self._rules[list_name]:
             if self._matches(rule, tool, target, allow=False):
                 return rule.text, self._layer_of(list_name, rule.text)
         return None
 
-    def _allowing(self, tool: str, target: _Target) -> list[tuple[Rule, str | None]]:
+    def _allowing(self, tool: str, target: Target) -> list[tuple[Rule, str | None]]:
         """The allow rules (configured first, then the session's) that together allow the
         call, with their layers; empty when they do not. A command's segments may each be
         allowed by a different rule."""
@@ -336,7 +323,7 @@ class PermissionPolicy:
                 return [(rule, layer)]
         return []
 
-    def _matches(self, rule: Rule, tool: str, target: _Target, *, allow: bool) -> bool:
+    def _matches(self, rule: Rule, tool: str, target: Target, *, allow: bool) -> bool:
         if not rule.names(tool):
             return False
         pattern = rule.pattern
@@ -359,46 +346,8 @@ class PermissionPolicy:
             return all(hits) if allow else any(hits)
         return any_pattern(pattern)
 
-    def _target(self, tool: str, arguments: Mapping[str, Any]) -> _Target:
-        if not isinstance(arguments, Mapping):
-            return _Target()
-        argument = COMMAND_ARGUMENTS.get(tool)
-        if argument is not None:
-            value = arguments.get(argument)
-            return _Target(command=value if isinstance(value, str) else None)
-        names = PATH_ARGUMENTS.get(tool)
-        if names is None:
-            return _Target()
-        paths: list[tuple[str | None, str]] = []
-        outside: list[str] = []
-        raw_paths = [arguments.get(name, PATH_DEFAULTS.get(tool)) for name in names]
-        for raw in raw_paths:
-            if not isinstance(raw, str) or not raw.strip() or "\0" in raw:
-                continue
-            relative, absolute = self._locate(raw)
-            paths.append((relative, absolute))
-            if relative is None:
-                outside.append(raw)
-        if tool == "glob":
-            pattern = arguments.get("pattern")
-            if isinstance(pattern, str) and (os.path.isabs(pattern) or ".." in Path(pattern).parts):
-                outside.append(pattern)
-        return _Target(paths=tuple(paths), outside=tuple(outside))
-
-    def _locate(self, raw: str) -> tuple[str | None, str]:
-        # No `~` expansion: the tools take `~/x` as a workspace-relative name, and so do we.
-        candidate = Path(raw)
-        if not candidate.is_absolute():
-            candidate = self.workspace / candidate
-        try:
-            resolved = candidate.resolve()
-        except (OSError, RuntimeError):  # a symlink loop: cannot tell, so treat as outside
-            return None, candidate.as_posix()
-        if resolved == self.workspace:
-            return ".", resolved.as_posix()
-        if resolved.is_relative_to(self.workspace):
-            return resolved.relative_to(self.workspace).as_posix(), resolved.as_posix()
-        return None, resolved.as_posix()
+    def _target(self, tool: str, arguments: Mapping[str, Any]) -> Target:
+        return call_target(tool, arguments, self.workspace)
 
     @staticmethod
     def _checked_mode(mode: str) -> PermissionMode:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -61,25 +61,58 @@ class ProviderSettings(BaseModel):
         return self
 
 
+class ModelSpec(Protocol):
+    """The validated `[model]` settings a provider is built from: the config's `ModelSettings`
+    or a `ProviderSettings`. Taken as they are; the factory never validates them again."""
+
+    @property
+    def provider(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def api_key_env(self) -> str | None: ...
+    @property
+    def connect_timeout_seconds(self) -> float: ...
+    @property
+    def request_timeout_seconds(self) -> float: ...
+    @property
+    def max_retries(self) -> int: ...
+    @property
+    def stream(self) -> bool: ...
+    @property
+    def thinking_budget_tokens(self) -> int | None: ...
+    @property
+    def replay_file(self) -> Path | None: ...
+    @property
+    def record_file(self) -> Path | None: ...
+
+
 def create_provider(
-    settings: ProviderSettings | Mapping[str, Any] | object,
+    settings: ModelSpec | Mapping[str, Any],
     *,
     env: Mapping[str, str],
     client: httpx.AsyncClient | None = None,
     sleep: Sleep | None = None,
     root: Path | None = None,
 ) -> Provider:
-    """A provider for `settings` (a `ProviderSettings`, a mapping, or any object with those
-    attributes, such as the config's `[model]` section). The API key is looked up in `env`;
-    relative recording paths are taken from `root` (the workspace). `client` and `sleep` are
-    for tests and for sharing one connection pool."""
-    if not isinstance(settings, ProviderSettings):
-        settings = ProviderSettings.model_validate(settings, from_attributes=True)
+    """A provider for `settings`: already-validated settings (the config's `[model]` section,
+    which the config layer validated once, or a `ProviderSettings`) are used as they are; a
+    plain mapping, for scripts, is validated as `ProviderSettings`. The API key is looked up in
+    `env`; relative recording paths are taken from `root` (the workspace). `client` and `sleep`
+    are for tests and for sharing one connection pool."""
+    if isinstance(settings, Mapping):
+        settings = ProviderSettings.model_validate(settings)
     base = root or Path()
     if settings.provider == "replay":
-        assert settings.replay_file is not None  # checked by the validator
+        if settings.replay_file is None:
+            # The config schema lets `provider = "replay"` be set before its file; say so here.
+            raise ValueError('provider "replay" needs `model.replay_file`, the path of a recording')
         return ReplayProvider(base / settings.replay_file, model=settings.name)
     options: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
+    if settings.provider not in _HTTP_PROVIDERS:
+        raise ValueError(f"unknown model provider {settings.provider!r}")
     provider: Provider = _HTTP_PROVIDERS[settings.provider](
         settings.name,
         env=env,

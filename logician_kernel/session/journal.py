@@ -4,18 +4,21 @@ Owns the bytes of one `.jsonl` file: opening it (cutting a torn or corrupt tail 
 valid record, keeping the cut bytes in a side file; damage between valid records is skipped in
 place and costs only the records it covers, see `journal_scan`), appending records, and fsync at the
 boundaries the caller chooses. Records are plain dicts here; their meaning belongs to the
-ledger above.
+ledger above. The permission audit log appends through the same `append` in `shared` mode: a
+file other processes append to as well, reopened per record, whose torn tail (a crash
+mid-append, here or elsewhere) is cut to a side file just before the next record is written.
 
 Must never: rewrite or drop a valid record, lose cut bytes, or fsync per byte of output.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,20 +89,29 @@ def decode_record(line: bytes) -> dict[str, Any]:
 
 
 class Journal:
-    """One append-only record file, opened for appending after tail recovery."""
+    """One append-only record file, opened for appending after tail recovery.
 
-    def __init__(self, path: Path) -> None:
+    `shared=True` is for a file several processes append to (the audit log): nothing is read
+    or held open until the first append, records are not kept in memory, and each append
+    opens the file, cuts a torn tail the way opening does, writes and fsyncs."""
+
+    def __init__(self, path: Path, *, shared: bool = False) -> None:
         self.path = Path(path)
         self.records: list[dict[str, Any]] = []
         self.recovery: TailRecovery | None = None
         self.damaged: list[tuple[Damage, str]] = []
         """Damage between whole records, each with the side file holding a copy of its bytes."""
+        self.shared = shared
         self._failed: str | None = None
+        if shared:
+            return
         try:
             private_dir(self.path.parent)
             self._load()
             # Held for the session; created 0600: the ledger holds the whole conversation.
             self._fh = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "ab")
+            if os.fstat(self._fh.fileno()).st_mode & 0o077:  # a ledger from before 0600 files
+                os.fchmod(self._fh.fileno(), 0o600)
         except OSError as exc:
             raise JournalError(f"cannot open ledger {self.path}: {exc.strerror or exc}") from exc
 
@@ -148,24 +160,28 @@ class Journal:
         Returns the record as it now reads back from the file, so what callers keep in memory
         is exactly what a replay will see (tuples become lists, `inf` stays `inf`).
         """
-        if self._failed is not None:
+        if self._failed is not None and not self.shared:
             raise JournalError(
                 f"ledger {self.path} refuses appends after a failed write ({self._failed}); "
                 "restart the kernel: reopening cuts the torn record and keeps every whole one"
             )
         line = encode_record(record)
         try:
-            self._fh.write(line)
-            self._fh.flush()
-            if durable:
-                os.fsync(self._fh.fileno())
+            if self.shared:
+                self._append_shared(line)
+            else:
+                self._fh.write(line)
+                self._fh.flush()
+                if durable:
+                    os.fsync(self._fh.fileno())
         except OSError as exc:
             # Whatever part of the line reached the file is a torn record: appending after
             # it would put whole records behind damage that the next open cuts away.
             self._failed = exc.strerror or str(exc)
             raise JournalError(f"cannot append to ledger {self.path}: {self._failed}") from exc
         stored = decode_record(line[:-1])
-        self.records.append(stored)
+        if not self.shared:
+            self.records.append(stored)
         return stored
 
     def vanished(self) -> bool:
@@ -189,11 +205,39 @@ class Journal:
         self._fh.close()
         self._fh = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "ab")
 
+    def _append_shared(self, line: bytes) -> None:
+        # Always durable: a shared file's record must be on disk before what it records runs.
+        created = not self.path.exists()
+        if created:
+            private_dir(self.path.parent)
+        fd = open_private(self.path, os.O_RDWR | os.O_APPEND)
+        try:
+            # Another process may be cutting the same torn tail: without the lock its truncate
+            # could take away a record written here just after our own cut.
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = os.pread(fd, size, 0)
+                offset = data.rfind(b"\n") + 1
+                self._cut(data, offset, "torn last record (no newline)")
+                assert self.recovery is not None
+                # Records are not kept in memory here: count the lines the cut left.
+                self.recovery = replace(self.recovery, valid_records=data.count(b"\n", 0, offset))
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            fsync_dir(self.path.parent)
+
     def sync(self) -> None:
+        if self.shared:
+            return  # every shared append is already fsynced
         os.fsync(self._fh.fileno())
 
     def close(self) -> None:
-        self._fh.close()
+        if not self.shared:
+            self._fh.close()
 
 
 def _write_durably(path: Path, data: bytes) -> None:

@@ -51,3 +51,15 @@ def test_the_architecture_is_documented_in_the_repository_and_names_real_modules
     assert len(named) >= 10
     missing = sorted(p for p in named if not (ROOT / "logician_kernel" / p).exists())
     assert not missing, f"docs/architecture.md names modules that do not exist: {missing}"
+
+
+def test_the_agent_and_policy_modules_stay_under_400_lines():
+    # STYLE: split at ~400 lines along a responsibility (agent/script.py, policy/_target.py).
+    package = ROOT / "logician_kernel"
+    sizes = {
+        str(path.relative_to(package)): len(path.read_text().splitlines())
+        for folder in ("agent", "policy")
+        for path in (package / folder).glob("*.py")
+    }
+    assert {"agent/script.py", "policy/_target.py"} <= set(sizes)
+    assert not {name: n for name, n in sizes.items() if n > 400}

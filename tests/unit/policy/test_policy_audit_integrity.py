@@ -84,3 +84,46 @@ def test_the_status_count_of_problems_follows_the_file(tmp_path):
     assert log.problem_count() == 1
     log.record(_entry("d"))  # appending does not hide the damage
     assert log.problem_count() == 1
+
+
+def test_a_torn_tail_is_cut_to_a_side_file_by_the_ledgers_writer(tmp_path):
+    from logician_kernel.session.journal import Journal, decode_record, encode_record
+
+    log = AuditLog(tmp_path / "audit.jsonl")
+    log.record(_entry("a"))
+    whole = len(log.path.read_bytes())
+    torn = b'{"time":"2025-01-01T00:00:00+00:00","tool":"re'  # a crash mid-append
+    with log.path.open("ab") as fh:
+        fh.write(torn)
+    log.record(_entry("b"))
+    lines = log.path.read_bytes().splitlines()
+    assert [decode_record(line)["call_id"] for line in lines] == ["a", "b"]
+    (side,) = tmp_path.glob("audit.jsonl.cut-*")
+    assert side.read_bytes() == torn and side.name.endswith(f"-at-{whole}")
+    assert stat.S_IMODE(side.stat().st_mode) == 0o600
+    report = log.report()
+    assert "torn record(s)" in report and str(side) in report
+    assert report.count("allowed (routine)") == 2 and log.problem_count() == 1
+
+    # The thread ledger's journal cuts the same tail the same way when it opens.
+    ledger = tmp_path / "thread.jsonl"
+    first = encode_record({"seq": 1})
+    ledger.write_bytes(first + torn)
+    journal = Journal(ledger)
+    assert journal.recovery is not None and journal.recovery.cut_offset == len(first)
+    (ledger_side,) = tmp_path.glob("thread.jsonl.cut-*")
+    assert ledger_side.read_bytes() == torn and ledger_side.name.endswith(f"-at-{len(first)}")
+    journal.close()
+
+
+def test_a_flipped_byte_stays_reported_after_later_appends(tmp_path):
+    log = AuditLog(tmp_path / "audit.jsonl")
+    log.record(_entry("a"))
+    data = bytearray(log.path.read_bytes())
+    data[data.index(b'"a"') + 1] ^= 0x01
+    log.path.write_bytes(bytes(data))
+    log.record(_entry("b"))  # a whole damaged record is not torn: it stays, and stays reported
+    report = log.report()
+    assert "line 1 (checksum mismatch)" in report and "No permission decisions" not in report
+    assert [e.call_id for e in log.recent()] == ["b"]
+    assert not list(tmp_path.glob("audit.jsonl.cut-*"))

@@ -178,3 +178,28 @@ def test_a_recording_masks_secrets_is_private_and_still_replays(server, tmp_path
     assert path.stat().st_mode & 0o777 == 0o600
     replay = ReplayProvider(path)
     assert drain(replay, leaky) == live  # the fingerprint is of the request as sent
+
+
+def test_the_configs_validated_model_settings_are_used_without_validating_again(
+    monkeypatch, tmp_path
+) -> None:
+    from logician_kernel.config import ModelSettings
+
+    def revalidated(*args, **kwargs):
+        raise AssertionError("[model] was validated a second time")
+
+    monkeypatch.setattr(ProviderSettings, "model_validate", revalidated)
+    model = ModelSettings(
+        name="qwen", base_url="http://localhost:11434/v1", api_key_env="", max_retries=4
+    )
+    local = create_provider(model, env={})
+    assert isinstance(local, OpenAIProvider)
+    assert (local.model, local.base_url, local.api_key_env) == (
+        "qwen",
+        "http://localhost:11434/v1",
+        "",
+    )
+    assert local.retry == RetryPolicy(max_retries=4)
+    # The schema lets `provider = "replay"` be set before its file; the factory names the field.
+    with pytest.raises(ValueError, match=r"needs `model\.replay_file`"):
+        create_provider(ModelSettings(provider="replay"), env={}, root=tmp_path)
