@@ -12,6 +12,7 @@ from typing import Any
 from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import FileCheckpoints, RewindError
 from ..session.frames import FrameView
+from ..session.store_budget import usage
 from ..session.thread_ledger import ProjectionItem
 from . import display as render
 from . import variables_view
@@ -38,7 +39,8 @@ class LedgerRewindSource:
         checkpoints = self.runtime.checkpoints_if_on
         if checkpoints is None:
             return []
-        evicted = _evicted(checkpoints)
+        active = checkpoints.active_frames()
+        evicted = _evicted(checkpoints, active)
         return [
             FrameRow(
                 frame=f.frame,
@@ -50,7 +52,7 @@ class LedgerRewindSource:
                 + (" (large files evicted)" if f.frame in evicted else ""),
                 tokens=f"{f.input_tokens:,}/{f.output_tokens:,}" if f.input_tokens else "-",
             )
-            for f in checkpoints.active_frames()
+            for f in active
         ]
 
     def preview(self, frame: int) -> RewindPreview:
@@ -83,9 +85,9 @@ class LedgerRewindSource:
             return [], 0
         frames = checkpoints.frames()
         ids = sorted(frames, reverse=True)
-        evicted = _evicted(checkpoints)
-        rows = [_row(frames[i], evicted.get(i)) for i in ids[offset : offset + limit]]
-        return rows, len(ids)
+        shown = [frames[i] for i in ids[offset : offset + limit]]
+        evicted = _evicted(checkpoints, shown)  # only the page's frames: 10,000 stay cheap
+        return [_row(f, evicted.get(f.frame)) for f in shown], len(ids)
 
     def preview_target(self, frame: int | None, cell_id: str | None) -> dict[str, Any]:
         frame_id = self._resolve(frame, cell_id)
@@ -174,10 +176,13 @@ class LedgerRewindSource:
         return item
 
 
-def _evicted(checkpoints: FileCheckpoints) -> dict[int, list[str]]:
-    """Frame -> paths whose large pre-image the disk budget evicted (empty without a side store)."""
+def _evicted(checkpoints: FileCheckpoints, views: list[FrameView]) -> dict[int, list[str]]:
+    """Frame -> paths whose large pre-image the disk budget evicted, for these frames (empty
+    without a side store)."""
     budget = checkpoints.budget
-    return budget.evicted() if budget is not None else {}
+    if budget is None:
+        return {}
+    return {u.frame: u.evicted for u in usage(views, budget.large.store) if u.evicted}
 
 
 def _row(f: FrameView, evicted: list[str] | None = None) -> dict[str, Any]:
