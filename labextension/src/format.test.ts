@@ -5,8 +5,10 @@ import {
   budgetText,
   codeLabel,
   compactCount,
+  evictedTooltip,
   formatCost,
   frameCell,
+  frameFiles,
   frameTokens,
   localTime,
   previewLines,
@@ -223,6 +225,22 @@ describe('codeLabel', () => {
   it('keeps a line that just fits', () => {
     expect(codeLabel('a'.repeat(60))).toBe('a'.repeat(60));
     expect(codeLabel('abcde', 5)).toBe('abcde');
+  });
+});
+
+describe('frameFiles', () => {
+  it('counts the files a frame changed', () => {
+    expect(frameFiles(row({ files: 0 }))).toBe('');
+    expect(frameFiles(row({ files: 1 }))).toBe('1 file');
+    expect(frameFiles(row({ files: 3, evicted: [] }))).toBe('3 files');
+  });
+
+  it('says "large files evicted" when the budget evicted a pre-image, and names them in the tooltip', () => {
+    const r = row({ files: 2, evicted: ['data.bin', 'model.pt'] });
+    expect(frameFiles(r)).toBe('2 files, large files evicted');
+    expect(evictedTooltip(r)).toContain('data.bin, model.pt');
+    expect(evictedTooltip(row({ files: 2 }))).toBe('');
+    expect(frameFiles(row({ files: 0, evicted: ['x.npy'] }))).toBe('large files evicted');
   });
 });
 

@@ -103,6 +103,23 @@ export function frameCell(row: IFrameRow): string {
   return row.execution_count === null ? '-' : `In [${row.execution_count}]`;
 }
 
+/** The files column of a timeline row: how many changed, and whether large pre-images are gone. */
+export function frameFiles(row: IFrameRow): string {
+  const files = row.files ? `${row.files} file${row.files === 1 ? '' : 's'}` : '';
+  if (!row.evicted?.length) {
+    return files;
+  }
+  return files ? `${files}, large files evicted` : 'large files evicted';
+}
+
+/** The tooltip of the files column: which evicted paths a rewind cannot restore. */
+export function evictedTooltip(row: IFrameRow): string {
+  if (!row.evicted?.length) {
+    return '';
+  }
+  return `Large files evicted by the disk budget (a rewind restores the rest): ${row.evicted.join(', ')}`;
+}
+
 export function frameTokens(row: IFrameRow): string {
   if (!row.input_tokens && !row.output_tokens) {
     return '';

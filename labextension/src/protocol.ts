@@ -57,6 +57,8 @@ export interface IFrameRow {
   rewound_by?: number | null;
   files: number;
   skipped?: number;
+  /** Paths whose large pre-image the disk budget evicted (absent when none was). */
+  evicted?: string[];
   input_tokens: number;
   output_tokens: number;
 }

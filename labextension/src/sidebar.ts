@@ -14,8 +14,10 @@ import {
   auditWarning,
   budgetText,
   codeLabel,
+  evictedTooltip,
   formatCost,
   frameCell,
+  frameFiles,
   frameTokens,
   localTime,
   previewLines
@@ -245,8 +247,12 @@ export class LogicianSidebar extends Widget {
     top.appendChild(el('span', 'lk-FrameRow-time', localTime(row.time)));
     const outcome = row.status === 'rewound' ? 'rewound' : row.outcome ?? 'running';
     top.appendChild(el('span', `lk-FrameRow-outcome lk-outcome-${outcome}`, outcome));
-    const files = row.files ? `${row.files} file${row.files === 1 ? '' : 's'}` : '';
-    top.appendChild(el('span', 'lk-FrameRow-files', files));
+    const files = el('span', 'lk-FrameRow-files', frameFiles(row));
+    if (row.evicted?.length) {
+      files.classList.add('lk-mod-evicted');
+      files.title = evictedTooltip(row);
+    }
+    top.appendChild(files);
     top.appendChild(el('span', 'lk-FrameRow-tokens', frameTokens(row)));
     node.appendChild(top);
     const bottom = el('div', 'lk-FrameRow-bottom');

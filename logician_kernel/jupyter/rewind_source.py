@@ -10,8 +10,9 @@ import threading
 from typing import Any
 
 from ..runtime import LogicianRuntime
-from ..session.file_checkpoints import RewindError
+from ..session.file_checkpoints import FileCheckpoints, RewindError
 from ..session.frames import FrameView
+from ..session.store_budget import usage
 from ..session.thread_ledger import ProjectionItem
 from . import display as render
 from . import variables_view
@@ -20,6 +21,9 @@ from .widgets import FrameRow, RewindPreview
 
 CODE_SHOWN = 240
 """Characters of a frame's code sent per row: rows stay small however long a cell is."""
+
+EVICTED_SHOWN = 20
+"""Evicted paths sent per row: the row says "large files evicted" and names the first few."""
 
 
 class LedgerRewindSource:
@@ -32,8 +36,11 @@ class LedgerRewindSource:
     # -- the widget --------------------------------------------------------------------------
 
     def rows(self) -> list[FrameRow]:
-        if self.runtime.checkpoints_if_on is None:
+        checkpoints = self.runtime.checkpoints_if_on
+        if checkpoints is None:
             return []
+        active = checkpoints.active_frames()
+        evicted = _evicted(checkpoints, active)
         return [
             FrameRow(
                 frame=f.frame,
@@ -41,10 +48,11 @@ class LedgerRewindSource:
                 time=render.local_time(f.opened_at),
                 label=f.code[:80],
                 outcome=f.outcome or "running",
-                files=render.file_counts(f),
+                files=render.file_counts(f)
+                + (" (large files evicted)" if f.frame in evicted else ""),
                 tokens=f"{f.input_tokens:,}/{f.output_tokens:,}" if f.input_tokens else "-",
             )
-            for f in self.runtime.checkpoints.active_frames()
+            for f in active
         ]
 
     def preview(self, frame: int) -> RewindPreview:
@@ -77,7 +85,9 @@ class LedgerRewindSource:
             return [], 0
         frames = checkpoints.frames()
         ids = sorted(frames, reverse=True)
-        return [_row(frames[i]) for i in ids[offset : offset + limit]], len(ids)
+        shown = [frames[i] for i in ids[offset : offset + limit]]
+        evicted = _evicted(checkpoints, shown)  # only the page's frames: 10,000 stay cheap
+        return [_row(f, evicted.get(f.frame)) for f in shown], len(ids)
 
     def preview_target(self, frame: int | None, cell_id: str | None) -> dict[str, Any]:
         frame_id = self._resolve(frame, cell_id)
@@ -166,8 +176,17 @@ class LedgerRewindSource:
         return item
 
 
-def _row(f: FrameView) -> dict[str, Any]:
-    return {
+def _evicted(checkpoints: FileCheckpoints, views: list[FrameView]) -> dict[int, list[str]]:
+    """Frame -> paths whose large pre-image the disk budget evicted, for these frames (empty
+    without a side store)."""
+    budget = checkpoints.budget
+    if budget is None:
+        return {}
+    return {u.frame: u.evicted for u in usage(views, budget.large.store) if u.evicted}
+
+
+def _row(f: FrameView, evicted: list[str] | None = None) -> dict[str, Any]:
+    row: dict[str, Any] = {
         "frame": f.frame,
         "execution_count": f.execution_count,
         "cell_id": f.cell_id,
@@ -182,3 +201,7 @@ def _row(f: FrameView) -> dict[str, Any]:
         "input_tokens": f.input_tokens,
         "output_tokens": f.output_tokens,
     }
+    if evicted:
+        # Optional, so an older extension (and frames with nothing evicted) see the same row.
+        row["evicted"] = evicted[:EVICTED_SHOWN]
+    return row

@@ -145,6 +145,9 @@ class LargeFiles:
     """While set (a frame's post-snapshot), changed files are only noted in `pending`: their
     copies are made by `finish_pending`, off the cell's path."""
     pending: dict[str, PathState] = field(default_factory=dict)
+    clones: dict[str, tuple[Fingerprint, Path]] = field(default_factory=dict)
+    """Path -> a reflink taken when the frame closed (the content at that moment), keyed and
+    stored by `finish_pending`: the frame closes without reading the file."""
 
     def __post_init__(self) -> None:
         self.store.sweep()
@@ -174,6 +177,8 @@ class LargeFiles:
             return PathState.large(mode, known[1], fp)
         if self.defer:
             self.pending[path] = PathState.large(mode, None, fp)
+            if not sqlite:
+                self._clone_now(path, full, fp)
             return self.pending[path]
         try:
             reason = self._room_for(st.st_size)
@@ -190,6 +195,42 @@ class LargeFiles:
                 if key is None:
                     return PathState.uncaptured("unstable", fp)
         except (OSError, sqlite3.Error) as exc:
+            self.notices.append(f"Logician: could not capture {path}: {exc}")
+            return PathState.uncaptured("unstable", fp)
+        self.known[path] = (fp, key)
+        self.seen[(path, fp)] = key
+        return PathState.large(mode, key, fp)
+
+    def _clone_now(self, path: str, full: Path, fp: Fingerprint) -> None:
+        """Reflink a changed file as its frame closes (milliseconds, whatever its size); kept
+        only if no other process is writing it and it did not change while cloned."""
+        old = self.clones.pop(path, None)
+        if old is not None:
+            self.store.discard(old[1])
+        if self.store.reflinks is False:
+            return
+        try:
+            clone = self.store.clone(full)
+            if clone is None:
+                return
+            after = content_fingerprint(full, os.stat(full), False)
+        except OSError:
+            return  # `finish_pending` copies it the ordinary way and reports what fails
+        if after != fp or open_by_others([full]).get(full):
+            self.store.discard(clone)
+            return
+        self.clones[path] = (fp, clone)
+
+    def _adopt(self, path: str, mode: str, fp: Fingerprint, clone: Path, size: int) -> PathState:
+        """Key a frame-close clone and keep it (or drop it: same content stored, or no room)."""
+        try:
+            reason = self._room_for(size)
+            if reason is not None:
+                self.store.discard(clone)
+                return PathState.uncaptured(reason, fp)
+            key = self.store.adopt(clone)
+        except OSError as exc:
+            self.store.discard(clone)
             self.notices.append(f"Logician: could not capture {path}: {exc}")
             return PathState.uncaptured("unstable", fp)
         self.known[path] = (fp, key)
@@ -266,20 +307,31 @@ class LargeFiles:
         """Make the copies a post-snapshot deferred, filling in that snapshot's entries (it is
         the next frame's pre-snapshot, whose pre-images these are)."""
         pending, self.pending = self.pending, {}
+        clones, self.clones = self.clones, {}
         for path, noted in pending.items():
+            clone = clones.pop(path, None)
             if large.get(path) is not noted:
+                if clone is not None:
+                    self.store.discard(clone[1])
                 continue  # a later snapshot already judged this path
-            try:
-                st = os.lstat(self.workspace / path)
-            except OSError:
-                del large[path]
-                continue
-            state = self.capture(path, st)
+            if clone is not None:
+                # the content as the frame closed, whatever happened to the file since
+                fp, copy = clone
+                state = self._adopt(path, noted.mode or "100644", fp, copy, fp.size)
+            else:
+                try:
+                    st = os.lstat(self.workspace / path)
+                except OSError:
+                    del large[path]
+                    continue
+                state = self.capture(path, st)
             if state.kind == "large":
                 large[path] = state
             else:
                 del large[path]
                 uncaptured[path] = (state.reason or "unstable", state.fingerprint)  # type: ignore[assignment]
+        for _, copy in clones.values():
+            self.store.discard(copy)
 
     # -- reading back ------------------------------------------------------------------------
 

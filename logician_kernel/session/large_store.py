@@ -19,8 +19,9 @@ import fcntl
 import json
 import os
 import shutil
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,9 @@ HASH_NAME = "x3"
 
 CHUNK = 8 << 20
 """Bytes per read of a streamed copy: big enough for full-speed I/O, small enough to be cheap."""
+HASH_CHUNK = 1 << 20
+"""Bytes per read while hashing: a chunk that stays in the CPU cache between the read and the
+hash (200 MB keyed in 24 ms vs 35 ms with 8 MB chunks here)."""
 FICLONE = 0x40049409
 """The Linux ioctl that makes a file share another's extents (`cp --reflink`)."""
 
@@ -97,29 +101,67 @@ class LargeFileStore:
     def put(self, source: Path) -> str:
         """Store the bytes of `source` (a regular file); its key. The same content is stored
         once. Raises OSError (the source vanished or the disk is full) - nothing is left behind."""
+        clone = self.clone(source)
+        if clone is not None:
+            return self.adopt(clone)  # hash the clone: it cannot change under us
         self.ensure()
-        tmp = self.tmp / f"in-{os.getpid()}-{time.monotonic_ns()}"
+        tmp = self._tmp_name("in")
         try:
             with open(source, "rb") as src, open(tmp, "wb") as dst:
                 size = os.fstat(src.fileno()).st_size
-                if _clone(src.fileno(), dst.fileno(), self):
-                    key = _key_of(dst.name, size)  # hash the clone: it cannot change under us
-                else:
-                    # Hash first: content already stored costs one read and no copy. The caller
-                    # checks the source's fingerprint around this, so a change in between shows.
-                    key = _key_of(source, size)
-                    if not self.has(key):
-                        _copy_range(src, dst)
+                # Key and copy at once, on two cores (the copy stays in the kernel, the hash
+                # releases the GIL): 96 vs 124 ms for 200 MB here. Content already stored costs
+                # a copy that is dropped. The caller checks the source's fingerprint around
+                # this, so a change in between shows.
+                key = _key_while(source, size, lambda: _copy_range(src, dst))
             if tmp.stat().st_size != size and not self.has(key):
                 raise LargeStoreError(errno.EAGAIN, f"{source} changed size while it was copied")
-            final = self._path(key)
-            if not final.exists():
-                private_dir(final.parent)
-                os.chmod(tmp, 0o400)  # objects are immutable; a stray write fails loudly
-                os.replace(tmp, final)
+            self._install(tmp, key)
             return key
         finally:
             tmp.unlink(missing_ok=True)
+
+    def clone(self, source: Path) -> Path | None:
+        """A reflink of `source` in the temporary area (a consistent copy that costs no data
+        blocks until one side changes), or None where the file system cannot share extents.
+        The caller `adopt`s or `discard`s it."""
+        if self.reflinks is False:
+            return None
+        self.ensure()
+        tmp = self._tmp_name("cl")
+        try:
+            with open(source, "rb") as src, open(tmp, "wb") as dst:
+                if _clone(src.fileno(), dst.fileno(), self):
+                    return tmp
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        tmp.unlink(missing_ok=True)
+        return None
+
+    def adopt(self, clone: Path) -> str:
+        """Key a `clone` and move it into the store (dropped if that content is stored already)."""
+        try:
+            key = _key_of(clone, os.stat(clone).st_size)
+            self._install(clone, key)
+            return key
+        finally:
+            clone.unlink(missing_ok=True)
+
+    @staticmethod
+    def discard(clone: Path) -> None:
+        clone.unlink(missing_ok=True)
+
+    def _tmp_name(self, kind: str) -> Path:
+        # `<kind>-<pid>-<n>`: `sweep` removes those of kernels that died
+        return self.tmp / f"{kind}-{os.getpid()}-{time.monotonic_ns()}"
+
+    def _install(self, tmp: Path, key: str) -> None:
+        final = self._path(key)
+        if not final.exists():
+            private_dir(final.parent)
+            os.chmod(tmp, 0o400)  # objects are immutable; a stray write fails loudly
+            os.replace(tmp, final)
 
     # -- restore -----------------------------------------------------------------------------
 
@@ -215,10 +257,31 @@ def _copy_plain(src, tmp: Path, store: LargeFileStore) -> None:  # type: ignore[
             _copy_range(src, dst)
 
 
+def _key_while(path: Path, size: int, copy: Callable[[], None]) -> str:
+    """The key of `path`, computed in a second thread while `copy` runs in this one."""
+    box: dict[str, str | BaseException] = {}
+
+    def keyer() -> None:
+        try:
+            box["key"] = _key_of(path, size)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=keyer, name="logician-large-key", daemon=True)
+    thread.start()
+    try:
+        copy()
+    finally:
+        thread.join()
+    if isinstance(error := box.get("error"), BaseException):
+        raise error
+    return str(box["key"])
+
+
 def _key_of(path: Path | str, size: int) -> str:
     hasher = _hasher()
     with open(path, "rb") as fh:
-        buf = bytearray(CHUNK)
+        buf = bytearray(HASH_CHUNK)
         view = memoryview(buf)
         while n := fh.readinto(buf):
             hasher.update(view[:n])

@@ -193,6 +193,45 @@ def test_rewind_from_the_sidebar_restores_the_file_and_greys_the_cell(
     )
 
 
+def test_a_frame_whose_large_files_were_evicted_says_so_in_the_timeline(
+    browser: Any, tmp_path: Path
+) -> None:
+    # Its own server: a tiny disk budget (1 MB, files over 100 kB to the side store, only the
+    # newest frame protected), so the fourth 300 kB version evicts frame 2's pre-image.
+    root, home = tmp_path / "root", tmp_path / "home"
+    root.mkdir()
+    write = "open('f.bin', 'wb').write(bytes([{v}]) * 300_000)"
+    # the last cell's frame opens after v4's background copy (and its eviction) is done
+    write_notebook(root / "evict.ipynb", [*(write.format(v=v) for v in (1, 2, 3, 4)), "x = 1"],
+                   ids=["v1", "v2", "v3", "v4", "after"])  # fmt: skip
+    env = {"LOGICIAN_CHECKPOINTS__LARGE_FILE_BYTES": "100000",
+           "LOGICIAN_CHECKPOINTS__MAX_STORE_BYTES": "1000000",
+           "LOGICIAN_CHECKPOINTS__KEEP_RECENT_FRAMES": "1"}  # fmt: skip
+    with LabServer(root, home, env=env) as server:
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        try:
+            open_notebook(page, server, "evict.ipynb")
+            sidebar = open_sidebar(page)
+            page.wait_for_selector('#logician-sidebar[data-state="ready"]')
+            for i in range(5):
+                run_cell(page, i)
+                wait_executed(page, i)
+            files = sidebar.locator('.lk-FrameRow[data-cell-id="v2"] .lk-FrameRow-files')
+            files.wait_for()
+            page.wait_for_function(
+                "(el) => el.textContent.includes('large files evicted')",
+                arg=files.element_handle(),
+                timeout=30_000,
+            )
+            assert "f.bin" in (files.get_attribute("title") or "")
+            v3 = sidebar.locator('.lk-FrameRow[data-cell-id="v3"] .lk-FrameRow-files')
+            assert "evicted" not in v3.inner_text()
+            page.screenshot(path=str(ARTIFACTS / "timeline-large-files-evicted.png"))
+        finally:
+            context.close()
+
+
 def test_approve_an_agent_tool_call_from_the_sidebar(page: Any, lab: LabServer) -> None:
     approved = lab.root / "agent" / "approved.txt"
     open_notebook(page, lab, "agent/lab-approval.ipynb")

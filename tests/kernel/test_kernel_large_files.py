@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from kernel_harness import Kernel
+from test_kernel_approvals import Sidebar, create_subshell
+from test_kernel_comm import valid
 
 pytestmark = pytest.mark.kernel
 
@@ -155,6 +157,14 @@ def test_a_tiny_budget_evicts_the_oldest_pre_images_and_says_so(
         frames = k.run("%logician frames").text.splitlines()
         marked = [ln.split()[0] for ln in frames if "large files evicted" in ln]
         assert marked == ["2"], frames
+        # The sidebar's rows (the `logician` comm) say the same, naming the evicted path.
+        sidebar = Sidebar(k, create_subshell(k))
+        sidebar.send({"type": "frames.list", "offset": 0, "limit": 10, "id": "l"})
+        listed = sidebar.wait_for("frames")
+        rows = listed["rows"]
+        assert {r["frame"] for r in rows} >= {1, 2, 3, 4}, rows
+        assert {r["frame"]: r["evicted"] for r in rows if "evicted" in r} == {2: ["f.bin"]}, rows
+        valid([listed])
 
         storage = k.run("%logician storage").text
         assert "budget 1.0 MB" in storage, storage

@@ -122,3 +122,35 @@ def test_half_made_objects_of_a_dead_kernel_are_swept(tmp_path: Path) -> None:
     (store.tmp / f"in-{os.getpid()}-2").write_bytes(b"ours, in progress")
     store.sweep()
     assert [p.name for p in store.tmp.iterdir()] == [f"in-{os.getpid()}-2"]
+
+
+def test_with_reflinks_the_frame_keeps_the_content_it_closed_with(session, monkeypatch) -> None:
+    # This file system has no reflinks: a byte copy stands in for FICLONE, so the path a
+    # reflink takes (clone as the frame closes, key and store the clone afterwards) runs.
+    from logician_kernel.session import large_store
+
+    def clone(src_fd: int, dst_fd: int, store: LargeFileStore) -> bool:
+        os.write(dst_fd, os.pread(src_fd, 1 << 20, 0))
+        store.reflinks = True
+        return True
+
+    monkeypatch.setattr(large_store, "_clone", clone)
+    cp = session.checkpoints
+    store = cp.budget.large.store
+    v1, v2 = os.urandom(3000), os.urandom(3000)
+    frame(session, lambda ws: (ws / "big.bin").write_bytes(v1))
+    # Rewritten outside any frame before the background capture ran: the frame still keeps v1.
+    (session.workspace / "big.bin").write_bytes(v2)
+    cp.settle()
+    keys = {o.key for o in store.list()}
+    (session.workspace / "v1").write_bytes(v1)
+    assert hash_file(session.workspace / "v1") in keys
+    (session.workspace / "v1").unlink()
+    # The same content again is stored once: the clone is dropped after hashing.
+    frame(session, lambda ws: (ws / "big.bin").write_bytes(v1))
+    cp.settle()
+    assert {o.key for o in store.list()} >= keys and len(list(store.list())) == len(keys) + 1
+    assert not list(store.tmp.iterdir())
+    closed = frame(session, lambda ws: (ws / "big.bin").write_bytes(b"small"))
+    cp.rewind(closed.frame)
+    assert (session.workspace / "big.bin").read_bytes() == v1

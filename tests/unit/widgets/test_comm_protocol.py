@@ -101,3 +101,13 @@ def test_the_schema_describes_what_the_extension_sends() -> None:
         assert not list(FRONTEND_SIDE.iter_errors(request)), request
     bad = {"v": 1, "type": "frames.rewind", "frame": 3, "cell_id": "both"}
     assert list(FRONTEND_SIDE.iter_errors(bad))
+
+
+def test_a_frame_row_may_name_its_evicted_large_files() -> None:
+    row = {"frame": 2, "execution_count": 2, "cell_id": None, "code": "x", "time": "t",
+           "outcome": "completed", "status": "active", "files": 1,
+           "input_tokens": 0, "output_tokens": 0}  # fmt: skip
+    page = {"v": 1, "type": "frames", "total": 1, "offset": 0}
+    assert not list(KERNEL_SIDE.iter_errors({**page, "rows": [row]}))
+    assert not list(KERNEL_SIDE.iter_errors({**page, "rows": [{**row, "evicted": ["f.bin"]}]}))
+    assert list(KERNEL_SIDE.iter_errors({**page, "rows": [{**row, "evicted": "f.bin"}]}))
