@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import websocket
+from kernel_harness import clean_env
 
 
 def free_port() -> int:
@@ -40,7 +41,11 @@ class Gateway:
     def start(self) -> Gateway:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
-        env = {**os.environ, "KG_ENV_PROCESS_WHITELIST": ",".join(self.forward)}
+        # No real key or Logician setting of the developer's reaches the gateway's kernels; the
+        # suite's isolated user-config directory does.
+        env = clean_env(KG_ENV_PROCESS_WHITELIST=",".join(self.forward))
+        if "LOGICIAN_CONFIG_DIR" in os.environ:
+            env["LOGICIAN_CONFIG_DIR"] = os.environ["LOGICIAN_CONFIG_DIR"]
         self.log = self.launch_dir / "gateway.log"
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(

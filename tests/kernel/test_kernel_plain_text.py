@@ -7,7 +7,6 @@ constructor repr.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -18,7 +17,7 @@ from queue import Empty
 from typing import Any
 
 import pytest
-from kernel_harness import Kernel
+from kernel_harness import Kernel, clean_env
 from loopback import LoopbackServer
 from test_kernel_agent import text_reply, tool_reply
 
@@ -151,9 +150,7 @@ def test_text_exports_of_an_executed_agent_notebook_read_as_text(tmp_path: Path)
     shipped = Path(__file__).parents[2] / "notebooks"
     shutil.copy(shipped / "02-agent.ipynb", tmp_path / "02-agent.ipynb")
     shutil.copytree(shipped / "recordings", tmp_path / "recordings")
-    env = {**os.environ, "LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
-    env.pop("JPY_SESSION_NAME", None)
-    env.pop("LOGICIAN_THREAD", None)
+    env = clean_env(LOGICIAN_CONFIG_DIR=str(tmp_path / "cfg"))  # no real key, no thread
     bin_dir = Path(sys.executable).parent
     run = subprocess.run([str(bin_dir / "logician"), "run", "02-agent.ipynb", "-o", "done.ipynb"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
