@@ -12,6 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from kernel_harness import git, make_kernel_env  # noqa: E402
+from loopback import LoopbackServer  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -53,3 +54,10 @@ def workspace(tmp_path: Path) -> Path:
 @pytest.fixture
 def kernel_env(tmp_path: Path) -> dict[str, str]:
     return make_kernel_env(tmp_path)
+
+
+@pytest.fixture
+def server():
+    """A scripted model server on loopback (tests/loopback.py), for the agent's tests."""
+    with LoopbackServer() as s:
+        yield s

@@ -380,3 +380,15 @@ def vllm_models(name: str, max_model_len: int) -> dict[str, Any]:
     """vLLM's `GET /v1/models` (vllm/entrypoints/openai/protocol.py `ModelCard`)."""
     return {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "vllm",
                                         "root": name, "max_model_len": max_model_len}]}  # fmt: skip
+
+
+def tool_reply(call_id: str, name: str, arguments: dict[str, Any]) -> Reply:
+    """An OpenAI-style streamed reply asking for one tool call, its arguments whole."""
+    chunks = openai_chunks(tool=(call_id, name, [json.dumps(arguments)]), finish="tool_calls")
+    return Reply(pieces=[sse(*chunks, done=True)])
+
+
+def text_reply(*pieces: str, delay: float = 0.0) -> Reply:
+    """An OpenAI-style streamed text answer, one delta per piece."""
+    return Reply(pieces=[sse(c) for c in openai_chunks(text=list(pieces))] + [b"data: [DONE]\n\n"],
+                 delay=delay)  # fmt: skip

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from kernel_harness import Kernel
-from loopback import LoopbackServer, Reply, openai_chunks, split_every, sse
+from loopback import LoopbackServer, Reply, openai_chunks, split_every, sse, text_reply
 
 pytestmark = pytest.mark.kernel
 
@@ -18,17 +18,6 @@ def tool_reply(call_id: str, name: str, arguments: dict) -> Reply:
     fragments = [args[i : i + 7] for i in range(0, len(args), 7)]  # many small deltas
     chunks = openai_chunks(tool=(call_id, name, fragments), finish="tool_calls")
     return Reply(pieces=split_every(sse(*chunks, done=True), 13))  # SSE split mid-event
-
-
-def text_reply(*pieces: str, delay: float = 0.0) -> Reply:
-    return Reply(pieces=[sse(c) for c in openai_chunks(text=list(pieces))] + [b"data: [DONE]\n\n"],
-                 delay=delay)  # fmt: skip
-
-
-@pytest.fixture
-def server():
-    with LoopbackServer() as s:
-        yield s
 
 
 @pytest.fixture

@@ -17,12 +17,6 @@ pytestmark = pytest.mark.kernel
 
 
 @pytest.fixture
-def server():
-    with LoopbackServer() as s:
-        yield s
-
-
-@pytest.fixture
 def env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
     return {
         **kernel_env,

@@ -19,12 +19,6 @@ THOUGHT = "The user wants both files; I will read them in parallel."
 
 
 @pytest.fixture
-def server():
-    with LoopbackServer() as s:
-        yield s
-
-
-@pytest.fixture
 def agent_env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
     env = dict(kernel_env)
     env.update(

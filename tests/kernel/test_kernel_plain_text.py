@@ -49,12 +49,6 @@ def plain_texts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 @pytest.fixture
-def server():
-    with LoopbackServer() as s:
-        yield s
-
-
-@pytest.fixture
 def env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
     return {
         **kernel_env,

@@ -26,12 +26,6 @@ CELL_TOKEN = "ghp_plantedcelltoken0123456789abcd"
 PLANTED = (API_KEY, DB_PASSWORD, ENV_TOKEN, CELL_TOKEN, "planted-db-password")
 
 
-@pytest.fixture
-def server():
-    with LoopbackServer() as s:
-        yield s
-
-
 def _user_config(env: dict[str, str], text: str) -> None:
     user_dir = Path(env["LOGICIAN_CONFIG_DIR"])
     user_dir.mkdir(parents=True, exist_ok=True)

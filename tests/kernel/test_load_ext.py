@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from kernel_harness import Kernel
-from loopback import LoopbackServer, Reply, openai_chunks, sse
+from loopback import LoopbackServer, text_reply, tool_reply
 
 pytestmark = pytest.mark.kernel
 
@@ -21,21 +21,6 @@ HOOKS = (
     " len(ip.input_transformers_cleanup), 'logician' in ip.magics_manager.magics['line'],"
     " 'logician' in ip.magics_manager.magics['cell'])"
 )
-
-
-def tool_reply(call_id: str, name: str, arguments: dict) -> Reply:
-    chunks = openai_chunks(tool=(call_id, name, [json.dumps(arguments)]), finish="tool_calls")
-    return Reply(pieces=[sse(*chunks, done=True)])
-
-
-def text_reply(text: str) -> Reply:
-    return Reply(pieces=[sse(c) for c in openai_chunks(text=[text])] + [b"data: [DONE]\n\n"])
-
-
-@pytest.fixture
-def server():
-    with LoopbackServer() as s:
-        yield s
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from kernel_harness import Kernel
-from loopback import LoopbackServer, Reply, openai_chunks, sse
+from loopback import LoopbackServer, Reply, openai_chunks, sse, text_reply
 
 pytestmark = pytest.mark.kernel
 
@@ -22,16 +22,6 @@ def python_call(call_id: str, code: str) -> Reply:
     args = json.dumps({"code": code})
     chunks = openai_chunks(tool=(call_id, "python", [args]), finish="tool_calls")
     return Reply(pieces=[sse(*chunks, done=True)])
-
-
-def text_reply(text: str) -> Reply:
-    return Reply(pieces=[sse(c) for c in openai_chunks(text=[text])] + [b"data: [DONE]\n\n"])
-
-
-@pytest.fixture
-def server():
-    with LoopbackServer() as s:
-        yield s
 
 
 def tool_messages(server: LoopbackServer) -> list[str]:

@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from kernel_harness import clean_env, git
-from loopback import LoopbackServer, Reply, openai_chunks, sse
+from loopback import LoopbackServer, text_reply, tool_reply
 
 SCRIPT = r"""
 import json, sys
@@ -47,21 +46,6 @@ out = {
 session.close()
 print(json.dumps(out))
 """
-
-
-def tool_reply(call_id: str, name: str, arguments: dict) -> Reply:
-    chunks = openai_chunks(tool=(call_id, name, [json.dumps(arguments)]), finish="tool_calls")
-    return Reply(pieces=[sse(*chunks, done=True)])
-
-
-def text_reply(text: str) -> Reply:
-    return Reply(pieces=[sse(c) for c in openai_chunks(text=[text])] + [b"data: [DONE]\n\n"])
-
-
-@pytest.fixture
-def server():
-    with LoopbackServer() as s:
-        yield s
 
 
 def test_a_script_runs_approves_compacts_and_rewinds_without_jupyter(
