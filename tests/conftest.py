@@ -61,3 +61,18 @@ def server():
     """A scripted model server on loopback (tests/loopback.py), for the agent's tests."""
     with LoopbackServer() as s:
         yield s
+
+
+@pytest.fixture
+def agent_env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
+    """A kernel environment whose agent talks to `server`, in full-auto: for tests about the
+    loop, not approvals (test_kernel_approvals.py is)."""
+    env = dict(kernel_env)
+    env.update(
+        LOGICIAN_MODEL__PROVIDER="openai",
+        LOGICIAN_MODEL__NAME="loop-model",
+        LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
+        OPENAI_API_KEY="test-key-not-secret",
+        LOGICIAN_PERMISSIONS__MODE="full-auto",
+    )
+    return env

@@ -20,20 +20,6 @@ def tool_reply(call_id: str, name: str, arguments: dict) -> Reply:
     return Reply(pieces=split_every(sse(*chunks, done=True), 13))  # SSE split mid-event
 
 
-@pytest.fixture
-def agent_env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
-    env = dict(kernel_env)
-    env.update(
-        LOGICIAN_MODEL__PROVIDER="openai",
-        LOGICIAN_MODEL__NAME="loop-model",
-        LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
-        OPENAI_API_KEY="test-key-not-secret",
-        # These tests are about the loop, not approvals (test_kernel_approvals.py is).
-        LOGICIAN_PERMISSIONS__MODE="full-auto",
-    )
-    return env
-
-
 def messages_sent(server: LoopbackServer, index: int = -1) -> list[dict]:
     return server.requests[index].body["messages"]
 

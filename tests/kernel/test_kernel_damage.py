@@ -14,19 +14,6 @@ from loopback import LoopbackServer, text_reply, tool_reply
 pytestmark = pytest.mark.kernel
 
 
-@pytest.fixture
-def agent_env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
-    env = dict(kernel_env)
-    env.update(
-        LOGICIAN_MODEL__PROVIDER="openai",
-        LOGICIAN_MODEL__NAME="loop-model",
-        LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
-        OPENAI_API_KEY="test-key-not-secret",
-        LOGICIAN_PERMISSIONS__MODE="full-auto",
-    )
-    return env
-
-
 def processes_running(marker: str) -> list[int]:
     """Live (not zombie) processes whose command line holds `marker`."""
     found = []
