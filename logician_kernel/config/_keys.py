@@ -149,9 +149,15 @@ def _index() -> dict[KeyPath, FieldSpec]:
     return out
 
 
+_PROFILE_TABLE = FieldSpec(("profiles", WILDCARD), "section", dict, None, None, False)
+
+
 def lookup(path: Sequence[str]) -> FieldSpec | None:
-    """The spec for a concrete path, matching mapping keys against `*`; None if unknown."""
+    """The spec for a concrete path, matching mapping keys against `*`; None if unknown.
+    Inside `profiles.NAME` every key is the settings key of the same name."""
     index = _index()
+    if len(path) >= 2 and path[0] == "profiles":
+        return _PROFILE_TABLE if len(path) == 2 else lookup(path[2:])
     pattern: KeyPath = ()
     for part in path:
         parent = index.get(pattern) if pattern else None

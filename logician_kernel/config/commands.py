@@ -86,7 +86,9 @@ def _layer_rows(cfg: EffectiveConfig) -> list[tuple[str, str, str]]:
     for name in LAYER_ORDER:
         layer = cfg.layer(name)
         source = str(layer.path) if layer.path else layer.title
-        if name == "env":
+        if name == "profile":
+            source = _profile_source(cfg, layer)
+        elif name == "env":
             source = f"{len(layer.env_names)} LOGICIAN_* variable(s)"
         elif name == "session":
             count = sum(1 for path, _ in _leaves(dict(layer.data), ()) if path)
@@ -95,12 +97,24 @@ def _layer_rows(cfg: EffectiveConfig) -> list[tuple[str, str, str]]:
             status = "LEFT OUT (see notices)"
         elif name == "project" and layer.exists and not cfg.trusted:
             status = "NOT APPLIED (workspace not trusted)"
+        elif name == "profile" and not layer.exists:
+            status = "none selected"
         elif not layer.exists:
             status = "not found"
         else:
             status = "applied"
         rows.append((name, source, status))
     return rows
+
+
+def _profile_source(cfg: EffectiveConfig, layer: Layer) -> str:
+    """Which profile applies, the files defining it, and who selected it."""
+    if layer.profile is None:
+        return "(set `profile`, LOGICIAN_PROFILE or %%logician --profile NAME)"
+    files = " and ".join(str(origin.path) for origin in layer.origins)
+    selector = cfg.provenance("profile")
+    by = cfg.layer(selector).where(("profile",))
+    return f"{layer.profile}, defined in {files}; selected by {by}"
 
 
 def _api_key_line(cfg: EffectiveConfig) -> tuple[str, bool]:
