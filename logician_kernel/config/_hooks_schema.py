@@ -39,20 +39,21 @@ class HookSettings(BaseModel):
     )
     """Run before each tool call the permission gate allowed, with `tool`, `arguments`,
     `call_id`, `workspace` and `thread`. Exit code 2 denies the call: the command's stderr is
-    the reason the model is given. Any other failure is reported and the call goes on."""
+    the reason the model is given. Any other failure is reported and the call goes on.
+    Merge rule: union - every layer's commands run, lowest layer first."""
 
     post_tool: tuple[Command, ...] = Field(default=(), json_schema_extra=UNION)
     """Run after each tool call's result is recorded; the event adds `result` (`content`,
-    bounded, and `is_error`)."""
+    bounded, and `is_error`). Merge rule: union."""
 
     run_start: tuple[Command, ...] = Field(default=(), json_schema_extra=UNION)
-    """Run when an agent run starts, with its `prompt` and `model`."""
+    """Run when an agent run starts, with its `prompt` and `model`. Merge rule: union."""
 
     run_end: tuple[Command, ...] = Field(
         default=(), examples=[["ruff check --fix"]], json_schema_extra=UNION
     )
     """Run when an agent run ends, with its `outcome` (`status`, `detail`), `turns` and
-    `tool_calls`."""
+    `tool_calls`. Merge rule: union."""
 
     timeout_seconds: float = Field(default=30.0, gt=0)
     """Seconds one hook command may run; then its whole process group is killed, the failure

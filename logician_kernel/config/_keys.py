@@ -142,14 +142,15 @@ def _walk(model: type[BaseModel], prefix: KeyPath, out: dict[KeyPath, FieldSpec]
             out[path] = FieldSpec(path, "leaf", info.annotation, info, merge, restart)  # type: ignore[arg-type]
 
 
+_PROFILE_TABLE = FieldSpec(("profiles", WILDCARD), "section", dict, None, None, False)
+
+
 @cache
 def _index() -> dict[KeyPath, FieldSpec]:
     out: dict[KeyPath, FieldSpec] = {}
     _walk(LogicianSettings, (), out)
+    out[_PROFILE_TABLE.path] = _PROFILE_TABLE  # its keys are the settings' own (see lookup)
     return out
-
-
-_PROFILE_TABLE = FieldSpec(("profiles", WILDCARD), "section", dict, None, None, False)
 
 
 def lookup(path: Sequence[str]) -> FieldSpec | None:
