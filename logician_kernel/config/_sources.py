@@ -176,8 +176,9 @@ def _lookalike(var: str) -> str | None:
 
 
 def read_env_layer(env: Mapping[str, str]) -> Layer:
-    """`LOGICIAN_<SECTION>__<KEY>=value` variables. Values are TOML literals when they parse
-    as one the field accepts, else plain strings."""
+    """`LOGICIAN_<SECTION>__<KEY>=value` variables, and `LOGICIAN_PROFILE` (the top-level
+    `profile`). Values are TOML literals when they parse as one the field accepts, else plain
+    strings."""
     data: dict[str, Any] = {}
     names: dict[KeyPath, str] = {}
     problems: list[str] = []

@@ -6,6 +6,8 @@ hooks never run until allowed, and a profile applies for one cell or for the ses
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -117,5 +119,83 @@ def test_a_profile_for_one_cell_for_the_session_and_an_unknown_one(
         assert server.requests[2].body.get("temperature") == 0.1
         assert json.loads(k.run("%logician config show --json").text.strip())["settings"][
             "model.temperature"]["layer"] == "profile"  # fmt: skip
+    finally:
+        k.shutdown()
+
+
+def _alive(marker: str) -> list[int]:
+    """Live (non-zombie) processes whose command line holds `marker`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def _wait_for(predicate, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def test_run_start_gets_its_event_and_a_hanging_hook_times_out_in_the_cell(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer, user_dir: Path
+) -> None:
+    (user_dir / "config.toml").write_text(
+        "[hooks]\ntimeout_seconds = 1\n"
+        'run_start = ["cat > run-start.json"]\n'
+        'pre_tool = ["sleep 61.75 & sleep 61.75"]\n'
+    )
+    server.script(tool_reply("c1", "bash", {"command": "echo went on > on.txt"}),
+                  text_reply("Done."))  # fmt: skip
+    k = Kernel(workspace, agent_env)
+    try:
+        r = k.run("%%logician\nGo on.")
+        assert r.status == "ok", r.text
+        assert "⚠ pre_tool hook `sleep 61.75 & sleep 61.75` timed out: still running after 1 s" \
+            in r.stdout
+        assert (workspace / "on.txt").read_text() == "went on\n"  # the call still ran
+        assert "completed" in r.stdout
+        assert _alive("61.75") == []
+        event = json.loads((workspace / "run-start.json").read_text())
+        assert event["event"] == "run_start" and event["prompt"] == "Go on."
+        assert event["thread"] == "test-thread" and event["model"] == "loop-model"
+        assert "timed_out" in k.run("%logician hooks").text
+    finally:
+        k.shutdown()
+
+
+def test_an_interrupt_or_a_killed_kernel_ends_a_running_hook(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer, user_dir: Path
+) -> None:
+    (user_dir / "config.toml").write_text(
+        '[hooks]\npre_tool = ["touch hook.flag; sleep 62.5 & sleep 62.5"]\n'
+    )
+    server.script(tool_reply("c1", "bash", {"command": "echo no > no.txt"}),
+                  tool_reply("c2", "bash", {"command": "echo no > no.txt"}))  # fmt: skip
+    k = Kernel(workspace, agent_env)
+    try:
+        msg_id = k.send("%%logician\nTry it.")
+        _wait_for(lambda: (workspace / "hook.flag").exists() and len(_alive("62.5")) >= 2)
+        k.km.interrupt_kernel()
+        r = k.collect(msg_id, timeout=30)
+        assert r.reply["ename"] == "KeyboardInterrupt"
+        _wait_for(lambda: _alive("62.5") == [], timeout=10)
+        assert not (workspace / "no.txt").exists()  # the call never ran
+        (workspace / "hook.flag").unlink()
+        k.send("%%logician\nAgain.")
+        _wait_for(lambda: (workspace / "hook.flag").exists() and len(_alive("62.5")) >= 2)
+        k.kill9()  # the guard process ends the hook's group with the kernel
+        _wait_for(lambda: _alive("62.5") == [], timeout=10)
+        assert not (workspace / "no.txt").exists()
+        k.start_again()
     finally:
         k.shutdown()
