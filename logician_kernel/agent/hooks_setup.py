@@ -16,6 +16,7 @@ from ..config._hooks_schema import HOOK_EVENTS
 from ..loop.command_hooks import CommandHooks, HookLog
 from ..policy import AuditLog
 from ..runtime import LogicianRuntime
+from ..session.redact import redact
 
 __all__ = ["build_hooks", "hooks_report"]
 
@@ -89,11 +90,12 @@ def hooks_report(config: EffectiveConfig, log: HookLog) -> str:
             result = "not run yet" if last is None else (
                 f"last: {last.status} ({last.detail}) at {last.time}, {last.seconds:.2f} s"
             )  # fmt: skip
-            lines.append(f"  {point:<10} {command}  [{layers.get((point, command), '?')}]  {result}")
+            layer = layers.get((point, command), "?")
+            lines.append(f"  {point:<10} {redact(command)}  [{layer}]  {result}")
     held = list(_held(config))
     out = [f"hooks (timeout {settings.timeout_seconds:g} s each):"]
     out += lines or ["  none configured (set [hooks] pre_tool / post_tool / run_start / run_end)"]
     if held:
         out.append("held back from the project file:")
-        out += [f"  {key:<10} {command}  - {why}" for key, command, why in held]
+        out += [f"  {key:<10} {redact(command)}  - {why}" for key, command, why in held]
     return "\n".join(out)

@@ -160,14 +160,14 @@ class CommandHooks(Hooks):
         self._remember(point, command, status, detail, done)
         if status == "ok":
             return
-        self._report(HookReported(hook=point, command=command, status=status, detail=detail,
-                                  call_id=call.id if call else ""))  # fmt: skip
+        self._report(HookReported(hook=point, command=self._shown(command), status=status,
+                                  detail=detail, call_id=call.id if call else ""))  # fmt: skip
         self._audit(point, command, call, allowed=True, resolution="hook:failed",
                     note=f"{status}: {detail}")  # fmt: skip
 
     def _denied(self, command: str, call: ToolCall, reason: str, done: HookProcess) -> None:
         self._remember("pre_tool", command, "denied", reason, done)
-        self._report(HookReported(hook="pre_tool", command=command, status="denied",
+        self._report(HookReported(hook="pre_tool", command=self._shown(command), status="denied",
                                   detail=reason, call_id=call.id))  # fmt: skip
         self._audit("pre_tool", command, call, allowed=False, resolution="hook:deny", note=reason)
 
@@ -176,6 +176,10 @@ class CommandHooks(Hooks):
     ) -> None:
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self.log.last[(point, command)] = HookResult(status, detail, now, done.seconds)
+
+    def _shown(self, command: str) -> str:
+        # A command line may carry a token (`curl -H "Authorization: Bearer ..."`).
+        return redact(command, self.secrets)
 
     def _report(self, event: HookReported) -> None:
         if self.emit is not None:
@@ -189,7 +193,7 @@ class CommandHooks(Hooks):
             return
         decision = PermissionDecision(
             action="allow" if allowed else "deny", reason=note, basis="hook",
-            rule=command, layer=self.layers.get((point, command)),
+            rule=self._shown(command), layer=self.layers.get((point, command)),
         )  # fmt: skip
         entry = AuditEntry.of(
             decision, tool=call.name if call else f"({point} hook)",
