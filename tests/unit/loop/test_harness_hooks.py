@@ -7,7 +7,15 @@ from __future__ import annotations
 from logician_kernel.loop import Hooks
 from logician_kernel.types.run import RunBudgetLimits
 
-from .harness_support import FakeTool, ScriptedProvider, call, make_harness, reply, run_all, tool_reply
+from .harness_support import (
+    FakeTool,
+    ScriptedProvider,
+    call,
+    make_harness,
+    reply,
+    run_all,
+    tool_reply,
+)
 
 
 class Guard(Hooks):
