@@ -117,6 +117,17 @@ def _profile_source(cfg: EffectiveConfig, layer: Layer) -> str:
     return f"{layer.profile}, defined in {files}; selected by {by}"
 
 
+def _profile_json(cfg: EffectiveConfig) -> dict[str, Any] | None:
+    layer = cfg.layer("profile")
+    if layer.profile is None:
+        return None
+    return {
+        "name": layer.profile,
+        "defined_in": [str(origin.path) for origin in layer.origins],
+        "selected_by": cfg.layer(cfg.provenance("profile")).where(("profile",)),
+    }
+
+
 def _api_key_line(cfg: EffectiveConfig) -> tuple[str, bool]:
     var = cfg.settings.model.api_key_env
     return var, bool(var) and cfg.api_key() is not None
@@ -144,6 +155,7 @@ def config_show(cfg: EffectiveConfig, *, as_json: bool = False) -> str:
                 "allowed": sorted(cfg.trust.allowed) if cfg.trust else [],
                 "held_back": list(cfg.held_back),
             },
+            "profile": _profile_json(cfg),
             "api_key": {"env": var, "set": present, "value": "****" if present else None},
             "settings": values,
         }

@@ -55,7 +55,10 @@ def test_config_show_names_the_profile_its_file_and_who_selected_it(sandbox) -> 
     assert "selected by session override" in row
     assert any(line.strip().startswith('model.name = "cheap-model"') and line.endswith("# profile")
                for line in text.splitlines())  # fmt: skip
-    layers = json.loads(config_show(cfg, as_json=True))["layers"]
+    document = json.loads(config_show(cfg, as_json=True))
+    assert document["profile"] == {"name": "cheap", "defined_in": [str(sandbox.user_file)],
+                                   "selected_by": "session override"}  # fmt: skip
+    layers = document["layers"]
     assert [layer["name"] for layer in layers] == [
         "default", "user", "project", "profile", "env", "session"
     ]  # fmt: skip
