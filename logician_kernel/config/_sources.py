@@ -89,7 +89,6 @@ class Layer:
         line = locate_line(self.text, path) if self.text is not None and path else None
         return f"{self.path}, line {line}" if line else str(self.path)
 
-
     def _profile_where(self, path: KeyPath) -> str:
         # The highest file that sets the key inside the profile (else that defines it) says.
         full = ("profiles", self.profile or "") + path
