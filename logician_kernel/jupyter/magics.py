@@ -19,6 +19,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from ..agent import AgentError, AgentSession
+from ..agent.hooks_setup import hooks_report
 from ..config import ConfigError
 from ..config import commands as config_commands
 from ..policy import AuditLog
@@ -56,6 +57,7 @@ MANAGEMENT_COMMANDS = frozenset(
         "gc",
         "vars",
         "ledger",
+        "hooks",
     }
 )
 """Subcommands that manage the session; a cell made only of these is not a frame."""
@@ -124,6 +126,7 @@ class LogicianMagics(Magics):
             "gc": self.handle_gc,
             "vars": self.handle_vars,
             "ledger": self.handle_ledger,
+            "hooks": self.handle_hooks,
         }
         self.broker = agent.broker
         self.comms = LogicianComms(self.broker, self._comm_status)
@@ -275,6 +278,11 @@ class LogicianMagics(Magics):
             "%logician config: use `config`, `config get KEY`, "
             "`config set KEY VALUE [--persist user|project]` or `config schema`"
         )
+
+    def handle_hooks(self, args: list[str]) -> render.Rendered:
+        if args:
+            raise UsageError("%logician hooks: takes no arguments")
+        return render.preformatted(hooks_report(self.runtime.config, self.session.hook_log))
 
     def handle_trust(self, args: list[str]) -> render.Rendered:
         parser = _ArgParser(prog="trust", add_help=False)
