@@ -357,7 +357,8 @@ def rewound(model: Model, popped: list[int], pre: dict[int, Model],
              if pre[f].get(p) != post[f].get(p)}  # fmt: skip
     for path in paths:
         chain = [f for f in popped if pre[f].get(path) != post[f].get(path)]
-        joined = all(post[a].get(path) == pre[b].get(path) for a, b in zip(chain, chain[1:]))
+        joined = all(post[a].get(path) == pre[b].get(path) for a, b in
+                     zip(chain, chain[1:], strict=False))
         if joined and model.get(path) == post[chain[-1]].get(path):
             if path in pre[chain[0]]:
                 out[path] = pre[chain[0]][path]
@@ -381,7 +382,7 @@ def test_cells_rewinds_and_undos_agree_with_a_model(tmp_path_factory, steps) -> 
         for kind, arg in steps:
             if kind == "cell":
                 snapshot = dict(model)
-                frame_id = frame(session, lambda w: [apply(w, model, op) for op in arg])
+                frame_id = frame(session, lambda w, m=model, ops=arg: [apply(w, m, op) for op in ops])
                 pre[frame_id], post[frame_id] = snapshot, dict(model)
             elif kind == "rewind":
                 active = [f.frame for f in cp.active_frames()]
