@@ -123,18 +123,18 @@ def _one(
             "checkpoints.max_file_bytes)"))  # fmt: skip
     if verify:
         now = snap.hash_path(path)
-        if _matches(snap, path, now, want):
+        if matches(snap, path, now, want):
             return RestoredPath(path=path, action="deleted" if not want.exists else "restored",
                                 detail="already done before the interruption" if not undo
                                 else "already as before the rewind")  # fmt: skip
-        if not force and not _matches(snap, path, now, was):
+        if not force and not matches(snap, path, now, was):
             return RestoredPath(path=path, action="conflict", detail=(
                 "changed since the rewind; `%logician undo --force` overwrites it" if undo else
                 "changed since the interrupted rewind planned it; `--force` overwrites it"))  # fmt: skip
     return restore_path(snap, path, want)
 
 
-def _matches(snap: GitSnapshotter, path: str, now: PathState, state: PathState) -> bool:
+def matches(snap: GitSnapshotter, path: str, now: PathState, state: PathState) -> bool:
     if not still_as_left(now, state):
         return False
     return state.perms is None or current_perms(snap.workspace / path) == state.perms

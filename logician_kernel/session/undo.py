@@ -8,7 +8,7 @@ conversation is the projection as it was when the rewind was planned. One `resto
 projection item that `undoes` the rewind records it all; the popped frames are active again.
 
 Must never: undo a rewind twice, or overwrite a path changed since the rewind (unless
-forced) - such paths are reported as conflicts and left alone.
+forced): an undo that meets such a path refuses and changes nothing.
 """
 
 from __future__ import annotations
@@ -76,6 +76,8 @@ def undo_rewind(
                 "the rewound files cannot be brought back in this session"
             )
         checkpoints.settle()
+        if not force:
+            _refuse_conflicts(checkpoints, record)
         results = rewind_plan.carry_out(ledger, checkpoints.snapshotter, record, undo=True,
                                         verify=True, force=force, on_path=on_path)  # fmt: skip
     restored = redo_variables(variables, last.variable_frames)
@@ -95,6 +97,25 @@ def undo_rewind(
         durable=True,
     )
     return item
+
+
+def _refuse_conflicts(checkpoints: FileCheckpoints, record: RewindPlanned) -> None:
+    """An undo is exact or it does not start: paths changed since the rewind stop it."""
+    snap = checkpoints.snapshotter
+    assert snap is not None
+    changed = [
+        s.path for s in record.steps
+        if s.current.kind != "uncaptured"
+        and not rewind_plan.matches(snap, s.path, now := snap.hash_path(s.path), s.target)
+        and not rewind_plan.matches(snap, s.path, now, s.current)
+    ]  # fmt: skip
+    if changed:
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        raise RewindError(
+            f"undo: {len(changed)} file(s) changed since the rewind ({', '.join(changed[:5])}"
+            f"{more}); nothing was changed. `%logician undo --force` overwrites them with what "
+            "stood there before the rewind"
+        )
 
 
 def redo_variables(

@@ -146,15 +146,20 @@ def test_undo_brings_back_the_conversation_as_it_was(ws: Path) -> None:
         session.close()
 
 
-def test_an_edit_made_after_the_rewind_is_a_conflict_for_undo(ws: Path) -> None:
+def test_an_edit_made_after_the_rewind_stops_the_undo_unless_forced(ws: Path) -> None:
     session = open_session(ws)
     try:
         target = frame(session, lambda w: (w / "keep.txt").write_text("by the cell"))
+        frame(session, lambda w: (w / "other.txt").write_text("o"))
         session.checkpoints.rewind(target)
         (ws / "keep.txt").write_text("by hand, after the rewind")
-        item = undo_rewind(session.checkpoints, None)
-        assert [(p.path, p.action) for p in item.paths] == [("keep.txt", "conflict")]
-        assert (ws / "keep.txt").read_text() == "by hand, after the rewind"
+        state = tree(ws)
+        with pytest.raises(RewindError, match=r"1 file\(s\) changed since the rewind \(keep.txt\)"):
+            undo_rewind(session.checkpoints, None)
+        assert tree(ws) == state  # other.txt was not brought back either: exact or nothing
+        undo_rewind(session.checkpoints, None, force=True)
+        assert (ws / "keep.txt").read_text() == "by the cell"
+        assert (ws / "other.txt").read_text() == "o"
     finally:
         session.close()
 
@@ -398,14 +403,18 @@ def test_cells_rewinds_and_undos_agree_with_a_model(tmp_path_factory, steps) -> 
                     with pytest.raises(RewindError):
                         undo_rewind(cp, None)
                     continue
-                undo_rewind(cp, None)
                 before, after = last
-                for path in set(before) | set(after):
-                    if before.get(path) != after.get(path) and model.get(path) == after.get(path):
-                        if path in before:
-                            model[path] = before[path]
-                        else:
-                            model.pop(path, None)
+                changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+                if any(model.get(p) not in (before.get(p), after.get(p)) for p in changed):
+                    with pytest.raises(RewindError, match="changed since the rewind"):
+                        undo_rewind(cp, None)
+                    continue
+                undo_rewind(cp, None)
+                for path in changed:
+                    if path in before:
+                        model[path] = before[path]
+                    else:
+                        model.pop(path, None)
                 undone = True
             assert files_of(ws) == model, (kind, arg)
     finally:
