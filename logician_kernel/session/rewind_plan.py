@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from .git_snapshot import GitSnapshotter
-from .perms import current_perms, remove_debris
+from .perms import current_perms, remove_debris, with_perms
 from .restore import restore_order, restore_path, still_as_left
 from .states import PathState
 from .thread_ledger import (
@@ -60,7 +60,9 @@ def write_plan(
     steps = []
     if plan is not None and snap is not None:
         for path, target in restore_order(plan.restore):
-            steps.append(RewindStep(path=path, target=target, current=snap.store_path(path)))
+            # Exact bits, usual ones too: an undo must put back a 0644 the rewind made 0600.
+            current = with_perms(snap.store_path(path), current_perms(snap.workspace / path))
+            steps.append(RewindStep(path=path, target=target, current=current))
     record: RewindPlanned = ledger.append(
         RewindPlanned,
         frame=frame_id,
