@@ -28,6 +28,7 @@ from .states import PathState
 from .thread_ledger import (
     ProjectionItem,
     RestoredPath,
+    RestoredVariable,
     RewindPlanned,
     RewindProgress,
     RewindStep,
@@ -148,7 +149,7 @@ def finish(
     results: list[RestoredPath],
     *,
     messages: list[dict],
-    restored: Sequence[BaseModel],
+    restored: Sequence[RestoredVariable],
     variable_frames: list[int],
     note: str,
 ) -> ProjectionItem:
@@ -170,14 +171,29 @@ def finish(
 
 def pending_plan(entries: Sequence[BaseModel]) -> RewindPlanned | None:
     """The last rewind plan, if its rewind never finished (the kernel died during it); an
-    older unfinished plan was superseded by the rewind after it."""
-    last: RewindPlanned | None = None
-    for entry in entries:
-        if isinstance(entry, RewindPlanned):
-            last = entry
-        elif isinstance(entry, ProjectionItem) and last is not None and entry.plan == last.seq:
-            last = None
-    return last
+    older unfinished plan was superseded by the rewind after it. Read from the end: the rows
+    of the rewind control ask after every cell."""
+    finished: set[int] = set()
+    for entry in reversed(entries):
+        if isinstance(entry, ProjectionItem) and entry.plan is not None:
+            finished.add(entry.plan)
+        elif isinstance(entry, RewindPlanned):
+            return None if entry.seq in finished else entry
+    return None
+
+
+def pending_undo(entries: Sequence[BaseModel]) -> ProjectionItem | None:
+    """The last rewind, if an undo of it started and never finished."""
+    undone: set[int] = set()
+    started: set[int] = set()
+    for entry in reversed(entries):
+        if isinstance(entry, ProjectionItem) and entry.undoes is not None:
+            undone.add(entry.undoes)
+        elif isinstance(entry, RewindProgress) and entry.undo:
+            started.add(entry.plan)
+        elif isinstance(entry, ProjectionItem) and entry.reason == "rewind":
+            return entry if entry.plan in started and entry.seq not in undone else None
+    return None
 
 
 def progress_of(entries: Sequence[BaseModel], record: RewindPlanned) -> int:
@@ -190,10 +206,14 @@ def progress_of(entries: Sequence[BaseModel], record: RewindPlanned) -> int:
 
 
 def interrupted_notice(entries: Sequence[BaseModel]) -> str | None:
-    """What the next start says about a rewind a crash cut short, or None."""
+    """What the next start says about a rewind (or an undo) a crash cut short, or None."""
     record = pending_plan(entries)
     if record is None:
-        return None
+        undo = pending_undo(entries)
+        return None if undo is None else (
+            f"Logician: an undo of the rewind in ledger entry {undo.seq} was interrupted; "
+            "`%logician undo` finishes it (paths already back count as done)."
+        )  # fmt: skip
     what = f"frame(s) {', '.join(map(str, record.frames))}" if record.frames else "the conversation"
     return (
         f"Logician: a rewind of {what} (to just before frame {record.frame}, started "

@@ -23,6 +23,7 @@ from .thread_ledger import (
     RestoredPath,
     RestoredVariable,
     RewindPlanned,
+    RewindProgress,
     VariableRecord,
     VariablesCaptured,
     project,
@@ -78,6 +79,8 @@ def undo_rewind(
         checkpoints.settle()
         if not force:
             _refuse_conflicts(checkpoints, record)
+        # Said on the next start if the kernel dies before the undo is recorded.
+        ledger.append(RewindProgress, plan=record.seq, done=0, undo=True, durable=True)
         results = rewind_plan.carry_out(ledger, checkpoints.snapshotter, record, undo=True,
                                         verify=True, force=force, on_path=on_path)  # fmt: skip
     restored = redo_variables(variables, last.variable_frames)

@@ -260,6 +260,26 @@ def test_an_interrupted_rewind_is_announced_and_resumes_without_false_conflicts(
         session.close()
 
 
+def test_an_interrupted_undo_is_announced_and_undo_again_finishes_it(ws: Path) -> None:
+    session = open_session(ws)
+    target = frame(session, many_files(300))
+    before_rewind = tree(ws)
+    session.checkpoints.rewind(target)
+    with pytest.raises(Interrupted):
+        undo_rewind(session.checkpoints, None, on_path=interrupt_after(120))
+    session.close()
+    session = open_session(ws)
+    try:
+        assert any("an undo of the rewind" in n and "interrupted" in n for n in session.notices)
+        item = undo_rewind(session.checkpoints, None)
+        assert not [p for p in item.paths if p.action == "conflict"]
+        assert sum("already as before the rewind" in p.detail for p in item.paths) == 120
+        assert tree(ws) == before_rewind
+        assert rewind_plan.interrupted_notice(session.ledger.entries) is None
+    finally:
+        session.close()
+
+
 def truncate_inside_last(session: WorkspaceSession, kind: type) -> None:
     """Tear the ledger inside its last record of `kind`, as a crash mid-write would."""
     path = session.ledger.path
