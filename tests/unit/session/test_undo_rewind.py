@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logician_kernel.session import rewind_plan
+from logician_kernel.session.branches import derive_branches
 from logician_kernel.session.file_checkpoints import RewindError
 from logician_kernel.session.thread_ledger import (
     MessageEntry,
@@ -140,8 +141,10 @@ def test_undo_brings_back_the_conversation_as_it_was(ws: Path) -> None:
         assert len(ledger.messages()) == 2
         session.checkpoints.rewind(target)
         assert [m["content"] for m in ledger.messages()] == ["one"]
+        assert [b.id for b in derive_branches(ledger.entries)] != []
         undo_rewind(session.checkpoints, None)
         assert [m["content"] for m in ledger.messages()] == ["one", "two"]
+        assert derive_branches(ledger.entries) == []  # nothing was discarded after all
     finally:
         session.close()
 
