@@ -44,6 +44,7 @@ MANAGEMENT_COMMANDS = frozenset(
         "frames",
         "diff",
         "rewind",
+        "undo",
         "config",
         "trust",
         "clear",
@@ -56,7 +57,6 @@ MANAGEMENT_COMMANDS = frozenset(
         "gc",
         "vars",
         "ledger",
-        "undo",
     }
 )
 """Subcommands that manage the session; a cell made only of these is not a frame."""
@@ -113,6 +113,7 @@ class LogicianMagics(Magics):
             "frames": self.handle_frames,
             "diff": self.handle_diff,
             "rewind": self.handle_rewind,
+            "undo": self.handle_undo,
             "config": self.handle_config,
             "trust": self.handle_trust,
             "clear": self.handle_clear,
@@ -125,7 +126,6 @@ class LogicianMagics(Magics):
             "gc": self.handle_gc,
             "vars": self.handle_vars,
             "ledger": self.handle_ledger,
-            "undo": self.handle_undo,
         }
         self.broker = agent.broker
         self.comms = LogicianComms(self.broker, self._comm_status)
