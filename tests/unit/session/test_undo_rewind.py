@@ -14,11 +14,13 @@ from hypothesis import strategies as st
 from logician_kernel.session import rewind_plan
 from logician_kernel.session.branches import derive_branches
 from logician_kernel.session.file_checkpoints import RewindError
+from logician_kernel.session.frames import derive_frames
 from logician_kernel.session.thread_ledger import (
     MessageEntry,
     ProjectionItem,
     RewindPlanned,
     RewindProgress,
+    read_entries,
 )
 from logician_kernel.session.undo import undo_rewind
 from logician_kernel.session.workspace_session import WorkspaceSession
@@ -90,6 +92,23 @@ def test_rewind_then_undo_restores_every_byte_and_mode_and_the_frames(ws: Path) 
         # The undone frame is rewindable again, exactly as before.
         session.checkpoints.rewind(target)
         assert not (ws / "new").exists() and (ws / "lib" / "a.py").read_text() == "a = 1\n"
+    finally:
+        session.close()
+
+
+def test_plans_progress_and_undos_replay_exactly_from_the_file(ws: Path) -> None:
+    session = open_session(ws)
+    try:
+        target = frame(session, many_files(600))
+        session.checkpoints.rewind(target)
+        undo_rewind(session.checkpoints, None)
+        on_disk = read_entries(session.ledger.path)
+        assert on_disk == session.ledger.entries  # what a replay reads is what was appended
+        kinds = [e.kind for e in on_disk]
+        assert kinds.count("rewind_plan") == 1 and kinds.count("rewind_progress") >= 2
+        replayed = derive_frames(on_disk)
+        assert {f: v.status for f, v in replayed.items()} == {target: "active"}
+        assert replayed == session.checkpoints.frames()
     finally:
         session.close()
 
