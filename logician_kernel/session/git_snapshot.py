@@ -433,6 +433,8 @@ class GitSnapshotter:
                                  "after": with_perms(c.after, after.perms.get(c.path))})
             for c in changes
         ]  # fmt: skip
+        if before.perms == after.perms:
+            return out
         seen = {c.path for c in changes}
         for path in sorted(set(before.perms) | set(after.perms)):
             b, a = before.perms.get(path), after.perms.get(path)
