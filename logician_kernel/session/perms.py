@@ -69,7 +69,8 @@ def walk_unusual(workspace: Path, skip: Iterable[str]) -> dict[str, int]:
             sub = f"{rel}/{entry.name}" if rel else entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if sub not in skipped:
+                    # Any repository's own store (nested ones too) holds no workspace files.
+                    if sub not in skipped and entry.name != ".git":
                         stack.append(sub)
                     continue
                 bits = unusual_perms(entry.stat(follow_symlinks=False))
