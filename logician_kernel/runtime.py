@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .config import EffectiveConfig, load_effective_config
+from .session import rewind_plan, undo
 from .session.file_checkpoints import FileCheckpoints, RewindError
 from .session.journal import JournalError
 from .session.large_files import LargeLimits
@@ -224,8 +225,11 @@ class LogicianRuntime:
         files: bool = True,
         conversation: bool = True,
         variables: bool = True,
+        resume: bool = False,
     ) -> ProjectionItem:
         checkpoints = self.checkpoints
+        if resume:
+            return self._resume(force=force)
         frame_id = checkpoints.resolve_target(spec)
         namespace = self.session.variables if variables else None
         try:
@@ -235,6 +239,28 @@ class LogicianRuntime:
             )  # fmt: skip
         except JournalError as exc:
             raise RewindError(f"rewind: the ledger could not be written ({exc})") from exc
+
+    def _resume(self, *, force: bool) -> ProjectionItem:
+        """Complete the rewind a crash cut short (`rewind --resume`)."""
+        checkpoints = self.checkpoints
+        record = rewind_plan.pending_plan(checkpoints.ledger.entries)
+        if record is None:
+            raise RewindError("rewind --resume: no rewind was interrupted; nothing to resume")
+        namespace = self.session.variables if record.variables else None
+        try:
+            return checkpoints.complete(
+                record, resume=True, force=force,
+                variables=(lambda: namespace.rewind(record.frame)) if namespace is not None else None,
+            )  # fmt: skip
+        except JournalError as exc:
+            raise RewindError(f"rewind --resume: the ledger could not be written ({exc})") from exc
+
+    def undo_rewind(self, *, force: bool = False) -> ProjectionItem:
+        """Take back the most recent rewind exactly (`%logician undo`)."""
+        try:
+            return undo.undo_rewind(self.checkpoints, self.session.variables, force=force)
+        except JournalError as exc:
+            raise RewindError(f"undo: the ledger could not be written ({exc})") from exc
 
     def close(self) -> None:
         self.session.close()

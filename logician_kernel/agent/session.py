@@ -317,13 +317,22 @@ class AgentSession:
     # -- the conversation and the workspace --------------------------------------------------
 
     def rewind(
-        self, frame: int | str, *, force: bool = False, files: bool = True,
-        conversation: bool = True,
+        self, frame: int | str = "--last", *, force: bool = False, files: bool = True,
+        conversation: bool = True, resume: bool = False,
     ) -> ProjectionItem:  # fmt: skip
-        """Undo `frame` and every frame after it: files and conversation (or one of them)."""
+        """Undo `frame` and every frame after it: files and conversation (or one of them);
+        `resume=True` completes a rewind a crash interrupted (`frame` is then ignored)."""
         try:
             return self.runtime.rewind(str(frame), force=force, files=files,
-                                       conversation=conversation)  # fmt: skip
+                                       conversation=conversation, resume=resume)  # fmt: skip
+        except RewindError as exc:
+            raise AgentError(str(exc)) from None
+
+    def undo_rewind(self, *, force: bool = False) -> ProjectionItem:
+        """Take back the most recent rewind: files (bytes, modes, deleted and created ones),
+        variables and the conversation as they were; its frames are active again."""
+        try:
+            return self.runtime.undo_rewind(force=force)
         except RewindError as exc:
             raise AgentError(str(exc)) from None
 

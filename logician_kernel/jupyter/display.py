@@ -237,6 +237,8 @@ def help_text() -> Rendered:
         "  %logician rewind --last          undo the most recent frame\n"
         "  %logician rewind N --dry-run     show what a rewind would do\n"
         "  %logician rewind N --files-only | --variables-only | --conversation-only\n"
+        "  %logician undo [--force]         take back the most recent rewind exactly\n"
+        "  %logician rewind --resume        complete a rewind the kernel died during\n"
         "  %logician vars N | --last        variables frame N created, changed, deleted\n"
         "  %logician config [get K | set K V [--persist user|project] | schema]\n"
         "  %logician trust                  trust this workspace's .logician/config.toml\n"

@@ -29,7 +29,7 @@ from ..session.ledger_repair import check as ledger_check
 from ..session.storage_commands import collect_garbage, storage_text
 from ..session.thread_ledger import ThreadLedger
 from . import display as render
-from . import variables_view
+from . import undo_view, variables_view
 from .agent import AgentCell
 from .agent_errors import agent_errors
 from .comm import LogicianComms
@@ -45,6 +45,7 @@ MANAGEMENT_COMMANDS = frozenset(
         "frames",
         "diff",
         "rewind",
+        "undo",
         "config",
         "trust",
         "clear",
@@ -114,6 +115,7 @@ class LogicianMagics(Magics):
             "frames": self.handle_frames,
             "diff": self.handle_diff,
             "rewind": self.handle_rewind,
+            "undo": self.handle_undo,
             "config": self.handle_config,
             "trust": self.handle_trust,
             "clear": self.handle_clear,
@@ -215,12 +217,20 @@ class LogicianMagics(Magics):
         parser.add_argument("--cell", type=int, metavar="N")
         parser.add_argument("--force", action="store_true")
         parser.add_argument("--dry-run", action="store_true")
+        parser.add_argument("--resume", action="store_true")
         only = parser.add_mutually_exclusive_group()
         only.add_argument("--files-only", action="store_true")
         only.add_argument("--conversation-only", action="store_true")
         only.add_argument("--variables-only", action="store_true")
         opts = parser.parse_args(args)
         given = [opts.last, opts.cell is not None, opts.target is not None]
+        if opts.resume:
+            if any(given) or opts.dry_run:
+                raise UsageError("%logician rewind --resume: takes no frame (it completes the "
+                                 "interrupted rewind) and no --dry-run")  # fmt: skip
+            item = self.runtime.rewind("", resume=True, force=opts.force)
+            self.frames.announce(item)
+            return undo_view.resume_result(item)
         if sum(given) != 1:
             raise UsageError("%logician rewind: give one of a frame id, --last or --cell N")
         spec = (
@@ -243,6 +253,12 @@ class LogicianMagics(Magics):
                                    variables=opts.variables_only or not one)  # fmt: skip
         self.frames.announce(item)
         return variables_view.rewind_result(item)
+
+    def handle_undo(self, args: list[str]) -> render.Rendered:
+        """`%logician undo [--force]`: take back the most recent rewind."""
+        item = undo_view.run_undo(self.runtime, args)
+        self.frames.announce_undo(item)
+        return undo_view.undo_result(item)
 
     def handle_vars(self, args: list[str]) -> render.Rendered:
         """`%logician vars N`: the variables frame N created, changed or deleted."""

@@ -29,6 +29,7 @@ from .git_snapshot import GitSnapshotter, SnapshotError
 from .journal import JournalError
 from .large_files import LargeFiles, LargeLimits
 from .large_store import LargeFileStore
+from .rewind_plan import interrupted_notice
 from .run_store import resolve_dangling_calls
 from .thread_ledger import (
     ProjectionItem,
@@ -172,6 +173,8 @@ class WorkspaceSession:
                            if isinstance(e, Recovery) and e.what == "incomplete-frame"
                            and e.seq > start.seq)  # fmt: skip
         notices.extend(resolve_dangling_calls(ledger))
+        if interrupted := interrupted_notice(ledger.entries):
+            notices.append(interrupted)
         notices.extend(reap_orphans(workspace))  # a quarantined call's group must not live on
         if stable and ledger.messages():
             # A restart rebuilt the conversation from the ledger: say so in it (`restore`).
