@@ -13,8 +13,8 @@ if [ ! -x .venv/bin/logician ] || ! .venv/bin/python -m pip show --quiet logicia
   echo "tour: installing logician-kernel and its runtime dependencies into .venv"
   # The wheel's build hook would build the lab extension with Node.js and a JupyterLab fetched
   # into an isolated build environment; the tour runs no Lab, so the hook is skipped and the
-  # two small build backends are installed into .venv instead of an isolated environment.
-  .venv/bin/python -m pip install --quiet "hatchling>=1.20" "hatch-jupyter-builder>=0.9"
+  # small build backends (hatchling, its editables helper) go into .venv instead.
+  .venv/bin/python -m pip install --quiet "hatchling>=1.20" "hatch-jupyter-builder>=0.9" editables
   SKIP_JUPYTER_BUILDER=1 .venv/bin/python -m pip install --quiet --no-build-isolation -e .
 fi
 mkdir -p build
