@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .frames import FrameView, fold_frames
+from .frames import FrameView
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
 from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
@@ -79,7 +79,6 @@ class FileCheckpoints:
         self.snapshotter = snapshotter
         self.capture_disabled_reason = capture_disabled_reason
         self._open: _OpenFrame | None = None
-        self._frames_cache: tuple[int, dict[int, FrameView]] = (0, {})
         # The snapshotter is not thread-safe; the warm-up thread and cells take turns.
         self._snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
@@ -119,11 +118,8 @@ class FileCheckpoints:
         # frontend's comm may ask from a subshell thread while a cell appends: one folder at a
         # time, or an entry could be folded twice.
         with self._frames_lock:
-            seen, frames = self._frames_cache
-            entries = self.ledger.entries
-            if seen != len(entries):
-                self._frames_cache = (len(entries), fold_frames(frames, entries[max(seen, 0) :]))
-            return self._frames_cache[1]
+            frames: dict[int, FrameView] = self.ledger.fold("frames")  # seeded by its checkpoint
+            return frames
 
     def active_frames(self) -> list[FrameView]:
         return [f for f in self.frames().values() if f.status == "active"]
