@@ -160,6 +160,13 @@ class Journal:
         return len(self._records) + (self.resumed.count if self._prefix is not None
                                      and self.resumed is not None else 0)  # fmt: skip
 
+    def last_resumed_record(self) -> dict[str, Any]:
+        """The last record of the resumed prefix, decoded on its own (the prefix stays bytes)."""
+        if self._prefix is None or self.resumed is None:
+            return self.records[self.resumed.count - 1 if self.resumed else -1]
+        end = len(self._prefix) - 1
+        return decode_record(self._prefix[self._prefix.rfind(b"\n", 0, end) + 1 : end])
+
     def _load(self, resume: Resume | None = None) -> None:
         from .journal_scan import scan  # the scanner reads records with this module's codec
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, SupportsIndex, TypeVar, overload
 
+from pydantic import TypeAdapter
+
 from .._durable import fsync_dir
 from .._version import __version__
 from ._private import open_private
@@ -46,10 +48,13 @@ class LedgerEntries(Sequence[T], Generic[T]):
     them; iterating, or reaching before it, reads them all once, under a lock."""
 
     def __init__(self, tail: list[T], *, prefix_count: int = 0,
-                 load_prefix: Callable[[], list[T]] | None = None) -> None:  # fmt: skip
+                 load_prefix: Callable[[], list[T]] | None = None,
+                 last: T | None = None) -> None:  # fmt: skip
         self._items = tail
         self._pending = prefix_count if load_prefix is not None else 0
         self._load_prefix = load_prefix
+        self._last = last
+        """The prefix's last entry, read on its own: every append asks for its parent."""
         self._lock = threading.Lock()
 
     @property
@@ -90,6 +95,8 @@ class LedgerEntries(Sequence[T], Generic[T]):
             position += len(self)
         if pending and position >= pending:
             return self._items[position - pending]
+        if pending and position == pending - 1 and self._last is not None:
+            return self._last
         self._materialize()
         return self._items[index]
 
@@ -130,25 +137,40 @@ def _frames_step(frames: dict[int, Any], entries: Sequence[Any]) -> dict[int, An
     return fold_frames(frames, entries)
 
 
-def _frames_dump(frames: dict[int, Any]) -> list[dict[str, Any]]:
-    out = []
+def _frames_dump(frames: dict[int, Any]) -> dict[str, Any]:
+    """Rows of field values (not objects with every field's name): half the bytes to parse."""
+    from .frames import FrameView
+
+    names = [f.name for f in dataclasses.fields(FrameView)]
+    rows = []
     for view in frames.values():
-        row = {f.name: getattr(view, f.name) for f in dataclasses.fields(view)}
-        row["changes"] = [c.model_dump(mode="json") for c in view.changes]
-        row["skipped"] = [s.model_dump(mode="json") for s in view.skipped]
-        out.append(row)
-    return out
+        row = [getattr(view, name) for name in names]
+        row[names.index("changes")] = [c.model_dump(mode="json") for c in view.changes]
+        row[names.index("skipped")] = [s.model_dump(mode="json") for s in view.skipped]
+        rows.append(row)
+    return {"fields": names, "rows": rows}
 
 
-def _frames_load(rows: list[dict[str, Any]]) -> dict[int, Any]:
+def _frames_load(data: dict[str, Any]) -> dict[int, Any]:
     from .frames import FrameView
     from .states import PathChange, SkippedPath
 
+    names = [f.name for f in dataclasses.fields(FrameView)]
+    if data["fields"] != names:
+        raise ValueError(f"frame fields {data['fields']} are not {names}")
+    changes, skipped = names.index("changes"), names.index("skipped")
+    rows = data["rows"]
+    # One validator call for every frame's changes (a call per change costs half again).
+    flat = TypeAdapter(list[PathChange]).validate_python([c for r in rows for c in r[changes]])
+    taken = 0
     frames = {}
     for row in rows:
-        row = dict(row, changes=[PathChange.model_validate(c) for c in row["changes"]],
-                   skipped=[SkippedPath.model_validate(s) for s in row["skipped"]])  # fmt: skip
-        frames[row["frame"]] = FrameView(**row)
+        if row[changes]:
+            row[changes], taken = flat[taken : taken + len(row[changes])], taken + len(row[changes])
+        if row[skipped]:
+            row[skipped] = [SkippedPath.model_validate(c) for c in row[skipped]]
+        view = FrameView(*row)
+        frames[view.frame] = view
     return frames
 
 
@@ -225,7 +247,7 @@ class Checkpoint:
 
     resume: Resume
     folds: dict[str, Any]
-    """Each fold's stored form, by name, as of `resume.count` entries."""
+    """Each fold's state, by name, as of `resume.count` entries."""
 
 
 class CheckpointDamaged(ValueError):
@@ -251,10 +273,11 @@ def load(ledger: Path) -> Checkpoint | None:
             discard(ledger)
             return None
         resume = Resume(**{k: int(record[k]) for k in ("offset", "count", "last_seq", "crc")})
-        folds = record["folds"]
-        if set(folds) != set(FOLDS):
-            raise ValueError(f"folds {sorted(folds)} are not {sorted(FOLDS)}")
-    except (ValueError, KeyError, TypeError) as exc:
+        stored = record["folds"]
+        if set(stored) != set(FOLDS):
+            raise ValueError(f"folds {sorted(stored)} are not {sorted(FOLDS)}")
+        folds = {name: fold.load(stored[name]) for name, fold in FOLDS.items()}
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
         aside = set_aside(ledger)
         raise CheckpointDamaged(f"{path.name} is damaged ({exc}); kept as {aside.name}") from None
     return Checkpoint(resume=resume, folds=folds)

@@ -193,15 +193,19 @@ class ThreadLedger:
         if checkpoint is None:
             return LedgerEntries([])
         count = checkpoint.resume.count
-        for name, fold in FOLDS.items():
-            self._folds[name] = (count, fold.load(checkpoint.folds[name]))
+        for name, state in checkpoint.folds.items():
+            self._folds[name] = (count, state)
         self._checkpointed = count
         journal = self._journal
 
         def load_prefix() -> list[Entry]:
             return [ENTRY_ADAPTER.validate_python(r) for r in journal.records[:count]]
 
-        return LedgerEntries([], prefix_count=count, load_prefix=load_prefix)
+        last = ENTRY_ADAPTER.validate_python(journal.last_resumed_record())
+        if last.seq != checkpoint.resume.last_seq:
+            raise ValueError(f"record {last.seq} ends the checkpointed prefix, not "
+                             f"{checkpoint.resume.last_seq}")  # fmt: skip
+        return LedgerEntries([], prefix_count=count, load_prefix=load_prefix, last=last)
 
     def fold(self, name: str) -> Any:
         """The named fold (`FOLDS` in ledger_checkpoint.py) over every entry so far, advanced
