@@ -236,7 +236,9 @@ class FileCheckpoints:
             skipped=skipped,
             capture_error=error,
             duration_ms=round((time.perf_counter() - current.started) * 1000, 3),
-            durable=True,
+            # A frame that changed nothing has nothing to lose in a crash (recovery closes it
+            # as `killed`, with no changes): its records reach the disk with the next fsync.
+            durable=bool(changes or skipped or error),
         )
         self._finish_large_in_background()
         return closed
