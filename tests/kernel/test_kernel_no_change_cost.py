@@ -94,3 +94,4 @@ def test_a_cell_that_changes_no_file_costs_no_git_process_and_no_fsync(counted) 
     r = k.run("%logician rewind --last")
     assert r.status == "ok", r.text
     assert (k.cwd / "data.csv").read_text() == "a,b\n1,2\n"
+

@@ -352,3 +352,24 @@ def test_opening_and_closing_write_a_checkpoint_once_the_tail_is_long(
     ledger = ThreadLedger(tmp_path, "t")
     assert ledger.entries.pending == 32
     ledger.close()
+
+
+def test_a_checkpoint_whose_checksum_holds_but_whose_folds_do_not_read_is_damaged(
+    tmp_path: Path,
+) -> None:
+    """Written by a buggy or foreign program: a valid record of the wrong shape."""
+    from logician_kernel._version import __version__
+    from logician_kernel.session.journal import encode_record
+
+    h = _long_history(tmp_path)
+    want = _view(h.ledger)
+    h.ledger.close()
+    cp = checkpoint_path(tmp_path / "t.jsonl")
+    good = ledger_checkpoint.decode_record(cp.read_bytes()[:-1])
+    bad = dict(good, folds=dict(good["folds"], frames={"fields": ["frame"], "rows": [[1]]}))
+    assert bad["version"] == __version__
+    cp.write_bytes(encode_record(bad))
+    ledger = ThreadLedger(tmp_path, "t")
+    assert "is damaged (frame fields" in (ledger.checkpoint_notice or "")
+    assert _view(ledger) == want
+    ledger.close()
