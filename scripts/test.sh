@@ -12,7 +12,6 @@ missing=""
 for tool in ruff mypy pytest playwright jupyter-lab; do
   [ -x ".venv/bin/$tool" ] || missing="$missing $tool"
 done
-[ -d labextension/node_modules ] || missing="$missing labextension/node_modules"
 if [ -n "$missing" ]; then
   echo "test: installing the test tools first (missing:$missing): bash scripts/setup.sh"
   bash scripts/setup.sh
@@ -20,6 +19,7 @@ fi
 .venv/bin/ruff check .
 .venv/bin/mypy logician_kernel
 if [ "$#" -eq 0 ]; then
-  (cd labextension && PATH="$PWD/../.venv/bin:$PATH" jlpm test)
+  (cd labextension && export PATH="$PWD/../.venv/bin:$PATH" &&
+    { [ -d node_modules ] || jlpm install; } && jlpm test)
 fi
 .venv/bin/python -m pytest "$@"
