@@ -151,7 +151,18 @@ class ThreadLedger:
                 f"({self._journal.resume_error}); it was opened by replaying every record"
             )
             checkpoint = None
-        self.entries: LedgerEntries[Entry] = self._entries_over(checkpoint)
+        try:
+            self.entries: LedgerEntries[Entry] = self._entries_over(checkpoint)
+        except ValueError as exc:  # checksums held, yet the prefix's last record disagrees
+            set_aside(self.path)
+            self.checkpoint_notice = (
+                f"the ledger checkpoint of {self.path.name} does not match the ledger "
+                f"({_first_line(exc)}); it was opened by replaying every record"
+            )
+            self._folds.clear()
+            self._checkpointed = 0
+            self._journal.records  # noqa: B018 - reads the prefix: `loaded` is then every record
+            self.entries = LedgerEntries([])
         for record in self._journal.loaded:
             try:
                 self.entries.append(ENTRY_ADAPTER.validate_python(record))

@@ -373,3 +373,19 @@ def test_a_checkpoint_whose_checksum_holds_but_whose_folds_do_not_read_is_damage
     assert "is damaged (frame fields" in (ledger.checkpoint_notice or "")
     assert _view(ledger) == want
     ledger.close()
+
+
+def test_a_checkpoint_naming_the_wrong_last_record_is_not_used(tmp_path: Path) -> None:
+    """Checksums that hold over a prefix the checkpoint misdescribes (a foreign writer)."""
+    from logician_kernel.session.journal import encode_record
+
+    h = _long_history(tmp_path)
+    want = _view(h.ledger)
+    h.ledger.close()
+    cp = checkpoint_path(tmp_path / "t.jsonl")
+    good = ledger_checkpoint.decode_record(cp.read_bytes()[:-1])
+    cp.write_bytes(encode_record(dict(good, last_seq=good["last_seq"] - 1)))
+    ledger = ThreadLedger(tmp_path, "t")
+    assert "does not match the ledger" in (ledger.checkpoint_notice or "")
+    assert _view(ledger) == want
+    ledger.close()
