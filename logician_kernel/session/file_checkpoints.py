@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import rewind_plan
-from .frames import FrameView, fold_frames
+from .frames import FrameView
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
 from .restore import SKIP_TEXT, still_as_left
@@ -81,7 +81,6 @@ class FileCheckpoints:
         self.snapshotter = snapshotter
         self.capture_disabled_reason = capture_disabled_reason
         self._open: _OpenFrame | None = None
-        self._frames_cache: tuple[int, dict[int, FrameView]] = (0, {})
         # The snapshotter is not thread-safe; the warm-up thread and cells take turns.
         self._snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
@@ -121,11 +120,8 @@ class FileCheckpoints:
         # frontend's comm may ask from a subshell thread while a cell appends: one folder at a
         # time, or an entry could be folded twice.
         with self._frames_lock:
-            seen, frames = self._frames_cache
-            entries = self.ledger.entries
-            if seen != len(entries):
-                self._frames_cache = (len(entries), fold_frames(frames, entries[max(seen, 0) :]))
-            return self._frames_cache[1]
+            frames: dict[int, FrameView] = self.ledger.fold("frames")  # seeded by its checkpoint
+            return frames
 
     def active_frames(self) -> list[FrameView]:
         return [f for f in self.frames().values() if f.status == "active"]
@@ -242,7 +238,9 @@ class FileCheckpoints:
             skipped=skipped,
             capture_error=error,
             duration_ms=round((time.perf_counter() - current.started) * 1000, 3),
-            durable=True,
+            # A frame that changed nothing has nothing to lose in a crash (recovery closes it
+            # as `killed`, with no changes): its records reach the disk with the next fsync.
+            durable=bool(changes or skipped or error),
         )
         self._finish_large_in_background()
         return closed
