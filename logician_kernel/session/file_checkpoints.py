@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .attribution import SaveLog, attribute, judge_chain
 from .frames import FrameView, fold_frames
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
@@ -33,8 +34,10 @@ from .thread_ledger import (
     RestoredPath,
     RestoredVariable,
     ThreadLedger,
+    ToolIntent,
     project,
 )
+from .write_audit import AUDIT, CELL
 
 
 class RewindError(ValueError):
@@ -53,6 +56,8 @@ class RewindPlan:
     """Paths changed by something else since the frames recorded them."""
     skipped: list[RestoredPath] = field(default_factory=list)
     """Paths whose pre-state was never captured."""
+    external: list[RestoredPath] = field(default_factory=list)
+    """Paths only someone outside this kernel changed: left alone (`include_external` reverts)."""
     messages_dropped: int = 0
     """Conversation messages the rewind takes out of the projection."""
 
@@ -62,7 +67,8 @@ class _OpenFrame:
     frame: int
     pre: Snapshot | None
     started: float
-    captured: set[str] = field(default_factory=set)
+    captured: dict[str, str | None] = field(default_factory=dict)
+    """Paths a tool captured before writing -> its call id (None for cell code)."""
 
 
 class FileCheckpoints:
@@ -84,6 +90,10 @@ class FileCheckpoints:
         self._snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
         self._warmup: threading.Thread | None = None
+        self.attribute_changes = True
+        """Record who made each change (cell, tool call, external); off: all are the cell's."""
+        self.saves = SaveLog()
+        """Document saves the Lab reported (`note_save`), attributed to the open frame."""
         large = snapshotter.large if snapshotter is not None else None
         self.budget = SideStoreBudget(self.frames, large, self._open_large) if large else None
         """The side store's budget keeper; None when large files are not captured."""
@@ -145,10 +155,11 @@ class FileCheckpoints:
         current = self._open
         if current is None or self.snapshotter is None or path in current.captured:
             return
-        current.captured.add(path)
+        call_id = AUDIT.current_call() or None
+        current.captured[path] = call_id
         before = self.snapshotter.store_path(path)
         self.ledger.append(FileCheckpoint, frame=current.frame, path=path, before=before,
-                           durable=True)  # fmt: skip
+                           call_id=call_id, durable=True)  # fmt: skip
 
     # -- capture ----------------------------------------------------------------------------
 
@@ -212,6 +223,9 @@ class FileCheckpoints:
             capture_error=error,
         )
         self._open = _OpenFrame(frame=frame_id, pre=pre, started=time.perf_counter())
+        if self.attribute_changes and self.snapshotter is not None:
+            AUDIT.begin(self.snapshotter.workspace)
+            self.saves.begin()
         return frame_id
 
     def close_frame(self, outcome: FrameOutcome) -> FrameClose | None:
@@ -219,6 +233,8 @@ class FileCheckpoints:
         current, self._open = self._open, None
         if current is None:
             return None
+        attributing = AUDIT.recording
+        evidence, saves = AUDIT.end(), self.saves.end()
         post, error = self._snapshot(defer_large=True)
         changes, skipped = [], []
         if current.pre is not None and post is not None:
@@ -227,6 +243,13 @@ class FileCheckpoints:
                 for change in changes:
                     if change.before.kind == "blob":
                         self.snapshotter.own_blob(change.before.sha)  # type: ignore[union-attr, arg-type]
+                if attributing and changes:
+                    changes = attribute(
+                        changes, evidence, saves, workspace=self.snapshotter.workspace,  # type: ignore[union-attr]
+                        tool_names=self._tool_names(current.frame, {*evidence.writes.values(), *evidence.trees.values(),
+                                                  *evidence.spawned, *current.captured.values()}),
+                        checkpointed=current.captured,
+                    )  # fmt: skip
             except (SnapshotError, OSError) as exc:
                 error = str(exc)
         elif error is None:
@@ -244,6 +267,22 @@ class FileCheckpoints:
         )
         self._finish_large_in_background()
         return closed
+
+    def _tool_names(self, frame: int, calls: set[str | None]) -> dict[str, str]:
+        """Tool names of the frame's calls (read from the ledger only when a call wrote)."""
+        if not calls - {CELL, None}:
+            return {}
+        names: dict[str, str] = {}
+        for entry in reversed(self.ledger.entries):
+            if isinstance(entry, FrameOpen) and entry.frame == frame:
+                break
+            if isinstance(entry, ToolIntent) and entry.frame == frame:
+                names[entry.call_id] = entry.name
+        return names
+
+    def note_save(self, path: str, at: str) -> bool:
+        """The Lab saved `path` (workspace-relative) at `at`; True if a frame was open."""
+        return self.saves.note(path, at)
 
     def recover_incomplete(self) -> list[int]:
         """Close frames whose kernel died mid-cell, diffing their pre-tree against now."""
@@ -325,7 +364,9 @@ class FileCheckpoints:
             raise RewindError(f"rewind: frame {frame_id} is still running")
         return frame_id
 
-    def plan_rewind(self, frame_id: int, *, force: bool = False) -> RewindPlan:
+    def plan_rewind(
+        self, frame_id: int, *, force: bool = False, include_external: bool = False
+    ) -> RewindPlan:
         self.settle()
         popped = [f for f in self.active_frames() if f.frame >= frame_id]
         chains: dict[str, list[tuple[int, PathChange]]] = {}
@@ -342,7 +383,13 @@ class FileCheckpoints:
                         detail=f"not captured by frame {view.frame}: {SKIP_TEXT[skip.reason]}",
                     )  # fmt: skip
                 )
-        for path, chain in sorted(chains.items()):
+        for path, full_chain in sorted(chains.items()):
+            verdict = judge_chain(full_chain, include_external=include_external)
+            if verdict.start is None:
+                plan.external.append(RestoredPath(path=path, action="external",
+                                                  detail=verdict.external))  # fmt: skip
+                continue
+            chain = full_chain[verdict.start :]
             target = chain[0][1].before
             if (
                 target.kind == "large"
@@ -358,8 +405,10 @@ class FileCheckpoints:
                     detail=f"its state before frame {chain[0][0]} was not captured "
                            f"({SKIP_TEXT[target.reason or 'not-a-file']})"))  # fmt: skip
                 continue
-            conflict = None
+            conflict = verdict.conflict or None
             for (f1, c1), (f2, c2) in zip(chain, chain[1:], strict=False):
+                if conflict is not None:
+                    break
                 if not c1.after.same_as(c2.before):
                     conflict = f"changed outside the kernel between frame {f1} and frame {f2}"
                     break
@@ -369,7 +418,9 @@ class FileCheckpoints:
                 if self.budget is not None:
                     after = self.budget.large.resolve(path, after)
                 if not still_as_left(current, after):
-                    conflict = f"changed since frame {chain[-1][0]} recorded it"
+                    saved = self.saves.last_save(path)
+                    conflict = f"changed since frame {chain[-1][0]} recorded it" + (
+                        f" (saved in JupyterLab at {saved})" if saved else "")  # fmt: skip
             if conflict is not None and not force:
                 plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
                 continue
@@ -389,6 +440,7 @@ class FileCheckpoints:
         frame_id: int,
         *,
         force: bool = False,
+        include_external: bool = False,
         files: bool = True,
         conversation: bool = True,
         on_path: Callable[[str], None] | None = None,
@@ -409,15 +461,16 @@ class FileCheckpoints:
         results: list[RestoredPath] = []
         if files:
             assert self.snapshotter is not None
-            plan = self.plan_rewind(frame_id, force=force)
-            frames, results = plan.frames, plan.conflicts + plan.skipped
+            plan = self.plan_rewind(frame_id, force=force, include_external=include_external)
+            frames, results = plan.frames, plan.conflicts + plan.skipped + plan.external
             for path, target in restore_order(plan.restore):
                 results.append(restore_path(self.snapshotter, path, target))
                 if on_path is not None:
                     on_path(path)
             self.snapshotter.invalidate()
         restored, variable_frames = variables() if variables is not None else ([], [])
-        notes = ["--force" if force else "", _only(files, conversation, variables is not None)]
+        notes = ["--force" if force else "", "--include-external" if include_external else "",
+                 _only(files, conversation, variables is not None)]
         return self.ledger.append(
             ProjectionItem,
             reason="rewind",

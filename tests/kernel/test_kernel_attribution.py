@@ -1,0 +1,202 @@
+"""Who changed each path, and rewinds that never revert someone else's work - through real
+kernels (issue 12 part A, issue 19's two kernels on one workspace).
+
+The "someone else" is a real second process writing while a long cell runs (a stand-in for
+the user's save in the editor), a save announced over the `logician` comm as the lab
+extension sends it, or a second kernel on the same workspace.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from kernel_harness import Kernel, make_kernel_env
+from test_kernel_approvals import Sidebar, create_subshell
+from test_kernel_comm import valid
+
+pytestmark = pytest.mark.kernel
+
+LONG_CELL = "import time; open('cell.txt', 'w').write('c'); time.sleep(3)"
+"""Reproduction 1 of issue 12: a cell that writes its own file, then runs for a while."""
+
+
+def write_later(path: Path, text: str, delay: float) -> subprocess.Popen[bytes]:
+    """Another process (not the kernel's) writes `path` after `delay` seconds."""
+    code = f"import time; time.sleep({delay}); open({str(path)!r}, 'w').write({text!r})"
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+@pytest.fixture
+def kernel(workspace: Path, kernel_env: dict[str, str]):
+    k = Kernel(workspace, kernel_env)
+    yield k
+    k.shutdown()
+
+
+def test_a_write_by_another_process_during_a_long_cell_is_left_alone_on_rewind(
+    kernel: Kernel, workspace: Path
+) -> None:
+    (workspace / "mine.txt").write_text("v1")
+    writer = write_later(workspace / "mine.txt", "v2 my precious edit", 1.0)
+    r = kernel.run(LONG_CELL)
+    writer.wait(10)
+    assert r.status == "ok", r.text
+    # said at once, in the cell's own output: the one flag that would revert it is named
+    assert "changed outside this kernel" in r.text and "mine.txt" in r.text
+    assert "--include-external" in r.text
+
+    diff = kernel.run("%logician diff --last").text
+    lines = {ln.split()[1]: ln for ln in diff.splitlines() if ln.startswith(("created", "modif"))}
+    assert "by cell" in lines["cell.txt"], diff
+    assert "by external" in lines["mine.txt"] and "no write by this kernel" in lines["mine.txt"]
+
+    dry = kernel.run("%logician rewind --last --dry-run").text
+    assert "would delete cell.txt" in dry and "external: mine.txt" in dry, dry
+    assert "would restore mine.txt" not in dry
+
+    r = kernel.run("%logician rewind --last")
+    assert r.status == "ok", r.text
+    assert not (workspace / "cell.txt").exists()
+    assert (workspace / "mine.txt").read_text() == "v2 my precious edit"
+    assert "external  mine.txt" in r.text and "changed outside this kernel" in r.text, r.text
+    assert "--include-external" in r.text
+
+
+def test_include_external_reverts_the_other_process_write_too(
+    kernel: Kernel, workspace: Path
+) -> None:
+    (workspace / "mine.txt").write_text("v1")
+    writer = write_later(workspace / "mine.txt", "v2", 1.0)
+    assert kernel.run(LONG_CELL).status == "ok"
+    writer.wait(10)
+    r = kernel.run("%logician rewind --last --include-external")
+    assert r.status == "ok", r.text
+    assert (workspace / "mine.txt").read_text() == "v1"
+    assert not (workspace / "cell.txt").exists()
+    assert "restored  mine.txt" in r.text
+
+
+def test_a_save_during_a_write_of_the_cell_is_a_conflict_that_force_resolves(
+    kernel: Kernel, workspace: Path
+) -> None:
+    """The cell and the user changed the same file during the frame: a rewind shows it, keeps
+    the user's bytes, and `--force` takes the file back to before the cell."""
+    (workspace / "shared.txt").write_text("v1")
+    sidebar = Sidebar(kernel, create_subshell(kernel))
+    sidebar.wait_for("hello")
+    msg = kernel.send("open('shared.txt', 'w').write('cell'); import time; time.sleep(2.5)")
+    time.sleep(1.0)
+    (workspace / "shared.txt").write_text("user's save")
+    sidebar.send({"type": "document.saved", "path": "shared.txt", "id": "s1",
+                  "time": datetime.now(UTC).isoformat(), "notebook": "nb.ipynb"})  # fmt: skip
+    saved = sidebar.wait_for("document.saved")
+    valid([saved])
+    assert saved == {"v": 1, "type": "document.saved", "re": "s1", "path": "shared.txt",
+                     "recorded": True}  # fmt: skip
+    r = kernel.collect(msg)
+    assert r.status == "ok", r.text
+    assert "changed by the cell and also outside this kernel" in r.text, r.text
+    assert "saved in JupyterLab at" in r.text
+
+    r = kernel.run("%logician rewind --last --dry-run")
+    assert "conflict: shared.txt" in r.text and "saved in JupyterLab" in r.text, r.text
+    assert "--force" in r.text and "would restore shared.txt" not in r.text
+
+    r = kernel.run("%logician rewind --last --force")
+    assert r.status == "ok", r.text
+    assert (workspace / "shared.txt").read_text() == "v1"
+
+
+def test_a_rewind_without_force_leaves_the_conflicting_save_and_says_why(
+    kernel: Kernel, workspace: Path
+) -> None:
+    (workspace / "shared.txt").write_text("v1")
+    msg = kernel.send("open('shared.txt', 'w').write('cell'); import time; time.sleep(2.5)")
+    time.sleep(1.0)
+    (workspace / "shared.txt").write_text("user's later save")  # after the cell wrote it
+    assert kernel.collect(msg).status == "ok"
+    r = kernel.run("%logician rewind --last")
+    assert r.status == "ok", r.text
+    assert (workspace / "shared.txt").read_text() == "user's later save"
+    assert "conflict  shared.txt" in r.text and "--force" in r.text, r.text
+    assert "after this kernel's last write" in r.text
+
+
+def test_a_save_announced_over_the_comm_is_external_and_survives_a_sidebar_rewind(
+    kernel: Kernel, workspace: Path
+) -> None:
+    (workspace / "notes").mkdir()
+    (workspace / "notes" / "mine.txt").write_text("v1")
+    sidebar = Sidebar(kernel, create_subshell(kernel))
+    sidebar.wait_for("hello")
+    msg = kernel.send(LONG_CELL)
+    time.sleep(1.0)
+    (workspace / "notes" / "mine.txt").write_text("v2 my precious edit")
+    # server-relative: the notebook is at the server root (the kernel's directory); a save of
+    # a document outside the workspace is not this kernel's and is ignored
+    sidebar.send({"type": "document.saved", "path": "notes/mine.txt", "notebook": "a.ipynb",
+                  "time": datetime.now(UTC).isoformat(), "id": 1})  # fmt: skip
+    assert sidebar.wait_for("document.saved")["recorded"] is True
+    sidebar.send({"type": "document.saved", "path": "../elsewhere.txt", "notebook": "a.ipynb",
+                  "time": datetime.now(UTC).isoformat(), "id": 2})  # fmt: skip
+    outside = sidebar.wait_for("document.saved")
+    assert outside["path"] is None and outside["recorded"] is False
+    r = kernel.collect(msg)
+    assert r.status == "ok"
+    assert "saved in JupyterLab at" in r.text, r.text
+
+    diff = kernel.run("%logician diff --last").text
+    assert "by external (saved in JupyterLab at" in diff, diff
+
+    sidebar.send({"type": "frames.preview", "frame": 1, "id": "p"})
+    preview = sidebar.wait_for("frames.preview")
+    valid([preview])
+    assert [f["path"] for f in preview["files"]] == ["cell.txt"]
+    assert [e["path"] for e in preview["external"]] == ["notes/mine.txt"]
+    sidebar.send({"type": "frames.rewind", "frame": 1, "mode": "files", "id": "r"})
+    done = sidebar.wait_for("frames.rewind")
+    valid([done])
+    assert done["external"] == ["notes/mine.txt"] and "left alone" in done["summary"]
+    assert (workspace / "notes" / "mine.txt").read_text() == "v2 my precious edit"
+    assert not (workspace / "cell.txt").exists()
+
+
+def test_a_bad_save_message_gets_a_one_line_error(kernel: Kernel) -> None:
+    sidebar = Sidebar(kernel, create_subshell(kernel))
+    sidebar.wait_for("hello")
+    sidebar.send({"type": "document.saved", "path": "", "time": "x", "id": 3})
+    error = sidebar.wait_for("error")
+    assert error["re"] == 3 and "path" in error["error"] and "\n" not in error["error"]
+
+
+def test_two_kernels_on_one_workspace_never_rewind_each_others_files(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Cells of two notebooks run at the same time over one folder; each rewind takes back
+    only its own kernel's files (issue 19)."""
+    a = Kernel(workspace, make_kernel_env(tmp_path / "a", thread="nb-a"))
+    b = Kernel(workspace, make_kernel_env(tmp_path / "b", thread="nb-b"))
+    try:
+        for i in range(3):
+            ma = a.send(f"import time\nfor j in range(5):\n    open(f'a{i}_{{j}}.txt', 'w').write('a')\n"
+                        "    time.sleep(0.1)")  # fmt: skip
+            mb = b.send(f"import time\nfor j in range(5):\n    open(f'b{i}_{{j}}.txt', 'w').write('b')\n"
+                        "    time.sleep(0.1)")  # fmt: skip
+            ra, rb = a.collect(ma), b.collect(mb)
+            assert ra.status == rb.status == "ok", (ra.text, rb.text)
+            assert "not captured" not in ra.text + rb.text
+        ra = a.run("%logician rewind 1")
+        assert ra.status == "ok", ra.text
+        assert not list(workspace.glob("a*_*.txt"))
+        assert len(list(workspace.glob("b*_*.txt"))) == 15, ra.text
+        rb = b.run("%logician rewind 2")
+        assert rb.status == "ok", rb.text
+        assert sorted(p.name for p in workspace.glob("b*_*.txt")) == [f"b0_{j}.txt" for j in range(5)]
+    finally:
+        a.shutdown()
+        b.shutdown()
