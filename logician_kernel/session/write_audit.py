@@ -140,8 +140,10 @@ class WriteAudit:
 
     # -- the hook -----------------------------------------------------------------------------
 
-    def _hook(self, event: str, args: tuple[Any, ...]) -> None:
-        if event not in _EVENTS or self._evidence is None:
+    def _hook(self, event: str, args: tuple[Any, ...], events: frozenset[str] = _EVENTS) -> None:
+        # `events` is bound at definition: at interpreter shutdown module globals turn to None
+        # while the (unremovable) hook still runs.
+        if event not in events or self._evidence is None:
             return
         try:
             self._note(self._evidence, event, args)
