@@ -330,6 +330,15 @@ describe('previewLines', () => {
     expect(previewLines(preview({})).variables).toEqual([]);
   });
 
+  it('lists the paths left alone as changed outside the kernel, with why', () => {
+    const lines = previewLines(
+      preview({ external: [{ path: 'mine.txt', detail: 'saved in JupyterLab at 20:01:02' }] })
+    );
+    expect(lines.external).toEqual(['mine.txt: saved in JupyterLab at 20:01:02']);
+    expect(lines.files).toEqual([]);
+    expect(previewLines(preview({})).external).toEqual([]); // an older kernel sends none
+  });
+
   it('lists conflicts with their detail', () => {
     const lines = previewLines(preview({ conflicts: [{ path: 'b.txt', detail: 'changed since frame 2' }] }));
     expect(lines.conflicts).toEqual(['b.txt: changed since frame 2']);

@@ -77,7 +77,7 @@ def _by(change: PathChange) -> str:
     if change.by is None:
         return ""
     text = who(change)
-    return f"{text} ({change.basis})" if change.basis and change.by == "external" else text
+    return f"{text} ({change.basis})" if change.basis else text
 
 
 def _size(content: bytes | None, state: PathState) -> int | None:

@@ -175,7 +175,7 @@ class WriteAudit:
         if isinstance(path, int) or path is None:
             return None
         text = os.fsdecode(os.fspath(path))
-        if isinstance(dir_fd, int) and not os.path.isabs(text):
+        if isinstance(dir_fd, int) and dir_fd >= 0 and not os.path.isabs(text):  # -1: none
             text = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), text)
         full = os.path.abspath(text)
         for root in self._roots:
@@ -205,9 +205,10 @@ def _ours() -> bool:
     """Whether the spawn comes from the kernel's own machinery (git snapshots, the process
     guard, a key command) rather than the cell or a tool. Spawns are rare: a stack walk is
     affordable here and nowhere else."""
-    frame = sys._getframe(2)
+    frame = sys._getframe(1)
     while frame is not None:
-        if frame.f_code.co_filename.startswith(_OWN_SPAWNERS):
+        name = frame.f_code.co_filename
+        if name != __file__ and name.startswith(_OWN_SPAWNERS):
             return True
         frame = frame.f_back  # type: ignore[assignment]
     return False
