@@ -11,6 +11,7 @@ import {
   frameFiles,
   frameTokens,
   localTime,
+  keptMessage,
   previewLines,
   rewoundTooltip,
   statusBarText
@@ -373,5 +374,13 @@ describe('compactCount at unit boundaries after rounding', () => {
     expect(compactCount(999_999)).toBe('1.0M');
     expect(compactCount(999_500)).toBe('1.0M');
     expect(compactCount(9_949)).toBe('9.9k');
+  });
+});
+
+describe('keptMessage', () => {
+  it('names the files a rewind left alone and why, or says nothing', () => {
+    expect(keptMessage(['mine.txt'], [])).toBe('Logician: changed outside this kernel, so left alone: mine.txt');
+    expect(keptMessage([], ['b.txt'])).toContain('--force');
+    expect(keptMessage([], [])).toBe('');
   });
 });

@@ -167,3 +167,16 @@ const VARIABLE_ACTIONS: Record<string, string> = {
   'not-restorable': 'cannot restore',
   'not-live': 'not live'
 };
+
+/** The notice after a rewind that left files alone ("" when it left none): names first, since
+ * a notification is short; the full reasons are in the rewind report. */
+export function keptMessage(external: string[], conflicts: string[]): string {
+  const parts: string[] = [];
+  if (external.length) {
+    parts.push(`changed outside this kernel, so left alone: ${external.join(', ')}`);
+  }
+  if (conflicts.length) {
+    parts.push(`conflicts left alone (--force overwrites): ${conflicts.join(', ')}`);
+  }
+  return parts.length ? `Logician: ${parts.join('; ')}` : '';
+}

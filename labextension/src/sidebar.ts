@@ -20,6 +20,7 @@ import {
   frameFiles,
   frameTokens,
   localTime,
+  keptMessage,
   previewLines
 } from './format';
 import type { Choice, FrameTarget, IApprovalRequest, IFrameRow, KernelMessage, RewindMode } from './protocol';
@@ -546,12 +547,10 @@ export async function confirmAndRewind(
       'frames.rewind'
     );
     Notification.success(done.summary.split('\n')[0], { autoClose: 5000 });
-    const keptLines = done.summary.split('\n').filter(l => /^\s+(external|conflict)\s/.test(l));
-    if (keptLines.length) {
+    const kept = keptMessage(done.external ?? [], done.conflicts);
+    if (kept) {
       // Why a file was not put back belongs in front of the user, not only in the ledger.
-      Notification.info(`Logician: left alone - ${keptLines.map(l => l.trim().replace(/\s+/, ' ')).join('; ')}`, {
-        autoClose: 15000
-      });
+      Notification.info(kept, { autoClose: 15000 });
     }
     return true;
   } catch (err) {
