@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from kernel_harness import Kernel, make_kernel_env
+from loopback import LoopbackServer, text_reply, tool_reply
 from test_kernel_approvals import Sidebar, create_subshell
 from test_kernel_comm import valid
 
@@ -200,3 +201,36 @@ def test_two_kernels_on_one_workspace_never_rewind_each_others_files(
     finally:
         a.shutdown()
         b.shutdown()
+
+
+def test_each_tool_call_is_named_as_the_changer_of_its_paths(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    """An agent cell: `write`, `edit`, `bash` and `python` calls each own what they changed,
+    the cell's own code owns what it wrote, and the attribution survives a restart."""
+    server.script(
+        tool_reply("w1", "write", {"path": "notes/summary.md", "content": "# Summary\n"}),
+        tool_reply("e1", "edit", {"path": "data.csv", "old_string": "1,2", "new_string": "1,20"}),
+        tool_reply("b1", "bash", {"command": "echo from-bash > bash.txt"}),
+        tool_reply("p1", "python", {"code": "open('py.txt', 'w').write('p')"}),
+        text_reply("Done."),
+    )
+    k = Kernel(workspace, agent_env)
+    try:
+        r = k.run("%%logician\nDo the four things.")
+        assert r.status == "ok", r.text
+        for _ in range(2):  # and again after a restart: read back from the ledger
+            diff = k.run("%logician diff --last").text
+            by = {ln.split()[1]: ln for ln in diff.splitlines()
+                  if ln.startswith(("created", "modified"))}  # fmt: skip
+            assert "by tool write (w1)" in by["notes/summary.md"], diff
+            assert "by tool edit (e1)" in by["data.csv"], diff
+            assert "by tool bash (b1)" in by["bash.txt"], diff
+            assert "by tool python (p1)" in by["py.txt"], diff
+            k.restart()
+        r = k.run("%logician rewind --last")
+        assert r.status == "ok", r.text
+        assert not (workspace / "bash.txt").exists() and not (workspace / "py.txt").exists()
+        assert (workspace / "data.csv").read_text() == "a,b\n1,2\n"
+    finally:
+        k.shutdown()
