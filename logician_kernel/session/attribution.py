@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
-from .ledger_entries import FrameClose
+from pydantic import BaseModel
+
+from .ledger_entries import FrameClose, FrameOpen, ToolIntent
 from .states import PathChange
 from .write_audit import CELL, FrameEvidence, open_in_process
 
@@ -166,6 +168,20 @@ def _written_later(full: Path, last: float | None) -> str:
             "something outside this kernel")  # fmt: skip
 
 
+def tool_names(entries: Sequence[BaseModel], frame: int, calls: set[str | None]) -> dict[str, str]:
+    """Tool names of the frame's calls, read back from the ledger's tool intents (only when a
+    tool call wrote or spawned: a plain cell reads nothing)."""
+    if not calls - {CELL, None}:
+        return {}
+    names: dict[str, str] = {}
+    for entry in reversed(entries):
+        if isinstance(entry, FrameOpen) and entry.frame == frame:
+            break
+        if isinstance(entry, ToolIntent) and entry.frame == frame:
+            names[entry.call_id] = entry.name
+    return names
+
+
 def who(change: PathChange) -> str:
     """One phrase for listings: "cell", "tool bash (call_1)", "external", "cell + saved"."""
     by = change.by or "cell"
@@ -242,9 +258,11 @@ def external_notice(closed: FrameClose) -> str | None:
     if external:
         names = ", ".join(c.path for c in external[:3])
         more = f" and {len(external) - 3} more" if len(external) > 3 else ""
+        bases = {c.basis for c in external}
+        why = external[0].basis if len(bases) == 1 else f"`%logician diff {closed.frame}` says how"
         parts.append(
             f"Logician: frame {closed.frame}: {len(external)} path(s) changed outside this kernel "
-            f"during the cell ({names}{more}; {external[0].basis}); a rewind leaves them alone "
+            f"during the cell ({names}{more}; {why}); a rewind leaves them alone "
             f"(`%logician rewind {closed.frame} --include-external` reverts them)."
         )
     if mixed:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .attribution import SaveLog, attribute, judge_chain
+from .attribution import SaveLog, attribute, judge_chain, tool_names
 from .frames import FrameView, fold_frames
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
@@ -34,10 +34,9 @@ from .thread_ledger import (
     RestoredPath,
     RestoredVariable,
     ThreadLedger,
-    ToolIntent,
     project,
 )
-from .write_audit import AUDIT, CELL
+from .write_audit import AUDIT
 
 
 class RewindError(ValueError):
@@ -246,8 +245,8 @@ class FileCheckpoints:
                 if attributing and changes:
                     changes = attribute(
                         changes, evidence, saves, workspace=self.snapshotter.workspace,  # type: ignore[union-attr]
-                        tool_names=self._tool_names(current.frame, {*evidence.writes.values(), *evidence.trees.values(),
-                                                  *evidence.spawned, *current.captured.values()}),
+                        tool_names=tool_names(self.ledger.entries, current.frame,
+                                              {*evidence.callers(), *current.captured.values()}),
                         checkpointed=current.captured,
                     )  # fmt: skip
             except (SnapshotError, OSError) as exc:
@@ -267,18 +266,6 @@ class FileCheckpoints:
         )
         self._finish_large_in_background()
         return closed
-
-    def _tool_names(self, frame: int, calls: set[str | None]) -> dict[str, str]:
-        """Tool names of the frame's calls (read from the ledger only when a call wrote)."""
-        if not calls - {CELL, None}:
-            return {}
-        names: dict[str, str] = {}
-        for entry in reversed(self.ledger.entries):
-            if isinstance(entry, FrameOpen) and entry.frame == frame:
-                break
-            if isinstance(entry, ToolIntent) and entry.frame == frame:
-                names[entry.call_id] = entry.name
-        return names
 
     def note_save(self, path: str, at: str) -> bool:
         """The Lab saved `path` (workspace-relative) at `at`; True if a frame was open."""

@@ -72,6 +72,10 @@ class FrameEvidence:
     spawned: dict[str, str] = field(default_factory=dict)
     """Call id (`CELL` for cell code) -> the first process it started (its command, bounded)."""
 
+    def callers(self) -> set[str]:
+        """Every call id (and `CELL`) that wrote or spawned something."""
+        return {*self.writes.values(), *self.trees.values(), *self.spawned}
+
     def writer(self, path: str) -> str | None:
         """The call id that wrote `path` (or a tree holding it), or None if no write was seen."""
         if path in self.writes:

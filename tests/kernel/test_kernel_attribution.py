@@ -59,6 +59,13 @@ def test_a_write_by_another_process_during_a_long_cell_is_left_alone_on_rewind(
     dry = kernel.run("%logician rewind --last --dry-run").text
     assert "would delete cell.txt" in dry and "external: mine.txt" in dry, dry
     assert "would restore mine.txt" not in dry
+    # the rewind control's preview (what the widget shows for frame 1) says the same; a
+    # silent execution is no frame, so `--last` below still means the long cell
+    shown = kernel.run(
+        "print(get_ipython().magics_manager.registry['LogicianMagics'].frames.preview(1).files)",
+        silent=True,
+    ).stdout
+    assert "delete cell.txt" in shown and "left alone: mine.txt" in shown, shown
 
     r = kernel.run("%logician rewind --last")
     assert r.status == "ok", r.text
