@@ -100,7 +100,7 @@ class WriteAudit:
     def install(self) -> None:
         with self._install_lock:
             if not self._installed:
-                sys.addaudithook(self._hook)
+                sys.addaudithook(self._make_hook())
                 self._installed = True
 
     # -- frames and tool calls ----------------------------------------------------------------
@@ -144,15 +144,23 @@ class WriteAudit:
 
     # -- the hook -----------------------------------------------------------------------------
 
-    def _hook(self, event: str, args: tuple[Any, ...], events: frozenset[str] = _EVENTS) -> None:
-        # `events` is bound at definition: at interpreter shutdown module globals turn to None
-        # while the (unremovable) hook still runs.
-        if event not in events or self._evidence is None:
-            return
-        try:
-            self._note(self._evidence, event, args)
-        except Exception:  # noqa: BLE001 - a hook that raises would break the user's call
-            pass
+    def _make_hook(self) -> Any:
+        # A closure over locals, not a bound method: every audited event in the process
+        # (compile, import, open...) calls it, so the common "not ours" path is one set lookup.
+        # Locals also survive interpreter shutdown, when module globals turn to None while the
+        # (unremovable) hook still runs.
+        events, audit = _EVENTS, self
+
+        def hook(event: str, args: tuple[Any, ...]) -> None:
+            if event in events:
+                evidence = audit._evidence
+                if evidence is not None:
+                    try:
+                        audit._note(evidence, event, args)
+                    except Exception:  # noqa: BLE001 - a hook that raises breaks the user's call
+                        pass
+
+        return hook
 
     def _note(self, evidence: FrameEvidence, event: str, args: tuple[Any, ...]) -> None:
         if event in _SPAWN_EVENTS:
