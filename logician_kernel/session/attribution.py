@@ -132,7 +132,7 @@ def attribute(
         elif spawner is not None and saved_at is None:
             call = spawner
             basis = (f"written while a process this frame started was running "
-                     f"(`{evidence.spawned[spawner]}`); its writes cannot be told from others'")  # fmt: skip
+                     f"(`{evidence.spawned[spawner]}`); not told apart from other writers")  # fmt: skip
         if call is None:
             basis = (f"saved in JupyterLab at {_clock(saved_at)}" if saved_at else
                      "no write by this kernel's process was seen (another program, the user, "

@@ -108,7 +108,7 @@ def test_attribute_uses_the_strongest_evidence(tmp_path: Path) -> None:
         "tool", "write", "call_w")
     # a process the frame started: the bash call's, and the report says it is a guess
     assert (out["spawned.txt"].by, out["spawned.txt"].tool) == ("tool", "bash")
-    assert "cannot be told" in out["spawned.txt"].basis
+    assert "not told apart" in out["spawned.txt"].basis
     # a save the Lab reported wins over a spawned process's maybe
     assert out["saved.txt"].by == "external" and "saved in JupyterLab" in out["saved.txt"].basis
     assert out["both.txt"].by == "cell" and "saved in JupyterLab" in out["both.txt"].outside_write
