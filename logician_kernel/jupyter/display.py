@@ -245,6 +245,7 @@ def help_text() -> Rendered:
         "  %logician rewind --cell N        the same, naming the cell by its In [N] number\n"
         "  %logician rewind --last          undo the most recent frame\n"
         "  %logician rewind N --dry-run     show what a rewind would do\n"
+        "  %logician rewind N --include-external  also revert changes made outside this kernel\n"
         "  %logician rewind N --files-only | --variables-only | --conversation-only\n"
         "  %logician vars N | --last        variables frame N created, changed, deleted\n"
         "  %logician config [get K | set K V [--persist user|project] | schema]\n"

@@ -166,6 +166,10 @@ def test_a_save_announced_over_the_comm_is_external_and_survives_a_sidebar_rewin
     valid([preview])
     assert [f["path"] for f in preview["files"]] == ["cell.txt"]
     assert [e["path"] for e in preview["external"]] == ["notes/mine.txt"]
+    sidebar.send({"type": "frames.preview", "frame": 1, "include_external": True, "id": "p2"})
+    wider = sidebar.wait_for("frames.preview")
+    assert [f["path"] for f in wider["files"]] == ["cell.txt", "notes/mine.txt"]
+    assert wider["external"] == []
     sidebar.send({"type": "frames.rewind", "frame": 1, "mode": "files", "id": "r"})
     done = sidebar.wait_for("frames.rewind")
     valid([done])
@@ -244,5 +248,22 @@ def test_each_tool_call_is_named_as_the_changer_of_its_paths(
         assert r.status == "ok", r.text
         assert not (workspace / "bash.txt").exists() and not (workspace / "py.txt").exists()
         assert (workspace / "data.csv").read_text() == "a,b\n1,2\n"
+    finally:
+        k.shutdown()
+
+
+def test_with_attribution_off_every_change_is_the_cells_as_before(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    k = Kernel(workspace, {**kernel_env, "LOGICIAN_CHECKPOINTS__ATTRIBUTION": "false"})
+    try:
+        (workspace / "mine.txt").write_text("v1")
+        writer = write_later(workspace / "mine.txt", "v2", 1.0)
+        r = k.run(LONG_CELL)
+        writer.wait(10)
+        assert r.status == "ok" and "changed outside" not in r.text, r.text
+        assert " by " not in k.run("%logician diff --last").text
+        assert k.run("%logician rewind --last").status == "ok"
+        assert (workspace / "mine.txt").read_text() == "v1"
     finally:
         k.shutdown()
