@@ -116,7 +116,6 @@ def attribute(
     unknown = {str(workspace / c.path): c.path for c in changes
                if evidence.writer(c.path) is None and c.path not in checkpointed}  # fmt: skip
     held = {unknown[p] for p in open_in_process(set(unknown))} if unknown else set()
-    spawner = next(iter(evidence.spawned), None)
     out = []
     for change in changes:
         saved_at = saves.get(change.path)
@@ -129,10 +128,11 @@ def attribute(
             call, basis = writer, "written by this kernel's process"
         elif change.path in held:
             call, basis = CELL, "held open by this kernel's process"
-        elif spawner is not None and saved_at is None:
-            call = spawner
-            basis = (f"written while a process this frame started was running "
-                     f"(`{evidence.spawned[spawner]}`); not told apart from other writers")  # fmt: skip
+        elif evidence.spawned and saved_at is None:
+            call = _spawner(evidence, workspace / change.path)
+            if call is not None:
+                basis = (f"written while a process this frame started was running "
+                         f"(`{evidence.spawned[call]}`); not told apart from other writers")  # fmt: skip
         if call is None:
             basis = (f"saved in JupyterLab at {_clock(saved_at)}" if saved_at else
                      "no write by this kernel's process was seen (another program, the user, "
@@ -150,6 +150,23 @@ def attribute(
             update["outside_write"] = late
         out.append(change.model_copy(update=update))
     return out
+
+
+def _spawner(evidence: FrameEvidence, full: Path) -> str | None:
+    """Which spawning call could have made this change: the cell's own code (its processes'
+    lifetimes are unknown) or a tool call whose window holds the file's modification time. A
+    file modified while none of them ran is someone else's (None)."""
+    if CELL in evidence.spawned:
+        return CELL
+    try:
+        mtime = os.lstat(full).st_mtime
+    except OSError:  # deleted: no time to go by, so the first spawning call
+        return next(iter(evidence.spawned))
+    for call in evidence.spawned:
+        start, end = evidence.windows.get(call, (float("-inf"), float("inf")))
+        if start - LATE_WRITE_SLACK <= mtime <= end + LATE_WRITE_SLACK:
+            return call
+    return None
 
 
 def _written_later(full: Path, last: float | None) -> str:

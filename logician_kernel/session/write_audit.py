@@ -71,6 +71,9 @@ class FrameEvidence:
     wrote later."""
     spawned: dict[str, str] = field(default_factory=dict)
     """Call id (`CELL` for cell code) -> the first process it started (its command, bounded)."""
+    windows: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Tool call id -> when it started and ended (time.time()): a spawned process's writes
+    fall inside its call's window (the call's process group dies with it)."""
 
     def callers(self) -> set[str]:
         """Every call id (and `CELL`) that wrote or spawned something."""
@@ -127,11 +130,14 @@ class WriteAudit:
         """Everything the process does inside this block belongs to the tool call `call_id`."""
         token = _current_call.set(call_id)
         self._running[call_id] = name
+        started = time.time()
         try:
             yield
         finally:
             self._running.pop(call_id, None)
             _current_call.reset(token)
+            if (evidence := self._evidence) is not None:
+                evidence.windows[call_id] = (started, time.time())
 
     def current_call(self) -> str:
         """The tool call running in this context, or `CELL`. A `python` call runs on the main

@@ -267,3 +267,30 @@ def test_with_attribution_off_every_change_is_the_cells_as_before(
         assert (workspace / "mine.txt").read_text() == "v1"
     finally:
         k.shutdown()
+
+
+def test_a_save_while_the_model_thinks_is_not_the_bash_calls(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    """A `bash` call's processes own what changed while it ran; a file saved later in the same
+    agent cell, while no process of ours ran, is external and a rewind keeps it."""
+    (workspace / "mine.txt").write_text("v1")
+    server.script(
+        tool_reply("b1", "bash", {"command": "echo from-bash > bash.txt"}),
+        text_reply("Done.", delay=0.8),
+    )
+    k = Kernel(workspace, agent_env)
+    try:
+        writer = write_later(workspace / "mine.txt", "v2 my precious edit", 2.0)
+        r = k.run("%%logician\nMake bash.txt.")
+        writer.wait(10)
+        assert r.status == "ok", r.text
+        diff = k.run("%logician diff --last").text
+        by = {ln.split()[1]: ln for ln in diff.splitlines() if ln.startswith(("created", "modif"))}
+        assert "by tool bash (b1)" in by["bash.txt"], diff
+        assert "by external" in by["mine.txt"], diff
+        assert k.run("%logician rewind --last").status == "ok"
+        assert not (workspace / "bash.txt").exists()
+        assert (workspace / "mine.txt").read_text() == "v2 my precious edit"
+    finally:
+        k.shutdown()

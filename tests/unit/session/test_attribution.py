@@ -115,6 +115,31 @@ def test_attribute_uses_the_strongest_evidence(tmp_path: Path) -> None:
     assert out["nobody.txt"].by == "tool"  # a spawned process was running: not external
 
 
+def test_a_tool_calls_process_owns_only_what_changed_while_it_ran(tmp_path: Path) -> None:
+    import time
+
+    now = time.time()
+    for name, age in (("during_b1.txt", 30), ("during_b2.txt", 10), ("between.txt", 20)):
+        (tmp_path / name).write_text(name)
+        os.utime(tmp_path / name, (now - age, now - age))
+    evidence = FrameEvidence(spawned={"b1": "sh -c a", "b2": "sh -c b"},
+                             windows={"b1": (now - 31, now - 29), "b2": (now - 11, now - 9)})  # fmt: skip
+    changes = [_change(n) for n in ("during_b1.txt", "during_b2.txt", "between.txt")]
+    out = {c.path: c for c in attribute(changes, evidence, {}, workspace=tmp_path,
+                                        tool_names={"b1": "bash", "b2": "bash"}, checkpointed={})}  # fmt: skip
+    assert out["during_b1.txt"].call_id == "b1" and out["during_b2.txt"].call_id == "b2"
+    # changed while the model was thinking and no process of ours ran: the user's
+    assert out["between.txt"].by == "external"
+
+
+def test_tool_call_windows_are_recorded_while_a_frame_is_open(audited: Path) -> None:
+    with AUDIT.tool_call("b9", "bash"):
+        pass
+    evidence = AUDIT.end()
+    start, end = evidence.windows["b9"]
+    assert start <= end
+
+
 def test_a_change_nobody_in_the_kernel_made_is_external(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("x")
     (out,) = attribute([_change("x.txt")], FrameEvidence(), {}, workspace=tmp_path,
