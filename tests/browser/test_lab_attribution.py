@@ -76,6 +76,10 @@ def _run(page: Any, lab: LabServer, root: Path) -> None:
     kept = dialog.locator(".lk-RewindDialog-external").inner_text()
     assert "mine.txt" in kept and "saved in JupyterLab" in kept, kept
     assert "mine.txt" not in dialog.locator(".lk-RewindDialog-files").inner_text()
+    # reverting them is one deliberate click away, off by default
+    include = dialog.locator(".lk-RewindDialog-include-external")
+    assert "revert the changes made outside this kernel too" in include.inner_text()
+    assert not include.locator("input").is_checked()
     page.screenshot(path=str(ARTIFACTS / "attribution-rewind-dialog.png"))
     dialog.locator("button.jp-mod-warn").click()
 

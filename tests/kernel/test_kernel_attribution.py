@@ -33,12 +33,19 @@ def write_later(path: Path, text: str, delay: float) -> subprocess.Popen[bytes]:
 
 
 @pytest.fixture
-def kernel(workspace: Path, kernel_env: dict[str, str]):
-    k = Kernel(workspace, kernel_env)
+def detector() -> str:
+    return "auto"
+
+
+@pytest.fixture
+def kernel(workspace: Path, kernel_env: dict[str, str], detector: str):
+    k = Kernel(workspace, {**kernel_env, "LOGICIAN_CHECKPOINTS__CHANGE_DETECTION": detector})
     yield k
     k.shutdown()
 
 
+# attribution does not depend on how changes are found: inotify and the stat scan alike
+@pytest.mark.parametrize("detector", ["inotify", "scan"])
 def test_a_write_by_another_process_during_a_long_cell_is_left_alone_on_rewind(
     kernel: Kernel, workspace: Path
 ) -> None:
