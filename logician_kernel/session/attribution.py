@@ -113,7 +113,8 @@ def attribute(
     checkpointed: dict[str, str | None],
 ) -> list[PathChange]:
     """Each change with who made it (`by`, `call_id`, `tool`, `basis`, `saved_at`)."""
-    unknown = {str(workspace / c.path): c.path for c in changes
+    real = Path(os.path.realpath(workspace))  # /proc/self/fd names real paths
+    unknown = {str(real / c.path): c.path for c in changes
                if evidence.writer(c.path) is None and c.path not in checkpointed}  # fmt: skip
     held = {unknown[p] for p in open_in_process(set(unknown))} if unknown else set()
     out = []
@@ -146,7 +147,7 @@ def attribute(
         if saved_at:
             update |= {"saved_at": saved_at,
                        "outside_write": f"saved in JupyterLab at {_clock(saved_at)}"}  # fmt: skip
-        elif late := _written_later(workspace / change.path, evidence.last.get(change.path)):
+        elif late := _written_later(real / change.path, evidence.last.get(change.path)):
             update["outside_write"] = late
         out.append(change.model_copy(update=update))
     return out
@@ -245,6 +246,11 @@ def judge_chain(
                 f"frame {frame} changed it and it was also changed outside this kernel during "
                 f"that frame ({change.outside_write}); left alone - `--force` reverts it"))  # fmt: skip
     return ChainVerdict(start=first)
+
+
+def clock(iso: str | None) -> str:
+    """A ledger (UTC) time as the user's local HH:MM:SS."""
+    return _clock(iso)
 
 
 def _clock(iso: str | None) -> str:

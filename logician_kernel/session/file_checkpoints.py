@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .attribution import SaveLog, attribute, judge_chain, tool_names
+from .attribution import SaveLog, attribute, clock, judge_chain, tool_names
 from .frames import FrameView, fold_frames
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
@@ -407,7 +407,7 @@ class FileCheckpoints:
                 if not still_as_left(current, after):
                     saved = self.saves.last_save(path)
                     conflict = f"changed since frame {chain[-1][0]} recorded it" + (
-                        f" (saved in JupyterLab at {saved})" if saved else "")  # fmt: skip
+                        f" (saved in JupyterLab at {clock(saved)})" if saved else "")  # fmt: skip
             if conflict is not None and not force:
                 plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
                 continue

@@ -301,3 +301,18 @@ def test_a_save_while_the_model_thinks_is_not_the_bash_calls(
         assert (workspace / "mine.txt").read_text() == "v2 my precious edit"
     finally:
         k.shutdown()
+
+
+def test_a_save_after_the_cell_is_a_conflict_that_names_the_save(
+    kernel: Kernel, workspace: Path
+) -> None:
+    sidebar = Sidebar(kernel, create_subshell(kernel))
+    sidebar.wait_for("hello")
+    assert kernel.run("open('report.md', 'w').write('by the cell')").status == "ok"
+    (workspace / "report.md").write_text("edited in the Lab")
+    sidebar.send({"type": "document.saved", "path": "report.md", "notebook": "nb.ipynb",
+                  "time": datetime.now(UTC).isoformat(), "id": "late"})  # fmt: skip
+    assert sidebar.wait_for("document.saved")["recorded"] is False  # no cell was running
+    r = kernel.run("%logician rewind --last")
+    assert (workspace / "report.md").read_text() == "edited in the Lab"
+    assert "conflict  report.md" in r.text and "saved in JupyterLab at" in r.text, r.text
