@@ -318,13 +318,16 @@ class AgentSession:
 
     def rewind(
         self, frame: int | str = "--last", *, force: bool = False, files: bool = True,
-        conversation: bool = True, resume: bool = False,
+        conversation: bool = True, include_external: bool = False, resume: bool = False,
     ) -> ProjectionItem:  # fmt: skip
-        """Undo `frame` and every frame after it: files and conversation (or one of them);
+        """Undo `frame` and every frame after it: files and conversation (or one of them).
+        Changes made outside this kernel are left alone unless `include_external`; a path the
+        frames changed that someone else changed too is a conflict unless `force`.
         `resume=True` completes a rewind a crash interrupted (`frame` is then ignored)."""
         try:
             return self.runtime.rewind(str(frame), force=force, files=files,
-                                       conversation=conversation, resume=resume)  # fmt: skip
+                                       conversation=conversation,
+                                       include_external=include_external, resume=resume)  # fmt: skip
         except RewindError as exc:
             raise AgentError(str(exc)) from None
 

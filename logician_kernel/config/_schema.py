@@ -145,6 +145,12 @@ class CheckpointSettings(_Section):
     on NFS/CIFS/FUSE/overlay volumes and once inotify watches run out.
     Takes effect after a kernel restart."""
 
+    attribution: bool = True
+    """Record who made each change of a frame - the cell's code, an agent tool call, or
+    someone outside this kernel (a JupyterLab save, another program or kernel) - so a rewind
+    never reverts external changes (`--include-external` does). Off: the kernel's process is
+    not audited and every change counts as the cell's, as before. Applies from the next cell."""
+
     variables: bool = True
     """Capture the notebook's user variables at every frame, so a rewind brings the namespace
     back with the files (`%logician vars N` lists what a frame changed). Applies from the next

@@ -216,6 +216,7 @@ class LogicianMagics(Magics):
         parser.add_argument("--last", action="store_true")
         parser.add_argument("--cell", type=int, metavar="N")
         parser.add_argument("--force", action="store_true")
+        parser.add_argument("--include-external", action="store_true")
         parser.add_argument("--dry-run", action="store_true")
         parser.add_argument("--resume", action="store_true")
         only = parser.add_mutually_exclusive_group()
@@ -241,14 +242,16 @@ class LogicianMagics(Magics):
         if opts.dry_run:
             frame_id = checkpoints.resolve_target(spec)
             plan = (
-                None if opts.variables_only else checkpoints.plan_rewind(frame_id, force=opts.force)
+                None if opts.variables_only else checkpoints.plan_rewind(
+                    frame_id, force=opts.force, include_external=opts.include_external)
             )
             if variables is None or opts.files_only or opts.conversation_only:
                 return render.rewind_plan(plan) if plan is not None else variables_view.dry_run(
                     None, [], frame_id)  # fmt: skip
             return variables_view.dry_run(plan, variables.plan(frame_id), frame_id)
         one = opts.files_only or opts.conversation_only or opts.variables_only
-        item = self.runtime.rewind(spec, force=opts.force, files=opts.files_only or not one,
+        item = self.runtime.rewind(spec, force=opts.force, include_external=opts.include_external,
+                                   files=opts.files_only or not one,
                                    conversation=opts.conversation_only or not one,
                                    variables=opts.variables_only or not one)  # fmt: skip
         self.frames.announce(item)

@@ -63,6 +63,7 @@ from logician_kernel.providers import (
     Provider,
     ProviderError,
 )
+from logician_kernel.session.write_audit import AUDIT
 from logician_kernel.tools import Tool, ToolContext, ToolResult, bound_output
 from logician_kernel.types.messages import (
     Message,
@@ -346,7 +347,9 @@ class AgentHarness:
 
     async def _invoke(self, call: ToolCall, tool: Tool) -> ToolResult:
         try:
-            return await tool.run(call.arguments, self.ctx)
+            # Whatever the process writes or spawns inside the call is attributed to it.
+            with AUDIT.tool_call(call.id, call.name):
+                return await tool.run(call.arguments, self.ctx)
         except Exception as exc:
             # The contract says tools never raise; a bug in one must not end the run.
             logger.exception("tool %s raised", call.name)

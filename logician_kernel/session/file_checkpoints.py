@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import rewind_plan
+from .attribution import SaveLog, attribute, clock, judge_chain, tool_names
 from .frames import FrameView
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
@@ -37,6 +38,7 @@ from .thread_ledger import (
     ThreadLedger,
     project,
 )
+from .write_audit import AUDIT
 
 
 class RewindError(ValueError):
@@ -55,6 +57,8 @@ class RewindPlan:
     """Paths changed by something else since the frames recorded them."""
     skipped: list[RestoredPath] = field(default_factory=list)
     """Paths whose pre-state was never captured."""
+    external: list[RestoredPath] = field(default_factory=list)
+    """Paths only someone outside this kernel changed: left alone (`include_external` reverts)."""
     messages_dropped: int = 0
     """Conversation messages the rewind takes out of the projection."""
 
@@ -64,7 +68,8 @@ class _OpenFrame:
     frame: int
     pre: Snapshot | None
     started: float
-    captured: set[str] = field(default_factory=set)
+    captured: dict[str, str | None] = field(default_factory=dict)
+    """Paths a tool captured before writing -> its call id (None for cell code)."""
 
 
 class FileCheckpoints:
@@ -85,6 +90,10 @@ class FileCheckpoints:
         self._snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
         self._warmup: threading.Thread | None = None
+        self.attribute_changes = True
+        """Record who made each change (cell, tool call, external); off: all are the cell's."""
+        self.saves = SaveLog()
+        """Document saves the Lab reported (`note_save`), attributed to the open frame."""
         large = snapshotter.large if snapshotter is not None else None
         self.budget = SideStoreBudget(self.frames, large, self._open_large) if large else None
         """The side store's budget keeper; None when large files are not captured."""
@@ -143,10 +152,11 @@ class FileCheckpoints:
         current = self._open
         if current is None or self.snapshotter is None or path in current.captured:
             return
-        current.captured.add(path)
+        call_id = AUDIT.current_call() or None
+        current.captured[path] = call_id
         before = self.snapshotter.store_path(path)
         self.ledger.append(FileCheckpoint, frame=current.frame, path=path, before=before,
-                           durable=True)  # fmt: skip
+                           call_id=call_id, durable=True)  # fmt: skip
 
     # -- capture ----------------------------------------------------------------------------
 
@@ -210,6 +220,9 @@ class FileCheckpoints:
             capture_error=error,
         )
         self._open = _OpenFrame(frame=frame_id, pre=pre, started=time.perf_counter())
+        if self.attribute_changes and self.snapshotter is not None:
+            AUDIT.begin(self.snapshotter.workspace)
+            self.saves.begin()
         return frame_id
 
     def close_frame(self, outcome: FrameOutcome) -> FrameClose | None:
@@ -217,6 +230,8 @@ class FileCheckpoints:
         current, self._open = self._open, None
         if current is None:
             return None
+        attributing = AUDIT.recording
+        evidence, saves = AUDIT.end(), self.saves.end()
         post, error = self._snapshot(defer_large=True)
         changes, skipped = [], []
         if current.pre is not None and post is not None:
@@ -225,6 +240,13 @@ class FileCheckpoints:
                 for change in changes:
                     if change.before.kind == "blob":
                         self.snapshotter.own_blob(change.before.sha)  # type: ignore[union-attr, arg-type]
+                if attributing and changes:
+                    changes = attribute(
+                        changes, evidence, saves, workspace=self.snapshotter.workspace,  # type: ignore[union-attr]
+                        tool_names=tool_names(self.ledger.entries, current.frame,
+                                              {*evidence.callers(), *current.captured.values()}),
+                        checkpointed=current.captured,
+                    )  # fmt: skip
             except (SnapshotError, OSError) as exc:
                 error = str(exc)
         elif error is None:
@@ -244,6 +266,10 @@ class FileCheckpoints:
         )
         self._finish_large_in_background()
         return closed
+
+    def note_save(self, path: str, at: str) -> bool:
+        """The Lab saved `path` (workspace-relative) at `at`; True if a frame was open."""
+        return self.saves.note(path, at)
 
     def recover_incomplete(self) -> list[int]:
         """Close frames whose kernel died mid-cell, diffing their pre-tree against now."""
@@ -325,7 +351,9 @@ class FileCheckpoints:
             raise RewindError(f"rewind: frame {frame_id} is still running")
         return frame_id
 
-    def plan_rewind(self, frame_id: int, *, force: bool = False) -> RewindPlan:
+    def plan_rewind(
+        self, frame_id: int, *, force: bool = False, include_external: bool = False
+    ) -> RewindPlan:
         self.settle()
         popped = [f for f in self.active_frames() if f.frame >= frame_id]
         chains: dict[str, list[tuple[int, PathChange]]] = {}
@@ -342,7 +370,13 @@ class FileCheckpoints:
                         detail=f"not captured by frame {view.frame}: {SKIP_TEXT[skip.reason]}",
                     )  # fmt: skip
                 )
-        for path, chain in sorted(chains.items()):
+        for path, full_chain in sorted(chains.items()):
+            verdict = judge_chain(full_chain, include_external=include_external)
+            if verdict.start is None:
+                plan.external.append(RestoredPath(path=path, action="external",
+                                                  detail=verdict.external))  # fmt: skip
+                continue
+            chain = full_chain[verdict.start :]
             target = chain[0][1].before
             if (
                 target.kind == "large"
@@ -358,8 +392,10 @@ class FileCheckpoints:
                     detail=f"its state before frame {chain[0][0]} was not captured "
                            f"({SKIP_TEXT[target.reason or 'not-a-file']})"))  # fmt: skip
                 continue
-            conflict = None
+            conflict = verdict.conflict or None
             for (f1, c1), (f2, c2) in zip(chain, chain[1:], strict=False):
+                if conflict is not None:
+                    break
                 if not c1.after.same_as(c2.before):
                     conflict = f"changed outside the kernel between frame {f1} and frame {f2}"
                     break
@@ -369,7 +405,9 @@ class FileCheckpoints:
                 if self.budget is not None:
                     after = self.budget.large.resolve(path, after)
                 if not still_as_left(current, after):
-                    conflict = f"changed since frame {chain[-1][0]} recorded it"
+                    saved = self.saves.last_save(path)
+                    conflict = f"changed since frame {chain[-1][0]} recorded it" + (
+                        f" (saved in JupyterLab at {clock(saved)})" if saved else "")  # fmt: skip
             if conflict is not None and not force:
                 plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
                 continue
@@ -389,6 +427,7 @@ class FileCheckpoints:
         frame_id: int,
         *,
         force: bool = False,
+        include_external: bool = False,
         files: bool = True,
         conversation: bool = True,
         on_path: Callable[[str], None] | None = None,
@@ -410,12 +449,14 @@ class FileCheckpoints:
                 "rewind: an earlier rewind was interrupted and is not finished; "
                 "`%logician rewind --resume` completes it first"
             )
-        plan = self.plan_rewind(frame_id, force=force) if files else None
+        plan = (self.plan_rewind(frame_id, force=force, include_external=include_external)
+                if files else None)  # fmt: skip
         popped = [self.frames()[f] for f in plan.frames] if plan is not None else []
         record = rewind_plan.write_plan(
             self.ledger, self.snapshotter, frame_id, plan,
             since=popped[0].opened_at if popped else None,
             files=files, conversation=conversation, variables=variables is not None, force=force,
+            include_external=include_external,
         )  # fmt: skip
         return self.complete(record, on_path=on_path, variables=variables)
 
@@ -437,6 +478,7 @@ class FileCheckpoints:
                                                 verify=resume, force=force, on_path=on_path)  # fmt: skip
         restored, variable_frames = variables() if variables is not None else ([], [])
         notes = ["--force" if record.force or force else "", "--resume" if resume else "",
+                 "--include-external" if record.include_external else "",
                  _only(record.files, record.conversation, variables is not None)]  # fmt: skip
         messages = (self._messages_before(record.frame) if record.conversation
                     else self.ledger.messages())  # fmt: skip

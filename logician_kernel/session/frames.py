@@ -71,7 +71,8 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
             view = frames[entry.frame]
             if all(c.path != entry.path for c in view.changes):
                 view.changes.append(
-                    PathChange(path=entry.path, before=entry.before, after=entry.before)
+                    PathChange(path=entry.path, before=entry.before, after=entry.before,
+                               by="tool" if entry.call_id else None, call_id=entry.call_id)  # fmt: skip
                 )
         elif isinstance(entry, RunEnd) and entry.frame in frames:
             frames[entry.frame].input_tokens += entry.input_tokens

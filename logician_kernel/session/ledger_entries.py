@@ -97,6 +97,8 @@ class FileCheckpoint(_Entry):
     """Workspace-relative path."""
     before: PathState
     """The pre-state; within a frame only the first capture of a path counts."""
+    call_id: str | None = None
+    """The tool call that captured this path; None for cell code."""
 
 
 class MessageEntry(_Entry):
@@ -274,8 +276,10 @@ class RestoredPath(BaseModel):
 
     path: str
     """Workspace-relative path."""
-    action: Literal["restored", "deleted", "recreated", "conflict", "skipped", "failed"]
-    """What happened to it."""
+    action: Literal[
+        "restored", "deleted", "recreated", "conflict", "skipped", "failed", "external"
+    ]
+    """What happened to it; `external`: changed outside this kernel, so left alone."""
     detail: str = ""
     """Why, for conflicts, skips and failures."""
 
@@ -339,6 +343,8 @@ class RewindPlanned(_Entry):
     """Whether it restores variables."""
     force: bool = False
     """Whether conflicts were overwritten (`--force`)."""
+    include_external: bool = False
+    """Whether changes made outside this kernel were reverted too (`--include-external`)."""
     steps: list[RewindStep] = Field(default_factory=list)
     """Every path it restores, in the order it restores them."""
     known: list[RestoredPath] = Field(default_factory=list)
