@@ -109,6 +109,8 @@ class GitSnapshotter:
         self._reader: Git | None = None
         # Whether a path is ignored only changes when ignore rules do (that forces a full scan).
         self._ignored_cache: dict[str, bool] = {}
+        # The opening snapshot of a frame whose drain a stat scan skipped (see snapshot()).
+        self._start: Snapshot | None = None
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -230,9 +232,25 @@ class GitSnapshotter:
             self._reader.clear_cache()
             self._reader = None
 
-    def snapshot(self) -> Snapshot:
-        """Capture the workspace now. Cost scales with what changed since the last call."""
+    def snapshot(self, *, opening: bool = False) -> Snapshot:
+        """Capture the workspace now. Cost scales with what changed since the last call.
+
+        `opening`: a frame opens; a stat scan may answer with the last snapshot and read
+        the workspace once, after the cell (see scan_detector.py): `take_start()` is then
+        the workspace as it was when the frame opened."""
+        if opening:
+            self._start = None
+            if self._last is not None and getattr(self._watcher, "defer", lambda: False)():
+                self._start = self._last
+                return self._last
         changed = self._watcher.drain() if self._watcher is not None and self._last else None
+        early = getattr(self._watcher, "early", None)
+        if early is not None and self._start is not None:
+            self._start = self._start_from(self._start, early, changed)
+            if self._start is not None and changed is not None:
+                self._last = self._start
+                # New ignore rules still need the full scan after the cell (below).
+                changed -= {p for p in early if p.rsplit("/", 1)[-1] != ".gitignore"}
         if changed is not None and self._last is not None:
             if not changed:
                 return self._last
@@ -241,6 +259,23 @@ class GitSnapshotter:
                 return self._last
         self._last = self._full_scan()
         return self._last
+
+    def _start_from(
+        self, last: Snapshot, early: set[str], changed: set[str] | None
+    ) -> Snapshot | None:
+        """The snapshot at a skipped drain: `last` plus what changed before it (between
+        cells, unchanged since, so what is on disk now is what was there then)."""
+        if changed is None:
+            return None  # no precise answer: the frame's diff starts from `last`, as before
+        if any(p.rsplit("/", 1)[-1] == ".gitignore" for p in early):
+            self._ignored_cache.clear()  # new rules: re-ask for every path looked at
+        return self._incremental(last, early) if early else last
+
+    def take_start(self) -> Snapshot | None:
+        """The workspace when the frame opened, read after the cell; None when the opening
+        snapshot was taken then (or no precise answer exists)."""
+        start, self._start = self._start, None
+        return start
 
     def _incremental(self, last: Snapshot, changed: set[str]) -> Snapshot:
         """Re-examine just the paths inotify reported (no deleted directories, no new rules)."""
@@ -386,7 +421,7 @@ class GitSnapshotter:
 
     def reset(self) -> None:
         """The store vanished: forget everything cached; the next snapshot rescans in full."""
-        self._last_tree = self._last = None
+        self._last_tree = self._last = self._start = None
         self._ignored_cache.clear()
 
     def diff(self, before: Snapshot, after: Snapshot) -> tuple[list[PathChange], list[SkippedPath]]:

@@ -4,6 +4,7 @@ when changes come from the scan (type changes included)."""
 from __future__ import annotations
 
 import errno
+import time
 import os
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from logician_kernel.session.change_detection import (
     is_remote,
     make_detector,
 )
+from logician_kernel.session import scan_detector
 from logician_kernel.session.scan_detector import ScanDetector
 from logician_kernel.session.watcher import WorkspaceWatcher
 from logician_kernel.session.workspace_session import WorkspaceSession
@@ -188,5 +190,96 @@ def test_frames_from_the_scan_capture_type_changes(tmp_path: Path) -> None:
         # Where a file became a directory the pre-image is known, so the path is still
         # judged (not a crash) when a later rewind looks at it.
         assert cp.snapshotter.hash_path("d/f").kind == "absent"
+    finally:
+        s.close()
+
+
+# -- one drain per frame: the opening drain skipped when the previous one is fresh -----------
+
+
+def _tick() -> None:
+    # File times come from the kernel's coarse clock (one tick is 1-10 ms): make "before"
+    # and "after" the stamp distinguishable.
+    time.sleep(0.03)
+
+
+@pytest.fixture
+def stamped(root: Path) -> ScanDetector:
+    d = ScanDetector(root, stamp=root / ".logician" / "scan-stamp")
+    assert d.start() and d.drain() == set()
+    return d
+
+
+def test_a_skipped_drain_sorts_changes_into_before_and_after_the_stamp(
+    root: Path, stamped: ScanDetector
+) -> None:
+    (root / "between.txt").write_text("saved by an editor between cells")
+    (root / "sub" / "old.txt").unlink()
+    _tick()
+    assert stamped.defer() and stamped.early is None
+    assert not stamped.defer()  # one skipped drain at a time
+    _tick()
+    (root / "keep.txt").write_text("written by the cell")
+    (root / "cell.txt").write_text("created by the cell")
+    assert stamped.drain() == {"between.txt", "sub/old.txt", "keep.txt", "cell.txt"}
+    assert stamped.early == {"between.txt", "sub/old.txt"}
+    assert (root / ".logician" / "scan-stamp").stat().st_mode & 0o777 == 0o600
+    assert stamped.drain() == set() and stamped.early is None  # only after a skipped drain
+
+
+def test_a_deletion_in_a_directory_the_cell_also_changed_counts_as_the_cells(
+    root: Path, stamped: ScanDetector
+) -> None:
+    (root / "sub" / "old.txt").unlink()  # before the stamp, but its directory ...
+    _tick()
+    assert stamped.defer()
+    _tick()
+    (root / "sub" / "new.txt").write_text("x")  # ... changes again during the cell
+    assert stamped.drain() == {"sub/old.txt", "sub/new.txt"}
+    assert stamped.early == set()  # unsure which: the cell's (it is rewound, never lost)
+
+
+def test_no_skipped_drain_when_the_previous_one_is_stale_or_there_is_no_stamp(
+    root: Path, stamped: ScanDetector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert not ScanDetector(root).defer()  # not started
+    plain = ScanDetector(root)
+    assert plain.start() and not plain.defer()  # no stamp file configured
+    monkeypatch.setattr(scan_detector, "FRESH_S", 0.0)
+    _tick()
+    assert not stamped.defer()
+    (root / ".logician").rmdir()
+    monkeypatch.setattr(scan_detector, "FRESH_S", 60.0)
+    assert not stamped.defer()  # the stamp cannot be written: drain as usual
+
+
+def test_one_drain_frames_keep_between_cell_changes_out_of_the_cell(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("v1")
+    (ws / "data.txt").write_text("d1")
+    (ws / "old.txt").write_text("o1")
+    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
+    try:
+        cp = s.checkpoints
+        assert cp is not None and cp.snapshotter is not None
+        cp.open_frame(execution_count=1, cell_id=None, code="first")
+        first = cp.close_frame("ok")
+        assert first is not None and first.start_tree is None
+        # Between the cells an editor saves notes.txt and removes old.txt ...
+        (ws / "notes.txt").write_text("v2 from the editor")
+        (ws / "old.txt").unlink()
+        _tick()
+        frame = cp.open_frame(execution_count=2, cell_id=None, code="second")
+        _tick()
+        (ws / "data.txt").write_text("d2 from the cell")  # ... and the cell writes data.txt
+        closed = cp.close_frame("ok")
+        assert closed is not None and not closed.capture_error
+        assert [(c.path, c.action) for c in closed.changes] == [("data.txt", "modified")]
+        assert closed.start_tree is not None and cp.frames()[frame].pre_tree == closed.start_tree
+        cp.rewind(frame)
+        assert (ws / "data.txt").read_text() == "d1"
+        assert (ws / "notes.txt").read_text() == "v2 from the editor"  # not the cell's to undo
+        assert not (ws / "old.txt").exists()
     finally:
         s.close()
