@@ -111,6 +111,7 @@ class GitSnapshotter:
         self._ignored_cache: dict[str, bool] = {}
         # The opening snapshot of a frame whose drain a stat scan skipped (see snapshot()).
         self._start: Snapshot | None = None
+        self._may_defer = False  # the last thing done was a frame's closing snapshot
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -238,9 +239,13 @@ class GitSnapshotter:
         `opening`: a frame opens; a stat scan may answer with the last snapshot and read
         the workspace once, after the cell (see scan_detector.py): `take_start()` is then
         the workspace as it was when the frame opened."""
+        # Only straight after a frame closed: a rewind or a diff in between may have left
+        # files for the user to look at and edit, and those must be read before the cell.
+        may_defer, self._may_defer = self._may_defer, False
         if opening:
             self._start = None
-            if self._last is not None and getattr(self._watcher, "defer", lambda: False)():
+            defer = getattr(self._watcher, "defer", None)
+            if may_defer and self._last is not None and defer is not None and defer():
                 self._start = self._last
                 return self._last
         changed = self._watcher.drain() if self._watcher is not None and self._last else None
@@ -401,12 +406,15 @@ class GitSnapshotter:
     def snapshot_deferring_large(self) -> Snapshot:
         """A snapshot whose changed large files are noted, not copied yet (`finish_large`)."""
         if self.large is None:
-            return self.snapshot()
+            snap = self.snapshot()
+            self._may_defer = True
+            return snap
         self.large.defer = True
         try:
             return self.snapshot()
         finally:
             self.large.defer = False
+            self._may_defer = True
 
     def finish_large(self) -> None:
         """Copy what `snapshot_deferring_large` noted into the side store."""
@@ -415,6 +423,7 @@ class GitSnapshotter:
 
     def invalidate(self) -> None:
         """Forget the cached state (after we rewrote files ourselves without a watcher)."""
+        self._may_defer = False
         if self._watcher is None:
             self._last_tree = None
             self._last = None
@@ -422,6 +431,7 @@ class GitSnapshotter:
     def reset(self) -> None:
         """The store vanished: forget everything cached; the next snapshot rescans in full."""
         self._last_tree = self._last = self._start = None
+        self._may_defer = False
         self._ignored_cache.clear()
 
     def diff(self, before: Snapshot, after: Snapshot) -> tuple[list[PathChange], list[SkippedPath]]:
@@ -437,6 +447,7 @@ class GitSnapshotter:
 
     def read_blob(self, sha: str) -> bytes:
         """The content of one captured file version."""
+        self._may_defer = False
         for attempt in (1, 2):
             if self._reader is None:
                 self._reader = Git(str(self.store))
@@ -460,6 +471,7 @@ class GitSnapshotter:
 
     def hash_path(self, path: str) -> PathState:
         """The state of a workspace path now, hashed the way a snapshot would (not stored)."""
+        self._may_defer = False
         st = self._large_stat(path)
         if st is not None:
             return self.large.current(path, st)  # type: ignore[union-attr]
@@ -491,4 +503,6 @@ class GitSnapshotter:
         loose = self.store / "objects" / sha[:2] / sha[2:]
         if loose.exists() or not (self.store / "objects" / "info" / "alternates").exists():
             return
+        may_defer = self._may_defer  # part of closing a frame, not a look at its files
         self.write_blob(self.read_blob(sha))
+        self._may_defer = may_defer

@@ -14,7 +14,8 @@ Directories themselves are never reported by name, only their contents; a file r
 directory (or back) is reported under both shapes.
 
 One drain per frame: a frame drains before and after its cell, and each drain stats every
-path. When the frame opens within `FRESH_S` of the previous drain (cells run back to back),
+path. When the frame opens within `FRESH_S` of the previous drain (cells run back to back; the snapshotter
+asks only straight after a frame closed, never after a rewind or a diff),
 `defer()` skips the opening drain: it stamps the file system's clock (`utime` of a stamp file,
 so an NFS server's clock, not ours) and the next drain sorts what it finds by ctime - a path
 whose ctime is older than the stamp changed *before* the frame opened (between cells, not by
@@ -42,7 +43,7 @@ Signature = tuple[int, int, int, int, int]
 """(size, mtime_ns, ctime_ns, inode, mode) of one path."""
 
 
-FRESH_S = 2.0
+FRESH_S = 1.0
 """How recent the previous drain must be for `defer()` to skip a frame's opening drain."""
 
 
