@@ -28,6 +28,7 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[test]"
+bash scripts/enterprise_gateway_env.sh  # .venv-eg: EG cannot share .venv (see the script)
 echo "setup: installed into .venv ($(.venv/bin/python --version)); kernels:"
 .venv/bin/jupyter kernelspec list
 .venv/bin/jupyter labextension list 2>&1 | grep -i logician || {
