@@ -23,7 +23,8 @@ the cell; `early`), anything else during it. A deleted path counts as early when
 surviving directory has not changed since the stamp. The cost of that: a path changed between
 cells *and* by the cell looks like the cell's change alone (its between-cells content is not
 read), and a change within one clock tick before the stamp counts as the cell's. Both need
-an outside writer within `FRESH_S` of the previous cell's end; a longer pause always drains.
+an outside writer within `FRESH_S` of the previous cell's end; a longer pause always drains,
+and so does a file system whose times are coarser than 10 ms.
 
 What a stat scan cannot see: a write that keeps size, mtime and ctime (only possible by
 resetting the clock) and, on NFS, a change younger than the client's attribute cache
@@ -45,6 +46,9 @@ Signature = tuple[int, int, int, int, int]
 
 FRESH_S = 1.0
 """How recent the previous drain must be for `defer()` to skip a frame's opening drain."""
+# A stamp time that is a multiple of this is taken as coming from a file system with coarse
+# times (a nanosecond clock gives one about once in 10^7 stamps: then one frame drains twice).
+_COARSE_NS = 10_000_000
 
 
 class _Scan:
@@ -116,9 +120,12 @@ class ScanDetector:
                 os.utime(self.stamp)
             except FileNotFoundError:
                 os.close(os.open(self.stamp, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
-            self._deferred_at = os.stat(self.stamp).st_ctime_ns
+            stamped = os.stat(self.stamp).st_ctime_ns
         except OSError:
             return False
+        if stamped % _COARSE_NS == 0:
+            return False  # second- or 10 ms-granular times (FAT, some FUSE): ties everywhere
+        self._deferred_at = stamped
         return True
 
     def drain(self) -> set[str] | None:

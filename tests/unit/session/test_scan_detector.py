@@ -4,20 +4,21 @@ when changes come from the scan (type changes included)."""
 from __future__ import annotations
 
 import errno
-import time
 import os
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from logician_kernel.session import scan_detector
 from logician_kernel.session.change_detection import (
     AutoDetector,
     filesystem_type,
     is_remote,
     make_detector,
 )
-from logician_kernel.session import scan_detector
 from logician_kernel.session.scan_detector import ScanDetector
 from logician_kernel.session.watcher import WorkspaceWatcher
 from logician_kernel.session.workspace_session import WorkspaceSession
@@ -283,3 +284,20 @@ def test_one_drain_frames_keep_between_cell_changes_out_of_the_cell(tmp_path: Pa
         assert not (ws / "old.txt").exists()
     finally:
         s.close()
+
+
+def test_no_skipped_drain_on_a_file_system_with_coarse_times(
+    root: Path, stamped: ScanDetector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_stat = os.stat
+
+    def whole_seconds(path: object, *args: object, **kwargs: object) -> object:
+        st = real_stat(path, *args, **kwargs)  # type: ignore[call-overload]
+        if str(path).endswith("scan-stamp"):  # as FAT or a FUSE file system would answer
+            return SimpleNamespace(st_ctime_ns=st.st_ctime_ns // 10**9 * 10**9)
+        return st
+
+    monkeypatch.setattr(scan_detector.os, "stat", whole_seconds)
+    assert not stamped.defer()
+    (root / "keep.txt").write_text("changed")
+    assert stamped.drain() == {"keep.txt"} and stamped.early is None
