@@ -136,6 +136,13 @@ def test_mount_table_decides_auto(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux")
+def test_inotify_never_skips_a_drain(root: Path) -> None:
+    auto = AutoDetector(root, (".git", ".logician"))
+    assert auto.start() and not auto.defer() and auto.early is None
+    auto.close()
+
+
 def test_make_detector_follows_the_setting(root: Path) -> None:
     assert isinstance(make_detector("scan", root, ()), ScanDetector)
     assert isinstance(make_detector("inotify", root, ()), WorkspaceWatcher)
@@ -163,6 +170,13 @@ def test_auto_switches_to_the_scan_when_inotify_watches_run_out(
     assert auto.notice is not None and "max_user_watches" in auto.notice
     (root / "new" / "f").write_text("f")
     assert auto.drain() == {"new/f"}  # precise again, from the scan
+    # ... and, being a scan now, it reads the workspace once for back-to-back cells too.
+    (root / "between.txt").write_text("b")
+    _tick()
+    assert auto.defer()
+    _tick()
+    (root / "new" / "g").write_text("g")
+    assert auto.drain() == {"between.txt", "new/g"} and auto.early == {"between.txt"}
     auto.close()
 
 
@@ -301,3 +315,28 @@ def test_no_skipped_drain_on_a_file_system_with_coarse_times(
     assert not stamped.defer()
     (root / "keep.txt").write_text("changed")
     assert stamped.drain() == {"keep.txt"} and stamped.early is None
+
+
+def test_new_ignore_rules_between_back_to_back_cells(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "keep.txt").write_text("k")
+    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
+    try:
+        cp = s.checkpoints
+        assert cp is not None
+        cp.open_frame(execution_count=1, cell_id=None, code="first")
+        cp.close_frame("ok")
+        (ws / ".gitignore").write_text("*.tmp\n")  # saved between the cells, with a file
+        (ws / "scratch.tmp").write_text("t")  # the new rule ignores
+        _tick()
+        cp.open_frame(execution_count=2, cell_id=None, code="second")
+        _tick()
+        (ws / "out.txt").write_text("by the cell")
+        (ws / "more.tmp").write_text("ignored, by the cell")
+        closed = cp.close_frame("ok")
+        assert closed is not None and closed.start_tree is not None
+        assert [(c.path, c.action) for c in closed.changes] == [("out.txt", "created")]
+        assert [(k.path, k.reason) for k in closed.skipped] == [("more.tmp", "ignored")]
+    finally:
+        s.close()
