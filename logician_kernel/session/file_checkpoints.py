@@ -160,14 +160,16 @@ class FileCheckpoints:
 
     # -- capture ----------------------------------------------------------------------------
 
-    def _snapshot(self, *, defer_large: bool = False) -> tuple[Snapshot | None, str | None]:
+    def _snapshot(
+        self, *, defer_large: bool = False, opening: bool = False
+    ) -> tuple[Snapshot | None, str | None]:
         if self.snapshotter is None:
             return None, self.capture_disabled_reason or "capture is off"
         with self._snap_lock:
             try:
                 if defer_large:
                     return self.snapshotter.snapshot_deferring_large(), None
-                return self.snapshotter.snapshot(), None
+                return self.snapshotter.snapshot(opening=opening), None
             except (SnapshotError, OSError) as exc:
                 # The changes drained for this snapshot were not recorded: the next one must
                 # re-read the workspace, not inherit the failure.
@@ -207,7 +209,7 @@ class FileCheckpoints:
     ) -> int:
         """Open a frame and take its pre-snapshot. Never raises for capture problems."""
         frame_id = max(self.frames(), default=0) + 1
-        pre, error = self._snapshot()
+        pre, error = self._snapshot(opening=True)
         first_line = next((ln for ln in code.splitlines() if ln.strip()), "")
         first_line = redact(first_line, secrets)[:200]  # the ledger never holds a secret
         self.ledger.append(
@@ -233,6 +235,12 @@ class FileCheckpoints:
         attributing = AUDIT.recording
         evidence, saves = AUDIT.end(), self.saves.end()
         post, error = self._snapshot(defer_large=True)
+        # A stat scan read the workspace once, after the cell: what changed between cells is
+        # in the frame's start, not in its changes (see scan_detector.py).
+        start = self.snapshotter.take_start() if self.snapshotter is not None else None
+        opened_tree = current.pre.tree if current.pre is not None else None
+        if start is not None and current.pre is not None:
+            current.pre = start
         changes, skipped = [], []
         if current.pre is not None and post is not None:
             try:
@@ -256,6 +264,7 @@ class FileCheckpoints:
             frame=current.frame,
             outcome=outcome,
             post_tree=post.tree if post else None,
+            start_tree=start.tree if start is not None and start.tree != opened_tree else None,
             changes=changes,
             skipped=skipped,
             capture_error=error,

@@ -64,6 +64,7 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
             view.outcome = entry.outcome
             view.closed_at = entry.time
             view.duration_ms = entry.duration_ms
+            view.pre_tree = entry.start_tree or view.pre_tree
             view.changes = _merge_tool_checkpoints(view.changes, entry.changes)
             view.skipped = list(entry.skipped)
             view.capture_error = view.capture_error or entry.capture_error

@@ -77,6 +77,10 @@ class FrameClose(_Entry):
     """How the cell ended."""
     post_tree: str | None
     """Git tree of the workspace after the cell; None when capture failed."""
+    start_tree: str | None = None
+    """Git tree of the workspace when the cell started, when it differs from the frame's
+    `pre_tree`: a stat scan read it after the cell, and files changed between cells (not by
+    the cell) are in it. Supersedes `FrameOpen.pre_tree`; None when that one is right."""
     changes: list[PathChange] = Field(default_factory=list)
     """Every captured path the cell changed, with its first pre-state and final post-state."""
     skipped: list[SkippedPath] = Field(default_factory=list)
