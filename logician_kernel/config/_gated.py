@@ -39,10 +39,32 @@ class GatedField:
 
     @property
     def path(self) -> KeyPath:
-        return parse_key(self.key)
+        return tuple(self.key.split(".")) if "*" in self.key else parse_key(self.key)
+
+    def concrete(self, data: Mapping[str, Any]) -> list[GatedField]:
+        """This row for each key of `data` its `*` stands for (itself when it has none)."""
+        path = self.path
+        if "*" not in path:
+            return [self]
+        star = path.index("*")
+        present, node = _get(data, path[:star])
+        if not present or not isinstance(node, Mapping):
+            return []
+        return [
+            GatedField(".".join((*path[:star], str(name), *path[star + 1 :])), self.risk,
+                       self.compare, self.path_inside)  # fmt: skip
+            for name in sorted(node)
+        ]
+
+    def matches(self, key: str) -> bool:
+        pattern, parts = self.path, tuple(key.split("."))
+        return len(pattern) == len(parts) and all(
+            p == "*" or p == k for p, k in zip(pattern, parts, strict=True)
+        )
 
 
 _BUDGET_RISK = "it loosens a budget beyond your own setting"
+_MCP_RUN_RISK = "it chooses a program the kernel starts as an MCP server"
 
 GATED_FIELDS: tuple[GatedField, ...] = (
     GatedField("model.base_url", "your API key would be sent to this server"),
@@ -63,6 +85,12 @@ GATED_FIELDS: tuple[GatedField, ...] = (
     GatedField("budget.max_output_tokens", _BUDGET_RISK, "above_user"),
     GatedField("budget.max_cost_usd", _BUDGET_RISK, "above_user"),
     GatedField("budget.max_wall_seconds", _BUDGET_RISK, "above_user"),
+    # `*` stands for each configured MCP server: the rows gate `mcp.servers.NAME.command` etc.
+    GatedField("mcp.servers.*.command", _MCP_RUN_RISK),
+    GatedField("mcp.servers.*.args", _MCP_RUN_RISK),
+    GatedField("mcp.servers.*.env", _MCP_RUN_RISK),
+    GatedField("mcp.servers.*.url", "the agent would send tool calls to this server"),
+    GatedField("mcp.servers.*.headers", "it chooses which secrets are sent to an MCP server"),
 )
 """Every gated field, in the order notices name them."""
 
@@ -70,7 +98,7 @@ GATED_KEYS = frozenset(field.key for field in GATED_FIELDS)
 
 
 def gated_field(key: str) -> GatedField | None:
-    return next((field for field in GATED_FIELDS if field.key == key), None)
+    return next((field for field in GATED_FIELDS if field.matches(key)), None)
 
 
 def _get(data: Mapping[str, Any], path: KeyPath) -> tuple[bool, Any]:
@@ -123,7 +151,7 @@ def hold_back(
     notices: list[str] = []
     held: list[str] = []
     roots = (workspace.resolve(), data_dir.expanduser().resolve())
-    for field in GATED_FIELDS:
+    for field in (one for row in GATED_FIELDS for one in row.concrete(data)):
         present, value = _get(data, field.path)
         if not present:
             continue

@@ -19,6 +19,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ._mcp_schema import McpSettings
+
 __all__ = [
     "DEFAULT_API_KEY_ENV",
     "DEFAULT_MODEL_NAME",
@@ -409,3 +411,6 @@ class LogicianSettings(_Section):
 
     ui: UiSettings = Field(default_factory=UiSettings)
     """Notebook presentation."""
+
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """MCP tool servers (`[mcp.servers.NAME]`)."""
