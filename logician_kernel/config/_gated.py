@@ -173,7 +173,23 @@ def hold_back(
         _drop(data, field.path)
         held.append(field.key)
         notices.append(f"{where(field.path)}: {reason}.")
+    _drop_unstartable_servers(data, base, held)
     return notices, held
+
+
+def _drop_unstartable_servers(data: dict[str, Any], base: Mapping[str, Any], held: list[str]) -> None:
+    """A project MCP server left with neither `command` nor `url` (both held back, and no
+    lower layer sets one) is dropped whole: it could not start, and must not fail the load."""
+    servers = data.get("mcp", {}).get("servers", {}) if isinstance(data.get("mcp"), dict) else {}
+    below = _get(base, ("mcp", "servers"))[1] or {}
+    for key in held:
+        parts = key.split(".")
+        if parts[:2] != ["mcp", "servers"] or parts[2] not in servers:
+            continue
+        name = parts[2]
+        entry, lower = servers[name], below.get(name, {}) if isinstance(below, Mapping) else {}
+        if not any(k in entry or k in lower for k in ("command", "url")):
+            del servers[name]
 
 
 def format_allowed(allowed: Mapping[str, str]) -> list[str]:

@@ -30,6 +30,8 @@ def test_exported_names_are_the_intended_surface() -> None:
         "EffectiveConfig",
         "LayerName",
         "LogicianSettings",
+        "McpServerSettings",
+        "McpSettings",
         "ModelPrice",
         "ModelSettings",
         "PermissionSettings",
@@ -70,6 +72,7 @@ def test_sections_are_the_documented_ones() -> None:
         "compaction",
         "tools",
         "ui",
+        "mcp",
     ]
 
 
