@@ -173,4 +173,9 @@ class McpManager:
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(timeout=2)
+        if not loop.is_running():
+            for task in asyncio.all_tasks(loop):
+                task.cancel()
+            loop.run_until_complete(asyncio.sleep(0))
+            loop.close()
         atexit.unregister(self.close)
