@@ -93,8 +93,12 @@ async def stdio_transport(
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
         finally:
-            with contextlib.suppress(Exception):
-                info.returncode = process.returncode
+            # The end of stdout comes a moment before the exit status: wait for it briefly,
+            # so the failure can say how the server ended.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+                while process.returncode is None:
+                    await anyio.sleep(0.02)
+            info.returncode = process.returncode
             info.exited.set()
 
     async def writer() -> None:

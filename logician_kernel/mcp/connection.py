@@ -22,13 +22,15 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
-import mcp_types
 
 from ..config import McpServerSettings
 from . import cache
+
+if TYPE_CHECKING:  # the SDK is imported only when a server is configured
+    import mcp_types
 
 logger = logging.getLogger("logician_kernel.mcp")
 

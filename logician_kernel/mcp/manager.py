@@ -21,14 +21,15 @@ import concurrent.futures
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import mcp_types
+from typing import TYPE_CHECKING, Any
 
 from ..config import McpSettings
 from .connection import McpCallError, ServerConnection, ServerStatus
 from .names import assign, offered
 from .tool import McpTool, make_tool
+
+if TYPE_CHECKING:
+    import mcp_types
 
 _STOP_SECONDS = 10.0
 
@@ -179,3 +180,4 @@ class McpManager:
             loop.run_until_complete(asyncio.sleep(0))
             loop.close()
         atexit.unregister(self.close)
+

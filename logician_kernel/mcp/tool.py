@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
-
-import mcp_types
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..tools import Recovery, Tool, ToolContext, ToolError, ToolResult
 from .connection import McpCallError, RemoteTool
 
-Caller = Callable[[str, str, dict[str, Any]], Awaitable[mcp_types.CallToolResult]]
+if TYPE_CHECKING:  # the SDK is imported only when a server is configured
+    import mcp_types
+
+Caller = Callable[[str, str, dict[str, Any]], Awaitable["mcp_types.CallToolResult"]]
 """`(server, remote tool name, arguments)` -> the server's result; raises `McpCallError`."""
 
 _DESCRIPTION_LIMIT = 1024
