@@ -243,7 +243,7 @@ def help_text() -> Rendered:
         "  %logician clear                  start the agent's conversation afresh\n"
         "  %logician status                 the agent's status, thread and workspace\n"
         "  %logician audit [-n N]           the recent permission decisions\n"
-        "  %logician mcp [restart NAME]     MCP servers: state, tools, last error; restart one\n"
+        "  %logician mcp [--wait] [restart N] MCP servers: state, tools, last error; restart one\n"
         "  %logician ledger                 check this thread's ledger for damaged records\n"
         "  %logician branches               what rewinds discarded; branch merge|discard ID\n"
         "  %logician storage                what .logician/ holds, by kind and by frame\n"

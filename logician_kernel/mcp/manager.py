@@ -19,6 +19,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,6 +115,16 @@ class McpManager:
         self._submit(again())
 
     # -- what runs see -----------------------------------------------------------------------
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds until no server is connecting; whether none is.
+        Only for those who ask (`%logician mcp --wait`): nothing else ever waits."""
+        deadline = time.monotonic() + timeout
+        while any(s.state == "connecting" for s in self.status()):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
 
     def status(self) -> list[ServerStatus]:
         return [self._servers[name].snapshot() for name in sorted(self._servers)]
