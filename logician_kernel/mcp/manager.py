@@ -87,6 +87,8 @@ class McpManager:
                     connection = ServerConnection(name, new, self.workspace, self.env)
                     self._servers[name] = connection
                     starting.append(connection)
+        if starting:
+            _import_sdk()
         if stopping or starting:
             self._submit(self._change(stopping, starting))
 
@@ -192,3 +194,13 @@ class McpManager:
             loop.close()
         atexit.unregister(self.close)
 
+
+def _import_sdk() -> None:
+    """Import the SDK's client in the caller's thread (once, ~0.3 s, only when a server is
+    configured), not on the MCP loop: an import there holds the GIL for that long while the
+    user's first cell runs (measured: the first cell 5-20x slower; tests/bench/bench_mcp_start.py)."""
+    import mcp.client.session  # noqa: F401
+    import mcp.client.stdio  # noqa: F401
+    import mcp.client.streamable_http  # noqa: F401
+
+    from . import _stdio  # noqa: F401
