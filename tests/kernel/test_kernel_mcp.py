@@ -166,3 +166,57 @@ def test_a_kernel_killed_mid_call_quarantines_it_and_leaves_no_server_running(
     finally:
         k.shutdown()
     wait_until(lambda: not any(alive(p) for p in server_pids(pids)), 15, "servers to stop")
+
+
+def test_an_interrupt_cancels_the_mcp_call_and_the_server_serves_the_next_one(
+    workspace: Path, env: dict[str, str], server: LoopbackServer, tmp_path: Path
+) -> None:
+    marker = tmp_path / "slow.started"
+    env = {**env, "LOGICIAN_PERMISSIONS__MODE": "full-auto"}
+    write_servers(env, {"notes": stdio_server(env={"MCP_SLOW_MARKER": str(marker)})})
+    server.script(
+        tool_reply("s2", "notes__slow", {"seconds": 120}),
+        tool_reply("s3", "notes__search", {"query": "after"}),
+        text_reply("Found them."),
+    )
+    k = Kernel(workspace, env)
+    try:
+        wait_ready(k, "notes")
+        msg_id = k.send("%%logician\nRun the slow job.")
+        wait_until(marker.exists, 60, "the slow call to start")
+        k.km.interrupt_kernel()
+        r = k.collect(msg_id, timeout=30)  # well before the 120 s the tool would take
+        assert r.reply["ename"] == "KeyboardInterrupt"
+        r = k.run("%logician search again please")
+        assert r.status == "ok", r.text
+        told = json.dumps([m for m in messages_sent(server) if m["role"] == "tool"])
+        assert "INTERRUPTED" in told and "found 2 notes about after" in told
+        assert " ready " in k.run("%logician mcp").text
+    finally:
+        k.shutdown()
+
+
+def test_mcp_calls_count_against_the_tool_call_budget_and_rules_allow_them(
+    workspace: Path, env: dict[str, str], server: LoopbackServer
+) -> None:
+    env = {**env, "LOGICIAN_PERMISSIONS__ALLOW": '["mcp(notes__*)"]'}
+    write_servers(env, {"notes": stdio_server()})
+    server.script(
+        tool_reply("r1", "notes__search", {"query": "one"}),
+        tool_reply("r2", "notes__write_note", {"name": "a", "text": "b"}),
+        text_reply("never reached"),
+    )
+    k = Kernel(workspace, env)
+    try:
+        wait_ready(k, "notes")
+        r = k.run("%%logician --max-tool-calls 1\nSearch, then write.")
+        assert r.status == "ok", r.text
+        assert "budget_exhausted" in r.text and "max_tool_calls" in r.text
+        assert len(server.requests) == 2  # no request after the limit held
+        told = json.dumps([m for m in messages_sent(server) if m["role"] == "tool"])
+        assert "found 2 notes about one" in told
+        allowed = next(a for a in audit_lines(workspace) if a.get("tool") == "notes__search")
+        assert allowed["action"] == "allow" and allowed["rule"] == "mcp(notes__*)"
+        assert allowed["routine"] is True
+    finally:
+        k.shutdown()
