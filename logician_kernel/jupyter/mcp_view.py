@@ -30,7 +30,9 @@ def handle_mcp(session: AgentSession, args: list[str]) -> render.Rendered:
         try:
             seconds = float(args[1]) if len(args) > 1 else 30.0
         except ValueError:
-            raise UsageError(f"%logician mcp --wait: {args[1]!r} is not a number of seconds") from None
+            raise UsageError(
+                f"%logician mcp --wait: {args[1]!r} is not a number of seconds"
+            ) from None
         session.mcp.wait(seconds)
         args = args[2:] if len(args) > 1 else []
     if args:

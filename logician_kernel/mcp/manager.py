@@ -129,13 +129,15 @@ class McpManager:
         return True
 
     def status(self) -> list[ServerStatus]:
-        return [self._servers[name].snapshot() for name in sorted(self._servers)]
+        servers = dict(self._servers)  # `apply` may change the dict from another thread
+        return [servers[name].snapshot() for name in sorted(servers)]
 
     def tools(self) -> dict[str, McpTool]:
         """The tools to offer now, by model-facing name."""
         offers: list[tuple[ServerConnection, list[Any]]] = []
-        for name in sorted(self._servers):
-            connection = self._servers[name]
+        servers = dict(self._servers)
+        for name in sorted(servers):
+            connection = servers[name]
             if connection.state not in ("ready", "connecting"):
                 continue
             s = connection.settings

@@ -176,10 +176,13 @@ class PermissionPolicy:
                 layer=layer,
             )
         if active == "read-only" and not read_only:
+            what = (
+                "is an MCP tool its server does not declare read-only (`readOnlyHint`)"
+                if is_mcp_tool(tool_name)
+                else "may change the workspace or run code"
+            )
             return decision(
-                "deny",
-                f"`{tool_name}` may change the workspace or run code, and the mode is read-only",
-                "read_only_mode",
+                "deny", f"`{tool_name}` {what}, and the mode is read-only", "read_only_mode"
             )
         hit = self._first("ask", tool_name, target)
         if hit is not None:

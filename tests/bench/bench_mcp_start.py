@@ -81,10 +81,14 @@ def main() -> None:
     ratio = med["mcp"] / med["none"]
     print("| figure | no MCP | hung + stdio MCP | ratio | target |")
     print("|---|---|---|---|---|")
-    print(f"| first cell after ready (median) | {med['none'] * 1000:.0f} ms | "
-          f"{med['mcp'] * 1000:.0f} ms | {ratio:.2f} | <= 1.2 {'PASS' if ratio <= 1.2 else 'MISS'} |")
-    print(f"| spawn to first reply (median) | {med_total['none'] * 1000:.0f} ms | "
-          f"{med_total['mcp'] * 1000:.0f} ms | {med_total['mcp'] / med_total['none']:.2f} | - |")
+    print(
+        f"| first cell after ready (median) | {med['none'] * 1000:.0f} ms | "
+        f"{med['mcp'] * 1000:.0f} ms | {ratio:.2f} | <= 1.2 {'PASS' if ratio <= 1.2 else 'MISS'} |"
+    )
+    print(
+        f"| spawn to first reply (median) | {med_total['none'] * 1000:.0f} ms | "
+        f"{med_total['mcp'] * 1000:.0f} ms | {med_total['mcp'] / med_total['none']:.2f} | - |"
+    )
     print(f"ratios: first_cell={ratio:.2f}")  # fmt: skip
 
 
