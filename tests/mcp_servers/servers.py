@@ -76,6 +76,25 @@ async def _never_ready(server: MCPServer) -> AsyncIterator[None]:
     yield None
 
 
+def _serve_http(server: MCPServer, port: int, token: str | None) -> None:
+    """Streamable HTTP on 127.0.0.1:port; with `token`, a request without the header
+    `Authorization: <token>` gets 401 (so a test sees the header arrive)."""
+    import uvicorn
+
+    app = server.streamable_http_app()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if token and scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            if headers.get(b"authorization", b"").decode() != token:
+                await send({"type": "http.response.start", "status": 401, "headers": []})
+                await send({"type": "http.response.body", "body": b"unauthorized"})
+                return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning")
+
+
 def main(argv: list[str]) -> None:
     mode = argv[0] if argv else "stdio"
     _note_pid(mode)
@@ -90,7 +109,7 @@ def main(argv: list[str]) -> None:
     elif mode == "http":
         server = MCPServer("notes-http")
         _tools(server)
-        server.run("streamable-http", host="127.0.0.1", port=int(argv[1]))
+        _serve_http(server, int(argv[1]), os.environ.get("EXPECT_TOKEN"))
     else:
         server = MCPServer("notes")
         _tools(server)

@@ -72,7 +72,13 @@ def test_stdio_server_connects_in_the_background_and_serves_calls(tmp_path, pid_
 
 
 def test_http_server_with_a_header_from_the_environment(tmp_path) -> None:
-    with http_server() as url:
+    with http_server({"EXPECT_TOKEN": "Bearer s3cret-token-value"}) as url:
+        refused = _manager(tmp_path, {"web": {"url": url}})
+        try:
+            wait_until(lambda: _state(refused, "web") == "failed", 30, "web without a token")
+            assert refused.status()[0].error  # refused with 401: the header is what opens it
+        finally:
+            refused.close()
         manager = _manager(
             tmp_path,
             {"web": {"url": url, "headers": {"Authorization": "env:WEB_TOKEN"}}},
