@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -46,11 +45,9 @@ def _call(manager: McpManager, name: str, args: dict, tmp_path: Path, **ctx: obj
 
 
 def test_stdio_server_connects_in_the_background_and_serves_calls(tmp_path, pid_dir) -> None:
-    started = time.monotonic()
     manager = _manager(tmp_path, {"notes": stdio_server(env={"MCP_PID_DIR": str(pid_dir)})})
     try:
-        assert time.monotonic() - started < 1.0  # apply never waits for the server
-        assert _state(manager, "notes") == "connecting"
+        assert _state(manager, "notes") == "connecting"  # apply returned before the server answered
         wait_until(lambda: _state(manager, "notes") == "ready", 30, "notes to be ready")
         tools = manager.tools()
         assert sorted(tools) == ["notes__big", "notes__search", "notes__slow", "notes__write_note"]
