@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TextIO
 
 from .config import EffectiveConfig, load_effective_config
+from .session import rewind_plan, undo
+from .session.attribution import external_notice
 from .session.file_checkpoints import FileCheckpoints, RewindError
 from .session.journal import JournalError
 from .session.large_files import LargeLimits
@@ -146,6 +148,9 @@ class LogicianRuntime:
         try:
             key = self.config.api_key()
             with self.frame_lock:  # a frontend's rewind (subshell thread) never interleaves
+                self.session.checkpoints.attribute_changes = (
+                    self.config.settings.checkpoints.attribution
+                )
                 self.session.checkpoints.open_frame(
                     execution_count=execution_count,
                     cell_id=cell_id,
@@ -179,6 +184,8 @@ class LogicianRuntime:
                 stream,
                 every_time=True,
             )
+        if external := external_notice(closed):
+            print(external, file=stream)
         if closed.skipped:
             names = ", ".join(s.path for s in closed.skipped[:3])
             more = f" and {len(closed.skipped) - 3} more" if len(closed.skipped) > 3 else ""
@@ -224,17 +231,44 @@ class LogicianRuntime:
         files: bool = True,
         conversation: bool = True,
         variables: bool = True,
+        resume: bool = False,
+        include_external: bool = False,
     ) -> ProjectionItem:
         checkpoints = self.checkpoints
+        if resume:
+            return self._resume(force=force)
         frame_id = checkpoints.resolve_target(spec)
         namespace = self.session.variables if variables else None
         try:
             return checkpoints.rewind(
                 frame_id, force=force, files=files, conversation=conversation,
+                include_external=include_external,
                 variables=(lambda: namespace.rewind(frame_id)) if namespace is not None else None,
             )  # fmt: skip
         except JournalError as exc:
             raise RewindError(f"rewind: the ledger could not be written ({exc})") from exc
+
+    def _resume(self, *, force: bool) -> ProjectionItem:
+        """Complete the rewind a crash cut short (`rewind --resume`)."""
+        checkpoints = self.checkpoints
+        record = rewind_plan.pending_plan(checkpoints.ledger.entries)
+        if record is None:
+            raise RewindError("rewind --resume: no rewind was interrupted; nothing to resume")
+        namespace = self.session.variables if record.variables else None
+        try:
+            return checkpoints.complete(
+                record, resume=True, force=force,
+                variables=(lambda: namespace.rewind(record.frame)) if namespace is not None else None,
+            )  # fmt: skip
+        except JournalError as exc:
+            raise RewindError(f"rewind --resume: the ledger could not be written ({exc})") from exc
+
+    def undo_rewind(self, *, force: bool = False) -> ProjectionItem:
+        """Take back the most recent rewind exactly (`%logician undo`)."""
+        try:
+            return undo.undo_rewind(self.checkpoints, self.session.variables, force=force)
+        except JournalError as exc:
+            raise RewindError(f"undo: the ledger could not be written ({exc})") from exc
 
     def close(self) -> None:
         self.session.close()

@@ -74,6 +74,9 @@ export interface IPreview {
   files: { path: string; action: 'restore' | 'delete' }[];
   skipped: IPathDetail[];
   conflicts: IPathDetail[];
+  /** Paths only something outside this kernel changed (a save, another program): left alone
+   * unless `include_external` (kernels before attribution omit it). */
+  external?: IPathDetail[];
   messages_dropped: number;
   /** What the rewind does to each user variable (kernels before variable checkpoints omit it). */
   variables?: IVariableStep[];
@@ -91,6 +94,25 @@ export interface IRewindDone {
   frame: number;
   frames: number[];
   conflicts: string[];
+  /** Paths left alone because they were changed outside this kernel. */
+  external?: string[];
+  summary: string;
+}
+
+/** What undoing the most recent rewind did (`frames.undo`). */
+export interface IUndoDone {
+  ok: true;
+  frames: number[];
+  undoes: number;
+  conflicts: string[];
+  summary: string;
+}
+
+/** What completing an interrupted rewind did (`frames.resume`). */
+export interface IResumeDone {
+  ok: true;
+  frames: number[];
+  conflicts: string[];
   summary: string;
 }
 
@@ -104,10 +126,14 @@ export type KernelMessage =
   | { type: 'frames'; rows: IFrameRow[]; total: number; offset: number; re?: RequestId }
   | ({ type: 'frames.preview'; re?: RequestId } & IPreview)
   | ({ type: 'frames.rewind'; re?: RequestId } & IRewindDone)
+  | ({ type: 'frames.undo'; re?: RequestId } & IUndoDone)
+  | ({ type: 'frames.resume'; re?: RequestId } & IResumeDone)
+  | { type: 'frames.undone'; frames: number[]; cell_ids: string[]; at: string; by: number; undoes: number }
   | { type: 'frames.changed'; total: number }
   | { type: 'frames.rewound'; frames: number[]; cell_ids: string[]; at: string; by: number }
   | ({ type: 'approval.requested' } & IApprovalRequest)
-  | { type: 'approval.resolved'; request_id: string; choice: string; via?: string };
+  | { type: 'approval.resolved'; request_id: string; choice: string; via?: string }
+  | { type: 'document.saved'; path: string | null; recorded: boolean; re?: RequestId };
 
 export type RequestId = string | number;
 
@@ -119,8 +145,12 @@ export type Request =
   | { type: 'approval.decide'; request_id: string; choice: Choice; note?: string }
   | { type: 'status' }
   | { type: 'frames.list'; offset: number; limit: number }
-  | ({ type: 'frames.preview' } & FrameTarget)
-  | ({ type: 'frames.rewind'; mode: RewindMode; force?: boolean } & FrameTarget);
+  | ({ type: 'frames.preview'; force?: boolean; include_external?: boolean } & FrameTarget)
+  | ({ type: 'frames.rewind'; mode: RewindMode; force?: boolean; include_external?: boolean } & FrameTarget)
+  | { type: 'frames.undo'; force?: boolean }
+  | { type: 'frames.resume'; force?: boolean }
+  /** JupyterLab saved a document (server-relative `path`); `notebook` is this connection's. */
+  | { type: 'document.saved'; path: string; time: string; notebook?: string; server_root?: string };
 
 export class ProtocolError extends Error {
   constructor(message: string) {
@@ -159,10 +189,14 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
     messages_dropped: isInt
   },
   'frames.rewind': { ok: isBool, frame: isInt, frames: isArray, summary: isString },
+  'frames.undo': { ok: isBool, frames: isArray, undoes: isInt, summary: isString },
+  'frames.resume': { ok: isBool, frames: isArray, summary: isString },
+  'frames.undone': { frames: isArray, cell_ids: isArray, at: isString, by: isInt, undoes: isInt },
   'frames.changed': { total: isInt },
   'frames.rewound': { frames: isArray, cell_ids: isArray, at: isString, by: isInt },
   'approval.requested': { request_id: isString, tool: isString },
-  'approval.resolved': { request_id: isString, choice: isString }
+  'approval.resolved': { request_id: isString, choice: isString },
+  'document.saved': { recorded: isBool }
 };
 
 export const KERNEL_MESSAGE_TYPES = Object.keys(REQUIRED) as KernelMessage['type'][];

@@ -20,6 +20,7 @@ import {
   frameFiles,
   frameTokens,
   localTime,
+  keptMessage,
   previewLines
 } from './format';
 import type { Choice, FrameTarget, IApprovalRequest, IFrameRow, KernelMessage, RewindMode } from './protocol';
@@ -76,6 +77,10 @@ export class LogicianSidebar extends Widget {
     const timelineHeader = el('div', 'lk-Timeline-header');
     this._countNode = el('span', 'lk-Timeline-count', 'Frames');
     timelineHeader.appendChild(this._countNode);
+    const undo = el('button', 'lk-Timeline-undo', 'Undo rewind');
+    undo.title = 'Take back the most recent rewind: files, variables and conversation as they were';
+    undo.addEventListener('click', () => void this.undoRewind());
+    timelineHeader.appendChild(undo);
     node.appendChild(timelineHeader);
 
     this._scroller = el('div', 'lk-Timeline');
@@ -151,7 +156,7 @@ export class LogicianSidebar extends Widget {
       if (this._pages.setTotal(msg.total)) {
         this._render();
       }
-    } else if (msg.type === 'frames.rewound') {
+    } else if (msg.type === 'frames.rewound' || msg.type === 'frames.undone') {
       this._pages.clear();
       this._render();
     }
@@ -301,6 +306,23 @@ export class LogicianSidebar extends Widget {
     setTimeout(() => notebook.widgets[index]?.node.classList.remove('lk-mod-flash'), 1200);
   }
 
+  /** Take back the most recent rewind; the kernel says why when there is none to undo. */
+  async undoRewind(): Promise<boolean> {
+    const conn = this._connection;
+    if (!conn || conn.state !== 'ready') {
+      Notification.warning('Logician: this notebook is not connected to a Logician kernel.', { autoClose: 5000 });
+      return false;
+    }
+    try {
+      const done = await conn.ask({ type: 'frames.undo' }, 'frames.undo');
+      Notification.success(done.summary.split('\n')[0], { autoClose: 5000 });
+      return true;
+    } catch (err) {
+      Notification.error(`Logician: nothing was undone: ${(err as Error).message}`, { autoClose: 8000 });
+      return false;
+    }
+  }
+
   /** Ask, with a confirmation listing files and conflicts, then rewind. */
   async rewind(target: FrameTarget): Promise<boolean> {
     return confirmAndRewind(this._connection, target);
@@ -430,7 +452,9 @@ export class LogicianSidebar extends Widget {
 }
 
 /** The body of the rewind confirmation: what will be restored, conflicts, and the options. */
-class RewindBody extends Widget implements Dialog.IBodyWidget<{ mode: RewindMode; force: boolean }> {
+type RewindChoice = { mode: RewindMode; force: boolean; include_external: boolean };
+
+class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoice> {
   constructor(lines: ReturnType<typeof previewLines>) {
     super();
     this.addClass('lk-RewindDialog');
@@ -451,6 +475,11 @@ class RewindBody extends Widget implements Dialog.IBodyWidget<{ mode: RewindMode
     }
     section('Variables', lines.variables, 'lk-RewindDialog-variables');
     section('Conflicts: changed since by something else', lines.conflicts, 'lk-RewindDialog-conflicts');
+    section(
+      'Left alone: changed outside this kernel (your saves, other programs)',
+      lines.external,
+      'lk-RewindDialog-external'
+    );
     section('Also', lines.notes, 'lk-RewindDialog-notes');
     const modeLabel = el('label', 'lk-RewindDialog-mode', 'Rewind ');
     this._mode = el('select', 'jp-mod-styled');
@@ -474,14 +503,27 @@ class RewindBody extends Widget implements Dialog.IBodyWidget<{ mode: RewindMode
       force.appendChild(document.createTextNode(' overwrite the conflicting files too'));
       this.node.appendChild(force);
     }
+    this._external = el('input');
+    this._external.type = 'checkbox';
+    if (lines.external.length) {
+      const external = el('label', 'lk-RewindDialog-include-external');
+      external.appendChild(this._external);
+      external.appendChild(document.createTextNode(' revert the changes made outside this kernel too'));
+      this.node.appendChild(external);
+    }
   }
 
-  getValue(): { mode: RewindMode; force: boolean } {
-    return { mode: this._mode.value as RewindMode, force: this._force.checked };
+  getValue(): RewindChoice {
+    return {
+      mode: this._mode.value as RewindMode,
+      force: this._force.checked,
+      include_external: this._external.checked
+    };
   }
 
   private _mode: HTMLSelectElement;
   private _force: HTMLInputElement;
+  private _external: HTMLInputElement;
 }
 
 /** Preview, confirm, rewind; true when the rewind happened. Shared by the sidebar and the cell command. */
@@ -516,10 +558,21 @@ export async function confirmAndRewind(
   }
   try {
     const done = await connection.ask(
-      { type: 'frames.rewind', frame: preview.frame, mode: result.value.mode, force: result.value.force },
+      {
+        type: 'frames.rewind',
+        frame: preview.frame,
+        mode: result.value.mode,
+        force: result.value.force,
+        include_external: result.value.include_external
+      },
       'frames.rewind'
     );
     Notification.success(done.summary.split('\n')[0], { autoClose: 5000 });
+    const kept = keptMessage(done.external ?? [], done.conflicts);
+    if (kept) {
+      // Why a file was not put back belongs in front of the user, not only in the ledger.
+      Notification.info(kept, { autoClose: 15000 });
+    }
     return true;
   } catch (err) {
     Notification.error(`Logician: the rewind did not happen: ${(err as Error).message}`, { autoClose: 8000 });

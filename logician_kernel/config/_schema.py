@@ -17,9 +17,20 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
+from ._hooks_schema import HookSettings
 from ._mcp_schema import McpSettings
+from ._profiles import ProfileData, unknown_profile, valid_name
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -27,6 +38,7 @@ __all__ = [
     "BudgetSettings",
     "CheckpointSettings",
     "CompactionSettings",
+    "HookSettings",
     "LogicianSettings",
     "ModelPrice",
     "ModelSettings",
@@ -133,6 +145,12 @@ class CheckpointSettings(_Section):
     other machines on a shared volume), or `auto`: inotify on local file systems, the scan
     on NFS/CIFS/FUSE/overlay volumes and once inotify watches run out.
     Takes effect after a kernel restart."""
+
+    attribution: bool = True
+    """Record who made each change of a frame - the cell's code, an agent tool call, or
+    someone outside this kernel (a JupyterLab save, another program or kernel) - so a rewind
+    never reverts external changes (`--include-external` does). Off: the kernel's process is
+    not audited and every change counts as the cell's, as before. Applies from the next cell."""
 
     variables: bool = True
     """Capture the notebook's user variables at every frame, so a rewind brings the namespace
@@ -385,8 +403,8 @@ class UiSettings(_Section):
 
 class LogicianSettings(_Section):
     """Logician Kernel configuration. Layers, lowest to highest: defaults, user file, trusted
-    project file `.logician/config.toml`, `LOGICIAN_<SECTION>__<KEY>` environment variables,
-    session overrides."""
+    project file `.logician/config.toml`, the selected profile, `LOGICIAN_<SECTION>__<KEY>`
+    environment variables, session overrides."""
 
     workspace: WorkspaceSettings = Field(default_factory=WorkspaceSettings)
     """Workspace location."""
@@ -412,5 +430,34 @@ class LogicianSettings(_Section):
     ui: UiSettings = Field(default_factory=UiSettings)
     """Notebook presentation."""
 
+    hooks: HookSettings = Field(default_factory=HookSettings)
+    """Shell commands run before and after tool calls and at the start and end of a run."""
+
     mcp: McpSettings = Field(default_factory=McpSettings)
     """MCP tool servers (`[mcp.servers.NAME]`)."""
+
+    profiles: dict[str, ProfileData] = Field(
+        default_factory=dict, examples=[{"cheap": {"model": {"name": "gpt-4.1-mini"}}}]
+    )
+    """Named profiles, each any subset of these settings (`[profiles.cheap]`), applied as a
+    layer above the project file and below the environment when selected."""
+
+    profile: str | None = Field(default=None, examples=["cheap"])
+    """The profile to apply (a key of `profiles`); `LOGICIAN_PROFILE` and `%%logician
+    --profile NAME` (one cell) select one too."""
+
+    @field_validator("profiles")
+    @classmethod
+    def _profile_names(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name in value:
+            if not valid_name(name):
+                raise ValueError(f"profile name {name!r}: use letters, digits, '_' and '-'")
+        return value
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, value: str | None, info: ValidationInfo) -> str | None:
+        known = info.data.get("profiles")
+        if value is not None and isinstance(known, dict) and value not in known:
+            raise PydanticCustomError("profile_unknown", unknown_profile(value, list(known)))
+        return value

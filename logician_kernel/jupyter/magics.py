@@ -19,6 +19,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from ..agent import AgentError, AgentSession
+from ..agent.hooks_setup import hooks_report
 from ..config import ConfigError
 from ..config import commands as config_commands
 from ..policy import AuditLog
@@ -28,7 +29,7 @@ from ..session.ledger_repair import check as ledger_check
 from ..session.storage_commands import collect_garbage, storage_text
 from ..session.thread_ledger import ThreadLedger
 from . import display as render
-from . import variables_view
+from . import undo_view, variables_view
 from .agent import AgentCell
 from .agent_errors import agent_errors
 from .comm import LogicianComms
@@ -45,6 +46,7 @@ MANAGEMENT_COMMANDS = frozenset(
         "frames",
         "diff",
         "rewind",
+        "undo",
         "config",
         "trust",
         "mcp",
@@ -58,6 +60,7 @@ MANAGEMENT_COMMANDS = frozenset(
         "gc",
         "vars",
         "ledger",
+        "hooks",
     }
 )
 """Subcommands that manage the session; a cell made only of these is not a frame."""
@@ -114,6 +117,7 @@ class LogicianMagics(Magics):
             "frames": self.handle_frames,
             "diff": self.handle_diff,
             "rewind": self.handle_rewind,
+            "undo": self.handle_undo,
             "config": self.handle_config,
             "trust": self.handle_trust,
             "clear": self.handle_clear,
@@ -126,6 +130,7 @@ class LogicianMagics(Magics):
             "gc": self.handle_gc,
             "vars": self.handle_vars,
             "ledger": self.handle_ledger,
+            "hooks": self.handle_hooks,
             "mcp": lambda args: handle_mcp(self.session, args),
         }
         self.broker = agent.broker
@@ -214,13 +219,22 @@ class LogicianMagics(Magics):
         parser.add_argument("--last", action="store_true")
         parser.add_argument("--cell", type=int, metavar="N")
         parser.add_argument("--force", action="store_true")
+        parser.add_argument("--include-external", action="store_true")
         parser.add_argument("--dry-run", action="store_true")
+        parser.add_argument("--resume", action="store_true")
         only = parser.add_mutually_exclusive_group()
         only.add_argument("--files-only", action="store_true")
         only.add_argument("--conversation-only", action="store_true")
         only.add_argument("--variables-only", action="store_true")
         opts = parser.parse_args(args)
         given = [opts.last, opts.cell is not None, opts.target is not None]
+        if opts.resume:
+            if any(given) or opts.dry_run:
+                raise UsageError("%logician rewind --resume: takes no frame (it completes the "
+                                 "interrupted rewind) and no --dry-run")  # fmt: skip
+            item = self.runtime.rewind("", resume=True, force=opts.force)
+            self.frames.announce(item)
+            return undo_view.resume_result(item)
         if sum(given) != 1:
             raise UsageError("%logician rewind: give one of a frame id, --last or --cell N")
         spec = (
@@ -231,18 +245,26 @@ class LogicianMagics(Magics):
         if opts.dry_run:
             frame_id = checkpoints.resolve_target(spec)
             plan = (
-                None if opts.variables_only else checkpoints.plan_rewind(frame_id, force=opts.force)
+                None if opts.variables_only else checkpoints.plan_rewind(
+                    frame_id, force=opts.force, include_external=opts.include_external)
             )
             if variables is None or opts.files_only or opts.conversation_only:
                 return render.rewind_plan(plan) if plan is not None else variables_view.dry_run(
                     None, [], frame_id)  # fmt: skip
             return variables_view.dry_run(plan, variables.plan(frame_id), frame_id)
         one = opts.files_only or opts.conversation_only or opts.variables_only
-        item = self.runtime.rewind(spec, force=opts.force, files=opts.files_only or not one,
+        item = self.runtime.rewind(spec, force=opts.force, include_external=opts.include_external,
+                                   files=opts.files_only or not one,
                                    conversation=opts.conversation_only or not one,
                                    variables=opts.variables_only or not one)  # fmt: skip
         self.frames.announce(item)
         return variables_view.rewind_result(item)
+
+    def handle_undo(self, args: list[str]) -> render.Rendered:
+        """`%logician undo [--force]`: take back the most recent rewind."""
+        item = undo_view.run_undo(self.runtime, args)
+        self.frames.announce_undo(item)
+        return undo_view.undo_result(item)
 
     def handle_vars(self, args: list[str]) -> render.Rendered:
         """`%logician vars N`: the variables frame N created, changed or deleted."""
@@ -278,6 +300,11 @@ class LogicianMagics(Magics):
             "%logician config: use `config`, `config get KEY`, "
             "`config set KEY VALUE [--persist user|project]` or `config schema`"
         )
+
+    def handle_hooks(self, args: list[str]) -> render.Rendered:
+        if args:
+            raise UsageError("%logician hooks: takes no arguments")
+        return render.preformatted(hooks_report(self.runtime.config, self.session.hook_log))
 
     def handle_trust(self, args: list[str]) -> render.Rendered:
         parser = _ArgParser(prog="trust", add_help=False)

@@ -17,10 +17,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .frames import FrameView, fold_frames
+from . import rewind_plan
+from .attribution import SaveLog, attribute, clock, judge_chain, tool_names
+from .frames import FrameView
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
-from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
+from .restore import SKIP_TEXT, still_as_left
 from .states import PathChange, PathState
 from .store_budget import SideStoreBudget
 from .thread_ledger import (
@@ -32,9 +34,11 @@ from .thread_ledger import (
     Recovery,
     RestoredPath,
     RestoredVariable,
+    RewindPlanned,
     ThreadLedger,
     project,
 )
+from .write_audit import AUDIT
 
 
 class RewindError(ValueError):
@@ -53,6 +57,8 @@ class RewindPlan:
     """Paths changed by something else since the frames recorded them."""
     skipped: list[RestoredPath] = field(default_factory=list)
     """Paths whose pre-state was never captured."""
+    external: list[RestoredPath] = field(default_factory=list)
+    """Paths only someone outside this kernel changed: left alone (`include_external` reverts)."""
     messages_dropped: int = 0
     """Conversation messages the rewind takes out of the projection."""
 
@@ -62,7 +68,8 @@ class _OpenFrame:
     frame: int
     pre: Snapshot | None
     started: float
-    captured: set[str] = field(default_factory=set)
+    captured: dict[str, str | None] = field(default_factory=dict)
+    """Paths a tool captured before writing -> its call id (None for cell code)."""
 
 
 class FileCheckpoints:
@@ -79,11 +86,14 @@ class FileCheckpoints:
         self.snapshotter = snapshotter
         self.capture_disabled_reason = capture_disabled_reason
         self._open: _OpenFrame | None = None
-        self._frames_cache: tuple[int, dict[int, FrameView]] = (0, {})
         # The snapshotter is not thread-safe; the warm-up thread and cells take turns.
         self._snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
         self._warmup: threading.Thread | None = None
+        self.attribute_changes = True
+        """Record who made each change (cell, tool call, external); off: all are the cell's."""
+        self.saves = SaveLog()
+        """Document saves the Lab reported (`note_save`), attributed to the open frame."""
         large = snapshotter.large if snapshotter is not None else None
         self.budget = SideStoreBudget(self.frames, large, self._open_large) if large else None
         """The side store's budget keeper; None when large files are not captured."""
@@ -119,11 +129,8 @@ class FileCheckpoints:
         # frontend's comm may ask from a subshell thread while a cell appends: one folder at a
         # time, or an entry could be folded twice.
         with self._frames_lock:
-            seen, frames = self._frames_cache
-            entries = self.ledger.entries
-            if seen != len(entries):
-                self._frames_cache = (len(entries), fold_frames(frames, entries[max(seen, 0) :]))
-            return self._frames_cache[1]
+            frames: dict[int, FrameView] = self.ledger.fold("frames")  # seeded by its checkpoint
+            return frames
 
     def active_frames(self) -> list[FrameView]:
         return [f for f in self.frames().values() if f.status == "active"]
@@ -145,21 +152,24 @@ class FileCheckpoints:
         current = self._open
         if current is None or self.snapshotter is None or path in current.captured:
             return
-        current.captured.add(path)
+        call_id = AUDIT.current_call() or None
+        current.captured[path] = call_id
         before = self.snapshotter.store_path(path)
         self.ledger.append(FileCheckpoint, frame=current.frame, path=path, before=before,
-                           durable=True)  # fmt: skip
+                           call_id=call_id, durable=True)  # fmt: skip
 
     # -- capture ----------------------------------------------------------------------------
 
-    def _snapshot(self, *, defer_large: bool = False) -> tuple[Snapshot | None, str | None]:
+    def _snapshot(
+        self, *, defer_large: bool = False, opening: bool = False
+    ) -> tuple[Snapshot | None, str | None]:
         if self.snapshotter is None:
             return None, self.capture_disabled_reason or "capture is off"
         with self._snap_lock:
             try:
                 if defer_large:
                     return self.snapshotter.snapshot_deferring_large(), None
-                return self.snapshotter.snapshot(), None
+                return self.snapshotter.snapshot(opening=opening), None
             except (SnapshotError, OSError) as exc:
                 # The changes drained for this snapshot were not recorded: the next one must
                 # re-read the workspace, not inherit the failure.
@@ -199,7 +209,7 @@ class FileCheckpoints:
     ) -> int:
         """Open a frame and take its pre-snapshot. Never raises for capture problems."""
         frame_id = max(self.frames(), default=0) + 1
-        pre, error = self._snapshot()
+        pre, error = self._snapshot(opening=True)
         first_line = next((ln for ln in code.splitlines() if ln.strip()), "")
         first_line = redact(first_line, secrets)[:200]  # the ledger never holds a secret
         self.ledger.append(
@@ -212,6 +222,9 @@ class FileCheckpoints:
             capture_error=error,
         )
         self._open = _OpenFrame(frame=frame_id, pre=pre, started=time.perf_counter())
+        if self.attribute_changes and self.snapshotter is not None:
+            AUDIT.begin(self.snapshotter.workspace)
+            self.saves.begin()
         return frame_id
 
     def close_frame(self, outcome: FrameOutcome) -> FrameClose | None:
@@ -219,7 +232,15 @@ class FileCheckpoints:
         current, self._open = self._open, None
         if current is None:
             return None
+        attributing = AUDIT.recording
+        evidence, saves = AUDIT.end(), self.saves.end()
         post, error = self._snapshot(defer_large=True)
+        # A stat scan read the workspace once, after the cell: what changed between cells is
+        # in the frame's start, not in its changes (see scan_detector.py).
+        start = self.snapshotter.take_start() if self.snapshotter is not None else None
+        opened_tree = current.pre.tree if current.pre is not None else None
+        if start is not None and current.pre is not None:
+            current.pre = start
         changes, skipped = [], []
         if current.pre is not None and post is not None:
             try:
@@ -227,6 +248,13 @@ class FileCheckpoints:
                 for change in changes:
                     if change.before.kind == "blob":
                         self.snapshotter.own_blob(change.before.sha)  # type: ignore[union-attr, arg-type]
+                if attributing and changes:
+                    changes = attribute(
+                        changes, evidence, saves, workspace=self.snapshotter.workspace,  # type: ignore[union-attr]
+                        tool_names=tool_names(self.ledger.entries, current.frame,
+                                              {*evidence.callers(), *current.captured.values()}),
+                        checkpointed=current.captured,
+                    )  # fmt: skip
             except (SnapshotError, OSError) as exc:
                 error = str(exc)
         elif error is None:
@@ -236,14 +264,21 @@ class FileCheckpoints:
             frame=current.frame,
             outcome=outcome,
             post_tree=post.tree if post else None,
+            start_tree=start.tree if start is not None and start.tree != opened_tree else None,
             changes=changes,
             skipped=skipped,
             capture_error=error,
             duration_ms=round((time.perf_counter() - current.started) * 1000, 3),
-            durable=True,
+            # A frame that changed nothing has nothing to lose in a crash (recovery closes it
+            # as `killed`, with no changes): its records reach the disk with the next fsync.
+            durable=bool(changes or skipped or error),
         )
         self._finish_large_in_background()
         return closed
+
+    def note_save(self, path: str, at: str) -> bool:
+        """The Lab saved `path` (workspace-relative) at `at`; True if a frame was open."""
+        return self.saves.note(path, at)
 
     def recover_incomplete(self) -> list[int]:
         """Close frames whose kernel died mid-cell, diffing their pre-tree against now."""
@@ -325,7 +360,9 @@ class FileCheckpoints:
             raise RewindError(f"rewind: frame {frame_id} is still running")
         return frame_id
 
-    def plan_rewind(self, frame_id: int, *, force: bool = False) -> RewindPlan:
+    def plan_rewind(
+        self, frame_id: int, *, force: bool = False, include_external: bool = False
+    ) -> RewindPlan:
         self.settle()
         popped = [f for f in self.active_frames() if f.frame >= frame_id]
         chains: dict[str, list[tuple[int, PathChange]]] = {}
@@ -342,7 +379,13 @@ class FileCheckpoints:
                         detail=f"not captured by frame {view.frame}: {SKIP_TEXT[skip.reason]}",
                     )  # fmt: skip
                 )
-        for path, chain in sorted(chains.items()):
+        for path, full_chain in sorted(chains.items()):
+            verdict = judge_chain(full_chain, include_external=include_external)
+            if verdict.start is None:
+                plan.external.append(RestoredPath(path=path, action="external",
+                                                  detail=verdict.external))  # fmt: skip
+                continue
+            chain = full_chain[verdict.start :]
             target = chain[0][1].before
             if (
                 target.kind == "large"
@@ -358,8 +401,10 @@ class FileCheckpoints:
                     detail=f"its state before frame {chain[0][0]} was not captured "
                            f"({SKIP_TEXT[target.reason or 'not-a-file']})"))  # fmt: skip
                 continue
-            conflict = None
+            conflict = verdict.conflict or None
             for (f1, c1), (f2, c2) in zip(chain, chain[1:], strict=False):
+                if conflict is not None:
+                    break
                 if not c1.after.same_as(c2.before):
                     conflict = f"changed outside the kernel between frame {f1} and frame {f2}"
                     break
@@ -369,7 +414,9 @@ class FileCheckpoints:
                 if self.budget is not None:
                     after = self.budget.large.resolve(path, after)
                 if not still_as_left(current, after):
-                    conflict = f"changed since frame {chain[-1][0]} recorded it"
+                    saved = self.saves.last_save(path)
+                    conflict = f"changed since frame {chain[-1][0]} recorded it" + (
+                        f" (saved in JupyterLab at {clock(saved)})" if saved else "")  # fmt: skip
             if conflict is not None and not force:
                 plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
                 continue
@@ -389,6 +436,7 @@ class FileCheckpoints:
         frame_id: int,
         *,
         force: bool = False,
+        include_external: bool = False,
         files: bool = True,
         conversation: bool = True,
         on_path: Callable[[str], None] | None = None,
@@ -405,30 +453,47 @@ class FileCheckpoints:
                 f"rewind: file capture is unavailable ({self.capture_disabled_reason}); "
                 "nothing can be restored (`--conversation-only` still works)"
             )
-        frames: list[int] = []
+        if rewind_plan.pending_plan(self.ledger.entries) is not None:
+            raise RewindError(
+                "rewind: an earlier rewind was interrupted and is not finished; "
+                "`%logician rewind --resume` completes it first"
+            )
+        plan = (self.plan_rewind(frame_id, force=force, include_external=include_external)
+                if files else None)  # fmt: skip
+        popped = [self.frames()[f] for f in plan.frames] if plan is not None else []
+        record = rewind_plan.write_plan(
+            self.ledger, self.snapshotter, frame_id, plan,
+            since=popped[0].opened_at if popped else None,
+            files=files, conversation=conversation, variables=variables is not None, force=force,
+            include_external=include_external,
+        )  # fmt: skip
+        return self.complete(record, on_path=on_path, variables=variables)
+
+    def complete(
+        self,
+        record: RewindPlanned,
+        *,
+        resume: bool = False,
+        force: bool = False,
+        on_path: Callable[[str], None] | None = None,
+        variables: Callable[[], tuple[list[RestoredVariable], list[int]]] | None = None,
+    ) -> ProjectionItem:
+        """Carry out a recorded rewind plan: files, then variables, then the conversation;
+        `resume` after a crash reads each path first (what was restored is not a conflict)."""
         results: list[RestoredPath] = []
-        if files:
-            assert self.snapshotter is not None
-            plan = self.plan_rewind(frame_id, force=force)
-            frames, results = plan.frames, plan.conflicts + plan.skipped
-            for path, target in restore_order(plan.restore):
-                results.append(restore_path(self.snapshotter, path, target))
-                if on_path is not None:
-                    on_path(path)
-            self.snapshotter.invalidate()
+        if record.files and self.snapshotter is not None:
+            with self._snap_lock:
+                results = rewind_plan.carry_out(self.ledger, self.snapshotter, record,
+                                                verify=resume, force=force, on_path=on_path)  # fmt: skip
         restored, variable_frames = variables() if variables is not None else ([], [])
-        notes = ["--force" if force else "", _only(files, conversation, variables is not None)]
-        return self.ledger.append(
-            ProjectionItem,
-            reason="rewind",
-            messages=self._messages_before(frame_id) if conversation else self.ledger.messages(),
-            frames=frames,
-            paths=sorted(results, key=lambda r: r.path),
-            note=" ".join(n for n in notes if n),
-            variables=restored,
-            variable_frames=variable_frames,
-            durable=True,
-        )
+        notes = ["--force" if record.force or force else "", "--resume" if resume else "",
+                 "--include-external" if record.include_external else "",
+                 _only(record.files, record.conversation, variables is not None)]  # fmt: skip
+        messages = (self._messages_before(record.frame) if record.conversation
+                    else self.ledger.messages())  # fmt: skip
+        return rewind_plan.finish(self.ledger, record, results, messages=messages,
+                                  restored=restored, variable_frames=variable_frames,
+                                  note=" ".join(n for n in notes if n))  # fmt: skip
 
 
 def _only(files: bool, conversation: bool, variables: bool) -> str:

@@ -1,7 +1,8 @@
 """The frame stack as a read-only view derived from ledger entries (pure; no I/O).
 
 A frame is `open` between its frame_open and frame_close entries, `active` once closed, and
-`rewound` once a projection item with reason `rewind` popped it.
+`rewound` once a projection item with reason `rewind` popped it, and `active` again when a
+`restore` item undid that rewind (`%logician undo`).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
             view.outcome = entry.outcome
             view.closed_at = entry.time
             view.duration_ms = entry.duration_ms
+            view.pre_tree = entry.start_tree or view.pre_tree
             view.changes = _merge_tool_checkpoints(view.changes, entry.changes)
             view.skipped = list(entry.skipped)
             view.capture_error = view.capture_error or entry.capture_error
@@ -70,7 +72,8 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
             view = frames[entry.frame]
             if all(c.path != entry.path for c in view.changes):
                 view.changes.append(
-                    PathChange(path=entry.path, before=entry.before, after=entry.before)
+                    PathChange(path=entry.path, before=entry.before, after=entry.before,
+                               by="tool" if entry.call_id else None, call_id=entry.call_id)  # fmt: skip
                 )
         elif isinstance(entry, RunEnd) and entry.frame in frames:
             frames[entry.frame].input_tokens += entry.input_tokens
@@ -81,6 +84,12 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
                     frames[frame_id].status = "rewound"
                     frames[frame_id].rewound_by = entry.seq
                     frames[frame_id].rewound_at = entry.time
+        elif isinstance(entry, ProjectionItem) and entry.undoes is not None:
+            # An undone rewind: the frames it popped are on the stack again.
+            for frame_id in entry.frames:
+                if frame_id in frames and frames[frame_id].rewound_by == entry.undoes:
+                    frames[frame_id].status = "active"
+                    frames[frame_id].rewound_by = frames[frame_id].rewound_at = None
     return frames
 
 

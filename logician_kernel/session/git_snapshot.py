@@ -42,6 +42,7 @@ from ._user_repo import seed_from_user_repo, user_git_dir
 from .change_detection import ChangeDetection, Detector, make_detector
 from .large_files import SQLITE_JOURNALS, LargeFiles, journal_of
 from .locks import IndexBusy, IndexGuard, clear_stale_git_lock
+from .perms import default_perms, unusual_perms, walk_unusual, with_perms
 from .snapshot_diff import snapshot_diff
 from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
 from .type_changes import lstat_entry
@@ -66,6 +67,8 @@ class Snapshot:
     """Paths seen but not captured, with why and a stat fingerprint to detect change."""
     large: Mapping[str, PathState] = field(default_factory=dict)
     """Large files (and SQLite databases) captured in the side store instead of git."""
+    perms: Mapping[str, int] = field(default_factory=dict)
+    """Files whose permission bits git's mode does not imply (`chmod 600`), with the bits."""
 
 
 class GitSnapshotter:
@@ -109,6 +112,11 @@ class GitSnapshotter:
         self._reader: Git | None = None
         # Whether a path is ignored only changes when ignore rules do (that forces a full scan).
         self._ignored_cache: dict[str, bool] = {}
+        # Unusual permission bits by path, carried from snapshot to snapshot; walked once.
+        self._perms: dict[str, int] | None = None
+        # The opening snapshot of a frame whose drain a stat scan skipped (see snapshot()).
+        self._start: Snapshot | None = None
+        self._may_defer = False  # the last thing done was a frame's closing snapshot
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -230,9 +238,29 @@ class GitSnapshotter:
             self._reader.clear_cache()
             self._reader = None
 
-    def snapshot(self) -> Snapshot:
-        """Capture the workspace now. Cost scales with what changed since the last call."""
+    def snapshot(self, *, opening: bool = False) -> Snapshot:
+        """Capture the workspace now. Cost scales with what changed since the last call.
+
+        `opening`: a frame opens; a stat scan may answer with the last snapshot and read
+        the workspace once, after the cell (see scan_detector.py): `take_start()` is then
+        the workspace as it was when the frame opened."""
+        # Only straight after a frame closed: a rewind or a diff in between may have left
+        # files for the user to look at and edit, and those must be read before the cell.
+        may_defer, self._may_defer = self._may_defer, False
+        if opening:
+            self._start = None
+            defer = getattr(self._watcher, "defer", None)
+            if may_defer and self._last is not None and defer is not None and defer():
+                self._start = self._last
+                return self._last
         changed = self._watcher.drain() if self._watcher is not None and self._last else None
+        early = getattr(self._watcher, "early", None)
+        if early is not None and self._start is not None:
+            self._start = self._start_from(self._start, early, changed)
+            if self._start is not None and changed is not None:
+                self._last = self._start
+                # New ignore rules still need the full scan after the cell (below).
+                changed -= {p for p in early if p.rsplit("/", 1)[-1] != ".gitignore"}
         if changed is not None and self._last is not None:
             if not changed:
                 return self._last
@@ -241,6 +269,23 @@ class GitSnapshotter:
                 return self._last
         self._last = self._full_scan()
         return self._last
+
+    def _start_from(
+        self, last: Snapshot, early: set[str], changed: set[str] | None
+    ) -> Snapshot | None:
+        """The snapshot at a skipped drain: `last` plus what changed before it (between
+        cells, unchanged since, so what is on disk now is what was there then)."""
+        if changed is None:
+            return None  # no precise answer: the frame's diff starts from `last`, as before
+        if any(p.rsplit("/", 1)[-1] == ".gitignore" for p in early):
+            self._ignored_cache.clear()  # new rules: re-ask for every path looked at
+        return self._incremental(last, early) if early else last
+
+    def take_start(self) -> Snapshot | None:
+        """The workspace when the frame opened, read after the cell; None when the opening
+        snapshot was taken then (or no precise answer exists)."""
+        start, self._start = self._start, None
+        return start
 
     def _incremental(self, last: Snapshot, changed: set[str]) -> Snapshot:
         """Re-examine just the paths inotify reported (no deleted directories, no new rules)."""
@@ -255,13 +300,17 @@ class GitSnapshotter:
         large = dict(last.large)
         update: list[str] = []
         drop: list[str] = []
+        perms = self._perms if self._perms is not None else {}
         for path in paths:
             uncaptured.pop(path, None)
             large.pop(path, None)
+            perms.pop(path, None)
             try:
                 st = lstat_entry(self.workspace, path)
             except OSError:
                 continue
+            if st is not None and (bits := unusual_perms(st)) is not None:
+                perms[path] = bits
             if st is None:
                 update.append(path)  # --remove drops it from the index
                 continue
@@ -272,7 +321,8 @@ class GitSnapshotter:
                 uncaptured[path] = ("ignored", fingerprint(st))
             else:
                 self._place(path, st, update, drop, uncaptured, large)
-        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large)
+        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large,
+                        perms=dict(perms))  # fmt: skip
 
     def _place(
         self,
@@ -354,24 +404,38 @@ class GitSnapshotter:
             if st is None:
                 update.append(path)  # --remove drops it from the index
                 continue
+            if self._perms is not None:
+                self._perms.pop(path, None)
+                if (bits := unusual_perms(st)) is not None:
+                    self._perms[path] = bits
             self._place(path, st, update, drop, uncaptured, large)
+        ignored_dirs = []
         for raw in split_z(ignored):
             path = raw.decode("utf-8", "surrogateescape").rstrip("/")
             if path == ".logician" or path.startswith(".logician/"):
                 continue
+            ignored_dirs.append(path)
             for sub, fp in fingerprint_ignored(self.workspace, path):
                 uncaptured[sub] = ("ignored", fp)
-        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large)
+        if self._perms is None:
+            # Once per session: which files carry bits git cannot (a later change of one is
+            # seen by the scans above, which update this map).
+            self._perms = walk_unusual(self.workspace, [".git", ".logician", *ignored_dirs])
+        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large,
+                        perms=dict(self._perms))  # fmt: skip
 
     def snapshot_deferring_large(self) -> Snapshot:
         """A snapshot whose changed large files are noted, not copied yet (`finish_large`)."""
         if self.large is None:
-            return self.snapshot()
+            snap = self.snapshot()
+            self._may_defer = True
+            return snap
         self.large.defer = True
         try:
             return self.snapshot()
         finally:
             self.large.defer = False
+            self._may_defer = True
 
     def finish_large(self) -> None:
         """Copy what `snapshot_deferring_large` noted into the side store."""
@@ -380,14 +444,17 @@ class GitSnapshotter:
 
     def invalidate(self) -> None:
         """Forget the cached state (after we rewrote files ourselves without a watcher)."""
+        self._may_defer = False
         if self._watcher is None:
             self._last_tree = None
             self._last = None
 
     def reset(self) -> None:
         """The store vanished: forget everything cached; the next snapshot rescans in full."""
-        self._last_tree = self._last = None
+        self._last_tree = self._last = self._start = None
+        self._may_defer = False
         self._ignored_cache.clear()
+        self._perms = None
 
     def diff(self, before: Snapshot, after: Snapshot) -> tuple[list[PathChange], list[SkippedPath]]:
         """What changed between two snapshots: captured changes and skipped (uncaptured) paths."""
@@ -396,12 +463,44 @@ class GitSnapshotter:
             raw = self._git(
                 "diff-tree", "-r", "-z", "--no-renames", "--raw", before.tree, after.tree
             )
-        return snapshot_diff(raw, before, after)
+        changes, skipped = snapshot_diff(raw, before, after)
+        if before.perms or after.perms:
+            changes = self._with_perms(changes, before, after)
+        return changes, skipped
+
+    def _with_perms(
+        self, changes: list[PathChange], before: Snapshot, after: Snapshot
+    ) -> list[PathChange]:
+        """Changes carrying the permission bits git drops, plus chmod-only changes (git sees
+        none: 100644 is 100644 whether the file is 0644 or 0600)."""
+        out = [
+            c.model_copy(update={"before": with_perms(c.before, before.perms.get(c.path)),
+                                 "after": with_perms(c.after, after.perms.get(c.path))})
+            for c in changes
+        ]  # fmt: skip
+        if before.perms == after.perms:
+            return out
+        seen = {c.path for c in changes}
+        for path in sorted(set(before.perms) | set(after.perms)):
+            b, a = before.perms.get(path), after.perms.get(path)
+            if path in seen or b == a:
+                continue
+            now = self.hash_path(path)
+            if now.kind != "blob" or now.mode == "120000":
+                continue
+            executable = now.mode == "100755"
+            out.append(PathChange(
+                path=path,
+                before=with_perms(now, b if b is not None else default_perms(executable)),
+                after=with_perms(now, a if a is not None else default_perms(executable)),
+            ))  # fmt: skip
+        return out
 
     # -- objects ---------------------------------------------------------------------------
 
     def read_blob(self, sha: str) -> bytes:
         """The content of one captured file version."""
+        self._may_defer = False
         for attempt in (1, 2):
             if self._reader is None:
                 self._reader = Git(str(self.store))
@@ -425,6 +524,7 @@ class GitSnapshotter:
 
     def hash_path(self, path: str) -> PathState:
         """The state of a workspace path now, hashed the way a snapshot would (not stored)."""
+        self._may_defer = False
         st = self._large_stat(path)
         if st is not None:
             return self.large.current(path, st)  # type: ignore[union-attr]
@@ -435,7 +535,8 @@ class GitSnapshotter:
         st = self._large_stat(path)
         if st is not None:
             return self.large.capture(path, st)  # type: ignore[union-attr]
-        return store_path(self.workspace / path, self.max_file_bytes, self.store / "objects")
+        stored = store_path(self.workspace / path, self.max_file_bytes, self.store / "objects")
+        return with_perms(stored, _unusual_at(self.workspace / path))
 
     def _large_stat(self, path: str) -> os.stat_result | None:
         if self.large is None:
@@ -456,4 +557,13 @@ class GitSnapshotter:
         loose = self.store / "objects" / sha[:2] / sha[2:]
         if loose.exists() or not (self.store / "objects" / "info" / "alternates").exists():
             return
+        may_defer = self._may_defer  # part of closing a frame, not a look at its files
         self.write_blob(self.read_blob(sha))
+        self._may_defer = may_defer
+
+
+def _unusual_at(full: Path) -> int | None:
+    try:
+        return unusual_perms(os.lstat(full))
+    except OSError:
+        return None
