@@ -60,3 +60,19 @@ def test_allowing_an_unknown_field_is_a_clear_error(sandbox):
     sandbox.write_project(PROJECT)
     with pytest.raises(ConfigError, match="mcp.servers.files.cwd: not a gated field"):
         trust(sandbox.ws, user_dir=sandbox.user_dir, allow=["mcp.servers.files.cwd"])
+
+
+def test_a_project_profiles_mcp_server_is_gated_too(sandbox):
+    sandbox.write_project(
+        "[profiles.ci.mcp.servers.files]\n"
+        'command = "python"\n'
+        'allowed_tools = ["search"]\n'
+    )
+    sandbox.trust()
+    cfg = sandbox.load(env={"LOGICIAN_PROFILE": "ci"})
+    assert cfg.settings.mcp.servers == {}
+    assert cfg.held_back == ("profiles.ci.mcp.servers.files.command",)
+    trust(sandbox.ws, user_dir=sandbox.user_dir, allow=["profiles.ci.mcp.servers.files.command"])
+    cfg = sandbox.load(env={"LOGICIAN_PROFILE": "ci"})
+    assert cfg.settings.mcp.servers["files"].command == "python"
+    assert cfg.held_back == ()
