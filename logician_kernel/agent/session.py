@@ -30,6 +30,7 @@ from ..events.runtime_state import RuntimeState
 from ..loop.agent_harness import AgentHarness
 from ..loop.command_hooks import HookLog
 from ..loop.todo import TodoCapability
+from ..mcp import McpManager
 from ..policy import PermissionPolicy, RunBudget, config_layer_of
 from ..providers import Provider
 from ..runtime import LogicianRuntime
@@ -87,6 +88,9 @@ class AgentSession:
         self.hook_log = HookLog()
         """The last result of each `[hooks]` command (what `%logician hooks` shows)."""
         self._profile_swap: ProfileSwap | None = None
+        self.mcp = McpManager(runtime.config.workspace, runtime.env)
+        """The MCP servers: connecting in the background from now on, never awaited."""
+        self.mcp.apply(runtime.config.settings.mcp)
 
     @classmethod
     def open(
@@ -219,6 +223,7 @@ class AgentSession:
             )  # fmt: skip
         except ValueError as exc:
             raise AgentError(str(exc)) from None
+        self.mcp.apply(settings.mcp)  # a changed `[mcp]` reconnects in the background
         tools = default_tools()
         todo = TodoCapability()
         todo.restore(history)
@@ -236,6 +241,7 @@ class AgentSession:
             compaction=compaction_policy(settings, ledger),
             max_tokens=settings.model.max_response_tokens,
             temperature=settings.model.temperature,
+            more_tools=self.mcp.tools,
         )
         run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
         self.budget = controller.budget
@@ -373,6 +379,7 @@ class AgentSession:
         conversation.discard(self.ledger, conversation.open_branch(self.ledger, branch_id))
 
     def close(self) -> None:
+        self.mcp.close()
         self.runtime.close()
 
     def __enter__(self) -> AgentSession:

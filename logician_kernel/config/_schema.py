@@ -29,6 +29,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ._hooks_schema import HookSettings
+from ._mcp_schema import McpSettings
 from ._profiles import ProfileData, unknown_profile, valid_name
 
 __all__ = [
@@ -431,6 +432,9 @@ class LogicianSettings(_Section):
 
     hooks: HookSettings = Field(default_factory=HookSettings)
     """Shell commands run before and after tool calls and at the start and end of a run."""
+
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """MCP tool servers (`[mcp.servers.NAME]`)."""
 
     profiles: dict[str, ProfileData] = Field(
         default_factory=dict, examples=[{"cheap": {"model": {"name": "gpt-4.1-mini"}}}]

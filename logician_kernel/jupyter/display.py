@@ -256,6 +256,7 @@ def help_text() -> Rendered:
         "  %logician status                 the agent's status, thread and workspace\n"
         "  %logician audit [-n N]           the recent permission decisions\n"
         "  %logician hooks                  [hooks] commands, their layer and last result\n"
+        "  %logician mcp [--wait] [restart N] MCP servers: state, tools, last error; restart one\n"
         "  %logician ledger                 check this thread's ledger for damaged records\n"
         "  %logician branches               what rewinds discarded; branch merge|discard ID\n"
         "  %logician storage                what .logician/ holds, by kind and by frame\n"

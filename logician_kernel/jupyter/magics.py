@@ -35,6 +35,7 @@ from .agent_errors import agent_errors
 from .comm import LogicianComms
 from .magic_parts import ArgParser as _ArgParser
 from .magic_parts import branches_table, classify, run_options, unknown_command
+from .mcp_view import handle_mcp
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
 
@@ -48,6 +49,7 @@ MANAGEMENT_COMMANDS = frozenset(
         "undo",
         "config",
         "trust",
+        "mcp",
         "clear",
         "status",
         "audit",
@@ -129,6 +131,7 @@ class LogicianMagics(Magics):
             "vars": self.handle_vars,
             "ledger": self.handle_ledger,
             "hooks": self.handle_hooks,
+            "mcp": lambda args: handle_mcp(self.session, args),
         }
         self.broker = agent.broker
         self.comms = LogicianComms(self.broker, self._comm_status)
@@ -384,6 +387,11 @@ class LogicianMagics(Magics):
             "pending_approvals": len(self.broker.pending()),
             "last_outcome": state.last_outcome.status if state.last_outcome else None,
             "audit_problems": AuditLog.for_workspace(runtime.config.workspace).problem_count(),
+            "mcp": [
+                {"name": s.name, "state": s.state, "tools": s.tools, "stale": s.stale,
+                 "error": s.error}  # fmt: skip
+                for s in self.session.mcp.status()
+            ],
         }
 
     def _ledger(self) -> ThreadLedger:
