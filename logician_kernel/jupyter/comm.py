@@ -39,12 +39,12 @@ from comm.base_comm import BaseComm
 
 from ..agent.approvals import ApprovalBroker
 from ..types.approvals import APPROVAL_CHOICES as CHOICES
+from .widgets.rewind import REWIND_MODES  # one declaration, with the rewind control's buttons
 
 SCHEMA_VERSION = 1
 TARGET = "logician"
 STATUS_PUSH_HZ = 4.0
 """Pushed `status` messages per second at most, however fast a run streams."""
-REWIND_MODES = ("both", "files", "conversation")
 
 
 class FrameSource(Protocol):

@@ -111,3 +111,13 @@ def test_a_frame_row_may_name_its_evicted_large_files() -> None:
     assert not list(KERNEL_SIDE.iter_errors({**page, "rows": [row]}))
     assert not list(KERNEL_SIDE.iter_errors({**page, "rows": [{**row, "evicted": ["f.bin"]}]}))
     assert list(KERNEL_SIDE.iter_errors({**page, "rows": [{**row, "evicted": "f.bin"}]}))
+
+
+def test_the_kernel_accepts_every_rewind_mode_the_schema_offers() -> None:
+    """The sidebar may send any mode the schema lists (`variables` included); the kernel's check
+    must not refuse one of them (it once had its own, shorter list)."""
+    from logician_kernel.jupyter.comm import REWIND_MODES
+
+    rewind = next(b for b in SCHEMA["frontend"]["oneOf"]
+                  if b["properties"]["type"].get("const") == "frames.rewind")  # fmt: skip
+    assert set(REWIND_MODES) == set(rewind["properties"]["mode"]["enum"])
