@@ -97,6 +97,11 @@ REPLIES = {
             "I could not add the note: in read-only mode `notes__add_note` is refused, since ",
             "the server does not declare it read-only. Run the cell without `--mode read-only`.",
         ),
+        _tool("call_rm", "bash", {"command": "rm drafts/old.txt"}),
+        _text(
+            "I did not delete `drafts/old.txt`: a pre_tool hook refused it (\"deleting is not ",
+            "allowed here; move files to trash/ instead\"). Shall I move it to `trash/`?",
+        ),
     ],
     # the browser test's notebook (tests/browser/): recorded allowed, approved there in the UI
     "lab-approval": lambda: [
