@@ -58,8 +58,10 @@ class LedgerRewindSource:
             for f in active
         ]
 
-    def preview(self, frame: int) -> RewindPreview:
-        data = self._preview(frame)
+    def preview(
+        self, frame: int, *, include_external: bool = False, force: bool = False
+    ) -> RewindPreview:
+        data = self._preview(frame, force=force, include_external=include_external)
         return RewindPreview(
             files=[f"{a['action']} {a['path']}" for a in data["files"]]
             + [f"not restorable: {s['path']} ({s['detail']})" for s in data["skipped"]]
@@ -73,9 +75,12 @@ class LedgerRewindSource:
             error=data.get("error", ""),
         )
 
-    def rewind(self, frame: int, mode: str) -> str:
+    def rewind(
+        self, frame: int, mode: str, *, include_external: bool = False, force: bool = False
+    ) -> str:
         try:
-            item = self._rewind(frame, mode, force=False, frontend=False)
+            item = self._rewind(frame, mode, force=force, frontend=False,
+                                include_external=include_external)  # fmt: skip
         except RewindError as exc:
             raise ValueError(str(exc)) from None
         return variables_view.rewind_result(item).text.splitlines()[0]

@@ -84,12 +84,18 @@ class RewindSource(Protocol):
         """Every frame, in any order."""
         ...
 
-    def preview(self, frame: int) -> RewindPreview:
-        """What rewinding to `frame` would do."""
+    def preview(
+        self, frame: int, *, include_external: bool = False, force: bool = False
+    ) -> RewindPreview:
+        """What rewinding to `frame` would do (with the same options as `rewind`)."""
         ...
 
-    def rewind(self, frame: int, mode: RewindMode) -> str:
-        """Rewind to `frame`; a one-line result. Raises ValueError (with a message) on failure."""
+    def rewind(
+        self, frame: int, mode: RewindMode, *, include_external: bool = False, force: bool = False
+    ) -> str:
+        """Rewind to `frame`; a one-line result. Raises ValueError (with a message) on failure.
+        `include_external` also reverts changes made outside this kernel; `force` overwrites
+        conflicts."""
         ...
 
     def undo(self) -> str:
@@ -137,7 +143,8 @@ def preview_html(preview: RewindPreview) -> str:
     if preview.conflicts:
         style = f"color: {_ERROR}; font-weight: bold;"
         parts.append(
-            f'<b style="color: {_ERROR};">Conflicts (changed since; will be overwritten)</b>'
+            f'<b style="color: {_ERROR};">Conflicts (changed since; left alone unless '
+            "&quot;Overwrite conflicts too&quot;)</b>"
             + _list_html(preview.conflicts, style, cls="lk-rewind-conflict")
         )
     parts.append(f"<div>{dropped_text(preview.messages_dropped)}</div>")
@@ -211,6 +218,22 @@ class RewindControl(PlainText, w.VBox):
             layout=w.Layout(width="auto", display="none"),
         )  # fmt: skip
         self.resume_button.on_click(lambda _b: self._act("Resume", self.source.resume))
+        self.include_external = w.Checkbox(
+            value=False,
+            description="Also revert changes made outside this kernel",
+            tooltip="Your saves in the Lab and other programs' writes are left alone unless this is on",
+            indent=False,
+            layout=w.Layout(width="auto"),
+        )  # fmt: skip
+        self.force = w.Checkbox(
+            value=False,
+            description="Overwrite conflicts too",
+            tooltip="Paths changed since the frame (by you or another program) are left alone unless this is on",
+            indent=False,
+            layout=w.Layout(width="auto"),
+        )  # fmt: skip
+        for box in (self.include_external, self.force):
+            box.observe(lambda _change: self._show_selection(self.selected_frame), names="value")
         self.result = w.HTML("")
         super().__init__(
             [
@@ -218,6 +241,7 @@ class RewindControl(PlainText, w.VBox):
                 self.frames,
                 self.more,
                 self.preview,
+                w.HBox([self.include_external, self.force]),
                 w.HBox(list(self.buttons.values())),
                 w.HBox([self.undo_button, self.resume_button]),
                 self.result,
@@ -266,7 +290,8 @@ class RewindControl(PlainText, w.VBox):
         if self.status:
             lines.append(("" if self.status_kind == "ok" else "Rewind failed: ") + self.status)
         lines.append("Without widgets: %logician rewind N [--dry-run] [--files-only | "
-                     "--conversation-only]; %logician undo; %logician rewind --resume")  # fmt: skip
+                     "--conversation-only] [--include-external] [--force]; %logician undo; "
+                     "%logician rewind --resume")  # fmt: skip
         return "\n".join(lines)
 
     def _selection_changed(self, change: dict) -> None:
@@ -281,7 +306,8 @@ class RewindControl(PlainText, w.VBox):
             self.preview.value = "<i>Select a frame to preview the rewind.</i>"
             return
         try:
-            preview = self.source.preview(frame)
+            preview = self.source.preview(frame, include_external=self.include_external.value,
+                                          force=self.force.value)  # fmt: skip
         except ValueError as exc:
             preview = RewindPreview(error=str(exc))
         self.preview.value = preview_html(preview)
@@ -298,7 +324,9 @@ class RewindControl(PlainText, w.VBox):
         if frame is None:
             return
         try:
-            message, kind = self.source.rewind(frame, mode), "ok"
+            message = self.source.rewind(frame, mode, include_external=self.include_external.value,
+                                         force=self.force.value)  # fmt: skip
+            kind = "ok"
         except ValueError as exc:
             message, kind = str(exc) or "rewind failed", "error"
         self.status, self.status_kind = message, kind

@@ -46,6 +46,7 @@ class FakeSource:
         self.frames = list(range(1, n + 1))  # oldest first, as a store would keep them
         self.calls: list[tuple[int, str]] = []
         self.previews: list[int] = []
+        self.options: list[tuple[bool, bool]] = []  # (include_external, force) of each call
         self.rows_calls = 0
         self.fail = ""
 
@@ -53,16 +54,22 @@ class FakeSource:
         self.rows_calls += 1
         return [row(f) for f in self.frames]
 
-    def preview(self, frame: int) -> RewindPreview:
+    def preview(
+        self, frame: int, *, include_external: bool = False, force: bool = False
+    ) -> RewindPreview:
         self.previews.append(frame)
+        self.options.append((include_external, force))
         return RewindPreview(
             files=["restore data.csv", "delete <out>.txt"],
             conflicts=["data.csv changed since"] if frame == 2 else [],
             messages_dropped=frame,
         )
 
-    def rewind(self, frame: int, mode: str) -> str:
+    def rewind(
+        self, frame: int, mode: str, *, include_external: bool = False, force: bool = False
+    ) -> str:
         self.calls.append((frame, mode))
+        self.options.append((include_external, force))
         if self.fail:
             raise ValueError(self.fail)
         self.frames = [f for f in self.frames if f < frame]
@@ -155,6 +162,23 @@ def test_each_button_rewinds_with_its_mode_and_refreshes(mode: str, description:
     assert tuple(control.buttons) == REWIND_MODES
 
 
+def test_the_two_options_reach_the_preview_and_the_rewind() -> None:
+    """Off by default: changes made outside this kernel and conflicts are left alone; each box,
+    once ticked, re-previews with it and the rewind carries it."""
+    source = FakeSource(3)
+    control = RewindControl(source)
+    control.frames.value = 2
+    assert source.options[-1] == (False, False)
+    assert "left alone unless" in control.preview.value
+    control.include_external.value = True
+    assert source.options[-1] == (True, False) and source.previews[-1] == 2
+    control.force.value = True
+    assert source.options[-1] == (True, True)
+    control.buttons["files"].click()
+    assert source.calls[-1] == (2, "files") and source.options[-1] == (True, True)
+    assert "--include-external" in control.plain_text()
+
+
 def test_errors_are_shown() -> None:
     source = FakeSource(3)
     source.fail = "frame 3 has <conflicts>"
@@ -170,7 +194,7 @@ def test_errors_are_shown() -> None:
 
 def test_preview_error_is_shown() -> None:
     source = FakeSource(2)
-    source.preview = lambda frame: RewindPreview(error="no snapshot <x>")  # type: ignore[method-assign]
+    source.preview = lambda frame, **_options: RewindPreview(error="no snapshot <x>")  # type: ignore[method-assign]
     control = RewindControl(source)
     control.frames.value = 1
     assert "no snapshot &lt;x&gt;" in control.preview.value
