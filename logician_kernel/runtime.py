@@ -18,8 +18,9 @@ from .config import EffectiveConfig, load_effective_config
 from .session.file_checkpoints import FileCheckpoints, RewindError
 from .session.journal import JournalError
 from .session.large_files import LargeLimits
+from .session.recovery import CallRewindError, rewind_call
 from .session.state_guard import heal_state_dir
-from .session.thread_ledger import FrameClose, ProjectionItem, ThreadLedger
+from .session.thread_ledger import CallRewound, FrameClose, ProjectionItem, ThreadLedger
 from .session.variable_checkpoints import VariableCheckpoints
 from .session.workspace_session import WorkspaceSession
 
@@ -163,7 +164,8 @@ class LogicianRuntime:
         if checkpoints is None or not checkpoints.is_open:
             return None
         try:
-            closed = checkpoints.close_frame(outcome)  # type: ignore[arg-type]
+            with self.frame_lock:  # a frontend's rewind asked meanwhile waits for the close
+                closed = checkpoints.close_frame(outcome)  # type: ignore[arg-type]
         except (JournalError, OSError) as exc:
             self._report(f"Logician: this cell's frame could not be recorded ({exc})", stream)
             return None
@@ -225,6 +227,13 @@ class LogicianRuntime:
         conversation: bool = True,
         variables: bool = True,
     ) -> ProjectionItem:
+        with self.frame_lock:  # never interleaved with a frame opening or closing
+            return self._rewind(spec, force=force, files=files, conversation=conversation,
+                                variables=variables)  # fmt: skip
+
+    def _rewind(
+        self, spec: str, *, force: bool, files: bool, conversation: bool, variables: bool
+    ) -> ProjectionItem:
         checkpoints = self.checkpoints
         frame_id = checkpoints.resolve_target(spec)
         namespace = self.session.variables if variables else None
@@ -235,6 +244,17 @@ class LogicianRuntime:
             )  # fmt: skip
         except JournalError as exc:
             raise RewindError(f"rewind: the ledger could not be written ({exc})") from exc
+
+    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
+        """`rewind --call`: put back the pre-images one tool call recorded (frames stay)."""
+        snapshotter = self.checkpoints.snapshotter
+        with self.frame_lock:
+            try:
+                return rewind_call(self.checkpoints.ledger, snapshotter, call_id, force=force)
+            except CallRewindError as exc:
+                raise RewindError(str(exc)) from None
+            except JournalError as exc:
+                raise RewindError(f"rewind --call: the ledger could not be written ({exc})") from exc
 
     def close(self) -> None:
         self.session.close()

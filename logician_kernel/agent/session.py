@@ -33,8 +33,15 @@ from ..policy import PermissionPolicy, RunBudget, config_layer_of
 from ..providers import Provider
 from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
+from ..session.recovery import restorable_calls
 from ..session.run_store import LedgerRunStore, resolve_dangling_calls
-from ..session.thread_ledger import ProjectionItem, RunEnd, ThreadLedger
+from ..session.thread_ledger import (
+    CallRewound,
+    ProjectionItem,
+    RestorableCall,
+    RunEnd,
+    ThreadLedger,
+)
 from ..tools import ToolContext, default_tools
 from ..types import MESSAGE_ADAPTER
 from ..types.run import RunOutcome
@@ -185,6 +192,7 @@ class AgentSession:
         ctx = ToolContext(
             workspace=runtime.config.workspace,
             capture=checkpoints.capture,
+            capture_for_call=checkpoints.capture,
             run_python=python_runner(items, settings.tools.python_timeout_seconds)
             if python
             else None,
@@ -298,6 +306,18 @@ class AgentSession:
                                        conversation=conversation)  # fmt: skip
         except RewindError as exc:
             raise AgentError(str(exc)) from None
+
+    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
+        """Put back what one tool call cut off by a dead kernel had captured
+        (`restorable_calls` lists them)."""
+        try:
+            return self.runtime.rewind_call(call_id, force=force)
+        except RewindError as exc:
+            raise AgentError(str(exc)) from None
+
+    def restorable_calls(self) -> list[RestorableCall]:
+        """Calls a dead kernel cut off whose pre-images were recorded, not yet rewound."""
+        return restorable_calls(self.ledger)
 
     def clear(self) -> int:
         """Start the conversation afresh; returns how many messages the model no longer sees."""

@@ -28,6 +28,7 @@ from .._version import __version__
 from ..agent import AgentSession
 from ..runtime import LogicianRuntime
 from ..session.launch import enter, starting_directory, workspace_notice
+from . import call_rewind
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
 from .variables_view import frame_line
 
@@ -133,6 +134,8 @@ class LogicianKernel(IPythonKernel):
         self._executions += 1
         self._magics.agent.frontend_can_answer = allow_stdin
         runtime.flush_notices(sys.stderr)
+        if self._executions == 1:  # the restart notice's "Rewind this call", where widgets render
+            call_rewind.offer(self.agent, self._magics.frames)
         if is_management_cell(code):
             return await run
         assert self.shell is not None
@@ -151,8 +154,9 @@ class LogicianKernel(IPythonKernel):
         try:
             reply = await run
         finally:
-            _close_variables(runtime, sys.stderr)
-            runtime.close_frame(_outcome(reply), sys.stderr)
+            with runtime.frame_lock:  # the whole close: a sidebar's rewind waits for it
+                _close_variables(runtime, sys.stderr)
+                runtime.close_frame(_outcome(reply), sys.stderr)
             self._magics.after_cell()
         return reply
 

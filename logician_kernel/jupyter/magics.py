@@ -27,8 +27,8 @@ from ..session.frame_report import frame_diff
 from ..session.ledger_repair import check as ledger_check
 from ..session.storage_commands import collect_garbage, storage_text
 from ..session.thread_ledger import ThreadLedger
+from . import call_rewind, variables_view
 from . import display as render
-from . import variables_view
 from .agent import AgentCell
 from .agent_errors import agent_errors
 from .comm import LogicianComms
@@ -210,6 +210,7 @@ class LogicianMagics(Magics):
         parser.add_argument("target", nargs="?")
         parser.add_argument("--last", action="store_true")
         parser.add_argument("--cell", type=int, metavar="N")
+        parser.add_argument("--call", metavar="ID")
         parser.add_argument("--force", action="store_true")
         parser.add_argument("--dry-run", action="store_true")
         only = parser.add_mutually_exclusive_group()
@@ -217,6 +218,8 @@ class LogicianMagics(Magics):
         only.add_argument("--conversation-only", action="store_true")
         only.add_argument("--variables-only", action="store_true")
         opts = parser.parse_args(args)
+        if opts.call is not None:
+            return call_rewind.handle(self.session, self.frames, opts)
         given = [opts.last, opts.cell is not None, opts.target is not None]
         if sum(given) != 1:
             raise UsageError("%logician rewind: give one of a frame id, --last or --cell N")

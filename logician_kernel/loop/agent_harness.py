@@ -39,12 +39,14 @@ with an error result ("not run"), so the conversation stays well-formed.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
+from logician_kernel._test_hooks import stop_inside_call
 from logician_kernel.events.events import (
     HarnessEvent,
     ModelCallStarted,
@@ -331,7 +333,9 @@ class AgentHarness:
 
     async def _invoke(self, call: ToolCall, tool: Tool) -> ToolResult:
         try:
-            return await tool.run(call.arguments, self.ctx)
+            result = await tool.run(call.arguments, dataclasses.replace(self.ctx, call_id=call.id))
+            stop_inside_call(call.name)  # tests only: the effect happened, its result is not kept
+            return result
         except Exception as exc:
             # The contract says tools never raise; a bug in one must not end the run.
             logger.exception("tool %s raised", call.name)

@@ -136,8 +136,9 @@ class FileCheckpoints:
     def current_frame(self) -> int | None:
         return self._open.frame if self._open is not None else None
 
-    def capture(self, path: str) -> None:
-        """Record `path`'s pre-state in the open frame before a tool writes it (first wins).
+    def capture(self, path: str, call_id: str | None = None) -> None:
+        """Record `path`'s pre-state in the open frame before a tool writes it (first wins),
+        with the tool call that captured it (`call_id`; None for cell code).
 
         The frame's own snapshots catch the change too; this makes the tool's pre-image
         explicit and durable before the write, whatever happens to the snapshot after it.
@@ -148,7 +149,7 @@ class FileCheckpoints:
         current.captured.add(path)
         before = self.snapshotter.store_path(path)
         self.ledger.append(FileCheckpoint, frame=current.frame, path=path, before=before,
-                           durable=True)  # fmt: skip
+                           call_id=call_id, durable=True)  # fmt: skip
 
     # -- capture ----------------------------------------------------------------------------
 

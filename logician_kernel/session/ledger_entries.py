@@ -97,6 +97,8 @@ class FileCheckpoint(_Entry):
     """Workspace-relative path."""
     before: PathState
     """The pre-state; within a frame only the first capture of a path counts."""
+    call_id: str | None = None
+    """The tool call that captured this path; None for cell code."""
 
 
 class MessageEntry(_Entry):
@@ -167,6 +169,23 @@ class Quarantine(_Entry):
     """What the user and the model are told."""
 
 
+class RestorableCall(_Entry):
+    """A `restorable` call (write, edit) cut off by a dead kernel whose pre-images were
+    recorded: offered for `rewind --call`, never repeated."""
+
+    kind: Literal["restorable_call"] = "restorable_call"
+    frame: int | None
+    """The frame it ran in."""
+    call_id: str
+    """The call cut off."""
+    name: str
+    """Tool name."""
+    paths: list[str] = Field(default_factory=list)
+    """Workspace-relative paths whose pre-image the call recorded before writing."""
+    detail: str
+    """What the user and the model are told."""
+
+
 class ApprovalRequested(_Entry):
     """A tool call needs the user's decision (action-required; routine allows never appear)."""
 
@@ -195,7 +214,8 @@ class ApprovalResolved(_Entry):
     """The decision."""
     via: str
     """Where it was made: one of `types.approvals.ApprovalChannel` (widget, comm, stdin,
-    headless, callback); ledgers written before that was recorded say `user`."""
+    headless, callback); `restart` when the kernel stopped before anyone answered (settled as
+    a denial on reopen); ledgers written before that was recorded say `user`."""
     note: str = ""
     """The user's note (passed to the model with a denial)."""
     rule: str | None = None
@@ -280,6 +300,20 @@ class RestoredPath(BaseModel):
     """Why, for conflicts, skips and failures."""
 
 
+class CallRewound(_Entry):
+    """`rewind --call`: one tool call's recorded pre-images were put back (frames stay)."""
+
+    kind: Literal["call_rewind"] = "call_rewind"
+    call_id: str
+    """The call whose effects were taken back."""
+    frame: int | None
+    """The frame the call ran in."""
+    paths: list[RestoredPath] = Field(default_factory=list)
+    """What happened to each path the call captured."""
+    note: str = ""
+    """Free text for the user (e.g. `--force`)."""
+
+
 class ProjectionItem(_Entry):
     """The conversation (and, for rewinds, the frame stack) took a new shape."""
 
@@ -328,6 +362,8 @@ Entry = Annotated[
     | ToolOutcome
     | ToolCommit
     | Quarantine
+    | RestorableCall
+    | CallRewound
     | ApprovalRequested
     | ApprovalResolved
     | RunEnd

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import re
+import threading
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,6 +28,7 @@ from .ledger_entries import (
     ENTRY_ADAPTER,
     ApprovalRequested,
     ApprovalResolved,
+    CallRewound,
     Entry,
     FileCheckpoint,
     FrameClose,
@@ -37,6 +39,7 @@ from .ledger_entries import (
     ProjectionReason,
     Quarantine,
     Recovery,
+    RestorableCall,
     RestoredPath,
     RestoredVariable,
     RunEnd,
@@ -54,6 +57,7 @@ from .ledger_entries import (
 __all__ = [
     "ApprovalRequested",
     "ApprovalResolved",
+    "CallRewound",
     "Entry",
     "ENTRY_ADAPTER",
     "FileCheckpoint",
@@ -67,6 +71,7 @@ __all__ = [
     "Quarantine",
     "read_entries",
     "Recovery",
+    "RestorableCall",
     "RestoredPath",
     "RestoredVariable",
     "RunEnd",
@@ -125,6 +130,10 @@ class ThreadLedger:
         self.thread_id = thread_id
         self.path = Path(directory) / f"{thread_id}.jsonl"
         self._journal = Journal(self.path)
+        self._append_lock = threading.RLock()
+        # The worker loop, the main thread and a frontend's subshell all append: one at a time,
+        # or two entries could take the same sequence number (re-entrant: a recovery appends
+        # while the ledger opens).
         self.entries: list[Entry] = []
         for record in self._journal.records:
             try:
@@ -181,21 +190,31 @@ class ThreadLedger:
         return found
 
     def append(self, kind: type[_Entry], *, durable: bool = False, **fields: Any) -> Any:
-        """The single choke point: assign seq, parent and time, validate, persist."""
-        # After damage the sequence has a gap; numbers are never reused, so a repair can put a
-        # recovered record back in its place.
-        parent = self.entries[-1].seq if self.entries else None
-        seq = (parent or 0) + 1
-        entry = kind(
-            seq=seq,
-            parent=parent,
-            time=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-            **fields,
-        )
-        stored = self._journal.append(entry.model_dump(mode="json"), durable=durable)
-        entry = ENTRY_ADAPTER.validate_python(stored)  # what a replay will read, exactly
-        self.entries.append(entry)
-        return entry
+        """The single choke point: assign seq, parent and time, validate, persist.
+
+        Serialized: whichever thread appends, sequence numbers stay unique and dense and the
+        file holds whole records in sequence order."""
+        with self._append_lock:
+            # After damage the sequence has a gap; numbers are never reused, so a repair can
+            # put a recovered record back in its place.
+            parent = self.entries[-1].seq if self.entries else None
+            seq = (parent or 0) + 1
+            entry = kind(
+                seq=seq,
+                parent=parent,
+                time=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+                **fields,
+            )
+            stored = self._journal.append(entry.model_dump(mode="json"), durable=durable)
+            entry = ENTRY_ADAPTER.validate_python(stored)  # what a replay will read, exactly
+            self.entries.append(entry)
+            return entry
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held by each append; a caller that must read the entries and append on what it
+        read, with no other append in between, holds it around both."""
+        return self._append_lock
 
     @property
     def journal(self) -> Journal:

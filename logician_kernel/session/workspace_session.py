@@ -29,6 +29,7 @@ from .git_snapshot import GitSnapshotter, SnapshotError
 from .journal import JournalError
 from .large_files import LargeFiles, LargeLimits
 from .large_store import LargeFileStore
+from .recovery import resolve_pending_approvals
 from .run_store import resolve_dangling_calls
 from .thread_ledger import (
     ProjectionItem,
@@ -171,6 +172,7 @@ class WorkspaceSession:
             notices.extend(f"Logician: {e.detail}." for e in ledger.entries
                            if isinstance(e, Recovery) and e.what == "incomplete-frame"
                            and e.seq > start.seq)  # fmt: skip
+        notices.extend(resolve_pending_approvals(ledger))  # before the calls: none of them ran
         notices.extend(resolve_dangling_calls(ledger))
         notices.extend(reap_orphans(workspace))  # a quarantined call's group must not live on
         if stable and ledger.messages():
