@@ -42,10 +42,11 @@ from ..session.thread_ledger import (
     RunEnd,
     ThreadLedger,
 )
+from ..session.threads import ThreadInfo
 from ..tools import ToolContext, default_tools
 from ..types import MESSAGE_ADAPTER
 from ..types.run import RunOutcome
-from . import conversation, script
+from . import conversation, script, threads
 from ._loop import run_coroutine
 from .approvals import ApprovalBroker
 from .errors import AgentError
@@ -97,13 +98,16 @@ class AgentSession:
         *,
         env: Mapping[str, str] | None = None,
     ) -> AgentSession:
-        """Open `workspace`'s `.logician/` state and `thread` (a fresh thread when None).
+        """Open `workspace`'s `.logician/` state and `thread`; when None, the thread `env`
+        names (`JPY_SESSION_NAME`, `LOGICIAN_THREAD`), else the workspace's most recent one
+        (said in `runtime`'s notices). `threads()` lists them.
 
         Configuration comes from the usual layers (user, trusted project, `LOGICIAN_*` in
         `env`, which defaults to this process's environment)."""
         environ = dict(os.environ if env is None else env)
         if thread is not None:
             environ["LOGICIAN_THREAD"] = thread
+            environ.pop("JPY_SESSION_NAME", None)  # the script's own name beats its parent's
         return cls(LogicianRuntime.start(Path(workspace).resolve(), env=environ))
 
     # -- what a run is built from --------------------------------------------------------------
@@ -318,6 +322,17 @@ class AgentSession:
     def restorable_calls(self) -> list[RestorableCall]:
         """Calls a dead kernel cut off whose pre-images were recorded, not yet rewound."""
         return restorable_calls(self.ledger)
+
+    # -- threads ----------------------------------------------------------------------------
+
+    def threads(self) -> list[ThreadInfo]:
+        """The workspace's threads (id, notebook, frames, last used), most recent first."""
+        return threads.threads(self)
+
+    def use_thread(self, thread_id: str, *, create: bool = False) -> list[str]:
+        """Move to another thread of the workspace (a new one with `create`): its frames and
+        its conversation from now on. Refused while a frame is open. Returns its notices."""
+        return threads.use(self, thread_id, create=create)
 
     def clear(self) -> int:
         """Start the conversation afresh; returns how many messages the model no longer sees."""

@@ -27,7 +27,7 @@ from ..session.frame_report import frame_diff
 from ..session.ledger_repair import check as ledger_check
 from ..session.storage_commands import collect_garbage, storage_text
 from ..session.thread_ledger import ThreadLedger
-from . import call_rewind, variables_view
+from . import call_rewind, thread_commands, variables_view
 from . import display as render
 from .agent import AgentCell
 from .agent_errors import agent_errors
@@ -56,6 +56,8 @@ MANAGEMENT_COMMANDS = frozenset(
         "gc",
         "vars",
         "ledger",
+        "threads",
+        "thread",
     }
 )
 """Subcommands that manage the session; a cell made only of these is not a frame."""
@@ -124,6 +126,8 @@ class LogicianMagics(Magics):
             "gc": self.handle_gc,
             "vars": self.handle_vars,
             "ledger": self.handle_ledger,
+            "threads": lambda args: thread_commands.threads(self.session, args),
+            "thread": lambda args: thread_commands.thread(self.session, args),
         }
         self.broker = agent.broker
         self.comms = LogicianComms(self.broker, self._comm_status)
@@ -131,6 +135,7 @@ class LogicianMagics(Magics):
         self.comms.frames = self.frames
         self.agent = AgentCell(shell, agent, self.comms)
         self._controls: list[RewindControl] = []
+        self.runtime.thread_listeners.append(self.after_cell)  # the frontends follow a switch
 
     @line_cell_magic
     def logician(self, line: str, cell: str | None = None) -> None:

@@ -47,6 +47,9 @@ class SessionStart(_Entry):
     """Absolute workspace root the frames of this session refer to."""
     version: str
     """logician_kernel version."""
+    notebook: str | None = None
+    """The notebook the thread is named after (the server's `JPY_SESSION_NAME` or VS Code's
+    `__vsc_ipynb_file__`), when one was known; what `%logician threads` shows."""
 
 
 class FrameOpen(_Entry):
