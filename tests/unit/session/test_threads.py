@@ -131,3 +131,39 @@ class _Sink:
 
     def flush(self) -> None:
         pass
+
+
+def test_two_kernels_on_one_thread_fork_with_a_notice(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"JPY_SESSION_NAME": str(ws / "nb.ipynb")}
+    first = WorkspaceSession.open(ws, env=env)
+    second = WorkspaceSession.open(ws, env=env)
+    try:
+        assert second.thread_id.startswith(first.thread_id + "-")
+        assert any(f"another kernel holds thread {first.thread_id!r}" in n for n in second.notices)
+    finally:
+        second.close()
+        first.close()
+
+
+def test_vs_code_is_followed_before_the_first_frame_only(tmp_path: Path) -> None:
+    from logician_kernel.agent.threads import follow_vscode
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
+    notebook = str(ws / "vs.ipynb")
+    with AgentSession.open(ws, env=env) as session:
+        start = session.runtime.thread_id
+        said = follow_vscode(session, {"__vsc_ipynb_file__": notebook}, framed=True)
+        assert said is not None and "stays there" in said
+        assert session.runtime.thread_id == start
+        said = follow_vscode(session, {"__vsc_ipynb_file__": notebook}, framed=False)
+        assert said is not None and "VS Code names this notebook" in said
+        assert session.runtime.thread_id == notebook_thread_id(notebook)
+        assert session.runtime.thread_source == "vscode"
+        assert follow_vscode(session, {"__vsc_ipynb_file__": notebook}, framed=False) is None
+    with AgentSession.open(ws, env={**env, "JPY_SESSION_NAME": str(ws / "lab.ipynb")}) as lab:
+        # the server's name is stronger: a stale VS Code variable never moves a Lab kernel
+        assert follow_vscode(lab, {"__vsc_ipynb_file__": notebook}, framed=False) is None
