@@ -265,6 +265,7 @@ class LogicianRuntime:
     def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
         """`rewind --call`: put back the pre-images one tool call recorded (frames stay)."""
         snapshotter = self.checkpoints.snapshotter
+        self.checkpoints.settle()  # a background capture of large files uses the snapshotter
         with self.frame_lock:
             try:
                 return rewind_call(self.checkpoints.ledger, snapshotter, call_id, force=force)

@@ -115,7 +115,16 @@ def build_gate(
         # record the restart can name ("this call was waiting for your decision").
         record_request(request, pending.id)
         requests.put(ApprovalItem(pending, request))
-        answer = await asyncio.wrap_future(pending.future)
+        try:
+            answer = await asyncio.wrap_future(pending.future)
+        except asyncio.CancelledError:
+            # An interrupt (or the wall-time budget) gave the call up unanswered: settled now,
+            # so the next restart does not report it as waiting when the kernel stopped.
+            if ledger is not None:
+                ledger.append(ApprovalResolved, request_id=pending.id, choice="deny",
+                              via="interrupted", note="the run stopped before anyone answered",
+                              durable=True)  # fmt: skip
+            raise
         channels[request.call_id] = answer.via
         rule = request.suggested_rule
         if answer.choice == "always_allow" and rule:

@@ -18,7 +18,7 @@ from IPython.display import display
 from ..agent import AgentSession
 from ..agent.errors import AgentError
 from ..session.recovery import describe_call_rewind
-from ..session.thread_ledger import CallRewound
+from ..session.thread_ledger import CallRewound, SessionStart
 from . import display as render
 from .rewind_source import LedgerRewindSource
 
@@ -48,11 +48,14 @@ def _rendered(item: CallRewound) -> render.Rendered:
 
 
 def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
-    """Below the restart notice: one "Rewind this call" button per restorable call."""
+    """Below the restart notice: one "Rewind this call" button per call this restart found
+    restorable (older ones stay listed by `AgentSession.restorable_calls`, not re-offered)."""
     try:
         calls = session.restorable_calls()
+        starts = [e.seq for e in session.ledger.entries if isinstance(e, SessionStart)]
     except AgentError:
         return
+    calls = [c for c in calls if not starts or c.seq > starts[-1]]
     for call in calls:
         button = ipywidgets.Button(
             description="Rewind this call",

@@ -218,7 +218,8 @@ class ApprovalResolved(_Entry):
     via: str
     """Where it was made: one of `types.approvals.ApprovalChannel` (widget, comm, stdin,
     headless, callback); `restart` when the kernel stopped before anyone answered (settled as
-    a denial on reopen); ledgers written before that was recorded say `user`."""
+    a denial on reopen), `interrupted` when the run stopped first; ledgers written before that
+    was recorded say `user`."""
     note: str = ""
     """The user's note (passed to the model with a denial)."""
     rule: str | None = None

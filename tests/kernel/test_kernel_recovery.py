@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply, tool_reply
+from test_kernel_approvals import Sidebar
 
 from logician_kernel._test_hooks import KILL_IN_CALL
 
@@ -128,5 +129,37 @@ def test_kill_9_while_an_approval_card_waits_is_named_on_restart(
         sent = json.dumps(server.requests[-1].body["messages"])
         assert "did not run: the kernel stopped while it was waiting" in sent
         assert "this call was waiting" not in k.run("print('again')").stderr  # said once
+    finally:
+        k.shutdown()
+
+
+def test_an_approval_given_up_by_an_interrupt_is_settled_not_reported_after_a_restart(
+    workspace: Path, kernel_env: dict[str, str], server: LoopbackServer
+) -> None:
+    env = {
+        **kernel_env,
+        "LOGICIAN_MODEL__PROVIDER": "openai",
+        "LOGICIAN_MODEL__NAME": "loop-model",
+        "LOGICIAN_MODEL__BASE_URL": server.url + "/v1",
+        "OPENAI_API_KEY": "test-key-not-secret",
+    }
+    server.script(tool_reply("i1", "write", {"path": "never.txt", "content": "no\n"}))
+    k = Kernel(workspace, env)
+    try:
+        Sidebar(k).wait_for("hello")  # a card, answerable from the sidebar, waits
+        msg_id = k.kc.execute("%%logician\nWrite never.txt.", allow_stdin=False)
+        deadline = time.monotonic() + 60
+        while "approval_request" not in _ledger_kinds(workspace):
+            assert time.monotonic() < deadline, "the approval was never recorded before asking"
+            time.sleep(0.05)
+        k.km.interrupt_kernel()
+        k.collect(msg_id)
+        path = workspace / ".logician/threads/test-thread.jsonl"
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        (resolution,) = [r for r in records if r["kind"] == "approval_resolution"]
+        assert resolution["via"] == "interrupted" and resolution["choice"] == "deny"
+        k.restart()
+        assert "waiting for your decision" not in k.run("print('back')").stderr
+        assert not (workspace / "never.txt").exists()
     finally:
         k.shutdown()
