@@ -63,6 +63,7 @@ class _OpenFrame:
     pre: Snapshot | None
     started: float
     captured: set[str] = field(default_factory=set)
+    by_call: set[tuple[str, str]] = field(default_factory=set)
 
 
 class FileCheckpoints:
@@ -144,9 +145,15 @@ class FileCheckpoints:
         explicit and durable before the write, whatever happens to the snapshot after it.
         """
         current = self._open
-        if current is None or self.snapshotter is None or path in current.captured:
+        if current is None or self.snapshotter is None:
+            return
+        # The frame keeps the first pre-state of a path; each call still records its own, so a
+        # second call cut off mid-write can be rewound to the state just before it.
+        if path in current.captured and (call_id is None or (path, call_id) in current.by_call):
             return
         current.captured.add(path)
+        if call_id is not None:
+            current.by_call.add((path, call_id))
         before = self.snapshotter.store_path(path)
         self.ledger.append(FileCheckpoint, frame=current.frame, path=path, before=before,
                            call_id=call_id, durable=True)  # fmt: skip

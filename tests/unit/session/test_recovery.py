@@ -137,3 +137,34 @@ def test_torn_writes_of_the_recovery_records_keep_every_whole_record_and_replay_
         assert rewound == (offset == len(data))  # the last record is whole only at the end
         assert any(isinstance(e, RestorableCall) for e in ledger.entries) == (whole > first)
         ledger.close()
+
+
+def test_a_second_call_on_a_path_is_rewound_to_just_before_it(ws: Path) -> None:
+    s = WorkspaceSession.open(ws, env=ENV)
+    assert s.checkpoints is not None and s.ledger is not None
+    s.checkpoints.open_frame(execution_count=1, cell_id=None, code="%%logician")
+    store = LedgerRunStore(s.ledger, s.checkpoints.current_frame)
+    for call_id, text in (("c1", b"first call\n"), ("c2", b"second, cut off")):
+        store.record_intent(ToolCall(id=call_id, name="write", arguments={"path": "a.txt"}),
+                            "restorable")  # fmt: skip
+        s.checkpoints.capture("a.txt", call_id=call_id)
+        s.checkpoints.capture("a.txt", call_id=call_id)  # once per call
+        (ws / "a.txt").write_bytes(text)
+        if call_id == "c1":
+            store.record_result("c1", type("R", (), {"is_error": False, "content": "ok"})())
+            store.record_commit("c1")
+    s.checkpoints.settle()
+    assert [e.call_id for e in s.ledger.entries if isinstance(e, FileCheckpoint)] == ["c1", "c2"]
+    s.ledger.close()
+    assert s._lock is not None
+    s._lock.release()
+
+    again = WorkspaceSession.open(ws, env=ENV)
+    assert again.ledger is not None and again.checkpoints is not None
+    assert [c.call_id for c in restorable_calls(again.ledger)] == ["c2"]
+    (killed,) = again.checkpoints.active_frames()
+    (change,) = killed.changes
+    assert change.before.kind == "blob"  # the frame still restores to before the first call
+    rewind_call(again.ledger, again.checkpoints.snapshotter, "c2")
+    assert (ws / "a.txt").read_bytes() == b"first call\n"
+    again.close()
