@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .config import EffectiveConfig, load_effective_config
+from .session import rewind_plan, undo
 from .session.file_checkpoints import FileCheckpoints, RewindError
 from .session.journal import JournalError
 from .session.large_files import LargeLimits
@@ -243,15 +244,19 @@ class LogicianRuntime:
         files: bool = True,
         conversation: bool = True,
         variables: bool = True,
+        resume: bool = False,
     ) -> ProjectionItem:
         with self.frame_lock:  # never interleaved with a frame opening or closing
             return self._rewind(spec, force=force, files=files, conversation=conversation,
-                                variables=variables)  # fmt: skip
+                                variables=variables, resume=resume)  # fmt: skip
 
     def _rewind(
-        self, spec: str, *, force: bool, files: bool, conversation: bool, variables: bool
-    ) -> ProjectionItem:
+        self, spec: str, *, force: bool, files: bool, conversation: bool, variables: bool,
+        resume: bool,
+    ) -> ProjectionItem:  # fmt: skip
         checkpoints = self.checkpoints
+        if resume:
+            return self._resume(force=force)
         frame_id = checkpoints.resolve_target(spec)
         namespace = self.session.variables if variables else None
         try:
@@ -273,6 +278,29 @@ class LogicianRuntime:
                 raise RewindError(str(exc)) from None
             except JournalError as exc:
                 raise RewindError(f"rewind --call: the ledger could not be written ({exc})") from exc
+
+    def _resume(self, *, force: bool) -> ProjectionItem:
+        """Complete the rewind a crash cut short (`rewind --resume`)."""
+        checkpoints = self.checkpoints
+        record = rewind_plan.pending_plan(checkpoints.ledger.entries)
+        if record is None:
+            raise RewindError("rewind --resume: no rewind was interrupted; nothing to resume")
+        namespace = self.session.variables if record.variables else None
+        try:
+            return checkpoints.complete(
+                record, resume=True, force=force,
+                variables=(lambda: namespace.rewind(record.frame)) if namespace is not None else None,
+            )  # fmt: skip
+        except JournalError as exc:
+            raise RewindError(f"rewind --resume: the ledger could not be written ({exc})") from exc
+
+    def undo_rewind(self, *, force: bool = False) -> ProjectionItem:
+        """Take back the most recent rewind exactly (`%logician undo`)."""
+        try:
+            with self.frame_lock:  # like a rewind: never interleaved with a frame's open or close
+                return undo.undo_rewind(self.checkpoints, self.session.variables, force=force)
+        except JournalError as exc:
+            raise RewindError(f"undo: the ledger could not be written ({exc})") from exc
 
     def close(self) -> None:
         self.session.close()

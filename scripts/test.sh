@@ -3,12 +3,23 @@
 # checking (mypy over logician_kernel/, zero errors), the lab
 # extension's TypeScript unit tests (vitest), then the whole pytest suite - unit, real-kernel,
 # notebooks (nbval), and the extension in a real JupyterLab in headless Chromium.
-# Needs `scripts/setup.sh` first. Extra arguments go to pytest.
+# Installs the test tools itself (scripts/setup.sh) when .venv lacks any of them, e.g. on a
+# fresh clone or after scripts/tour.sh, which installs only what the tour needs.
+# Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+missing=""
+for tool in ruff mypy pytest playwright jupyter-lab; do
+  [ -x ".venv/bin/$tool" ] || missing="$missing $tool"
+done
+if [ -n "$missing" ]; then
+  echo "test: installing the test tools first (missing:$missing): bash scripts/setup.sh"
+  bash scripts/setup.sh
+fi
 .venv/bin/ruff check .
 .venv/bin/mypy logician_kernel
 if [ "$#" -eq 0 ]; then
-  (cd labextension && PATH="$PWD/../.venv/bin:$PATH" jlpm test)
+  (cd labextension && export PATH="$PWD/../.venv/bin:$PATH" &&
+    { [ -d node_modules ] || jlpm install; } && jlpm test)
 fi
 .venv/bin/python -m pytest "$@"

@@ -51,6 +51,9 @@ export class CellMarker {
     if (msg.type === 'frames.rewound') {
       this._marks.rewound(msg.cell_ids, msg.frames, msg.at, msg.by);
       this._apply();
+    } else if (msg.type === 'frames.undone') {
+      this._marks.undone(msg.cell_ids, msg.undoes);
+      this._apply();
     }
   }
 

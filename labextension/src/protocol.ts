@@ -94,6 +94,23 @@ export interface IRewindDone {
   summary: string;
 }
 
+/** What undoing the most recent rewind did (`frames.undo`). */
+export interface IUndoDone {
+  ok: true;
+  frames: number[];
+  undoes: number;
+  conflicts: string[];
+  summary: string;
+}
+
+/** What completing an interrupted rewind did (`frames.resume`). */
+export interface IResumeDone {
+  ok: true;
+  frames: number[];
+  conflicts: string[];
+  summary: string;
+}
+
 /** What the kernel sends, answers and announcements alike (`re` echoes a request's `id`). */
 export type KernelMessage =
   | { type: 'hello'; pending: IApprovalRequest[]; status?: IStatus }
@@ -104,6 +121,9 @@ export type KernelMessage =
   | { type: 'frames'; rows: IFrameRow[]; total: number; offset: number; re?: RequestId }
   | ({ type: 'frames.preview'; re?: RequestId } & IPreview)
   | ({ type: 'frames.rewind'; re?: RequestId } & IRewindDone)
+  | ({ type: 'frames.undo'; re?: RequestId } & IUndoDone)
+  | ({ type: 'frames.resume'; re?: RequestId } & IResumeDone)
+  | { type: 'frames.undone'; frames: number[]; cell_ids: string[]; at: string; by: number; undoes: number }
   | { type: 'frames.changed'; total: number }
   | { type: 'frames.rewound'; frames: number[]; cell_ids: string[]; at: string; by: number }
   | ({ type: 'approval.requested' } & IApprovalRequest)
@@ -120,7 +140,9 @@ export type Request =
   | { type: 'status' }
   | { type: 'frames.list'; offset: number; limit: number }
   | ({ type: 'frames.preview' } & FrameTarget)
-  | ({ type: 'frames.rewind'; mode: RewindMode; force?: boolean } & FrameTarget);
+  | ({ type: 'frames.rewind'; mode: RewindMode; force?: boolean } & FrameTarget)
+  | { type: 'frames.undo'; force?: boolean }
+  | { type: 'frames.resume'; force?: boolean };
 
 export class ProtocolError extends Error {
   constructor(message: string) {
@@ -159,6 +181,9 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
     messages_dropped: isInt
   },
   'frames.rewind': { ok: isBool, frame: isInt, frames: isArray, summary: isString },
+  'frames.undo': { ok: isBool, frames: isArray, undoes: isInt, summary: isString },
+  'frames.resume': { ok: isBool, frames: isArray, summary: isString },
+  'frames.undone': { frames: isArray, cell_ids: isArray, at: isString, by: isInt, undoes: isInt },
   'frames.changed': { total: isInt },
   'frames.rewound': { frames: isArray, cell_ids: isArray, at: isString, by: isInt },
   'approval.requested': { request_id: isString, tool: isString },

@@ -133,3 +133,14 @@ describe('RewoundCells.ran', () => {
     expect(cells.size).toBe(1);
   });
 });
+
+describe('RewoundCells.undone', () => {
+  it('makes the cells of the undone rewind live again, not those of another rewind', () => {
+    const cells = new RewoundCells();
+    cells.rewound(['a'], [3], AT, 9);
+    cells.rewound(['b'], [5], AT, 12);
+    cells.undone(['a', 'b'], 9);
+    expect(cells.mark('a')).toBeUndefined();
+    expect(cells.mark('b')).toEqual({ at: AT, by: 12, toFrame: 5 });
+  });
+});

@@ -43,6 +43,15 @@ export class RewoundCells {
     }
   }
 
+  /** An undo put the rewind `undoes` back: the cells it had greyed are live again. */
+  undone(cellIds: string[], undoes: number): void {
+    for (const id of cellIds) {
+      if (this._marks.get(id)?.by === undoes) {
+        this._marks.delete(id);
+      }
+    }
+  }
+
   /** The cell ran again: it is live. */
   ran(cellId: string): void {
     this._marks.delete(cellId);

@@ -76,6 +76,10 @@ export class LogicianSidebar extends Widget {
     const timelineHeader = el('div', 'lk-Timeline-header');
     this._countNode = el('span', 'lk-Timeline-count', 'Frames');
     timelineHeader.appendChild(this._countNode);
+    const undo = el('button', 'lk-Timeline-undo', 'Undo rewind');
+    undo.title = 'Take back the most recent rewind: files, variables and conversation as they were';
+    undo.addEventListener('click', () => void this.undoRewind());
+    timelineHeader.appendChild(undo);
     node.appendChild(timelineHeader);
 
     this._scroller = el('div', 'lk-Timeline');
@@ -152,7 +156,7 @@ export class LogicianSidebar extends Widget {
       if (this._pages.setTotal(msg.total)) {
         this._render();
       }
-    } else if (msg.type === 'frames.rewound') {
+    } else if (msg.type === 'frames.rewound' || msg.type === 'frames.undone') {
       this._pages.clear();
       this._render();
     }
@@ -300,6 +304,23 @@ export class LogicianSidebar extends Widget {
     void notebook.scrollToItem(index, 'smart');
     notebook.widgets[index].node.classList.add('lk-mod-flash');
     setTimeout(() => notebook.widgets[index]?.node.classList.remove('lk-mod-flash'), 1200);
+  }
+
+  /** Take back the most recent rewind; the kernel says why when there is none to undo. */
+  async undoRewind(): Promise<boolean> {
+    const conn = this._connection;
+    if (!conn || conn.state !== 'ready') {
+      Notification.warning('Logician: this notebook is not connected to a Logician kernel.', { autoClose: 5000 });
+      return false;
+    }
+    try {
+      const done = await conn.ask({ type: 'frames.undo' }, 'frames.undo');
+      Notification.success(done.summary.split('\n')[0], { autoClose: 5000 });
+      return true;
+    } catch (err) {
+      Notification.error(`Logician: nothing was undone: ${(err as Error).message}`, { autoClose: 8000 });
+      return false;
+    }
   }
 
   /** Ask, with a confirmation listing files and conflicts, then rewind. */

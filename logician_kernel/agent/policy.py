@@ -55,6 +55,8 @@ class RunOptions:
     """The permission mode for this run."""
     accept: str | None = None
     """An acceptance check (a command, or `py:EXPRESSION`) that must pass before completion."""
+    profile: str | None = None
+    """A configuration profile (`[profiles.NAME]`) applied for this run only."""
 
 
 @dataclass

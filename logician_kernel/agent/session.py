@@ -28,6 +28,7 @@ from ..config import EffectiveConfig, LogicianSettings, ModelSettings
 from ..events.events import HarnessEvent
 from ..events.runtime_state import RuntimeState
 from ..loop.agent_harness import AgentHarness
+from ..loop.command_hooks import HookLog
 from ..loop.todo import TodoCapability
 from ..policy import PermissionPolicy, RunBudget, config_layer_of
 from ..providers import Provider
@@ -50,8 +51,10 @@ from . import conversation, script, threads
 from ._loop import run_coroutine
 from .approvals import ApprovalBroker
 from .errors import AgentError
+from .hooks_setup import build_hooks
 from .policy import RunOptions, build_controller, build_gate, compaction_policy
 from .run import AgentRun, RunItem, python_runner
+from .run_profile import ProfileSwap, use_profile
 from .script import Approve, RunResult
 
 
@@ -89,6 +92,9 @@ class AgentSession:
         self._provider_model: ModelSettings | None = None
         self._policy: PermissionPolicy | None = None
         self._policy_config: EffectiveConfig | None = None
+        self.hook_log = HookLog()
+        """The last result of each `[hooks]` command (what `%logician hooks` shows)."""
+        self._profile_swap: ProfileSwap | None = None
 
     @classmethod
     def open(
@@ -180,11 +186,25 @@ class AgentSession:
         then calls `finish`. `can_ask` False means nobody can answer an approval: the
         headless policy decides."""
         options = options or RunOptions()
-        runtime = self.runtime
-        ledger = self.ledger
         prompt = prompt.strip()
         if not prompt:
             raise AgentError("the prompt is empty")
+        if self._profile_swap is not None:  # a run that was never finished
+            self._profile_swap.restore(self.runtime)
+            self._profile_swap = None
+        swap = use_profile(self.runtime, options.profile)
+        try:
+            run = self._start(prompt, options, can_ask=can_ask, python=python)
+        except BaseException:
+            if swap is not None:
+                swap.restore(self.runtime)
+            raise
+        self._profile_swap = swap
+        return run
+
+    def _start(self, prompt: str, options: RunOptions, *, can_ask: bool, python: bool) -> AgentRun:
+        runtime = self.runtime
+        ledger = self.ledger
         settings = self.settings
         history = [MESSAGE_ADAPTER.validate_python(m) for m in ledger.messages()]
         key = runtime.config.api_key()
@@ -223,6 +243,8 @@ class AgentSession:
             store,
             controller=controller,
             gate=gate,
+            hooks=build_hooks(runtime, requests=items, frame=frame, log=self.hook_log,
+                              secrets=secrets),  # fmt: skip
             compaction=compaction_policy(settings, ledger),
             max_tokens=settings.model.max_response_tokens,
             temperature=settings.model.temperature,
@@ -241,6 +263,9 @@ class AgentSession:
         cut off, and commit an accepted result. Returns the outcome (None if it never
         reported one)."""
         run.join()
+        swap, self._profile_swap = self._profile_swap, None
+        if swap is not None:
+            swap.restore(self.runtime)
         ledger = self.runtime.ledger
         if ledger is not None and run.outcome is not None:
             ledger.append(RunEnd, frame=run.frame, status=run.outcome.status,
@@ -273,16 +298,19 @@ class AgentSession:
         mode: str | None = None,
         accept: str | None = None,
         on_event: Callable[[HarnessEvent], None] | None = None,
+        profile: str | None = None,
     ) -> RunResult:
         """Run the agent on `prompt` in a frame of its own, synchronously.
 
         `approve(call)` answers each approval (`call.tool`, `call.arguments`,
         `call.description`); without it, nobody can be asked and `permissions.headless`
-        decides. `on_event` sees every harness event. A KeyboardInterrupt cancels the run,
-        which still ends recorded, and is re-raised."""
+        decides. `on_event` sees every harness event. `profile` applies `[profiles.NAME]` to
+        this run only. A KeyboardInterrupt cancels the run, which still ends recorded, and is
+        re-raised."""
         runtime = self.runtime
         options = RunOptions(max_turns=max_turns, max_tool_calls=max_tool_calls,
-                             budget_usd=budget_usd, mode=mode, accept=accept)  # fmt: skip
+                             budget_usd=budget_usd, mode=mode, accept=accept,
+                             profile=profile)  # fmt: skip
         runtime.open_frame(execution_count=None, cell_id=None, code=prompt, stream=sys.stderr)
         outcome = "error"
         try:
@@ -301,13 +329,22 @@ class AgentSession:
     # -- the conversation and the workspace --------------------------------------------------
 
     def rewind(
-        self, frame: int | str, *, force: bool = False, files: bool = True,
-        conversation: bool = True,
+        self, frame: int | str = "--last", *, force: bool = False, files: bool = True,
+        conversation: bool = True, resume: bool = False,
     ) -> ProjectionItem:  # fmt: skip
-        """Undo `frame` and every frame after it: files and conversation (or one of them)."""
+        """Undo `frame` and every frame after it: files and conversation (or one of them);
+        `resume=True` completes a rewind a crash interrupted (`frame` is then ignored)."""
         try:
             return self.runtime.rewind(str(frame), force=force, files=files,
-                                       conversation=conversation)  # fmt: skip
+                                       conversation=conversation, resume=resume)  # fmt: skip
+        except RewindError as exc:
+            raise AgentError(str(exc)) from None
+
+    def undo_rewind(self, *, force: bool = False) -> ProjectionItem:
+        """Take back the most recent rewind: files (bytes, modes, deleted and created ones),
+        variables and the conversation as they were; its frames are active again."""
+        try:
+            return self.runtime.undo_rewind(force=force)
         except RewindError as exc:
             raise AgentError(str(exc)) from None
 

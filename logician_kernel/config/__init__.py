@@ -1,8 +1,9 @@
 """Configuration: one validated, immutable snapshot per load.
 
 Layers, lowest to highest: built-in defaults < user file (`<user config dir>/config.toml`) <
-project file `<workspace>/.logician/config.toml` (trusted workspaces only) < `LOGICIAN_<SECTION>__<KEY>`
-environment variables < session overrides. They are merged once as plain dicts and validated
+project file `<workspace>/.logician/config.toml` (trusted workspaces only) < the selected
+profile (`[profiles.NAME]`, `_profiles.py`) < `LOGICIAN_<SECTION>__<KEY>` environment variables
+< session overrides. They are merged once as plain dicts and validated
 once; every subsystem receives the resulting `EffectiveConfig` and never reads a config file
 or the environment itself. Only explicit user changes persist, one field at a time,
 atomically. This package never imports IPython, ipykernel, ipywidgets or comm.

@@ -118,6 +118,11 @@ class EffectiveConfig:
             names = {n for p, n in merged.provenance.items() if path[: len(p)] == p} or {"default"}
         return tuple(sorted(names, key=LAYER_ORDER.index))
 
+    def elements(self, key: str | Sequence[str]) -> tuple[LayerName, ...]:
+        """For a list setting: the layer each of its items came from, in order."""
+        path = self._path(key)
+        return tuple(self._resolution.merged.elements.get(path, ()))
+
     def value(self, key: str | Sequence[str]) -> Any:
         """The effective value at `key` (a plain value; a section is a dict)."""
         path = self._path(key)

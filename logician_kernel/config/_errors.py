@@ -83,6 +83,8 @@ def explain(error: Any, *, env: bool = False) -> tuple[str, str]:
     if kind == "extra_forbidden":
         path = tuple(str(p) for p in loc)
         return key, unknown_key(path, env=env)
+    if kind in ("profile_invalid", "profile_unknown"):
+        return key, str(error.get("msg", "invalid profile"))  # already names field and value
     got = _got(loc, error.get("input"))
     if kind in _EXPECTED:
         return key, f"expected {_EXPECTED[kind]}{got}"

@@ -27,10 +27,12 @@ Where configuration comes from, lowest to highest precedence:
      trusted (`logician trust [DIR]` or `%logician trust`) as it is now; it may not set
      workspace.root or anything credential-like, and fields that can take the kernel over
      (model.base_url, model.api_key_env, recordings, permissions.mode/headless/allow,
-     looser budgets) apply only after `logician trust --allow KEY`
-  4. environment variables LOGICIAN_<SECTION>__<KEY>, e.g. LOGICIAN_MODEL__NAME=gpt-4.1
+     looser budgets, hook commands) apply only after `logician trust --allow KEY`
+  4. the selected profile: a [profiles.NAME] table (below) chosen by `profile = "NAME"`,
+     LOGICIAN_PROFILE=NAME, or `%%logician --profile NAME` for one cell
+  5. environment variables LOGICIAN_<SECTION>__<KEY>, e.g. LOGICIAN_MODEL__NAME=gpt-4.1
      (values are TOML literals: LOGICIAN_BUDGET__MAX_TURNS=5)
-  5. session overrides: `%logician config set KEY VALUE` in a notebook
+  6. session overrides: `%logician config set KEY VALUE` in a notebook
 
 Inspect with `logician config show` / `%logician config`; change one key with
 `logician config set KEY VALUE --persist user|project`, which keeps this file's comments.
@@ -81,10 +83,29 @@ def _field_lines(model: type[BaseModel], name: str) -> list[str]:
     return lines
 
 
+_EXAMPLE_PROFILE = ("cheap", {"model": {"name": "gpt-4.1-mini"}, "budget": {"max_cost_usd": 0.2}})
+
+
+def _is_section(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
 def render_example() -> str:
     out = [line.rstrip() for line in _comment_block(_INTRO)]
-    for section, section_info in LogicianSettings.model_fields.items():
+    fields = LogicianSettings.model_fields
+    # Top-level keys come before the first table, as TOML requires.
+    for name, info in fields.items():
+        if not _is_section(info.annotation) and get_origin(info.annotation) is not dict:
+            out += ["", *_field_lines(LogicianSettings, name)]
+    for section, section_info in fields.items():
         model = section_info.annotation
+        if get_origin(model) is dict:  # `profiles`: one example table
+            name, table = _EXAMPLE_PROFILE
+            out += ["", *_comment(section_info.description or ""), f"[{section}.{name}]"]
+            out += [f"{key} = {_literal(value)}" for key, value in table.items()]
+            continue
+        if not _is_section(model):
+            continue
         assert isinstance(model, type) and issubclass(model, BaseModel)
         out += ["", *_comment(model.__doc__ or ""), f"[{section}]"]
         tables: list[str] = []

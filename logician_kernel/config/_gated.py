@@ -43,6 +43,7 @@ class GatedField:
 
 
 _BUDGET_RISK = "it loosens a budget beyond your own setting"
+_HOOK_RISK = "it runs these commands on your machine during agent runs"
 
 GATED_FIELDS: tuple[GatedField, ...] = (
     GatedField("model.base_url", "your API key would be sent to this server"),
@@ -63,6 +64,10 @@ GATED_FIELDS: tuple[GatedField, ...] = (
     GatedField("budget.max_output_tokens", _BUDGET_RISK, "above_user"),
     GatedField("budget.max_cost_usd", _BUDGET_RISK, "above_user"),
     GatedField("budget.max_wall_seconds", _BUDGET_RISK, "above_user"),
+    GatedField("hooks.pre_tool", _HOOK_RISK),
+    GatedField("hooks.post_tool", _HOOK_RISK),
+    GatedField("hooks.run_start", _HOOK_RISK),
+    GatedField("hooks.run_end", _HOOK_RISK),
 )
 """Every gated field, in the order notices name them."""
 
@@ -70,6 +75,13 @@ GATED_KEYS = frozenset(field.key for field in GATED_FIELDS)
 
 
 def gated_field(key: str) -> GatedField | None:
+    """The gated field `key` names; `profiles.NAME.KEY` names KEY inside a profile."""
+    try:
+        path = parse_key(key)
+    except ValueError:
+        return None
+    if len(path) > 2 and path[0] == "profiles":
+        key = ".".join(path[2:])
     return next((field for field in GATED_FIELDS if field.key == key), None)
 
 
@@ -116,10 +128,12 @@ def hold_back(
     where: Callable[[KeyPath], str],
     workspace: Path,
     data_dir: Path,
+    prefix: KeyPath = (),
 ) -> tuple[list[str], list[str]]:
     """Remove from a project layer's `data` (in place) every gated value the user has not
     allowed; returns (notices, keys held back). `base` is the merge of the layers below
-    the project; `allows(key, value)` asks the trust record."""
+    the project; `allows(key, value)` asks the trust record. With `prefix` (a profile's
+    `("profiles", NAME)`), `data` is that table: keys, notices and allows carry the prefix."""
     notices: list[str] = []
     held: list[str] = []
     roots = (workspace.resolve(), data_dir.expanduser().resolve())
@@ -127,7 +141,8 @@ def hold_back(
         present, value = _get(data, field.path)
         if not present:
             continue
-        shown = f"{field.key} = {mask(field.path, value)!r}"
+        key = ".".join(prefix + field.path)
+        shown = f"{key} = {mask(field.path, value)!r}"
         if field.path_inside and not _inside(value, roots, workspace):
             reason = (
                 f"{shown} held back: it names a file outside the workspace and the user data "
@@ -135,16 +150,16 @@ def hold_back(
             )
         elif field.compare == "above_user" and not _looser(value, _get(base, field.path)[1]):
             continue
-        elif allows(field.key, value):
+        elif allows(key, value):
             continue
         else:
             reason = (
                 f"{shown} held back: {field.risk}. If you trust this value, run "
-                f"`logician trust --allow {field.key}` (or `%logician trust --allow {field.key}`)"
+                f"`logician trust --allow {key}` (or `%logician trust --allow {key}`)"
             )
         _drop(data, field.path)
-        held.append(field.key)
-        notices.append(f"{where(field.path)}: {reason}.")
+        held.append(key)
+        notices.append(f"{where(prefix + field.path)}: {reason}.")
     return notices, held
 
 

@@ -142,16 +142,23 @@ def _walk(model: type[BaseModel], prefix: KeyPath, out: dict[KeyPath, FieldSpec]
             out[path] = FieldSpec(path, "leaf", info.annotation, info, merge, restart)  # type: ignore[arg-type]
 
 
+_PROFILE_TABLE = FieldSpec(("profiles", WILDCARD), "section", dict, None, None, False)
+
+
 @cache
 def _index() -> dict[KeyPath, FieldSpec]:
     out: dict[KeyPath, FieldSpec] = {}
     _walk(LogicianSettings, (), out)
+    out[_PROFILE_TABLE.path] = _PROFILE_TABLE  # its keys are the settings' own (see lookup)
     return out
 
 
 def lookup(path: Sequence[str]) -> FieldSpec | None:
-    """The spec for a concrete path, matching mapping keys against `*`; None if unknown."""
+    """The spec for a concrete path, matching mapping keys against `*`; None if unknown.
+    Inside `profiles.NAME` every key is the settings key of the same name."""
     index = _index()
+    if len(path) >= 2 and path[0] == "profiles":
+        return _PROFILE_TABLE if len(path) == 2 else lookup(path[2:])
     pattern: KeyPath = ()
     for part in path:
         parent = index.get(pattern) if pattern else None

@@ -23,6 +23,7 @@ from ._errors import CREDENTIAL_HINT, explain
 from ._gated import hold_back
 from ._keys import KeyPath, format_key, is_credential_redirect, is_secret_key
 from ._merge import Merged, highest, merge_layers
+from ._profiles import profile_definitions, profile_layer, selected_profile
 from ._schema import LogicianSettings
 from ._sources import LAYER_ORDER, Layer, LayerName, read_file_layer
 from ._trust import TrustEntry, TrustRecord, trust_key
@@ -113,6 +114,24 @@ def _filter_project(layer: Layer) -> tuple[Layer, list[str]]:
     return replace(layer, data=data), notices
 
 
+def _project_profiles(layer: Layer) -> list[tuple[str, dict[str, Any]]]:
+    profiles = layer.data.get("profiles")
+    if not isinstance(profiles, dict):
+        return []
+    return [(str(name), table) for name, table in profiles.items() if isinstance(table, dict)]
+
+
+def _profile(stack: Sequence[Layer]) -> Layer | None:
+    """The selected profile's layer, when one is selected and a file layer defines it (an
+    unknown name is left to validation, which blames the layer that selected it)."""
+    name, _selector = selected_profile(stack)
+    if name is None:
+        return None
+    files = [layer for layer in stack if layer.name in ("user", "project")]
+    origins = profile_definitions(files).get(name)
+    return profile_layer(name, origins) if origins else None
+
+
 def _copy(data: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _copy(v) if isinstance(v, Mapping) else v for k, v in data.items()}
 
@@ -174,6 +193,7 @@ def resolve(
 ) -> Resolution:
     """Merge and validate `layers` (plus the workspace's project file), leaving out any layer
     whose settings do not validate. `workspace`/`project` pin them (no I/O) after a load."""
+    layers = [layer for layer in layers if layer.name != "profile"]  # derived below, each time
     excluded: dict[LayerName, tuple[str, ...]] = {
         layer.name: layer.problems for layer in layers if layer.problems
     }
@@ -223,7 +243,20 @@ def resolve(
                 data_dir=user_data_dir(),
             )
             notices.extend(gated)
+            for name, table in _project_profiles(filtered):
+                # A project's profile passes the same per-field trust as the file itself.
+                gated, held_here = hold_back(
+                    table, base=merge_layers(below).data,
+                    allows=entry.allows if entry is not None else (lambda key, value: False),
+                    where=project.where, workspace=ws, data_dir=user_data_dir(),
+                    prefix=("profiles", name),
+                )  # fmt: skip
+                notices.extend(gated)
+                held.extend(held_here)
             stack.append(filtered)
+        profile = _profile(stack) if "profile" not in excluded else None
+        if profile is not None:
+            stack.append(profile)
         merged = merge_layers(stack)
         applied = tuple(layer.name for layer in stack)
         try:
@@ -241,10 +274,13 @@ def resolve(
             for name, problems in blamed.items():
                 excluded[name] = tuple(problems)
             continue
-        for layer in (*layers, project):
+        for layer in (*layers, project, profile or Layer("profile", {})):
             for problem in excluded.get(layer.name, ()):
                 notices.append(f"{problem} - the {layer.title} was left out.")
-        all_layers = tuple(layer for layer in layers if layer.name != "project") + (project,)
+        all_layers = tuple(layer for layer in layers if layer.name != "project") + (
+            project,
+            profile or Layer("profile", {}, exists=False),
+        )
         return Resolution(
             settings, merged, applied, all_layers, ws, trusted, tuple(notices), excluded,
             trust=entry if trusted else None, held_back=tuple(held),

@@ -17,7 +17,19 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from ._hooks_schema import HookSettings
+from ._profiles import ProfileData, unknown_profile, valid_name
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -25,6 +37,7 @@ __all__ = [
     "BudgetSettings",
     "CheckpointSettings",
     "CompactionSettings",
+    "HookSettings",
     "LogicianSettings",
     "ModelPrice",
     "ModelSettings",
@@ -383,8 +396,8 @@ class UiSettings(_Section):
 
 class LogicianSettings(_Section):
     """Logician Kernel configuration. Layers, lowest to highest: defaults, user file, trusted
-    project file `.logician/config.toml`, `LOGICIAN_<SECTION>__<KEY>` environment variables,
-    session overrides."""
+    project file `.logician/config.toml`, the selected profile, `LOGICIAN_<SECTION>__<KEY>`
+    environment variables, session overrides."""
 
     workspace: WorkspaceSettings = Field(default_factory=WorkspaceSettings)
     """Workspace location."""
@@ -409,3 +422,32 @@ class LogicianSettings(_Section):
 
     ui: UiSettings = Field(default_factory=UiSettings)
     """Notebook presentation."""
+
+    hooks: HookSettings = Field(default_factory=HookSettings)
+    """Shell commands run before and after tool calls and at the start and end of a run."""
+
+    profiles: dict[str, ProfileData] = Field(
+        default_factory=dict, examples=[{"cheap": {"model": {"name": "gpt-4.1-mini"}}}]
+    )
+    """Named profiles, each any subset of these settings (`[profiles.cheap]`), applied as a
+    layer above the project file and below the environment when selected."""
+
+    profile: str | None = Field(default=None, examples=["cheap"])
+    """The profile to apply (a key of `profiles`); `LOGICIAN_PROFILE` and `%%logician
+    --profile NAME` (one cell) select one too."""
+
+    @field_validator("profiles")
+    @classmethod
+    def _profile_names(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name in value:
+            if not valid_name(name):
+                raise ValueError(f"profile name {name!r}: use letters, digits, '_' and '-'")
+        return value
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, value: str | None, info: ValidationInfo) -> str | None:
+        known = info.data.get("profiles")
+        if value is not None and isinstance(known, dict) and value not in known:
+            raise PydanticCustomError("profile_unknown", unknown_profile(value, list(known)))
+        return value

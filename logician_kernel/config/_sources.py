@@ -34,14 +34,15 @@ __all__ = [
     "locate_line",
 ]
 
-LayerName = Literal["default", "user", "project", "env", "session"]
-LAYER_ORDER: tuple[LayerName, ...] = ("default", "user", "project", "env", "session")
+LayerName = Literal["default", "user", "project", "profile", "env", "session"]
+LAYER_ORDER: tuple[LayerName, ...] = ("default", "user", "project", "profile", "env", "session")
 ENV_PREFIX = "LOGICIAN_"
 
 _LAYER_TITLE = {
     "default": "built-in defaults",
     "user": "user config file",
     "project": "project config file",
+    "profile": "selected profile",
     "env": "environment layer",
     "session": "session overrides",
 }
@@ -61,10 +62,18 @@ class Layer:
     notes: tuple[str, ...] = ()
     """Notices that do not leave the layer out (e.g. a lookalike environment variable)."""
     exists: bool = True
+    profile: str | None = None
+    """For the `profile` layer: the selected profile's name."""
+    origins: tuple[Layer, ...] = field(default=(), repr=False)
+    """For the `profile` layer: the file layers defining the profile, lowest first."""
 
     @property
     def title(self) -> str:
         return _LAYER_TITLE[self.name]
+
+    @property
+    def rank(self) -> int:
+        return LAYER_ORDER.index(self.name)
 
     def where(self, path: KeyPath | None = None) -> str:
         """Where a key was set, as precisely as the source allows."""
@@ -75,8 +84,23 @@ class Layer:
             return "session override"
         if self.name == "default":
             return "built-in defaults"
+        if self.name == "profile" and self.profile is not None:
+            return self._profile_where(path or ())
         line = locate_line(self.text, path) if self.text is not None and path else None
         return f"{self.path}, line {line}" if line else str(self.path)
+
+    def _profile_where(self, path: KeyPath) -> str:
+        # The highest file that sets the key inside the profile (else that defines it) says.
+        full = ("profiles", self.profile or "") + path
+        for origin in reversed(self.origins):
+            node: Any = origin.data
+            for part in full:
+                node = node.get(part) if isinstance(node, Mapping) else None
+            if node is not None:
+                return f"{origin.where(full)} (profile {self.profile})"
+        top = self.origins[-1] if self.origins else None
+        place = top.where(full[:2]) if top is not None else "profile"
+        return f"{place} (profile {self.profile})"
 
 
 def set_path(target: dict[str, Any], path: KeyPath, value: Any) -> None:
@@ -151,8 +175,9 @@ def _lookalike(var: str) -> str | None:
 
 
 def read_env_layer(env: Mapping[str, str]) -> Layer:
-    """`LOGICIAN_<SECTION>__<KEY>=value` variables. Values are TOML literals when they parse
-    as one the field accepts, else plain strings."""
+    """`LOGICIAN_<SECTION>__<KEY>=value` variables, and `LOGICIAN_PROFILE` (the top-level
+    `profile`). Values are TOML literals when they parse as one the field accepts, else plain
+    strings."""
     data: dict[str, Any] = {}
     names: dict[KeyPath, str] = {}
     problems: list[str] = []
@@ -161,6 +186,11 @@ def read_env_layer(env: Mapping[str, str]) -> Layer:
         if not var.startswith(ENV_PREFIX):
             continue
         rest = var[len(ENV_PREFIX) :]
+        if rest == "PROFILE":
+            # `LOGICIAN_PROFILE` selects a profile: the one top-level key with a short name.
+            data["profile"] = env[var]
+            names[("profile",)] = var
+            continue
         if "__" not in rest:
             hint = _lookalike(var)
             if hint:

@@ -86,7 +86,9 @@ def _layer_rows(cfg: EffectiveConfig) -> list[tuple[str, str, str]]:
     for name in LAYER_ORDER:
         layer = cfg.layer(name)
         source = str(layer.path) if layer.path else layer.title
-        if name == "env":
+        if name == "profile":
+            source = _profile_source(cfg, layer)
+        elif name == "env":
             source = f"{len(layer.env_names)} LOGICIAN_* variable(s)"
         elif name == "session":
             count = sum(1 for path, _ in _leaves(dict(layer.data), ()) if path)
@@ -95,12 +97,35 @@ def _layer_rows(cfg: EffectiveConfig) -> list[tuple[str, str, str]]:
             status = "LEFT OUT (see notices)"
         elif name == "project" and layer.exists and not cfg.trusted:
             status = "NOT APPLIED (workspace not trusted)"
+        elif name == "profile" and not layer.exists:
+            status = "none selected"
         elif not layer.exists:
             status = "not found"
         else:
             status = "applied"
         rows.append((name, source, status))
     return rows
+
+
+def _profile_source(cfg: EffectiveConfig, layer: Layer) -> str:
+    """Which profile applies, the files defining it, and who selected it."""
+    if layer.profile is None:
+        return "(set `profile`, LOGICIAN_PROFILE or %%logician --profile NAME)"
+    files = " and ".join(str(origin.path) for origin in layer.origins)
+    selector = cfg.provenance("profile")
+    by = cfg.layer(selector).where(("profile",))
+    return f"{layer.profile}, defined in {files}; selected by {by}"
+
+
+def _profile_json(cfg: EffectiveConfig) -> dict[str, Any] | None:
+    layer = cfg.layer("profile")
+    if layer.profile is None:
+        return None
+    return {
+        "name": layer.profile,
+        "defined_in": [str(origin.path) for origin in layer.origins],
+        "selected_by": cfg.layer(cfg.provenance("profile")).where(("profile",)),
+    }
 
 
 def _api_key_line(cfg: EffectiveConfig) -> tuple[str, bool]:
@@ -130,6 +155,7 @@ def config_show(cfg: EffectiveConfig, *, as_json: bool = False) -> str:
                 "allowed": sorted(cfg.trust.allowed) if cfg.trust else [],
                 "held_back": list(cfg.held_back),
             },
+            "profile": _profile_json(cfg),
             "api_key": {"env": var, "set": present, "value": "****" if present else None},
             "settings": values,
         }

@@ -171,6 +171,25 @@ class CompactionFinished(_Event):
     """Why it failed, when it did."""
 
 
+class HookReported(_Event):
+    """A `[hooks]` command denied a call or failed; the run goes on either way."""
+
+    kind: Literal["hook_reported"] = "hook_reported"
+    """Discriminator."""
+    hook: Literal["pre_tool", "post_tool", "run_start", "run_end"]
+    """Which hook point ran it."""
+    command: str
+    """The command, as configured."""
+    status: Literal["denied", "failed", "timed_out", "not_started"]
+    """`denied`: a `pre_tool` hook exited 2 and the call did not run; `failed`: another
+    non-zero exit (127: the program was not found); `timed_out`: killed at
+    `hooks.timeout_seconds`; `not_started`: it could not be started."""
+    detail: str
+    """The reason, or what went wrong (the start of its stderr)."""
+    call_id: str = ""
+    """The tool call it ran for (`pre_tool` / `post_tool`)."""
+
+
 class RunEnded(_Event):
     """The run is over. Always the last event of a run, exactly once."""
 
@@ -200,6 +219,7 @@ HarnessEvent = Annotated[
     | TurnEnded
     | CompactionStarted
     | CompactionFinished
+    | HookReported
     | RunEnded,
     Field(discriminator="kind"),
 ]

@@ -203,6 +203,7 @@ _FOLDS: dict[str, Callable[[RuntimeState, Any], RuntimeState]] = {
     "turn_ended": _unchanged,
     "compaction_started": _compaction_started,
     "compaction_finished": _compaction_finished,
+    "hook_reported": _unchanged,
     "run_ended": _run_ended,
 }
 

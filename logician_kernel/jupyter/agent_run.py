@@ -15,6 +15,7 @@ from ..events.events import (
     AssistantReasoningDelta,
     AssistantTextDelta,
     HarnessEvent,
+    HookReported,
     RetryScheduled,
     RunEnded,
     ToolFinished,
@@ -108,6 +109,10 @@ class RunView:
             self.flush(force=True)
             print(f"  … retry {event.attempt}/{event.max_retries} in {event.delay:.1f} s: "
                   f"{event.reason}", flush=True)  # fmt: skip
+        elif isinstance(event, HookReported):
+            self.end_text()
+            print(f"  ⚠ {event.hook} hook `{event.command}` {event.status.replace('_', ' ')}: "
+                  f"{event.detail}", flush=True)  # fmt: skip
         elif isinstance(event, RunEnded):
             self.end_text()
             outcome = event.outcome

@@ -17,15 +17,17 @@ from IPython.display import display
 
 from ..agent import AgentSession
 from ..agent.errors import AgentError
-from ..session.recovery import describe_call_rewind
-from ..session.thread_ledger import CallRewound, SessionStart
+from ..session.recovery import describe_call_rewind, found_at_this_start
+from ..session.thread_ledger import CallRewound
 from . import display as render
 from .rewind_source import LedgerRewindSource
 
 
 def handle(session: AgentSession, frames: LedgerRewindSource, opts: argparse.Namespace) -> render.Rendered:
     """`%logician rewind --call ID [--force]`."""
-    if opts.last or opts.cell is not None or opts.target is not None or opts.dry_run:
+    if opts.last or opts.cell is not None or opts.target is not None or opts.dry_run or getattr(
+        opts, "resume", False
+    ):
         raise UsageError("%logician rewind --call ID: give the call id alone (with --force at most)")
     try:
         item = session.rewind_call(opts.call, force=opts.force)
@@ -51,11 +53,9 @@ def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
     """Below the restart notice: one "Rewind this call" button per call this restart found
     restorable (older ones stay listed by `AgentSession.restorable_calls`, not re-offered)."""
     try:
-        calls = session.restorable_calls()
-        starts = [e.seq for e in session.ledger.entries if isinstance(e, SessionStart)]
+        calls = found_at_this_start(session.ledger)
     except AgentError:
         return
-    calls = [c for c in calls if not starts or c.seq > starts[-1]]
     for call in calls:
         button = ipywidgets.Button(
             description="Rewind this call",

@@ -8,10 +8,13 @@ number), which its answer echoes as `re`. Frontend -> kernel:
   - `frames.list` {offset?, limit? (<= 500)}           -> `frames` {rows (newest first), total}
   - `frames.preview` {frame | cell_id}                 -> `frames.preview` {frame, files, ...}
   - `frames.rewind` {frame | cell_id, mode?, force?}   -> `frames.rewind` {ok, frame, summary}
+  - `frames.undo` {force?}                             -> `frames.undo` {ok, frames, summary}
+  - `frames.resume` {force?}                           -> `frames.resume` {ok, frames, summary}
 Kernel -> frontend (unasked): `hello` {pending, status} when the comm opens,
 `approval.requested` {request...}, `approval.resolved` {request_id, choice, via},
 `frames.changed` {total} after every cell, `frames.rewound` {frames, cell_ids, at, by} after
-every rewind (so a frontend can grey out the cells of rewound frames), `status` while it
+every rewind (so a frontend can grey out the cells of rewound frames), `frames.undone`
+{frames, cell_ids, at, by, undoes} after an undo made them active again, `status` while it
 changes (at most `STATUS_PUSH_HZ` a second). Anything unknown or malformed is answered with
 `error` {error}, never an exception: a bad message must not crash the kernel.
 
@@ -52,6 +55,10 @@ class FrameSource(Protocol):
         self, frame: int | None, cell_id: str | None, mode: str, force: bool
     ) -> dict[str, Any]: ...
 
+    def undo_target(self, force: bool) -> dict[str, Any]: ...
+
+    def resume_target(self, force: bool) -> dict[str, Any]: ...
+
 
 class LogicianComms:
     """The open `logician` comms of one kernel and their handlers."""
@@ -77,6 +84,8 @@ class LogicianComms:
             "frames.list": self.handle_frames_list,
             "frames.preview": self.handle_frames_preview,
             "frames.rewind": self.handle_frames_rewind,
+            "frames.undo": self.handle_frames_undo,
+            "frames.resume": self.handle_frames_resume,
         }
         broker.listen(self._broadcast)
 
@@ -170,6 +179,12 @@ class LogicianComms:
         done = self._frame_source().rewind_target(frame, cell_id, mode, force)
         return {"type": "frames.rewind", **done}
 
+    def handle_frames_undo(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "frames.undo", **self._frame_source().undo_target(_force(data))}
+
+    def handle_frames_resume(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "frames.resume", **self._frame_source().resume_target(_force(data))}
+
     def _frame_source(self) -> FrameSource:
         if self.frames is None:
             raise ValueError("this kernel session records no frames")
@@ -207,6 +222,13 @@ def _target(data: dict[str, Any]) -> tuple[int | None, str | None]:
     if cell_id is not None and (not isinstance(cell_id, str) or not cell_id):
         raise ValueError(f"cell_id must be a non-empty string, not {cell_id!r}")
     return frame, cell_id
+
+
+def _force(data: dict[str, Any]) -> bool:
+    force = data.get("force", False)
+    if not isinstance(force, bool):
+        raise ValueError("force must be true or false")
+    return force
 
 
 def _error(text: str, echo: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -87,12 +87,14 @@ def run_options(options: str) -> RunOptions:
     parser.add_argument("--mode", choices=list(MODES))
     parser.add_argument("--accept", metavar="CHECK",
                         help="a command, or py:EXPRESSION, that must pass before completion")  # fmt: skip
+    parser.add_argument("--profile", metavar="NAME", help="a [profiles.NAME] for this cell")
     try:
         opts = parser.parse_args(shlex.split(options))
     except ValueError as exc:
         raise UsageError(f"%%logician: cannot parse the options ({exc})") from None
     return RunOptions(max_turns=opts.max_turns, max_tool_calls=opts.max_tool_calls,
-                      budget_usd=opts.budget_usd, mode=opts.mode, accept=opts.accept)  # fmt: skip
+                      budget_usd=opts.budget_usd, mode=opts.mode, accept=opts.accept,
+                      profile=opts.profile)  # fmt: skip
 
 
 def branches_table(found: list[Branch]) -> render.Rendered:

@@ -19,6 +19,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from ..agent import AgentError, AgentSession
+from ..agent.hooks_setup import hooks_report
 from ..config import ConfigError
 from ..config import commands as config_commands
 from ..policy import AuditLog
@@ -27,7 +28,7 @@ from ..session.frame_report import frame_diff
 from ..session.ledger_repair import check as ledger_check
 from ..session.storage_commands import collect_garbage, storage_text
 from ..session.thread_ledger import ThreadLedger
-from . import call_rewind, thread_commands, variables_view
+from . import call_rewind, thread_commands, undo_view, variables_view
 from . import display as render
 from .agent import AgentCell
 from .agent_errors import agent_errors
@@ -44,6 +45,7 @@ MANAGEMENT_COMMANDS = frozenset(
         "frames",
         "diff",
         "rewind",
+        "undo",
         "config",
         "trust",
         "clear",
@@ -58,6 +60,7 @@ MANAGEMENT_COMMANDS = frozenset(
         "ledger",
         "threads",
         "thread",
+        "hooks",
     }
 )
 """Subcommands that manage the session; a cell made only of these is not a frame."""
@@ -114,6 +117,7 @@ class LogicianMagics(Magics):
             "frames": self.handle_frames,
             "diff": self.handle_diff,
             "rewind": self.handle_rewind,
+            "undo": self.handle_undo,
             "config": self.handle_config,
             "trust": self.handle_trust,
             "clear": self.handle_clear,
@@ -128,6 +132,7 @@ class LogicianMagics(Magics):
             "ledger": self.handle_ledger,
             "threads": lambda args: thread_commands.threads(self.session, args),
             "thread": lambda args: thread_commands.thread(self.session, args),
+            "hooks": self.handle_hooks,
         }
         self.broker = agent.broker
         self.comms = LogicianComms(self.broker, self._comm_status)
@@ -218,6 +223,7 @@ class LogicianMagics(Magics):
         parser.add_argument("--call", metavar="ID")
         parser.add_argument("--force", action="store_true")
         parser.add_argument("--dry-run", action="store_true")
+        parser.add_argument("--resume", action="store_true")
         only = parser.add_mutually_exclusive_group()
         only.add_argument("--files-only", action="store_true")
         only.add_argument("--conversation-only", action="store_true")
@@ -226,6 +232,13 @@ class LogicianMagics(Magics):
         if opts.call is not None:
             return call_rewind.handle(self.session, self.frames, opts)
         given = [opts.last, opts.cell is not None, opts.target is not None]
+        if opts.resume:
+            if any(given) or opts.dry_run:
+                raise UsageError("%logician rewind --resume: takes no frame (it completes the "
+                                 "interrupted rewind) and no --dry-run")  # fmt: skip
+            item = self.runtime.rewind("", resume=True, force=opts.force)
+            self.frames.announce(item)
+            return undo_view.resume_result(item)
         if sum(given) != 1:
             raise UsageError("%logician rewind: give one of a frame id, --last or --cell N")
         spec = (
@@ -248,6 +261,12 @@ class LogicianMagics(Magics):
                                    variables=opts.variables_only or not one)  # fmt: skip
         self.frames.announce(item)
         return variables_view.rewind_result(item)
+
+    def handle_undo(self, args: list[str]) -> render.Rendered:
+        """`%logician undo [--force]`: take back the most recent rewind."""
+        item = undo_view.run_undo(self.runtime, args)
+        self.frames.announce_undo(item)
+        return undo_view.undo_result(item)
 
     def handle_vars(self, args: list[str]) -> render.Rendered:
         """`%logician vars N`: the variables frame N created, changed or deleted."""
@@ -283,6 +302,11 @@ class LogicianMagics(Magics):
             "%logician config: use `config`, `config get KEY`, "
             "`config set KEY VALUE [--persist user|project]` or `config schema`"
         )
+
+    def handle_hooks(self, args: list[str]) -> render.Rendered:
+        if args:
+            raise UsageError("%logician hooks: takes no arguments")
+        return render.preformatted(hooks_report(self.runtime.config, self.session.hook_log))
 
     def handle_trust(self, args: list[str]) -> render.Rendered:
         parser = _ArgParser(prog="trust", add_help=False)

@@ -10,12 +10,13 @@ import threading
 from typing import Any
 
 from ..runtime import LogicianRuntime
+from ..session import rewind_plan
 from ..session.file_checkpoints import FileCheckpoints, RewindError
 from ..session.frames import FrameView
 from ..session.store_budget import usage
 from ..session.thread_ledger import ProjectionItem
 from . import display as render
-from . import variables_view
+from . import undo_view, variables_view
 from .comm import LogicianComms
 from .widgets import FrameRow, RewindPreview
 
@@ -76,6 +77,26 @@ class LedgerRewindSource:
             raise ValueError(str(exc)) from None
         return variables_view.rewind_result(item).text.splitlines()[0]
 
+    def undo(self) -> str:
+        try:
+            item = self._undo(force=False)
+        except RewindError as exc:
+            raise ValueError(str(exc)) from None
+        return undo_view.undo_result(item).text.splitlines()[0]
+
+    def resume(self) -> str:
+        try:
+            item = self._resume(force=False)
+        except RewindError as exc:
+            raise ValueError(str(exc)) from None
+        return undo_view.resume_result(item).text.splitlines()[0]
+
+    def interrupted(self) -> str:
+        checkpoints = self.runtime.checkpoints_if_on
+        if checkpoints is None:
+            return ""
+        return rewind_plan.interrupted_notice(checkpoints.ledger.entries) or ""
+
     # -- the comm (`frames.*` messages of the lab extension) -----------------------------------
 
     def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
@@ -107,7 +128,46 @@ class LedgerRewindSource:
             "summary": variables_view.rewind_result(item).text,
         }
 
+    def undo_target(self, force: bool) -> dict[str, Any]:
+        item = self._undo(force=force)
+        return {"ok": True, "frames": item.frames, "undoes": item.undoes,
+                "conflicts": [p.path for p in item.paths if p.action == "conflict"],
+                "summary": undo_view.undo_result(item).text}  # fmt: skip
+
+    def resume_target(self, force: bool) -> dict[str, Any]:
+        item = self._resume(force=force)
+        return {"ok": True, "frames": item.frames,
+                "conflicts": [p.path for p in item.paths if p.action == "conflict"],
+                "summary": undo_view.resume_result(item).text}  # fmt: skip
+
     # -- shared ------------------------------------------------------------------------------
+
+    def announce_undo(self, item: ProjectionItem) -> None:
+        """Tell every frontend which frames (and cells) an undo made active again."""
+        checkpoints = self.runtime.checkpoints_if_on
+        frames = checkpoints.frames() if checkpoints is not None else {}
+        cell_ids = sorted(
+            {c for i in item.frames if (c := getattr(frames.get(i), "cell_id", None))}
+        )
+        self.comms.notify("frames.undone", {"frames": item.frames, "cell_ids": cell_ids,
+                                            "at": item.time, "by": item.seq,
+                                            "undoes": item.undoes or 0})  # fmt: skip
+
+    def _undo(self, *, force: bool) -> ProjectionItem:
+        with self.runtime.frame_lock:
+            if self.runtime.checkpoints.is_open:
+                raise RewindError("a cell is running; undo when it has finished")
+            item = self.runtime.undo_rewind(force=force)
+        self.announce_undo(item)
+        return item
+
+    def _resume(self, *, force: bool) -> ProjectionItem:
+        with self.runtime.frame_lock:
+            if self.runtime.checkpoints.is_open:
+                raise RewindError("a cell is running; resume the rewind when it has finished")
+            item = self.runtime.rewind("", resume=True, force=force)
+        self.announce(item)
+        return item
 
     def announce(self, item: ProjectionItem) -> None:
         """Tell every frontend which frames (and cells) a rewind popped, and when."""

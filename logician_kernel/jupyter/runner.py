@@ -7,7 +7,9 @@ to the same thread a JupyterLab session of that notebook would.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +18,8 @@ from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKerne
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from traitlets import default
+from traitlets.config import Config
 
 from ..session.frames import derive_frames
 from ..session.thread_ledger import SessionStart, read_entries
@@ -33,6 +37,18 @@ class LogicianSpecManager(KernelSpecManager):
             return super().get_kernel_spec(kernel_name)
         except NoSuchKernel:
             raise
+
+
+class RunKernelManager(AsyncKernelManager):
+    """The kernel of one `logician run`, found by `LogicianSpecManager`.
+
+    Made by nbclient itself (not handed to it), so nbclient owns it and shuts it down before
+    the run returns: a kernel left running would outlive the command and log "Parent appears
+    to have exited" when it noticed."""
+
+    @default("kernel_spec_manager")
+    def _logician_specs(self) -> KernelSpecManager:
+        return LogicianSpecManager(data_dir=self.data_dir)
 
 
 class NotebookError(ValueError):
@@ -90,12 +106,19 @@ def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) 
     nb = load_notebook(path)
     env = dict(os.environ)
     env["JPY_SESSION_NAME"] = str(path)
-    km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=LogicianSpecManager())
+    # IPC sockets in a private directory: only this user can connect, and no kernel port is
+    # open on the network (over TCP ipykernel warns that traffic is unencrypted). A short path
+    # under the temp dir stays within the 107 bytes a Unix socket's name may have.
+    sockets = tempfile.mkdtemp(prefix="logician-run-")
+    config = Config()
+    config.KernelManager.transport = "ipc"
+    config.KernelManager.ip = os.path.join(sockets, "kernel")
     client = NotebookClient(
         nb,
-        km=km,
         timeout=timeout,
         kernel_name=KERNEL_NAME,
+        kernel_manager_class=RunKernelManager,
+        config=config,
         resources={"metadata": {"path": str(path.parent)}},
     )
     failed = None
@@ -104,6 +127,7 @@ def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) 
     except CellExecutionError as exc:
         failed = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a cell failed"
     finally:
+        shutil.rmtree(sockets, ignore_errors=True)
         if output is not None:
             try:
                 nbformat.write(nb, output)

@@ -92,6 +92,11 @@ def denied(call: ToolCall, note: str) -> str:
     return f"Error: {why[0].upper()}{why[1:]}. The {call.name} call did not run."
 
 
+def hook_denied(call: ToolCall, reason: str) -> str:
+    """The error result of a call a `pre_tool` hook refused (exit code 2): its stderr."""
+    return f"Error: a pre_tool hook denied the {call.name} call, so it did not run: {reason}"
+
+
 def not_run(call: ToolCall, outcome: RunOutcome) -> str:
     """The error result of a call the run stopped before: nothing ran."""
     return f"Error: the {call.name} call did not run because the run stopped: {outcome.detail}."

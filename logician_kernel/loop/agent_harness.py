@@ -84,7 +84,16 @@ from ._conversation import (
     forwarded,
     tool_result,
 )
-from ._tool_calls import Batch, Refused, denied, describe, interrupted_by_wall_time, not_run, plan
+from ._tool_calls import (
+    Batch,
+    Refused,
+    denied,
+    describe,
+    hook_denied,
+    interrupted_by_wall_time,
+    not_run,
+    plan,
+)
 from .compaction_policy import CompactionPolicy
 from .hooks import Hooks
 from .prompt import DEFAULT_SYSTEM_PROMPT
@@ -167,6 +176,7 @@ class AgentHarness:
         yield RunStarted(prompt=prompt, model=self.provider.model, context_window=window)
         cancelled: asyncio.CancelledError | None = None
         try:
+            await self._hook("on_run_start", prompt, self.provider.model)
             for message in answers_to_unanswered_calls(history):
                 self._append(run, message)
             self._append(run, UserMessage(content=[TextPart(text=prompt)]))
@@ -204,6 +214,7 @@ class AgentHarness:
         except Exception as exc:
             logger.exception("agent run failed")
             outcome = RunOutcome(status="failed", detail=f"{type(exc).__name__}: {exc}")
+        await self._run_end_hook(outcome, run)
         yield RunEnded(outcome=outcome, usage=run.usage, turns=run.turns, tool_calls=run.tool_calls)
         if cancelled is not None:
             raise cancelled
@@ -286,6 +297,10 @@ class AgentHarness:
                         run.stop = verdict.outcome
                         break
                     continue
+            refused = await self._check_tool(call)
+            if refused is not None:
+                yield self._refuse(run, call, hook_denied(call, refused))
+                continue
             run.controller.record_tool_call()
             admitted.append((call, tool))
         for call, tool in admitted:
@@ -375,6 +390,19 @@ class AgentHarness:
     def _append(self, run: _Run, message: Message) -> None:
         self.store.append_message(message)
         run.messages.append(message)
+
+    async def _check_tool(self, call: ToolCall) -> str | None:
+        try:
+            return await self.hooks.check_tool(call)
+        except Exception:
+            logger.exception("hook check_tool raised; the call runs")
+            return None
+
+    async def _run_end_hook(self, outcome: RunOutcome, run: _Run) -> None:
+        try:
+            await self._hook("on_run_end", outcome, run.turns, run.tool_calls)
+        except asyncio.CancelledError:
+            pass  # a second interrupt while the run_end hooks run: the run still ends
 
     async def _hook(self, name: str, *args: Any) -> None:
         try:

@@ -2,14 +2,17 @@
 
 `Hooks` is a base class of no-op async `on_*` methods; subclass it and override the ones you
 need. Hooks observe, they do not steer: the objects they receive are immutable, and what they
-return is ignored. Permission decisions are not hooks (they return a decision with a reason
-and live in `policy/`).
+return is ignored - with one exception, `check_tool`, which may refuse a call the permission
+gate allowed (a user's `pre_tool` hook exiting 2), with a reason the model is told. Permission
+decisions are not hooks (they return a decision with a reason and live in `policy/`).
+`CommandHooks` (`command_hooks.py`) runs the configured `[hooks]` commands.
 """
 
 from __future__ import annotations
 
 from logician_kernel.tools import ToolResult
 from logician_kernel.types.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
+from logician_kernel.types.run import RunOutcome
 
 
 class Hooks:
@@ -18,6 +21,18 @@ class Hooks:
     is logged (`logging`, logger `logician_kernel.loop`) and ignored, never breaking the run.
     Cancellation (`asyncio.CancelledError`) is not an error: it propagates and stops the run.
     """
+
+    async def on_run_start(self, prompt: str, model: str) -> None:
+        """Called once the run has started, before its first model request."""
+
+    async def on_run_end(self, outcome: RunOutcome, turns: int, tool_calls: int) -> None:
+        """Called when the run is over, whatever the outcome, just before `RunEnded`."""
+
+    async def check_tool(self, call: ToolCall) -> str | None:
+        """Called for each call the permission gate allowed, before its intent is recorded.
+        Return a reason to refuse it (the call does not run, the model is told the reason),
+        or None to let it run. An exception lets the call run."""
+        return None
 
     async def on_before_model_call(self, request: ModelRequest, turn: int) -> None:
         """Called just before the request of turn `turn` (from 1) is sent."""

@@ -60,9 +60,9 @@ PermissionAction = Literal["allow", "ask", "deny"]
 
 DecisionBasis = Literal[
     "deny_rule", "read_only_mode", "ask_rule", "protected_path", "outside_workspace",
-    "allow_rule", "session_rule", "mode",
+    "allow_rule", "session_rule", "mode", "hook",
 ]  # fmt: skip
-"""Which step of the order decided."""
+"""Which step of the order decided (`hook`: a `pre_tool` hook, after the policy allowed)."""
 
 RuleList = Literal["allow", "ask", "deny"]
 

@@ -6,7 +6,8 @@ and the conversation messages it dropped: the messages of the projection just be
 rewind that lie beyond the common prefix with the rewind's replacement messages.
 
 A branch stays `open` until a later projection item with reason `branch-merge` or
-`branch-discard` names it. The naming convention is the item's `note`: it starts with
+`branch-discard` names it; an undo of the rewind (a `restore` item that `undoes` it) takes
+an open branch away again, its messages being the conversation once more. The naming convention is the item's `note`: it starts with
 `branch <id>` (e.g. `branch b12`, optionally followed by `: free text`). The first such item
 decides the branch's status; later ones naming the same branch change nothing. A note naming
 no branch created before the item is ignored.
@@ -80,6 +81,11 @@ def derive_branches(entries: Sequence[BaseModel]) -> list[Branch]:
                     rewind_seq=entry.seq,
                 )
                 branches[branch.id] = branch
+            elif entry.undoes is not None:
+                # An undone rewind discarded nothing: its messages are the conversation again.
+                undone = branches.get(f"b{entry.undoes}")
+                if undone is not None and undone.status == "open":
+                    del branches[undone.id]
             elif entry.reason in _RESOLUTION:
                 target = branches.get(branch_id_of_note(entry.note) or "")
                 if target is not None and target.status == "open":

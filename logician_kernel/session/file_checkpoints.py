@@ -17,10 +17,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .frames import FrameView, fold_frames
+from . import rewind_plan
+from .frames import FrameView
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
-from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
+from .restore import SKIP_TEXT, still_as_left
 from .states import PathChange, PathState
 from .store_budget import SideStoreBudget
 from .thread_ledger import (
@@ -32,6 +33,7 @@ from .thread_ledger import (
     Recovery,
     RestoredPath,
     RestoredVariable,
+    RewindPlanned,
     ThreadLedger,
     project,
 )
@@ -80,7 +82,6 @@ class FileCheckpoints:
         self.snapshotter = snapshotter
         self.capture_disabled_reason = capture_disabled_reason
         self._open: _OpenFrame | None = None
-        self._frames_cache: tuple[int, dict[int, FrameView]] = (0, {})
         # The snapshotter is not thread-safe; the warm-up thread and cells take turns.
         self._snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
@@ -120,11 +121,8 @@ class FileCheckpoints:
         # frontend's comm may ask from a subshell thread while a cell appends: one folder at a
         # time, or an entry could be folded twice.
         with self._frames_lock:
-            seen, frames = self._frames_cache
-            entries = self.ledger.entries
-            if seen != len(entries):
-                self._frames_cache = (len(entries), fold_frames(frames, entries[max(seen, 0) :]))
-            return self._frames_cache[1]
+            frames: dict[int, FrameView] = self.ledger.fold("frames")  # seeded by its checkpoint
+            return frames
 
     def active_frames(self) -> list[FrameView]:
         return [f for f in self.frames().values() if f.status == "active"]
@@ -248,7 +246,9 @@ class FileCheckpoints:
             skipped=skipped,
             capture_error=error,
             duration_ms=round((time.perf_counter() - current.started) * 1000, 3),
-            durable=True,
+            # A frame that changed nothing has nothing to lose in a crash (recovery closes it
+            # as `killed`, with no changes): its records reach the disk with the next fsync.
+            durable=bool(changes or skipped or error),
         )
         self._finish_large_in_background()
         return closed
@@ -413,30 +413,44 @@ class FileCheckpoints:
                 f"rewind: file capture is unavailable ({self.capture_disabled_reason}); "
                 "nothing can be restored (`--conversation-only` still works)"
             )
-        frames: list[int] = []
+        if rewind_plan.pending_plan(self.ledger.entries) is not None:
+            raise RewindError(
+                "rewind: an earlier rewind was interrupted and is not finished; "
+                "`%logician rewind --resume` completes it first"
+            )
+        plan = self.plan_rewind(frame_id, force=force) if files else None
+        popped = [self.frames()[f] for f in plan.frames] if plan is not None else []
+        record = rewind_plan.write_plan(
+            self.ledger, self.snapshotter, frame_id, plan,
+            since=popped[0].opened_at if popped else None,
+            files=files, conversation=conversation, variables=variables is not None, force=force,
+        )  # fmt: skip
+        return self.complete(record, on_path=on_path, variables=variables)
+
+    def complete(
+        self,
+        record: RewindPlanned,
+        *,
+        resume: bool = False,
+        force: bool = False,
+        on_path: Callable[[str], None] | None = None,
+        variables: Callable[[], tuple[list[RestoredVariable], list[int]]] | None = None,
+    ) -> ProjectionItem:
+        """Carry out a recorded rewind plan: files, then variables, then the conversation;
+        `resume` after a crash reads each path first (what was restored is not a conflict)."""
         results: list[RestoredPath] = []
-        if files:
-            assert self.snapshotter is not None
-            plan = self.plan_rewind(frame_id, force=force)
-            frames, results = plan.frames, plan.conflicts + plan.skipped
-            for path, target in restore_order(plan.restore):
-                results.append(restore_path(self.snapshotter, path, target))
-                if on_path is not None:
-                    on_path(path)
-            self.snapshotter.invalidate()
+        if record.files and self.snapshotter is not None:
+            with self._snap_lock:
+                results = rewind_plan.carry_out(self.ledger, self.snapshotter, record,
+                                                verify=resume, force=force, on_path=on_path)  # fmt: skip
         restored, variable_frames = variables() if variables is not None else ([], [])
-        notes = ["--force" if force else "", _only(files, conversation, variables is not None)]
-        return self.ledger.append(
-            ProjectionItem,
-            reason="rewind",
-            messages=self._messages_before(frame_id) if conversation else self.ledger.messages(),
-            frames=frames,
-            paths=sorted(results, key=lambda r: r.path),
-            note=" ".join(n for n in notes if n),
-            variables=restored,
-            variable_frames=variable_frames,
-            durable=True,
-        )
+        notes = ["--force" if record.force or force else "", "--resume" if resume else "",
+                 _only(record.files, record.conversation, variables is not None)]  # fmt: skip
+        messages = (self._messages_before(record.frame) if record.conversation
+                    else self.ledger.messages())  # fmt: skip
+        return rewind_plan.finish(self.ledger, record, results, messages=messages,
+                                  restored=restored, variable_frames=variable_frames,
+                                  note=" ".join(n for n in notes if n))  # fmt: skip
 
 
 def _only(files: bool, conversation: bool, variables: bool) -> str:

@@ -1,7 +1,8 @@
 """The frame stack as a read-only view derived from ledger entries (pure; no I/O).
 
 A frame is `open` between its frame_open and frame_close entries, `active` once closed, and
-`rewound` once a projection item with reason `rewind` popped it.
+`rewound` once a projection item with reason `rewind` popped it, and `active` again when a
+`restore` item undid that rewind (`%logician undo`).
 """
 
 from __future__ import annotations
@@ -81,6 +82,12 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
                     frames[frame_id].status = "rewound"
                     frames[frame_id].rewound_by = entry.seq
                     frames[frame_id].rewound_at = entry.time
+        elif isinstance(entry, ProjectionItem) and entry.undoes is not None:
+            # An undone rewind: the frames it popped are on the stack again.
+            for frame_id in entry.frames:
+                if frame_id in frames and frames[frame_id].rewound_by == entry.undoes:
+                    frames[frame_id].status = "active"
+                    frames[frame_id].rewound_by = frames[frame_id].rewound_at = None
     return frames
 
 

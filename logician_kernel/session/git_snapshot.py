@@ -42,6 +42,7 @@ from ._user_repo import seed_from_user_repo, user_git_dir
 from .change_detection import ChangeDetection, Detector, make_detector
 from .large_files import SQLITE_JOURNALS, LargeFiles, journal_of
 from .locks import IndexBusy, IndexGuard, clear_stale_git_lock
+from .perms import default_perms, unusual_perms, walk_unusual, with_perms
 from .snapshot_diff import snapshot_diff
 from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
 from .type_changes import lstat_entry
@@ -66,6 +67,8 @@ class Snapshot:
     """Paths seen but not captured, with why and a stat fingerprint to detect change."""
     large: Mapping[str, PathState] = field(default_factory=dict)
     """Large files (and SQLite databases) captured in the side store instead of git."""
+    perms: Mapping[str, int] = field(default_factory=dict)
+    """Files whose permission bits git's mode does not imply (`chmod 600`), with the bits."""
 
 
 class GitSnapshotter:
@@ -109,6 +112,8 @@ class GitSnapshotter:
         self._reader: Git | None = None
         # Whether a path is ignored only changes when ignore rules do (that forces a full scan).
         self._ignored_cache: dict[str, bool] = {}
+        # Unusual permission bits by path, carried from snapshot to snapshot; walked once.
+        self._perms: dict[str, int] | None = None
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -255,13 +260,17 @@ class GitSnapshotter:
         large = dict(last.large)
         update: list[str] = []
         drop: list[str] = []
+        perms = self._perms if self._perms is not None else {}
         for path in paths:
             uncaptured.pop(path, None)
             large.pop(path, None)
+            perms.pop(path, None)
             try:
                 st = lstat_entry(self.workspace, path)
             except OSError:
                 continue
+            if st is not None and (bits := unusual_perms(st)) is not None:
+                perms[path] = bits
             if st is None:
                 update.append(path)  # --remove drops it from the index
                 continue
@@ -272,7 +281,8 @@ class GitSnapshotter:
                 uncaptured[path] = ("ignored", fingerprint(st))
             else:
                 self._place(path, st, update, drop, uncaptured, large)
-        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large)
+        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large,
+                        perms=dict(perms))  # fmt: skip
 
     def _place(
         self,
@@ -354,14 +364,25 @@ class GitSnapshotter:
             if st is None:
                 update.append(path)  # --remove drops it from the index
                 continue
+            if self._perms is not None:
+                self._perms.pop(path, None)
+                if (bits := unusual_perms(st)) is not None:
+                    self._perms[path] = bits
             self._place(path, st, update, drop, uncaptured, large)
+        ignored_dirs = []
         for raw in split_z(ignored):
             path = raw.decode("utf-8", "surrogateescape").rstrip("/")
             if path == ".logician" or path.startswith(".logician/"):
                 continue
+            ignored_dirs.append(path)
             for sub, fp in fingerprint_ignored(self.workspace, path):
                 uncaptured[sub] = ("ignored", fp)
-        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large)
+        if self._perms is None:
+            # Once per session: which files carry bits git cannot (a later change of one is
+            # seen by the scans above, which update this map).
+            self._perms = walk_unusual(self.workspace, [".git", ".logician", *ignored_dirs])
+        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large,
+                        perms=dict(self._perms))  # fmt: skip
 
     def snapshot_deferring_large(self) -> Snapshot:
         """A snapshot whose changed large files are noted, not copied yet (`finish_large`)."""
@@ -388,6 +409,7 @@ class GitSnapshotter:
         """The store vanished: forget everything cached; the next snapshot rescans in full."""
         self._last_tree = self._last = None
         self._ignored_cache.clear()
+        self._perms = None
 
     def diff(self, before: Snapshot, after: Snapshot) -> tuple[list[PathChange], list[SkippedPath]]:
         """What changed between two snapshots: captured changes and skipped (uncaptured) paths."""
@@ -396,7 +418,38 @@ class GitSnapshotter:
             raw = self._git(
                 "diff-tree", "-r", "-z", "--no-renames", "--raw", before.tree, after.tree
             )
-        return snapshot_diff(raw, before, after)
+        changes, skipped = snapshot_diff(raw, before, after)
+        if before.perms or after.perms:
+            changes = self._with_perms(changes, before, after)
+        return changes, skipped
+
+    def _with_perms(
+        self, changes: list[PathChange], before: Snapshot, after: Snapshot
+    ) -> list[PathChange]:
+        """Changes carrying the permission bits git drops, plus chmod-only changes (git sees
+        none: 100644 is 100644 whether the file is 0644 or 0600)."""
+        out = [
+            c.model_copy(update={"before": with_perms(c.before, before.perms.get(c.path)),
+                                 "after": with_perms(c.after, after.perms.get(c.path))})
+            for c in changes
+        ]  # fmt: skip
+        if before.perms == after.perms:
+            return out
+        seen = {c.path for c in changes}
+        for path in sorted(set(before.perms) | set(after.perms)):
+            b, a = before.perms.get(path), after.perms.get(path)
+            if path in seen or b == a:
+                continue
+            now = self.hash_path(path)
+            if now.kind != "blob" or now.mode == "120000":
+                continue
+            executable = now.mode == "100755"
+            out.append(PathChange(
+                path=path,
+                before=with_perms(now, b if b is not None else default_perms(executable)),
+                after=with_perms(now, a if a is not None else default_perms(executable)),
+            ))  # fmt: skip
+        return out
 
     # -- objects ---------------------------------------------------------------------------
 
@@ -435,7 +488,8 @@ class GitSnapshotter:
         st = self._large_stat(path)
         if st is not None:
             return self.large.capture(path, st)  # type: ignore[union-attr]
-        return store_path(self.workspace / path, self.max_file_bytes, self.store / "objects")
+        stored = store_path(self.workspace / path, self.max_file_bytes, self.store / "objects")
+        return with_perms(stored, _unusual_at(self.workspace / path))
 
     def _large_stat(self, path: str) -> os.stat_result | None:
         if self.large is None:
@@ -457,3 +511,10 @@ class GitSnapshotter:
         if loose.exists() or not (self.store / "objects" / "info" / "alternates").exists():
             return
         self.write_blob(self.read_blob(sha))
+
+
+def _unusual_at(full: Path) -> int | None:
+    try:
+        return unusual_perms(os.lstat(full))
+    except OSError:
+        return None

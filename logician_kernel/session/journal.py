@@ -54,6 +54,21 @@ class TailRecovery:
     """Sequence numbers the cut bytes still spell out (best effort)."""
 
 
+@dataclass(frozen=True)
+class Resume:
+    """A point opening may start reading from: the file's first `offset` bytes, whose CRC-32
+    is `crc`, hold `count` whole records ending with sequence number `last_seq`."""
+
+    offset: int
+    """Bytes covered; always the end of a line."""
+    count: int
+    """Whole records in those bytes."""
+    last_seq: int
+    """Sequence number of the last of them."""
+    crc: int
+    """CRC-32 of those bytes, exactly as they are on disk."""
+
+
 _CRC_TAIL = re.compile(rb'(.*),"' + CHECKSUM_FIELD.encode() + rb'":"([0-9a-f]{8})"\}', re.S)
 
 
@@ -95,9 +110,18 @@ class Journal:
     or held open until the first append, records are not kept in memory, and each append
     opens the file, cuts a torn tail the way opening does, writes and fsyncs."""
 
-    def __init__(self, path: Path, *, shared: bool = False) -> None:
+    def __init__(self, path: Path, *, shared: bool = False, resume: Resume | None = None) -> None:
         self.path = Path(path)
-        self.records: list[dict[str, Any]] = []
+        self._records: list[dict[str, Any]] = []
+        self._prefix: bytes | None = None
+        self.resumed: Resume | None = None
+        """The verified prefix opening skipped (its records are read only when asked for)."""
+        self.resume_error: str | None = None
+        """Why `resume` was not used (the prefix no longer matches it), if it was given."""
+        self.size = 0
+        """Bytes in the file (what this journal has read or written)."""
+        self.crc = 0
+        """CRC-32 of those bytes: what a checkpoint records to be verified on the next open."""
         self.recovery: TailRecovery | None = None
         self.damaged: list[tuple[Damage, str]] = []
         """Damage between whole records, each with the side file holding a copy of its bytes."""
@@ -107,7 +131,7 @@ class Journal:
             return
         try:
             private_dir(self.path.parent)
-            self._load()
+            self._load(resume)
             # Held for the session; created 0600: the ledger holds the whole conversation.
             self._fh = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "ab")
             if os.fstat(self._fh.fileno()).st_mode & 0o077:  # a ledger from before 0600 files
@@ -115,14 +139,50 @@ class Journal:
         except OSError as exc:
             raise JournalError(f"cannot open ledger {self.path}: {exc.strerror or exc}") from exc
 
-    def _load(self) -> None:
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """Every whole record, in file order (a resumed prefix is read on first use)."""
+        if self._prefix is not None:
+            from .journal_scan import scan
+
+            self._records[:0] = scan(self._prefix).records
+            self._prefix = None
+        return self._records
+
+    @property
+    def loaded(self) -> list[dict[str, Any]]:
+        """The records opening read: those after the resumed prefix, or all of them."""
+        return self._records if self._prefix is not None else self.records
+
+    @property
+    def count(self) -> int:
+        """How many whole records the file holds, without reading a resumed prefix."""
+        return len(self._records) + (self.resumed.count if self._prefix is not None
+                                     and self.resumed is not None else 0)  # fmt: skip
+
+    def last_resumed_record(self) -> dict[str, Any]:
+        """The last record of the resumed prefix, decoded on its own (the prefix stays bytes)."""
+        if self._prefix is None or self.resumed is None:
+            return self.records[self.resumed.count - 1 if self.resumed else -1]
+        end = len(self._prefix) - 1
+        return decode_record(self._prefix[self._prefix.rfind(b"\n", 0, end) + 1 : end])
+
+    def _load(self, resume: Resume | None = None) -> None:
         from .journal_scan import scan  # the scanner reads records with this module's codec
 
         if not self.path.exists():
+            if resume is not None:
+                self.resume_error = "the ledger file is gone"
             return
         data = self.path.read_bytes()
-        found = scan(data)
-        self.records = found.records
+        start, last_seq = 0, 0
+        if resume is not None:
+            self.resume_error = _mismatch(data, resume)
+            if self.resume_error is None:
+                start, last_seq = resume.offset, resume.last_seq
+                self.resumed, self._prefix = resume, data[: resume.offset]
+        found = scan(data, start=start, last_seq=last_seq)
+        self._records = found.records
         # Damage between whole records stays in place (nothing valid is ever rewritten); a copy
         # of its bytes goes to a side file named by its offset, so reopening never duplicates it.
         for damage in found.damaged:
@@ -132,6 +192,9 @@ class Journal:
             self.damaged.append((damage, str(side)))
         if found.tail_offset < len(data):
             self._cut(data, found.tail_offset, found.tail_reason)
+        self.size = found.tail_offset if found.tail_offset < len(data) else len(data)
+        self.crc = (zlib.crc32(data[start : self.size], resume.crc) if self.resumed and resume
+                    else zlib.crc32(data[: self.size]))  # fmt: skip
 
     def _cut(self, data: bytes, offset: int, reason: str) -> None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
@@ -144,9 +207,12 @@ class Journal:
         fsync_dir(self.path.parent)
         from .journal_scan import seqs_named_in
 
-        last = self.records[-1].get("seq", 0) if self.records else 0
+        if self._records:
+            last = self._records[-1].get("seq", 0)
+        else:
+            last = self.resumed.last_seq if self.resumed is not None else 0
         self.recovery = TailRecovery(
-            valid_records=len(self.records),
+            valid_records=self.count,
             cut_offset=offset,
             cut_bytes=len(data) - offset,
             side_file=str(side),
@@ -172,6 +238,8 @@ class Journal:
             else:
                 self._fh.write(line)
                 self._fh.flush()
+                self.size += len(line)
+                self.crc = zlib.crc32(line, self.crc)
                 if durable:
                     os.fsync(self._fh.fileno())
         except OSError as exc:
@@ -181,7 +249,7 @@ class Journal:
             raise JournalError(f"cannot append to ledger {self.path}: {self._failed}") from exc
         stored = decode_record(line[:-1])
         if not self.shared:
-            self.records.append(stored)
+            self._records.append(stored)
         return stored
 
     def vanished(self) -> bool:
@@ -199,7 +267,9 @@ class Journal:
         one held (damage skipped on open excepted)."""
         private_dir(self.path.parent)
         tmp = self.path.with_name(f".{self.path.name}.rewrite-tmp")
-        _write_durably(tmp, b"".join(encode_record(r) for r in self.records))
+        data = b"".join(encode_record(r) for r in self.records)
+        self.size, self.crc = len(data), zlib.crc32(data)
+        _write_durably(tmp, data)
         os.replace(tmp, self.path)
         fsync_dir(self.path.parent)
         self._fh.close()
@@ -238,6 +308,17 @@ class Journal:
     def close(self) -> None:
         if not self.shared:
             self._fh.close()
+
+
+def _mismatch(data: bytes, resume: Resume) -> str | None:
+    """Why the file's first bytes are not the prefix `resume` describes (None: they are)."""
+    if resume.offset > len(data):
+        return f"the ledger is shorter ({len(data)} bytes) than the {resume.offset} it covers"
+    if resume.offset and data[resume.offset - 1 : resume.offset] != b"\n":
+        return f"byte {resume.offset} of the ledger is not the end of a record"
+    if zlib.crc32(data[: resume.offset]) != resume.crc:
+        return f"the ledger's first {resume.offset} bytes changed since it was written"
+    return None
 
 
 def _write_durably(path: Path, data: bytes) -> None:

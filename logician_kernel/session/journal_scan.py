@@ -100,13 +100,15 @@ def _pieces(data: bytes, start: int, end: int, has_newline: bool) -> list[tuple[
     return pieces
 
 
-def scan(data: bytes) -> Scan:
-    """Find every whole record of a record file and every run of damage around them."""
-    result = Scan()
-    last_seq = 0
+def scan(data: bytes, *, start: int = 0, last_seq: int = 0) -> Scan:
+    """Find every whole record of a record file and every run of damage around them.
+
+    `start` and `last_seq` resume after a prefix already known to end, at a line boundary,
+    with the record `last_seq` (a verified ledger checkpoint): only the rest is read."""
+    result = Scan(tail_offset=start)
     bad_start: int | None = None
     bad_reason = ""
-    offset = 0
+    offset = start
     while offset < len(data):
         end = data.find(b"\n", offset)
         has_newline = end >= 0

@@ -336,6 +336,66 @@ class ProjectionItem(_Entry):
     """What a rewind did to each user variable (restored after the files)."""
     variable_frames: list[int] = Field(default_factory=list)
     """Frames whose variable changes this rewind took back (their manifests no longer count)."""
+    plan: int | None = None
+    """For a rewind: the seq of its `rewind_plan` record (its undo snapshot); None for rewinds
+    recorded before plans were."""
+    undoes: int | None = None
+    """For reason `restore`: the seq of the rewind projection item this takes back; that
+    rewind's frames (and their variable changes) count again."""
+
+
+class RewindStep(BaseModel):
+    """One path of a rewind plan: what the rewind writes, and what stood there before it."""
+
+    model_config = _MODEL
+
+    path: str
+    """Workspace-relative path."""
+    target: PathState
+    """The state the rewind brings the path to."""
+    current: PathState
+    """The state the path had just before the rewind (stored: an undo brings it back)."""
+    perms: int | None = None
+    """Its permission bits (`st_mode & 0o7777`) before the rewind; None for a symlink or an
+    absent path. Git keeps only the executable bit, so the full bits live here."""
+
+
+class RewindPlanned(_Entry):
+    """A rewind about to start: its whole plan, durable before the first path is touched. It is
+    the rewind's undo snapshot and what `--resume` completes after a crash."""
+
+    kind: Literal["rewind_plan"] = "rewind_plan"
+    frame: int
+    """The rewind goes back to just before this frame."""
+    frames: list[int] = Field(default_factory=list)
+    """The frames it pops, oldest first."""
+    files: bool = True
+    """Whether it restores files."""
+    conversation: bool = True
+    """Whether it restores the conversation."""
+    variables: bool = True
+    """Whether it restores variables."""
+    force: bool = False
+    """Whether conflicts were overwritten (`--force`)."""
+    steps: list[RewindStep] = Field(default_factory=list)
+    """Every path it restores, in the order it restores them."""
+    known: list[RestoredPath] = Field(default_factory=list)
+    """Paths settled by the plan itself: conflicts left alone and skips."""
+    since: str | None = None
+    """UTC time the first popped frame opened: directories born after it, left empty by the
+    restore, are the frames' debris and are removed."""
+
+
+class RewindProgress(_Entry):
+    """How far a planned rewind (or its undo) has come; written in batches."""
+
+    kind: Literal["rewind_progress"] = "rewind_progress"
+    plan: int
+    """The seq of the `rewind_plan` record."""
+    done: int
+    """Steps finished, in the plan's order."""
+    undo: bool = False
+    """Whether this is the progress of undoing the rewind rather than of the rewind."""
 
 
 class Recovery(_Entry):
@@ -373,6 +433,8 @@ Entry = Annotated[
     | RunEnd
     | VariablesCaptured
     | ProjectionItem
+    | RewindPlanned
+    | RewindProgress
     | Recovery,
     Field(discriminator="kind"),
 ]

@@ -142,6 +142,9 @@ def repair(path: Path) -> LedgerReport:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+        from .ledger_checkpoint import discard
+
+        discard(path)  # it describes the bytes just replaced; the next open writes a new one
         report.restored = sorted(report.recoverable)
         report.backup = str(backup)
         _record_repair(path, report)

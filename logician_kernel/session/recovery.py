@@ -15,7 +15,7 @@ Must never: re-run a call, or restore a path the call did not capture.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..types import MESSAGE_ADAPTER, TextPart, ToolResultMessage
@@ -30,6 +30,7 @@ from .thread_ledger import (
     MessageEntry,
     RestorableCall,
     RestoredPath,
+    SessionStart,
     ThreadLedger,
     ToolIntent,
 )
@@ -45,13 +46,22 @@ def _result_message(call_id: str, text: str) -> dict[str, Any]:
     return MESSAGE_ADAPTER.dump_python(message, mode="json")
 
 
+def unread_tail(ledger: ThreadLedger) -> Sequence[Any]:
+    """The entries the ledger's projection checkpoint does not cover. A killed session's are
+    all here (a checkpoint is written at open and at a clean close), and reading them never
+    loads the thread's history."""
+    entries = ledger.entries
+    return entries[getattr(entries, "pending", 0) :]
+
+
 def resolve_pending_approvals(ledger: ThreadLedger) -> list[str]:
     """Settle approvals a dead kernel left waiting; one notice per call, for the first cell."""
-    resolved = {e.request_id for e in ledger.entries if isinstance(e, ApprovalResolved)}
-    answered = {e.message.get("tool_call_id") for e in ledger.entries
+    tail = unread_tail(ledger)
+    resolved = {e.request_id for e in tail if isinstance(e, ApprovalResolved)}
+    answered = {e.message.get("tool_call_id") for e in tail
                 if isinstance(e, MessageEntry) and e.message.get("kind") == "tool_result"}  # fmt: skip
     notices = []
-    for request in [e for e in ledger.entries if isinstance(e, ApprovalRequested)]:
+    for request in [e for e in tail if isinstance(e, ApprovalRequested)]:
         if request.request_id in resolved:
             continue
         text = (
@@ -72,9 +82,11 @@ def resolve_pending_approvals(ledger: ThreadLedger) -> list[str]:
     return notices
 
 
-def captures_of(ledger: ThreadLedger, call_id: str) -> list[FileCheckpoint]:
-    """The pre-images `call_id` recorded before writing, in capture order."""
-    return [e for e in ledger.entries if isinstance(e, FileCheckpoint) and e.call_id == call_id]
+def captures_of(ledger: ThreadLedger, call_id: str, *, recent: bool = False) -> list[FileCheckpoint]:
+    """The pre-images `call_id` recorded before writing, in capture order (`recent`: among the
+    entries no checkpoint covers, as on reopen after a crash)."""
+    entries = unread_tail(ledger) if recent else ledger.entries
+    return [e for e in entries if isinstance(e, FileCheckpoint) and e.call_id == call_id]
 
 
 def offer_restorable(ledger: ThreadLedger, intent: ToolIntent) -> tuple[str, str] | None:
@@ -82,7 +94,7 @@ def offer_restorable(ledger: ThreadLedger, intent: ToolIntent) -> tuple[str, str
     restorable and return (what the model is told, the user's notice); None otherwise."""
     if intent.recovery != "restorable":
         return None
-    paths = list(dict.fromkeys(c.path for c in captures_of(ledger, intent.call_id)))
+    paths = list(dict.fromkeys(c.path for c in captures_of(ledger, intent.call_id, recent=True)))
     if not paths:
         return None  # died before capturing (nothing written) or the frame held an older one
     shown = ", ".join(repr(p) for p in paths[:3]) + (f" and {len(paths) - 3} more"
@@ -106,6 +118,16 @@ def restorable_calls(ledger: ThreadLedger) -> list[RestorableCall]:
     """Calls offered for `rewind --call` and not yet rewound, oldest first."""
     done = {e.call_id for e in ledger.entries if isinstance(e, CallRewound)}
     return [e for e in ledger.entries if isinstance(e, RestorableCall) and e.call_id not in done]
+
+
+def found_at_this_start(ledger: ThreadLedger) -> list[RestorableCall]:
+    """The restorable calls this kernel session's start found (what its first cell offers),
+    read from the ledger's unread tail only."""
+    tail = list(unread_tail(ledger))
+    starts = [i for i, e in enumerate(tail) if isinstance(e, SessionStart)]
+    since = tail[starts[-1] :] if starts else tail
+    done = {e.call_id for e in since if isinstance(e, CallRewound)}
+    return [e for e in since if isinstance(e, RestorableCall) and e.call_id not in done]
 
 
 def rewind_call(

@@ -1,7 +1,7 @@
-"""Per-file restore for rewinds: exact bytes, the executable bit, symlinks; one rename each.
+"""Per-file restore for rewinds: exact bytes, permission bits, symlinks; one rename each.
 
-Must never: touch a path it was not asked to restore, or remove a directory (git records no
-empty directories, so one that existed empty before a frame cannot be told from a new one).
+Must never: touch a path it was not asked to restore, or remove a directory (the empty
+directories a rewind leaves are judged by their birth time, in `perms.remove_debris`).
 """
 
 from __future__ import annotations
@@ -45,8 +45,7 @@ def restore_path(snap: GitSnapshotter, path: str, target: PathState) -> Restored
                 full.unlink()
             except FileNotFoundError:
                 return RestoredPath(path=path, action="deleted", detail="was already gone")
-            # Directories the frame made are left: git records no empty directories, so
-            # one that existed empty before the frame is indistinguishable from a new one.
+            # Directories left empty are the caller's to judge (`perms.remove_debris`).
             return RestoredPath(path=path, action="deleted")
         if full.is_dir() and not full.is_symlink():
             # The frame turned this file into a directory; its files were deleted just before
@@ -61,7 +60,8 @@ def restore_path(snap: GitSnapshotter, path: str, target: PathState) -> Restored
         if target.kind == "large" and snap.large is not None:
             moved = _set_aside_journals(full)
             snap.large.store.restore(
-                target.sha or "", full, _perms(full, executable=target.mode == "100755")
+                target.sha or "", full,
+                target.perms or _perms(full, executable=target.mode == "100755"),
             )
             snap.large.restored(path, target.sha or "")
             return RestoredPath(path=path, action="restored" if existed else "recreated",
@@ -72,7 +72,7 @@ def restore_path(snap: GitSnapshotter, path: str, target: PathState) -> Restored
                 full.unlink()
             os.symlink(data.decode("utf-8", "surrogateescape"), full)
         else:
-            _atomic_write(full, data, executable=target.mode == "100755")
+            _atomic_write(full, data, executable=target.mode == "100755", perms=target.perms)
         return RestoredPath(path=path, action="restored" if existed else "recreated")
     except (OSError, SnapshotError) as exc:
         return RestoredPath(path=path, action="failed", detail=str(exc))
@@ -101,9 +101,10 @@ def _set_aside_journals(full: Path) -> str | None:
     return f"moved {', '.join(moved)} aside (*.before-rewind)" if moved else None
 
 
-def _atomic_write(full: Path, data: bytes, *, executable: bool) -> None:
-    """Replace a file's bytes in one rename, keeping its permission bits but the exec bits."""
-    perms = _perms(full, executable=executable)
+def _atomic_write(full: Path, data: bytes, *, executable: bool, perms: int | None) -> None:
+    """Replace a file's bytes in one rename, with the recorded permission bits when the frame
+    knew them (`chmod 600`), else keeping the file's own bits but the exec bits."""
+    perms = perms if perms is not None else _perms(full, executable=executable)
     tmp = full.with_name(f".{full.name}.logician-restore")
     with open(tmp, "wb") as fh:
         fh.write(data)

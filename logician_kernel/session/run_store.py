@@ -103,19 +103,12 @@ def resolve_dangling_calls(ledger: ThreadLedger, *, interrupted: bool = False) -
     that are not pure are quarantined. After a user's interrupt the call was cancelled in a
     live kernel: it is answered as interrupted, effects possibly partial, never repeated.
     """
-    intents: dict[str, ToolIntent] = {}
-    outcomes: dict[str, ToolOutcome] = {}
-    answered: set[str] = set()
-    committed: set[str] = set()
-    for entry in ledger.entries:
-        if isinstance(entry, ToolIntent):
-            intents[entry.call_id] = entry
-        elif isinstance(entry, ToolOutcome):
-            outcomes[entry.call_id] = entry
-        elif isinstance(entry, ToolCommit):
-            committed.add(entry.call_id)
-        elif isinstance(entry, MessageEntry) and entry.message.get("kind") == "tool_result":
-            answered.add(entry.message.get("tool_call_id", ""))
+    # Folded incrementally by the ledger (and kept in its checkpoint): reopening a long thread
+    # does not read its history to find the few calls still open.
+    calls = ledger.fold("calls")
+    intents: dict[str, ToolIntent] = dict(calls.intents)
+    outcomes: dict[str, ToolOutcome] = dict(calls.outcomes)
+    answered, committed = set(calls.answered), set(calls.committed)
     notices = []
     for call_id, intent in intents.items():
         if call_id in committed:

@@ -47,6 +47,9 @@ class PathState(BaseModel):
     """Why an uncaptured path was not captured."""
     fingerprint: Fingerprint | None = None
     """Stat fingerprint of an uncaptured path, or of a large one when it was stored."""
+    perms: int | None = None
+    """A file's permission bits (`st_mode & 0o7777`) when they are not what its git mode and
+    the umask give (`chmod 600`); git keeps only the executable bit. Not part of `same_as`."""
 
     @classmethod
     def absent(cls) -> PathState:

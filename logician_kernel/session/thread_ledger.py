@@ -22,8 +22,18 @@ from typing import Any
 from pydantic import BaseModel
 
 from .._version import __version__
-from .journal import Journal, JournalError, TailRecovery
+from .journal import Journal, JournalError, Resume, TailRecovery
 from .journal_scan import seq_ranges
+from .ledger_checkpoint import (
+    CHECKPOINT_EVERY,
+    FOLDS,
+    Checkpoint,
+    CheckpointDamaged,
+    LedgerEntries,
+    set_aside,
+)
+from .ledger_checkpoint import load as load_checkpoint
+from .ledger_checkpoint import save as save_checkpoint
 from .ledger_entries import (
     ENTRY_ADAPTER,
     ApprovalRequested,
@@ -42,6 +52,9 @@ from .ledger_entries import (
     RestorableCall,
     RestoredPath,
     RestoredVariable,
+    RewindPlanned,
+    RewindProgress,
+    RewindStep,
     RunEnd,
     SessionStart,
     ToolCommit,
@@ -74,6 +87,9 @@ __all__ = [
     "RestorableCall",
     "RestoredPath",
     "RestoredVariable",
+    "RewindPlanned",
+    "RewindProgress",
+    "RewindStep",
     "RunEnd",
     "SessionStart",
     "ThreadLedger",
@@ -95,7 +111,11 @@ def _first_line(exc: Exception) -> str:
 
 def project(entries: Sequence[BaseModel]) -> list[dict[str, Any]]:
     """The current conversation, derived from the entries alone (pure, deterministic)."""
-    messages: list[dict[str, Any]] = []
+    return project_from([], entries)
+
+
+def project_from(messages: list[dict[str, Any]], entries: Sequence[BaseModel]) -> list[dict[str, Any]]:
+    """`project` resumed from the conversation `messages` (extended in place when it can be)."""
     for entry in entries:
         if isinstance(entry, MessageEntry):
             messages.append(entry.message)
@@ -129,13 +149,35 @@ class ThreadLedger:
             raise ValueError(f"thread id {thread_id!r}: use letters, digits, '.', '_' or '-'")
         self.thread_id = thread_id
         self.path = Path(directory) / f"{thread_id}.jsonl"
-        self._journal = Journal(self.path)
+        checkpoint, self.checkpoint_notice = _load_checkpoint(self.path)
+        self._journal = Journal(self.path, resume=checkpoint.resume if checkpoint else None)
         self._append_lock = threading.RLock()
         # The worker loop, the main thread and a frontend's subshell all append: one at a time,
         # or two entries could take the same sequence number (re-entrant: a recovery appends
         # while the ledger opens).
-        self.entries: list[Entry] = []
-        for record in self._journal.records:
+        self._folds: dict[str, tuple[int, Any]] = {}
+        self._fold_lock = threading.RLock()
+        self._checkpointed = 0
+        if checkpoint is not None and self._journal.resumed is None:
+            set_aside(self.path)
+            self.checkpoint_notice = (
+                f"the ledger checkpoint of {self.path.name} does not match the ledger "
+                f"({self._journal.resume_error}); it was opened by replaying every record"
+            )
+            checkpoint = None
+        try:
+            self.entries: LedgerEntries[Entry] = self._entries_over(checkpoint)
+        except ValueError as exc:  # checksums held, yet the prefix's last record disagrees
+            set_aside(self.path)
+            self.checkpoint_notice = (
+                f"the ledger checkpoint of {self.path.name} does not match the ledger "
+                f"({_first_line(exc)}); it was opened by replaying every record"
+            )
+            self._folds.clear()
+            self._checkpointed = 0
+            self._journal.records  # noqa: B018 - reads the prefix: `loaded` is then every record
+            self.entries = LedgerEntries([])
+        for record in self._journal.loaded:
             try:
                 self.entries.append(ENTRY_ADAPTER.validate_python(record))
             except ValueError as exc:
@@ -168,8 +210,62 @@ class ThreadLedger:
                 durable=True,
             )
 
+        if len(self.entries) - self._checkpointed >= CHECKPOINT_EVERY:
+            self.write_checkpoint()
+
+    def _entries_over(self, checkpoint: Checkpoint | None) -> LedgerEntries[Entry]:
+        """The entries, those the checkpoint covers left as bytes; its folds seeded."""
+        if checkpoint is None:
+            return LedgerEntries([])
+        count = checkpoint.resume.count
+        for name, state in checkpoint.folds.items():
+            self._folds[name] = (count, state)
+        self._checkpointed = count
+        journal = self._journal
+
+        def load_prefix() -> list[Entry]:
+            return [ENTRY_ADAPTER.validate_python(r) for r in journal.records[:count]]
+
+        last = ENTRY_ADAPTER.validate_python(journal.last_resumed_record())
+        if last.seq != checkpoint.resume.last_seq:
+            raise ValueError(f"record {last.seq} ends the checkpointed prefix, not "
+                             f"{checkpoint.resume.last_seq}")  # fmt: skip
+        return LedgerEntries([], prefix_count=count, load_prefix=load_prefix, last=last)
+
+    def fold(self, name: str) -> Any:
+        """The named fold (`FOLDS` in ledger_checkpoint.py) over every entry so far, advanced
+        incrementally from where it was (or from the checkpoint): the state, not a copy."""
+        with self._fold_lock:
+            fold = FOLDS[name]
+            seen, state = self._folds.get(name) or (0, fold.initial())
+            total = len(self.entries)
+            if seen != total:
+                state = fold.step(state, self.entries[seen:total])
+                self._folds[name] = (total, state)
+            return state
+
+    def write_checkpoint(self) -> bool:
+        """Record every fold as of now with the bytes it covers; False when not written (the
+        ledger grew meanwhile, or the write failed: a checkpoint is only ever a shortcut)."""
+        with self._fold_lock:
+            count, size, crc = len(self.entries), self._journal.size, self._journal.crc
+            if not count:
+                return False
+            folds = {name: fold.dump(self.fold(name)) for name, fold in FOLDS.items()}
+            if len(self.entries) != count or self._journal.size != size:
+                return False
+            resume = Resume(offset=size, count=count, last_seq=self.entries[-1].seq, crc=crc)
+            try:
+                save_checkpoint(self.path, resume, folds)
+            except OSError:
+                return False
+            self._checkpointed = count
+            return True
+
     def _report_damage(self) -> list[Recovery]:
         """One `damaged-record` entry per run of damage, the first time it is found only."""
+        if not self._journal.damaged:
+            return []
         known = {e.side_file for e in self.entries
                  if isinstance(e, Recovery) and e.what == "damaged-record"}  # fmt: skip
         found: list[Recovery] = []
@@ -223,7 +319,17 @@ class ThreadLedger:
 
     def messages(self) -> list[dict[str, Any]]:
         """The current conversation; a copy, so no caller can change the ledger through it."""
-        return copy.deepcopy(project(self.entries))
+        with self._fold_lock:
+            return copy.deepcopy(self.fold("messages"))
 
     def close(self) -> None:
+        if len(self.entries) - self._checkpointed >= CHECKPOINT_EVERY:
+            self.write_checkpoint()
         self._journal.close()
+
+
+def _load_checkpoint(path: Path) -> tuple[Checkpoint | None, str | None]:
+    try:
+        return load_checkpoint(path), None
+    except CheckpointDamaged as exc:
+        return None, f"{exc}: the ledger was opened by replaying every record"

@@ -106,19 +106,18 @@ def choose_thread(env: Mapping[str, str], threads_dir: Path) -> ThreadChoice:
             f"Logician: {_NO_NAME}; this workspace had no thread yet, so this kernel starts "
             f"thread {FIRST_THREAD!r}. A restart without a name reopens it; "
             "`%logician threads` lists the workspace's threads."))  # fmt: skip
-    return ThreadChoice(recent.thread_id, "recent", notebook=recent.notebook, notice=(
-        f"Logician: {_NO_NAME}; reopened this workspace's most recent thread "
-        f"{recent.thread_id!r} ({_summary(recent)}). `%logician threads` lists the others; "
-        "`%logician thread use ID` switches."))  # fmt: skip
+    # The notice is written once the ledger is open (`recent_notice`): its frames come from
+    # the ledger's folds, so choosing reads no history.
+    return ThreadChoice(recent.thread_id, "recent")
 
 
-def _summary(info: ThreadInfo) -> str:
-    parts = [f"{info.frames} frame(s)"]
-    if info.notebook:
-        parts.append(f"notebook {info.notebook}")
-    if info.last_used:
-        parts.append(f"last used {_short_time(info.last_used)}")
-    return ", ".join(parts)
+def recent_notice(thread_id: str, frames: int) -> str:
+    """What an unnamed kernel's first cell says about the thread it reopened."""
+    return (
+        f"Logician: {_NO_NAME}; reopened this workspace's most recent thread {thread_id!r} "
+        f"({frames} frame(s) to rewind). `%logician threads` lists the others; "
+        "`%logician thread use ID` switches."
+    )
 
 
 def _short_time(iso: str) -> str:
@@ -136,12 +135,12 @@ def _ledgers(threads_dir: Path) -> list[Path]:
 
 
 def most_recent(threads_dir: Path) -> ThreadInfo | None:
-    """The thread whose ledger was appended to last (by file time: no ledger is read but it)."""
+    """The thread whose ledger was appended to last, by file time (no ledger is read)."""
     ledgers = _ledgers(threads_dir)
     if not ledgers:
         return None
     newest = max(ledgers, key=lambda p: (p.stat().st_mtime_ns, p.name))
-    return describe(newest)
+    return ThreadInfo(thread_id=newest.stem, notebook=None, frames=0, messages=0, last_used=None)
 
 
 def describe(ledger: Path) -> ThreadInfo:

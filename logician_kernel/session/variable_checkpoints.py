@@ -58,16 +58,20 @@ class VariableHistory:
 
 
 def history(entries: Sequence[BaseModel]) -> VariableHistory:
-    """Fold the ledger: manifests of frames whose variables no rewind took back."""
+    """Fold the ledger: manifests of frames whose variables no rewind took back (or whose
+    rewind was undone: a `restore` item that `undoes` it gives its frames back)."""
     out = VariableHistory()
+    taken: set[int] = set()
     for entry in entries:
         if isinstance(entry, FrameOpen):
             out.cells[entry.frame] = entry.execution_count
         elif isinstance(entry, VariablesCaptured):
             out.records.setdefault(entry.frame, []).extend(entry.records)
+        elif isinstance(entry, ProjectionItem) and entry.undoes is not None:
+            taken -= set(entry.variable_frames)
         elif isinstance(entry, ProjectionItem):
-            for frame in entry.variable_frames:
-                out.records.pop(frame, None)
+            taken |= set(entry.variable_frames)
+    out.records = {f: r for f, r in out.records.items() if f not in taken}
     return out
 
 

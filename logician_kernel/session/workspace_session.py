@@ -28,6 +28,7 @@ from .journal import JournalError
 from .large_files import LargeFiles, LargeLimits
 from .large_store import LargeFileStore
 from .recovery import resolve_pending_approvals
+from .rewind_plan import interrupted_notice
 from .run_store import resolve_dangling_calls
 from .thread_ledger import (
     ProjectionItem,
@@ -36,7 +37,7 @@ from .thread_ledger import (
     ThreadLedger,
     UnknownRecordError,
 )
-from .threads import ThreadChoice, ThreadSource, choose_thread, named_thread
+from .threads import ThreadChoice, ThreadSource, choose_thread, named_thread, recent_notice
 from .variable_checkpoints import VariableCheckpoints
 
 STATE_DIR = ".logician"
@@ -133,6 +134,8 @@ class WorkspaceSession:
             notices.append(f"Logician: {ledger.entries[-1].detail}; cut bytes kept in "  # type: ignore[union-attr]
                            f"{ledger.recovered_tail.side_file}")  # fmt: skip
         notices.extend(f"Logician: {e.detail}." for e in ledger.damaged)
+        if ledger.checkpoint_notice:
+            notices.append(f"Logician: {ledger.checkpoint_notice}.")
         start = ledger.append(
             SessionStart,
             kernel_session=kernel_session or uuid.uuid4().hex,
@@ -166,12 +169,17 @@ class WorkspaceSession:
         else:
             reason = "checkpoints.enabled is false in the configuration"
         checkpoints = FileCheckpoints(ledger, snapshotter, capture_disabled_reason=reason)
+        if choice.source == "recent":
+            notices.insert(0, recent_notice(thread_id, len(checkpoints.active_frames())))
+        since = len(ledger.entries)  # what is appended from here on: no need to read history
         if checkpoints.recover_incomplete():
-            notices.extend(f"Logician: {e.detail}." for e in ledger.entries
+            notices.extend(f"Logician: {e.detail}." for e in ledger.entries[since:]
                            if isinstance(e, Recovery) and e.what == "incomplete-frame"
                            and e.seq > start.seq)  # fmt: skip
         notices.extend(resolve_pending_approvals(ledger))  # before the calls: none of them ran
         notices.extend(resolve_dangling_calls(ledger))
+        if interrupted := interrupted_notice(ledger.entries):
+            notices.append(interrupted)
         notices.extend(reap_orphans(workspace))  # a quarantined call's group must not live on
         if stable and ledger.messages():
             # A restart rebuilt the conversation from the ledger: say so in it (`restore`).

@@ -1,6 +1,6 @@
 """No tool process outlives its kernel: a guard process, and a record of every live group.
 
-Owns two safety nets for the process groups tools start (`bash` today; hooks and MCP servers
+Owns two safety nets for the process groups tools start (`bash`, hook commands; MCP servers
 later). First, a small guard process per kernel, in a session of its own, holds the read end of
 a pipe whose only writer is the kernel: the pipe reaches end-of-file only when the kernel is gone,
 however it died (kill -9 included), and the guard then SIGKILLs every group still registered.

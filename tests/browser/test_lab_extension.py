@@ -40,6 +40,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         ["open('data.txt', 'w').write('changed by the cell\\n')", "x = 41 + 1"],
         ids=["writes-file", "no-files"],
     )
+    (root / "undo").mkdir()
+    (root / "undo" / "mine.txt").write_text("original\n")
+    write_notebook(root / "undo" / "undo.ipynb",
+                   ["open('mine.txt', 'w').write('changed by the cell\\n')"], ids=["undo-cell"])
     copy_into(HERE / "lab-approval.ipynb", root / "agent" / "lab-approval.ipynb")
     copy_into(HERE / "recordings", root / "agent" / "recordings")
     (root / "plain").mkdir()
@@ -195,6 +199,49 @@ def test_rewind_from_the_sidebar_restores_the_file_and_greys_the_cell(
     page.wait_for_function(
         "(el) => el.classList.contains('lk-mod-rewound')", arg=first.element_handle()
     )
+
+
+def wait_text(path: Path, text: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while path.read_text() != text and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert path.read_text() == text
+
+
+def test_undo_rewind_in_the_sidebar_brings_the_files_back(page: Any, lab: LabServer) -> None:
+    data = lab.root / "undo" / "mine.txt"
+    open_notebook(page, lab, "undo/undo.ipynb")
+    sidebar = open_sidebar(page)
+    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
+    run_cell(page, 0)
+    wait_executed(page, 0)
+    assert data.read_text() == "changed by the cell\n"
+
+    row = sidebar.locator('.lk-FrameRow[data-cell-id="undo-cell"]')
+    row.wait_for()
+    row.locator("button", has_text="Rewind to here").click()
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for()
+    dialog.locator("button.jp-mod-warn").click()
+    wait_text(data, "original\n")
+    first = page.locator(".jp-Notebook .jp-Cell").nth(0)
+    page.wait_for_function(
+        "(el) => el.classList.contains('lk-mod-rewound')", arg=first.element_handle()
+    )
+
+    sidebar.locator("button.lk-Timeline-undo", has_text="Undo rewind").click()
+    wait_text(data, "changed by the cell\n")
+    # the frame is active again: the cell is live and the row offers a rewind again
+    page.wait_for_function(
+        "(el) => !el.classList.contains('lk-mod-rewound')", arg=first.element_handle()
+    )
+    sidebar.locator('.lk-FrameRow.lk-mod-active[data-cell-id="undo-cell"]').wait_for()
+    page.screenshot(path=str(ARTIFACTS / "undo-rewind.png"))
+
+    # a second undo is refused with the kernel's reason, and changes nothing
+    sidebar.locator("button.lk-Timeline-undo").click()
+    page.locator(".Toastify__toast", has_text="already undone").first.wait_for(timeout=15_000)
+    assert data.read_text() == "changed by the cell\n"
 
 
 def test_a_frame_whose_large_files_were_evicted_says_so_in_the_timeline(

@@ -83,6 +83,26 @@ def test_run_executes_headless_and_summarises_frames(tmp_path: Path) -> None:
     assert executed.cells[1].outputs[0]["text"] == "done\n"
 
 
+def test_run_talks_to_its_kernel_over_ipc_and_shuts_it_down_quietly(tmp_path: Path) -> None:
+    """No kernel port on the network, no "unencrypted TCP" warning, and no kernel left behind
+    to log "Parent appears to have exited" after the command returned."""
+    nb = _notebook(
+        tmp_path / "ipc.ipynb",
+        "import json, os, ipykernel.connect\n"
+        "info = json.load(open(ipykernel.connect.get_connection_file()))\n"
+        "print(info['transport'], os.getpid())",
+    )
+    r = logician("run", str(nb), "-o", str(tmp_path / "out.ipynb"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    transport, pid = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs[0][
+        "text"].split()  # fmt: skip
+    assert transport == "ipc"
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid), 0)  # the kernel is gone, not orphaned
+    assert "without encryption" not in r.stderr, r.stderr
+    assert "Parent appears to have exited" not in r.stderr, r.stderr
+
+
 def test_run_exits_non_zero_when_a_cell_fails(tmp_path: Path) -> None:
     nb = _notebook(tmp_path / "bad.ipynb", "raise RuntimeError('broken cell')", "print('never')")
     r = logician("run", str(nb), cwd=tmp_path)

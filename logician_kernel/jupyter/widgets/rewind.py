@@ -10,6 +10,7 @@ magics. Every string from the source is HTML-escaped.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args
 
@@ -91,6 +92,19 @@ class RewindSource(Protocol):
         """Rewind to `frame`; a one-line result. Raises ValueError (with a message) on failure."""
         ...
 
+    def undo(self) -> str:
+        """Undo the most recent rewind; a one-line result. Raises ValueError on failure (nothing
+        to undo, already undone)."""
+        ...
+
+    def resume(self) -> str:
+        """Complete a rewind a crash interrupted; a one-line result. Raises ValueError."""
+        ...
+
+    def interrupted(self) -> str:
+        """What an interrupted rewind left to do, in one line; empty when none was."""
+        ...
+
 
 def row_text(row: FrameRow) -> str:
     """One frame as one plain line of the list."""
@@ -140,7 +154,8 @@ def _list_html(items: list[str], style: str, cls: str = "") -> str:
 
 
 class RewindControl(PlainText, w.VBox):
-    """A bounded, newest-first frame list, a preview of the selected frame, and three rewinds.
+    """A bounded, newest-first frame list, a preview of the selected frame, the rewinds, "Undo
+    rewind", and "Resume interrupted rewind" while a crash left one unfinished.
 
     Built once; `refresh()` re-reads the source's rows and rebuilds only the list's options.
     """
@@ -183,6 +198,19 @@ class RewindControl(PlainText, w.VBox):
         }
         for mode, button in self.buttons.items():
             button.on_click(self._clicked(mode))
+        self.undo_button = w.Button(
+            description="Undo rewind",
+            tooltip="Take back the most recent rewind: files, variables and conversation as they were",
+            layout=w.Layout(width="auto"),
+        )  # fmt: skip
+        self.undo_button.on_click(lambda _b: self._act("Undo", self.source.undo))
+        self.resume_button = w.Button(
+            description="Resume interrupted rewind",
+            button_style="danger",
+            tooltip="Complete the rewind the kernel was killed during",
+            layout=w.Layout(width="auto", display="none"),
+        )  # fmt: skip
+        self.resume_button.on_click(lambda _b: self._act("Resume", self.source.resume))
         self.result = w.HTML("")
         super().__init__(
             [
@@ -191,6 +219,7 @@ class RewindControl(PlainText, w.VBox):
                 self.more,
                 self.preview,
                 w.HBox(list(self.buttons.values())),
+                w.HBox([self.undo_button, self.resume_button]),
                 self.result,
             ],
             layout=w.Layout(border="1px solid var(--jp-border-color1, #ccc)", padding="6px"),
@@ -219,6 +248,10 @@ class RewindControl(PlainText, w.VBox):
             else ""
         )
         self._show_selection(self.frames.value)
+        interrupted = self.source.interrupted()
+        self.resume_button.layout.display = "" if interrupted else "none"
+        if interrupted and not self.status:
+            self.result.value = f'<span style="color: {_ERROR};">{html.escape(interrupted)}</span>'
 
     def plain_text(self) -> str:
         """The newest frames as lines, and the magics that do what the buttons do."""
@@ -233,7 +266,7 @@ class RewindControl(PlainText, w.VBox):
         if self.status:
             lines.append(("" if self.status_kind == "ok" else "Rewind failed: ") + self.status)
         lines.append("Without widgets: %logician rewind N [--dry-run] [--files-only | "
-                     "--conversation-only]")  # fmt: skip
+                     "--conversation-only]; %logician undo; %logician rewind --resume")  # fmt: skip
         return "\n".join(lines)
 
     def _selection_changed(self, change: dict) -> None:
@@ -271,5 +304,17 @@ class RewindControl(PlainText, w.VBox):
         self.status, self.status_kind = message, kind
         colour = _OK if kind == "ok" else _ERROR
         prefix = "" if kind == "ok" else "Rewind failed: "
+        self.result.value = f'<span style="color: {colour};">{prefix}{html.escape(message)}</span>'
+        self.refresh()
+
+    def _act(self, what: str, action: Callable[[], str]) -> None:
+        """What the undo and resume buttons do: act, show the result, refresh."""
+        try:
+            message, kind = action(), "ok"
+        except ValueError as exc:
+            message, kind = str(exc) or f"{what.lower()} failed", "error"
+        self.status, self.status_kind = message, kind
+        colour = _OK if kind == "ok" else _ERROR
+        prefix = "" if kind == "ok" else f"{what} failed: "
         self.result.value = f'<span style="color: {colour};">{prefix}{html.escape(message)}</span>'
         self.refresh()

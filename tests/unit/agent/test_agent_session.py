@@ -30,17 +30,29 @@ second = session.run("Anything else?", approve=approve)
 before, after, _ = session.compact("the report")
 session.rewind(first.frame)
 import os
+after_rewind = os.path.exists(sys.argv[1] + "/report.md")
+rewound_messages = len(session.runtime.ledger.messages())
+session.undo_rewind()
+from logician_kernel import AgentError
+try:
+    session.undo_rewind()
+    twice = "no error"
+except AgentError as exc:
+    twice = str(exc)
 out = {
+    "after_undo": open(sys.argv[1] + "/report.md").read(),
+    "messages_after_undo": len(session.runtime.ledger.messages()),
+    "undo_twice": twice,
     "asked": asked,
     "frame": first.frame,
     "status": first.outcome.status,
     "text": first.text,
     "second": second.text,
     "report": report,
-    "after_rewind": os.path.exists(sys.argv[1] + "/report.md"),
+    "after_rewind": after_rewind,
     "data": open(sys.argv[1] + "/data.csv").read(),
     "compacted": [before, after],
-    "messages": len(session.runtime.ledger.messages()),
+    "messages": rewound_messages,
     "jupyter": sorted(m for m in ("IPython", "ipykernel", "ipywidgets", "comm") if m in sys.modules),
 }
 session.close()
@@ -85,6 +97,9 @@ def test_a_script_runs_approves_compacts_and_rewinds_without_jupyter(
     assert out["compacted"][1] < out["compacted"][0]
     assert out["after_rewind"] is False  # the rewind took the file back...
     assert out["messages"] == 0  # ...and the conversation to before the first run
+    assert out["after_undo"] == "# Report\n"  # undo_rewind() brought both back
+    assert out["messages_after_undo"] > 0
+    assert "already undone" in out["undo_twice"]
     told = json.dumps(server.requests[2].body["messages"])
     assert "Denied" in told  # the model heard about the denial
     assert "timed out after 1 s" in json.dumps(server.requests[4].body["messages"])

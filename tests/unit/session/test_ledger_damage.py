@@ -120,6 +120,7 @@ def test_repair_puts_back_what_an_old_cut_side_file_holds(
     (threads / "t.jsonl").write_bytes(data[: starts[19]])
     old = ThreadLedger(threads, "t")  # the old version then recorded the cut as record 20
     old.append(Recovery, what="torn-tail", detail="cut (old version)")
+    assert old.write_checkpoint()  # of the file repair is about to replace
     old.close()
 
     report = check(threads / "t.jsonl")
@@ -128,6 +129,9 @@ def test_repair_puts_back_what_an_old_cut_side_file_holds(
 
     assert main(["ledger", "repair", "t", "--workspace", str(tmp_path)]) == 0
     repaired = ThreadLedger(threads, "t")
+    # The checkpoint of the replaced file went with it: no "does not match" notice, no leftover.
+    assert repaired.checkpoint_notice is None
+    assert not list(threads.glob("t.jsonl.checkpoint*"))
     assert [e.seq for e in repaired.entries] == list(range(1, RECORDS + 2))
     assert repaired.entries[19].kind == "recovery" and repaired.entries[-1].what == "repaired"
     original = {e.seq: e for e in read_entries(threads / f"{Path(report.path).name}")}

@@ -63,7 +63,7 @@ def test_an_unnamed_kernel_reopens_the_most_recent_thread_and_says_so(tmp_path: 
     assert again.thread_id == b and again.thread_source == "recent"
     notice = again.notices[0]
     assert f"reopened this workspace's most recent thread {b!r}" in notice
-    assert "1 frame(s)" in notice and "b.ipynb" in notice
+    assert "1 frame(s) to rewind" in notice
     assert again.checkpoints is not None and len(again.checkpoints.active_frames()) == 1
     again.close()
 

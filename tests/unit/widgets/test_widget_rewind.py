@@ -68,6 +68,21 @@ class FakeSource:
         self.frames = [f for f in self.frames if f < frame]
         return f"Rewound to frame {frame} ({mode})"
 
+    def undo(self) -> str:
+        if self.fail:
+            raise ValueError(self.fail)
+        self.frames = list(range(1, 4))
+        return "Undid the rewind"
+
+    def resume(self) -> str:
+        self.pending = ""
+        return "Resumed the interrupted rewind"
+
+    pending = ""
+
+    def interrupted(self) -> str:
+        return self.pending
+
 
 def buttons_disabled(control: RewindControl) -> bool:
     return all(b.disabled for b in control.buttons.values())
@@ -209,3 +224,28 @@ def test_the_preview_lists_the_variables_by_name_escaped() -> None:
     assert "<b>Variables</b>" in html and "restore df (as In [3] left it)" in html
     assert "delete &lt;t&gt;" in html
     assert "Variables" not in preview_html(RewindPreview())
+
+
+def test_undo_rewind_button_brings_the_frames_back_and_says_so() -> None:
+    source = FakeSource()
+    control = RewindControl(source)
+    control.frames.value = 2
+    control.buttons["both"].click()
+    assert [v for _l, v in control.frames.options] == [1]
+    control.undo_button.click()
+    assert control.status == "Undid the rewind" and control.status_kind == "ok"
+    assert [v for _l, v in control.frames.options] == [3, 2, 1]
+    source.fail = "undo: the last rewind (frame(s) 2, ledger entry 9) was already undone"
+    control.undo_button.click()
+    assert control.status_kind == "error" and "Undo failed: undo: the last rewind" in control.result.value
+
+
+def test_resume_button_shows_only_while_a_rewind_is_interrupted() -> None:
+    source = FakeSource()
+    source.pending = "Logician: a rewind of frame(s) 2 was interrupted"
+    control = RewindControl(source)
+    assert control.resume_button.layout.display == ""
+    assert "was interrupted" in control.result.value
+    control.resume_button.click()
+    assert control.status == "Resumed the interrupted rewind"
+    assert control.resume_button.layout.display == "none"

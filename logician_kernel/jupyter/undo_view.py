@@ -1,0 +1,41 @@
+"""`%logician undo` and `%logician rewind --resume`: their parsing and their reports, and the
+one-line results the rewind control and the sidebar show (split out of `magics.py`)."""
+
+from __future__ import annotations
+
+from ..runtime import LogicianRuntime
+from ..session.thread_ledger import ProjectionItem
+from . import display as render
+from . import variables_view
+from .magic_parts import ArgParser
+
+
+def run_undo(runtime: LogicianRuntime, args: list[str]) -> ProjectionItem:
+    """`%logician undo [--force]`: take back the most recent rewind."""
+    parser = ArgParser(prog="undo", add_help=False)
+    parser.add_argument("--force", action="store_true")
+    opts = parser.parse_args(args)
+    return runtime.undo_rewind(force=opts.force)
+
+
+def undo_result(item: ProjectionItem) -> render.Rendered:
+    """The undo report: every path and variable it brought back, and what it left alone."""
+    tally = render._counts(p.action for p in item.paths
+                           if p.action in ("restored", "deleted", "recreated"))  # fmt: skip
+    frames = ", ".join(map(str, item.frames)) or "-"
+    lines = [f"Undid the rewind (ledger entry {item.undoes}): frame(s) {frames} active again; "
+             f"files: {tally if tally != '-' else 'none to bring back'}; conversation: "
+             f"{len(item.messages)} message(s)"]  # fmt: skip
+    for p in item.paths:
+        lines.append(f"  {p.action:<9} {p.path}" + (f" ({p.detail})" if p.detail else ""))
+    for v in item.variables:
+        lines.append(f"  {v.action:<9} variable {v.name}" + (f" ({v.detail})" if v.detail else ""))
+    return render.preformatted("\n".join(lines))
+
+
+def resume_result(item: ProjectionItem) -> render.Rendered:
+    """The resumed rewind's report: the rewind's own, saying it was resumed."""
+    text = variables_view.rewind_result(item).text
+    already = sum(1 for p in item.paths if "before the interruption" in p.detail)
+    head = f"Resumed the interrupted rewind ({already} path(s) were already restored). "
+    return render.preformatted(head + text)

@@ -1,0 +1,223 @@
+"""Rewinds that survive a crash and can be taken back: the plan record and its progress.
+
+Before a rewind touches the first path it appends one `rewind_plan` record (fsynced): every
+path it will restore, in order, with the state it brings the path to and the state that stood
+there - stored in the object store, permission bits included. That one record is both the
+rewind's undo snapshot (`session/undo.py`) and what `--resume` completes after a crash.
+`rewind_progress` records follow in batches (flushed, not fsynced: a resume re-reads every
+path's state anyway, so progress is a report, never the source of truth). The rewind's own
+`rewind` projection item names its plan; a plan without one is an interrupted rewind.
+
+Must never: call a path conflicting because an interrupted pass already restored it, or
+touch a path that neither the rewind's before- nor after-state describes (unless forced).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from .git_snapshot import GitSnapshotter
+from .perms import current_perms, remove_debris, with_perms
+from .restore import restore_order, restore_path, still_as_left
+from .states import PathState
+from .thread_ledger import (
+    ProjectionItem,
+    RestoredPath,
+    RestoredVariable,
+    RewindPlanned,
+    RewindProgress,
+    RewindStep,
+    ThreadLedger,
+)
+
+if TYPE_CHECKING:
+    from .file_checkpoints import RewindPlan
+
+BATCH = 500
+"""Paths restored between two progress records."""
+KILL_AFTER_ENV = "LOGICIAN_TEST_REWIND_KILL_AFTER"
+"""Test-only: a rewind (or undo) kills its own process with SIGKILL after this many paths, so
+a test of an interrupted rewind is exact instead of racing a sleep."""
+
+
+def write_plan(
+    ledger: ThreadLedger,
+    snap: GitSnapshotter | None,
+    frame_id: int,
+    plan: RewindPlan | None,
+    *,
+    since: str | None,
+    files: bool,
+    conversation: bool,
+    variables: bool,
+    force: bool,
+) -> RewindPlanned:
+    """Store what every path of the plan holds now and record the plan durably."""
+    steps = []
+    if plan is not None and snap is not None:
+        for path, target in restore_order(plan.restore):
+            # Exact bits, usual ones too: an undo must put back a 0644 the rewind made 0600.
+            current = with_perms(snap.store_path(path), current_perms(snap.workspace / path))
+            steps.append(RewindStep(path=path, target=target, current=current))
+    record: RewindPlanned = ledger.append(
+        RewindPlanned,
+        frame=frame_id,
+        frames=plan.frames if plan is not None else [],
+        files=files,
+        conversation=conversation,
+        variables=variables,
+        force=force,
+        steps=steps,
+        known=(plan.conflicts + plan.skipped) if plan is not None else [],
+        since=since,
+        durable=True,
+    )
+    return record
+
+
+def carry_out(
+    ledger: ThreadLedger,
+    snap: GitSnapshotter,
+    record: RewindPlanned,
+    *,
+    undo: bool = False,
+    verify: bool = False,
+    force: bool = False,
+    on_path: Callable[[str], None] | None = None,
+) -> list[RestoredPath]:
+    """Bring every path of the plan to its target (or, `undo`, back to what stood there).
+
+    `verify` (a resume, an undo) first reads each path: one already as wanted is done, not a
+    conflict; one in neither state changed under us and is left alone unless `force`.
+    """
+    kill_after = int(os.environ.get(KILL_AFTER_ENV) or 0)
+    results: list[RestoredPath] = []
+    for index, step in enumerate(record.steps, start=1):
+        want, was = (step.current, step.target) if undo else (step.target, step.current)
+        results.append(_one(snap, step.path, want, was, verify=verify, force=force, undo=undo))
+        if on_path is not None:
+            on_path(step.path)
+        if kill_after and index == kill_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if index % BATCH == 0 and index < len(record.steps):
+            ledger.append(RewindProgress, plan=record.seq, done=index, undo=undo)
+    emptied = [s.path for s in record.steps if not (s.current if undo else s.target).exists]
+    since = record.time if undo else record.since
+    for directory in remove_debris(snap.workspace, emptied, since):
+        results.append(RestoredPath(path=directory + "/", action="deleted", detail=(
+            "an empty directory the rewind made" if undo else
+            "an empty directory the rewound frames made")))  # fmt: skip
+    snap.invalidate()
+    return results
+
+
+def _one(
+    snap: GitSnapshotter, path: str, want: PathState, was: PathState, *,
+    verify: bool, force: bool, undo: bool,
+) -> RestoredPath:  # fmt: skip
+    if want.kind == "uncaptured":
+        return RestoredPath(path=path, action="skipped", detail=(
+            "its state before the rewind was not captured (not a regular file, or over "
+            "checkpoints.max_file_bytes)"))  # fmt: skip
+    if verify:
+        now = snap.hash_path(path)
+        if matches(snap, path, now, want):
+            return RestoredPath(path=path, action="deleted" if not want.exists else "restored",
+                                detail="already done before the interruption" if not undo
+                                else "already as before the rewind")  # fmt: skip
+        if not force and not matches(snap, path, now, was):
+            return RestoredPath(path=path, action="conflict", detail=(
+                "changed since the rewind; `%logician undo --force` overwrites it" if undo else
+                "changed since the interrupted rewind planned it; `--force` overwrites it"))  # fmt: skip
+    return restore_path(snap, path, want)
+
+
+def matches(snap: GitSnapshotter, path: str, now: PathState, state: PathState) -> bool:
+    if not still_as_left(now, state):
+        return False
+    return state.perms is None or current_perms(snap.workspace / path) == state.perms
+
+
+def finish(
+    ledger: ThreadLedger,
+    record: RewindPlanned,
+    results: list[RestoredPath],
+    *,
+    messages: list[dict],
+    restored: Sequence[RestoredVariable],
+    variable_frames: list[int],
+    note: str,
+) -> ProjectionItem:
+    """The rewind's `rewind` projection item: it pops the frames and completes the plan."""
+    item: ProjectionItem = ledger.append(
+        ProjectionItem,
+        reason="rewind",
+        messages=messages,
+        frames=record.frames if record.files else [],
+        paths=sorted(list(record.known) + results, key=lambda r: r.path),
+        note=note,
+        variables=list(restored),
+        variable_frames=variable_frames,
+        plan=record.seq,
+        durable=True,
+    )
+    return item
+
+
+def pending_plan(entries: Sequence[BaseModel]) -> RewindPlanned | None:
+    """The last rewind plan, if its rewind never finished (the kernel died during it); an
+    older unfinished plan was superseded by the rewind after it. Read from the end: the rows
+    of the rewind control ask after every cell."""
+    finished: set[int] = set()
+    for entry in reversed(entries):
+        if isinstance(entry, ProjectionItem) and entry.plan is not None:
+            finished.add(entry.plan)
+        elif isinstance(entry, RewindPlanned):
+            return None if entry.seq in finished else entry
+    return None
+
+
+def pending_undo(entries: Sequence[BaseModel]) -> ProjectionItem | None:
+    """The last rewind, if an undo of it started and never finished."""
+    undone: set[int] = set()
+    started: set[int] = set()
+    for entry in reversed(entries):
+        if isinstance(entry, ProjectionItem) and entry.undoes is not None:
+            undone.add(entry.undoes)
+        elif isinstance(entry, RewindProgress) and entry.undo:
+            started.add(entry.plan)
+        elif isinstance(entry, ProjectionItem) and entry.reason == "rewind":
+            return entry if entry.plan in started and entry.seq not in undone else None
+    return None
+
+
+def progress_of(entries: Sequence[BaseModel], record: RewindPlanned) -> int:
+    """Paths the plan's last progress record says were restored."""
+    done = 0
+    for entry in entries:
+        if isinstance(entry, RewindProgress) and entry.plan == record.seq and not entry.undo:
+            done = max(done, entry.done)
+    return done
+
+
+def interrupted_notice(entries: Sequence[BaseModel]) -> str | None:
+    """What the next start says about a rewind (or an undo) a crash cut short, or None."""
+    record = pending_plan(entries)
+    if record is None:
+        undo = pending_undo(entries)
+        return None if undo is None else (
+            f"Logician: an undo of the rewind in ledger entry {undo.seq} was interrupted; "
+            "`%logician undo` finishes it (paths already back count as done)."
+        )  # fmt: skip
+    what = f"frame(s) {', '.join(map(str, record.frames))}" if record.frames else "the conversation"
+    return (
+        f"Logician: a rewind of {what} (to just before frame {record.frame}, started "
+        f"{record.time[:19]} UTC) was interrupted: at least {progress_of(entries, record)} of "
+        f"{len(record.steps)} path(s) were restored. `%logician rewind --resume` completes it "
+        "(paths already restored are not conflicts)."
+    )
