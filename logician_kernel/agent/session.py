@@ -34,20 +34,12 @@ from ..policy import PermissionPolicy, RunBudget, config_layer_of
 from ..providers import Provider
 from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
-from ..session.recovery import restorable_calls
 from ..session.run_store import LedgerRunStore, resolve_dangling_calls
-from ..session.thread_ledger import (
-    CallRewound,
-    ProjectionItem,
-    RestorableCall,
-    RunEnd,
-    ThreadLedger,
-)
-from ..session.threads import ThreadInfo
+from ..session.thread_ledger import ProjectionItem, RunEnd, ThreadLedger
 from ..tools import ToolContext, default_tools
 from ..types import MESSAGE_ADAPTER
 from ..types.run import RunOutcome
-from . import conversation, script, threads
+from . import conversation, script
 from ._loop import run_coroutine
 from .approvals import ApprovalBroker
 from .errors import AgentError
@@ -56,6 +48,7 @@ from .policy import RunOptions, build_controller, build_gate, compaction_policy
 from .run import AgentRun, RunItem, python_runner
 from .run_profile import ProfileSwap, use_profile
 from .script import Approve, RunResult
+from .threads import ThreadsAndRecovery
 
 
 class Compacted(NamedTuple):
@@ -78,7 +71,7 @@ class Merged(NamedTuple):
     """What the summary cost."""
 
 
-class AgentSession:
+class AgentSession(ThreadsAndRecovery):
     """One workspace and one thread, with the agent's moving parts wired once."""
 
     def __init__(self, runtime: LogicianRuntime, *, broker: ApprovalBroker | None = None) -> None:
@@ -347,29 +340,6 @@ class AgentSession:
             return self.runtime.undo_rewind(force=force)
         except RewindError as exc:
             raise AgentError(str(exc)) from None
-
-    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
-        """Put back what one tool call cut off by a dead kernel had captured
-        (`restorable_calls` lists them)."""
-        try:
-            return self.runtime.rewind_call(call_id, force=force)
-        except RewindError as exc:
-            raise AgentError(str(exc)) from None
-
-    def restorable_calls(self) -> list[RestorableCall]:
-        """Calls a dead kernel cut off whose pre-images were recorded, not yet rewound."""
-        return restorable_calls(self.ledger)
-
-    # -- threads ----------------------------------------------------------------------------
-
-    def threads(self) -> list[ThreadInfo]:
-        """The workspace's threads (id, notebook, frames, last used), most recent first."""
-        return threads.threads(self)
-
-    def use_thread(self, thread_id: str, *, create: bool = False) -> list[str]:
-        """Move to another thread of the workspace (a new one with `create`): its frames and
-        its conversation from now on. Refused while a frame is open. Returns its notices."""
-        return threads.use(self, thread_id, create=create)
 
     def clear(self) -> int:
         """Start the conversation afresh; returns how many messages the model no longer sees."""

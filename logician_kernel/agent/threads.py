@@ -17,14 +17,52 @@ from typing import TYPE_CHECKING
 
 from ..events.runtime_state import RuntimeState
 from ..session.file_checkpoints import RewindError
+from ..session.recovery import restorable_calls
+from ..session.thread_ledger import CallRewound, RestorableCall, ThreadLedger
 from ..session.threads import VSCODE_NOTEBOOK, ThreadChoice, ThreadInfo, list_threads, named_thread
 from ..session.workspace_session import STATE_DIR
 from .errors import AgentError
 
 if TYPE_CHECKING:
+    from ..policy import RunBudget
+    from ..runtime import LogicianRuntime
     from .session import AgentSession
 
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class ThreadsAndRecovery:
+    """`AgentSession`'s threads and crash-recovery methods (kept here so the session module
+    stays one responsibility): the workspace's threads, switching, restorable calls."""
+
+    runtime: LogicianRuntime
+    state: RuntimeState
+    budget: RunBudget | None
+
+    @property
+    def ledger(self) -> ThreadLedger:
+        raise NotImplementedError
+
+    def threads(self) -> list[ThreadInfo]:
+        """The workspace's threads (id, notebook, frames, last used), most recent first."""
+        return threads(self)  # type: ignore[arg-type]
+
+    def use_thread(self, thread_id: str, *, create: bool = False) -> list[str]:
+        """Move to another thread of the workspace (a new one with `create`): its frames and
+        its conversation from now on. Refused while a frame is open. Returns its notices."""
+        return use(self, thread_id, create=create)  # type: ignore[arg-type]
+
+    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
+        """Put back what one tool call cut off by a dead kernel had captured
+        (`restorable_calls` lists them)."""
+        try:
+            return self.runtime.rewind_call(call_id, force=force)
+        except RewindError as exc:
+            raise AgentError(str(exc)) from None
+
+    def restorable_calls(self) -> list[RestorableCall]:
+        """Calls a dead kernel cut off whose pre-images were recorded, not yet rewound."""
+        return restorable_calls(self.ledger)
 
 
 def threads(session: AgentSession) -> list[ThreadInfo]:
