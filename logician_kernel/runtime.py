@@ -16,6 +16,7 @@ from typing import TextIO
 
 from .config import EffectiveConfig, load_effective_config
 from .session import rewind_plan, undo
+from .session.attribution import external_notice
 from .session.file_checkpoints import FileCheckpoints, RewindError
 from .session.journal import JournalError
 from .session.large_files import LargeLimits
@@ -165,6 +166,9 @@ class LogicianRuntime:
         try:
             key = self.config.api_key()
             with self.frame_lock:  # a frontend's rewind (subshell thread) never interleaves
+                self.session.checkpoints.attribute_changes = (
+                    self.config.settings.checkpoints.attribution
+                )
                 self.session.checkpoints.open_frame(
                     execution_count=execution_count,
                     cell_id=cell_id,
@@ -199,6 +203,8 @@ class LogicianRuntime:
                 stream,
                 every_time=True,
             )
+        if external := external_notice(closed):
+            print(external, file=stream)
         if closed.skipped:
             names = ", ".join(s.path for s in closed.skipped[:3])
             more = f" and {len(closed.skipped) - 3} more" if len(closed.skipped) > 3 else ""
@@ -245,14 +251,16 @@ class LogicianRuntime:
         conversation: bool = True,
         variables: bool = True,
         resume: bool = False,
+        include_external: bool = False,
     ) -> ProjectionItem:
         with self.frame_lock:  # never interleaved with a frame opening or closing
             return self._rewind(spec, force=force, files=files, conversation=conversation,
-                                variables=variables, resume=resume)  # fmt: skip
+                                variables=variables, resume=resume,
+                                include_external=include_external)  # fmt: skip
 
     def _rewind(
         self, spec: str, *, force: bool, files: bool, conversation: bool, variables: bool,
-        resume: bool,
+        resume: bool, include_external: bool,
     ) -> ProjectionItem:  # fmt: skip
         checkpoints = self.checkpoints
         if resume:
@@ -262,6 +270,7 @@ class LogicianRuntime:
         try:
             return checkpoints.rewind(
                 frame_id, force=force, files=files, conversation=conversation,
+                include_external=include_external,
                 variables=(lambda: namespace.rewind(frame_id)) if namespace is not None else None,
             )  # fmt: skip
         except JournalError as exc:

@@ -5,7 +5,8 @@ provider in record mode, pointed at a scripted model server on loopback (the sam
 tests use). Run it after changing anything that reaches the model's requests (the system
 prompt, tool specs, the notebook's prompt):
 
-    .venv/bin/python scripts/record_agent_notebook.py [02-agent | 03-approvals-and-budgets]
+    .venv/bin/python scripts/record_agent_notebook.py [02-agent | 03-approvals-and-budgets |
+        05-mcp-and-hooks]
 
 Then run the notebook once more (`logician run notebooks/NAME.ipynb -o ...`) to refresh its
 stored outputs, and its nbval test.
@@ -80,6 +81,22 @@ REPLIES = {
             {"path": "report.txt", "content": "2 days of sales, 22 units in all.\n"},
         ),
         _text("The report is in `report.txt`: 2 days, 22 units."),
+    ],
+    "05-mcp-and-hooks": lambda: [
+        _tool("call_search", "notes__search_notes", {"query": "otters"}),
+        _text(
+            "Two notes mention otters: `otters.md` (sea otters hold hands while they sleep) ",
+            "and `rivers.md` (river otters live in burrows near water).",
+        ),
+        _tool(
+            "call_add",
+            "notes__add_note",
+            {"name": "otters-2.md", "text": "Otters have the densest fur of any animal."},
+        ),
+        _text(
+            "I could not add the note: in read-only mode `notes__add_note` is refused, since ",
+            "the server does not declare it read-only. Run the cell without `--mode read-only`.",
+        ),
     ],
     # the browser test's notebook (tests/browser/): recorded allowed, approved there in the UI
     "lab-approval": lambda: [

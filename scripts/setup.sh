@@ -28,6 +28,9 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[test]"
+# .venv-eg: Enterprise Gateway cannot share .venv (see the script); without it its test skips.
+bash scripts/enterprise_gateway_env.sh ||
+  echo "setup: Enterprise Gateway was not installed; tests/kernel/test_kernel_enterprise_gateway.py will skip" >&2
 echo "setup: installed into .venv ($(.venv/bin/python --version)); kernels:"
 .venv/bin/jupyter kernelspec list
 .venv/bin/jupyter labextension list 2>&1 | grep -i logician || {

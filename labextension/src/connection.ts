@@ -79,6 +79,18 @@ export class LogicianConnection {
     return this._disposed;
   }
 
+  /** Tell the kernel the Lab saved `path` (server-relative): its frame attributes that change
+   * to the user. Fire and forget: a kernel that is not ready or answers late loses nothing. */
+  reportSave(path: string, time: string): void {
+    if (this._state !== 'ready') {
+      return;
+    }
+    // The notebook's path tells the kernel the offset from the server root to its directory.
+    this.ask({ type: 'document.saved', path, time, notebook: this.sessionContext.path }, 'document.saved').catch(
+      () => undefined
+    );
+  }
+
   /** Ask the kernel; resolves with its answer, rejects with its `error` text. */
   async ask<T extends KernelMessage['type']>(
     req: Request,

@@ -11,6 +11,7 @@ import {
   frameFiles,
   frameTokens,
   localTime,
+  keptMessage,
   previewLines,
   rewoundTooltip,
   statusBarText
@@ -330,6 +331,15 @@ describe('previewLines', () => {
     expect(previewLines(preview({})).variables).toEqual([]);
   });
 
+  it('lists the paths left alone as changed outside the kernel, with why', () => {
+    const lines = previewLines(
+      preview({ external: [{ path: 'mine.txt', detail: 'saved in JupyterLab at 20:01:02' }] })
+    );
+    expect(lines.external).toEqual(['mine.txt: saved in JupyterLab at 20:01:02']);
+    expect(lines.files).toEqual([]);
+    expect(previewLines(preview({})).external).toEqual([]); // an older kernel sends none
+  });
+
   it('lists conflicts with their detail', () => {
     const lines = previewLines(preview({ conflicts: [{ path: 'b.txt', detail: 'changed since frame 2' }] }));
     expect(lines.conflicts).toEqual(['b.txt: changed since frame 2']);
@@ -364,5 +374,13 @@ describe('compactCount at unit boundaries after rounding', () => {
     expect(compactCount(999_999)).toBe('1.0M');
     expect(compactCount(999_500)).toBe('1.0M');
     expect(compactCount(9_949)).toBe('9.9k');
+  });
+});
+
+describe('keptMessage', () => {
+  it('names the files a rewind left alone and why, or says nothing', () => {
+    expect(keptMessage(['mine.txt'], [])).toBe('Logician: changed outside this kernel, so left alone: mine.txt');
+    expect(keptMessage([], ['b.txt'])).toContain('--force');
+    expect(keptMessage([], [])).toBe('');
   });
 });

@@ -140,6 +140,7 @@ export function previewLines(preview: IPreview): {
   files: string[];
   variables: string[];
   conflicts: string[];
+  external: string[];
   notes: string[];
 } {
   const files = preview.files.map(f => `${f.action === 'delete' ? 'delete' : 'restore'} ${f.path}`);
@@ -147,6 +148,7 @@ export function previewLines(preview: IPreview): {
     v => `${VARIABLE_ACTIONS[v.action] ?? v.action} ${v.name}${v.detail ? ` (${v.detail})` : ''}`
   );
   const conflicts = preview.conflicts.map(c => `${c.path}: ${c.detail}`);
+  const external = (preview.external ?? []).map(e => `${e.path}: ${e.detail}`);
   const notes: string[] = [];
   for (const s of preview.skipped) {
     notes.push(`not restorable: ${s.path} (${s.detail})`);
@@ -156,7 +158,7 @@ export function previewLines(preview: IPreview): {
   }
   const n = preview.frames.length;
   notes.push(`${n} frame${n === 1 ? '' : 's'} (${preview.frames.join(', ')}) will be popped`);
-  return { files, variables, conflicts, notes };
+  return { files, variables, conflicts, external, notes };
 }
 
 const VARIABLE_ACTIONS: Record<string, string> = {
@@ -165,3 +167,16 @@ const VARIABLE_ACTIONS: Record<string, string> = {
   'not-restorable': 'cannot restore',
   'not-live': 'not live'
 };
+
+/** The notice after a rewind that left files alone ("" when it left none): names first, since
+ * a notification is short; the full reasons are in the rewind report. */
+export function keptMessage(external: string[], conflicts: string[]): string {
+  const parts: string[] = [];
+  if (external.length) {
+    parts.push(`changed outside this kernel, so left alone: ${external.join(', ')}`);
+  }
+  if (conflicts.length) {
+    parts.push(`conflicts left alone (--force overwrites): ${conflicts.join(', ')}`);
+  }
+  return parts.length ? `Logician: ${parts.join('; ')}` : '';
+}

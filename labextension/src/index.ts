@@ -49,17 +49,32 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     }
     const connections = new WeakMap<NotebookPanel, LogicianConnection>();
+    const live = new Set<LogicianConnection>();
     const connectionFor = (panel: NotebookPanel): LogicianConnection => {
       let conn = connections.get(panel);
       if (!conn) {
         const created = new LogicianConnection(panel.sessionContext);
         connections.set(panel, created);
+        live.add(created);
         new CellMarker(panel, created);
-        panel.disposed.connect(() => created.dispose());
+        panel.disposed.connect(() => {
+          live.delete(created);
+          created.dispose();
+        });
         conn = created;
       }
       return conn;
     };
+    // Every document the Lab saves is the user's change: each Logician kernel is told, so a
+    // rewind never reverts it (a kernel ignores paths outside its workspace).
+    app.serviceManager.contents.fileChanged.connect((_, change) => {
+      const saved = savedPath(change, p => app.serviceManager.contents.localPath(p));
+      if (saved) {
+        for (const conn of live) {
+          conn.reportSave(saved, new Date().toISOString());
+        }
+      }
+    });
 
     const sidebar = new LogicianSidebar({ pageSize });
     sidebar.title.icon = logicianIcon;
@@ -113,5 +128,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
   }
 };
+
+/** The server-relative path a contents change saved; null for anything but a save. */
+export function savedPath(
+  change: { type: string; newValue?: { path?: string } | null },
+  localPath: (path: string) => string = p => p
+): string | null {
+  if (change.type !== 'save' || !change.newValue?.path) {
+    return null;
+  }
+  return localPath(change.newValue.path);
+}
 
 export default plugin;

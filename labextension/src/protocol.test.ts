@@ -93,10 +93,22 @@ const EXAMPLES: Record<KernelMessage['type'], Json> = {
     files: [{ path: 'a.txt', action: 'restore' }],
     skipped: [],
     conflicts: [{ path: 'b.txt', detail: 'changed since' }],
+    external: [{ path: 'mine.txt', detail: 'changed outside this kernel during frame 2' }],
     messages_dropped: 4,
     re: 6
   },
-  'frames.rewind': { v: 1, type: 'frames.rewind', ok: true, frame: 2, frames: [2, 3], conflicts: [], summary: 'Rewound 2 frames', re: 7 },
+  'frames.rewind': {
+    v: 1,
+    type: 'frames.rewind',
+    ok: true,
+    frame: 2,
+    frames: [2, 3],
+    conflicts: [],
+    external: ['mine.txt'],
+    summary: 'Rewound 2 frames',
+    re: 7
+  },
+  'document.saved': { v: 1, type: 'document.saved', path: 'notes/mine.txt', recorded: true, re: 8 },
   'frames.undo': { v: 1, type: 'frames.undo', ok: true, frames: [2, 3], undoes: 14, conflicts: [], summary: 'Undid the rewind', re: 8 },
   'frames.resume': { v: 1, type: 'frames.resume', ok: true, frames: [2, 3], conflicts: [], summary: 'Resumed', re: 9 },
   'frames.undone': { v: 1, type: 'frames.undone', frames: [2, 3], cell_ids: ['cell-a'], at: '2024-11-29T14:05:00+00:00', by: 15, undoes: 14 },
@@ -242,7 +254,9 @@ describe('parseKernelMessage', () => {
     ['approval.requested', 'request_id', undefined],
     ['approval.requested', 'tool', 7],
     ['approval.resolved', 'request_id', 1],
-    ['approval.resolved', 'choice', undefined]
+    ['approval.resolved', 'choice', undefined],
+    ['document.saved', 'recorded', undefined],
+    ['document.saved', 'recorded', 'yes']
   ];
 
   it('covers every message type with a malformed-field case', () => {
@@ -364,6 +378,14 @@ describe('request', () => {
       mode: 'files',
       force: true
     });
+  });
+
+  it('sends a document save with the notebook it is reported to, as the schema names it', () => {
+    const wire = request({ type: 'document.saved', path: 'notes/a.txt', time: '2026-12-01T20:00:00Z', notebook: 'nb.ipynb' }, 9);
+    expect(wire).toEqual({ v: 1, id: 9, type: 'document.saved', path: 'notes/a.txt', time: '2026-12-01T20:00:00Z', notebook: 'nb.ipynb' });
+    expect(Object.keys(branch('frontend', 'document.saved').properties)).toEqual(
+      expect.arrayContaining(['path', 'time', 'notebook'])
+    );
   });
 
   it('produces requests the schema names', () => {

@@ -74,6 +74,9 @@ export interface IPreview {
   files: { path: string; action: 'restore' | 'delete' }[];
   skipped: IPathDetail[];
   conflicts: IPathDetail[];
+  /** Paths only something outside this kernel changed (a save, another program): left alone
+   * unless `include_external` (kernels before attribution omit it). */
+  external?: IPathDetail[];
   messages_dropped: number;
   /** What the rewind does to each user variable (kernels before variable checkpoints omit it). */
   variables?: IVariableStep[];
@@ -91,6 +94,8 @@ export interface IRewindDone {
   frame: number;
   frames: number[];
   conflicts: string[];
+  /** Paths left alone because they were changed outside this kernel. */
+  external?: string[];
   summary: string;
 }
 
@@ -127,7 +132,8 @@ export type KernelMessage =
   | { type: 'frames.changed'; total: number }
   | { type: 'frames.rewound'; frames: number[]; cell_ids: string[]; at: string; by: number }
   | ({ type: 'approval.requested' } & IApprovalRequest)
-  | { type: 'approval.resolved'; request_id: string; choice: string; via?: string };
+  | { type: 'approval.resolved'; request_id: string; choice: string; via?: string }
+  | { type: 'document.saved'; path: string | null; recorded: boolean; re?: RequestId };
 
 export type RequestId = string | number;
 
@@ -139,10 +145,12 @@ export type Request =
   | { type: 'approval.decide'; request_id: string; choice: Choice; note?: string }
   | { type: 'status' }
   | { type: 'frames.list'; offset: number; limit: number }
-  | ({ type: 'frames.preview' } & FrameTarget)
-  | ({ type: 'frames.rewind'; mode: RewindMode; force?: boolean } & FrameTarget)
+  | ({ type: 'frames.preview'; force?: boolean; include_external?: boolean } & FrameTarget)
+  | ({ type: 'frames.rewind'; mode: RewindMode; force?: boolean; include_external?: boolean } & FrameTarget)
   | { type: 'frames.undo'; force?: boolean }
-  | { type: 'frames.resume'; force?: boolean };
+  | { type: 'frames.resume'; force?: boolean }
+  /** JupyterLab saved a document (server-relative `path`); `notebook` is this connection's. */
+  | { type: 'document.saved'; path: string; time: string; notebook?: string; server_root?: string };
 
 export class ProtocolError extends Error {
   constructor(message: string) {
@@ -187,7 +195,8 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
   'frames.changed': { total: isInt },
   'frames.rewound': { frames: isArray, cell_ids: isArray, at: isString, by: isInt },
   'approval.requested': { request_id: isString, tool: isString },
-  'approval.resolved': { request_id: isString, choice: isString }
+  'approval.resolved': { request_id: isString, choice: isString },
+  'document.saved': { recorded: isBool }
 };
 
 export const KERNEL_MESSAGE_TYPES = Object.keys(REQUIRED) as KernelMessage['type'][];

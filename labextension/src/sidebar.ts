@@ -20,6 +20,7 @@ import {
   frameFiles,
   frameTokens,
   localTime,
+  keptMessage,
   previewLines
 } from './format';
 import type { Choice, FrameTarget, IApprovalRequest, IFrameRow, KernelMessage, RewindMode } from './protocol';
@@ -462,7 +463,9 @@ export class LogicianSidebar extends Widget {
 }
 
 /** The body of the rewind confirmation: what will be restored, conflicts, and the options. */
-class RewindBody extends Widget implements Dialog.IBodyWidget<{ mode: RewindMode; force: boolean }> {
+type RewindChoice = { mode: RewindMode; force: boolean; include_external: boolean };
+
+class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoice> {
   constructor(lines: ReturnType<typeof previewLines>) {
     super();
     this.addClass('lk-RewindDialog');
@@ -483,6 +486,11 @@ class RewindBody extends Widget implements Dialog.IBodyWidget<{ mode: RewindMode
     }
     section('Variables', lines.variables, 'lk-RewindDialog-variables');
     section('Conflicts: changed since by something else', lines.conflicts, 'lk-RewindDialog-conflicts');
+    section(
+      'Left alone: changed outside this kernel (your saves, other programs)',
+      lines.external,
+      'lk-RewindDialog-external'
+    );
     section('Also', lines.notes, 'lk-RewindDialog-notes');
     const modeLabel = el('label', 'lk-RewindDialog-mode', 'Rewind ');
     this._mode = el('select', 'jp-mod-styled');
@@ -506,14 +514,27 @@ class RewindBody extends Widget implements Dialog.IBodyWidget<{ mode: RewindMode
       force.appendChild(document.createTextNode(' overwrite the conflicting files too'));
       this.node.appendChild(force);
     }
+    this._external = el('input');
+    this._external.type = 'checkbox';
+    if (lines.external.length) {
+      const external = el('label', 'lk-RewindDialog-include-external');
+      external.appendChild(this._external);
+      external.appendChild(document.createTextNode(' revert the changes made outside this kernel too'));
+      this.node.appendChild(external);
+    }
   }
 
-  getValue(): { mode: RewindMode; force: boolean } {
-    return { mode: this._mode.value as RewindMode, force: this._force.checked };
+  getValue(): RewindChoice {
+    return {
+      mode: this._mode.value as RewindMode,
+      force: this._force.checked,
+      include_external: this._external.checked
+    };
   }
 
   private _mode: HTMLSelectElement;
   private _force: HTMLInputElement;
+  private _external: HTMLInputElement;
 }
 
 /** Preview, confirm, rewind; true when the rewind happened. Shared by the sidebar and the cell command. */
@@ -548,10 +569,21 @@ export async function confirmAndRewind(
   }
   try {
     const done = await connection.ask(
-      { type: 'frames.rewind', frame: preview.frame, mode: result.value.mode, force: result.value.force },
+      {
+        type: 'frames.rewind',
+        frame: preview.frame,
+        mode: result.value.mode,
+        force: result.value.force,
+        include_external: result.value.include_external
+      },
       'frames.rewind'
     );
     Notification.success(done.summary.split('\n')[0], { autoClose: 5000 });
+    const kept = keptMessage(done.external ?? [], done.conflicts);
+    if (kept) {
+      // Why a file was not put back belongs in front of the user, not only in the ledger.
+      Notification.info(kept, { autoClose: 15000 });
+    }
     return true;
   } catch (err) {
     Notification.error(`Logician: the rewind did not happen: ${(err as Error).message}`, { autoClose: 8000 });

@@ -30,6 +30,7 @@ from ..events.runtime_state import RuntimeState
 from ..loop.agent_harness import AgentHarness
 from ..loop.command_hooks import HookLog
 from ..loop.todo import TodoCapability
+from ..mcp import McpManager
 from ..policy import PermissionPolicy, RunBudget, config_layer_of
 from ..providers import Provider
 from ..runtime import LogicianRuntime
@@ -88,6 +89,9 @@ class AgentSession(ThreadsAndRecovery):
         self.hook_log = HookLog()
         """The last result of each `[hooks]` command (what `%logician hooks` shows)."""
         self._profile_swap: ProfileSwap | None = None
+        self.mcp = McpManager(runtime.config.workspace, runtime.env)
+        """The MCP servers: connecting in the background from now on, never awaited."""
+        self.mcp.apply(runtime.config.settings.mcp)
 
     @classmethod
     def open(
@@ -224,6 +228,7 @@ class AgentSession(ThreadsAndRecovery):
             )  # fmt: skip
         except ValueError as exc:
             raise AgentError(str(exc)) from None
+        self.mcp.apply(settings.mcp)  # a changed `[mcp]` reconnects in the background
         tools = default_tools()
         todo = TodoCapability()
         todo.restore(history)
@@ -241,6 +246,7 @@ class AgentSession(ThreadsAndRecovery):
             compaction=compaction_policy(settings, ledger),
             max_tokens=settings.model.max_response_tokens,
             temperature=settings.model.temperature,
+            more_tools=self.mcp.tools,
         )
         run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
         self.budget = controller.budget
@@ -323,13 +329,16 @@ class AgentSession(ThreadsAndRecovery):
 
     def rewind(
         self, frame: int | str = "--last", *, force: bool = False, files: bool = True,
-        conversation: bool = True, resume: bool = False,
+        conversation: bool = True, include_external: bool = False, resume: bool = False,
     ) -> ProjectionItem:  # fmt: skip
-        """Undo `frame` and every frame after it: files and conversation (or one of them);
+        """Undo `frame` and every frame after it: files and conversation (or one of them).
+        Changes made outside this kernel are left alone unless `include_external`; a path the
+        frames changed that someone else changed too is a conflict unless `force`.
         `resume=True` completes a rewind a crash interrupted (`frame` is then ignored)."""
         try:
             return self.runtime.rewind(str(frame), force=force, files=files,
-                                       conversation=conversation, resume=resume)  # fmt: skip
+                                       conversation=conversation,
+                                       include_external=include_external, resume=resume)  # fmt: skip
         except RewindError as exc:
             raise AgentError(str(exc)) from None
 
@@ -375,6 +384,7 @@ class AgentSession(ThreadsAndRecovery):
         conversation.discard(self.ledger, conversation.open_branch(self.ledger, branch_id))
 
     def close(self) -> None:
+        self.mcp.close()
         self.runtime.close()
 
     def __enter__(self) -> AgentSession:

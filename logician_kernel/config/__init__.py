@@ -11,6 +11,7 @@ atomically. This package never imports IPython, ipykernel, ipywidgets or comm.
 
 from ._effective import EffectiveConfig, load_effective_config, user_config_dir
 from ._errors import ConfigError
+from ._mcp_schema import McpServerSettings, McpSettings
 from ._schema import (
     BudgetSettings,
     CheckpointSettings,
@@ -42,6 +43,8 @@ __all__ = [
     "EffectiveConfig",
     "LayerName",
     "LogicianSettings",
+    "McpServerSettings",
+    "McpSettings",
     "ModelPrice",
     "ModelSettings",
     "PermissionSettings",

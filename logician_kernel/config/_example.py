@@ -46,6 +46,29 @@ _EXAMPLE_PRICES: dict[str, dict[str, float]] = {
 }
 
 
+_EXAMPLE_SERVERS: dict[str, dict[str, Any]] = {
+    "files": {
+        "command": "python", "args": ["-m", "my_mcp_server"], "env": {"DATA_DIR": "/data"},
+        "cwd": ".", "allowed_tools": ["search", "fetch_*"], "excluded_tools": [],
+        "enabled": False, "connect_timeout_seconds": 10.0, "call_timeout_seconds": 60.0,
+    },
+    "tracker": {
+        "url": "http://127.0.0.1:8765/mcp", "headers": {"Authorization": "env:TRACKER_TOKEN"},
+        "enabled": False,
+    },
+}  # fmt: skip
+
+_EXAMPLE_TABLES: dict[tuple[str, str], tuple[str, dict[str, dict[str, Any]]]] = {
+    ("budget", "prices"): (
+        "# Example prices; check your provider's current price list.", _EXAMPLE_PRICES,
+    ),
+    ("mcp", "servers"): (
+        "# Example servers (disabled; set enabled = true to connect them).", _EXAMPLE_SERVERS,
+    ),
+}  # fmt: skip
+"""The mappings of the example config, with the note that introduces their entries."""
+
+
 def _comment(text: str, width: int = 92) -> list[str]:
     lines: list[str] = []
     for paragraph in text.split("\n\n"):
@@ -111,12 +134,13 @@ def render_example() -> str:
         tables: list[str] = []
         for name, info in model.model_fields.items():
             if get_origin(info.annotation) is dict:
+                note, entries = _EXAMPLE_TABLES[(section, name)]
                 tables += ["", *_comment(info.description or "")]
-                tables.append("# Example prices; check your provider's current price list.")
-                for number, (model_name, price) in enumerate(_EXAMPLE_PRICES.items()):
+                tables.append(note)
+                for number, (entry_name, values) in enumerate(entries.items()):
                     tables += [""] if number else []
-                    tables.append(f"[{format_key((section, name, model_name))}]")
-                    tables += [f"{k} = {_literal(v)}" for k, v in price.items()]
+                    tables.append(f"[{format_key((section, name, entry_name))}]")
+                    tables += [f"{k} = {_literal(v)}" for k, v in values.items()]
                 continue
             out += ["", *_field_lines(model, name)]
         out += tables

@@ -39,11 +39,33 @@ class GatedField:
 
     @property
     def path(self) -> KeyPath:
-        return parse_key(self.key)
+        return tuple(self.key.split(".")) if "*" in self.key else parse_key(self.key)
+
+    def concrete(self, data: Mapping[str, Any]) -> list[GatedField]:
+        """This row for each key of `data` its `*` stands for (itself when it has none)."""
+        path = self.path
+        if "*" not in path:
+            return [self]
+        star = path.index("*")
+        present, node = _get(data, path[:star])
+        if not present or not isinstance(node, Mapping):
+            return []
+        return [
+            GatedField(".".join((*path[:star], str(name), *path[star + 1 :])), self.risk,
+                       self.compare, self.path_inside)  # fmt: skip
+            for name in sorted(node)
+        ]
+
+    def matches(self, key: str) -> bool:
+        pattern, parts = self.path, tuple(key.split("."))
+        return len(pattern) == len(parts) and all(
+            p == "*" or p == k for p, k in zip(pattern, parts, strict=True)
+        )
 
 
 _BUDGET_RISK = "it loosens a budget beyond your own setting"
 _HOOK_RISK = "it runs these commands on your machine during agent runs"
+_MCP_RUN_RISK = "it chooses a program the kernel starts as an MCP server"
 
 GATED_FIELDS: tuple[GatedField, ...] = (
     GatedField("model.base_url", "your API key would be sent to this server"),
@@ -68,6 +90,12 @@ GATED_FIELDS: tuple[GatedField, ...] = (
     GatedField("hooks.post_tool", _HOOK_RISK),
     GatedField("hooks.run_start", _HOOK_RISK),
     GatedField("hooks.run_end", _HOOK_RISK),
+    # `*` stands for each configured MCP server: the rows gate `mcp.servers.NAME.command` etc.
+    GatedField("mcp.servers.*.command", _MCP_RUN_RISK),
+    GatedField("mcp.servers.*.args", _MCP_RUN_RISK),
+    GatedField("mcp.servers.*.env", _MCP_RUN_RISK),
+    GatedField("mcp.servers.*.url", "the agent would send tool calls to this server"),
+    GatedField("mcp.servers.*.headers", "it chooses which secrets are sent to an MCP server"),
 )
 """Every gated field, in the order notices name them."""
 
@@ -82,7 +110,7 @@ def gated_field(key: str) -> GatedField | None:
         return None
     if len(path) > 2 and path[0] == "profiles":
         key = ".".join(path[2:])
-    return next((field for field in GATED_FIELDS if field.key == key), None)
+    return next((field for field in GATED_FIELDS if field.matches(key)), None)
 
 
 def _get(data: Mapping[str, Any], path: KeyPath) -> tuple[bool, Any]:
@@ -136,8 +164,9 @@ def hold_back(
     `("profiles", NAME)`), `data` is that table: keys, notices and allows carry the prefix."""
     notices: list[str] = []
     held: list[str] = []
+    dropped: list[KeyPath] = []
     roots = (workspace.resolve(), data_dir.expanduser().resolve())
-    for field in GATED_FIELDS:
+    for field in (one for row in GATED_FIELDS for one in row.concrete(data)):
         present, value = _get(data, field.path)
         if not present:
             continue
@@ -159,8 +188,26 @@ def hold_back(
             )
         _drop(data, field.path)
         held.append(key)
+        dropped.append(field.path)
         notices.append(f"{where(prefix + field.path)}: {reason}.")
+    _drop_unstartable_servers(data, base, dropped)
     return notices, held
+
+
+def _drop_unstartable_servers(
+    data: dict[str, Any], base: Mapping[str, Any], dropped: list[KeyPath]
+) -> None:
+    """A project MCP server left with neither `command` nor `url` (both held back, and no
+    lower layer sets one) is dropped whole: it could not start, and must not fail the load."""
+    servers = data.get("mcp", {}).get("servers", {}) if isinstance(data.get("mcp"), dict) else {}
+    below = _get(base, ("mcp", "servers"))[1] or {}
+    for parts in dropped:
+        if tuple(parts[:2]) != ("mcp", "servers") or parts[2] not in servers:
+            continue
+        name = parts[2]
+        entry, lower = servers[name], below.get(name, {}) if isinstance(below, Mapping) else {}
+        if not any(k in entry or k in lower for k in ("command", "url")):
+            del servers[name]
 
 
 def format_allowed(allowed: Mapping[str, str]) -> list[str]:

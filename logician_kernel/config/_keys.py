@@ -137,7 +137,8 @@ def _walk(model: type[BaseModel], prefix: KeyPath, out: dict[KeyPath, FieldSpec]
                 out[child] = FieldSpec(child, "section", value_type, None, None, restart)
                 _walk(value_type, child, out)
             else:
-                out[child] = FieldSpec(child, "leaf", value_type, None, None, restart)
+                # A scalar entry is described by its mapping (`env`: "Environment variables ...").
+                out[child] = FieldSpec(child, "leaf", value_type, info, None, restart)
         else:
             out[path] = FieldSpec(path, "leaf", info.annotation, info, merge, restart)  # type: ignore[arg-type]
 

@@ -29,6 +29,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ._hooks_schema import HookSettings
+from ._mcp_schema import McpSettings
 from ._profiles import ProfileData, unknown_profile, valid_name
 
 __all__ = [
@@ -144,6 +145,12 @@ class CheckpointSettings(_Section):
     other machines on a shared volume), or `auto`: inotify on local file systems, the scan
     on NFS/CIFS/FUSE/overlay volumes and once inotify watches run out.
     Takes effect after a kernel restart."""
+
+    attribution: bool = True
+    """Record who made each change of a frame - the cell's code, an agent tool call, or
+    someone outside this kernel (a JupyterLab save, another program or kernel) - so a rewind
+    never reverts external changes (`--include-external` does). Off: the kernel's process is
+    not audited and every change counts as the cell's, as before. Applies from the next cell."""
 
     variables: bool = True
     """Capture the notebook's user variables at every frame, so a rewind brings the namespace
@@ -425,6 +432,9 @@ class LogicianSettings(_Section):
 
     hooks: HookSettings = Field(default_factory=HookSettings)
     """Shell commands run before and after tool calls and at the start and end of a run."""
+
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """MCP tool servers (`[mcp.servers.NAME]`)."""
 
     profiles: dict[str, ProfileData] = Field(
         default_factory=dict, examples=[{"cheap": {"model": {"name": "gpt-4.1-mini"}}}]

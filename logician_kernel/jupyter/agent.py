@@ -24,6 +24,7 @@ from IPython.display import display
 from ..agent import AgentError, AgentSession, RunOptions
 from ..agent.policy import ApprovalItem
 from ..agent.run import AgentRun, PythonRequest, RunItem
+from ..mcp import report as mcp_report
 from ..types.approvals import ApprovalChannel, ApprovalChoice
 from .agent_run import RunView, tasks_of
 from .answer import answer_output, is_terminal, widgets_render
@@ -175,6 +176,7 @@ class AgentCell:
                 viewed.seen = view.renders  # status follows the coalesced rhythm of the text
                 viewed.status.update(self.agent.state, cost_usd=run.controller.budget.cost_usd,
                                      tasks=tasks_of(run.todo))  # fmt: skip
+                viewed.status.show_mcp(mcp_report.summary(self.agent.mcp.status()))
 
     def _finish(self, viewed: _ViewedRun) -> None:
         viewed.view.flush(force=True)

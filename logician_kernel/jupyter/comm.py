@@ -7,9 +7,12 @@ number), which its answer echoes as `re`. Frontend -> kernel:
   - `status`                                          -> `status` {thread, phase, frames, ...}
   - `frames.list` {offset?, limit? (<= 500)}           -> `frames` {rows (newest first), total}
   - `frames.preview` {frame | cell_id}                 -> `frames.preview` {frame, files, ...}
-  - `frames.rewind` {frame | cell_id, mode?, force?}   -> `frames.rewind` {ok, frame, summary}
+  - `frames.rewind` {frame | cell_id, mode?, force?, include_external?}
+                                                      -> `frames.rewind` {ok, frame, summary}
   - `frames.undo` {force?}                             -> `frames.undo` {ok, frames, summary}
   - `frames.resume` {force?}                           -> `frames.resume` {ok, frames, summary}
+  - `document.saved` {path, time, notebook?, server_root?} (JupyterLab saved a document; the
+    kernel attributes the change to the user)            -> `document.saved` {path, recorded}
 Kernel -> frontend (unasked): `hello` {pending, status} when the comm opens,
 `approval.requested` {request...}, `approval.resolved` {request_id, choice, via},
 `frames.changed` {total} after every cell, `frames.rewound` {frames, cell_ids, at, by} after
@@ -49,10 +52,18 @@ class FrameSource(Protocol):
 
     def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]: ...
 
-    def preview_target(self, frame: int | None, cell_id: str | None) -> dict[str, Any]: ...
+    def preview_target(
+        self, frame: int | None, cell_id: str | None, *, force: bool = False,
+        include_external: bool = False,
+    ) -> dict[str, Any]: ...  # fmt: skip
 
     def rewind_target(
-        self, frame: int | None, cell_id: str | None, mode: str, force: bool
+        self, frame: int | None, cell_id: str | None, mode: str, force: bool,
+        *, include_external: bool = False,
+    ) -> dict[str, Any]: ...  # fmt: skip
+
+    def note_save(
+        self, path: str, at: str, notebook: str | None, server_root: str | None
     ) -> dict[str, Any]: ...
 
     def undo_target(self, force: bool) -> dict[str, Any]: ...
@@ -86,6 +97,7 @@ class LogicianComms:
             "frames.rewind": self.handle_frames_rewind,
             "frames.undo": self.handle_frames_undo,
             "frames.resume": self.handle_frames_resume,
+            "document.saved": self.handle_document_saved,
         }
         broker.listen(self._broadcast)
 
@@ -167,7 +179,10 @@ class LogicianComms:
 
     def handle_frames_preview(self, data: dict[str, Any]) -> dict[str, Any]:
         frame, cell_id = _target(data)
-        return {"type": "frames.preview", **self._frame_source().preview_target(frame, cell_id)}
+        force, include_external = _flag(data, "force"), _flag(data, "include_external")
+        preview = self._frame_source().preview_target(frame, cell_id, force=force,
+                                                      include_external=include_external)  # fmt: skip
+        return {"type": "frames.preview", **preview}
 
     def handle_frames_rewind(self, data: dict[str, Any]) -> dict[str, Any]:
         frame, cell_id = _target(data)
@@ -176,7 +191,9 @@ class LogicianComms:
             raise ValueError(f"mode must be one of {', '.join(REWIND_MODES)}, not {mode!r}")
         if not isinstance(force, bool):
             raise ValueError("force must be true or false")
-        done = self._frame_source().rewind_target(frame, cell_id, mode, force)
+        include_external = _flag(data, "include_external")
+        done = self._frame_source().rewind_target(frame, cell_id, mode, force,
+                                                  include_external=include_external)  # fmt: skip
         return {"type": "frames.rewind", **done}
 
     def handle_frames_undo(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -184,6 +201,18 @@ class LogicianComms:
 
     def handle_frames_resume(self, data: dict[str, Any]) -> dict[str, Any]:
         return {"type": "frames.resume", **self._frame_source().resume_target(_force(data))}
+    def handle_document_saved(self, data: dict[str, Any]) -> dict[str, Any]:
+        path, at = data.get("path"), data.get("time")
+        if not isinstance(path, str) or not path:
+            raise ValueError("path must be the saved document's non-empty server path")
+        if not isinstance(at, str) or not at:
+            raise ValueError("time must be the save's ISO 8601 time")
+        notebook, root = data.get("notebook"), data.get("server_root")
+        for name, value in (("notebook", notebook), ("server_root", root)):
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{name} must be a string")
+        return {"type": "document.saved",
+                **self._frame_source().note_save(path, at, notebook, root)}  # fmt: skip
 
     def _frame_source(self) -> FrameSource:
         if self.frames is None:
@@ -225,10 +254,14 @@ def _target(data: dict[str, Any]) -> tuple[int | None, str | None]:
 
 
 def _force(data: dict[str, Any]) -> bool:
-    force = data.get("force", False)
-    if not isinstance(force, bool):
-        raise ValueError("force must be true or false")
-    return force
+    return _flag(data, "force")
+
+
+def _flag(data: dict[str, Any], name: str) -> bool:
+    value = data.get(name, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false")
+    return value
 
 
 def _error(text: str, echo: dict[str, Any] | None = None) -> dict[str, Any]:

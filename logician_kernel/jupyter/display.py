@@ -105,6 +105,8 @@ def frame_diff(view: FrameView, diffs: Sequence[FileDiff]) -> Rendered:
     parts_html = [f"<p><b>{html.escape(title)}</b></p>"]
     for d in diffs:
         head = f"{d.action:<12} {d.path}  ({_size(d.before_size)} -> {_size(d.after_size)})"
+        if d.by:
+            head += f"  by {d.by}"
         if d.note:
             head += f"  [{d.note}]"
         parts_text.append(head)
@@ -121,6 +123,7 @@ def rewind_plan(plan: RewindPlan) -> Rendered:
         f"  would {'delete' if t.kind == 'absent' else 'restore'} {p}" for p, t in plan.restore
     ]
     lines += [f"  conflict: {c.path}: {c.detail}" for c in plan.conflicts]
+    lines += [f"  external: {e.path}: {e.detail}" for e in plan.external]
     lines += [f"  not restorable: {s.path}: {s.detail}" for s in plan.skipped]
     if plan.messages_dropped:
         lines.append(f"  {plan.messages_dropped} conversation message(s) would be dropped")
@@ -148,6 +151,12 @@ def rewind_result(item: ProjectionItem) -> Rendered:
         lines.append(
             f"{len(conflicts)} conflicting file(s) were left alone; "
             "`%logician rewind ... --force` overwrites them."
+        )
+    external = [p for p in item.paths if p.action == "external"]
+    if external:
+        lines.append(
+            f"{len(external)} file(s) changed outside this kernel were left alone; "
+            "`%logician rewind ... --include-external` reverts them."
         )
     return preformatted("\n".join(lines))
 
@@ -236,6 +245,7 @@ def help_text() -> Rendered:
         "  %logician rewind --cell N        the same, naming the cell by its In [N] number\n"
         "  %logician rewind --last          undo the most recent frame\n"
         "  %logician rewind N --dry-run     show what a rewind would do\n"
+        "  %logician rewind N --include-external  also revert changes made outside this kernel\n"
         "  %logician rewind N --files-only | --variables-only | --conversation-only\n"
         "  %logician rewind --call ID       restore what a call cut off by a dead kernel wrote\n"
         "  %logician undo [--force]         take back the most recent rewind exactly\n"
@@ -247,6 +257,7 @@ def help_text() -> Rendered:
         "  %logician status                 the agent's status, thread and workspace\n"
         "  %logician audit [-n N]           the recent permission decisions\n"
         "  %logician hooks                  [hooks] commands, their layer and last result\n"
+        "  %logician mcp [--wait] [restart N] MCP servers: state, tools, last error; restart one\n"
         "  %logician ledger                 check this thread's ledger for damaged records\n"
         "  %logician threads                the workspace's threads: notebook, frames, last use\n"
         "  %logician thread use ID | new N  switch this kernel to another thread (or a new one)\n"

@@ -180,7 +180,7 @@ class LogicianKernel(IPythonKernel):
         return reply
 
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
-        self.logician.close()
+        self.agent.close()  # the MCP servers stop with the kernel, then the runtime closes
         return super().do_shutdown(restart)
 
 

@@ -35,6 +35,7 @@ from .agent_errors import agent_errors
 from .comm import LogicianComms
 from .magic_parts import ArgParser as _ArgParser
 from .magic_parts import branches_table, classify, run_options, unknown_command
+from .mcp_view import handle_mcp
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
 
@@ -48,6 +49,7 @@ MANAGEMENT_COMMANDS = frozenset(
         "undo",
         "config",
         "trust",
+        "mcp",
         "clear",
         "status",
         "audit",
@@ -133,6 +135,7 @@ class LogicianMagics(Magics):
             "threads": lambda args: thread_commands.threads(self.session, args),
             "thread": lambda args: thread_commands.thread(self.session, args),
             "hooks": self.handle_hooks,
+            "mcp": lambda args: handle_mcp(self.session, args),
         }
         self.broker = agent.broker
         self.comms = LogicianComms(self.broker, self._comm_status)
@@ -222,6 +225,7 @@ class LogicianMagics(Magics):
         parser.add_argument("--cell", type=int, metavar="N")
         parser.add_argument("--call", metavar="ID")
         parser.add_argument("--force", action="store_true")
+        parser.add_argument("--include-external", action="store_true")
         parser.add_argument("--dry-run", action="store_true")
         parser.add_argument("--resume", action="store_true")
         only = parser.add_mutually_exclusive_group()
@@ -249,14 +253,16 @@ class LogicianMagics(Magics):
         if opts.dry_run:
             frame_id = checkpoints.resolve_target(spec)
             plan = (
-                None if opts.variables_only else checkpoints.plan_rewind(frame_id, force=opts.force)
+                None if opts.variables_only else checkpoints.plan_rewind(
+                    frame_id, force=opts.force, include_external=opts.include_external)
             )
             if variables is None or opts.files_only or opts.conversation_only:
                 return render.rewind_plan(plan) if plan is not None else variables_view.dry_run(
                     None, [], frame_id)  # fmt: skip
             return variables_view.dry_run(plan, variables.plan(frame_id), frame_id)
         one = opts.files_only or opts.conversation_only or opts.variables_only
-        item = self.runtime.rewind(spec, force=opts.force, files=opts.files_only or not one,
+        item = self.runtime.rewind(spec, force=opts.force, include_external=opts.include_external,
+                                   files=opts.files_only or not one,
                                    conversation=opts.conversation_only or not one,
                                    variables=opts.variables_only or not one)  # fmt: skip
         self.frames.announce(item)
@@ -389,6 +395,11 @@ class LogicianMagics(Magics):
             "pending_approvals": len(self.broker.pending()),
             "last_outcome": state.last_outcome.status if state.last_outcome else None,
             "audit_problems": AuditLog.for_workspace(runtime.config.workspace).problem_count(),
+            "mcp": [
+                {"name": s.name, "state": s.state, "tools": s.tools, "stale": s.stale,
+                 "error": s.error}  # fmt: skip
+                for s in self.session.mcp.status()
+            ],
         }
 
     def _ledger(self) -> ThreadLedger:

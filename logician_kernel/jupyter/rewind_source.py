@@ -6,11 +6,13 @@ source, so a rewind from either says the same thing and announces itself the sam
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
 from ..runtime import LogicianRuntime
 from ..session import rewind_plan
+from ..session.attribution import launch_dir, map_lab_path
 from ..session.file_checkpoints import FileCheckpoints, RewindError
 from ..session.frames import FrameView
 from ..session.store_budget import usage
@@ -60,7 +62,8 @@ class LedgerRewindSource:
         data = self._preview(frame)
         return RewindPreview(
             files=[f"{a['action']} {a['path']}" for a in data["files"]]
-            + [f"not restorable: {s['path']} ({s['detail']})" for s in data["skipped"]],
+            + [f"not restorable: {s['path']} ({s['detail']})" for s in data["skipped"]]
+            + [f"left alone: {e['path']} ({e['detail']})" for e in data.get("external", [])],
             conflicts=[f"{c['path']}: {c['detail']}" for c in data["conflicts"]],
             messages_dropped=data["messages_dropped"],
             variables=[
@@ -110,21 +113,28 @@ class LedgerRewindSource:
         evicted = _evicted(checkpoints, shown)  # only the page's frames: 10,000 stay cheap
         return [_row(f, evicted.get(f.frame)) for f in shown], len(ids)
 
-    def preview_target(self, frame: int | None, cell_id: str | None) -> dict[str, Any]:
+    def preview_target(
+        self, frame: int | None, cell_id: str | None, *, force: bool = False,
+        include_external: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
         frame_id = self._resolve(frame, cell_id)
-        return {"frame": frame_id, **self._preview(frame_id)}
+        return {"frame": frame_id,
+                **self._preview(frame_id, force=force, include_external=include_external)}  # fmt: skip
 
     def rewind_target(
-        self, frame: int | None, cell_id: str | None, mode: str, force: bool
-    ) -> dict[str, Any]:
+        self, frame: int | None, cell_id: str | None, mode: str, force: bool,
+        *, include_external: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
         frame_id = self._resolve(frame, cell_id)
-        item = self._rewind(frame_id, mode, force=force, frontend=True)
+        item = self._rewind(frame_id, mode, force=force, frontend=True,
+                            include_external=include_external)  # fmt: skip
         conflicts = [p.path for p in item.paths if p.action == "conflict"]
         return {
             "ok": True,
             "frame": frame_id,
             "frames": item.frames,
             "conflicts": conflicts,
+            "external": [p.path for p in item.paths if p.action == "external"],
             "summary": variables_view.rewind_result(item).text,
         }
 
@@ -139,6 +149,19 @@ class LedgerRewindSource:
         return {"ok": True, "frames": item.frames,
                 "conflicts": [p.path for p in item.paths if p.action == "conflict"],
                 "summary": undo_view.resume_result(item).text}  # fmt: skip
+
+    def note_save(
+        self, path: str, at: str, notebook: str | None, server_root: str | None
+    ) -> dict[str, Any]:
+        """JupyterLab saved `path` (server-relative): the open frame attributes it to the user.
+        A path outside this kernel's workspace is not ours and is ignored."""
+        checkpoints = self.runtime.checkpoints_if_on
+        rel = map_lab_path(path, workspace=self.runtime.workspace, launch_dir=launch_dir(),
+                           notebook=notebook or os.environ.get("JPY_SESSION_NAME"),
+                           server_root=server_root)  # fmt: skip
+        if checkpoints is None or rel is None:
+            return {"path": None, "recorded": False}
+        return {"path": rel, "recorded": checkpoints.note_save(rel, at)}
 
     # -- shared ------------------------------------------------------------------------------
 
@@ -193,11 +216,14 @@ class LedgerRewindSource:
             )
         return matches[-1]
 
-    def _preview(self, frame: int) -> dict[str, Any]:
+    def _preview(
+        self, frame: int, *, force: bool = False, include_external: bool = False
+    ) -> dict[str, Any]:
         try:
-            plan = self.runtime.checkpoints.plan_rewind(frame)
+            plan = self.runtime.checkpoints.plan_rewind(frame, force=force,
+                                                        include_external=include_external)  # fmt: skip
         except (RewindError, ValueError) as exc:
-            return {"files": [], "skipped": [], "conflicts": [], "messages_dropped": 0,
+            return {"files": [], "skipped": [], "conflicts": [], "external": [], "messages_dropped": 0,
                     "frames": [], "error": str(exc)}  # fmt: skip
         return {
             "frames": plan.frames,
@@ -207,6 +233,7 @@ class LedgerRewindSource:
             ],
             "skipped": [{"path": s.path, "detail": s.detail} for s in plan.skipped],
             "conflicts": [{"path": c.path, "detail": c.detail} for c in plan.conflicts],
+            "external": [{"path": e.path, "detail": e.detail} for e in plan.external],
             "messages_dropped": plan.messages_dropped,
             "variables": self._variables(frame),
         }
@@ -219,7 +246,9 @@ class LedgerRewindSource:
         return [{"name": s.name, "action": s.action, "detail": s.detail}
                 for s in variables.plan(frame)]  # fmt: skip
 
-    def _rewind(self, frame: int, mode: str, *, force: bool, frontend: bool) -> ProjectionItem:
+    def _rewind(
+        self, frame: int, mode: str, *, force: bool, frontend: bool, include_external: bool = False
+    ) -> ProjectionItem:
         """`frontend`: asked over the comm, never by the running cell's own code. A widget
         click on the main thread while a frame is open comes from that cell (it pops only the
         closed frames, as before); from another thread, a cell is running concurrently."""
@@ -229,7 +258,8 @@ class LedgerRewindSource:
                 raise RewindError(
                     "a cell is running; rewind when it has finished (or interrupt it first)"
                 )
-            item = self.runtime.rewind(str(frame), force=force, files=mode in ("both", "files"),
+            item = self.runtime.rewind(str(frame), force=force, include_external=include_external,
+                                       files=mode in ("both", "files"),
                                        conversation=mode in ("both", "conversation"),
                                        variables=mode in ("both", "variables"))  # fmt: skip
         self.announce(item)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +65,7 @@ from logician_kernel.providers import (
     Provider,
     ProviderError,
 )
+from logician_kernel.session.write_audit import AUDIT
 from logician_kernel.tools import Tool, ToolContext, ToolResult, bound_output
 from logician_kernel.types.messages import (
     Message,
@@ -141,12 +142,15 @@ class AgentHarness:
         max_tokens: int | None = None,
         temperature: float | None = None,
         compaction: CompactionPolicy | None = None,
+        more_tools: Callable[[], Mapping[str, Tool]] | None = None,
     ) -> None:
         """`controller` enforces the run budget and the acceptance check (restarted at every
         run); without it, one is built from `limits` for each run (`limits` is ignored when a
         controller is given). `gate` decides each tool call; without it every call runs.
         `compaction` makes the harness compact the conversation before a model request once
-        it reaches the policy's threshold; without it (or disabled) it never compacts."""
+        it reaches the policy's threshold; without it (or disabled) it never compacts.
+        `more_tools` is asked before every model request for tools that come and go (the
+        MCP servers that are ready by then); it never replaces one of `tools`."""
         self.provider = provider
         self.tools = dict(tools)
         self.ctx = ctx
@@ -160,6 +164,8 @@ class AgentHarness:
         self.temperature = temperature
         self.compaction = compaction
         self._compactor = CompactionStep(self)
+        self._own_tools = dict(tools)
+        self._more_tools = more_tools
         self._specs = [tool.spec() for tool in self.tools.values()]
 
     async def run(
@@ -223,6 +229,7 @@ class AgentHarness:
 
     async def _turn(self, run: _Run, turn: int) -> AsyncGenerator[HarnessEvent, None]:
         yield TurnStarted(turn=turn)
+        self._refresh_tools()
         run.response = None
         request = ModelRequest(
             messages=list(run.messages),
@@ -274,6 +281,20 @@ class AgentHarness:
                     yield self._refuse(run, call, not_run(call, run.stop))
         await self._hook("on_turn_end", turn, response.message)
         yield TurnEnded(turn=turn)
+
+    def _refresh_tools(self) -> None:
+        """Offer the tools that are available now (an MCP server may have become ready)."""
+        if self._more_tools is None:
+            return
+        try:
+            extra = self._more_tools()
+        except Exception:
+            logger.exception("listing the extra tools failed; offering ours only")
+            extra = {}
+        self.tools = {**self._own_tools}
+        for name, tool in extra.items():
+            self.tools.setdefault(name, tool)
+        self._specs = [tool.spec() for tool in self.tools.values()]
 
     # -- tool calls -------------------------------------------------------------------------
 
@@ -348,9 +369,12 @@ class AgentHarness:
 
     async def _invoke(self, call: ToolCall, tool: Tool) -> ToolResult:
         try:
-            result = await tool.run(call.arguments, dataclasses.replace(self.ctx, call_id=call.id))
-            stop_inside_call(call.name)  # tests only: the effect happened, its result is not kept
-            return result
+            # Whatever the process writes or spawns inside the call is attributed to it.
+            with AUDIT.tool_call(call.id, call.name):
+                ctx = dataclasses.replace(self.ctx, call_id=call.id)
+                result = await tool.run(call.arguments, ctx)
+                stop_inside_call(call.name)  # tests only: the effect happened, no result kept
+                return result
         except Exception as exc:
             # The contract says tools never raise; a bug in one must not end the run.
             logger.exception("tool %s raised", call.name)

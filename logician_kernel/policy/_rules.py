@@ -12,6 +12,8 @@ Pure functions over strings; `permissions.py` decides with them.
   workspace root. An absolute pattern (`/etc/**`, `~/.ssh/**`) matches the absolute path,
   which is how a deny rule can name files outside the workspace.
 - `*` alone, or `tool` without a pattern, matches every call of that tool (of any tool).
+- `mcp(pattern)` matches MCP tools (`server__tool`) by name glob (`mcp(files__*)`); a bare
+  `mcp` matches every MCP tool; a rule naming `files__search` itself works too.
 
 An allow rule on `bash` matches only a plain command (see `_shell.py`: no environment
 assignment, expansion, redirection, chain, subshell or dangerous option) and matches it word
@@ -25,6 +27,7 @@ sandbox.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 import shlex
@@ -64,7 +67,20 @@ class Rule:
     """The argument pattern, or None for every call of the tool."""
 
     def names(self, tool_name: str) -> bool:
+        if self.tool == MCP_RULE:
+            return is_mcp_tool(tool_name) and (
+                self.pattern is None or fnmatch.fnmatchcase(tool_name, self.pattern)
+            )
         return self.tool == "*" or self.tool == tool_name
+
+
+MCP_RULE = "mcp"
+"""The rule name that matches MCP tools by their namespaced name."""
+
+
+def is_mcp_tool(tool_name: str) -> bool:
+    """MCP tools are namespaced `server__tool`; none of ours has `__` in its name."""
+    return "__" in tool_name
 
 
 def parse_rule(text: str) -> Rule:

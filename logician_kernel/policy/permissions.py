@@ -20,7 +20,9 @@ Order, first match wins:
    the mode and the allow rules, so it is never a routine allow;
 6. an allow rule, or a rule allowed for this session: allow (a `bash` rule only for a plain
    command, see `_shell.py`);
-7. the mode's default: `ask`: read-only tools allow, others ask; `read-only`: read-only
+7. the mode's default. An MCP tool (`server__tool`) asks in every mode but `full-auto`,
+   its `readOnlyHint` only keeping it from step 2's deny; for ours: `ask`: read-only tools
+   allow, others ask; `read-only`: read-only
    tools allow; `auto-edit`: read-only tools and `write`/`edit` inside the workspace allow,
    commands ask; `full-auto`: allow.
 
@@ -39,11 +41,13 @@ from pydantic import BaseModel, ConfigDict
 from ._protected import Protection, protected_in_command, protected_write
 from ._rules import (
     COMMAND_ARGUMENTS,
+    MCP_RULE,
     PATH_ARGUMENTS,
     Rule,
     any_pattern,
     command_matches,
     command_segments,
+    is_mcp_tool,
     parse_rule,
     path_matches,
     words_match,
@@ -172,10 +176,13 @@ class PermissionPolicy:
                 layer=layer,
             )
         if active == "read-only" and not read_only:
+            what = (
+                "is an MCP tool its server does not declare read-only (`readOnlyHint`)"
+                if is_mcp_tool(tool_name)
+                else "may change the workspace or run code"
+            )
             return decision(
-                "deny",
-                f"`{tool_name}` may change the workspace or run code, and the mode is read-only",
-                "read_only_mode",
+                "deny", f"`{tool_name}` {what}, and the mode is read-only", "read_only_mode"
             )
         hit = self._first("ask", tool_name, target)
         if hit is not None:
@@ -239,6 +246,10 @@ class PermissionPolicy:
         read_only: bool,
         problem: str | None = None,
     ) -> PermissionDecision:
+        if is_mcp_tool(tool) and mode != "full-auto":
+            # A server's own `readOnlyHint` is a claim, not a guarantee: ask, unless a rule
+            # (`mcp(server__*)`) says otherwise.
+            return decision("ask", f"`{tool}` is an MCP tool; {mode} mode asks", "mode")
         if read_only:
             return decision("allow", f"`{tool}` is read-only", "mode")
         if mode == "full-auto":
@@ -263,6 +274,8 @@ class PermissionPolicy:
         `/**`; otherwise the bare tool name. A path outside the workspace gets its exact path,
         which never allows it without asking (see the order), so "Always allow" cannot open
         the workspace boundary."""
+        if is_mcp_tool(tool_name):
+            return f"{MCP_RULE}({tool_name})"
         argument = COMMAND_ARGUMENTS.get(tool_name)
         if argument is not None:
             value = arguments.get(argument)
@@ -327,8 +340,8 @@ class PermissionPolicy:
         if not rule.names(tool):
             return False
         pattern = rule.pattern
-        if pattern is None:
-            return True
+        if pattern is None or rule.tool == MCP_RULE:
+            return True  # an `mcp(...)` pattern names tools, matched by `Rule.names`
         if tool in COMMAND_ARGUMENTS:
             command = target.command
             if command is None:

@@ -106,9 +106,16 @@ class AutoDetector:
     def watching(self) -> bool:
         return self._inner.watching
 
+    def defer(self) -> bool:
+        return bool(getattr(self._inner, "defer", lambda: False)())
+
+    @property
+    def early(self) -> set[str] | None:
+        return getattr(self._inner, "early", None)
+
     def _fall_back(self) -> None:
         self._inner.close()
-        self._inner = ScanDetector(self._root, exclude=self._exclude)
+        self._inner = ScanDetector(self._root, exclude=self._exclude, stamp=_stamp(self._root))
         self.kind = "scan"
         self.notice = (
             f"Logician: inotify cannot watch {self._root} (watches exhausted or unavailable; "
@@ -117,10 +124,17 @@ class AutoDetector:
         )
 
 
+def _stamp(root: Path) -> Path:
+    # Beside our store, on the workspace's file system, where its clock stamps the file.
+    return Path(root) / ".logician" / "scan-stamp"
+
+
 def make_detector(mode: ChangeDetection, root: Path, exclude: Iterable[str]) -> Detector:
     """The detector `mode` asks for on this root (not started)."""
     if mode == "scan" or (mode == "auto" and is_remote(filesystem_type(root))):
-        return ScanDetector(root, exclude=exclude)
+        exclude = tuple(exclude)
+        stamp = _stamp(root) if ".logician" in exclude else None
+        return ScanDetector(root, exclude=exclude, stamp=stamp)
     if mode == "inotify":
         return WorkspaceWatcher(root, exclude=exclude)
     return AutoDetector(root, exclude)

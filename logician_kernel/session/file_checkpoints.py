@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import rewind_plan
+from .attribution import SaveLog, attribute, clock, judge_chain, tool_names
 from .frames import FrameView
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from .redact import redact
@@ -37,6 +38,7 @@ from .thread_ledger import (
     ThreadLedger,
     project,
 )
+from .write_audit import AUDIT
 
 
 class RewindError(ValueError):
@@ -55,6 +57,8 @@ class RewindPlan:
     """Paths changed by something else since the frames recorded them."""
     skipped: list[RestoredPath] = field(default_factory=list)
     """Paths whose pre-state was never captured."""
+    external: list[RestoredPath] = field(default_factory=list)
+    """Paths only someone outside this kernel changed: left alone (`include_external` reverts)."""
     messages_dropped: int = 0
     """Conversation messages the rewind takes out of the projection."""
 
@@ -64,8 +68,10 @@ class _OpenFrame:
     frame: int
     pre: Snapshot | None
     started: float
-    captured: set[str] = field(default_factory=set)
+    captured: dict[str, str | None] = field(default_factory=dict)
+    """Paths a tool captured before writing -> its call id (None for cell code)."""
     by_call: set[tuple[str, str]] = field(default_factory=set)
+    """(path, call id) pairs captured: each call records its own pre-image of a path."""
 
 
 class FileCheckpoints:
@@ -86,6 +92,10 @@ class FileCheckpoints:
         self._snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
         self._warmup: threading.Thread | None = None
+        self.attribute_changes = True
+        """Record who made each change (cell, tool call, external); off: all are the cell's."""
+        self.saves = SaveLog()
+        """Document saves the Lab reported (`note_save`), attributed to the open frame."""
         large = snapshotter.large if snapshotter is not None else None
         self.budget = SideStoreBudget(self.frames, large, self._open_large) if large else None
         """The side store's budget keeper; None when large files are not captured."""
@@ -145,11 +155,12 @@ class FileCheckpoints:
         current = self._open
         if current is None or self.snapshotter is None:
             return
+        call_id = call_id or AUDIT.current_call() or None
         # The frame keeps the first pre-state of a path; each call still records its own, so a
         # second call cut off mid-write can be rewound to the state just before it.
         if path in current.captured and (call_id is None or (path, call_id) in current.by_call):
             return
-        current.captured.add(path)
+        current.captured.setdefault(path, call_id)  # the frame's pre-state: the first capture's
         if call_id is not None:
             current.by_call.add((path, call_id))
         before = self.snapshotter.store_path(path)
@@ -158,14 +169,16 @@ class FileCheckpoints:
 
     # -- capture ----------------------------------------------------------------------------
 
-    def _snapshot(self, *, defer_large: bool = False) -> tuple[Snapshot | None, str | None]:
+    def _snapshot(
+        self, *, defer_large: bool = False, opening: bool = False
+    ) -> tuple[Snapshot | None, str | None]:
         if self.snapshotter is None:
             return None, self.capture_disabled_reason or "capture is off"
         with self._snap_lock:
             try:
                 if defer_large:
                     return self.snapshotter.snapshot_deferring_large(), None
-                return self.snapshotter.snapshot(), None
+                return self.snapshotter.snapshot(opening=opening), None
             except (SnapshotError, OSError) as exc:
                 # The changes drained for this snapshot were not recorded: the next one must
                 # re-read the workspace, not inherit the failure.
@@ -205,7 +218,7 @@ class FileCheckpoints:
     ) -> int:
         """Open a frame and take its pre-snapshot. Never raises for capture problems."""
         frame_id = max(self.frames(), default=0) + 1
-        pre, error = self._snapshot()
+        pre, error = self._snapshot(opening=True)
         first_line = next((ln for ln in code.splitlines() if ln.strip()), "")
         first_line = redact(first_line, secrets)[:200]  # the ledger never holds a secret
         self.ledger.append(
@@ -218,6 +231,9 @@ class FileCheckpoints:
             capture_error=error,
         )
         self._open = _OpenFrame(frame=frame_id, pre=pre, started=time.perf_counter())
+        if self.attribute_changes and self.snapshotter is not None:
+            AUDIT.begin(self.snapshotter.workspace)
+            self.saves.begin()
         return frame_id
 
     def close_frame(self, outcome: FrameOutcome) -> FrameClose | None:
@@ -225,7 +241,15 @@ class FileCheckpoints:
         current, self._open = self._open, None
         if current is None:
             return None
+        attributing = AUDIT.recording
+        evidence, saves = AUDIT.end(), self.saves.end()
         post, error = self._snapshot(defer_large=True)
+        # A stat scan read the workspace once, after the cell: what changed between cells is
+        # in the frame's start, not in its changes (see scan_detector.py).
+        start = self.snapshotter.take_start() if self.snapshotter is not None else None
+        opened_tree = current.pre.tree if current.pre is not None else None
+        if start is not None and current.pre is not None:
+            current.pre = start
         changes, skipped = [], []
         if current.pre is not None and post is not None:
             try:
@@ -233,6 +257,13 @@ class FileCheckpoints:
                 for change in changes:
                     if change.before.kind == "blob":
                         self.snapshotter.own_blob(change.before.sha)  # type: ignore[union-attr, arg-type]
+                if attributing and changes:
+                    changes = attribute(
+                        changes, evidence, saves, workspace=self.snapshotter.workspace,  # type: ignore[union-attr]
+                        tool_names=tool_names(self.ledger.entries, current.frame,
+                                              {*evidence.callers(), *current.captured.values()}),
+                        checkpointed=current.captured,
+                    )  # fmt: skip
             except (SnapshotError, OSError) as exc:
                 error = str(exc)
         elif error is None:
@@ -242,6 +273,7 @@ class FileCheckpoints:
             frame=current.frame,
             outcome=outcome,
             post_tree=post.tree if post else None,
+            start_tree=start.tree if start is not None and start.tree != opened_tree else None,
             changes=changes,
             skipped=skipped,
             capture_error=error,
@@ -252,6 +284,10 @@ class FileCheckpoints:
         )
         self._finish_large_in_background()
         return closed
+
+    def note_save(self, path: str, at: str) -> bool:
+        """The Lab saved `path` (workspace-relative) at `at`; True if a frame was open."""
+        return self.saves.note(path, at)
 
     def recover_incomplete(self) -> list[int]:
         """Close frames whose kernel died mid-cell, diffing their pre-tree against now."""
@@ -333,7 +369,9 @@ class FileCheckpoints:
             raise RewindError(f"rewind: frame {frame_id} is still running")
         return frame_id
 
-    def plan_rewind(self, frame_id: int, *, force: bool = False) -> RewindPlan:
+    def plan_rewind(
+        self, frame_id: int, *, force: bool = False, include_external: bool = False
+    ) -> RewindPlan:
         self.settle()
         popped = [f for f in self.active_frames() if f.frame >= frame_id]
         chains: dict[str, list[tuple[int, PathChange]]] = {}
@@ -350,7 +388,13 @@ class FileCheckpoints:
                         detail=f"not captured by frame {view.frame}: {SKIP_TEXT[skip.reason]}",
                     )  # fmt: skip
                 )
-        for path, chain in sorted(chains.items()):
+        for path, full_chain in sorted(chains.items()):
+            verdict = judge_chain(full_chain, include_external=include_external)
+            if verdict.start is None:
+                plan.external.append(RestoredPath(path=path, action="external",
+                                                  detail=verdict.external))  # fmt: skip
+                continue
+            chain = full_chain[verdict.start :]
             target = chain[0][1].before
             if (
                 target.kind == "large"
@@ -366,8 +410,10 @@ class FileCheckpoints:
                     detail=f"its state before frame {chain[0][0]} was not captured "
                            f"({SKIP_TEXT[target.reason or 'not-a-file']})"))  # fmt: skip
                 continue
-            conflict = None
+            conflict = verdict.conflict or None
             for (f1, c1), (f2, c2) in zip(chain, chain[1:], strict=False):
+                if conflict is not None:
+                    break
                 if not c1.after.same_as(c2.before):
                     conflict = f"changed outside the kernel between frame {f1} and frame {f2}"
                     break
@@ -377,7 +423,9 @@ class FileCheckpoints:
                 if self.budget is not None:
                     after = self.budget.large.resolve(path, after)
                 if not still_as_left(current, after):
-                    conflict = f"changed since frame {chain[-1][0]} recorded it"
+                    saved = self.saves.last_save(path)
+                    conflict = f"changed since frame {chain[-1][0]} recorded it" + (
+                        f" (saved in JupyterLab at {clock(saved)})" if saved else "")  # fmt: skip
             if conflict is not None and not force:
                 plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
                 continue
@@ -397,6 +445,7 @@ class FileCheckpoints:
         frame_id: int,
         *,
         force: bool = False,
+        include_external: bool = False,
         files: bool = True,
         conversation: bool = True,
         on_path: Callable[[str], None] | None = None,
@@ -418,12 +467,14 @@ class FileCheckpoints:
                 "rewind: an earlier rewind was interrupted and is not finished; "
                 "`%logician rewind --resume` completes it first"
             )
-        plan = self.plan_rewind(frame_id, force=force) if files else None
+        plan = (self.plan_rewind(frame_id, force=force, include_external=include_external)
+                if files else None)  # fmt: skip
         popped = [self.frames()[f] for f in plan.frames] if plan is not None else []
         record = rewind_plan.write_plan(
             self.ledger, self.snapshotter, frame_id, plan,
             since=popped[0].opened_at if popped else None,
             files=files, conversation=conversation, variables=variables is not None, force=force,
+            include_external=include_external,
         )  # fmt: skip
         return self.complete(record, on_path=on_path, variables=variables)
 
@@ -445,6 +496,7 @@ class FileCheckpoints:
                                                 verify=resume, force=force, on_path=on_path)  # fmt: skip
         restored, variable_frames = variables() if variables is not None else ([], [])
         notes = ["--force" if record.force or force else "", "--resume" if resume else "",
+                 "--include-external" if record.include_external else "",
                  _only(record.files, record.conversation, variables is not None)]  # fmt: skip
         messages = (self._messages_before(record.frame) if record.conversation
                     else self.ledger.messages())  # fmt: skip

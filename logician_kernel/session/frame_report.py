@@ -8,11 +8,12 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from .attribution import who
 from .file_checkpoints import FileCheckpoints, RewindError
 from .frames import FrameView
 from .git_snapshot import SnapshotError
 from .restore import SKIP_TEXT
-from .states import PathState
+from .states import PathChange, PathState
 
 MAX_DIFF_INPUT = 256 * 1024
 MAX_DIFF_LINES = 200
@@ -26,6 +27,8 @@ class FileDiff:
     after_size: int | None
     diff: str | None
     note: str = ""
+    by: str = ""
+    """Who made the change: "cell", "tool bash (call_1)", "external (...)"; "" when unknown."""
 
 
 def frame_diff(checkpoints: FileCheckpoints, spec: str) -> tuple[FrameView, list[FileDiff]]:
@@ -60,6 +63,7 @@ def frame_diff(checkpoints: FileCheckpoints, spec: str) -> tuple[FrameView, list
                 after_size=_size(after, change.after),
                 diff=_text_diff(change.path, before, after),
                 note=note,
+                by=_by(change),
             )
         )
     for skip in view.skipped:
@@ -67,6 +71,13 @@ def frame_diff(checkpoints: FileCheckpoints, spec: str) -> tuple[FrameView, list
             FileDiff(skip.path, "not captured", None, None, None, note=SKIP_TEXT[skip.reason])
         )
     return view, out
+
+
+def _by(change: PathChange) -> str:
+    if change.by is None:
+        return ""
+    text = who(change)
+    return f"{text} ({change.basis})" if change.basis else text
 
 
 def _size(content: bytes | None, state: PathState) -> int | None:

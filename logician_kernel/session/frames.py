@@ -64,6 +64,7 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
             view.outcome = entry.outcome
             view.closed_at = entry.time
             view.duration_ms = entry.duration_ms
+            view.pre_tree = entry.start_tree or view.pre_tree
             view.changes = _merge_tool_checkpoints(view.changes, entry.changes)
             view.skipped = list(entry.skipped)
             view.capture_error = view.capture_error or entry.capture_error
@@ -71,7 +72,8 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
             view = frames[entry.frame]
             if all(c.path != entry.path for c in view.changes):
                 view.changes.append(
-                    PathChange(path=entry.path, before=entry.before, after=entry.before)
+                    PathChange(path=entry.path, before=entry.before, after=entry.before,
+                               by="tool" if entry.call_id else None, call_id=entry.call_id)  # fmt: skip
                 )
         elif isinstance(entry, RunEnd) and entry.frame in frames:
             frames[entry.frame].input_tokens += entry.input_tokens

@@ -114,6 +114,9 @@ class GitSnapshotter:
         self._ignored_cache: dict[str, bool] = {}
         # Unusual permission bits by path, carried from snapshot to snapshot; walked once.
         self._perms: dict[str, int] | None = None
+        # The opening snapshot of a frame whose drain a stat scan skipped (see snapshot()).
+        self._start: Snapshot | None = None
+        self._may_defer = False  # the last thing done was a frame's closing snapshot
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -235,9 +238,29 @@ class GitSnapshotter:
             self._reader.clear_cache()
             self._reader = None
 
-    def snapshot(self) -> Snapshot:
-        """Capture the workspace now. Cost scales with what changed since the last call."""
+    def snapshot(self, *, opening: bool = False) -> Snapshot:
+        """Capture the workspace now. Cost scales with what changed since the last call.
+
+        `opening`: a frame opens; a stat scan may answer with the last snapshot and read
+        the workspace once, after the cell (see scan_detector.py): `take_start()` is then
+        the workspace as it was when the frame opened."""
+        # Only straight after a frame closed: a rewind or a diff in between may have left
+        # files for the user to look at and edit, and those must be read before the cell.
+        may_defer, self._may_defer = self._may_defer, False
+        if opening:
+            self._start = None
+            defer = getattr(self._watcher, "defer", None)
+            if may_defer and self._last is not None and defer is not None and defer():
+                self._start = self._last
+                return self._last
         changed = self._watcher.drain() if self._watcher is not None and self._last else None
+        early = getattr(self._watcher, "early", None)
+        if early is not None and self._start is not None:
+            self._start = self._start_from(self._start, early, changed)
+            if self._start is not None and changed is not None:
+                self._last = self._start
+                # New ignore rules still need the full scan after the cell (below).
+                changed -= {p for p in early if p.rsplit("/", 1)[-1] != ".gitignore"}
         if changed is not None and self._last is not None:
             if not changed:
                 return self._last
@@ -246,6 +269,23 @@ class GitSnapshotter:
                 return self._last
         self._last = self._full_scan()
         return self._last
+
+    def _start_from(
+        self, last: Snapshot, early: set[str], changed: set[str] | None
+    ) -> Snapshot | None:
+        """The snapshot at a skipped drain: `last` plus what changed before it (between
+        cells, unchanged since, so what is on disk now is what was there then)."""
+        if changed is None:
+            return None  # no precise answer: the frame's diff starts from `last`, as before
+        if any(p.rsplit("/", 1)[-1] == ".gitignore" for p in early):
+            self._ignored_cache.clear()  # new rules: re-ask for every path looked at
+        return self._incremental(last, early) if early else last
+
+    def take_start(self) -> Snapshot | None:
+        """The workspace when the frame opened, read after the cell; None when the opening
+        snapshot was taken then (or no precise answer exists)."""
+        start, self._start = self._start, None
+        return start
 
     def _incremental(self, last: Snapshot, changed: set[str]) -> Snapshot:
         """Re-examine just the paths inotify reported (no deleted directories, no new rules)."""
@@ -387,12 +427,15 @@ class GitSnapshotter:
     def snapshot_deferring_large(self) -> Snapshot:
         """A snapshot whose changed large files are noted, not copied yet (`finish_large`)."""
         if self.large is None:
-            return self.snapshot()
+            snap = self.snapshot()
+            self._may_defer = True
+            return snap
         self.large.defer = True
         try:
             return self.snapshot()
         finally:
             self.large.defer = False
+            self._may_defer = True
 
     def finish_large(self) -> None:
         """Copy what `snapshot_deferring_large` noted into the side store."""
@@ -401,13 +444,15 @@ class GitSnapshotter:
 
     def invalidate(self) -> None:
         """Forget the cached state (after we rewrote files ourselves without a watcher)."""
+        self._may_defer = False
         if self._watcher is None:
             self._last_tree = None
             self._last = None
 
     def reset(self) -> None:
         """The store vanished: forget everything cached; the next snapshot rescans in full."""
-        self._last_tree = self._last = None
+        self._last_tree = self._last = self._start = None
+        self._may_defer = False
         self._ignored_cache.clear()
         self._perms = None
 
@@ -455,6 +500,7 @@ class GitSnapshotter:
 
     def read_blob(self, sha: str) -> bytes:
         """The content of one captured file version."""
+        self._may_defer = False
         for attempt in (1, 2):
             if self._reader is None:
                 self._reader = Git(str(self.store))
@@ -478,6 +524,7 @@ class GitSnapshotter:
 
     def hash_path(self, path: str) -> PathState:
         """The state of a workspace path now, hashed the way a snapshot would (not stored)."""
+        self._may_defer = False
         st = self._large_stat(path)
         if st is not None:
             return self.large.current(path, st)  # type: ignore[union-attr]
@@ -510,7 +557,9 @@ class GitSnapshotter:
         loose = self.store / "objects" / sha[:2] / sha[2:]
         if loose.exists() or not (self.store / "objects" / "info" / "alternates").exists():
             return
+        may_defer = self._may_defer  # part of closing a frame, not a look at its files
         self.write_blob(self.read_blob(sha))
+        self._may_defer = may_defer
 
 
 def _unusual_at(full: Path) -> int | None:

@@ -209,8 +209,8 @@ def _calls_load(data: dict[str, Any]) -> OpenCalls:
 
     intents = [ENTRY_ADAPTER.validate_python(e) for e in data["intents"]]
     outcomes = [ENTRY_ADAPTER.validate_python(e) for e in data["outcomes"]]
-    return OpenCalls(intents={e.call_id: e for e in intents},  # type: ignore[union-attr, misc]
-                     outcomes={e.call_id: e for e in outcomes},  # type: ignore[union-attr, misc]
+    return OpenCalls(intents={e.call_id: e for e in intents},  # type: ignore[union-attr,misc]
+                     outcomes={e.call_id: e for e in outcomes},  # type: ignore[union-attr,misc]
                      answered=set(data["answered"]), committed=set(data["committed"]))  # fmt: skip
 
 

@@ -80,6 +80,10 @@ class FrameClose(_Entry):
     """How the cell ended."""
     post_tree: str | None
     """Git tree of the workspace after the cell; None when capture failed."""
+    start_tree: str | None = None
+    """Git tree of the workspace when the cell started, when it differs from the frame's
+    `pre_tree`: a stat scan read it after the cell, and files changed between cells (not by
+    the cell) are in it. Supersedes `FrameOpen.pre_tree`; None when that one is right."""
     changes: list[PathChange] = Field(default_factory=list)
     """Every captured path the cell changed, with its first pre-state and final post-state."""
     skipped: list[SkippedPath] = Field(default_factory=list)
@@ -298,8 +302,10 @@ class RestoredPath(BaseModel):
 
     path: str
     """Workspace-relative path."""
-    action: Literal["restored", "deleted", "recreated", "conflict", "skipped", "failed"]
-    """What happened to it."""
+    action: Literal[
+        "restored", "deleted", "recreated", "conflict", "skipped", "failed", "external"
+    ]
+    """What happened to it; `external`: changed outside this kernel, so left alone."""
     detail: str = ""
     """Why, for conflicts, skips and failures."""
 
@@ -377,6 +383,8 @@ class RewindPlanned(_Entry):
     """Whether it restores variables."""
     force: bool = False
     """Whether conflicts were overwritten (`--force`)."""
+    include_external: bool = False
+    """Whether changes made outside this kernel were reverted too (`--include-external`)."""
     steps: list[RewindStep] = Field(default_factory=list)
     """Every path it restores, in the order it restores them."""
     known: list[RestoredPath] = Field(default_factory=list)

@@ -56,6 +56,7 @@ def write_plan(
     conversation: bool,
     variables: bool,
     force: bool,
+    include_external: bool = False,
 ) -> RewindPlanned:
     """Store what every path of the plan holds now and record the plan durably."""
     steps = []
@@ -72,8 +73,9 @@ def write_plan(
         conversation=conversation,
         variables=variables,
         force=force,
+        include_external=include_external,
         steps=steps,
-        known=(plan.conflicts + plan.skipped) if plan is not None else [],
+        known=(plan.conflicts + plan.skipped + plan.external) if plan is not None else [],
         since=since,
         durable=True,
     )

@@ -13,6 +13,19 @@ we may not read, reported as `dir/` on every drain like the inotify watcher's bl
 Directories themselves are never reported by name, only their contents; a file replaced by a
 directory (or back) is reported under both shapes.
 
+One drain per frame: a frame drains before and after its cell, and each drain stats every
+path. When the frame opens within `FRESH_S` of the previous drain (cells run back to back; the snapshotter
+asks only straight after a frame closed, never after a rewind or a diff),
+`defer()` skips the opening drain: it stamps the file system's clock (`utime` of a stamp file,
+so an NFS server's clock, not ours) and the next drain sorts what it finds by ctime - a path
+whose ctime is older than the stamp changed *before* the frame opened (between cells, not by
+the cell; `early`), anything else during it. A deleted path counts as early when its nearest
+surviving directory has not changed since the stamp. The cost of that: a path changed between
+cells *and* by the cell looks like the cell's change alone (its between-cells content is not
+read), and a change within one clock tick before the stamp counts as the cell's. Both need
+an outside writer within `FRESH_S` of the previous cell's end; a longer pause always drains,
+and so does a file system whose times are coarser than 10 ms.
+
 What a stat scan cannot see: a write that keeps size, mtime and ctime (only possible by
 resetting the clock) and, on NFS, a change younger than the client's attribute cache
 (`actimeo`, 3-60 s by default) - mount with `actimeo=1` or `noac` where that matters.
@@ -24,25 +37,53 @@ system problem (they answer False/None, and the caller does a full scan).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 
 Signature = tuple[int, int, int, int, int]
 """(size, mtime_ns, ctime_ns, inode, mode) of one path."""
 
 
-def _signature(st: os.stat_result) -> Signature:
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
+FRESH_S = 1.0
+"""How recent the previous drain must be for `defer()` to skip a frame's opening drain."""
+# A stamp time that is a multiple of this is taken as coming from a file system with coarse
+# times (a nanosecond clock gives one about once in 10^7 stamps: then one frame drains twice).
+_COARSE_NS = 10_000_000
+
+
+class _Scan:
+    """One walk: every non-directory's signature, each directory's ctime, the unreadable."""
+
+    __slots__ = ("blind", "dirs", "files")
+
+    def __init__(self) -> None:
+        self.files: dict[str, Signature] = {}
+        self.dirs: dict[str, int] = {}
+        self.blind: set[str] = set()
 
 
 class ScanDetector:
     """Tracks changed paths under one root between `drain()` calls by comparing stat scans."""
 
     def __init__(
-        self, root: os.PathLike[str] | str, *, exclude: Iterable[str] = (".git", ".logician")
+        self,
+        root: os.PathLike[str] | str,
+        *,
+        exclude: Iterable[str] = (".git", ".logician"),
+        stamp: os.PathLike[str] | str | None = None,
     ) -> None:
         self.root = os.path.abspath(os.fspath(root))
         self.exclude = frozenset(exclude)
+        self.stamp = os.fspath(stamp) if stamp is not None else None
+        """A file on the workspace's file system whose ctime marks a skipped drain; None
+        never skips one."""
         self._seen: dict[str, Signature] | None = None
+        self._dirs: dict[str, int] = {}
+        self._drained_at = float("-inf")
+        self._deferred_at: int | None = None  # the stamp's ctime_ns while a drain is skipped
+        self.early: set[str] | None = None
+        """After the drain that follows a `defer()`: the paths it reported that changed
+        before the skipped drain (between cells). None when no drain was skipped."""
 
     kind = "scan"
     """How this detector learns of changes (shown by `%logician config` and frames)."""
@@ -53,37 +94,86 @@ class ScanDetector:
         scanned = self._scan()
         if scanned is None:
             return False
-        self._seen = scanned[0]
+        self._seen, self._dirs = scanned.files, scanned.dirs
+        self._drained_at = time.monotonic()
         return True
 
     def close(self) -> None:
         self._seen = None
+        self._deferred_at = None
 
     @property
     def watching(self) -> bool:
         """True while the last scan succeeded (drain() can answer precisely)."""
         return self._seen is not None
 
+    def defer(self) -> bool:
+        """Skip this drain (answer: nothing changed) when the previous one is fresh; the
+        next drain then tells what changed before this moment apart (`early`). False, and
+        nothing skipped, when the previous drain is not fresh or the stamp cannot be set."""
+        if self._seen is None or self.stamp is None or self._deferred_at is not None:
+            return False
+        if time.monotonic() - self._drained_at > FRESH_S:
+            return False
+        try:
+            try:
+                os.utime(self.stamp)
+            except FileNotFoundError:
+                os.close(os.open(self.stamp, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+            stamped = os.stat(self.stamp).st_ctime_ns
+        except OSError:
+            return False
+        if stamped % _COARSE_NS == 0:
+            return False  # second- or 10 ms-granular times (FAT, some FUSE): ties everywhere
+        self._deferred_at = stamped
+        return True
+
     def drain(self) -> set[str] | None:
         """Paths changed since the last drain (or start); None means "do a full scan"."""
+        deferred_at, self._deferred_at = self._deferred_at, None
+        self.early = None
         if self._seen is None:
             return None
         scanned = self._scan()
         if scanned is None:
             self._seen = None
             return None
-        now, blind = scanned
-        before = self._seen
+        before, now = self._seen, scanned.files
         changed = {p for p, sig in now.items() if before.get(p) != sig}
-        changed.update(p for p in before if p not in now)
-        changed.update(blind)
-        self._seen = now
+        gone = [p for p in before if p not in now]
+        changed.update(gone)
+        if deferred_at is not None:
+            self.early = self._before(deferred_at, changed, gone, scanned)
+        changed.update(scanned.blind)
+        self._seen, self._dirs = now, scanned.dirs
+        self._drained_at = time.monotonic()
         return changed
 
-    def _scan(self) -> tuple[dict[str, Signature], set[str]] | None:
+    @staticmethod
+    def _before(stamp: int, changed: set[str], gone: list[str], scanned: _Scan) -> set[str]:
+        """Which of `changed` last changed before the stamp (strictly: a tie is the cell's)."""
+        files, dirs = scanned.files, scanned.dirs
+        early = {p for p in changed if p in files and files[p][2] < stamp}
+        for path in gone:
+            parent = path
+            while True:  # the nearest directory still there saw the removal
+                parent = parent.rpartition("/")[0]
+                ctime = dirs.get(parent)
+                if ctime is not None or not parent:
+                    break
+            if ctime is not None and ctime < stamp:
+                early.add(path)
+        return early
+
+    def _scan(self) -> _Scan | None:
         """Every non-directory path with its signature, and the unreadable directories."""
-        seen: dict[str, Signature] = {}
-        blind: set[str] = set()
+        scan = _Scan()
+        seen, dirs, blind = scan.files, scan.dirs, scan.blind
+        try:
+            dirs[""] = os.lstat(self.root).st_ctime_ns
+        except OSError:
+            return None
+        exclude = self.exclude
         stack = [""]
         while stack:
             rel = stack.pop()
@@ -96,16 +186,21 @@ class ScanDetector:
                 if os.path.isdir(full):
                     blind.add(f"{rel}/")
                 continue  # vanished between listing and entering: its parent reports it
+            prefix = f"{rel}/" if rel else ""
             with entries:
                 for entry in entries:
-                    if not rel and entry.name in self.exclude:
+                    name = entry.name
+                    if not rel and name in exclude:
                         continue
-                    child = f"{rel}/{entry.name}" if rel else entry.name
+                    child = prefix + name
                     try:
+                        st = entry.stat(follow_symlinks=False)
                         if entry.is_dir(follow_symlinks=False):
                             stack.append(child)
+                            dirs[child] = st.st_ctime_ns
                             continue
-                        seen[child] = _signature(entry.stat(follow_symlinks=False))
+                        seen[child] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                                       st.st_mode)  # fmt: skip
                     except OSError:
                         continue  # gone already: absent from this scan, so reported if known
-        return seen, blind
+        return scan

@@ -96,6 +96,22 @@ class PathChange(BaseModel):
     """The state a rewind restores."""
     after: PathState
     """The state the frame left; a rewind checks the file still has it (else: conflict)."""
+    by: Literal["cell", "tool", "external"] | None = None
+    """Who made the change: the cell's code, an agent tool call, or someone outside this
+    kernel (a JupyterLab save, another program or kernel). None: recorded before attribution
+    existed, treated as the cell's."""
+    call_id: str | None = None
+    """The tool call that made it, when `by` is `tool`."""
+    tool: str | None = None
+    """That tool call's tool name (`bash`, `write`, ...)."""
+    basis: str = ""
+    """The evidence for `by`, in words (shown by `%logician diff` and rewinds)."""
+    saved_at: str | None = None
+    """When JupyterLab reported a save of this path during the frame (UTC, ISO 8601)."""
+    outside_write: str = ""
+    """Evidence that someone outside this kernel changed it too during the frame, after or
+    beside the kernel's own change (a JupyterLab save, a modification time later than the
+    kernel's last write); a rewind then calls it a conflict. "" when none was seen."""
 
     @property
     def action(self) -> Literal["created", "deleted", "modified"]:

@@ -14,6 +14,8 @@ Must never: kill a group this kernel did not start, or a group a live kernel sti
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import signal
@@ -64,6 +66,25 @@ def _tell_guard(line: str) -> None:
                 return
             except OSError:
                 _guard = None  # it died: start a new one and say it again
+
+
+@atexit.register
+def _stop_guard() -> None:
+    """At interpreter exit, do now what the guard would do once we are gone: close its pipe (it
+    kills the groups still registered) and reap it, so no guard is left running unwaited for."""
+    global _guard
+    with _lock:
+        guard, _guard = _guard, None
+    if guard is None:
+        return
+    with contextlib.suppress(OSError):
+        if guard.stdin is not None:
+            guard.stdin.close()
+    try:
+        guard.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        guard.kill()
+        guard.wait()
 
 
 def watch(pgid: int, workspace: Path, *, tool: str, describe: str) -> None:

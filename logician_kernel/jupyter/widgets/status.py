@@ -150,6 +150,8 @@ class StatusWidget(PlainText, w.VBox):
                 self.bars[spec.field] = _Bar(spec, maximum)
         self.outcome = w.HTML("")
         self.tasks = w.HTML("")
+        self.mcp = w.Label("", tooltip="MCP servers: connecting, ready or failed")
+        self._mcp_text = ""
         self._usage = _Usage(0, 0, 0, 0, None, None)
         self._tasks: tuple[tuple[str, str], ...] = ()
         self._state: RuntimeState | None = None
@@ -162,6 +164,7 @@ class StatusWidget(PlainText, w.VBox):
                 *(bar.row for bar in self.bars.values()),
                 self.outcome,
                 self.tasks,
+                self.mcp,
             ]
         )
         self.add_class("lk-status")
@@ -218,6 +221,12 @@ class StatusWidget(PlainText, w.VBox):
             self._text_handle.update(self)
             self._text_handle = None
 
+    def show_mcp(self, text: str) -> None:
+        """The MCP servers' one-line summary (`MCP: files ready (4 tools) · ...`)."""
+        if text != self._mcp_text:
+            self._mcp_text = text
+            _put(self.mcp, "value", text)
+
     def plain_text(self) -> str:
         """One line: "Logician · turn 2 · loop-model · 240 in / 60 out tokens · completed"."""
         state = self._state
@@ -239,6 +248,7 @@ class StatusWidget(PlainText, w.VBox):
             _retry_text(state),
             _tasks_text(self._tasks),
             outcome,
+            self._mcp_text,
         ]
         return " · ".join(p for p in parts if p)
 

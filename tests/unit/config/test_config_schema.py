@@ -30,6 +30,8 @@ def test_exported_names_are_the_intended_surface() -> None:
         "EffectiveConfig",
         "LayerName",
         "LogicianSettings",
+        "McpServerSettings",
+        "McpSettings",
         "ModelPrice",
         "ModelSettings",
         "PermissionSettings",
@@ -71,6 +73,7 @@ def test_sections_are_the_documented_ones() -> None:
         "tools",
         "ui",
         "hooks",
+        "mcp",
         "profiles",
         "profile",
     ]
@@ -159,7 +162,9 @@ def test_example_config_is_rendered_from_the_schema() -> None:
 def test_example_config_mentions_every_key() -> None:
     text = EXAMPLE.read_text(encoding="utf-8")
     for spec in leaf_specs():
-        if "*" in spec.path or len(spec.path) == 1:  # a mapping's entry, a top-level key
+        if spec.path[-1] == "*" and len(spec.path) > 1 and spec.path[-2] in ("env", "headers"):
+            assert f"{spec.path[-2]} =" in text  # a scalar mapping's entries (`env = { ... }`)
+        elif "*" in spec.path or len(spec.path) == 1:  # a mapping's entry, a top-level key
             assert f"{spec.path[-1]} =" in text
         else:
             assert f"{spec.path[-1]} =" in text and f"[{spec.path[0]}]" in text, spec.path

@@ -6,10 +6,13 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from logician_kernel.session import scan_detector
 from logician_kernel.session.change_detection import (
     AutoDetector,
     filesystem_type,
@@ -133,6 +136,13 @@ def test_mount_table_decides_auto(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux")
+def test_inotify_never_skips_a_drain(root: Path) -> None:
+    auto = AutoDetector(root, (".git", ".logician"))
+    assert auto.start() and not auto.defer() and auto.early is None
+    auto.close()
+
+
 def test_make_detector_follows_the_setting(root: Path) -> None:
     assert isinstance(make_detector("scan", root, ()), ScanDetector)
     assert isinstance(make_detector("inotify", root, ()), WorkspaceWatcher)
@@ -160,6 +170,13 @@ def test_auto_switches_to_the_scan_when_inotify_watches_run_out(
     assert auto.notice is not None and "max_user_watches" in auto.notice
     (root / "new" / "f").write_text("f")
     assert auto.drain() == {"new/f"}  # precise again, from the scan
+    # ... and, being a scan now, it reads the workspace once for back-to-back cells too.
+    (root / "between.txt").write_text("b")
+    _tick()
+    assert auto.defer()
+    _tick()
+    (root / "new" / "g").write_text("g")
+    assert auto.drain() == {"between.txt", "new/g"} and auto.early == {"between.txt"}
     auto.close()
 
 
@@ -188,5 +205,138 @@ def test_frames_from_the_scan_capture_type_changes(tmp_path: Path) -> None:
         # Where a file became a directory the pre-image is known, so the path is still
         # judged (not a crash) when a later rewind looks at it.
         assert cp.snapshotter.hash_path("d/f").kind == "absent"
+    finally:
+        s.close()
+
+
+# -- one drain per frame: the opening drain skipped when the previous one is fresh -----------
+
+
+def _tick() -> None:
+    # File times come from the kernel's coarse clock (one tick is 1-10 ms): make "before"
+    # and "after" the stamp distinguishable.
+    time.sleep(0.03)
+
+
+@pytest.fixture
+def stamped(root: Path) -> ScanDetector:
+    d = ScanDetector(root, stamp=root / ".logician" / "scan-stamp")
+    assert d.start() and d.drain() == set()
+    return d
+
+
+def test_a_skipped_drain_sorts_changes_into_before_and_after_the_stamp(
+    root: Path, stamped: ScanDetector
+) -> None:
+    (root / "between.txt").write_text("saved by an editor between cells")
+    (root / "sub" / "old.txt").unlink()
+    _tick()
+    assert stamped.defer() and stamped.early is None
+    assert not stamped.defer()  # one skipped drain at a time
+    _tick()
+    (root / "keep.txt").write_text("written by the cell")
+    (root / "cell.txt").write_text("created by the cell")
+    assert stamped.drain() == {"between.txt", "sub/old.txt", "keep.txt", "cell.txt"}
+    assert stamped.early == {"between.txt", "sub/old.txt"}
+    assert (root / ".logician" / "scan-stamp").stat().st_mode & 0o777 == 0o600
+    assert stamped.drain() == set() and stamped.early is None  # only after a skipped drain
+
+
+def test_a_deletion_in_a_directory_the_cell_also_changed_counts_as_the_cells(
+    root: Path, stamped: ScanDetector
+) -> None:
+    (root / "sub" / "old.txt").unlink()  # before the stamp, but its directory ...
+    _tick()
+    assert stamped.defer()
+    _tick()
+    (root / "sub" / "new.txt").write_text("x")  # ... changes again during the cell
+    assert stamped.drain() == {"sub/old.txt", "sub/new.txt"}
+    assert stamped.early == set()  # unsure which: the cell's (it is rewound, never lost)
+
+
+def test_no_skipped_drain_when_the_previous_one_is_stale_or_there_is_no_stamp(
+    root: Path, stamped: ScanDetector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert not ScanDetector(root).defer()  # not started
+    plain = ScanDetector(root)
+    assert plain.start() and not plain.defer()  # no stamp file configured
+    monkeypatch.setattr(scan_detector, "FRESH_S", 0.0)
+    _tick()
+    assert not stamped.defer()
+    (root / ".logician").rmdir()
+    monkeypatch.setattr(scan_detector, "FRESH_S", 60.0)
+    assert not stamped.defer()  # the stamp cannot be written: drain as usual
+
+
+def test_one_drain_frames_keep_between_cell_changes_out_of_the_cell(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("v1")
+    (ws / "data.txt").write_text("d1")
+    (ws / "old.txt").write_text("o1")
+    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
+    try:
+        cp = s.checkpoints
+        assert cp is not None and cp.snapshotter is not None
+        cp.open_frame(execution_count=1, cell_id=None, code="first")
+        first = cp.close_frame("ok")
+        assert first is not None and first.start_tree is None
+        # Between the cells an editor saves notes.txt and removes old.txt ...
+        (ws / "notes.txt").write_text("v2 from the editor")
+        (ws / "old.txt").unlink()
+        _tick()
+        frame = cp.open_frame(execution_count=2, cell_id=None, code="second")
+        _tick()
+        (ws / "data.txt").write_text("d2 from the cell")  # ... and the cell writes data.txt
+        closed = cp.close_frame("ok")
+        assert closed is not None and not closed.capture_error
+        assert [(c.path, c.action) for c in closed.changes] == [("data.txt", "modified")]
+        assert closed.start_tree is not None and cp.frames()[frame].pre_tree == closed.start_tree
+        cp.rewind(frame)
+        assert (ws / "data.txt").read_text() == "d1"
+        assert (ws / "notes.txt").read_text() == "v2 from the editor"  # not the cell's to undo
+        assert not (ws / "old.txt").exists()
+    finally:
+        s.close()
+
+
+def test_no_skipped_drain_on_a_file_system_with_coarse_times(
+    root: Path, stamped: ScanDetector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_stat = os.stat
+
+    def whole_seconds(path: object, *args: object, **kwargs: object) -> object:
+        st = real_stat(path, *args, **kwargs)  # type: ignore[call-overload]
+        if str(path).endswith("scan-stamp"):  # as FAT or a FUSE file system would answer
+            return SimpleNamespace(st_ctime_ns=st.st_ctime_ns // 10**9 * 10**9)
+        return st
+
+    monkeypatch.setattr(scan_detector.os, "stat", whole_seconds)
+    assert not stamped.defer()
+    (root / "keep.txt").write_text("changed")
+    assert stamped.drain() == {"keep.txt"} and stamped.early is None
+
+
+def test_new_ignore_rules_between_back_to_back_cells(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "keep.txt").write_text("k")
+    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
+    try:
+        cp = s.checkpoints
+        assert cp is not None
+        cp.open_frame(execution_count=1, cell_id=None, code="first")
+        cp.close_frame("ok")
+        (ws / ".gitignore").write_text("*.tmp\n")  # saved between the cells, with a file
+        (ws / "scratch.tmp").write_text("t")  # the new rule ignores
+        _tick()
+        cp.open_frame(execution_count=2, cell_id=None, code="second")
+        _tick()
+        (ws / "out.txt").write_text("by the cell")
+        (ws / "more.tmp").write_text("ignored, by the cell")
+        closed = cp.close_frame("ok")
+        assert closed is not None and closed.start_tree is not None
+        assert [(c.path, c.action) for c in closed.changes] == [("out.txt", "created")]
+        assert [(k.path, k.reason) for k in closed.skipped] == [("more.tmp", "ignored")]
     finally:
         s.close()

@@ -14,7 +14,8 @@ from logician_kernel.jupyter.magics import MANAGEMENT_COMMANDS, protect_prompt_l
         ("rewind 3", "command", "rewind 3"),
         ("--bogus", "command", "--bogus"),
         ("rewnd 3", "unknown", "rewnd 3"),  # close to a command: never a prompt
-        ("mcp", "unknown", "mcp"),  # one word that is no command
+        ("zebra", "unknown", "zebra"),  # one word that is no command
+        ("mcp", "command", "mcp"),
         ("Status?", "unknown", "Status?"),
         ("ask Status?", "prompt", "Status?"),
         ("ask rewind the plan", "prompt", "rewind the plan"),
@@ -32,7 +33,7 @@ def test_unknown_commands_suggest_the_close_one_and_say_how_to_prompt() -> None:
     message = str(unknown_command("rewnd", MANAGEMENT_COMMANDS))
     assert "unknown command 'rewnd' — did you mean rewind?" in message
     assert "%logician ask" in message
-    assert "commands: " in str(unknown_command("mcp", MANAGEMENT_COMMANDS))
+    assert "commands: " in str(unknown_command("zebra", MANAGEMENT_COMMANDS))
 
 
 def test_only_prompts_become_agent_calls() -> None:

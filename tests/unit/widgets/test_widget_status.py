@@ -241,3 +241,22 @@ def test_thinking_is_collapsed_in_html_and_one_line_in_text() -> None:
     assert len(shown.text) < 200
     assert shown.html.startswith("<details") and "open" not in shown.html.split(">")[0]
     assert "&lt;b&gt;" in shown.html and "First I look." in shown.html
+
+
+def test_mcp_servers_are_summarised_in_the_widget_and_its_text_line() -> None:
+    from logician_kernel.mcp.connection import ServerStatus
+    from logician_kernel.mcp.report import summary
+
+    statuses = [
+        ServerStatus("files", "stdio", "ready", 4, False, None, 0.4),
+        ServerStatus("hung", "stdio", "connecting", 2, True, None, 3.0),
+        ServerStatus("bad", "http", "failed", 0, False, "ConnectError: refused", 0.1),
+    ]
+    line = summary(statuses)
+    assert line == "MCP: files ready (4 tools) · hung connecting (2 tools, stale) · bad failed"
+    widget = StatusWidget(RunBudgetLimits())
+    widget.update(RuntimeState())
+    widget.show_mcp(line)
+    assert line in texts(widget)
+    assert widget.plain_text().endswith(line)
+    assert summary([]) == ""

@@ -1,0 +1,150 @@
+"""The stdio transport for MCP servers: our own spawn, so the process is guarded.
+
+The SDK's `stdio_client` starts the server but does not expose its process, and its stderr
+must be a real file (ipykernel's `sys.stderr` has no file descriptor). This transport starts
+the server in a session of its own, registers its process group with the kernel's process
+guard (`tools/_process_guard.py`: it dies with the kernel, even on kill -9, and a restarted
+kernel reaps it), sends its stderr to `.logician/logs/mcp-NAME.log`, and bridges its pipes to
+the SDK's message streams. On exit it closes stdin, waits briefly, then kills the group.
+
+Must never: leave the process or its group running after the context exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import mcp_types
+from anyio.streams.text import TextReceiveStream
+from mcp.shared.message import SessionMessage
+
+from ..session._private import open_private, private_dir
+from ..tools import _process_guard
+
+_GRACE_SECONDS = 1.0
+
+
+@dataclass
+class StdioProcess:
+    """What the connection may know of a running stdio server."""
+
+    pid: int
+    """The server's pid, also its process group id."""
+    exited: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the server's stdout reached its end (it exited or closed it)."""
+    returncode: int | None = None
+    """Its exit status once it exited."""
+
+
+def log_path(workspace: Path, server: str) -> Path:
+    return workspace / ".logician" / "logs" / f"mcp-{server}.log"
+
+
+@contextlib.asynccontextmanager
+async def stdio_transport(
+    *,
+    server: str,
+    command: list[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    workspace: Path,
+) -> AsyncIterator[tuple[object, object, StdioProcess]]:
+    """Start `command`; yield (read stream, write stream, process) for a `ClientSession`."""
+    log = log_path(workspace, server)
+    private_dir(log.parent)
+    fd = open_private(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        process = await anyio.open_process(
+            command, env=dict(env), cwd=str(cwd), stderr=fd, start_new_session=True
+        )
+    finally:
+        os.close(fd)
+    pgid = process.pid
+    _process_guard.watch(pgid, workspace, tool="mcp", describe=f"MCP server {server}")
+    info = StdioProcess(pid=pgid)
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def reader() -> None:
+        assert process.stdout is not None
+        buffer = ""
+        try:
+            async with read_writer:
+                async for chunk in TextReceiveStream(process.stdout, errors="replace"):
+                    lines = (buffer + chunk).split("\n")
+                    buffer = lines.pop()
+                    for line in lines:
+                        if not line.strip():
+                            continue
+                        try:
+                            message = mcp_types.jsonrpc_message_adapter.validate_json(
+                                line, by_name=False
+                            )
+                        except ValueError as exc:
+                            await read_writer.send(exc)
+                            continue
+                        await read_writer.send(SessionMessage(message))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+        finally:
+            # The end of stdout comes a moment before the exit status: wait for it briefly,
+            # so the failure can say how the server ended.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+                while process.returncode is None:
+                    await anyio.sleep(0.02)
+            info.returncode = process.returncode
+            info.exited.set()
+
+    async def writer() -> None:
+        assert process.stdin is not None
+        try:
+            async with write_reader:
+                async for message in write_reader:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await process.stdin.send((data + "\n").encode())
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await read_writer.aclose()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            tg.start_soon(writer)
+            try:
+                yield read_stream, write_stream, info
+            finally:
+                tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await _stop(process, pgid)
+            _process_guard.release(pgid, workspace)
+
+
+async def _stop(process: anyio.abc.Process, pgid: int) -> None:
+    with contextlib.suppress(Exception):
+        if process.stdin is not None:
+            await process.stdin.aclose()
+    with anyio.move_on_after(_GRACE_SECONDS):
+        await process.wait()
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if process.returncode is not None and not _group_alive(pgid):
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, sig)
+        with anyio.move_on_after(_GRACE_SECONDS):
+            await process.wait()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

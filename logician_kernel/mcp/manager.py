@@ -1,0 +1,208 @@
+"""`McpManager`: every configured MCP server, connected in the background on one loop.
+
+The manager owns a daemon thread running an event loop of its own (never the kernel's, never
+a run's: a run's loop lives only as long as the run, and a cell must not wait for
+discovery). `apply` starts each enabled server concurrently and returns at once; a change of
+a server's configuration restarts it, a removed server stops. `tools()` is what the next
+model request offers: the ready servers' tools, and the cached tools of servers still
+connecting (marked stale). `call` runs on that loop and is awaited from a run's loop, so
+cancelling the run's task cancels the call on the server. `close` stops every server (stdio
+processes are killed, and guarded against a kernel that dies first, `_stdio.py`).
+
+Must never: block the caller for longer than a stop takes, import Jupyter, or raise from
+`apply`, `tools` or `status`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import McpSettings
+from .connection import McpCallError, ServerConnection, ServerStatus
+from .names import assign, offered
+from .tool import McpTool, make_tool
+
+if TYPE_CHECKING:
+    import mcp_types
+
+_STOP_SECONDS = 10.0
+
+
+class McpManager:
+    """The MCP servers of one session."""
+
+    def __init__(self, workspace: Path, env: Mapping[str, str]) -> None:
+        self.workspace = workspace
+        self.env = dict(env)
+        self._servers: dict[str, ServerConnection] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="logician-mcp",
+                                          daemon=True)  # fmt: skip
+                thread.start()
+                self._loop, self._thread = loop, thread
+                atexit.register(self.close)
+            return self._loop
+
+    def _submit(self, coro: Any) -> concurrent.futures.Future[Any]:
+        return asyncio.run_coroutine_threadsafe(coro, self._ensure_loop())
+
+    # -- configuration -----------------------------------------------------------------------
+
+    def apply(self, settings: McpSettings) -> None:
+        """Connect what is configured and enabled, in the background; stop what is not.
+        Returns at once: the connections are made on the MCP loop."""
+        if self._closed:
+            return
+        wanted = {name: s for name, s in settings.servers.items() if s.enabled}
+        if not wanted and not self._servers:
+            return
+        stopping: list[ServerConnection] = []
+        starting: list[ServerConnection] = []
+        with self._lock:
+            for name in sorted(set(self._servers) | set(wanted)):
+                new = wanted.get(name)
+                current = self._servers.get(name)
+                if current is not None and new is not None and current.settings == new:
+                    continue
+                if current is not None:
+                    stopping.append(self._servers.pop(name))
+                if new is not None:
+                    connection = ServerConnection(name, new, self.workspace, self.env)
+                    self._servers[name] = connection
+                    starting.append(connection)
+        if starting:
+            _import_sdk()
+        if stopping or starting:
+            self._submit(self._change(stopping, starting))
+
+    @staticmethod
+    async def _change(stopping: list[ServerConnection], starting: list[ServerConnection]) -> None:
+        # Stopping runs beside the new connections, so a slow server never delays the others.
+        for old in stopping:
+            asyncio.get_running_loop().create_task(old.stop())
+        for connection in starting:
+            connection.start()
+
+    def restart(self, name: str) -> None:
+        """Stop and connect `name` again; raises `KeyError` naming the known servers."""
+        if name not in self._servers:
+            known = ", ".join(sorted(self._servers)) or "none"
+            raise KeyError(f"no MCP server named {name!r}; the servers are: {known}")
+
+        connection = self._servers[name]
+
+        async def again() -> None:
+            await connection.stop()
+            connection.reset()
+            connection.start()
+
+        connection.reset()
+        self._submit(again())
+
+    # -- what runs see -----------------------------------------------------------------------
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds until no server is connecting; whether none is.
+        Only for those who ask (`%logician mcp --wait`): nothing else ever waits."""
+        deadline = time.monotonic() + timeout
+        while any(s.state == "connecting" for s in self.status()):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    def status(self) -> list[ServerStatus]:
+        servers = dict(self._servers)  # `apply` may change the dict from another thread
+        return [servers[name].snapshot() for name in sorted(servers)]
+
+    def tools(self) -> dict[str, McpTool]:
+        """The tools to offer now, by model-facing name."""
+        offers: list[tuple[ServerConnection, list[Any]]] = []
+        servers = dict(self._servers)
+        for name in sorted(servers):
+            connection = servers[name]
+            if connection.state not in ("ready", "connecting"):
+                continue
+            s = connection.settings
+            listed = [t for t in list(connection.tools)
+                      if offered(t.name, s.allowed_tools, s.excluded_tools)]  # fmt: skip
+            offers.append((connection, listed))
+        names = assign((c.name, [t.name for t in listed]) for c, listed in offers)
+        tools: dict[str, McpTool] = {}
+        for connection, listed in offers:
+            for remote in listed:
+                name = names[(connection.name, remote.name)]
+                tools[name] = make_tool(name, connection.name, remote, self.call,
+                                        stale=connection.stale)  # fmt: skip
+        return tools
+
+    async def call(self, server: str, tool: str, arguments: dict[str, Any]
+                   ) -> mcp_types.CallToolResult:  # fmt: skip
+        """Call a tool from any event loop; cancelling the awaiting task cancels the call."""
+        connection = self._servers.get(server)
+        if connection is None or self._loop is None:
+            raise McpCallError(f"the MCP server {server!r} is not configured any more")
+        future = asyncio.run_coroutine_threadsafe(connection.call(tool, arguments), self._loop)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+
+    # -- the end ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop every server and the loop. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            loop = self._loop
+        if loop is None:
+            return
+
+        async def stop_all() -> None:
+            await asyncio.gather(*(c.stop() for c in self._servers.values()),
+                                 return_exceptions=True)  # fmt: skip
+
+        try:
+            asyncio.run_coroutine_threadsafe(stop_all(), loop).result(timeout=_STOP_SECONDS)
+        except Exception:
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        if not loop.is_running():
+            for task in asyncio.all_tasks(loop):
+                task.cancel()
+            loop.run_until_complete(asyncio.sleep(0))
+            loop.close()
+        atexit.unregister(self.close)
+
+
+def _import_sdk() -> None:
+    """Import the SDK's client in the caller's thread (once, ~0.3 s, only when a server is
+    configured), not on the MCP loop: an import there holds the GIL for that long while the
+    user's first cell runs (measured: the first cell 5-20x slower; tests/bench/bench_mcp_start.py)."""
+    import mcp.client.session  # noqa: F401
+    import mcp.client.stdio  # noqa: F401
+    import mcp.client.streamable_http  # noqa: F401
+
+    from . import _stdio  # noqa: F401

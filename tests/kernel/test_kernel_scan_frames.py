@@ -1,0 +1,56 @@
+"""Frames from a stat scan that reads the workspace once per cell (cells run back to back):
+what another program saves between two cells is not the second cell's change, and rewinding
+that cell leaves it alone."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from kernel_harness import Kernel
+
+pytestmark = pytest.mark.kernel
+
+
+def frame_closes(workspace: Path) -> list[dict]:
+    text = (workspace / ".logician/threads/test-thread.jsonl").read_text()
+    entries = [json.loads(line) for line in text.splitlines()]
+    return [e for e in entries if e["kind"] == "frame_close"]
+
+
+def test_a_save_between_back_to_back_cells_stays_out_of_the_next_cell(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    k = Kernel(workspace, {**kernel_env, "LOGICIAN_CHECKPOINTS__CHANGE_DETECTION": "scan"})
+    try:
+        assert k.run("open('data.csv', 'a').write('3,4\\n')").status == "ok"
+        # Another program (the Lab server on another host, an editor) saves two files, and
+        # the next cell starts right away - within the scan's one-drain window.
+        (workspace / "notes.txt").write_text("saved by the editor")
+        (workspace / "script.sh").write_text("#!/bin/sh\necho edited\n")
+        time.sleep(0.02)  # a file system clock tick: the saves are dated before the cell
+        r = k.run("open('out.txt', 'w').write('by the cell'); open('data.csv', 'w').write('x')")
+        assert r.status == "ok", r.text
+        closes = frame_closes(workspace)
+        # The one-drain path was taken: the cell's start was read after it ran.
+        assert closes[-1]["start_tree"] is not None, closes[-1]
+        assert sorted(c["path"] for c in closes[-1]["changes"]) == ["data.csv", "out.txt"]
+
+        r = k.run("%logician rewind --last")
+        assert r.status == "ok", r.text
+        assert not (workspace / "out.txt").exists()
+        assert (workspace / "data.csv").read_text() == "a,b\n1,2\n3,4\n"
+        assert (workspace / "notes.txt").read_text() == "saved by the editor"
+        assert (workspace / "script.sh").read_text() == "#!/bin/sh\necho edited\n"
+
+        # After a rewind the next cell reads the workspace before it runs, as always.
+        (workspace / "notes.txt").write_text("edited after the rewind")
+        r = k.run("open('notes.txt', 'w').write('by a cell')")
+        assert r.status == "ok", r.text
+        assert frame_closes(workspace)[-1]["start_tree"] is None
+        assert k.run("%logician rewind --last").status == "ok"
+        assert (workspace / "notes.txt").read_text() == "edited after the rewind"
+    finally:
+        k.shutdown()

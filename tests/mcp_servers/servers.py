@@ -1,0 +1,120 @@
+"""Real MCP servers for the tests, written with the SDK's `MCPServer` (FastMCP in mcp 1.x).
+
+`python servers.py MODE [PORT]`:
+
+- `stdio`: tools `search` (readOnlyHint), `write_note`, `slow` (sleeps, for mid-call kills
+  and timeouts), `big` (a large result, for the output bound), over stdio;
+- `http PORT`: the same tools over streamable HTTP on 127.0.0.1:PORT (`/mcp`); it checks the
+  `Authorization` header against `EXPECT_TOKEN` when that is set;
+- `hang`: a stdio server whose start-up never finishes, so it never answers `initialize`;
+- `crash`: lists its tools, then exits (a crash after listing).
+
+Every mode writes its pid to `$MCP_PID_DIR/<mode>-<pid>` when that variable is set, so tests
+can check that no server process outlives the kernel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import ToolAnnotations
+
+
+def _note_pid(mode: str) -> None:
+    directory = os.environ.get("MCP_PID_DIR")
+    if directory:
+        Path(directory, f"{mode}-{os.getpid()}").write_text(str(os.getpid()))
+
+
+def _tools(server: MCPServer) -> None:
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    def search(query: str) -> str:
+        """Search the notes for a word."""
+        print(f"search called with {query!r}", file=sys.stderr, flush=True)
+        return f"found 2 notes about {query}: alpha.md, beta.md"
+
+    @server.tool()
+    def write_note(name: str, text: str) -> str:
+        """Write a note (a side effect outside the workspace's files)."""
+        return f"wrote note {name} ({len(text)} characters)"
+
+    @server.tool()
+    def slow(seconds: float) -> str:
+        """Sleep, then answer."""
+        marker = os.environ.get("MCP_SLOW_MARKER")
+        if marker:
+            Path(marker).write_text("started")
+        time.sleep(seconds)
+        return f"slept {seconds}"
+
+    @server.tool()
+    def big(size: int) -> str:
+        """Return `size` characters."""
+        return "x" * size
+
+
+class _CrashAfterListing(MCPServer):
+    async def list_tools(self) -> Any:
+        tools = await super().list_tools()
+        threading.Timer(0.3, os._exit, (3,)).start()
+        return tools
+
+
+@contextlib.asynccontextmanager
+async def _never_ready(server: MCPServer) -> AsyncIterator[None]:
+    import anyio
+
+    await anyio.sleep_forever()
+    yield None
+
+
+def _serve_http(server: MCPServer, port: int, token: str | None) -> None:
+    """Streamable HTTP on 127.0.0.1:port; with `token`, a request without the header
+    `Authorization: <token>` gets 401 (so a test sees the header arrive)."""
+    import uvicorn
+
+    app = server.streamable_http_app()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if token and scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            if headers.get(b"authorization", b"").decode() != token:
+                await send({"type": "http.response.start", "status": 401, "headers": []})
+                await send({"type": "http.response.body", "body": b"unauthorized"})
+                return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning")
+
+
+def main(argv: list[str]) -> None:
+    mode = argv[0] if argv else "stdio"
+    _note_pid(mode)
+    if mode == "hang":
+        server: MCPServer = MCPServer("hang", lifespan=_never_ready)
+        _tools(server)
+        server.run("stdio")
+    elif mode == "crash":
+        server = _CrashAfterListing("crash")
+        _tools(server)
+        server.run("stdio")
+    elif mode == "http":
+        server = MCPServer("notes-http")
+        _tools(server)
+        _serve_http(server, int(argv[1]), os.environ.get("EXPECT_TOKEN"))
+    else:
+        server = MCPServer("notes")
+        _tools(server)
+        server.run("stdio")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

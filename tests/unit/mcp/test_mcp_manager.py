@@ -1,0 +1,179 @@
+"""`McpManager` against real MCP servers (tests/mcp/servers.py, written with the SDK's
+`MCPServer`): stdio and streamable HTTP connect in the background and serve calls; a server
+that never answers `initialize` fails after its connect timeout; one that crashes after
+listing is reported failed; stderr lands in the log; a restart offers the cached tools,
+marked stale; calls time out and cancel; no server process outlives `close`."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[2]))
+
+from mcp_servers.helpers import alive, http_server, server_pids, stdio_server, wait_until  # noqa: E402
+
+from logician_kernel.config import McpSettings  # noqa: E402
+from logician_kernel.mcp import McpManager  # noqa: E402
+from logician_kernel.tools import ToolContext  # noqa: E402
+
+
+@pytest.fixture
+def pid_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "pids"
+    d.mkdir()
+    return d
+
+
+def _manager(tmp_path: Path, servers: dict, env: dict | None = None) -> McpManager:
+    manager = McpManager(tmp_path, env or {})
+    manager.apply(McpSettings.model_validate({"servers": servers}))
+    return manager
+
+
+def _state(manager: McpManager, name: str) -> str:
+    return next(s.state for s in manager.status() if s.name == name)
+
+
+def _call(manager: McpManager, name: str, args: dict, tmp_path: Path, **ctx: object):
+    tool = manager.tools()[name]
+    context = ToolContext(workspace=tmp_path, capture=lambda p: None, **ctx)  # type: ignore[arg-type]
+    return asyncio.run(tool.run(args, context))
+
+
+def test_stdio_server_connects_in_the_background_and_serves_calls(tmp_path, pid_dir) -> None:
+    manager = _manager(tmp_path, {"notes": stdio_server(env={"MCP_PID_DIR": str(pid_dir)})})
+    try:
+        assert _state(manager, "notes") == "connecting"  # apply returned before the server answered
+        wait_until(lambda: _state(manager, "notes") == "ready", 30, "notes to be ready")
+        tools = manager.tools()
+        assert sorted(tools) == ["notes__big", "notes__search", "notes__slow", "notes__write_note"]
+        search = tools["notes__search"]
+        assert search.read_only and search.recovery == "external"
+        assert search.parameters["required"] == ["query"]  # the schema passed through
+        result = _call(manager, "notes__search", {"query": "otters"}, tmp_path)
+        assert not result.is_error and "found 2 notes about otters" in result.content
+        bounded = _call(manager, "notes__big", {"size": 200_000}, tmp_path, max_output_bytes=4000)
+        assert len(bounded.content.encode()) <= 4200 and "x" * 100 in bounded.content
+        wait_until(lambda: "search called with 'otters'" in
+                   (tmp_path / ".logician/logs/mcp-notes.log").read_text(), 10, "the log")  # fmt: skip
+        pids = server_pids(pid_dir)
+        assert pids and all(alive(p) for p in pids)
+    finally:
+        manager.close()
+    assert not any(alive(p) for p in pids)
+    assert list((tmp_path / ".logician/processes").glob("*.json")) == []
+
+
+def test_http_server_with_a_header_from_the_environment(tmp_path) -> None:
+    with http_server({"EXPECT_TOKEN": "Bearer s3cret-token-value"}) as url:
+        refused = _manager(tmp_path, {"web": {"url": url}})
+        try:
+            wait_until(lambda: _state(refused, "web") == "failed", 30, "web without a token")
+            assert refused.status()[0].error  # refused with 401: the header is what opens it
+        finally:
+            refused.close()
+        manager = _manager(
+            tmp_path,
+            {"web": {"url": url, "headers": {"Authorization": "env:WEB_TOKEN"}}},
+            env={"WEB_TOKEN": "Bearer s3cret-token-value"},
+        )
+        try:
+            wait_until(lambda: _state(manager, "web") == "ready", 30, "web to be ready")
+            result = _call(manager, "web__search", {"query": "http"}, tmp_path)
+            assert "found 2 notes about http" in result.content
+        finally:
+            manager.close()
+    cached = "".join(p.read_text() for p in (tmp_path / ".logician/mcp").iterdir())
+    assert "s3cret" not in cached and "env:WEB_TOKEN" not in cached  # tools only
+
+
+def test_a_missing_header_variable_fails_the_server_naming_it(tmp_path) -> None:
+    manager = _manager(tmp_path, {"web": {"url": "http://127.0.0.1:9/mcp",
+                                          "headers": {"Authorization": "env:NOPE"}}})  # fmt: skip
+    try:
+        wait_until(lambda: _state(manager, "web") == "failed", 10, "web to fail")
+        assert "NOPE" in (manager.status()[0].error or "")
+    finally:
+        manager.close()
+
+
+def test_hung_and_crashing_servers_fail_with_their_reason(tmp_path, pid_dir) -> None:
+    env = {"MCP_PID_DIR": str(pid_dir)}
+    manager = _manager(tmp_path, {
+        "hung": stdio_server("hang", env=env, connect_timeout_seconds=2),
+        "crash": stdio_server("crash", env=env),
+        "notes": stdio_server(env=env),
+    })  # fmt: skip
+    try:
+        wait_until(lambda: _state(manager, "crash") == "failed", 30, "crash to fail")
+        assert "exited" in (next(s for s in manager.status() if s.name == "crash").error or "")
+        wait_until(lambda: _state(manager, "hung") == "failed", 30, "hung to time out")
+        hung = next(s for s in manager.status() if s.name == "hung")
+        assert hung.error == "no answer within connect_timeout_seconds=2"
+        assert _state(manager, "notes") == "ready"  # the others are not held up
+        assert all(name.startswith("notes__") for name in manager.tools())
+    finally:
+        manager.close()
+    assert not any(alive(p) for p in server_pids(pid_dir))
+
+
+def test_a_restart_offers_cached_tools_marked_stale_until_the_server_answers(tmp_path) -> None:
+    servers = {"notes": stdio_server()}
+    first = _manager(tmp_path, servers)
+    wait_until(lambda: _state(first, "notes") == "ready", 30, "notes to be ready")
+    first.close()
+    again = _manager(tmp_path, servers)
+    try:
+        status = again.status()[0]
+        assert status.state == "connecting" and status.stale and status.tools == 4
+        assert "notes__search" in again.tools() and again.tools()["notes__search"].stale
+        wait_until(lambda: _state(again, "notes") == "ready", 30, "notes to be ready")
+        assert not again.status()[0].stale
+    finally:
+        again.close()
+    # Another configuration has another hash: nothing cached for it.
+    other = _manager(tmp_path, {"notes": stdio_server(allowed_tools=["search"])})
+    try:
+        assert other.status()[0].tools == 0
+    finally:
+        other.close()
+
+
+def test_call_timeout_and_cancellation_stop_the_call(tmp_path) -> None:
+    manager = _manager(tmp_path, {"notes": stdio_server(call_timeout_seconds=1)})
+    try:
+        wait_until(lambda: _state(manager, "notes") == "ready", 30, "notes to be ready")
+        result = _call(manager, "notes__slow", {"seconds": 30}, tmp_path)
+        assert result.is_error and "call_timeout_seconds=1" in result.content
+        tool = manager.tools()["notes__slow"]
+        ctx = ToolContext(workspace=tmp_path, capture=lambda p: None)
+
+        async def cancelled() -> None:
+            task = asyncio.ensure_future(tool.run({"seconds": 30}, ctx))
+            await asyncio.sleep(0.3)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(cancelled())
+        # The session still serves calls after a cancelled one.
+        assert "found" in _call(manager, "notes__search", {"query": "q"}, tmp_path).content
+    finally:
+        manager.close()
+
+
+def test_restart_reconnects_and_an_unknown_name_is_a_clear_error(tmp_path) -> None:
+    manager = _manager(tmp_path, {"notes": stdio_server()})
+    try:
+        wait_until(lambda: _state(manager, "notes") == "ready", 30, "notes to be ready")
+        manager.restart("notes")
+        assert _state(manager, "notes") == "connecting"
+        wait_until(lambda: _state(manager, "notes") == "ready", 30, "notes to be ready again")
+        with pytest.raises(KeyError, match="the servers are: notes"):
+            manager.restart("nope")
+    finally:
+        manager.close()
