@@ -10,7 +10,7 @@ Must never: let a problem with `.logician/`, git or the ledger escape into a use
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -20,8 +20,10 @@ from .session.attribution import external_notice
 from .session.file_checkpoints import FileCheckpoints, RewindError
 from .session.journal import JournalError
 from .session.large_files import LargeLimits
+from .session.recovery import CallRewindError, rewind_call
 from .session.state_guard import heal_state_dir
-from .session.thread_ledger import FrameClose, ProjectionItem, ThreadLedger
+from .session.thread_ledger import CallRewound, FrameClose, ProjectionItem, ThreadLedger
+from .session.threads import ThreadChoice, ThreadSource
 from .session.variable_checkpoints import VariableCheckpoints
 from .session.workspace_session import WorkspaceSession
 
@@ -39,29 +41,20 @@ class LogicianRuntime:
         self.frame_lock = threading.RLock()
         """Held while a frame opens and while a rewind runs: they never interleave."""
         self._reported_errors: set[str] = set()
+        self.kernel_session = ""
+        """The kernel session id recorded in each thread this runtime opens."""
+        self.thread_listeners: list[Callable[[], None]] = []
+        """Called after `use_thread` moved this runtime to another thread (the kernel rebinds
+        the variables store, the frontends re-read the frames)."""
 
     @classmethod
     def start(
         cls, start_dir: Path, *, env: Mapping[str, str], kernel_session: str = ""
     ) -> LogicianRuntime:
         config = load_effective_config(start_dir, env=env)
-        checkpoints = config.settings.checkpoints
-        session = WorkspaceSession.open(
-            config.workspace,
-            env=env,
-            capture_enabled=checkpoints.enabled,
-            max_file_bytes=checkpoints.max_file_bytes,
-            extra_ignores=tuple(checkpoints.ignore),
-            kernel_session=kernel_session,
-            large=large_limits(config),
-            change_detection=checkpoints.change_detection,
-            variables={
-                "enabled": checkpoints.variables,
-                "max_bytes": checkpoints.max_variable_bytes,
-                "ignore": tuple(checkpoints.variable_ignore),
-            },  # fmt: skip
-        )
-        return cls(config, session, env)
+        runtime = cls(config, open_session(config, env, kernel_session), env)
+        runtime.kernel_session = kernel_session
+        return runtime
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -89,6 +82,31 @@ class LogicianRuntime:
             )
         )
         return self.config
+
+    def use_thread(self, choice: ThreadChoice) -> list[str]:
+        """Close this session's thread and open `choice`'s; returns the new thread's notices.
+
+        Refused while a frame is open (the cell's frame belongs to the thread it opened in).
+        Notices of the old thread not yet shown are dropped: they no longer apply."""
+        with self.frame_lock:
+            checkpoints = self.session.checkpoints
+            if checkpoints is not None and checkpoints.is_open:
+                raise RewindError(
+                    f"thread use: this cell is frame {checkpoints.current_frame} of thread "
+                    f"{self.thread_id!r}; switch in a cell of its own"
+                )
+            old = self.session
+            stale = set(old.notices)
+            old.close()
+            self.session = open_session(self.config, self.env, self.kernel_session, choice)
+            self._notices = [n for n in self._notices if n not in stale]
+        for listener in list(self.thread_listeners):
+            listener()
+        return list(self.session.notices)
+
+    @property
+    def thread_source(self) -> ThreadSource:
+        return self.session.thread_source
 
     @property
     def ledger(self) -> ThreadLedger | None:
@@ -168,7 +186,8 @@ class LogicianRuntime:
         if checkpoints is None or not checkpoints.is_open:
             return None
         try:
-            closed = checkpoints.close_frame(outcome)  # type: ignore[arg-type]
+            with self.frame_lock:  # a frontend's rewind asked meanwhile waits for the close
+                closed = checkpoints.close_frame(outcome)  # type: ignore[arg-type]
         except (JournalError, OSError) as exc:
             self._report(f"Logician: this cell's frame could not be recorded ({exc})", stream)
             return None
@@ -234,6 +253,15 @@ class LogicianRuntime:
         resume: bool = False,
         include_external: bool = False,
     ) -> ProjectionItem:
+        with self.frame_lock:  # never interleaved with a frame opening or closing
+            return self._rewind(spec, force=force, files=files, conversation=conversation,
+                                variables=variables, resume=resume,
+                                include_external=include_external)  # fmt: skip
+
+    def _rewind(
+        self, spec: str, *, force: bool, files: bool, conversation: bool, variables: bool,
+        resume: bool, include_external: bool,
+    ) -> ProjectionItem:  # fmt: skip
         checkpoints = self.checkpoints
         if resume:
             return self._resume(force=force)
@@ -247,6 +275,18 @@ class LogicianRuntime:
             )  # fmt: skip
         except JournalError as exc:
             raise RewindError(f"rewind: the ledger could not be written ({exc})") from exc
+
+    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
+        """`rewind --call`: put back the pre-images one tool call recorded (frames stay)."""
+        snapshotter = self.checkpoints.snapshotter
+        self.checkpoints.settle()  # a background capture of large files uses the snapshotter
+        with self.frame_lock:
+            try:
+                return rewind_call(self.checkpoints.ledger, snapshotter, call_id, force=force)
+            except CallRewindError as exc:
+                raise RewindError(str(exc)) from None
+            except JournalError as exc:
+                raise RewindError(f"rewind --call: the ledger could not be written ({exc})") from exc
 
     def _resume(self, *, force: bool) -> ProjectionItem:
         """Complete the rewind a crash cut short (`rewind --resume`)."""
@@ -266,12 +306,37 @@ class LogicianRuntime:
     def undo_rewind(self, *, force: bool = False) -> ProjectionItem:
         """Take back the most recent rewind exactly (`%logician undo`)."""
         try:
-            return undo.undo_rewind(self.checkpoints, self.session.variables, force=force)
+            with self.frame_lock:  # like a rewind: never interleaved with a frame's open or close
+                return undo.undo_rewind(self.checkpoints, self.session.variables, force=force)
         except JournalError as exc:
             raise RewindError(f"undo: the ledger could not be written ({exc})") from exc
 
     def close(self) -> None:
         self.session.close()
+
+
+def open_session(
+    config: EffectiveConfig, env: Mapping[str, str], kernel_session: str,
+    thread: ThreadChoice | None = None,
+) -> WorkspaceSession:  # fmt: skip
+    """The workspace session for `config`, on `thread` (else the one `env` names)."""
+    checkpoints = config.settings.checkpoints
+    return WorkspaceSession.open(
+        config.workspace,
+        env=env,
+        capture_enabled=checkpoints.enabled,
+        max_file_bytes=checkpoints.max_file_bytes,
+        extra_ignores=tuple(checkpoints.ignore),
+        kernel_session=kernel_session,
+        large=large_limits(config),
+        change_detection=checkpoints.change_detection,
+        variables={
+            "enabled": checkpoints.variables,
+            "max_bytes": checkpoints.max_variable_bytes,
+            "ignore": tuple(checkpoints.variable_ignore),
+        },  # fmt: skip
+        thread=thread,
+    )
 
 
 def large_limits(config: EffectiveConfig) -> LargeLimits:

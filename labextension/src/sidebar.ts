@@ -104,6 +104,7 @@ export class LogicianSidebar extends Widget {
     }
     this._panel = panel;
     this._connection = connection;
+    this._thread = undefined;
     this._pages.setTotal(-1);
     this._scroller.scrollTop = 0;
     if (connection) {
@@ -336,6 +337,15 @@ export class LogicianSidebar extends Widget {
     if (!status) {
       return;
     }
+    if (status.thread !== this._thread) {
+      const moved = this._thread !== undefined;
+      this._thread = status.thread;
+      if (moved) {
+        // `%logician thread use`: another timeline, so the cached rows are the old thread's.
+        this._pages.clear();
+        void this._refreshTotal();
+      }
+    }
     const rows: [string, string][] = [
       ['Phase', status.phase === 'turn' ? `running (turn ${status.turn ?? 0})` : status.phase],
       ['Model', status.model || '-'],
@@ -442,6 +452,7 @@ export class LogicianSidebar extends Widget {
   private _connection: LogicianConnection | null = null;
   private _pages: FramePages;
   private _frame = 0;
+  private _thread: string | null | undefined = undefined;
   private _notebookName: HTMLElement;
   private _stateNode: HTMLElement;
   private _statusNode: HTMLElement;

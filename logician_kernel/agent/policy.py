@@ -113,8 +113,20 @@ def build_gate(
             }
         )
         request_ids[request.call_id] = pending.id
+        # Durable before anyone is asked: a kernel killed while the card waits leaves a
+        # record the restart can name ("this call was waiting for your decision").
+        record_request(request, pending.id)
         requests.put(ApprovalItem(pending, request))
-        answer = await asyncio.wrap_future(pending.future)
+        try:
+            answer = await asyncio.wrap_future(pending.future)
+        except asyncio.CancelledError:
+            # An interrupt (or the wall-time budget) gave the call up unanswered: settled now,
+            # so the next restart does not report it as waiting when the kernel stopped.
+            if ledger is not None:
+                ledger.append(ApprovalResolved, request_id=pending.id, choice="deny",
+                              via="interrupted", note="the run stopped before anyone answered",
+                              durable=True)  # fmt: skip
+            raise
         channels[request.call_id] = answer.via
         rule = request.suggested_rule
         if answer.choice == "always_allow" and rule:
@@ -126,13 +138,22 @@ def build_gate(
             rule=rule if answer.choice in ("allow_session", "always_allow") else None,
         )
 
+    recorded: set[str] = set()
+
+    def record_request(request: ApprovalRequest, request_id: str) -> None:
+        if ledger is None or request_id in recorded:
+            return
+        recorded.add(request_id)
+        ledger.append(ApprovalRequested, frame=frame, request_id=request_id,
+                      call_id=request.call_id, tool=request.tool,
+                      description=request.description, reason=request.reason,
+                      durable=True)  # fmt: skip
+
     def record(request: ApprovalRequest, resolution: ApprovalResolution) -> None:
         if ledger is None:
             return
         request_id = request_ids.get(request.call_id, request.call_id)
-        ledger.append(ApprovalRequested, frame=frame, request_id=request_id,
-                      call_id=request.call_id, tool=request.tool,
-                      description=request.description, reason=request.reason)  # fmt: skip
+        record_request(request, request_id)  # a headless decision was never asked
         ledger.append(ApprovalResolved, request_id=request_id, choice=resolution.choice,
                       via="headless" if resolution.by == "headless"
                       else channels.get(request.call_id, "widget"),

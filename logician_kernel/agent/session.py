@@ -49,6 +49,7 @@ from .policy import RunOptions, build_controller, build_gate, compaction_policy
 from .run import AgentRun, RunItem, python_runner
 from .run_profile import ProfileSwap, use_profile
 from .script import Approve, RunResult
+from .threads import ThreadsAndRecovery
 
 
 class Compacted(NamedTuple):
@@ -71,7 +72,7 @@ class Merged(NamedTuple):
     """What the summary cost."""
 
 
-class AgentSession:
+class AgentSession(ThreadsAndRecovery):
     """One workspace and one thread, with the agent's moving parts wired once."""
 
     def __init__(self, runtime: LogicianRuntime, *, broker: ApprovalBroker | None = None) -> None:
@@ -100,13 +101,16 @@ class AgentSession:
         *,
         env: Mapping[str, str] | None = None,
     ) -> AgentSession:
-        """Open `workspace`'s `.logician/` state and `thread` (a fresh thread when None).
+        """Open `workspace`'s `.logician/` state and `thread`; when None, the thread `env`
+        names (`JPY_SESSION_NAME`, `LOGICIAN_THREAD`), else the workspace's most recent one
+        (said in `runtime`'s notices). `threads()` lists them.
 
         Configuration comes from the usual layers (user, trusted project, `LOGICIAN_*` in
         `env`, which defaults to this process's environment)."""
         environ = dict(os.environ if env is None else env)
         if thread is not None:
             environ["LOGICIAN_THREAD"] = thread
+            environ.pop("JPY_SESSION_NAME", None)  # the script's own name beats its parent's
         return cls(LogicianRuntime.start(Path(workspace).resolve(), env=environ))
 
     # -- what a run is built from --------------------------------------------------------------
@@ -209,6 +213,7 @@ class AgentSession:
         ctx = ToolContext(
             workspace=runtime.config.workspace,
             capture=checkpoints.capture,
+            capture_for_call=checkpoints.capture,
             run_python=python_runner(items, settings.tools.python_timeout_seconds)
             if python
             else None,

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..agent import AgentSession
+from ..agent.threads import follow_vscode
 from ..runtime import LogicianRuntime
+from ..session.threads import VSCODE_NOTEBOOK
 from .kernel import is_management_cell
 from .magics import LogicianMagics, protect_prompt_lines
 
@@ -63,6 +65,8 @@ class _CellFrames:
         self.magics = magics
         self._depth = 0
         self._opened = False
+        self._framed = False
+        self._vscode_seen: object = None
 
     def pre(self, info: Any) -> None:
         self._depth += 1
@@ -74,6 +78,12 @@ class _CellFrames:
         self.magics.agent.frontend_can_answer = (
             bool(getattr(kernel, "_allow_stdin", False)) if kernel is not None else True
         )
+        named = self.shell.user_ns.get(VSCODE_NOTEBOOK)
+        if named != self._vscode_seen:  # a stock kernel in VS Code: follow its notebook name
+            self._vscode_seen = named
+            said = follow_vscode(self.magics.session, self.shell.user_ns, framed=self._framed)
+            if said:
+                self.runtime.notice(said)
         self.runtime.flush_notices(sys.stderr)
         code = getattr(info, "raw_cell", "") or ""
         if getattr(info, "silent", False) or is_management_cell(code):
@@ -84,7 +94,7 @@ class _CellFrames:
             code=code,
             stream=sys.stderr,
         )
-        self._opened = True
+        self._opened = self._framed = True
 
     def post(self, result: Any) -> None:
         self._depth = max(0, self._depth - 1)

@@ -26,8 +26,11 @@ from traitlets import Type
 
 from .._version import __version__
 from ..agent import AgentSession
+from ..agent.threads import follow_vscode
 from ..runtime import LogicianRuntime
 from ..session.launch import enter, starting_directory, workspace_notice
+from ..session.threads import VSCODE_NOTEBOOK
+from . import call_rewind
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
 from .variables_view import frame_line
 
@@ -98,14 +101,24 @@ class LogicianKernel(IPythonKernel):
         # cannot register the widget comm targets; register them now that the kernel is up.
         ipywidgets.register_comm_target()
         self.shell.input_transformers_cleanup.append(protect_prompt_lines)
+        self._framed = False
+        self._vscode_seen: object = None
+        self._bind_variables()
+        self.logician.thread_listeners.append(self._bind_variables)
+        # Every cell run inside a frame (an agent's `python` tool calls too) names the
+        # variables it may have mutated: they are the ones hashed at the frame's close.
+        self.shell.events.register("pre_run_cell", self._add_code)
+
+    def _bind_variables(self) -> None:
+        """The thread's variables store watches this namespace (again, after a switch)."""
+        variables = self.logician.variables
+        if variables is not None and self.shell is not None:
+            variables.bind(self.shell.user_ns, self.shell.user_ns_hidden)
+
+    def _add_code(self, info: Any) -> None:
         variables = self.logician.variables
         if variables is not None:
-            variables.bind(self.shell.user_ns, self.shell.user_ns_hidden)
-            # Every cell run inside a frame (an agent's `python` tool calls too) names the
-            # variables it may have mutated: they are the ones hashed at the frame's close.
-            self.shell.events.register(
-                "pre_run_cell", lambda info: variables.add_code(info.raw_cell or "")
-            )
+            variables.add_code(info.raw_cell or "")
 
     async def do_execute(  # type: ignore[override]
         self,
@@ -132,10 +145,19 @@ class LogicianKernel(IPythonKernel):
             return await run
         self._executions += 1
         self._magics.agent.frontend_can_answer = allow_stdin
+        assert self.shell is not None
+        named = self.shell.user_ns.get(VSCODE_NOTEBOOK)
+        if named != self._vscode_seen:  # VS Code binds it after start; looked at once per value
+            self._vscode_seen = named
+            said = follow_vscode(self.agent, self.shell.user_ns, framed=self._framed)
+            if said:
+                runtime.notice(said)
         runtime.flush_notices(sys.stderr)
+        if self._executions == 1:  # the restart notice's "Rewind this call", where widgets render
+            call_rewind.offer(self.agent, self._magics.frames)
         if is_management_cell(code):
             return await run
-        assert self.shell is not None
+        self._framed = True
         runtime.open_frame(
             # In [n] as the user sees it; a frontend that runs cells without storing history
             # (nbval) has no prompt numbers, so there the n-th execution of this kernel stands in.
@@ -151,8 +173,9 @@ class LogicianKernel(IPythonKernel):
         try:
             reply = await run
         finally:
-            _close_variables(runtime, sys.stderr)
-            runtime.close_frame(_outcome(reply), sys.stderr)
+            with runtime.frame_lock:  # the whole close: a sidebar's rewind waits for it
+                _close_variables(runtime, sys.stderr)
+                runtime.close_frame(_outcome(reply), sys.stderr)
             self._magics.after_cell()
         return reply
 

@@ -35,9 +35,14 @@ def classify(
         return "command", rest
     if word == ASK:
         return "prompt", tail.strip()
-    if not tail.strip() or _close_to_command(word, commands):
+    if not tail.strip() or (word.lower() not in _TOOL_VERBS and _close_to_command(word, commands)):
         return "unknown", rest
     return "prompt", rest
+
+
+_TOOL_VERBS = frozenset({"read", "write", "edit", "bash", "python", "ls", "glob", "grep"})
+"""The agent's tool names: `%logician read the data` is an instruction, never a typo of a
+command (`read` is close to `thread`)."""
 
 
 def _close_to_command(word: str, commands: Collection[str]) -> list[str]:

@@ -28,8 +28,8 @@ from ..session.frame_report import frame_diff
 from ..session.ledger_repair import check as ledger_check
 from ..session.storage_commands import collect_garbage, storage_text
 from ..session.thread_ledger import ThreadLedger
+from . import call_rewind, thread_commands, undo_view, variables_view
 from . import display as render
-from . import undo_view, variables_view
 from .agent import AgentCell
 from .agent_errors import agent_errors
 from .comm import LogicianComms
@@ -60,6 +60,8 @@ MANAGEMENT_COMMANDS = frozenset(
         "gc",
         "vars",
         "ledger",
+        "threads",
+        "thread",
         "hooks",
     }
 )
@@ -130,6 +132,8 @@ class LogicianMagics(Magics):
             "gc": self.handle_gc,
             "vars": self.handle_vars,
             "ledger": self.handle_ledger,
+            "threads": lambda args: thread_commands.threads(self.session, args),
+            "thread": lambda args: thread_commands.thread(self.session, args),
             "hooks": self.handle_hooks,
             "mcp": lambda args: handle_mcp(self.session, args),
         }
@@ -139,6 +143,7 @@ class LogicianMagics(Magics):
         self.comms.frames = self.frames
         self.agent = AgentCell(shell, agent, self.comms)
         self._controls: list[RewindControl] = []
+        self.runtime.thread_listeners.append(self.after_cell)  # the frontends follow a switch
 
     @line_cell_magic
     def logician(self, line: str, cell: str | None = None) -> None:
@@ -218,6 +223,7 @@ class LogicianMagics(Magics):
         parser.add_argument("target", nargs="?")
         parser.add_argument("--last", action="store_true")
         parser.add_argument("--cell", type=int, metavar="N")
+        parser.add_argument("--call", metavar="ID")
         parser.add_argument("--force", action="store_true")
         parser.add_argument("--include-external", action="store_true")
         parser.add_argument("--dry-run", action="store_true")
@@ -227,6 +233,8 @@ class LogicianMagics(Magics):
         only.add_argument("--conversation-only", action="store_true")
         only.add_argument("--variables-only", action="store_true")
         opts = parser.parse_args(args)
+        if opts.call is not None:
+            return call_rewind.handle(self.session, self.frames, opts)
         given = [opts.last, opts.cell is not None, opts.target is not None]
         if opts.resume:
             if any(given) or opts.dry_run:

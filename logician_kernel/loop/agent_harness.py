@@ -39,12 +39,14 @@ with an error result ("not run"), so the conversation stays well-formed.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
+from logician_kernel._test_hooks import stop_inside_call
 from logician_kernel.events.events import (
     HarnessEvent,
     ModelCallStarted,
@@ -369,7 +371,10 @@ class AgentHarness:
         try:
             # Whatever the process writes or spawns inside the call is attributed to it.
             with AUDIT.tool_call(call.id, call.name):
-                return await tool.run(call.arguments, self.ctx)
+                ctx = dataclasses.replace(self.ctx, call_id=call.id)
+                result = await tool.run(call.arguments, ctx)
+                stop_inside_call(call.name)  # tests only: the effect happened, no result kept
+                return result
         except Exception as exc:
             # The contract says tools never raise; a bug in one must not end the run.
             logger.exception("tool %s raised", call.name)

@@ -70,6 +70,8 @@ class _OpenFrame:
     started: float
     captured: dict[str, str | None] = field(default_factory=dict)
     """Paths a tool captured before writing -> its call id (None for cell code)."""
+    by_call: set[tuple[str, str]] = field(default_factory=set)
+    """(path, call id) pairs captured: each call records its own pre-image of a path."""
 
 
 class FileCheckpoints:
@@ -143,17 +145,24 @@ class FileCheckpoints:
     def current_frame(self) -> int | None:
         return self._open.frame if self._open is not None else None
 
-    def capture(self, path: str) -> None:
-        """Record `path`'s pre-state in the open frame before a tool writes it (first wins).
+    def capture(self, path: str, call_id: str | None = None) -> None:
+        """Record `path`'s pre-state in the open frame before a tool writes it (first wins),
+        with the tool call that captured it (`call_id`; None for cell code).
 
         The frame's own snapshots catch the change too; this makes the tool's pre-image
         explicit and durable before the write, whatever happens to the snapshot after it.
         """
         current = self._open
-        if current is None or self.snapshotter is None or path in current.captured:
+        if current is None or self.snapshotter is None:
             return
-        call_id = AUDIT.current_call() or None
-        current.captured[path] = call_id
+        call_id = call_id or AUDIT.current_call() or None
+        # The frame keeps the first pre-state of a path; each call still records its own, so a
+        # second call cut off mid-write can be rewound to the state just before it.
+        if path in current.captured and (call_id is None or (path, call_id) in current.by_call):
+            return
+        current.captured.setdefault(path, call_id)  # the frame's pre-state: the first capture's
+        if call_id is not None:
+            current.by_call.add((path, call_id))
         before = self.snapshotter.store_path(path)
         self.ledger.append(FileCheckpoint, frame=current.frame, path=path, before=before,
                            call_id=call_id, durable=True)  # fmt: skip

@@ -47,6 +47,9 @@ class SessionStart(_Entry):
     """Absolute workspace root the frames of this session refer to."""
     version: str
     """logician_kernel version."""
+    notebook: str | None = None
+    """The notebook the thread is named after (the server's `JPY_SESSION_NAME` or VS Code's
+    `__vsc_ipynb_file__`), when one was known; what `%logician threads` shows."""
 
 
 class FrameOpen(_Entry):
@@ -173,6 +176,23 @@ class Quarantine(_Entry):
     """What the user and the model are told."""
 
 
+class RestorableCall(_Entry):
+    """A `restorable` call (write, edit) cut off by a dead kernel whose pre-images were
+    recorded: offered for `rewind --call`, never repeated."""
+
+    kind: Literal["restorable_call"] = "restorable_call"
+    frame: int | None
+    """The frame it ran in."""
+    call_id: str
+    """The call cut off."""
+    name: str
+    """Tool name."""
+    paths: list[str] = Field(default_factory=list)
+    """Workspace-relative paths whose pre-image the call recorded before writing."""
+    detail: str
+    """What the user and the model are told."""
+
+
 class ApprovalRequested(_Entry):
     """A tool call needs the user's decision (action-required; routine allows never appear)."""
 
@@ -201,7 +221,9 @@ class ApprovalResolved(_Entry):
     """The decision."""
     via: str
     """Where it was made: one of `types.approvals.ApprovalChannel` (widget, comm, stdin,
-    headless, callback); ledgers written before that was recorded say `user`."""
+    headless, callback); `restart` when the kernel stopped before anyone answered (settled as
+    a denial on reopen), `interrupted` when the run stopped first; ledgers written before that
+    was recorded say `user`."""
     note: str = ""
     """The user's note (passed to the model with a denial)."""
     rule: str | None = None
@@ -286,6 +308,20 @@ class RestoredPath(BaseModel):
     """What happened to it; `external`: changed outside this kernel, so left alone."""
     detail: str = ""
     """Why, for conflicts, skips and failures."""
+
+
+class CallRewound(_Entry):
+    """`rewind --call`: one tool call's recorded pre-images were put back (frames stay)."""
+
+    kind: Literal["call_rewind"] = "call_rewind"
+    call_id: str
+    """The call whose effects were taken back."""
+    frame: int | None
+    """The frame the call ran in."""
+    paths: list[RestoredPath] = Field(default_factory=list)
+    """What happened to each path the call captured."""
+    note: str = ""
+    """Free text for the user (e.g. `--force`)."""
 
 
 class ProjectionItem(_Entry):
@@ -398,6 +434,8 @@ Entry = Annotated[
     | ToolOutcome
     | ToolCommit
     | Quarantine
+    | RestorableCall
+    | CallRewound
     | ApprovalRequested
     | ApprovalResolved
     | RunEnd

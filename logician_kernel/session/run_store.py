@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from ..types import MESSAGE_ADAPTER, Message, TextPart, ToolCall, ToolResultMessage
+from .recovery import offer_restorable
 from .redact import redact, redact_data
 from .thread_ledger import (
     MessageEntry,
@@ -122,11 +123,15 @@ def resolve_dangling_calls(ledger: ThreadLedger, *, interrupted: bool = False) -
                 ToolOutcome, frame=intent.frame, call_id=call_id, is_error=True, content=text
             )
         if outcome is None:
+            restorable = offer_restorable(ledger, intent)
             if intent.recovery == "pure":
                 text = (
                     f"The {intent.name} call was interrupted by a kernel restart before it "
                     "returned. It has no side effects; call it again if you still need it."
                 )
+            elif restorable is not None:
+                text, notice = restorable
+                notices.append(notice)
             else:
                 text = (
                     f"OUTCOME UNKNOWN: the kernel died while this {intent.name} call was running. "

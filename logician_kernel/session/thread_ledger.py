@@ -38,6 +38,7 @@ from .ledger_entries import (
     ENTRY_ADAPTER,
     ApprovalRequested,
     ApprovalResolved,
+    CallRewound,
     Entry,
     FileCheckpoint,
     FrameClose,
@@ -48,6 +49,7 @@ from .ledger_entries import (
     ProjectionReason,
     Quarantine,
     Recovery,
+    RestorableCall,
     RestoredPath,
     RestoredVariable,
     RewindPlanned,
@@ -68,6 +70,7 @@ from .ledger_entries import (
 __all__ = [
     "ApprovalRequested",
     "ApprovalResolved",
+    "CallRewound",
     "Entry",
     "ENTRY_ADAPTER",
     "FileCheckpoint",
@@ -81,6 +84,7 @@ __all__ = [
     "Quarantine",
     "read_entries",
     "Recovery",
+    "RestorableCall",
     "RestoredPath",
     "RestoredVariable",
     "RewindPlanned",
@@ -147,6 +151,10 @@ class ThreadLedger:
         self.path = Path(directory) / f"{thread_id}.jsonl"
         checkpoint, self.checkpoint_notice = _load_checkpoint(self.path)
         self._journal = Journal(self.path, resume=checkpoint.resume if checkpoint else None)
+        self._append_lock = threading.RLock()
+        # The worker loop, the main thread and a frontend's subshell all append: one at a time,
+        # or two entries could take the same sequence number (re-entrant: a recovery appends
+        # while the ledger opens).
         self._folds: dict[str, tuple[int, Any]] = {}
         self._fold_lock = threading.RLock()
         self._checkpointed = 0
@@ -278,21 +286,31 @@ class ThreadLedger:
         return found
 
     def append(self, kind: type[_Entry], *, durable: bool = False, **fields: Any) -> Any:
-        """The single choke point: assign seq, parent and time, validate, persist."""
-        # After damage the sequence has a gap; numbers are never reused, so a repair can put a
-        # recovered record back in its place.
-        parent = self.entries[-1].seq if self.entries else None
-        seq = (parent or 0) + 1
-        entry = kind(
-            seq=seq,
-            parent=parent,
-            time=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-            **fields,
-        )
-        stored = self._journal.append(entry.model_dump(mode="json"), durable=durable)
-        entry = ENTRY_ADAPTER.validate_python(stored)  # what a replay will read, exactly
-        self.entries.append(entry)
-        return entry
+        """The single choke point: assign seq, parent and time, validate, persist.
+
+        Serialized: whichever thread appends, sequence numbers stay unique and dense and the
+        file holds whole records in sequence order."""
+        with self._append_lock:
+            # After damage the sequence has a gap; numbers are never reused, so a repair can
+            # put a recovered record back in its place.
+            parent = self.entries[-1].seq if self.entries else None
+            seq = (parent or 0) + 1
+            entry = kind(
+                seq=seq,
+                parent=parent,
+                time=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+                **fields,
+            )
+            stored = self._journal.append(entry.model_dump(mode="json"), durable=durable)
+            entry = ENTRY_ADAPTER.validate_python(stored)  # what a replay will read, exactly
+            self.entries.append(entry)
+            return entry
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held by each append; a caller that must read the entries and append on what it
+        read, with no other append in between, holds it around both."""
+        return self._append_lock
 
     @property
     def journal(self) -> Journal:

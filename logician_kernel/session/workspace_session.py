@@ -10,9 +10,7 @@ with a notice), or read configuration itself (it is handed the resolved values).
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +27,7 @@ from .git_snapshot import GitSnapshotter, SnapshotError
 from .journal import JournalError
 from .large_files import LargeFiles, LargeLimits
 from .large_store import LargeFileStore
+from .recovery import resolve_pending_approvals
 from .rewind_plan import interrupted_notice
 from .run_store import resolve_dangling_calls
 from .thread_ledger import (
@@ -38,6 +37,7 @@ from .thread_ledger import (
     ThreadLedger,
     UnknownRecordError,
 )
+from .threads import ThreadChoice, ThreadSource, choose_thread, named_thread, recent_notice
 from .variable_checkpoints import VariableCheckpoints
 
 STATE_DIR = ".logician"
@@ -49,25 +49,13 @@ def index_name_for(thread_id: str) -> str:
 
 
 def thread_id_for(env: Mapping[str, str]) -> tuple[str, bool]:
-    """A stable thread id for the notebook, and whether it is stable across kernel restarts.
-
-    `LOGICIAN_THREAD` wins; else the notebook path the server passes as `JPY_SESSION_NAME`
-    (readable slug plus a hash of the full path, so two `analysis.ipynb` in different
-    folders never share a thread); else a fresh id for this kernel session only.
-    """
-    explicit = env.get("LOGICIAN_THREAD", "").strip()
-    if explicit:
-        return _slug(explicit, 100), True
-    name = env.get("JPY_SESSION_NAME", "").strip()
-    if name:
-        stem = _slug(Path(name).stem, 60) or "notebook"
-        return f"{stem}-{hashlib.sha256(name.encode()).hexdigest()[:12]}", True
+    """The thread the environment names, and whether it names one (`threads.named_thread`:
+    the server's `JPY_SESSION_NAME` notebook path, else `LOGICIAN_THREAD`); without a name, a
+    fresh id (a kernel then reopens the workspace's most recent thread, `choose_thread`)."""
+    named = named_thread(env)
+    if named is not None:
+        return named.thread_id, True
     return f"session-{uuid.uuid4().hex[:12]}", False
-
-
-def _slug(text: str, limit: int) -> str:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
-    return slug[:limit]
 
 
 @dataclass
@@ -83,6 +71,11 @@ class WorkspaceSession:
     _lock: FileLock | None = None
     variables: VariableCheckpoints | None = None
     """The thread's variable capture (None when the ledger is unavailable)."""
+    thread_source: ThreadSource = "explicit"
+    """Where the thread id came from (a kernel follows VS Code's notebook name only when
+    nothing stronger named the thread)."""
+    notebook: str | None = None
+    """The notebook the thread is named after, when known."""
 
     @classmethod
     def open(
@@ -97,11 +90,14 @@ class WorkspaceSession:
         large: LargeLimits | None = None,
         change_detection: ChangeDetection = "auto",
         variables: dict[str, object] | None = None,
+        thread: ThreadChoice | None = None,
     ) -> WorkspaceSession:
+        """`thread` overrides the choice from `env` (`%logician thread use`, VS Code's name)."""
         workspace = Path(workspace).resolve()
-        thread_id, stable = thread_id_for(env)
         state = workspace / STATE_DIR
-        notices: list[str] = []
+        choice = thread or choose_thread(env, state / "threads")
+        thread_id, stable = choice.thread_id, True
+        notices: list[str] = [choice.notice] if choice.notice else []
         try:
             private_dir(state)
             private_dir(state / "threads")
@@ -123,14 +119,16 @@ class WorkspaceSession:
             ledger = ThreadLedger(state / "threads", thread_id)
         except UnknownRecordError as exc:
             notices.append(f"Logician: frames are off for this session: {exc}.")
-            return cls(workspace, thread_id, stable, None, None, notices)
+            return cls(workspace, thread_id, stable, None, None, notices,
+                       thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
         except (OSError, JournalError, Timeout) as exc:
             notices.append(
                 f"Logician: frames are off for this session: cannot use {state} "
                 f"({getattr(exc, 'strerror', None) or exc}). Cells run normally; nothing is "
                 "captured or rewindable until that directory is writable and the kernel restarts."
             )
-            return cls(workspace, thread_id, stable, None, None, notices)
+            return cls(workspace, thread_id, stable, None, None, notices,
+                       thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
 
         if ledger.recovered_tail is not None:
             notices.append(f"Logician: {ledger.entries[-1].detail}; cut bytes kept in "  # type: ignore[union-attr]
@@ -144,6 +142,7 @@ class WorkspaceSession:
             pid=os.getpid(),
             workspace=str(workspace),
             version=__version__,
+            notebook=choice.notebook,
         )
         snapshotter: GitSnapshotter | None = None
         reason = None
@@ -170,11 +169,14 @@ class WorkspaceSession:
         else:
             reason = "checkpoints.enabled is false in the configuration"
         checkpoints = FileCheckpoints(ledger, snapshotter, capture_disabled_reason=reason)
+        if choice.source == "recent":
+            notices.insert(0, recent_notice(thread_id, len(checkpoints.active_frames())))
         since = len(ledger.entries)  # what is appended from here on: no need to read history
         if checkpoints.recover_incomplete():
             notices.extend(f"Logician: {e.detail}." for e in ledger.entries[since:]
                            if isinstance(e, Recovery) and e.what == "incomplete-frame"
                            and e.seq > start.seq)  # fmt: skip
+        notices.extend(resolve_pending_approvals(ledger))  # before the calls: none of them ran
         notices.extend(resolve_dangling_calls(ledger))
         if interrupted := interrupted_notice(ledger.entries):
             notices.append(interrupted)
@@ -186,7 +188,7 @@ class WorkspaceSession:
         checkpoints.start_warmup()
         var_checkpoints = VariableCheckpoints(ledger, state, **(variables or {}))  # type: ignore[arg-type]
         return cls(workspace, thread_id, stable, ledger, checkpoints, notices, lock,
-                   var_checkpoints)  # fmt: skip
+                   var_checkpoints, thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
 
     def close(self) -> None:
         if self.checkpoints is not None and self.checkpoints.snapshotter is not None:

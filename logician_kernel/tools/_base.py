@@ -71,6 +71,18 @@ class ToolContext:
     secrets: tuple[str, ...] = ()
     """Values the model must never see in a tool result (the configured API key); masked,
     with the credential-named environment variables' values, before the result leaves."""
+    capture_for_call: Callable[[str, str], None] | None = None
+    """Like `capture`, also given the id of the call that captures (so the frame records which
+    call's pre-image it holds); used instead of `capture` inside a call when set."""
+    call_id: str | None = None
+    """The tool call this context is lent to (the harness sets it per call)."""
+
+    def checkpoint(self, path: str) -> None:
+        """Record `path`'s pre-state before writing it, naming this context's call if known."""
+        if self.capture_for_call is not None and self.call_id is not None:
+            self.capture_for_call(path, self.call_id)
+        else:
+            self.capture(path)
 
 
 _JSON_TYPES: dict[str, str] = {

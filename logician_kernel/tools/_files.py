@@ -327,7 +327,7 @@ class EditTool(Tool):
 
 def _capture(ctx: ToolContext, tool: str, shown: str) -> None:
     try:
-        ctx.capture(shown)
+        ctx.checkpoint(shown)
     except Exception as exc:
         raise ToolError(
             f"{tool}: could not checkpoint {shown} before writing it ({exc}); nothing was written"

@@ -162,13 +162,14 @@ def write_notebook(path: Path, sources: list[str], ids: list[str] | None = None)
     nbformat.write(nb, path)
 
 
-def seed_thread(notebook: Path, frames: int) -> str:
+def seed_thread(notebook: Path, frames: int, thread: str | None = None) -> str:
     """Write `frames` closed frames into the thread the server will give `notebook`.
 
     The server names a notebook's thread by its path (`JPY_SESSION_NAME`); the kernel reopens
     the thread when it starts, so the sidebar sees a long history without running 10,000 cells.
     """
-    thread, _ = thread_id_for({"JPY_SESSION_NAME": str(notebook)})
+    if thread is None:
+        thread, _ = thread_id_for({"JPY_SESSION_NAME": str(notebook)})
     ledger = ThreadLedger(notebook.parent / ".logician" / "threads", thread)
     try:
         for frame in range(1, frames + 1):

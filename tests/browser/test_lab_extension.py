@@ -58,6 +58,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         nb = root / name / f"{name}.ipynb"
         write_notebook(nb, ["# type here\n"], ids=["typing"])
         seed_thread(nb, frames)
+    write_notebook(root / "switch" / "switch.ipynb",
+                   ["open('s.txt', 'w').write('s')", "%logician thread use other-notebook"],
+                   ids=["switch-writes", "switch-use"])  # fmt: skip
+    seed_thread(root / "switch" / "other-notebook.ipynb", 1, thread="other-notebook")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with LabServer(root, home) as server:
         yield server
@@ -387,6 +391,22 @@ def test_ten_thousand_frames_open_with_a_bounded_timeline(page: Any, lab: LabSer
     )
     (ARTIFACTS / "typing-ratio.txt").write_text(report)
     print(report)
+
+
+def test_the_sidebar_follows_thread_use_to_the_other_timeline(page: Any, lab: LabServer) -> None:
+    open_notebook(page, lab, "switch/switch.ipynb")
+    sidebar = open_sidebar(page)
+    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
+    run_cell(page, 0)
+    wait_executed(page, 0)
+    sidebar.locator('.lk-FrameRow[data-cell-id="switch-writes"]').wait_for()
+    run_cell(page, 1)
+    wait_executed(page, 1)
+    # The other thread's frame replaces this notebook's (as many: only the thread differs).
+    sidebar.locator(".lk-Timeline-count", has_text="(1)").wait_for(timeout=30_000)
+    sidebar.locator(".lk-FrameRow-code", has_text="seeded frame").first.wait_for(timeout=30_000)
+    assert sidebar.locator('.lk-FrameRow[data-cell-id="switch-writes"]').count() == 0
+    page.screenshot(path=str(ARTIFACTS / "thread-use.png"))
 
 
 def test_the_extension_is_installed_enabled_and_ok() -> None:

@@ -113,3 +113,24 @@ def test_load_ext_in_the_ipython_terminal(
     resolved = [e for e in ledger(workspace) if e["kind"] == "approval_resolution"]
     assert [(e["choice"], e["via"]) for e in resolved] == [("allow_once", "stdin")]
     assert "hooks left: 0" in out
+
+
+def test_load_ext_in_vs_codes_stock_kernel_follows_its_notebook_name(
+    workspace: Path, env: dict[str, str]
+) -> None:
+    from logician_kernel.session.threads import notebook_thread_id
+
+    unnamed = {k: v for k, v in env.items() if k != "LOGICIAN_THREAD"}
+    notebook = str(workspace / "report.ipynb")
+    k = Kernel(workspace, unnamed, kernel_name="python3")
+    try:
+        k.run(f"__vsc_ipynb_file__ = {notebook!r}", silent=True)  # as VS Code does at start
+        assert k.run("%load_ext logician_kernel").status == "ok"
+        r = k.run("open('v.txt', 'w').write('v')")
+        assert f"VS Code names this notebook {notebook}" in r.stderr
+        thread = notebook_thread_id(notebook)
+        assert thread in k.run("%logician thread").text
+        assert "1 created" in k.run("%logician frames").text
+        assert (workspace / ".logician" / "threads" / f"{thread}.jsonl").exists()
+    finally:
+        k.shutdown()

@@ -22,7 +22,9 @@ def test_notebook_validates_with_nbval(notebook: Path, tmp_path: Path) -> None:
     recordings = notebook.parent / "recordings"
     if recordings.is_dir():  # recorded model sessions the replay provider plays
         shutil.copytree(recordings, tmp_path / "recordings")
-    env = clean_env(LOGICIAN_CONFIG_DIR=str(tmp_path / "cfg"))
+    # Named as a server names it: an unnamed kernel would say in the first cell which thread
+    # it reopened, an output the stored notebook does not have.
+    env = clean_env(LOGICIAN_CONFIG_DIR=str(tmp_path / "cfg"), JPY_SESSION_NAME=str(copy))
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "--nbval", "--nbval-kernel-name", "logician",
          "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(copy)],

@@ -157,3 +157,22 @@ def test_edit_errors_are_clear(call, ws: Path):
         "not valid UTF-8"
         in call("edit", path="latin.txt", old_string="caf", new_string="x").content
     )
+
+
+def test_a_write_inside_a_call_names_the_call_that_captured_its_pre_image(ws, call) -> None:
+    """`file_checkpoint.call_id`: the frame knows which call's pre-image it holds."""
+    (ws / "a.txt").write_text("before")
+    seen: list[tuple[str, str, str]] = []
+
+    def capture_for_call(path: str, call_id: str) -> None:
+        seen.append((path, call_id, (ws / path).read_text()))
+
+    plain: list[str] = []
+    ctx = ToolContext(workspace=ws, capture=plain.append, capture_for_call=capture_for_call,
+                      call_id="call-7")  # fmt: skip
+    result = call("write", ctx, path="a.txt", content="after")
+    assert not result.is_error
+    assert seen == [("a.txt", "call-7", "before")] and plain == []
+    outside = ToolContext(workspace=ws, capture=plain.append, capture_for_call=capture_for_call)
+    call("edit", outside, path="a.txt", old_string="after", new_string="again")
+    assert plain == ["a.txt"]  # no call id (cell code): the plain capture

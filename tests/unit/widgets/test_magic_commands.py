@@ -20,6 +20,9 @@ from logician_kernel.jupyter.magics import MANAGEMENT_COMMANDS, protect_prompt_l
         ("ask Status?", "prompt", "Status?"),
         ("ask rewind the plan", "prompt", "rewind the plan"),
         ("What is in data.csv?", "prompt", "What is in data.csv?"),
+        ("thread use nb-1", "command", "thread use nb-1"),
+        ("thred use nb-1", "unknown", "thred use nb-1"),
+        ("read the data", "prompt", "read the data"),  # a tool's name, not a typo of `thread`
     ],
 )
 def test_classify(line: str, kind: str, text: str) -> None:

@@ -1,0 +1,132 @@
+"""Moving an `AgentSession` between the workspace's threads.
+
+`%logician thread use ID`, scripts (`AgentSession.use_thread`) and the kernel following VS
+Code's notebook name all go through `switch`: the runtime closes the thread's ledger and
+opens the other's (refused while a frame is open); the agent's status and budget start over,
+and its conversation is the new thread's, rebuilt from that ledger.
+
+Must never: create a thread by accident (an unknown id is an error unless asked to create),
+or move a kernel that already recorded frames in this session without being asked.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import TYPE_CHECKING
+
+from ..events.runtime_state import RuntimeState
+from ..session.file_checkpoints import RewindError
+from ..session.recovery import restorable_calls
+from ..session.thread_ledger import CallRewound, RestorableCall, ThreadLedger
+from ..session.threads import VSCODE_NOTEBOOK, ThreadChoice, ThreadInfo, list_threads, named_thread
+from ..session.workspace_session import STATE_DIR
+from .errors import AgentError
+
+if TYPE_CHECKING:
+    from ..policy import RunBudget
+    from ..runtime import LogicianRuntime
+    from .session import AgentSession
+
+_THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class ThreadsAndRecovery:
+    """`AgentSession`'s threads and crash-recovery methods (kept here so the session module
+    stays one responsibility): the workspace's threads, switching, restorable calls."""
+
+    runtime: LogicianRuntime
+    state: RuntimeState
+    budget: RunBudget | None
+
+    @property
+    def ledger(self) -> ThreadLedger:
+        raise NotImplementedError
+
+    def threads(self) -> list[ThreadInfo]:
+        """The workspace's threads (id, notebook, frames, last used), most recent first."""
+        return threads(self)  # type: ignore[arg-type]
+
+    def use_thread(self, thread_id: str, *, create: bool = False) -> list[str]:
+        """Move to another thread of the workspace (a new one with `create`): its frames and
+        its conversation from now on. Refused while a frame is open. Returns its notices."""
+        return use(self, thread_id, create=create)  # type: ignore[arg-type]
+
+    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
+        """Put back what one tool call cut off by a dead kernel had captured
+        (`restorable_calls` lists them)."""
+        try:
+            return self.runtime.rewind_call(call_id, force=force)
+        except RewindError as exc:
+            raise AgentError(str(exc)) from None
+
+    def restorable_calls(self) -> list[RestorableCall]:
+        """Calls a dead kernel cut off whose pre-images were recorded, not yet rewound."""
+        return restorable_calls(self.ledger)
+
+
+def threads(session: AgentSession) -> list[ThreadInfo]:
+    """The workspace's threads, most recently used first."""
+    return list_threads(session.runtime.workspace / STATE_DIR / "threads")
+
+
+def use(session: AgentSession, thread_id: str, *, create: bool = False) -> list[str]:
+    """Switch to `thread_id` (an existing thread, or a new one with `create`)."""
+    thread_id = thread_id.strip()
+    if not _THREAD_ID.match(thread_id):
+        raise AgentError(f"thread {thread_id!r}: use letters, digits, '.', '_' or '-'")
+    if thread_id == session.runtime.thread_id:
+        raise AgentError(f"this kernel is already on thread {thread_id!r}")
+    known = {t.thread_id: t for t in threads(session)}
+    if thread_id in known and create:
+        raise AgentError(f"thread {thread_id!r} exists already; `thread use {thread_id}` opens it")
+    if thread_id not in known and not create:
+        close = difflib.get_close_matches(thread_id, list(known), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise AgentError(
+            f"no thread {thread_id!r} in this workspace; {hint}`%logician threads` lists them "
+            "(`%logician thread new NAME` starts one)"
+        )
+    notebook = known[thread_id].notebook if thread_id in known else None
+    return switch(session, ThreadChoice(thread_id, "explicit", notebook=notebook))
+
+
+def switch(session: AgentSession, choice: ThreadChoice) -> list[str]:
+    """Move the session to `choice`'s thread; the new thread's notices."""
+    try:
+        notices = session.runtime.use_thread(choice)
+    except RewindError as exc:
+        raise AgentError(str(exc)) from None
+    session.state = RuntimeState()  # the status was about the other thread's runs
+    session.budget = None
+    return notices
+
+
+def follow_vscode(
+    session: AgentSession, namespace: dict[str, object], *, framed: bool
+) -> str | None:
+    """Follow VS Code's `__vsc_ipynb_file__` to that notebook's thread, before the kernel's
+    first frame; a notice for the next cell, or None when there is nothing to say."""
+    runtime = session.runtime
+    path = namespace.get(VSCODE_NOTEBOOK)
+    if not isinstance(path, str) or not path.strip() or runtime.thread_source in ("jupyter", "vscode"):
+        return None
+    choice = named_thread(runtime.env, vscode_file=path.strip())
+    if choice is None or choice.thread_id == runtime.thread_id:
+        return None
+    if framed:
+        return (
+            f"Logician: VS Code names this notebook {path}, but this kernel already recorded "
+            f"frames on thread {runtime.thread_id!r}, so it stays there; "
+            f"`%logician thread use {choice.thread_id}` moves to the notebook's thread."
+        )
+    try:
+        notices = switch(session, choice)
+    except AgentError as exc:
+        return f"Logician: could not follow VS Code's notebook {path}: {exc}"
+    for text in notices:
+        runtime.notice(text)
+    return (
+        f"Logician: VS Code names this notebook {path}; this kernel uses its thread "
+        f"{choice.thread_id!r} (one timeline per notebook, kept across restarts)."
+    )

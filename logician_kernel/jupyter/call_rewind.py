@@ -1,0 +1,84 @@
+"""`%logician rewind --call ID`, and the "Rewind this call" button of the restart notice.
+
+A `write`/`edit` call that a dead kernel cut off, with its pre-image recorded, is offered for
+rewind in the first cell after the restart (the notice names the command; where widgets
+render, a button does the same). Both go through `AgentSession.rewind_call`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+from typing import Any
+
+import ipywidgets
+from IPython.core.error import UsageError
+from IPython.display import display
+
+from ..agent import AgentSession
+from ..agent.errors import AgentError
+from ..session.recovery import describe_call_rewind, found_at_this_start
+from ..session.thread_ledger import CallRewound
+from . import display as render
+from .rewind_source import LedgerRewindSource
+
+
+def handle(session: AgentSession, frames: LedgerRewindSource, opts: argparse.Namespace) -> render.Rendered:
+    """`%logician rewind --call ID [--force]`."""
+    if opts.last or opts.cell is not None or opts.target is not None or opts.dry_run or getattr(
+        opts, "resume", False
+    ):
+        raise UsageError("%logician rewind --call ID: give the call id alone (with --force at most)")
+    try:
+        item = session.rewind_call(opts.call, force=opts.force)
+    except AgentError as exc:
+        raise UsageError(str(exc)) from None
+    announce(frames, item)
+    return _rendered(item)
+
+
+def announce(frames: LedgerRewindSource, item: CallRewound) -> None:
+    """The sidebar re-reads the frames: the call's paths are back."""
+    checkpoints = frames.runtime.checkpoints_if_on
+    total = len(checkpoints.frames()) if checkpoints is not None else 0
+    frames.comms.notify("frames.changed", {"total": total})
+
+
+def _rendered(item: CallRewound) -> render.Rendered:
+    text = describe_call_rewind(item)
+    return render.Rendered(text, f"<pre>{html.escape(text)}</pre>")
+
+
+def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
+    """Below the restart notice: one "Rewind this call" button per call this restart found
+    restorable (older ones stay listed by `AgentSession.restorable_calls`, not re-offered)."""
+    try:
+        calls = found_at_this_start(session.ledger)
+    except AgentError:
+        return
+    for call in calls:
+        button = ipywidgets.Button(
+            description="Rewind this call",
+            tooltip=f"restore {', '.join(call.paths)} as before call {call.call_id}",
+            button_style="warning",
+        )
+        out = ipywidgets.Output()
+
+        def click(_: Any, call_id: str = call.call_id, button: Any = button, out: Any = out) -> None:
+            button.disabled = True
+            try:
+                item = session.rewind_call(call_id)
+            except AgentError as exc:
+                out.append_stdout(f"{exc}\n")
+                button.disabled = False
+                return
+            announce(frames, item)
+            out.append_stdout(describe_call_rewind(item) + "\n")
+            button.description = "Rewound"
+
+        button.on_click(click)
+        label = ipywidgets.HTML(
+            f"{html.escape(call.name)} call <code>{html.escape(call.call_id)}</code> of frame "
+            f"{call.frame}: {html.escape(', '.join(call.paths))}"
+        )
+        display(ipywidgets.VBox([ipywidgets.HBox([label, button]), out]))
