@@ -291,7 +291,7 @@ class LogicianRuntime:
     def _resume(self, *, force: bool) -> ProjectionItem:
         """Complete the rewind a crash cut short (`rewind --resume`)."""
         checkpoints = self.checkpoints
-        record = rewind_plan.pending_plan(checkpoints.ledger.entries)
+        record = rewind_plan.pending_plan(checkpoints.ledger)
         if record is None:
             raise RewindError("rewind --resume: no rewind was interrupted; nothing to resume")
         namespace = self.session.variables if record.variables else None

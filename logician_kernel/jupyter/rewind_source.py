@@ -103,7 +103,7 @@ class LedgerRewindSource:
         checkpoints = self.runtime.checkpoints_if_on
         if checkpoints is None:
             return ""
-        return rewind_plan.interrupted_notice(checkpoints.ledger.entries) or ""
+        return rewind_plan.interrupted_notice(checkpoints.ledger) or ""
 
     # -- the comm (`frames.*` messages of the lab extension) -----------------------------------
 

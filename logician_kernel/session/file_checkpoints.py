@@ -462,7 +462,7 @@ class FileCheckpoints:
                 f"rewind: file capture is unavailable ({self.capture_disabled_reason}); "
                 "nothing can be restored (`--conversation-only` still works)"
             )
-        if rewind_plan.pending_plan(self.ledger.entries) is not None:
+        if rewind_plan.pending_plan(self.ledger) is not None:
             raise RewindError(
                 "rewind: an earlier rewind was interrupted and is not finished; "
                 "`%logician rewind --resume` completes it first"

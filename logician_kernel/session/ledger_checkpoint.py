@@ -32,7 +32,7 @@ from .._version import __version__
 from ._private import open_private
 from .journal import Resume, decode_record, encode_record
 
-FORMAT = 1
+FORMAT = 2
 CHECKPOINT_EVERY = 1000
 """Records a ledger may grow past its checkpoint before opening or closing it writes a new one."""
 
@@ -248,10 +248,25 @@ class OpenCalls:
         return self
 
 
+def _rewinds_initial() -> Any:
+    from .rewind_plan import RewindState
+
+    return RewindState()
+
+
+def _rewinds_load(data: dict[str, Any]) -> Any:
+    from .rewind_plan import RewindState
+
+    return RewindState.load(data)
+
+
 FOLDS: dict[str, Fold] = {
     "messages": Fold(list, _messages_step, list, list),
     "frames": Fold(dict, _frames_step, _frames_dump, _frames_load),
     "calls": Fold(OpenCalls, _calls_step, _calls_dump, _calls_load),
+    # whether a rewind or an undo was interrupted: asked at every kernel start and refresh
+    "rewinds": Fold(_rewinds_initial, lambda state, entries: state.fold(entries),
+                    lambda state: state.dump(), _rewinds_load),  # fmt: skip
 }
 
 

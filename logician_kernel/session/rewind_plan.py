@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -171,47 +172,89 @@ def finish(
     return item
 
 
-def pending_plan(entries: Sequence[BaseModel]) -> RewindPlanned | None:
-    """The last rewind plan, if its rewind never finished (the kernel died during it); an
-    older unfinished plan was superseded by the rewind after it. Read from the end: the rows
-    of the rewind control ask after every cell."""
-    finished: set[int] = set()
-    for entry in reversed(entries):
-        if isinstance(entry, ProjectionItem) and entry.plan is not None:
-            finished.add(entry.plan)
-        elif isinstance(entry, RewindPlanned):
-            return None if entry.seq in finished else entry
-    return None
+@dataclass
+class RewindState:
+    """Where the thread's rewinds stand, folded forward over the entries (the `rewinds` fold of
+    ledger_checkpoint.py, so a kernel start asks it without reading history)."""
+
+    pending: RewindPlanned | None = None
+    """The last rewind plan, while its rewind has not finished (the kernel died during it);
+    an older unfinished plan is superseded by the plan after it."""
+    progress: int = 0
+    """Paths the pending plan's last progress record says were restored."""
+    last_rewind: ProjectionItem | None = None
+    """The most recent finished rewind."""
+    undo_started: bool = False
+    """Whether an undo of `last_rewind` recorded progress."""
+    undone: bool = False
+    """Whether `last_rewind` was undone."""
+
+    def fold(self, entries: Sequence[BaseModel]) -> RewindState:
+        for entry in entries:
+            if isinstance(entry, RewindPlanned):
+                self.pending, self.progress = entry, 0
+            elif isinstance(entry, RewindProgress):
+                if entry.undo:
+                    last = self.last_rewind
+                    self.undo_started |= last is not None and entry.plan == last.plan
+                elif self.pending is not None and entry.plan == self.pending.seq:
+                    self.progress = max(self.progress, entry.done)
+            elif isinstance(entry, ProjectionItem):
+                if self.pending is not None and entry.plan == self.pending.seq:
+                    self.pending, self.progress = None, 0
+                if entry.reason == "rewind":
+                    self.last_rewind, self.undo_started, self.undone = entry, False, False
+                elif self.last_rewind is not None and entry.undoes == self.last_rewind.seq:
+                    self.undone = True
+        return self
+
+    def dump(self) -> dict:
+        def entry(e: BaseModel | None) -> dict | None:
+            return e.model_dump(mode="json") if e is not None else None
+
+        return {"pending": entry(self.pending), "progress": self.progress,
+                "last_rewind": entry(self.last_rewind), "undo_started": self.undo_started,
+                "undone": self.undone}  # fmt: skip
+
+    @classmethod
+    def load(cls, data: dict) -> RewindState:
+        pending, last = data["pending"], data["last_rewind"]
+        return cls(pending=RewindPlanned.model_validate(pending) if pending else None,
+                   progress=int(data["progress"]),
+                   last_rewind=ProjectionItem.model_validate(last) if last else None,
+                   undo_started=bool(data["undo_started"]), undone=bool(data["undone"]))  # fmt: skip
+
+    @property
+    def pending_undo(self) -> ProjectionItem | None:
+        """The last rewind, if an undo of it started and never finished."""
+        last = self.last_rewind
+        return last if last is not None and self.undo_started and not self.undone else None
 
 
-def pending_undo(entries: Sequence[BaseModel]) -> ProjectionItem | None:
+def rewind_state(entries: Sequence[BaseModel] | ThreadLedger) -> RewindState:
+    """The thread's rewind state: the ledger's incremental fold, or a fold over `entries`."""
+    if isinstance(entries, ThreadLedger):
+        state: RewindState = entries.fold("rewinds")
+        return state
+    return RewindState().fold(entries)
+
+
+def pending_plan(entries: Sequence[BaseModel] | ThreadLedger) -> RewindPlanned | None:
+    """The last rewind plan, if its rewind never finished (the kernel died during it)."""
+    return rewind_state(entries).pending
+
+
+def pending_undo(entries: Sequence[BaseModel] | ThreadLedger) -> ProjectionItem | None:
     """The last rewind, if an undo of it started and never finished."""
-    undone: set[int] = set()
-    started: set[int] = set()
-    for entry in reversed(entries):
-        if isinstance(entry, ProjectionItem) and entry.undoes is not None:
-            undone.add(entry.undoes)
-        elif isinstance(entry, RewindProgress) and entry.undo:
-            started.add(entry.plan)
-        elif isinstance(entry, ProjectionItem) and entry.reason == "rewind":
-            return entry if entry.plan in started and entry.seq not in undone else None
-    return None
+    return rewind_state(entries).pending_undo
 
 
-def progress_of(entries: Sequence[BaseModel], record: RewindPlanned) -> int:
-    """Paths the plan's last progress record says were restored."""
-    done = 0
-    for entry in entries:
-        if isinstance(entry, RewindProgress) and entry.plan == record.seq and not entry.undo:
-            done = max(done, entry.done)
-    return done
-
-
-def interrupted_notice(entries: Sequence[BaseModel]) -> str | None:
+def interrupted_notice(entries: Sequence[BaseModel] | ThreadLedger) -> str | None:
     """What the next start says about a rewind (or an undo) a crash cut short, or None."""
-    record = pending_plan(entries)
+    state = rewind_state(entries)
+    record = state.pending
     if record is None:
-        undo = pending_undo(entries)
+        undo = state.pending_undo
         return None if undo is None else (
             f"Logician: an undo of the rewind in ledger entry {undo.seq} was interrupted; "
             "`%logician undo` finishes it (paths already back count as done)."
@@ -219,7 +262,7 @@ def interrupted_notice(entries: Sequence[BaseModel]) -> str | None:
     what = f"frame(s) {', '.join(map(str, record.frames))}" if record.frames else "the conversation"
     return (
         f"Logician: a rewind of {what} (to just before frame {record.frame}, started "
-        f"{record.time[:19]} UTC) was interrupted: at least {progress_of(entries, record)} of "
+        f"{record.time[:19]} UTC) was interrupted: at least {state.progress} of "
         f"{len(record.steps)} path(s) were restored. `%logician rewind --resume` completes it "
         "(paths already restored are not conflicts)."
     )

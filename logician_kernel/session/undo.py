@@ -34,7 +34,7 @@ from .variable_checkpoints import VariableCheckpoints, history
 def undoable(checkpoints: FileCheckpoints) -> tuple[ProjectionItem, RewindPlanned]:
     """The most recent rewind and its plan, or a one-line reason why there is nothing to undo."""
     entries = checkpoints.ledger.entries
-    if rewind_plan.pending_plan(entries) is not None:
+    if rewind_plan.pending_plan(checkpoints.ledger) is not None:
         raise RewindError("undo: a rewind was interrupted and is not finished; "
                           "`%logician rewind --resume` completes it first")  # fmt: skip
     last = next((e for e in reversed(entries)

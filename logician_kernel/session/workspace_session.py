@@ -178,7 +178,7 @@ class WorkspaceSession:
                            and e.seq > start.seq)  # fmt: skip
         notices.extend(resolve_pending_approvals(ledger))  # before the calls: none of them ran
         notices.extend(resolve_dangling_calls(ledger))
-        if interrupted := interrupted_notice(ledger.entries):
+        if interrupted := interrupted_notice(ledger):
             notices.append(interrupted)
         notices.extend(reap_orphans(workspace))  # a quarantined call's group must not live on
         if stable and ledger.messages():

@@ -32,6 +32,8 @@ from logician_kernel.session.thread_ledger import (
     MessageEntry,
     ProjectionItem,
     Recovery,
+    RewindPlanned,
+    RewindProgress,
     ThreadLedger,
     ToolCommit,
     ToolIntent,
@@ -101,6 +103,21 @@ class History:
         frames = list(range(max(1, self.frame - pop + 1), self.frame + 1)) if pop else []
         self.ledger.append(ProjectionItem, reason=reason, messages=messages, frames=frames)
 
+    def rewind_plan(self, done: int, finish: bool, undo: int) -> None:
+        """A rewind's plan and progress, finished or cut short; then maybe an undo's progress
+        (`undo` 1) and its end (`undo` 2): what the `rewinds` fold must follow."""
+        plan = self.ledger.append(RewindPlanned, frame=max(self.frame, 1), frames=[])
+        for count in range(1, done + 1):
+            self.ledger.append(RewindProgress, plan=plan.seq, done=count * 500)
+        if not finish:
+            return
+        item = self.ledger.append(ProjectionItem, reason="rewind",
+                                  messages=self.ledger.messages(), plan=plan.seq)  # fmt: skip
+        if undo:
+            self.ledger.append(RewindProgress, plan=plan.seq, done=500, undo=True)
+        if undo == 2:
+            self.ledger.append(ProjectionItem, reason="restore", messages=[], undoes=item.seq)
+
     def checkpoint(self) -> None:
         self.ledger.write_checkpoint()
 
@@ -115,6 +132,7 @@ steps = st.lists(
         st.tuples(st.just("tool"), st.booleans(), st.booleans(), st.booleans()),
         st.tuples(st.just("project"), st.sampled_from(["rewind", "compaction", "clear"]),
                   st.integers(0, 3), st.integers(0, 2)),  # fmt: skip
+        st.tuples(st.just("rewind_plan"), st.integers(0, 2), st.booleans(), st.integers(0, 2)),
         st.tuples(st.just("checkpoint")),
         st.tuples(st.just("reopen")),
     ),
@@ -170,6 +188,33 @@ def _open_calls_by_replay(entries: list[Any]) -> tuple[Any, ...]:
             answered - committed, committed)  # fmt: skip
 
 
+def _rewinds_by_replay(entries: list[Any]) -> tuple[Any, ...]:
+    """What an interrupted rewind or undo is, read backwards over every entry (as it was read
+    before the `rewinds` fold existed)."""
+    finished: set[int] = set()
+    pending = None
+    for entry in reversed(entries):
+        if isinstance(entry, ProjectionItem) and entry.plan is not None:
+            finished.add(entry.plan)
+        elif isinstance(entry, RewindPlanned):
+            pending = None if entry.seq in finished else entry
+            break
+    progress = max((e.done for e in entries if isinstance(e, RewindProgress) and not e.undo
+                    and pending is not None and e.plan == pending.seq), default=0)  # fmt: skip
+    undone: set[int] = set()
+    started: set[int] = set()
+    pending_undo = None
+    for entry in reversed(entries):
+        if isinstance(entry, ProjectionItem) and entry.undoes is not None:
+            undone.add(entry.undoes)
+        elif isinstance(entry, RewindProgress) and entry.undo:
+            started.add(entry.plan)
+        elif isinstance(entry, ProjectionItem) and entry.reason == "rewind":
+            pending_undo = entry if entry.plan in started and entry.seq not in undone else None
+            break
+    return pending, progress, pending_undo
+
+
 def _view(ledger: ThreadLedger) -> dict[str, Any]:
     """Everything a kernel derives from a ledger when it opens it and runs cells."""
     calls = ledger.fold("calls")
@@ -180,6 +225,8 @@ def _view(ledger: ThreadLedger) -> dict[str, Any]:
     assert folded_calls == _open_calls_by_replay(entries)
     assert folded_frames == derive_frames(entries)
     assert ledger.messages() == project(entries)
+    rewinds = ledger.fold("rewinds")
+    assert (rewinds.pending, rewinds.progress, rewinds.pending_undo) == _rewinds_by_replay(entries)
     return {
         "messages": ledger.messages(),
         "frames": ledger.fold("frames"),
