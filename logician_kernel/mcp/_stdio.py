@@ -26,6 +26,7 @@ from mcp.shared.message import SessionMessage
 
 from ..session._private import open_private, private_dir
 from ..tools import _process_guard
+from ..tools._bash import _group_alive
 
 _GRACE_SECONDS = 1.0
 
@@ -140,11 +141,3 @@ async def _stop(process: anyio.abc.Process, pgid: int) -> None:
             await process.wait()
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

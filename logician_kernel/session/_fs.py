@@ -7,7 +7,7 @@ import hashlib
 import os
 import stat
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ._private import private_dir, write_private
@@ -132,3 +132,17 @@ def store_path(full: Path, max_file_bytes: int, objects: Path) -> PathState:
         return path_state(full, max_file_bytes)
     mode = MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
     return PathState.blob(mode, write_loose_blob(objects, full.read_bytes()))
+
+
+def open_files(pid: int | str) -> Iterator[tuple[str, str]]:
+    """(fd, target) of every file process `pid` holds open (`/proc/<pid>/fd`); nothing for a
+    process we may not inspect or that is gone."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return
+    for fd in fds:
+        try:
+            yield fd, os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._fs import open_files
 from .large_store import LargeFileStore, hash_file, key_size
 from .states import Fingerprint, PathState, SkipReason
 
@@ -98,15 +99,7 @@ def open_by_others(paths: Iterable[Path]) -> dict[Path, bool]:
     except OSError:
         return found
     for pid in pids:
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-            except OSError:
-                continue
+        for fd, target in open_files(pid):
             if target not in wanted:
                 continue
             writing = False

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._fs import open_files
+
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 # event -> (index of a path argument it changes, index of its dir_fd argument or None)
@@ -251,17 +253,7 @@ def open_in_process(full_paths: set[str], pids: tuple[int, ...] | None = None) -
     positive evidence for a C-level writer inside the kernel that raised no audit event."""
     found: set[str] = set()
     for pid in pids or (os.getpid(),):
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-            except OSError:
-                continue
-            if target in full_paths:
-                found.add(target)
+        found.update(target for _fd, target in open_files(pid) if target in full_paths)
     return found
 
 
