@@ -287,7 +287,10 @@ class FileCheckpoints:
 
     def note_save(self, path: str, at: str) -> bool:
         """The Lab saved `path` (workspace-relative) at `at`; True if a frame was open."""
-        return self.saves.note(path, at)
+        recorded = self.saves.note(path, at)
+        if not recorded and self.snapshotter is not None:
+            self.snapshotter.read_before_next_frame()  # a save between cells
+        return recorded
 
     def recover_incomplete(self) -> list[int]:
         """Close frames whose kernel died mid-cell, diffing their pre-tree against now."""

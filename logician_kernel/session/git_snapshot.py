@@ -238,6 +238,12 @@ class GitSnapshotter:
             self._reader.clear_cache()
             self._reader = None
 
+    def read_before_next_frame(self) -> None:
+        """Something changed between cells that a scan could date wrongly (the Lab reported a
+        save): the next frame reads the workspace before its cell runs, so if the cell writes
+        that file too, its pre-image is the saved content, not the state before the save."""
+        self._may_defer = False
+
     def snapshot(self, *, opening: bool = False) -> Snapshot:
         """Capture the workspace now. Cost scales with what changed since the last call.
 

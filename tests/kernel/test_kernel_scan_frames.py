@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from kernel_harness import Kernel
+from test_kernel_approvals import Sidebar, create_subshell
 
 pytestmark = pytest.mark.kernel
 
@@ -52,5 +54,30 @@ def test_a_save_between_back_to_back_cells_stays_out_of_the_next_cell(
         assert frame_closes(workspace)[-1]["start_tree"] is None
         assert k.run("%logician rewind --last").status == "ok"
         assert (workspace / "notes.txt").read_text() == "edited after the rewind"
+    finally:
+        k.shutdown()
+
+
+def test_a_lab_save_between_back_to_back_cells_survives_a_rewind_of_a_cell_that_wrote_it(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    """The one-walk path could not tell a save just before the cell from the cell's own write
+    of the same file: a save the Lab reports makes the next frame read the workspace first, so
+    rewinding the cell brings back the saved content, not what stood before the save."""
+    k = Kernel(workspace, {**kernel_env, "LOGICIAN_CHECKPOINTS__CHANGE_DETECTION": "scan"})
+    try:
+        sidebar = Sidebar(k, create_subshell(k))
+        sidebar.wait_for("hello")
+        assert k.run("open('notes.txt', 'w').write('by cell 1')").status == "ok"
+        (workspace / "notes.txt").write_text("saved in the Lab")
+        sidebar.send({"type": "document.saved", "path": "notes.txt", "notebook": "nb.ipynb",
+                      "time": datetime.now(UTC).isoformat(), "id": "s"})  # fmt: skip
+        assert sidebar.wait_for("document.saved")["recorded"] is False  # between cells
+        r = k.run("open('notes.txt', 'w').write('by cell 2')")
+        assert r.status == "ok", r.text
+        assert frame_closes(workspace)[-1]["start_tree"] is None  # read before the cell
+        r = k.run("%logician rewind --last")
+        assert r.status == "ok", r.text
+        assert (workspace / "notes.txt").read_text() == "saved in the Lab", r.text
     finally:
         k.shutdown()
