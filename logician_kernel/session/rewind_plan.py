@@ -37,7 +37,7 @@ from .thread_ledger import (
 )
 
 if TYPE_CHECKING:
-    from .file_checkpoints import RewindPlan
+    from .frame_rewind import RewindPlan
 
 BATCH = 500
 """Paths restored between two progress records."""
