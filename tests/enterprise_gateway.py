@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from gateway import GatewayKernel, free_port
+from gateway import GatewayKernel, free_port, wait_until_answering
 from kernel_harness import clean_env
 
 REPO = Path(__file__).resolve().parent.parent
@@ -114,17 +113,8 @@ class EnterpriseGateway:
                  f"--EnterpriseGatewayApp.port={port}", "--EnterpriseGatewayApp.port_retries=0"],
                 cwd=self.launch_dir, env=env, stdout=out, stderr=subprocess.STDOUT,
             )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"the gateway exited: {self.log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{self.url}/api", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise AssertionError(f"the gateway never answered: {self.log.read_text()[-2000:]}")
+        wait_until_answering(self.proc, self.url, self.log)
+        return self
 
     def kernelspecs(self) -> dict[str, object]:
         r = httpx.get(f"{self.url}/api/kernelspecs", timeout=30)

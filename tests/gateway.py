@@ -25,6 +25,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def wait_until_answering(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    """Until a gateway started as `proc` answers `GET /api` (60 s), or say why not from its log."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"the gateway exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/api", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"the gateway never answered: {log.read_text()[-2000:]}")
+
+
 @dataclass
 class Gateway:
     """`jupyter kernelgateway` started in `launch_dir` (never the workspace)."""
@@ -53,17 +68,8 @@ class Gateway:
                  f"--KernelGatewayApp.port={port}", "--KernelGatewayApp.port_retries=0", *self.args],
                 cwd=self.launch_dir, env=env, stdout=out, stderr=subprocess.STDOUT,
             )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"the gateway exited: {self.log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{self.url}/api", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise AssertionError(f"the gateway never answered: {self.log.read_text()[-2000:]}")
+        wait_until_answering(self.proc, self.url, self.log)
+        return self
 
     def start_kernel(self, env: dict[str, str]) -> GatewayKernel:
         """POST /api/kernels with `env` in the body, as JupyterLab's gateway client sends it."""
