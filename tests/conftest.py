@@ -64,15 +64,19 @@ def server():
 
 
 @pytest.fixture
-def agent_env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
-    """A kernel environment whose agent talks to `server`, in full-auto: for tests about the
-    loop, not approvals (test_kernel_approvals.py is)."""
-    env = dict(kernel_env)
-    env.update(
-        LOGICIAN_MODEL__PROVIDER="openai",
-        LOGICIAN_MODEL__NAME="loop-model",
-        LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
-        OPENAI_API_KEY="test-key-not-secret",
-        LOGICIAN_PERMISSIONS__MODE="full-auto",
-    )
-    return env
+def model_env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
+    """A kernel environment whose agent talks to `server`, in the default permission mode."""
+    return {
+        **kernel_env,
+        "LOGICIAN_MODEL__PROVIDER": "openai",
+        "LOGICIAN_MODEL__NAME": "loop-model",
+        "LOGICIAN_MODEL__BASE_URL": server.url + "/v1",
+        "OPENAI_API_KEY": "test-key-not-secret",
+    }
+
+
+@pytest.fixture
+def agent_env(model_env: dict[str, str]) -> dict[str, str]:
+    """`model_env` in full-auto: for tests about the loop, not approvals (test_kernel_approvals.py
+    is)."""
+    return {**model_env, "LOGICIAN_PERMISSIONS__MODE": "full-auto"}

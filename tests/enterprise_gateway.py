@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from gateway import GatewayKernel, free_port, wait_until_answering
+from gateway import GatewayKernel, free_port, stop_gateway, wait_until_answering
 from kernel_harness import clean_env
 
 REPO = Path(__file__).resolve().parent.parent
@@ -131,10 +131,4 @@ class EnterpriseGateway:
         return self.log.read_text(errors="replace")[-3000:] if self.log else ""
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        stop_gateway(self.proc)

@@ -40,6 +40,17 @@ def wait_until_answering(proc: subprocess.Popen[bytes], url: str, log: Path) -> 
     raise AssertionError(f"the gateway never answered: {log.read_text()[-2000:]}")
 
 
+def stop_gateway(proc: subprocess.Popen[bytes] | None) -> None:
+    """Terminate a gateway (20 s to go), then kill it."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
 @dataclass
 class Gateway:
     """`jupyter kernelgateway` started in `launch_dir` (never the workspace)."""
@@ -78,13 +89,7 @@ class Gateway:
         return GatewayKernel(self, r.json()["id"])
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        stop_gateway(self.proc)
 
 
 @dataclass

@@ -17,14 +17,8 @@ pytestmark = pytest.mark.kernel
 
 
 @pytest.fixture
-def env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
-    return {
-        **kernel_env,
-        "LOGICIAN_MODEL__PROVIDER": "openai",
-        "LOGICIAN_MODEL__NAME": "loop-model",
-        "LOGICIAN_MODEL__BASE_URL": server.url + "/v1",
-        "OPENAI_API_KEY": "test-key-not-secret",
-    }
+def env(model_env: dict[str, str]) -> dict[str, str]:
+    return model_env
 
 
 class Sidebar:

@@ -42,14 +42,8 @@ def write_servers(env: dict[str, str], servers: dict[str, dict]) -> None:
 
 
 @pytest.fixture
-def env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
-    return {
-        **kernel_env,
-        "LOGICIAN_MODEL__PROVIDER": "openai",
-        "LOGICIAN_MODEL__NAME": "loop-model",
-        "LOGICIAN_MODEL__BASE_URL": server.url + "/v1",
-        "OPENAI_API_KEY": "test-key-not-secret",
-    }
+def env(model_env: dict[str, str]) -> dict[str, str]:
+    return model_env
 
 
 def wait_ready(k: Kernel, name: str, timeout: float = 60) -> str:

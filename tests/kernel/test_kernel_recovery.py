@@ -98,15 +98,9 @@ def test_rewind_call_leaves_a_path_changed_since_the_restart_alone_unless_forced
 
 
 def test_kill_9_while_an_approval_card_waits_is_named_on_restart(
-    workspace: Path, kernel_env: dict[str, str], server: LoopbackServer
+    workspace: Path, model_env: dict[str, str], server: LoopbackServer
 ) -> None:
-    env = {
-        **kernel_env,
-        "LOGICIAN_MODEL__PROVIDER": "openai",
-        "LOGICIAN_MODEL__NAME": "loop-model",
-        "LOGICIAN_MODEL__BASE_URL": server.url + "/v1",
-        "OPENAI_API_KEY": "test-key-not-secret",
-    }
+    env = model_env
     server.script(tool_reply("a1", "write", {"path": "approved.txt", "content": "yes\n"}))
     k = Kernel(workspace, env)
     try:
@@ -134,15 +128,9 @@ def test_kill_9_while_an_approval_card_waits_is_named_on_restart(
 
 
 def test_an_approval_given_up_by_an_interrupt_is_settled_not_reported_after_a_restart(
-    workspace: Path, kernel_env: dict[str, str], server: LoopbackServer
+    workspace: Path, model_env: dict[str, str], server: LoopbackServer
 ) -> None:
-    env = {
-        **kernel_env,
-        "LOGICIAN_MODEL__PROVIDER": "openai",
-        "LOGICIAN_MODEL__NAME": "loop-model",
-        "LOGICIAN_MODEL__BASE_URL": server.url + "/v1",
-        "OPENAI_API_KEY": "test-key-not-secret",
-    }
+    env = model_env
     server.script(tool_reply("i1", "write", {"path": "never.txt", "content": "no\n"}))
     k = Kernel(workspace, env)
     try:
