@@ -20,6 +20,7 @@ from .attribution import SaveLog, attribute, tool_names
 from .frame_rewind import FrameRewinds, RewindError, RewindPlan
 from .frames import FrameView
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
+from .idle_look import IdleLook
 from .redact import redact
 from .store_budget import SideStoreBudget
 from .thread_ledger import (
@@ -72,6 +73,15 @@ class FileCheckpoints(FrameRewinds):
         large = snapshotter.large if snapshotter is not None else None
         self.budget = SideStoreBudget(self.frames, large, self._open_large) if large else None
         """The side store's budget keeper; None when large files are not captured."""
+        self.idle = IdleLook(self._snap_lock, self._look_between_cells, self._look_failed)
+        """Looks at the workspace between cells (a stat scan's cell after a pause walks once)."""
+
+    def _look_between_cells(self) -> bool:
+        return self.snapshotter is not None and self.snapshotter.look_between_cells()
+
+    def _look_failed(self, exc: Exception) -> None:
+        if self.snapshotter is not None:
+            self.snapshotter.reset()  # the next frame re-reads the workspace in full
 
     def _open_large(self) -> set[str]:
         current = self._open
@@ -177,7 +187,9 @@ class FileCheckpoints(FrameRewinds):
         threading.Thread(target=run, name="logician-large-capture", daemon=True).start()
 
     def settle(self) -> None:
-        """Wait for a background capture of large files to finish."""
+        """Wait for a background capture of large files (or a look between cells) to finish;
+        no look starts after it (the caller uses the snapshotter next)."""
+        self.idle.disarm()
         with self._snap_lock:
             pass
 
@@ -190,6 +202,7 @@ class FileCheckpoints(FrameRewinds):
         secrets: tuple[str, ...] = (),
     ) -> int:
         """Open a frame and take its pre-snapshot. Never raises for capture problems."""
+        self.idle.disarm()  # before the lock: a look holding it finishes, no other starts
         frame_id = max(self.frames(), default=0) + 1
         pre, error = self._snapshot(opening=True)
         first_line = next((ln for ln in code.splitlines() if ln.strip()), "")
@@ -256,6 +269,7 @@ class FileCheckpoints(FrameRewinds):
             durable=bool(changes or skipped or error),
         )
         self._finish_large_in_background()
+        self.idle.arm()
         return closed
 
     def note_save(self, path: str, at: str) -> bool:

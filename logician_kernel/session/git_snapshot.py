@@ -259,6 +259,21 @@ class GitSnapshotter:
             if may_defer and self._last is not None and defer is not None and defer():
                 self._start = self._last
                 return self._last
+        return self._look()
+
+    def look_between_cells(self) -> bool:
+        """Between cells, no frame open: read what changed since the last look now, so the
+        next frame may skip its opening drain (see idle_look.py). False, and nothing read,
+        unless the detector is a stat scan and the last thing done was a frame's close (no
+        rewind, diff or reported save since)."""
+        if not self._may_defer or self._last is None:
+            return False
+        if getattr(self._watcher, "kind", None) != "scan":
+            return False
+        self._look()
+        return True
+
+    def _look(self) -> Snapshot:
         changed = self._watcher.drain() if self._watcher is not None and self._last else None
         early = getattr(self._watcher, "early", None)
         if early is not None and self._start is not None:

@@ -36,9 +36,11 @@ system problem (they answer False/None, and the caller does a full scan).
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Iterable
+from stat import S_ISDIR
 
 Signature = tuple[int, int, int, int, int]
 """(size, mtime_ns, ctime_ns, inode, mode) of one path."""
@@ -49,15 +51,19 @@ FRESH_S = 1.0
 # A stamp time that is a multiple of this is taken as coming from a file system with coarse
 # times (a nanosecond clock gives one about once in 10^7 stamps: then one frame drains twice).
 _COARSE_NS = 10_000_000
+_ROOT_OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_DIR_OPEN = _ROOT_OPEN | os.O_NOFOLLOW
+_DENIED = (errno.EACCES, errno.EPERM)
 
 
 class _Scan:
-    """One walk: every non-directory's signature, each directory's ctime, the unreadable."""
+    """One walk: each directory's files with their signatures (in listing order), each
+    directory's ctime, the unreadable."""
 
-    __slots__ = ("blind", "dirs", "files")
+    __slots__ = ("blind", "dirs", "tree")
 
     def __init__(self) -> None:
-        self.files: dict[str, Signature] = {}
+        self.tree: dict[str, tuple[list[str], list[Signature]]] = {}
         self.dirs: dict[str, int] = {}
         self.blind: set[str] = set()
 
@@ -77,7 +83,7 @@ class ScanDetector:
         self.stamp = os.fspath(stamp) if stamp is not None else None
         """A file on the workspace's file system whose ctime marks a skipped drain; None
         never skips one."""
-        self._seen: dict[str, Signature] | None = None
+        self._seen: dict[str, tuple[list[str], list[Signature]]] | None = None
         self._dirs: dict[str, int] = {}
         self._drained_at = float("-inf")
         self._deferred_at: int | None = None  # the stamp's ctime_ns while a drain is skipped
@@ -94,7 +100,7 @@ class ScanDetector:
         scanned = self._scan()
         if scanned is None:
             return False
-        self._seen, self._dirs = scanned.files, scanned.dirs
+        self._seen, self._dirs = scanned.tree, scanned.dirs
         self._drained_at = time.monotonic()
         return True
 
@@ -138,22 +144,20 @@ class ScanDetector:
         if scanned is None:
             self._seen = None
             return None
-        before, now = self._seen, scanned.files
-        changed = {p for p, sig in now.items() if before.get(p) != sig}
-        gone = [p for p in before if p not in now]
-        changed.update(gone)
+        changed, ctimes, gone = _compare(self._seen, scanned.tree)
         if deferred_at is not None:
-            self.early = self._before(deferred_at, changed, gone, scanned)
+            self.early = self._before(deferred_at, ctimes, gone, scanned.dirs)
         changed.update(scanned.blind)
-        self._seen, self._dirs = now, scanned.dirs
+        self._seen, self._dirs = scanned.tree, scanned.dirs
         self._drained_at = time.monotonic()
         return changed
 
     @staticmethod
-    def _before(stamp: int, changed: set[str], gone: list[str], scanned: _Scan) -> set[str]:
-        """Which of `changed` last changed before the stamp (strictly: a tie is the cell's)."""
-        files, dirs = scanned.files, scanned.dirs
-        early = {p for p in changed if p in files and files[p][2] < stamp}
+    def _before(
+        stamp: int, ctimes: dict[str, int], gone: list[str], dirs: dict[str, int]
+    ) -> set[str]:
+        """Which changed paths last changed before the stamp (strictly: a tie is the cell's)."""
+        early = {p for p, ctime in ctimes.items() if ctime < stamp}
         for path in gone:
             parent = path
             while True:  # the nearest directory still there saw the removal
@@ -166,41 +170,85 @@ class ScanDetector:
         return early
 
     def _scan(self) -> _Scan | None:
-        """Every non-directory path with its signature, and the unreadable directories."""
+        """Every directory's non-directories with their signatures, and the unreadable ones.
+
+        Each directory is opened once and its entries are stat-ed relative to it (`fstatat`
+        on the directory's descriptor): the kernel resolves one name per file, not the whole
+        path, and no path string is built for a file unless it changed (see `_compare`)."""
         scan = _Scan()
-        seen, dirs, blind = scan.files, scan.dirs, scan.blind
-        try:
-            dirs[""] = os.lstat(self.root).st_ctime_ns
-        except OSError:
-            return None
-        exclude = self.exclude
+        tree, dirs, blind = scan.tree, scan.dirs, scan.blind
+        exclude, root = self.exclude, self.root
         stack = [""]
         while stack:
             rel = stack.pop()
-            full = os.path.join(self.root, rel) if rel else self.root
             try:
-                entries = os.scandir(full)
-            except OSError:
+                # The root may itself be a symlink (/home -> /data/home); nothing below it is
+                # followed (O_NOFOLLOW here, AT_SYMLINK_NOFOLLOW for the entries).
+                fd = os.open(f"{root}/{rel}" if rel else root, _ROOT_OPEN if not rel else _DIR_OPEN)
+            except OSError as exc:
                 if not rel:
                     return None  # the root itself went away or is unreadable
-                if os.path.isdir(full):
+                if exc.errno in _DENIED:
                     blind.add(f"{rel}/")
-                continue  # vanished between listing and entering: its parent reports it
-            prefix = f"{rel}/" if rel else ""
-            with entries:
-                for entry in entries:
-                    name = entry.name
-                    if not rel and name in exclude:
-                        continue
-                    child = prefix + name
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                        if entry.is_dir(follow_symlinks=False):
+                continue  # vanished (or replaced) since its parent was listed: reported so
+            try:
+                if not rel:
+                    dirs[""] = os.fstat(fd).st_ctime_ns
+                names: list[str] = []
+                sigs: list[Signature] = []
+                prefix = f"{rel}/" if rel else ""
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        if not rel and name in exclude:
+                            continue
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            continue  # gone already: absent from this scan, so reported if known
+                        if S_ISDIR(st.st_mode):
+                            child = prefix + name
                             stack.append(child)
                             dirs[child] = st.st_ctime_ns
                             continue
-                        seen[child] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
-                                       st.st_mode)  # fmt: skip
-                    except OSError:
-                        continue  # gone already: absent from this scan, so reported if known
+                        names.append(name)
+                        sigs.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                                     st.st_mode))  # fmt: skip
+                tree[rel] = (names, sigs)
+            except OSError:
+                if not rel:
+                    return None
+                blind.add(f"{rel}/")  # opened but not listable (a FUSE or NFS error)
+            finally:
+                os.close(fd)
         return scan
+
+
+def _compare(
+    before: dict[str, tuple[list[str], list[Signature]]],
+    after: dict[str, tuple[list[str], list[Signature]]],
+) -> tuple[set[str], dict[str, int], list[str]]:
+    """Paths whose signature changed or that appeared (with their ctime) or disappeared.
+
+    A directory whose listing and signatures are equal to the last walk's (in the same order,
+    as an unchanged directory lists) costs one list comparison, in C: most of them."""
+    changed: set[str] = set()
+    ctimes: dict[str, int] = {}
+    gone: list[str] = []
+    for rel, (names, sigs) in after.items():
+        old = before.get(rel)
+        if old is not None and old[1] == sigs and old[0] == names:
+            continue
+        prefix = f"{rel}/" if rel else ""
+        was = dict(zip(*old, strict=True)) if old is not None else {}
+        for name, sig in zip(names, sigs, strict=True):
+            if was.pop(name, None) != sig:
+                path = prefix + name
+                changed.add(path)
+                ctimes[path] = sig[2]
+        gone.extend(prefix + name for name in was)
+    for rel in before.keys() - after.keys():  # a directory gone (or now unreadable)
+        prefix = f"{rel}/" if rel else ""
+        gone.extend(prefix + name for name in before[rel][0])
+    changed.update(gone)
+    return changed, ctimes, gone

@@ -191,6 +191,8 @@ class WorkspaceSession:
                    var_checkpoints, thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
 
     def close(self) -> None:
+        if self.checkpoints is not None:
+            self.checkpoints.idle.close()
         if self.checkpoints is not None and self.checkpoints.snapshotter is not None:
             self.checkpoints.settle()
             self.checkpoints.snapshotter.close()
