@@ -63,6 +63,8 @@ class LogicianRuntime:
         self.config = config
         snapshotter = self.session.checkpoints.snapshotter if self.session.checkpoints else None
         if snapshotter is not None:
+            # A look between cells must not overwrite what configure() resets.
+            self.session.checkpoints.idle.disarm(wait=True)  # type: ignore[union-attr]
             snapshotter.configure(
                 max_file_bytes=config.settings.checkpoints.max_file_bytes,
                 extra_ignores=tuple(config.settings.checkpoints.ignore),

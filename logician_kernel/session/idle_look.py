@@ -57,6 +57,7 @@ class IdleLook:
         self._gen = 0  # bumped by arm/disarm: a look of an older generation never starts
         self._closed = False
         self._thread: threading.Thread | None = None
+        self._busy = threading.Lock()  # held by a look, inside the snapshot lock
         self.looks = 0
         """How many looks ran (for tests)."""
 
@@ -74,12 +75,16 @@ class IdleLook:
                 self._thread.start()
             self._cond.notify_all()
 
-    def disarm(self) -> None:
-        """No further look starts (one already holding the lock finishes first)."""
+    def disarm(self, *, wait: bool = False) -> None:
+        """No further look starts; `wait`: and a look already running has ended (for callers
+        that change the snapshotter without taking the snapshot lock)."""
         with self._cond:
             self._gen += 1
             self._armed_at = None
             self._cond.notify_all()
+        if wait:
+            with self._busy:
+                pass
 
     def close(self) -> None:
         with self._cond:
@@ -112,6 +117,7 @@ class IdleLook:
                 due = time.monotonic() + _RETRY_S
                 continue
             try:
+                self._busy.acquire()
                 if self._gen != gen:  # a frame is opening: it disarmed before taking the lock
                     return
                 cpu = time.thread_time()
@@ -123,6 +129,7 @@ class IdleLook:
                 cpu = time.thread_time() - cpu
                 self.looks += 1
             finally:
+                self._busy.release()
                 self._lock.release()
             if not more or cpu > MAX_LOOK_CPU_S:
                 with self._cond:

@@ -31,6 +31,7 @@ def heal_state_dir(checkpoints: FileCheckpoints) -> str | None:
                 f"the thread ledger was rewritten from memory ({len(journal.records)} records)"
             )
         if store_gone and snap is not None:
+            checkpoints.idle.disarm(wait=True)  # no look between cells uses it meanwhile
             snap.reset()
             snap.ensure_store()
             done.append(

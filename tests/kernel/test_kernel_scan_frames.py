@@ -81,3 +81,29 @@ def test_a_lab_save_between_back_to_back_cells_survives_a_rewind_of_a_cell_that_
         assert (workspace / "notes.txt").read_text() == "saved in the Lab", r.text
     finally:
         k.shutdown()
+
+
+def test_a_save_during_a_pause_survives_a_rewind_of_the_cell_that_overwrote_it(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    """During a pause the kernel looks at the workspace while idle (idle_look.py), so the
+    next cell walks it once; a file another program saved in the pause is still that cell's
+    pre-image, and rewinding the cell brings the save back."""
+    k = Kernel(workspace, {**kernel_env, "LOGICIAN_CHECKPOINTS__CHANGE_DETECTION": "scan"})
+    try:
+        assert k.run("open('notes.txt', 'w').write('by cell 1')").status == "ok"
+        (workspace / "notes.txt").write_text("saved during the pause")
+        (workspace / "new.txt").write_text("created during the pause")
+        time.sleep(1.6)  # longer than the scan's one-drain window; looks ran meanwhile
+        r = k.run("open('notes.txt', 'w').write('by cell 2'); open('out.txt', 'w').write('o')")
+        assert r.status == "ok", r.text
+        assert sorted(c["path"] for c in frame_closes(workspace)[-1]["changes"]) == [
+            "notes.txt", "out.txt",
+        ]  # fmt: skip
+        r = k.run("%logician rewind --last")
+        assert r.status == "ok", r.text
+        assert (workspace / "notes.txt").read_text() == "saved during the pause"
+        assert (workspace / "new.txt").read_text() == "created during the pause"
+        assert not (workspace / "out.txt").exists()
+    finally:
+        k.shutdown()
