@@ -13,18 +13,26 @@ we may not read, reported as `dir/` on every drain like the inotify watcher's bl
 Directories themselves are never reported by name, only their contents; a file replaced by a
 directory (or back) is reported under both shapes.
 
+A walk opens each directory once and stats its entries relative to it (`fstatat`): the
+kernel resolves one name per file, not the whole path. Each directory's listing is kept in
+listing order, so an unchanged directory (most of them) costs one list comparison and no
+path string is built for its files. One `lstat` per file remains: it dominates.
+
 One drain per frame: a frame drains before and after its cell, and each drain stats every
-path. When the frame opens within `FRESH_S` of the previous drain (cells run back to back; the snapshotter
-asks only straight after a frame closed, never after a rewind or a diff),
-`defer()` skips the opening drain: it stamps the file system's clock (`utime` of a stamp file,
-so an NFS server's clock, not ours) and the next drain sorts what it finds by ctime - a path
-whose ctime is older than the stamp changed *before* the frame opened (between cells, not by
-the cell; `early`), anything else during it. A deleted path counts as early when its nearest
-surviving directory has not changed since the stamp. The cost of that: a path changed between
-cells *and* by the cell looks like the cell's change alone (its between-cells content is not
-read), and a change within one clock tick before the stamp counts as the cell's. Both need
-an outside writer within `FRESH_S` of the previous cell's end; a longer pause always drains,
-and so does a file system whose times are coarser than 10 ms.
+path. When the frame opens within `FRESH_S` of the previous drain - cells run back to back,
+or the kernel looked while idle (idle_look.py drains every 0.75 s for a while after a frame);
+the snapshotter asks only when the last thing done was a frame's close, never after a
+rewind, a diff or a save the Lab reported - `defer()` skips the opening drain: it stamps the
+file system's clock (`utime` of a stamp file, so an NFS server's clock, not ours) and the
+next drain sorts what it finds by ctime - a path whose ctime is older than the stamp changed
+*before* the frame opened (between cells, not by the cell; `early`), anything else during
+it. A deleted path counts as early when its nearest surviving directory has not changed
+since the stamp. The cost of that: a path changed by another program in the last `FRESH_S`
+before the cell *and* then by the cell looks like the cell's change alone (that save's
+content is not read, so a rewind of the cell goes back past it), and a change within one
+clock tick before the stamp counts as the cell's. A pause longer than the idle looks
+(`idle_look.IDLE_FOR_S`) always drains, and so does a file system whose times are coarser
+than 10 ms.
 
 What a stat scan cannot see: a write that keeps size, mtime and ctime (only possible by
 resetting the clock) and, on NFS, a change younger than the client's attribute cache

@@ -15,7 +15,8 @@ benchmark itself crashes):
 3. `%logician rewind --last` of a cell that modified 10 files, in the 1k workspace.
 4. The frame overhead of 2. again with `checkpoints.change_detection = "scan"` (the stat scan
    used on network volumes), against the same ipykernel, as a ratio next to inotify's; and
-   the same with a pause before each cell, longer than the scan's one-drain window.
+   the same with a pause before each cell, longer than the scan's one-drain window (the
+   idle kernel's looks between cells keep it to one walk).
 
 Both kernels run at the same time and their cells are interleaved, so background load hits
 both alike. Workspaces live in a temporary directory removed at the end of the run.
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-PAUSE_S = 1.2  # longer than scan_detector.FRESH_S: the scan drains before and after the cell
+PAUSE_S = 1.2  # > scan_detector.FRESH_S: only the idle looks (idle_look.py) spare a walk
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
@@ -364,8 +365,9 @@ class Bench:
         self.rows.append(Row(f"  scan / ipykernel {tag} (inotify: {inotify_ms / im:.2f})",
                              sm, im, sm / im, "x"))  # fmt: skip
         self.summary[f"scan_{tag}"] = f"{sm / im:.2f}x({sm - im:.1f}ms)"
-        # Cells run back to back above, so the scan reads the workspace once per cell; a
-        # user pausing between cells gets the opening drain too (scan_detector.FRESH_S).
+        # Cells run back to back above, so the scan reads the workspace once per cell; after
+        # a pause longer than scan_detector.FRESH_S it is once too only thanks to the looks
+        # the idle kernel takes (idle_look.py), else it reads before and after the cell.
         pauses = max(3, self.repeat // 2)
         log(f"{tag}: {pauses} scan cells, each after a {PAUSE_S} s pause, vs ipykernel")
         st, it = self.interleaved(sk, ik, MODIFY_ONE, pauses, pause=PAUSE_S)
