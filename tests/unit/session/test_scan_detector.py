@@ -340,3 +340,17 @@ def test_new_ignore_rules_between_back_to_back_cells(tmp_path: Path) -> None:
         assert [(k.path, k.reason) for k in closed.skipped] == [("more.tmp", "ignored")]
     finally:
         s.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_walks_close_every_directory_they_open(root: Path, scan: ScanDetector) -> None:
+    for i in range(30):
+        (root / "sub" / f"d{i}").mkdir()
+        (root / "sub" / f"d{i}" / "f").write_text("x")
+    fds = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        assert scan.drain() is not None
+    (root / "sub" / "d3" / "f").unlink()
+    (root / "sub" / "d3").rmdir()  # a directory gone between two walks
+    assert scan.drain() == {"sub/d3/f"}
+    assert len(os.listdir("/proc/self/fd")) == fds
