@@ -68,10 +68,13 @@ class _Scan:
     """One walk: each directory's files with their signatures (in listing order), each
     directory's ctime, the unreadable."""
 
-    __slots__ = ("blind", "dirs", "tree")
+    __slots__ = ("blind", "dirs", "listings", "tree")
 
     def __init__(self) -> None:
         self.tree: dict[str, tuple[list[str], list[Signature]]] = {}
+        # Directories listed before the walk began, by their own (ctime, mtime, inode), with
+        # their subdirectories: the next walk may stat their known names without listing.
+        self.listings: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
         self.dirs: dict[str, int] = {}
         self.blind: set[str] = set()
 
@@ -93,6 +96,7 @@ class ScanDetector:
         never skips one."""
         self._seen: dict[str, tuple[list[str], list[Signature]]] | None = None
         self._dirs: dict[str, int] = {}
+        self._listings: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
         self._drained_at = float("-inf")
         self._deferred_at: int | None = None  # the stamp's ctime_ns while a drain is skipped
         self.early: set[str] | None = None
@@ -108,12 +112,13 @@ class ScanDetector:
         scanned = self._scan()
         if scanned is None:
             return False
-        self._seen, self._dirs = scanned.tree, scanned.dirs
+        self._seen, self._dirs, self._listings = scanned.tree, scanned.dirs, scanned.listings
         self._drained_at = time.monotonic()
         return True
 
     def close(self) -> None:
         self._seen = None
+        self._listings = {}
         self._deferred_at = None
 
     @property
@@ -156,7 +161,7 @@ class ScanDetector:
         if deferred_at is not None:
             self.early = self._before(deferred_at, ctimes, gone, scanned.dirs)
         changed.update(scanned.blind)
-        self._seen, self._dirs = scanned.tree, scanned.dirs
+        self._seen, self._dirs, self._listings = scanned.tree, scanned.dirs, scanned.listings
         self._drained_at = time.monotonic()
         return changed
 
@@ -182,10 +187,14 @@ class ScanDetector:
 
         Each directory is opened once and its entries are stat-ed relative to it (`fstatat`
         on the directory's descriptor): the kernel resolves one name per file, not the whole
-        path, and no path string is built for a file unless it changed (see `_compare`)."""
+        path, and no path string is built for a file unless it changed (see `_compare`). A
+        directory whose own signature is unchanged since a listing we may trust is not
+        listed again: its known names are stat-ed (see `_reuse`)."""
         scan = _Scan()
-        tree, dirs, blind = scan.tree, scan.dirs, scan.blind
+        tree, dirs, blind, listings = scan.tree, scan.dirs, scan.blind, scan.listings
         exclude, root = self.exclude, self.root
+        known, reusable = self._seen or {}, self._listings
+        clock = self._clock()
         stack = [""]
         while stack:
             rel = stack.pop()
@@ -200,11 +209,21 @@ class ScanDetector:
                     blind.add(f"{rel}/")
                 continue  # vanished (or replaced) since its parent was listed: reported so
             try:
-                if not rel:
-                    dirs[""] = os.fstat(fd).st_ctime_ns
-                names: list[str] = []
-                sigs: list[Signature] = []
+                dst = os.fstat(fd)
+                dirs[rel] = dst.st_ctime_ns
+                own = (dst.st_ctime_ns, dst.st_mtime_ns, dst.st_ino)
                 prefix = f"{rel}/" if rel else ""
+                listed = reusable.get(rel)
+                if listed is not None and listed[0] == own and rel in known:
+                    sigs = _reuse(fd, known[rel][0])
+                    if sigs is not None:
+                        tree[rel] = (known[rel][0], sigs)
+                        listings[rel] = listed
+                        stack.extend(prefix + sub for sub in listed[1])
+                        continue
+                names: list[str] = []
+                sigs = []
+                subdirs: list[str] = []
                 with os.scandir(fd) as entries:
                     for entry in entries:
                         name = entry.name
@@ -215,14 +234,17 @@ class ScanDetector:
                         except OSError:
                             continue  # gone already: absent from this scan, so reported if known
                         if S_ISDIR(st.st_mode):
-                            child = prefix + name
-                            stack.append(child)
-                            dirs[child] = st.st_ctime_ns
+                            subdirs.append(name)
+                            stack.append(prefix + name)
                             continue
                         names.append(name)
                         sigs.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
                                      st.st_mode))  # fmt: skip
                 tree[rel] = (names, sigs)
+                # Trusted only if the directory last changed before this walk began: an entry
+                # added after the listing then changes its ctime (the clock moved on).
+                if clock is not None and own[0] < clock:
+                    listings[rel] = (own, subdirs)
             except OSError:
                 if not rel:
                     return None
@@ -230,6 +252,35 @@ class ScanDetector:
             finally:
                 os.close(fd)
         return scan
+
+    def _clock(self) -> int | None:
+        """The file system's time now (the stamp's ctime after touching it), or None."""
+        if self.stamp is None:
+            return None
+        try:
+            try:
+                os.utime(self.stamp)
+            except FileNotFoundError:
+                os.close(os.open(self.stamp, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+            return os.stat(self.stamp).st_ctime_ns
+        except OSError:
+            return None
+
+
+def _reuse(fd: int, names: list[str]) -> list[Signature] | None:
+    """The signatures of a directory's known files, or None if one is gone or is now a
+    directory (the directory changed while we looked: list it)."""
+    lstat = os.lstat
+    sigs: list[Signature] = []
+    try:
+        for name in names:
+            st = lstat(name, dir_fd=fd)
+            if S_ISDIR(st.st_mode):
+                return None
+            sigs.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode))
+    except OSError:
+        return None
+    return sigs
 
 
 def _compare(

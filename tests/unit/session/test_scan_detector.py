@@ -36,9 +36,13 @@ def root(tmp_path: Path) -> Path:
     return ws
 
 
-@pytest.fixture
-def scan(root: Path) -> ScanDetector:
-    d = ScanDetector(root)
+@pytest.fixture(params=["listing", "reusing"])
+def scan(root: Path, request: pytest.FixtureRequest) -> ScanDetector:
+    # "reusing": with a stamp (the file system's clock) unchanged directories are not listed
+    # again, only their known files stat-ed; every answer must be the same.
+    stamp = root / ".logician" / "scan-stamp" if request.param == "reusing" else None
+    _tick()
+    d = ScanDetector(root, stamp=stamp)
     assert d.start() and d.watching
     assert d.drain() == set()
     return d
@@ -263,6 +267,7 @@ def test_no_skipped_drain_when_the_previous_one_is_stale_or_there_is_no_stamp(
     monkeypatch.setattr(scan_detector, "FRESH_S", 0.0)
     _tick()
     assert not stamped.defer()
+    (root / ".logician" / "scan-stamp").unlink(missing_ok=True)  # walks read the clock too
     (root / ".logician").rmdir()
     monkeypatch.setattr(scan_detector, "FRESH_S", 60.0)
     assert not stamped.defer()  # the stamp cannot be written: drain as usual
@@ -354,3 +359,32 @@ def test_walks_close_every_directory_they_open(root: Path, scan: ScanDetector) -
     (root / "sub" / "d3").rmdir()  # a directory gone between two walks
     assert scan.drain() == {"sub/d3/f"}
     assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def test_a_directory_is_listed_again_unless_it_changed_before_the_walk_began(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tick()
+    d = ScanDetector(root, stamp=root / ".logician" / "scan-stamp")
+    assert d.start()
+    listed: list[object] = []
+    real = os.scandir
+
+    def counting(fd: int) -> object:
+        listed.append(fd)
+        return real(fd)
+
+    monkeypatch.setattr(scan_detector.os, "scandir", counting)
+    assert d.drain() == set() and listed == []  # nothing changed: known names stat-ed only
+    (root / "sub" / "new.txt").write_text("n")
+    # The next walk begins within the clock tick of that change (a tie): its listing of sub
+    # cannot prove that no entry was added after it, so the walk after lists sub again.
+    tie = (root / "sub").stat().st_ctime_ns
+    monkeypatch.setattr(d, "_clock", lambda: tie)
+    assert d.drain() == {"sub/new.txt"} and len(listed) == 1
+    (root / "sub" / "late.txt").write_text("l")  # same tick: sub's times may not move
+    assert d.drain() == {"sub/late.txt"} and len(listed) == 2
+    monkeypatch.delattr(d, "_clock")
+    _tick()
+    assert d.drain() == set() and len(listed) == 3  # listed after a tick: trusted from now
+    assert d.drain() == set() and len(listed) == 3
