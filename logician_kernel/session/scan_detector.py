@@ -242,8 +242,9 @@ class ScanDetector:
                                      st.st_mode))  # fmt: skip
                 tree[rel] = (names, sigs)
                 # Trusted only if the directory last changed before this walk began: an entry
-                # added after the listing then changes its ctime (the clock moved on).
-                if clock is not None and own[0] < clock:
+                # added after the listing then changes its ctime (the clock moved on). Only on
+                # the stamp's file system: another mount's clock may lag behind ours.
+                if clock is not None and own[0] < clock[0] and dst.st_dev == clock[1]:
                     listings[rel] = (own, subdirs)
             except OSError:
                 if not rel:
@@ -253,8 +254,9 @@ class ScanDetector:
                 os.close(fd)
         return scan
 
-    def _clock(self) -> int | None:
-        """The file system's time now (the stamp's ctime after touching it), or None."""
+    def _clock(self) -> tuple[int, int] | None:
+        """The file system's time now (the stamp's ctime after touching it) and its device,
+        or None."""
         if self.stamp is None:
             return None
         try:
@@ -262,9 +264,10 @@ class ScanDetector:
                 os.utime(self.stamp)
             except FileNotFoundError:
                 os.close(os.open(self.stamp, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
-            return os.stat(self.stamp).st_ctime_ns
+            st = os.stat(self.stamp)
         except OSError:
             return None
+        return st.st_ctime_ns, st.st_dev
 
 
 def _reuse(fd: int, names: list[str]) -> list[Signature] | None:

@@ -313,7 +313,7 @@ def test_no_skipped_drain_on_a_file_system_with_coarse_times(
     def whole_seconds(path: object, *args: object, **kwargs: object) -> object:
         st = real_stat(path, *args, **kwargs)  # type: ignore[call-overload]
         if str(path).endswith("scan-stamp"):  # as FAT or a FUSE file system would answer
-            return SimpleNamespace(st_ctime_ns=st.st_ctime_ns // 10**9 * 10**9)
+            return SimpleNamespace(st_ctime_ns=st.st_ctime_ns // 10**9 * 10**9, st_dev=st.st_dev)
         return st
 
     monkeypatch.setattr(scan_detector.os, "stat", whole_seconds)
@@ -379,8 +379,8 @@ def test_a_directory_is_listed_again_unless_it_changed_before_the_walk_began(
     (root / "sub" / "new.txt").write_text("n")
     # The next walk begins within the clock tick of that change (a tie): its listing of sub
     # cannot prove that no entry was added after it, so the walk after lists sub again.
-    tie = (root / "sub").stat().st_ctime_ns
-    monkeypatch.setattr(d, "_clock", lambda: tie)
+    sub = (root / "sub").stat()
+    monkeypatch.setattr(d, "_clock", lambda: (sub.st_ctime_ns, sub.st_dev))
     assert d.drain() == {"sub/new.txt"} and len(listed) == 1
     (root / "sub" / "late.txt").write_text("l")  # same tick: sub's times may not move
     assert d.drain() == {"sub/late.txt"} and len(listed) == 2
@@ -388,3 +388,9 @@ def test_a_directory_is_listed_again_unless_it_changed_before_the_walk_began(
     _tick()
     assert d.drain() == set() and len(listed) == 3  # listed after a tick: trusted from now
     assert d.drain() == set() and len(listed) == 3
+    # Directories on another file system than the stamp's (another clock) are listed on
+    # every walk.
+    other = ScanDetector(root, stamp=root / ".logician" / "scan-stamp")
+    monkeypatch.setattr(other, "_clock", lambda: (sub.st_ctime_ns + 10**12, sub.st_dev + 1))
+    assert other.start() and len(listed) == 5  # the root and sub
+    assert other.drain() == set() and len(listed) == 7
