@@ -110,6 +110,8 @@ class GitSnapshotter:
         # Other kernels on this workspace share the index: writes take turns (see locks.py).
         self._guard = IndexGuard(self._index)
         self._last_tree: str | None = None
+        # Paths whose tree entries were written in-process since the index last heard of them.
+        self._lag: set[str] = set()
         self._last: Snapshot | None = None
         # inotify tells which paths changed, so a snapshot costs O(changes), not O(files).
         self._watcher: Detector | None = None
@@ -239,6 +241,10 @@ class GitSnapshotter:
         return clear_stale_git_lock(self._user_git_dir())
 
     def close(self) -> None:
+        try:
+            self._sync_index()  # the next session's first scan then starts from this one
+        except (SnapshotError, TreeError):
+            pass  # that scan re-reads whatever differs from the index anyway
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
@@ -348,7 +354,28 @@ class GitSnapshotter:
             self._last_tree = self._trees.update(base, changes) if changes else base
         except TreeError as exc:
             raise SnapshotError(str(exc)) from None
+        self._lag.update(changes)
         return self._last_tree
+
+    def _sync_index(self) -> None:
+        """Tell the private index what in-process snapshots wrote, before git reads it: the
+        entries of `_last_tree` for the lagging paths (no stat data, so git compares their
+        content once), and removals for paths no longer there. A path the index tracks stays
+        captured when an ignore rule later matches it, exactly as if each frame had updated
+        the index itself."""
+        lag, self._lag = self._lag, set()
+        if not lag or self._last_tree is None:
+            return
+        lines = []
+        for path in sorted(lag):
+            entry = self._trees.lookup(self._last_tree, path)
+            mode, sha = entry if entry is not None and entry[0] != "40000" else ("0", "0" * 40)
+            lines.append(f"{mode} {sha}\t{path}".encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            with self._guard.hold():
+                self._git("update-index", "-z", "--replace", "--index-info", stdin=b"".join(lines))
+        except IndexBusy as exc:
+            raise SnapshotError(str(exc)) from None
 
     def _blob_entry(self, path: str) -> Entry | None:
         """The tree entry of a file or symlink as it is now, its blob stored; None if gone."""
@@ -438,6 +465,10 @@ class GitSnapshotter:
 
     def _full_scan(self) -> Snapshot:
         self._ignored_cache.clear()
+        try:
+            self._sync_index()
+        except TreeError as exc:
+            raise SnapshotError(str(exc)) from None
         changed = self._git("ls-files", "-z", "--modified", "--deleted", "--others",
                             "--exclude-standard")  # fmt: skip
         ignored = self._git("ls-files", "-z", "--others", "--ignored", "--exclude-standard",
@@ -506,6 +537,7 @@ class GitSnapshotter:
     def reset(self) -> None:
         """The store vanished: forget everything cached; the next snapshot rescans in full."""
         self._last_tree = self._last = self._start = None
+        self._lag.clear()
         self._may_defer = False
         self._ignored_cache.clear()
         self._perms = None

@@ -133,6 +133,15 @@ class TreeStore:
         self._remember(sha, entries)
         return sha
 
+    def lookup(self, root: str, path: str) -> Entry | None:
+        """The entry at `path` in tree `root`, or None."""
+        entry: Entry | None = (MODE_TREE, root)
+        for part in path.encode("utf-8", "surrogateescape").split(b"/"):
+            if entry is None or entry[0] != MODE_TREE:
+                return None
+            entry = self.entries(entry[1]).get(part)
+        return entry
+
     # -- update ----------------------------------------------------------------------------
 
     def update(self, root: str, changes: Mapping[str, Entry | None]) -> str:

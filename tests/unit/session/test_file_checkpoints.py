@@ -199,3 +199,15 @@ def test_frames_written_without_the_index_agree_with_the_next_full_scan(session)
         session.checkpoints.rewind(c.frame)
     assert (ws / "keep.txt").read_text() == "keep" and not (ws / "link").is_symlink()
     assert not (ws / "d" / "e" / "f.txt").exists()
+
+
+def test_a_captured_file_stays_captured_when_an_ignore_rule_later_matches_it(session) -> None:
+    # As in git: a tracked file is not ignored. Frames between full scans never write the
+    # private index, so this holds only if the next full scan catches the index up first.
+    ws = session.workspace
+    frame(session, lambda ws: (ws / "run.log").write_text("one"))
+    frame(session, lambda ws: (ws / ".gitignore").write_text("*.log\n"))
+    closed = frame(session, lambda ws: (ws / "run.log").write_text("two"))
+    assert [(c.path, c.action) for c in closed.changes] == [("run.log", "modified")]
+    session.checkpoints.rewind(closed.frame)
+    assert (ws / "run.log").read_text() == "one"
