@@ -46,6 +46,7 @@ from ._private import private_dir, write_private
 from ._user_repo import seed_from_user_repo, user_git_dir
 from .change_detection import ChangeDetection, Detector, make_detector
 from .git_trees import Entry, TreeError, TreeStore
+from .ignore_checker import IgnoreChecker
 from .large_files import SQLITE_JOURNALS, LargeFiles, journal_of
 from .locks import IndexBusy, IndexGuard, clear_stale_git_lock
 from .perms import default_perms, unusual_perms, walk_unusual, with_perms
@@ -122,6 +123,8 @@ class GitSnapshotter:
         self._trees = TreeStore(self.store / "objects", self._read_object)
         # Whether a path is ignored only changes when ignore rules do (that forces a full scan).
         self._ignored_cache: dict[str, bool] = {}
+        self._ignore = IgnoreChecker(self._base, self.workspace, self._check_ignore_env(),
+                                     self._check_ignore)  # fmt: skip
         # Unusual permission bits by path, carried from snapshot to snapshot; walked once.
         self._perms: dict[str, int] | None = None
         # The opening snapshot of a frame whose drain a stat scan skipped (see snapshot()).
@@ -245,6 +248,7 @@ class GitSnapshotter:
             self._sync_index()  # the next session's first scan then starts from this one
         except (SnapshotError, TreeError):
             pass  # that scan re-reads whatever differs from the index anyway
+        self._ignore.close()
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
@@ -299,6 +303,7 @@ class GitSnapshotter:
             return None  # no precise answer: the frame's diff starts from `last`, as before
         if any(p.rsplit("/", 1)[-1] == ".gitignore" for p in early):
             self._ignored_cache.clear()  # new rules: re-ask for every path looked at
+            self._ignore.restart()
         return self._incremental(last, early) if early else last
 
     def take_start(self) -> Snapshot | None:
@@ -313,7 +318,7 @@ class GitSnapshotter:
         paths = sorted(changed | {db for p in changed if (db := journal_of(p))})
         unknown = [p for p in paths if p not in self._ignored_cache]
         if unknown:
-            found = self._check_ignore(unknown)
+            found = self._ignore.ignored(unknown)
             self._ignored_cache.update((p, p in found) for p in unknown)
         ignored = {p for p in paths if self._ignored_cache[p]}
         uncaptured = dict(last.uncaptured)
@@ -437,11 +442,16 @@ class GitSnapshotter:
         proc = subprocess.run(
             [*self._base, "check-ignore", "-z", "--stdin"],
             input=join_z(paths), capture_output=True, cwd=self.workspace,
-            env={k: v for k, v in self._env.items() if k != "GIT_LITERAL_PATHSPECS"},  # unsupported there
+            env=self._check_ignore_env(),
         )  # fmt: skip
         if proc.returncode not in (0, 1):
             raise SnapshotError(f"git check-ignore failed: {proc.stderr.decode(errors='replace')}")
         return {p.decode("utf-8", "surrogateescape") for p in split_z(proc.stdout)}
+
+    def _check_ignore_env(self) -> dict[str, str]:
+        return {
+            k: v for k, v in self._env.items() if k != "GIT_LITERAL_PATHSPECS"
+        }  # unsupported there
 
     def _write_tree(self, update: list[str], drop: list[str]) -> str:
         if update or drop or self._last_tree is None:
@@ -465,6 +475,7 @@ class GitSnapshotter:
 
     def _full_scan(self) -> Snapshot:
         self._ignored_cache.clear()
+        self._ignore.restart()
         try:
             self._sync_index()
         except TreeError as exc:
@@ -540,6 +551,7 @@ class GitSnapshotter:
         self._lag.clear()
         self._may_defer = False
         self._ignored_cache.clear()
+        self._ignore.restart()
         self._perms = None
 
     def diff(self, before: Snapshot, after: Snapshot) -> tuple[list[PathChange], list[SkippedPath]]:
