@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from ._private import private_dir, write_private
+from ._private import PRIVATE_DIR, write_private
 
 MODE_TREE = "40000"
 Entry = tuple[str, str]
@@ -48,7 +48,12 @@ def write_loose(objects: Path, kind: bytes, body: bytes) -> str:
     sha = object_id(kind, body)
     obj = objects / sha[:2] / sha[2:]
     if not obj.exists():
-        private_dir(obj.parent)
+        # Only the fan-out directory: a store that vanished is not silently begun again here
+        # (the session notices and recreates it, saying so).
+        try:
+            obj.parent.mkdir(mode=PRIVATE_DIR)
+        except FileExistsError:
+            pass
         # A name of our own: two kernels storing the same object at once must not share it.
         tmp = obj.with_name(f"{obj.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         try:
