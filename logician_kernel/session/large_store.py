@@ -32,7 +32,7 @@ from pathlib import Path
 from xxhash import xxh3_128 as _hasher
 
 from ._private import open_private, private_dir
-from .direct_copy import copy_direct
+from .direct_copy import copy_direct, replace
 
 HASH_NAME = "x3"
 
@@ -177,7 +177,7 @@ class LargeFileStore:
             with open(obj, "rb") as src:
                 _copy_plain(src, tmp, self)
             os.chmod(tmp, perms)
-            os.replace(tmp, dest)
+            replace(tmp, dest)
         finally:
             tmp.unlink(missing_ok=True)
 
