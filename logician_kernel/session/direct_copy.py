@@ -89,7 +89,11 @@ def _write_all(dst_fd: int, view: memoryview, end: int) -> None:
     offset = 0
     while offset < end:
         stop = min(offset + CHUNK, end)
-        written = os.pwrite(dst_fd, view[offset:stop], offset)
+        piece = view[offset:stop]
+        try:
+            written = os.pwrite(dst_fd, piece, offset)
+        finally:
+            piece.release()  # else a traceback holding it keeps the mapping from closing
         if written <= 0:
             raise OSError(errno.EIO, f"a direct write stopped at byte {offset:,}")
         offset += written
@@ -110,4 +114,6 @@ def replace(tmp: Path, dest: Path) -> None:
             os.close(old)
         raise
     if old is not None:
-        threading.Thread(target=os.close, args=(old,), name="logician-unlink-old", daemon=True).start()
+        threading.Thread(
+            target=os.close, args=(old,), name="logician-unlink-old", daemon=True
+        ).start()
