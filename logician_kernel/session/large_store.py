@@ -176,6 +176,10 @@ class LargeFileStore:
         try:
             with open(obj, "rb") as src:
                 _copy_plain(src, tmp, self)
+                # The object's pages were read for this copy only (and are clean): free them
+                # (~1 ms for 200 MB), so the restored file's first reader gets those frames.
+                with contextlib.suppress(OSError, AttributeError):
+                    os.posix_fadvise(src.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
             os.chmod(tmp, perms)
             replace(tmp, dest)
         finally:
