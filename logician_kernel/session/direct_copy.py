@@ -4,12 +4,14 @@ Both copies the side store makes - a capture (workspace file -> object) and a re
 a temporary file renamed over the workspace file) - create a new file while the old bytes must
 stay valid, so a buffered copy needs a second set of page-cache pages as large as the file.
 Measured on this machine (README, "What was measured"), fresh pages cost up to ~2.5 ms per MB
-to fill on first touch (500-700 ms for 200 MB, against ~60 ms when freed pages are recycled, as
+to fill on first touch (430-750 ms for 200 MB, against ~60 ms when freed pages are recycled, as
 `cp` over an existing file recycles the ones its truncation drops), and renaming a new, still
-dirty file over an existing one costs another ~145 ms on ext4 (`auto_da_alloc` writes it out).
-A direct write hands the source's pages, already in the page cache, to the disk: no new page is
-allocated, nothing is left dirty for the rename to flush or for writeback to push the user's
-working set out with, and the time is the disk's (~1.4 GB/s here), not the page allocator's.
+dirty file over an existing one costs another 10-145 ms on ext4 (`auto_da_alloc` flushes it).
+A direct write hands the source's pages to the disk: no page is allocated for the copy, nothing
+is left dirty for the rename to flush or for writeback to push the user's working set out with,
+and the time is the disk's (~1.4 GB/s here), not the page allocator's. (A source not in memory,
+such as a stored object a rewind reads, is read in through the mapping; the store gives those
+clean pages back after the copy.)
 
 The last partial block (O_DIRECT needs whole blocks) is written the ordinary way.
 
