@@ -290,3 +290,22 @@ def test_kill_9_in_the_middle_of_a_copy_leaves_the_old_bytes_and_no_object(tmp_p
     store.restore(key, dest, 0o644)  # run again (a resumed rewind): the leftover is overwritten
     assert dest.read_bytes() == src.read_bytes()
     assert not (tmp_path / ".data.bin.logician-restore").exists()
+
+
+def test_a_restore_replaces_only_the_name_whatever_stood_there(tmp_path: Path) -> None:
+    store = LargeFileStore(tmp_path / "large")
+    src = tmp_path / "src.bin"
+    src.write_bytes(os.urandom(1 << 20))
+    key = store.put(src)
+    linked, alias = tmp_path / "linked.bin", tmp_path / "alias.bin"
+    linked.write_bytes(b"old bytes")
+    os.link(linked, alias)
+    fifo, target, link = tmp_path / "pipe", tmp_path / "target", tmp_path / "link"
+    os.mkfifo(fifo)  # holding the old file open must not block on a FIFO nobody writes
+    target.write_bytes(b"the symlink's target")
+    link.symlink_to(target)
+    for dest in (linked, fifo, link):
+        store.restore(key, dest, 0o644)
+        assert dest.is_file() and not dest.is_symlink() and dest.read_bytes() == src.read_bytes()
+    assert alias.read_bytes() == b"old bytes"  # another name of the old file keeps its bytes
+    assert target.read_bytes() == b"the symlink's target"
