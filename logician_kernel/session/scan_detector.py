@@ -16,7 +16,13 @@ directory (or back) is reported under both shapes.
 A walk opens each directory once and stats its entries relative to it (`fstatat`): the
 kernel resolves one name per file, not the whole path. Each directory's listing is kept in
 listing order, so an unchanged directory (most of them) costs one list comparison and no
-path string is built for its files. One `lstat` per file remains: it dominates.
+path string is built for its files. A directory whose own (ctime, mtime, inode) is unchanged
+since a listing we may trust is not listed again: its known files are stat-ed by name. A
+listing is trusted when the directory's ctime is older than the file system's clock read as
+that walk began (the stamp's ctime; only with a stamp, and only for directories on the
+stamp's device): an entry added after the listing then gives the directory a newer ctime.
+A directory changed within the clock tick its walk began in is listed again next time. One
+`lstat` per file remains: it dominates.
 
 One drain per frame: a frame drains before and after its cell, and each drain stats every
 path. When the frame opens within `FRESH_S` of the previous drain - cells run back to back,
