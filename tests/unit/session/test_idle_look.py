@@ -111,6 +111,7 @@ def test_looks_stop_after_the_idle_period_and_never_run_for_inotify(
     s = _session(tmp_path)
     try:
         cp = _cells(s)
+        _wait_for_looks(cp, 1)
         time.sleep(0.8)
         looks = cp.idle.looks
         assert 1 <= looks <= 4
@@ -121,7 +122,8 @@ def test_looks_stop_after_the_idle_period_and_never_run_for_inotify(
     s = _session(tmp_path / "inotify", "inotify")
     try:
         cp = _cells(s)
-        time.sleep(0.4)
+        _wait_for_looks(cp, 1)
+        time.sleep(0.3)
         assert cp.idle.looks == 1  # the snapshotter declined the first look: no more
     finally:
         s.close()
