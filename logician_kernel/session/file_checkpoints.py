@@ -297,9 +297,11 @@ class FileCheckpoints(FrameRewinds):
                 what="incomplete-frame",
                 frame=view.frame,
                 detail=(
+                    # Mid-cell, or after the cell while its close was being written: which
+                    # one is unknown here, so neither is claimed.
                     f"frame {view.frame} (In [{view.execution_count}]) never closed: the kernel "
-                    f"died mid-cell; closed it as 'killed' with {len(changes)} change(s) "
-                    "found since it opened"
+                    f"died before its end was recorded; closed it as 'killed' with "
+                    f"{len(changes)} change(s) found since it opened"
                 ),
                 durable=True,
             )
