@@ -30,6 +30,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .._test_hooks import hold_full_scan
+
 PREPACK_MIN_PATHS = 256
 """Below this many paths the loose objects cost less than starting the packers."""
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
@@ -58,6 +60,7 @@ def prepack(
 ) -> int:
     """Write the regular files among `paths` (workspace-relative) into packs in `store`;
     how many blobs were written. Never raises."""
+    hold_full_scan()  # test-only: a slow first snapshot, deterministically
     if len(paths) < PREPACK_MIN_PATHS:
         return 0
     workers = workers or packers()
