@@ -28,6 +28,7 @@ from .thread_ledger import (
     FrameClose,
     FrameOpen,
     FrameOutcome,
+    FramePreSnapshot,
     Recovery,
     ThreadLedger,
 )
@@ -68,7 +69,8 @@ class FileCheckpoints(FrameRewinds):
         self._snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
         self._warmup: threading.Thread | None = None
-        self._first = (FirstSnapshotWait(snapshotter, self._snap_lock, lambda: self._warmup)
+        self._first = (FirstSnapshotWait(snapshotter, self._snap_lock, lambda: self._warmup,
+                                         self._record_late_pre)
                        if snapshotter is not None else None)  # fmt: skip
         self.attribute_changes = True
         """Record who made each change (cell, tool call, external); off: all are the cell's."""
@@ -219,6 +221,8 @@ class FileCheckpoints(FrameRewinds):
         )
         self._open = _OpenFrame(frame=frame_id, pre=pre, started=time.perf_counter(),
                                 deferred=deferred)  # fmt: skip
+        if deferred is not None:
+            self._first.arm(deferred)  # type: ignore[union-attr]
         if self.attribute_changes and self.snapshotter is not None:
             AUDIT.begin(self.snapshotter.workspace)
             self.saves.begin()
@@ -279,6 +283,12 @@ class FileCheckpoints(FrameRewinds):
         )
         self._finish_large_in_background()
         return closed
+
+    def _record_late_pre(self, pre: Snapshot) -> None:
+        current = self._open
+        if current is not None:
+            self.ledger.append(FramePreSnapshot, frame=current.frame, pre_tree=pre.tree,
+                               durable=True)  # fmt: skip
 
     def _close_unwritten(
         self, current: _OpenFrame, outcome: FrameOutcome, error: str | None

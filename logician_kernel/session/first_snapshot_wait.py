@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .change_detection import AutoDetector, Detector
 from .watcher import WorkspaceWatcher
-from .write_audit import _PATH_EVENTS, _SPAWN_EVENTS, _writes
+from .write_audit import _PATH_EVENTS, _SPAWN_EVENTS, AUDIT, _writes
 
 if TYPE_CHECKING:
     from .git_snapshot import GitSnapshotter, Snapshot
@@ -78,9 +78,9 @@ class CarryingDetector:
             self._carried |= got
             return got
 
-    def drain(self) -> set[str] | None:
+    def drain(self, *args: Any, **kwargs: Any) -> set[str] | None:
         with self._lock:
-            got = self.inner.drain()
+            got = self.inner.drain(*args, **kwargs)
             carried, lost = self._carried, self._lost
             self._carried, self._lost = set(), False
         return None if got is None or lost else got | carried
@@ -130,10 +130,14 @@ class FirstSnapshotWait:
         snapshotter: GitSnapshotter,
         snap_lock: threading.Lock,
         warmup: Callable[[], threading.Thread | None],
+        record: Callable[[Snapshot], None],
     ) -> None:
+        """`record(pre)`: make the frame's pre-snapshot durable before its write goes on (a
+        kernel killed mid-cell is then recovered by diffing from it, as any frame is)."""
         self.snapshotter = snapshotter
         self._snap_lock = snap_lock
         self._warmup = warmup
+        self._record = record
         self._gate = _GATE
 
     def install(self) -> None:
@@ -153,7 +157,7 @@ class FirstSnapshotWait:
         return (thread is not None and thread.is_alive() and detector is not None
                 and detector.inner.watching and getattr(detector.inner, "kind", "inotify") == "inotify")  # fmt: skip
 
-    def open(self, stream: TextIO | None = None) -> Deferred | None:
+    def open(self) -> Deferred | None:
         """Open a frame without its pre-snapshot, if that is safe now; None: take it as usual."""
         if not self.can_defer():
             return None
@@ -161,9 +165,11 @@ class FirstSnapshotWait:
         assert detector is not None
         if detector.peek() is None:  # changes so far belong to no frame; only later ones count
             return None
-        deferred = Deferred()
+        return Deferred()
+
+    def arm(self, deferred: Deferred, stream: TextIO | None = None) -> None:
+        """Hold the frame's first write (once the frame is recorded as open)."""
         self._gate.arm(str(self.snapshotter.workspace), lambda: self._first_write(deferred, stream))
-        return deferred
 
     def _first_write(self, deferred: Deferred, stream: TextIO | None) -> None:
         """The gate fired: wait for the first snapshot, then take the frame's pre-snapshot."""
@@ -178,6 +184,12 @@ class FirstSnapshotWait:
             except (OSError, RuntimeError) as exc:  # SnapshotError: the close says it
                 deferred.error = str(exc)
                 self.snapshotter.reset()
+                return
+        AUDIT.restamp()  # the held write happens after this, whatever the audit noted
+        try:
+            self._record(deferred.pre)
+        except OSError as exc:  # JournalError: the frame still closes, from this snapshot
+            deferred.error = f"its pre-snapshot could not be recorded ({exc})"
 
     def _note_changes(self, deferred: Deferred) -> None:
         detector = self._detector()
