@@ -16,6 +16,10 @@ from __future__ import annotations
 import asyncio
 import queue
 import re
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -234,7 +238,8 @@ class AgentCell:
                    + "[d]eny, deny and sto[x]")  # fmt: skip
         while True:
             try:
-                answer = input(f"{options}; a note may follow the letter: ").strip()
+                with _interrupt_raises():
+                    answer = input(f"{options}; a note may follow the letter: ").strip()
             except EOFError:
                 answer = "d no answer on stdin"
             choice = STDIN_CHOICES.get(answer[:1].lower())
@@ -250,3 +255,22 @@ class AgentCell:
         card = self._cards.pop(payload["request_id"], None)
         if card is not None and payload.get("via") != "widget":
             card.resolve(payload["choice"], payload.get("note", ""), via=payload.get("via", ""))
+
+
+@contextmanager
+def _interrupt_raises() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt here. In an awaited cell ipykernel's handler only
+    schedules a cancellation on the event loop, which a blocking `input()` never lets run:
+    the stop button would not end a cell waiting on its approval prompt."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only (a subshell keeps its own handling)
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

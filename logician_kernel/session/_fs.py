@@ -6,11 +6,10 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ._private import private_dir, write_private
+from .git_trees import write_loose
 from .states import Fingerprint, PathState
 
 IGNORED_WALK_BUDGET = 5000
@@ -104,18 +103,7 @@ def path_state(full: Path, max_file_bytes: int) -> PathState:
 
 def write_loose_blob(objects: Path, data: bytes) -> str:
     """Write a blob as a loose object (atomically) unless it is already there; its id."""
-    sha = blob_id(data)
-    obj = objects / sha[:2] / sha[2:]
-    if not obj.exists():
-        private_dir(obj.parent)
-        # A name of our own: two kernels storing the same content at once must not share it.
-        tmp = obj.with_name(f"{obj.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-        try:
-            write_private(tmp, zlib.compress(b"blob %d\0" % len(data) + data, 1))  # owner-only
-            os.replace(tmp, obj)
-        finally:
-            tmp.unlink(missing_ok=True)
-    return sha
+    return write_loose(objects, b"blob", data)
 
 
 def store_path(full: Path, max_file_bytes: int, objects: Path) -> PathState:

@@ -5,8 +5,10 @@ index is private to us, and whose objects hold every captured file version. The 
 repository (index, HEAD, refs, stash, work tree) is never written: every git command here runs
 with `--git-dir` pointing at our store and a private `GIT_INDEX_FILE`.
 
-A snapshot is one cheap `git ls-files` scan (git's stat cache in our private index does the
-heavy lifting), an `update-index` of just the paths that changed, and `write-tree`. Files over
+When the change detector names what changed, a snapshot is the last tree with those paths
+replaced, built in this process (git_trees.py: no git process, the index not written). A full
+scan is one `git ls-files` (git's stat cache in our private index does the heavy lifting), an
+`update-index` of the paths that differ from the index, and `write-tree`. Files over
 the size cap and ignored files are not captured, but they are fingerprinted (size, mtime,
 mode) so a frame can say it saw them change - never silently.
 
@@ -28,6 +30,9 @@ from git.cmd import Git
 from git.exc import GitError
 
 from ._fs import (
+    MODE_EXEC,
+    MODE_FILE,
+    MODE_LINK,
     fingerprint,
     fingerprint_dir,
     fingerprint_ignored,
@@ -41,6 +46,8 @@ from ._private import private_dir, write_private
 from ._user_repo import seed_from_user_repo, user_git_dir
 from .change_detection import ChangeDetection, Detector, make_detector
 from .first_snapshot import prepack
+from .git_trees import Entry, TreeError, TreeStore
+from .ignore_checker import IgnoreChecker
 from .large_files import SQLITE_JOURNALS, LargeFiles, journal_of
 from .locks import IndexBusy, IndexGuard, clear_stale_git_lock
 from .perms import default_perms, unusual_perms, walk_unusual, with_perms
@@ -105,14 +112,20 @@ class GitSnapshotter:
         # Other kernels on this workspace share the index: writes take turns (see locks.py).
         self._guard = IndexGuard(self._index)
         self._last_tree: str | None = None
+        # Paths whose tree entries were written in-process since the index last heard of them.
+        self._lag: set[str] = set()
         self._last: Snapshot | None = None
         # inotify tells which paths changed, so a snapshot costs O(changes), not O(files).
         self._watcher: Detector | None = None
         # One long-lived `cat-file --batch` (GitPython's persistent command) reads every blob
         # a rewind or a diff needs, instead of a process per file.
         self._reader: Git | None = None
+        # A changed cell's new tree and the frame's diff, in-process (see git_trees.py).
+        self._trees = TreeStore(self.store / "objects", self._read_object)
         # Whether a path is ignored only changes when ignore rules do (that forces a full scan).
         self._ignored_cache: dict[str, bool] = {}
+        self._ignore = IgnoreChecker(self._base, self.workspace, self._check_ignore_env(),
+                                     self._check_ignore)  # fmt: skip
         # Unusual permission bits by path, carried from snapshot to snapshot; walked once.
         self._perms: dict[str, int] | None = None
         # The opening snapshot of a frame whose drain a stat scan skipped (see snapshot()).
@@ -232,6 +245,11 @@ class GitSnapshotter:
         return clear_stale_git_lock(self._user_git_dir())
 
     def close(self) -> None:
+        try:
+            self._sync_index()  # the next session's first scan then starts from this one
+        except (SnapshotError, TreeError):
+            pass  # that scan re-reads whatever differs from the index anyway
+        self._ignore.close()
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
@@ -286,6 +304,7 @@ class GitSnapshotter:
             return None  # no precise answer: the frame's diff starts from `last`, as before
         if any(p.rsplit("/", 1)[-1] == ".gitignore" for p in early):
             self._ignored_cache.clear()  # new rules: re-ask for every path looked at
+            self._ignore.restart()
         return self._incremental(last, early) if early else last
 
     def take_start(self) -> Snapshot | None:
@@ -300,7 +319,7 @@ class GitSnapshotter:
         paths = sorted(changed | {db for p in changed if (db := journal_of(p))})
         unknown = [p for p in paths if p not in self._ignored_cache]
         if unknown:
-            found = self._check_ignore(unknown)
+            found = self._ignore.ignored(unknown)
             self._ignored_cache.update((p, p in found) for p in unknown)
         ignored = {p for p in paths if self._ignored_cache[p]}
         uncaptured = dict(last.uncaptured)
@@ -328,8 +347,66 @@ class GitSnapshotter:
                 uncaptured[path] = ("ignored", fingerprint(st))
             else:
                 self._place(path, st, update, drop, uncaptured, large)
-        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large,
-                        perms=dict(perms))  # fmt: skip
+        return Snapshot(tree=self._tree_update(last.tree, update, drop), uncaptured=uncaptured,
+                        large=large, perms=dict(perms))  # fmt: skip
+
+    def _tree_update(self, base: str, update: list[str], drop: list[str]) -> str:
+        """`base` with `update`'s paths as they are on disk now and `drop`'s removed; the
+        private index is left as it is (the next full scan catches it up)."""
+        changes: dict[str, Entry | None] = dict.fromkeys(drop)
+        for path in update:
+            changes[path] = self._blob_entry(path)
+        try:
+            self._last_tree = self._trees.update(base, changes) if changes else base
+        except TreeError as exc:
+            raise SnapshotError(str(exc)) from None
+        self._lag.update(changes)
+        return self._last_tree
+
+    def _sync_index(self) -> None:
+        """Tell the private index what in-process snapshots wrote, before git reads it: the
+        entries of `_last_tree` for the lagging paths (no stat data, so git compares their
+        content once), and removals for paths no longer there. A path the index tracks stays
+        captured when an ignore rule later matches it, exactly as if each frame had updated
+        the index itself."""
+        lag, self._lag = self._lag, set()
+        if not lag or self._last_tree is None:
+            return
+        lines = []
+        for path in sorted(lag):
+            entry = self._trees.lookup(self._last_tree, path)
+            mode, sha = entry if entry is not None and entry[0] != "40000" else ("0", "0" * 40)
+            lines.append(f"{mode} {sha}\t{path}".encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            with self._guard.hold():
+                self._git("update-index", "-z", "--replace", "--index-info", stdin=b"".join(lines))
+        except IndexBusy as exc:
+            raise SnapshotError(str(exc)) from None
+
+    def _blob_entry(self, path: str) -> Entry | None:
+        """The tree entry of a file or symlink as it is now, its blob stored; None if gone."""
+        st = lstat_entry(self.workspace, path)
+        if st is None:
+            return None
+        full = self.workspace / path
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                data, mode = os.readlink(full).encode("utf-8", "surrogateescape"), MODE_LINK
+            elif stat.S_ISREG(st.st_mode):
+                # git's rule: the owner's execute bit makes a file 100755.
+                data, mode = full.read_bytes(), MODE_EXEC if st.st_mode & 0o100 else MODE_FILE
+            else:
+                return None
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise SnapshotError(f"cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            return mode, self.write_blob(data)
+        except OSError as exc:
+            raise SnapshotError(
+                f"cannot store {path} in {self.store}: {exc.strerror or exc}"
+            ) from None
 
     def _place(
         self,
@@ -343,8 +420,11 @@ class GitSnapshotter:
         """Sort one changed, not ignored path: git, the side store, or uncaptured."""
         if stat.S_ISDIR(st.st_mode):
             drop.append(path)  # a file or symlink that became a directory leaves the index
-        elif not stat.S_ISREG(st.st_mode):
+        elif stat.S_ISLNK(st.st_mode):
             update.append(path)
+        elif not stat.S_ISREG(st.st_mode):  # a FIFO, socket or device: git stores none of them
+            uncaptured[path] = ("not-a-file", fingerprint(st))
+            drop.append(path)
         elif st.st_size > self.max_file_bytes:
             uncaptured[path] = ("too-large", fingerprint(st))
             drop.append(path)
@@ -363,11 +443,16 @@ class GitSnapshotter:
         proc = subprocess.run(
             [*self._base, "check-ignore", "-z", "--stdin"],
             input=join_z(paths), capture_output=True, cwd=self.workspace,
-            env={k: v for k, v in self._env.items() if k != "GIT_LITERAL_PATHSPECS"},  # unsupported there
+            env=self._check_ignore_env(),
         )  # fmt: skip
         if proc.returncode not in (0, 1):
             raise SnapshotError(f"git check-ignore failed: {proc.stderr.decode(errors='replace')}")
         return {p.decode("utf-8", "surrogateescape") for p in split_z(proc.stdout)}
+
+    def _check_ignore_env(self) -> dict[str, str]:
+        return {
+            k: v for k, v in self._env.items() if k != "GIT_LITERAL_PATHSPECS"
+        }  # unsupported there
 
     def _write_tree(self, update: list[str], drop: list[str]) -> str:
         if update or drop or self._last_tree is None:
@@ -391,6 +476,11 @@ class GitSnapshotter:
 
     def _full_scan(self) -> Snapshot:
         self._ignored_cache.clear()
+        self._ignore.restart()
+        try:
+            self._sync_index()
+        except TreeError as exc:
+            raise SnapshotError(str(exc)) from None
         changed = self._git("ls-files", "-z", "--modified", "--deleted", "--others",
                             "--exclude-standard")  # fmt: skip
         ignored = self._git("ls-files", "-z", "--others", "--ignored", "--exclude-standard",
@@ -461,17 +551,18 @@ class GitSnapshotter:
     def reset(self) -> None:
         """The store vanished: forget everything cached; the next snapshot rescans in full."""
         self._last_tree = self._last = self._start = None
+        self._lag.clear()
         self._may_defer = False
         self._ignored_cache.clear()
+        self._ignore.restart()
         self._perms = None
 
     def diff(self, before: Snapshot, after: Snapshot) -> tuple[list[PathChange], list[SkippedPath]]:
         """What changed between two snapshots: captured changes and skipped (uncaptured) paths."""
-        raw = b""
-        if before.tree != after.tree:
-            raw = self._git(
-                "diff-tree", "-r", "-z", "--no-renames", "--raw", before.tree, after.tree
-            )
+        try:
+            raw = self._trees.diff_raw(before.tree, after.tree)
+        except TreeError as exc:
+            raise SnapshotError(str(exc)) from None
         changes, skipped = snapshot_diff(raw, before, after)
         if before.perms or after.perms:
             changes = self._with_perms(changes, before, after)
@@ -510,6 +601,12 @@ class GitSnapshotter:
     def read_blob(self, sha: str) -> bytes:
         """The content of one captured file version."""
         self._may_defer = False
+        kind, data = self._read_object(sha)
+        if kind != "blob":
+            raise SnapshotError(f"{sha[:12]} in {self.store} is a {kind!r}, not a file version")
+        return data
+
+    def _read_object(self, sha: str) -> tuple[str, bytes]:
         for attempt in (1, 2):
             if self._reader is None:
                 self._reader = Git(str(self.store))
@@ -526,9 +623,8 @@ class GitSnapshotter:
                 if attempt == 2:
                     raise SnapshotError(f"cannot read {sha[:12]} from {self.store}: {exc}") from exc
                 continue
-            if kind not in ("blob", b"blob"):  # GitPython hands the type back as bytes
-                raise SnapshotError(f"{sha[:12]} in {self.store} is a {kind!r}, not a file version")
-            return data
+            # GitPython hands the type back as bytes
+            return (kind.decode() if isinstance(kind, bytes) else kind), data
         raise AssertionError("unreachable")
 
     def hash_path(self, path: str) -> PathState:

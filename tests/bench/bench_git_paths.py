@@ -12,7 +12,10 @@ the frame's git work is timed, interleaved path by path so load skews all alike:
 2. `pygit2`: libgit2 in-process - the index read once and kept, then per frame: hash + write
    the blob, add it, write the index and the tree, diff the trees (only if pygit2 is
    importable; it is not a dependency).
-3. `batch`: a long-lived `git hash-object -w --stdin-paths` (the blob) + `git update-index
+3. `inprocess`: what the kernel does (logician_kernel/session/git_trees.py): the blob and the
+   rebuilt subtrees written as loose objects from Python, the frame's diff walked over the
+   parsed trees; no process, no index write.
+4. `batch`: a long-lived `git hash-object -w --stdin-paths` (the blob) + `git update-index
    --index-info` in a long-lived `--stdin`-fed process cannot return a tree, so this path still
    runs `write-tree` and `diff-tree`: it removes one process of three.
 
@@ -29,6 +32,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from logician_kernel.session._fs import write_loose_blob
+from logician_kernel.session.git_snapshot import Snapshot
+from logician_kernel.session.git_trees import TreeStore
+from logician_kernel.session.snapshot_diff import snapshot_diff
 
 
 def git(env: dict[str, str], base: list[str], *args: str, stdin: bytes | None = None) -> bytes:
@@ -61,10 +69,12 @@ def main() -> int:
         first = git(env, base, "write-tree").decode().strip()
         index_b = store / "index-b"
         index_b.write_bytes((store / "index-a").read_bytes())
-        trees = {"processes": first, "pygit2": first, "batch": first}
+        trees = {"processes": first, "pygit2": first, "inprocess": first, "batch": first}
+        tree_store = TreeStore(store / "objects", lambda sha: ("missing", b""))
         times: dict[str, list[float]] = {k: [] for k in trees}
         hasher = subprocess.Popen([*base, "hash-object", "-w", "--stdin-paths", "--no-filters"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)  # fmt: skip
+        empty_snaps = (Snapshot(tree=first), Snapshot(tree=first))
         repo = pygit2.Repository(str(store)) if pygit2 else None
         kept: dict[str, object] = {}
         env_c = dict(env, GIT_INDEX_FILE=str(store / "index-c"))
@@ -73,8 +83,8 @@ def main() -> int:
             for r in range(args.rounds):
                 path = paths[(r * 7) % len(paths)]
                 (ws / path).write_text(f"changed {r}\n")
-                for kind in ("processes", "pygit2", "batch")[r % 3 :] + ("processes", "pygit2",
-                                                                          "batch")[: r % 3]:  # fmt: skip
+                kinds = tuple(trees)
+                for kind in kinds[r % 4 :] + kinds[: r % 4]:
                     if kind == "pygit2" and repo is None:
                         continue
                     start = time.perf_counter()
@@ -93,6 +103,10 @@ def main() -> int:
                         index.write()
                         tree = str(index.write_tree(repo))
                         repo.get(trees[kind]).diff_to_tree(repo.get(tree))  # type: ignore[union-attr]
+                    elif kind == "inprocess":
+                        sha = write_loose_blob(store / "objects", (ws / path).read_bytes())
+                        tree = tree_store.update(trees[kind], {path: ("100644", sha)})
+                        snapshot_diff(tree_store.diff_raw(trees[kind], tree), *empty_snaps)
                     else:
                         assert hasher.stdin is not None and hasher.stdout is not None
                         hasher.stdin.write(str(ws / path).encode() + b"\n")

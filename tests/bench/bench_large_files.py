@@ -1,6 +1,7 @@
 """Large-file capture benchmark: the side store against the cell's own write, `cp`, and nothing.
 
-    .venv/bin/python tests/bench/bench_large_files.py [--mb 200] [--dir DIR] [--quick]
+    .venv/bin/python tests/bench/bench_large_files.py [--mb 200] [--dir DIR] [--quick] [--page-cache]
+        [--only capture,frame,rewind,idle,hashes,compression]
 
 In DIR (default: a temporary directory; give a mounted XFS or btrfs image to see reflinks):
 - write: a cell writing an MB-sized file in 1 MB blocks (what the capture is compared with);
@@ -9,6 +10,10 @@ In DIR (default: a temporary directory; give a mounted XFS or btrfs image to see
   as it closes (target <= 50 ms) and the keying that follows in the background;
 - rewind: `LargeFileStore.restore` against `cp` of the same object over an existing file,
   alternated (whichever runs first pays for earlier writes' writeback); target <= 1.5x;
+- rewind after writes: a whole frame rewind right after cells wrote several versions of the
+  file (the copies of each captured), against `cp` of the object it restores, alternated;
+- --page-cache: the same with copies through the page cache (`copy_file_range`), as before
+  direct copies (session/direct_copy.py), to compare on one machine;
 - idle: a frame that touches only a small file in a workspace holding a large one, with the
   side store on and off; target: no difference (ratio ~1.0);
 - hashes: MB/s of the candidate hashes on this machine (blake3 / xxh3_128 when installed);
@@ -29,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from logician_kernel.session import large_store
 from logician_kernel.session.large_files import LargeLimits
 from logician_kernel.session.large_store import LargeFileStore
 from logician_kernel.session.workspace_session import WorkspaceSession
@@ -127,6 +133,45 @@ def bench_frame(where: Path, mb: int, rounds: int) -> None:
     w, c, t = (statistics.median(x) for x in (writes, closes, settles))
     print(f"frame close after the write     {c * 1000:8.0f} ms   ratio {c / w:.2f} to the write "
           f"({w * 1000:.0f} ms); copy done {t * 1000:.0f} ms after the close began")  # fmt: skip
+
+
+def bench_rewind_after_writes(where: Path, mb: int, rounds: int, versions: int = 4) -> None:
+    """A frame rewind right after cells wrote `versions` versions of one file, against `cp` of
+    the object it restores over an existing file; alternated, each trial from a fresh session."""
+    rewinds: list[float] = []
+    cps: list[float] = []
+    for trial in range(2 * ((rounds + 1) // 2)):  # an even number: each order as often
+        ws = where / f"after-writes-{trial}"
+        ws.mkdir()
+        s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "aw"}, large=LargeLimits())
+        cp = s.checkpoints
+        assert cp is not None and cp.budget is not None
+        try:
+            for v in range(versions):
+                cp.open_frame(execution_count=v, cell_id=None, code="write")
+                write_file(ws / "big.bin", mb, [os.urandom(MB) for _ in range(4)])
+                cp.close_frame("ok")
+            cp.settle()
+            last = max(cp.frames())
+            obj = cp.budget.large.store._path(cp.frames()[last].changes[0].before.sha or "")
+            cp_dest = where / "cp-dest.bin"
+            shutil.copyfile(ws / "big.bin", cp_dest)  # an existing file, as the rewound one is
+            cmd = ["cp", str(obj), str(cp_dest)]
+            steps = [(rewinds, lambda cp=cp, last=last: cp.rewind(last)),
+                     (cps, lambda cmd=cmd: subprocess.run(cmd, check=True))]  # fmt: skip
+            for times, fn in steps if trial % 2 == 0 else steps[::-1]:
+                start = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - start)
+        finally:
+            s.close()
+            shutil.rmtree(ws, ignore_errors=True)
+    t_rw, t_cp = statistics.median(rewinds), statistics.median(cps)
+    worst = max(a / b for a, b in zip(rewinds, cps, strict=True))
+    label = f"rewind after {versions} writes"
+    print(f"{label:32}{t_rw * 1000:8.0f} ms   ratio {t_rw / t_cp:.2f} to cp "
+          f"({t_cp * 1000:.0f} ms; {len(cps)} of each, alternated; per pair "
+          f"{min(a / b for a, b in zip(rewinds, cps, strict=True)):.2f}-{worst:.2f})")  # fmt: skip
 
 
 def bench_idle(where: Path, mb: int, rounds: int) -> None:
@@ -251,17 +296,27 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=200)
     parser.add_argument("--dir", type=Path)
     parser.add_argument("--quick", action="store_true", help="50 MB, one round, no codecs")
+    parser.add_argument("--page-cache", action="store_true",
+                        help="copy through the page cache (copy_file_range), not O_DIRECT")  # fmt: skip
+    parser.add_argument("--only", default="capture,frame,rewind,idle,hashes,compression")
     opts = parser.parse_args()
+    only = set(opts.only.split(","))
+    if opts.page_cache:
+        large_store.copy_direct = lambda src_fd, dst_fd, size: False
     mb, rounds = (50, 1) if opts.quick else (opts.mb, 3)
     with tempfile.TemporaryDirectory(dir=opts.dir, prefix="bench-large-") as tmp:
         where = Path(tmp)
         fs = subprocess.run(["stat", "-f", "-c", "%T", str(where)], capture_output=True, text=True)
-        print(f"in {where} ({fs.stdout.strip()}), {mb} MB")
-        bench_capture(where, mb, rounds)
-        bench_frame(where, mb, rounds)
-        bench_idle(where, mb, rounds)
-    bench_hashes(min(mb, 200))
-    if not opts.quick:
+        load = open("/proc/loadavg").read().split()[0] if os.path.exists("/proc/loadavg") else "?"
+        copies = "page cache" if opts.page_cache else "direct"
+        print(f"in {where} ({fs.stdout.strip()}), {mb} MB, {copies} copies, load {load}")
+        for name, bench in (("capture", bench_capture), ("frame", bench_frame),
+                            ("rewind", bench_rewind_after_writes), ("idle", bench_idle)):  # fmt: skip
+            if name in only:
+                bench(where, mb, rounds)
+    if "hashes" in only:
+        bench_hashes(min(mb, 200))
+    if not opts.quick and "compression" in only:
         bench_compression(32)
 
 

@@ -357,3 +357,22 @@ def test_deny_and_stop_from_stdin_comm_and_card_and_a_model_change_reaches_the_n
         assert server.requests[-1].body["model"] == "other-model"
     finally:
         k.shutdown()
+
+
+def test_interrupting_a_cell_that_waits_on_a_stdin_approval_ends_it(
+    workspace: Path, env: dict[str, str], server: LoopbackServer
+) -> None:
+    # Jupyter's stop button while the question waits on stdin: the cell must end (as an
+    # interrupted cell), the call must not run, and the kernel must take the next cell.
+    server.script(tool_reply("i1", "bash", {"command": "touch never.txt"}), text_reply("x"))
+    k = Kernel(workspace, env)
+    try:
+        msg_id = k.send("%logician do the risky thing")
+        assert k.kc.get_stdin_msg(timeout=30)["msg_type"] == "input_request"
+        k.km.interrupt_kernel()
+        r = k.collect(msg_id, timeout=30)
+        assert r.status == "error" and r.reply["ename"] == "KeyboardInterrupt", r.text
+        assert not (workspace / "never.txt").exists()
+        assert "alive" in k.run("print('alive')").stdout
+    finally:
+        k.shutdown()

@@ -209,16 +209,17 @@ def test_a_vanished_state_dir_is_recreated_with_a_notice_every_time(
 def test_after_a_capture_failure_the_next_frame_recovers_by_itself(
     workspace: Path, kernel_env: dict[str, str]
 ) -> None:
-    # The private index replaced by a directory: every index update fails. (A planted git
-    # `index.lock` no longer works for this: it is cleared as stale under our own lock.)
-    index = ".logician/git/logician-index-test-thread"
+    # The object store replaced by a file: no file version can be stored. (A planted git
+    # `index.lock` no longer works for this: it is cleared as stale under our own lock; nor
+    # does a broken private index: a changed cell's tree is written without it.)
+    objects = ".logician/git/objects"
     k = Kernel(workspace, kernel_env)
     try:
         k.run("open('x.txt', 'w').write('keep me')")
-        r = k.run(f"import os; os.replace('{index}', '{index}.saved'); os.mkdir('{index}'); "
-                  "open('x.txt', 'w').write('changed')")  # fmt: skip
+        r = k.run(f"import os; os.replace('{objects}', '{objects}.saved'); "
+                  f"open('{objects}', 'w').close(); open('x.txt', 'w').write('changed')")  # fmt: skip
         assert "not captured" in r.stderr, r.text
-        r = k.run(f"os.rmdir('{index}'); os.replace('{index}.saved', '{index}')")
+        r = k.run(f"os.remove('{objects}'); os.replace('{objects}.saved', '{objects}')")
         assert "not captured" in r.stderr, r.text  # said again: this cell was affected too
         r = k.run("os.remove('x.txt')")
         assert r.status == "ok" and "not captured" not in r.stderr, r.text

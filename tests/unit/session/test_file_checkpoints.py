@@ -132,10 +132,12 @@ def test_target_resolution_errors_are_specific(session) -> None:
 
 
 def test_capture_failure_is_recorded_and_the_frame_still_closes(session) -> None:
-    (session.workspace / ".logician/git/logician-index-unit").write_bytes(b"not an index")
-    session.checkpoints.snapshotter.invalidate()
+    frame(session, lambda ws: (ws / "a.txt").write_text("0"))  # a frame on the in-process path
+    objects = session.workspace / ".logician/git/objects"
+    objects.rename(objects.with_name("objects-away"))
+    objects.write_bytes(b"not a directory")  # no object can be stored any more
     closed = frame(session, lambda ws: (ws / "a.txt").write_text("a"))
-    assert closed.capture_error and "git" in closed.capture_error
+    assert closed.capture_error and "cannot store a.txt" in closed.capture_error
     assert closed.outcome == "ok"
 
 
@@ -166,3 +168,46 @@ def test_thread_ids_are_stable_per_notebook_path() -> None:
     assert a == thread_id_for({"JPY_SESSION_NAME": "/home/u/proj/analysis.ipynb"})[0]
     fresh, stable = thread_id_for({})
     assert not stable and fresh != thread_id_for({})[0]
+
+
+def test_a_fifo_a_cell_makes_is_reported_and_the_rest_of_the_frame_is_captured(session) -> None:
+    def cell(ws: Path) -> None:
+        os.mkfifo(ws / "pipe")
+        (ws / "keep.txt").write_text("changed")
+
+    closed = frame(session, cell)
+    assert closed.capture_error is None
+    assert [(s.path, s.reason) for s in closed.skipped] == [("pipe", "not-a-file")]
+    session.checkpoints.rewind(closed.frame)
+    assert (session.workspace / "keep.txt").read_text() == "keep"
+
+
+def test_frames_written_without_the_index_agree_with_the_next_full_scan(session) -> None:
+    ws = session.workspace
+    closed = [
+        frame(session, lambda ws: (ws / "d" / "e").mkdir(parents=True)),
+        frame(session, lambda ws: (ws / "d" / "e" / "f.txt").write_text("f")),
+        frame(session, lambda ws: (ws / "keep.txt").write_text("keep 2")),
+        frame(session, lambda ws: os.symlink("keep.txt", ws / "link")),
+    ]
+    assert [c.path for c in closed[1].changes] == ["d/e/f.txt"]
+    # A new .gitignore makes the next snapshot a full scan through git's (lagging) index:
+    # its tree must equal what the in-process frames built, so only the new file shows.
+    last = frame(session, lambda ws: (ws / ".gitignore").write_text("*.log\n"))
+    assert [(c.path, c.action) for c in last.changes] == [(".gitignore", "created")]
+    for c in reversed(closed):
+        session.checkpoints.rewind(c.frame)
+    assert (ws / "keep.txt").read_text() == "keep" and not (ws / "link").is_symlink()
+    assert not (ws / "d" / "e" / "f.txt").exists()
+
+
+def test_a_captured_file_stays_captured_when_an_ignore_rule_later_matches_it(session) -> None:
+    # As in git: a tracked file is not ignored. Frames between full scans never write the
+    # private index, so this holds only if the next full scan catches the index up first.
+    ws = session.workspace
+    frame(session, lambda ws: (ws / "run.log").write_text("one"))
+    frame(session, lambda ws: (ws / ".gitignore").write_text("*.log\n"))
+    closed = frame(session, lambda ws: (ws / "run.log").write_text("two"))
+    assert [(c.path, c.action) for c in closed.changes] == [("run.log", "modified")]
+    session.checkpoints.rewind(closed.frame)
+    assert (ws / "run.log").read_text() == "one"
