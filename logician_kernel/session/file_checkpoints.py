@@ -105,6 +105,11 @@ class FileCheckpoints(FrameRewinds):
     def warming_up(self) -> bool:
         return self._warmup is not None and self._warmup.is_alive()
 
+    def wait_for_first_snapshot(self, timeout: float | None = None) -> None:
+        """Block until the background first snapshot is done (tests, benchmarks)."""
+        if self._warmup is not None:
+            self._warmup.join(timeout)
+
     @property
     def first_snapshot_blocks(self) -> bool:
         """A frame opening now waits for the first snapshot (a stat-scan detector: no cheap

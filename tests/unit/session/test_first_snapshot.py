@@ -39,12 +39,22 @@ def _workspace(root: Path) -> Path:
     return root
 
 
-def _snapshotter(ws: Path) -> GitSnapshotter:
-    state = ws / ".logician"
-    large = LargeFiles(ws, LargeFileStore(state / "large"), LargeLimits(threshold=4096))
-    snap = GitSnapshotter(ws, state / "git", max_file_bytes=1_000_000, large=large)
-    snap.ensure_store()
-    return snap
+@pytest.fixture
+def snapshotters():
+    """Make snapshotters; each is closed after the test (its blob reader is a process)."""
+    made: list[GitSnapshotter] = []
+
+    def make(ws: Path) -> GitSnapshotter:
+        state = ws / ".logician"
+        large = LargeFiles(ws, LargeFileStore(state / "large"), LargeLimits(threshold=4096))
+        snap = GitSnapshotter(ws, state / "git", max_file_bytes=1_000_000, large=large)
+        snap.ensure_store()
+        made.append(snap)
+        return snap
+
+    yield make
+    for snap in made:
+        snap.close()
 
 
 def _tree(snap: GitSnapshotter, tree: str) -> dict[str, tuple[str, str]]:
@@ -70,9 +80,11 @@ def _loose_blobs(store: Path) -> int:
     return found
 
 
-def test_the_first_snapshot_packs_blobs_and_every_byte_round_trips(tmp_path: Path) -> None:
+def test_the_first_snapshot_packs_blobs_and_every_byte_round_trips(
+    tmp_path: Path, snapshotters
+) -> None:
     ws = _workspace(tmp_path / "ws")
-    snap = _snapshotter(ws)
+    snap = snapshotters(ws)
     first = snap.snapshot()
     rows = _tree(snap, first.tree)
     assert len(list((snap.store / "objects" / "pack").glob("*.pack"))) >= 1
@@ -90,9 +102,11 @@ def test_the_first_snapshot_packs_blobs_and_every_byte_round_trips(tmp_path: Pat
     assert len([p for p in rows if p.startswith("d")]) == N_FILES
 
 
-def test_the_index_carries_stat_data_so_the_next_full_scan_lists_nothing(tmp_path: Path) -> None:
+def test_the_index_carries_stat_data_so_the_next_full_scan_lists_nothing(
+    tmp_path: Path, snapshotters
+) -> None:
     ws = _workspace(tmp_path / "ws")
-    snap = _snapshotter(ws)
+    snap = snapshotters(ws)
     first = snap.snapshot()
     listed = snap._git("ls-files", "-z", "--modified", "--deleted", "--others",
                        "--exclude-standard")  # fmt: skip
@@ -107,11 +121,11 @@ def test_the_index_carries_stat_data_so_the_next_full_scan_lists_nothing(tmp_pat
 
 
 def test_a_packer_that_fails_leaves_the_snapshot_to_loose_objects(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, snapshotters
 ) -> None:
     ws = _workspace(tmp_path / "ws")
     monkeypatch.setattr(first_snapshot, "FAST_IMPORT", ("fast-import", "--no-such-option"))
-    snap = _snapshotter(ws)
+    snap = snapshotters(ws)
     rows = _tree(snap, snap.snapshot().tree)
     assert not list((snap.store / "objects" / "pack").glob("*.pack"))
     assert snap.read_blob(rows["crlf.txt"][1]) == b"one\r\ntwo\nthree\r"

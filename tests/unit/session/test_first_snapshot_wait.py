@@ -57,6 +57,7 @@ def held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     assert session.checkpoints is not None and session.checkpoints.warming_up
     yield session, release
     release.touch()
+    session.checkpoints.wait_for_first_snapshot()
     session.close()
 
 
