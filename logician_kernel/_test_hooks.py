@@ -4,6 +4,16 @@
 after a call of that tool has had its effect and before its result is recorded. Unset (always,
 outside tests) it costs one environment lookup per tool call.
 
+`LOGICIAN_TEST_KILL_BEFORE_FSYNC=<kind>` (a ledger record kind, e.g. `frame_close`) kills it
+after a record of that kind is written to the ledger file and before the fsync that would make
+it durable, wherever that fsync runs (in the append, or a later `sync`). First it writes
+`<ledger>.synced`: how many bytes of the file the last fsync covered, so a test can also cut
+what a power loss could have taken. Unset it costs one environment lookup per ledger append.
+
+`LOGICIAN_TEST_HOLD_FULL_SCAN=<file>` holds every full snapshot (the first one, taken in the
+background from kernel start, above all) before it writes its objects, until `<file>` exists
+(two minutes at most): a test of what happens while the first snapshot runs is then exact.
+
 Must never: be set by the kernel itself, or do anything when unset.
 """
 
@@ -11,11 +21,35 @@ from __future__ import annotations
 
 import os
 import signal
+import time
+from pathlib import Path
 
 KILL_IN_CALL = "LOGICIAN_TEST_KILL_IN_CALL"
+KILL_BEFORE_FSYNC = "LOGICIAN_TEST_KILL_BEFORE_FSYNC"
+HOLD_FULL_SCAN = "LOGICIAN_TEST_HOLD_FULL_SCAN"
 
 
 def stop_inside_call(tool: str) -> None:
     """Die here if a test asked for it for `tool`."""
     if os.environ.get(KILL_IN_CALL) == tool:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def arms_fsync_kill(kind: object) -> bool:
+    """Whether a test asked to die before the fsync of a record of this `kind`."""
+    wanted = os.environ.get(KILL_BEFORE_FSYNC)
+    return wanted is not None and wanted == kind  # unset: never (records without a kind too)
+
+
+def stop_before_fsync(ledger: Path, synced: int) -> None:
+    """Die here (an armed record is written, not fsynced), saying what the disk holds for sure."""
+    ledger.with_name(f"{ledger.name}.synced").write_text(f"{synced}\n")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def hold_full_scan() -> None:
+    """Wait here while a test holds full snapshots (see the module docstring)."""
+    release = os.environ.get(HOLD_FULL_SCAN)
+    deadline = time.monotonic() + 120
+    while release and not os.path.exists(release) and time.monotonic() < deadline:
+        time.sleep(0.05)

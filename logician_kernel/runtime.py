@@ -162,7 +162,7 @@ class LogicianRuntime:
             return
         if healed := heal_state_dir(self.session.checkpoints):  # e.g. `rm -rf .logician`
             self._report(healed, stream, every_time=True)
-        if self.session.checkpoints.warming_up:
+        if self.session.checkpoints.first_snapshot_blocks:
             self._report("Logician: finishing the first snapshot of this workspace before the "
                          "cell runs (only the first cell after the kernel starts waits).", stream)  # fmt: skip
         try:

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 from .attribution import SaveLog, attribute, tool_names
+from .first_snapshot_wait import Deferred, FirstSnapshotWait
 from .frame_rewind import FrameRewinds, RewindError, RewindPlan
 from .frames import FrameView
 from .git_snapshot import GitSnapshotter, Snapshot, SnapshotError
@@ -28,6 +29,7 @@ from .thread_ledger import (
     FrameClose,
     FrameOpen,
     FrameOutcome,
+    FramePreSnapshot,
     Recovery,
     ThreadLedger,
 )
@@ -46,6 +48,8 @@ class _OpenFrame:
     """Paths a tool captured before writing -> its call id (None for cell code)."""
     by_call: set[tuple[str, str]] = field(default_factory=set)
     """(path, call id) pairs captured: each call records its own pre-image of a path."""
+    deferred: Deferred | None = None
+    """Opened while the first snapshot ran: its pre-snapshot waits for a write (first_snapshot_wait.py)."""
 
 
 class FileCheckpoints(FrameRewinds):
@@ -66,6 +70,9 @@ class FileCheckpoints(FrameRewinds):
         self._snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
         self._warmup: threading.Thread | None = None
+        self._first = (FirstSnapshotWait(snapshotter, self._snap_lock, lambda: self._warmup,
+                                         self._record_late_pre)
+                       if snapshotter is not None else None)  # fmt: skip
         self.attribute_changes = True
         """Record who made each change (cell, tool call, external); off: all are the cell's."""
         self.saves = SaveLog()
@@ -99,12 +106,25 @@ class FileCheckpoints(FrameRewinds):
         """Take the first (full) snapshot in the background, off the first cell's path."""
         if self.snapshotter is None or self._warmup is not None:
             return
+        if self._first is not None:
+            self._first.install()  # cells that touch no file then never wait for it
         self._warmup = threading.Thread(target=self._snapshot, name="logician-warmup", daemon=True)
         self._warmup.start()
 
     @property
     def warming_up(self) -> bool:
         return self._warmup is not None and self._warmup.is_alive()
+
+    def wait_for_first_snapshot(self, timeout: float | None = None) -> None:
+        """Block until the background first snapshot is done (tests, benchmarks)."""
+        if self._warmup is not None:
+            self._warmup.join(timeout)
+
+    @property
+    def first_snapshot_blocks(self) -> bool:
+        """A frame opening now waits for the first snapshot (a stat-scan detector: no cheap
+        way to learn what a cell changed)."""
+        return self.warming_up and (self._first is None or not self._first.can_defer())
 
     # -- the frame stack, derived from the ledger ---------------------------------------------
 
@@ -204,7 +224,8 @@ class FileCheckpoints(FrameRewinds):
         """Open a frame and take its pre-snapshot. Never raises for capture problems."""
         self.idle.disarm()  # before the lock: a look holding it finishes, no other starts
         frame_id = max(self.frames(), default=0) + 1
-        pre, error = self._snapshot(opening=True)
+        deferred = self._first.open() if self._first is not None else None
+        pre, error = (None, None) if deferred is not None else self._snapshot(opening=True)
         first_line = next((ln for ln in code.splitlines() if ln.strip()), "")
         first_line = redact(first_line, secrets)[:200]  # the ledger never holds a secret
         self.ledger.append(
@@ -216,7 +237,10 @@ class FileCheckpoints(FrameRewinds):
             pre_tree=pre.tree if pre else None,
             capture_error=error,
         )
-        self._open = _OpenFrame(frame=frame_id, pre=pre, started=time.perf_counter())
+        self._open = _OpenFrame(frame=frame_id, pre=pre, started=time.perf_counter(),
+                                deferred=deferred)  # fmt: skip
+        if deferred is not None:
+            self._first.arm(deferred)  # type: ignore[union-attr]
         if self.attribute_changes and self.snapshotter is not None:
             AUDIT.begin(self.snapshotter.workspace)
             self.saves.begin()
@@ -229,6 +253,12 @@ class FileCheckpoints(FrameRewinds):
             return None
         attributing = AUDIT.recording
         evidence, saves = AUDIT.end(), self.saves.end()
+        late = None
+        if current.deferred is not None and self._first is not None:
+            late = self._first.close(current.deferred)
+            if current.deferred.pre is None:  # wrote nothing: the first snapshot may still run
+                return self._close_unwritten(current, outcome, late)
+            current.pre = current.deferred.pre
         post, error = self._snapshot(defer_large=True)
         # A stat scan read the workspace once, after the cell: what changed between cells is
         # in the frame's start, not in its changes (see scan_detector.py).
@@ -254,6 +284,7 @@ class FileCheckpoints(FrameRewinds):
                 error = str(exc)
         elif error is None:
             error = "no pre-snapshot for this frame"
+        error = "; ".join(e for e in (error, late) if e) or None
         closed = self.ledger.append(
             FrameClose,
             frame=current.frame,
@@ -270,6 +301,30 @@ class FileCheckpoints(FrameRewinds):
         )
         self._finish_large_in_background()
         self.idle.arm()
+        return closed
+
+    def _record_late_pre(self, pre: Snapshot) -> None:
+        current = self._open
+        if current is not None:
+            self.ledger.append(FramePreSnapshot, frame=current.frame, pre_tree=pre.tree,
+                               durable=True)  # fmt: skip
+
+    def _close_unwritten(
+        self, current: _OpenFrame, outcome: FrameOutcome, error: str | None
+    ) -> FrameClose:
+        """Close a frame that opened during the first snapshot and made no write we saw:
+        nothing to diff, and no waiting for that snapshot (`error`: what changed unseen)."""
+        closed: FrameClose = self.ledger.append(
+            FrameClose,
+            frame=current.frame,
+            outcome=outcome,
+            post_tree=None,
+            changes=[],
+            skipped=[],
+            capture_error=error,
+            duration_ms=round((time.perf_counter() - current.started) * 1000, 3),
+            durable=error is not None,
+        )
         return closed
 
     def note_save(self, path: str, at: str) -> bool:
@@ -311,9 +366,11 @@ class FileCheckpoints(FrameRewinds):
                 what="incomplete-frame",
                 frame=view.frame,
                 detail=(
+                    # Mid-cell, or after the cell while its close was being written: which
+                    # one is unknown here, so neither is claimed.
                     f"frame {view.frame} (In [{view.execution_count}]) never closed: the kernel "
-                    f"died mid-cell; closed it as 'killed' with {len(changes)} change(s) "
-                    "found since it opened"
+                    f"died before its end was recorded; closed it as 'killed' with "
+                    f"{len(changes)} change(s) found since it opened"
                 ),
                 durable=True,
             )

@@ -14,7 +14,14 @@ from typing import Literal
 from pydantic import BaseModel
 
 from .states import PathChange, SkippedPath
-from .thread_ledger import FileCheckpoint, FrameClose, FrameOpen, ProjectionItem, RunEnd
+from .thread_ledger import (
+    FileCheckpoint,
+    FrameClose,
+    FrameOpen,
+    FramePreSnapshot,
+    ProjectionItem,
+    RunEnd,
+)
 
 
 @dataclass
@@ -58,6 +65,8 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
                 pre_tree=entry.pre_tree,
                 capture_error=entry.capture_error,
             )
+        elif isinstance(entry, FramePreSnapshot) and entry.frame in frames:
+            frames[entry.frame].pre_tree = entry.pre_tree  # taken at the cell's first write
         elif isinstance(entry, FrameClose) and entry.frame in frames:
             view = frames[entry.frame]
             view.status = "active"

@@ -45,6 +45,7 @@ from ._fs import (
 from ._private import private_dir, write_private
 from ._user_repo import seed_from_user_repo, user_git_dir
 from .change_detection import ChangeDetection, Detector, make_detector
+from .first_snapshot import prepack
 from .git_trees import Entry, TreeError, TreeStore
 from .ignore_checker import IgnoreChecker
 from .large_files import SQLITE_JOURNALS, LargeFiles, journal_of
@@ -532,6 +533,8 @@ class GitSnapshotter:
             # Once per session: which files carry bits git cannot (a later change of one is
             # seen by the scans above, which update this map).
             self._perms = walk_unusual(self.workspace, [".git", ".logician", *ignored_dirs])
+        # Many new files (the first snapshot): their blobs go into packs first, in parallel.
+        prepack(self.workspace, self.store, update, self._env, max_bytes=self.max_file_bytes)
         return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large,
                         perms=dict(self._perms))  # fmt: skip
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .journal_scan import Damage
 
 from .._durable import fsync_dir
+from .._test_hooks import arms_fsync_kill, stop_before_fsync
 from ._private import open_private, private_dir
 
 CHECKSUM_FIELD = "crc"
@@ -127,6 +128,8 @@ class Journal:
         """Damage between whole records, each with the side file holding a copy of its bytes."""
         self.shared = shared
         self._failed: str | None = None
+        self._synced = 0  # bytes the last fsync covered (for the test hook)
+        self._kill_armed = False  # test-only: die before the next fsync (`_test_hooks`)
         if shared:
             return
         try:
@@ -193,6 +196,7 @@ class Journal:
         if found.tail_offset < len(data):
             self._cut(data, found.tail_offset, found.tail_reason)
         self.size = found.tail_offset if found.tail_offset < len(data) else len(data)
+        self._synced = self.size  # what an earlier session wrote counts as on disk
         self.crc = (zlib.crc32(data[start : self.size], resume.crc) if self.resumed and resume
                     else zlib.crc32(data[: self.size]))  # fmt: skip
 
@@ -234,14 +238,16 @@ class Journal:
         line = encode_record(record)
         try:
             if self.shared:
-                self._append_shared(line)
+                self._append_shared(line, record.get("kind"))
             else:
                 self._fh.write(line)
                 self._fh.flush()
                 self.size += len(line)
                 self.crc = zlib.crc32(line, self.crc)
+                if arms_fsync_kill(record.get("kind")):
+                    self._kill_armed = True
                 if durable:
-                    os.fsync(self._fh.fileno())
+                    self._fsync()
         except OSError as exc:
             # Whatever part of the line reached the file is a torn record: appending after
             # it would put whole records behind damage that the next open cuts away.
@@ -272,10 +278,11 @@ class Journal:
         _write_durably(tmp, data)
         os.replace(tmp, self.path)
         fsync_dir(self.path.parent)
+        self._synced = self.size
         self._fh.close()
         self._fh = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "ab")
 
-    def _append_shared(self, line: bytes) -> None:
+    def _append_shared(self, line: bytes, kind: object) -> None:
         # Always durable: a shared file's record must be on disk before what it records runs.
         created = not self.path.exists()
         if created:
@@ -294,6 +301,8 @@ class Journal:
                 # Records are not kept in memory here: count the lines the cut left.
                 self.recovery = replace(self.recovery, valid_records=data.count(b"\n", 0, offset))
             os.write(fd, line)
+            if arms_fsync_kill(kind):
+                stop_before_fsync(self.path, size)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -303,7 +312,13 @@ class Journal:
     def sync(self) -> None:
         if self.shared:
             return  # every shared append is already fsynced
+        self._fsync()
+
+    def _fsync(self) -> None:
+        if self._kill_armed:
+            stop_before_fsync(self.path, self._synced)
         os.fsync(self._fh.fileno())
+        self._synced = self.size
 
     def close(self) -> None:
         if not self.shared:

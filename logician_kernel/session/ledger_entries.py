@@ -70,6 +70,17 @@ class FrameOpen(_Entry):
     """Why the pre-snapshot failed, if it did."""
 
 
+class FramePreSnapshot(_Entry):
+    """The pre-snapshot of a frame that opened while the first full snapshot was still being
+    taken: taken at the cell's first write, just before it (first_snapshot_wait.py)."""
+
+    kind: Literal["frame_pre_snapshot"] = "frame_pre_snapshot"
+    frame: int
+    """The frame whose pre-snapshot this is (its `frame_open` carries none)."""
+    pre_tree: str
+    """Git tree of the workspace just before the cell's first write."""
+
+
 class FrameClose(_Entry):
     """A cell ended: what it changed, with every pre-image, and its outcome."""
 
@@ -427,6 +438,7 @@ class Recovery(_Entry):
 Entry = Annotated[
     SessionStart
     | FrameOpen
+    | FramePreSnapshot
     | FrameClose
     | FileCheckpoint
     | MessageEntry

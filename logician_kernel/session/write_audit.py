@@ -127,6 +127,14 @@ class WriteAudit:
     def recording(self) -> bool:
         return self._evidence is not None
 
+    def restamp(self) -> None:
+        """The write being announced was held (first_snapshot_wait.py): it happens now, not
+        when its event was noted, or its file's newer mtime would look like someone else's."""
+        evidence, now = self._evidence, time.time()
+        if evidence is not None:
+            for path in evidence.last:
+                evidence.last[path] = now
+
     @contextmanager
     def tool_call(self, call_id: str, name: str) -> Iterator[None]:
         """Everything the process does inside this block belongs to the tool call `call_id`."""

@@ -19,6 +19,9 @@ def session(tmp_path: Path):
     ws.mkdir()
     (ws / "keep.txt").write_text("keep")
     s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, max_file_bytes=1000)
+    assert s.checkpoints is not None
+    # Frames in steady state: those opened during the first snapshot are test_first_snapshot_wait's.
+    s.checkpoints.wait_for_first_snapshot()
     yield s
     s.close()
 

@@ -1,0 +1,94 @@
+"""Cells run while the first full snapshot of a workspace that is not a git repository is
+still being taken (held there by a test-only hook, so nothing here races a clock): a cell that
+touches no file replies at once; a cell that writes waits at its first write, says so, and is
+then rewound exactly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kernel_harness import Kernel, make_kernel_env
+
+from logician_kernel._test_hooks import HOLD_FULL_SCAN
+from logician_kernel.session.first_snapshot_wait import WAIT_NOTICE
+
+pytestmark = pytest.mark.kernel
+
+CHECKPOINTS = "get_ipython().find_line_magic('logician').__self__.runtime.checkpoints"
+
+
+def _plain_workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "plain"
+    (ws / "src").mkdir(parents=True)
+    (ws / "data.csv").write_text("a,b\n1,2\n")
+    for i in range(300):  # enough files for the packed first snapshot
+        (ws / "src" / f"m{i:03d}.py").write_text(f"VALUE = {i}\n")
+    return ws
+
+
+@pytest.mark.timeout(300)
+def test_a_cell_touching_no_file_never_waits_for_the_first_snapshot_and_a_writer_rewinds_exactly(
+    tmp_path: Path,
+) -> None:
+    ws = _plain_workspace(tmp_path)
+    release = tmp_path / "release-the-first-snapshot"
+    env = {**make_kernel_env(tmp_path), HOLD_FULL_SCAN: str(release)}
+    k = Kernel(ws, env)
+    try:
+        quiet = k.run(f"x = 6 * 7\nprint(x, {CHECKPOINTS}.warming_up)")
+        assert quiet.status == "ok", quiet.text
+        # It replied while the first snapshot was still held: it never waited for it.
+        assert "42 True" in quiet.stdout, quiet.text
+        assert "first snapshot" not in quiet.stderr, quiet.stderr
+        again = k.run(f"print(sum(range(10)), {CHECKPOINTS}.warming_up)")
+        assert "45 True" in again.stdout, again.text
+
+        msg = k.send("open('data.csv', 'w').write('rewritten\\n')\n"
+                     "open('src/new.py', 'w').write('NEW = 1\\n')")  # fmt: skip
+        k.wait_for_output(WAIT_NOTICE)
+        # The write is held at the gate: nothing changed yet.
+        assert (ws / "data.csv").read_text() == "a,b\n1,2\n"
+        assert not (ws / "src" / "new.py").exists()
+        release.touch()
+        wrote = k.collect(msg, timeout=120)
+        assert wrote.status == "ok", wrote.text
+        assert "not captured" not in wrote.stderr, wrote.stderr  # (its notice was read above)
+        assert (ws / "data.csv").read_text() == "rewritten\n"
+
+        listing = k.run("%logician frames").text
+        rows = {line.split()[0]: line for line in listing.splitlines()[1:] if line.strip()}
+        assert "ok       -" in rows["1"] and "ok       -" in rows["2"], listing  # nothing changed
+        assert "1 created, 1 modified" in rows["3"], listing
+        r = k.run("%logician rewind --last")
+        assert r.status == "ok" and "conflict" not in r.text, r.text
+        assert (ws / "data.csv").read_text() == "a,b\n1,2\n"
+        assert not (ws / "src" / "new.py").exists()
+        assert (ws / "src" / "m007.py").read_text() == "VALUE = 7\n"
+        # After the first snapshot, cells neither wait nor say anything about it.
+        later = k.run("open('later.txt', 'w').write('l')")
+        assert "first snapshot" not in later.stderr, later.stderr
+        r = k.run("%logician rewind --last")
+        assert r.status == "ok" and not (ws / "later.txt").exists(), r.text
+    finally:
+        k.shutdown()
+
+
+@pytest.mark.timeout(300)
+def test_a_subprocess_started_during_the_first_snapshot_waits_too(tmp_path: Path) -> None:
+    ws = _plain_workspace(tmp_path)
+    release = tmp_path / "release"
+    k = Kernel(ws, {**make_kernel_env(tmp_path), HOLD_FULL_SCAN: str(release)})
+    try:
+        msg = k.send("import subprocess\n"
+                     "subprocess.run(['sh', '-c', 'echo shell > data.csv'], check=True)")  # fmt: skip
+        k.wait_for_output("waits for it")
+        assert (ws / "data.csv").read_text() == "a,b\n1,2\n"  # the process was not started yet
+        release.touch()
+        assert k.collect(msg, timeout=120).status == "ok"
+        assert (ws / "data.csv").read_text() == "shell\n"
+        r = k.run("%logician rewind --last")
+        assert r.status == "ok" and "conflict" not in r.text, r.text
+        assert (ws / "data.csv").read_text() == "a,b\n1,2\n"
+    finally:
+        k.shutdown()
