@@ -31,6 +31,7 @@ def _session(tmp_path: Path, detector: str = "scan") -> WorkspaceSession:
 def _cells(s: WorkspaceSession) -> FileCheckpoints:
     cp = s.checkpoints
     assert cp is not None and cp.snapshotter is not None
+    cp.wait_for_first_snapshot()  # steady state: frames opened during it defer their snapshot
     cp.open_frame(execution_count=1, cell_id=None, code="first")
     assert cp.close_frame("ok") is not None
     return cp
