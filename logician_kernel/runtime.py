@@ -171,6 +171,9 @@ class LogicianRuntime:
                 self.session.checkpoints.attribute_changes = (
                     self.config.settings.checkpoints.attribution
                 )
+                self.session.checkpoints.idle.enabled = (
+                    self.config.settings.checkpoints.scan_idle_looks
+                )
                 self.session.checkpoints.open_frame(
                     execution_count=execution_count,
                     cell_id=cell_id,

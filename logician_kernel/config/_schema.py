@@ -146,6 +146,14 @@ class CheckpointSettings(_Section):
     on NFS/CIFS/FUSE/overlay volumes and once inotify watches run out.
     Takes effect after a kernel restart."""
 
+    scan_idle_looks: bool = False
+    """With the stat scan only: for 30 s after each cell, re-read the workspace every 0.75 s
+    while the kernel is idle, so a cell after a pause reads it once (after the cell) instead of
+    twice. Faster (10k files: about +30 instead of +57 ms per cell), but a file another
+    program (not JupyterLab) saves in the second before a cell that then overwrites it gets its
+    pre-save content as the pre-image, so a rewind of that cell would undo the save. Off: every
+    cell after a pause reads the workspace before it runs. Applies from the next cell."""
+
     attribution: bool = True
     """Record who made each change of a frame - the cell's code, an agent tool call, or
     someone outside this kernel (a JupyterLab save, another program or kernel) - so a rewind

@@ -60,11 +60,13 @@ class IdleLook:
         self._busy = threading.Lock()  # held by a look, inside the snapshot lock
         self.looks = 0
         """How many looks ran (for tests)."""
+        self.enabled = True
+        """`checkpoints.scan_idle_looks`; off, `arm()` does nothing (the kernel's default)."""
 
     def arm(self) -> None:
         """A frame closed: look every `INTERVAL_S` from now, for `IDLE_FOR_S`."""
         with self._cond:
-            if self._closed:
+            if self._closed or not self.enabled:
                 return
             self._gen += 1
             self._armed_at = time.monotonic()

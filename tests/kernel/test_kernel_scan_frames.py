@@ -83,13 +83,16 @@ def test_a_lab_save_between_back_to_back_cells_survives_a_rewind_of_a_cell_that_
         k.shutdown()
 
 
+@pytest.mark.parametrize("idle_looks", ["false", "true"])
 def test_a_save_during_a_pause_survives_a_rewind_of_the_cell_that_overwrote_it(
-    workspace: Path, kernel_env: dict[str, str]
+    workspace: Path, kernel_env: dict[str, str], idle_looks: str
 ) -> None:
-    """During a pause the kernel looks at the workspace while idle (idle_look.py), so the
-    next cell walks it once; a file another program saved in the pause is still that cell's
-    pre-image, and rewinding the cell brings the save back."""
-    k = Kernel(workspace, {**kernel_env, "LOGICIAN_CHECKPOINTS__CHANGE_DETECTION": "scan"})
+    """After a pause the cell reads the workspace before it runs, or (`scan_idle_looks`) the
+    idle kernel read it during the pause (idle_look.py) and the cell walks once; either way a
+    file another program saved in the pause is that cell's pre-image, and rewinding the cell
+    brings the save back."""
+    k = Kernel(workspace, {**kernel_env, "LOGICIAN_CHECKPOINTS__CHANGE_DETECTION": "scan",
+                           "LOGICIAN_CHECKPOINTS__SCAN_IDLE_LOOKS": idle_looks})  # fmt: skip
     try:
         assert k.run("open('notes.txt', 'w').write('by cell 1')").status == "ok"
         (workspace / "notes.txt").write_text("saved during the pause")
