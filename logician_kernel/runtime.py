@@ -156,13 +156,22 @@ class LogicianRuntime:
     # -- frames -----------------------------------------------------------------------------
 
     def open_frame(
-        self, *, execution_count: int | None, cell_id: str | None, code: str, stream: TextIO
-    ) -> None:
+        self, *, execution_count: int | None, cell_id: str | None, code: str, stream: TextIO,
+        whole_first_snapshot: bool = False,
+    ) -> None:  # fmt: skip
+        """`whole_first_snapshot`: a frame opened during the background first snapshot waits
+        for it instead of deferring its pre-snapshot to its first write (a script's run: no
+        cell to keep responsive, and another program's writes during it are then told apart
+        as external instead of reported as not captured)."""
         if self.session.checkpoints is None:
             return
         if healed := heal_state_dir(self.session.checkpoints):  # e.g. `rm -rf .logician`
             self._report(healed, stream, every_time=True)
-        if self.session.checkpoints.first_snapshot_blocks:
+        if whole_first_snapshot and self.session.checkpoints.warming_up:
+            self._report("Logician: finishing the first snapshot of this workspace before the "
+                         "run starts.", stream)  # fmt: skip
+            self.session.checkpoints.wait_for_first_snapshot()
+        elif self.session.checkpoints.first_snapshot_blocks:
             self._report("Logician: finishing the first snapshot of this workspace before the "
                          "cell runs (only the first cell after the kernel starts waits).", stream)  # fmt: skip
         try:

@@ -304,13 +304,13 @@ class AgentSession(ThreadsAndRecovery):
         `approve(call)` answers each approval (`call.tool`, `call.arguments`,
         `call.description`); without it, nobody can be asked and `permissions.headless`
         decides. `on_event` sees every harness event. `profile` applies `[profiles.NAME]` to
-        this run only. A KeyboardInterrupt cancels the run, which still ends recorded, and is
-        re-raised."""
+        this run only. A KeyboardInterrupt cancels the run (still recorded) and is re-raised."""
         runtime = self.runtime
         options = RunOptions(max_turns=max_turns, max_tool_calls=max_tool_calls,
                              budget_usd=budget_usd, mode=mode, accept=accept,
                              profile=profile)  # fmt: skip
-        runtime.open_frame(execution_count=None, cell_id=None, code=prompt, stream=sys.stderr)
+        runtime.open_frame(execution_count=None, cell_id=None, code=prompt, stream=sys.stderr,
+                           whole_first_snapshot=True)  # fmt: skip
         outcome = "error"
         try:
             run = self.start(prompt, options=options, can_ask=approve is not None)

@@ -3,7 +3,8 @@
 Owns `<workspace>/.logician/git`: a bare repository whose work tree is the workspace, whose
 index is private to us, and whose objects hold every captured file version. The user's own
 repository (index, HEAD, refs, stash, work tree) is never written: every git command here runs
-with `--git-dir` pointing at our store and a private `GIT_INDEX_FILE`.
+with `--git-dir` pointing at our store and a private `GIT_INDEX_FILE` (git_store.py runs them
+and reads objects; this module decides what a snapshot is).
 
 When the change detector names what changed, a snapshot is the last tree with those paths
 replaced, built in this process (git_trees.py: no git process, the index not written). A full
@@ -21,13 +22,9 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from git.cmd import Git
-from git.exc import GitError
 
 from ._fs import (
     MODE_EXEC,
@@ -42,27 +39,22 @@ from ._fs import (
     store_path,
     write_loose_blob,
 )
-from ._private import private_dir, write_private
-from ._user_repo import seed_from_user_repo, user_git_dir
+from ._user_repo import user_git_dir
 from .change_detection import ChangeDetection, Detector, make_detector
 from .first_snapshot import prepack
+from .git_store import GitStore, SnapshotError
 from .git_trees import Entry, TreeError, TreeStore
 from .ignore_checker import IgnoreChecker
-from .large_files import SQLITE_JOURNALS, LargeFiles, journal_of
-from .locks import IndexBusy, IndexGuard, clear_stale_git_lock
-from .perms import default_perms, unusual_perms, walk_unusual, with_perms
+from .large_files import LargeFiles, journal_of
+from .locks import IndexBusy, clear_stale_git_lock
+from .perms import carry_perms, unusual_perms, walk_unusual, with_perms
 from .snapshot_diff import snapshot_diff
 from .states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
 from .type_changes import lstat_entry
 
+__all__ = ["EMPTY_TREE", "GitSnapshotter", "Snapshot", "SnapshotError"]
+
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
-# Our attributes beat .gitattributes: bytes go in and come out exactly as they are on disk.
-_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding\n"
-
-
-class SnapshotError(RuntimeError):
-    """A git command failed or the store is unusable; the message names the command."""
 
 
 @dataclass(frozen=True)
@@ -98,34 +90,21 @@ class GitSnapshotter:
         self.store = Path(store)
         self.max_file_bytes = max_file_bytes
         self.extra_ignores = tuple(extra_ignores)
-        # One index per thread: two kernels on one workspace never wait on each other's
-        # index lock (objects are shared; git writes them atomically).
-        self._index = self.store / index_name
-        self._env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
-        self._env.update(
-            GIT_INDEX_FILE=str(self._index),
-            GIT_LITERAL_PATHSPECS="1",
-            GIT_TERMINAL_PROMPT="0",
-            GIT_OPTIONAL_LOCKS="0",
-        )
-        self._base = ["git", f"--git-dir={self.store}", f"--work-tree={self.workspace}"]
-        # Other kernels on this workspace share the index: writes take turns (see locks.py).
-        self._guard = IndexGuard(self._index)
+        # Our store's git: plumbing commands with the private index, the object reader.
+        self.git = GitStore(self.workspace, self.store, index_name)
+        self._env, self._base, self._guard = self.git.env, self.git.base, self.git.guard
         self._last_tree: str | None = None
         # Paths whose tree entries were written in-process since the index last heard of them.
         self._lag: set[str] = set()
         self._last: Snapshot | None = None
         # inotify tells which paths changed, so a snapshot costs O(changes), not O(files).
         self._watcher: Detector | None = None
-        # One long-lived `cat-file --batch` (GitPython's persistent command) reads every blob
-        # a rewind or a diff needs, instead of a process per file.
-        self._reader: Git | None = None
         # A changed cell's new tree and the frame's diff, in-process (see git_trees.py).
-        self._trees = TreeStore(self.store / "objects", self._read_object)
+        self._trees = TreeStore(self.store / "objects", self.git.read_object)
         # Whether a path is ignored only changes when ignore rules do (that forces a full scan).
         self._ignored_cache: dict[str, bool] = {}
-        self._ignore = IgnoreChecker(self._base, self.workspace, self._check_ignore_env(),
-                                     self._check_ignore)  # fmt: skip
+        self._ignore = IgnoreChecker(self._base, self.workspace, self.git.check_ignore_env(),
+                                     self.git.check_ignore)  # fmt: skip
         # Unusual permission bits by path, carried from snapshot to snapshot; walked once.
         self._perms: dict[str, int] | None = None
         # The opening snapshot of a frame whose drain a stat scan skipped (see snapshot()).
@@ -136,86 +115,22 @@ class GitSnapshotter:
 
     def ensure_store(self) -> None:
         """Create the private store once; refresh our excludes from the workspace's own."""
-        if not (self.store / "HEAD").exists():
-            self.store.parent.mkdir(parents=True, exist_ok=True)
-            self._git(  # owner-only files (the store holds workspace content), no sample hooks
-                "init", "--quiet", "--bare", "--shared=0600", "--template=", str(self.store),
-                cwd=self.store.parent, base=False,
-            )  # fmt: skip
-            for key, value in (
-                ("core.bare", "false"),
-                ("core.autocrlf", "false"),
-                ("core.safecrlf", "false"),
-                ("core.filemode", "true"),
-                ("core.symlinks", "true"),
-                ("core.quotepath", "false"),
-                ("core.untrackedCache", "true"),
-                ("core.fsmonitor", "false"),
-                ("core.hooksPath", os.devnull),
-                ("gc.auto", "0"),
-                ("index.version", "4"),
-                # Each snapshot then rewrites a small delta, not the whole (100k-entry) index.
-                ("core.splitIndex", "true"),
-            ):
-                self._git("config", key, value)
-            private_dir(self.store / "info")
-            write_private(self.store / "info" / "attributes", _ATTRIBUTES.encode())
-            self._seed_from_user_repo()
-        self._write_excludes()
+        self.git.ensure(self.extra_ignores)
 
     def configure(self, *, max_file_bytes: int, extra_ignores: tuple[str, ...]) -> None:
         """New capture limits; the next snapshot rescans so every path is judged by them."""
         if (max_file_bytes, extra_ignores) == (self.max_file_bytes, self.extra_ignores):
             return
         self.max_file_bytes, self.extra_ignores = max_file_bytes, extra_ignores
-        self._write_excludes()
+        self.git.write_excludes(self.extra_ignores)
         self._last = None
 
-    def _write_excludes(self) -> None:
-        lines = ["/.logician/", *SQLITE_JOURNALS]
-        user_exclude = self._user_git_dir()
-        if user_exclude is not None and (user_exclude / "info" / "exclude").is_file():
-            lines.append((user_exclude / "info" / "exclude").read_text(errors="replace"))
-        lines.extend(self.extra_ignores)
-        text = "\n".join(lines) + "\n"
-        target = self.store / "info" / "exclude"
-        if not target.is_file() or target.read_text(errors="replace") != text:
-            write_private(target, text.encode())
+    def _git(self, *args: str, stdin: bytes | None = None) -> bytes:
+        return self.git.run(*args, stdin=stdin)
 
-    def _user_git_dir(self) -> Path | None:
-        return user_git_dir(self.workspace)
-
-    def _seed_from_user_repo(self) -> None:
-        """Start from a copy of the user's index (see `seed_from_user_repo`)."""
-        try:
-            seed_from_user_repo(self.workspace, self.store, self._index)
-            if self._index.is_file():
-                self._git("ls-files", "--stage", "--", ".gitignore")  # parses the index fully
-        except SnapshotError:
-            self._index.unlink(missing_ok=True)
-            (self.store / "objects" / "info" / "alternates").unlink(missing_ok=True)
-
-    # -- git plumbing ----------------------------------------------------------------------
-
-    def _git(
-        self, *args: str, stdin: bytes | None = None, cwd: Path | None = None, base: bool = True
-    ) -> bytes:
-        cmd = [*self._base, *args] if base else ["git", *args]
-        try:
-            proc = subprocess.run(
-                cmd,
-                input=stdin,
-                capture_output=True,
-                cwd=cwd or self.workspace,
-                env=self._env,
-                check=False,
-            )
-        except OSError as exc:
-            raise SnapshotError(f"cannot run git: {exc}") from exc
-        if proc.returncode != 0:
-            err = proc.stderr.decode(errors="replace").strip().splitlines()
-            raise SnapshotError(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
-        return proc.stdout
+    def clear_stale_user_lock(self) -> str | None:
+        """Remove the user's abandoned `.git/index.lock` (see locks.py); a notice, or None."""
+        return clear_stale_git_lock(user_git_dir(self.workspace))
 
     # -- snapshots -------------------------------------------------------------------------
 
@@ -240,10 +155,6 @@ class GitSnapshotter:
                 return notice
         return None
 
-    def clear_stale_user_lock(self) -> str | None:
-        """Remove the user's abandoned `.git/index.lock` (see locks.py); a notice, or None."""
-        return clear_stale_git_lock(self._user_git_dir())
-
     def close(self) -> None:
         try:
             self._sync_index()  # the next session's first scan then starts from this one
@@ -253,9 +164,7 @@ class GitSnapshotter:
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
-        if self._reader is not None:
-            self._reader.clear_cache()
-            self._reader = None
+        self.git.close()
 
     def read_before_next_frame(self) -> None:
         """Something changed between cells that a scan could date wrongly (the Lab reported a
@@ -453,22 +362,6 @@ class GitSnapshotter:
         else:
             update.append(path)
 
-    def _check_ignore(self, paths: list[str]) -> set[str]:
-        # check-ignore exits 1 when nothing is ignored; only a failure to run is an error.
-        proc = subprocess.run(
-            [*self._base, "check-ignore", "-z", "--stdin"],
-            input=join_z(paths), capture_output=True, cwd=self.workspace,
-            env=self._check_ignore_env(),
-        )  # fmt: skip
-        if proc.returncode not in (0, 1):
-            raise SnapshotError(f"git check-ignore failed: {proc.stderr.decode(errors='replace')}")
-        return {p.decode("utf-8", "surrogateescape") for p in split_z(proc.stdout)}
-
-    def _check_ignore_env(self) -> dict[str, str]:
-        return {
-            k: v for k, v in self._env.items() if k != "GIT_LITERAL_PATHSPECS"
-        }  # unsupported there
-
     def _write_tree(self, update: list[str], drop: list[str]) -> str:
         if update or drop or self._last_tree is None:
             try:
@@ -580,67 +473,18 @@ class GitSnapshotter:
             raise SnapshotError(str(exc)) from None
         changes, skipped = snapshot_diff(raw, before, after)
         if before.perms or after.perms:
-            changes = self._with_perms(changes, before, after)
+            changes = carry_perms(changes, before.perms, after.perms, self.hash_path)
         return changes, skipped
-
-    def _with_perms(
-        self, changes: list[PathChange], before: Snapshot, after: Snapshot
-    ) -> list[PathChange]:
-        """Changes carrying the permission bits git drops, plus chmod-only changes (git sees
-        none: 100644 is 100644 whether the file is 0644 or 0600)."""
-        out = [
-            c.model_copy(update={"before": with_perms(c.before, before.perms.get(c.path)),
-                                 "after": with_perms(c.after, after.perms.get(c.path))})
-            for c in changes
-        ]  # fmt: skip
-        if before.perms == after.perms:
-            return out
-        seen = {c.path for c in changes}
-        for path in sorted(set(before.perms) | set(after.perms)):
-            b, a = before.perms.get(path), after.perms.get(path)
-            if path in seen or b == a:
-                continue
-            now = self.hash_path(path)
-            if now.kind != "blob" or now.mode == "120000":
-                continue
-            executable = now.mode == "100755"
-            out.append(PathChange(
-                path=path,
-                before=with_perms(now, b if b is not None else default_perms(executable)),
-                after=with_perms(now, a if a is not None else default_perms(executable)),
-            ))  # fmt: skip
-        return out
 
     # -- objects ---------------------------------------------------------------------------
 
     def read_blob(self, sha: str) -> bytes:
         """The content of one captured file version."""
         self._may_defer = False
-        kind, data = self._read_object(sha)
+        kind, data = self.git.read_object(sha)
         if kind != "blob":
             raise SnapshotError(f"{sha[:12]} in {self.store} is a {kind!r}, not a file version")
         return data
-
-    def _read_object(self, sha: str) -> tuple[str, bytes]:
-        for attempt in (1, 2):
-            if self._reader is None:
-                self._reader = Git(str(self.store))
-                self._reader.update_environment(GIT_DIR=str(self.store), GIT_INDEX_FILE=None)
-            try:
-                _, kind, _, data = self._reader.get_object_data(sha)
-            except ValueError:
-                raise SnapshotError(
-                    f"file version {sha[:12]} is missing from {self.store}"
-                ) from None
-            except (GitError, OSError) as exc:  # the reader died: start a fresh one once
-                self._reader.clear_cache()
-                self._reader = None
-                if attempt == 2:
-                    raise SnapshotError(f"cannot read {sha[:12]} from {self.store}: {exc}") from exc
-                continue
-            # GitPython hands the type back as bytes
-            return (kind.decode() if isinstance(kind, bytes) else kind), data
-        raise AssertionError("unreachable")
 
     def hash_path(self, path: str) -> PathState:
         """The state of a workspace path now, hashed the way a snapshot would (not stored)."""

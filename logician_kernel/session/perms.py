@@ -13,12 +13,12 @@ import ctypes
 import os
 import stat
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .states import PathState
+from .states import PathChange, PathState
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)  # read once, at import: os.umask is process-wide and not thread-safe
@@ -51,6 +51,37 @@ def with_perms(state: PathState, perms: int | None) -> PathState:
     if perms is None or state.kind not in ("blob", "large") or state.mode == "120000":
         return state
     return state.model_copy(update={"perms": perms})
+
+
+def carry_perms(
+    changes: list[PathChange], before: Mapping[str, int], after: Mapping[str, int],
+    hash_path: Callable[[str], PathState],
+) -> list[PathChange]:  # fmt: skip
+    """Changes carrying the permission bits git drops, plus chmod-only changes (git sees
+    none: 100644 is 100644 whether the file is 0644 or 0600). `before`/`after`: the unusual
+    bits by path of the two snapshots."""
+    out = [
+        c.model_copy(update={"before": with_perms(c.before, before.get(c.path)),
+                             "after": with_perms(c.after, after.get(c.path))})
+        for c in changes
+    ]  # fmt: skip
+    if before == after:
+        return out
+    seen = {c.path for c in changes}
+    for path in sorted(set(before) | set(after)):
+        b, a = before.get(path), after.get(path)
+        if path in seen or b == a:
+            continue
+        now = hash_path(path)
+        if now.kind != "blob" or now.mode == "120000":
+            continue
+        executable = now.mode == "100755"
+        out.append(PathChange(
+            path=path,
+            before=with_perms(now, b if b is not None else default_perms(executable)),
+            after=with_perms(now, a if a is not None else default_perms(executable)),
+        ))  # fmt: skip
+    return out
 
 
 def walk_unusual(workspace: Path, skip: Iterable[str]) -> dict[str, int]:

@@ -140,14 +140,10 @@ class ScanDetector:
             return False
         if time.monotonic() - self._drained_at > FRESH_S:
             return False
-        try:
-            try:
-                os.utime(self.stamp)
-            except FileNotFoundError:
-                os.close(os.open(self.stamp, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
-            stamped = os.stat(self.stamp).st_ctime_ns
-        except OSError:
+        clock = self._clock()
+        if clock is None:
             return False
+        stamped = clock[0]
         if stamped % _COARSE_NS == 0:
             return False  # second- or 10 ms-granular times (FAT, some FUSE): ties everywhere
         self._deferred_at = stamped
