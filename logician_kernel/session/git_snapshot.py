@@ -27,9 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._fs import (
-    MODE_EXEC,
-    MODE_FILE,
-    MODE_LINK,
     fingerprint,
     fingerprint_dir,
     fingerprint_ignored,
@@ -43,8 +40,9 @@ from ._user_repo import user_git_dir
 from .change_detection import ChangeDetection, Detector, make_detector
 from .first_snapshot import prepack
 from .git_store import GitStore, SnapshotError
-from .git_trees import Entry, TreeError, TreeStore
+from .git_trees import TreeError
 from .ignore_checker import IgnoreChecker
+from .incremental_tree import IncrementalTrees
 from .large_files import LargeFiles, journal_of
 from .locks import IndexBusy, clear_stale_git_lock
 from .perms import carry_perms, unusual_perms, walk_unusual, with_perms
@@ -94,13 +92,12 @@ class GitSnapshotter:
         self.git = GitStore(self.workspace, self.store, index_name)
         self._env, self._base, self._guard = self.git.env, self.git.base, self.git.guard
         self._last_tree: str | None = None
-        # Paths whose tree entries were written in-process since the index last heard of them.
-        self._lag: set[str] = set()
         self._last: Snapshot | None = None
         # inotify tells which paths changed, so a snapshot costs O(changes), not O(files).
         self._watcher: Detector | None = None
-        # A changed cell's new tree and the frame's diff, in-process (see git_trees.py).
-        self._trees = TreeStore(self.store / "objects", self.git.read_object)
+        # A changed cell's new tree and the frame's diff, in-process (see incremental_tree.py).
+        self._inc = IncrementalTrees(self.workspace, self.git)
+        self._trees = self._inc.trees
         # Whether a path is ignored only changes when ignore rules do (that forces a full scan).
         self._ignored_cache: dict[str, bool] = {}
         self._ignore = IgnoreChecker(self._base, self.workspace, self.git.check_ignore_env(),
@@ -275,62 +272,13 @@ class GitSnapshotter:
                         large=large, perms=dict(perms))  # fmt: skip
 
     def _tree_update(self, base: str, update: list[str], drop: list[str]) -> str:
-        """`base` with `update`'s paths as they are on disk now and `drop`'s removed; the
-        private index is left as it is (the next full scan catches it up)."""
-        changes: dict[str, Entry | None] = dict.fromkeys(drop)
-        for path in update:
-            changes[path] = self._blob_entry(path)
-        try:
-            self._last_tree = self._trees.update(base, changes) if changes else base
-        except TreeError as exc:
-            raise SnapshotError(str(exc)) from None
-        self._lag.update(changes)
+        """`base` with `update`'s paths as they are on disk now and `drop`'s removed."""
+        self._last_tree = self._inc.update(base, update, drop)
         return self._last_tree
 
     def _sync_index(self) -> None:
-        """Tell the private index what in-process snapshots wrote, before git reads it: the
-        entries of `_last_tree` for the lagging paths (no stat data, so git compares their
-        content once), and removals for paths no longer there. A path the index tracks stays
-        captured when an ignore rule later matches it, exactly as if each frame had updated
-        the index itself."""
-        lag, self._lag = self._lag, set()
-        if not lag or self._last_tree is None:
-            return
-        lines = []
-        for path in sorted(lag):
-            entry = self._trees.lookup(self._last_tree, path)
-            mode, sha = entry if entry is not None and entry[0] != "40000" else ("0", "0" * 40)
-            lines.append(f"{mode} {sha}\t{path}".encode("utf-8", "surrogateescape") + b"\0")
-        try:
-            with self._guard.hold():
-                self._git("update-index", "-z", "--replace", "--index-info", stdin=b"".join(lines))
-        except IndexBusy as exc:
-            raise SnapshotError(str(exc)) from None
-
-    def _blob_entry(self, path: str) -> Entry | None:
-        """The tree entry of a file or symlink as it is now, its blob stored; None if gone."""
-        st = lstat_entry(self.workspace, path)
-        if st is None:
-            return None
-        full = self.workspace / path
-        try:
-            if stat.S_ISLNK(st.st_mode):
-                data, mode = os.readlink(full).encode("utf-8", "surrogateescape"), MODE_LINK
-            elif stat.S_ISREG(st.st_mode):
-                # git's rule: the owner's execute bit makes a file 100755.
-                data, mode = full.read_bytes(), MODE_EXEC if st.st_mode & 0o100 else MODE_FILE
-            else:
-                return None
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise SnapshotError(f"cannot read {path}: {exc.strerror or exc}") from None
-        try:
-            return mode, self.write_blob(data)
-        except OSError as exc:
-            raise SnapshotError(
-                f"cannot store {path} in {self.store}: {exc.strerror or exc}"
-            ) from None
+        if self._last_tree is not None:
+            self._inc.sync_index(self._last_tree)
 
     def _place(
         self,
@@ -459,7 +407,7 @@ class GitSnapshotter:
     def reset(self) -> None:
         """The store vanished: forget everything cached; the next snapshot rescans in full."""
         self._last_tree = self._last = self._start = None
-        self._lag.clear()
+        self._inc.forget()
         self._may_defer = False
         self._ignored_cache.clear()
         self._ignore.restart()

@@ -129,7 +129,9 @@ class GitStore:
     # -- ignore rules ----------------------------------------------------------------------
 
     def check_ignore_env(self) -> dict[str, str]:
-        return {k: v for k, v in self.env.items() if k != "GIT_LITERAL_PATHSPECS"}  # unsupported there
+        return {
+            k: v for k, v in self.env.items() if k != "GIT_LITERAL_PATHSPECS"
+        }  # unsupported there
 
     def check_ignore(self, paths: list[str]) -> set[str]:
         """Which of `paths` the ignore rules exclude, from a one-shot `check-ignore`."""

@@ -95,7 +95,7 @@ def test_update_and_diff_match_git(tmp_path_factory: pytest.TempPathFactory, ste
         # What a change detector reports: the touched paths, plus whatever vanished with them.
         before_files = {p for p in files_of(ws)}
         listed = set(git(store, ws, index, "ls-files", "-z").decode().split("\0")) - {""}
-        changes = {p: snap._blob_entry(p) for p in sorted(touched | before_files | listed)}
+        changes = {p: snap._inc.blob_entry(p) for p in sorted(touched | before_files | listed)}
         new_ours = trees.update(ours, changes)
         git(store, ws, index, "add", "-A", "--", ".")
         new_theirs = git(store, ws, index, "write-tree").decode().strip()

@@ -1,0 +1,98 @@
+"""The in-process half of a snapshot: the last tree with the paths a cell changed replaced,
+and the private index told about it before git next reads the index.
+
+Owns what a changed cell's snapshot writes: each changed file's or symlink's blob (read once,
+written as a loose object) and, through git_trees.py, the subtrees on the way to it. The
+private index is not written per frame: the paths written here are remembered (`lag`) and a
+full scan first hands them to git in one `update-index --index-info` (`sync_index`), so the
+index tracks exactly what it would have tracked had each frame updated it.
+
+Must never: follow a symlink to read what it points at, raise for a path that is merely gone,
+or raise anything but `SnapshotError` for one that cannot be read or stored.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from ._fs import MODE_EXEC, MODE_FILE, MODE_LINK, write_loose_blob
+from .git_store import GitStore, SnapshotError
+from .git_trees import MODE_TREE, Entry, TreeError, TreeStore
+from .locks import IndexBusy
+from .type_changes import lstat_entry
+
+
+class IncrementalTrees:
+    """Trees of one store built from changed paths; `lag` is what the index has not heard."""
+
+    def __init__(self, workspace: Path, git: GitStore) -> None:
+        self.workspace = Path(workspace)
+        self.git = git
+        self.trees = TreeStore(git.store / "objects", git.read_object)
+        self.lag: set[str] = set()
+        """Paths whose tree entries were written here since the index last heard of them."""
+
+    def update(self, base: str, update: list[str], drop: list[str]) -> str:
+        """`base` with `update`'s paths as they are on disk now and `drop`'s removed; the
+        private index is left as it is (`sync_index` catches it up)."""
+        changes: dict[str, Entry | None] = dict.fromkeys(drop)
+        for path in update:
+            changes[path] = self.blob_entry(path)
+        try:
+            tree = self.trees.update(base, changes) if changes else base
+        except TreeError as exc:
+            raise SnapshotError(str(exc)) from None
+        self.lag.update(changes)
+        return tree
+
+    def sync_index(self, last_tree: str) -> None:
+        """Tell the private index what was written here, before git reads it: the entries of
+        `last_tree` for the lagging paths (no stat data, so git compares their content once),
+        and removals for paths no longer there. A path the index tracks stays captured when an
+        ignore rule later matches it, exactly as if each frame had updated the index."""
+        lag, self.lag = self.lag, set()
+        if not lag:
+            return
+        lines = []
+        for path in sorted(lag):
+            entry = self.trees.lookup(last_tree, path)
+            mode, sha = entry if entry is not None and entry[0] != MODE_TREE else ("0", "0" * 40)
+            lines.append(f"{mode} {sha}\t{path}".encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            with self.git.guard.hold():
+                self.git.run(
+                    "update-index", "-z", "--replace", "--index-info", stdin=b"".join(lines)
+                )
+        except IndexBusy as exc:
+            raise SnapshotError(str(exc)) from None
+
+    def forget(self) -> None:
+        """The store was recreated: nothing written before counts."""
+        self.lag.clear()
+
+    def blob_entry(self, path: str) -> Entry | None:
+        """The tree entry of a file or symlink as it is now, its blob stored; None if gone."""
+        st = lstat_entry(self.workspace, path)
+        if st is None:
+            return None
+        full = self.workspace / path
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                data, mode = os.readlink(full).encode("utf-8", "surrogateescape"), MODE_LINK
+            elif stat.S_ISREG(st.st_mode):
+                # git's rule: the owner's execute bit makes a file 100755.
+                data, mode = full.read_bytes(), MODE_EXEC if st.st_mode & 0o100 else MODE_FILE
+            else:
+                return None
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise SnapshotError(f"cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            return mode, write_loose_blob(self.git.store / "objects", data)
+        except OSError as exc:
+            raise SnapshotError(
+                f"cannot store {path} in {self.git.store}: {exc.strerror or exc}"
+            ) from None
