@@ -1,17 +1,18 @@
 """Git tree objects read, rebuilt and compared in this process: a changed cell's snapshot
 without a git process.
 
-Owns the incremental half of a snapshot. When the change detector names the paths a cell
-changed, the new tree is the last one with those entries replaced: the subtrees on the way to
+Owns tree objects for the incremental half of a snapshot (incremental_tree.py reads the
+changed files and keeps the private index informed). When the change detector names the
+paths a cell changed, the new tree is the last one with those entries replaced: the subtrees on the way to
 each path are rebuilt (a handful of small objects), and the frame's diff walks only the
 subtrees whose ids differ. Both were three short git processes per changed cell (update-index,
 write-tree, diff-tree, about 17 ms at 1k files); here they cost well under a millisecond
 (`tests/bench/bench_git_paths.py`). The objects are the ones git would write - same bytes,
 same ids - so git reads them (`cat-file`, rewinds, `fsck`) as its own.
 
-The private index is not updated on this path; it lags until the next full scan, whose
-`git ls-files --modified` then lists every path that differs from it (a superset of what
-changed since the last snapshot), so the tree that scan writes is still exact.
+The private index is not updated on this path; it lags until the next full scan, which first
+hands git the lagging paths' entries (`IncrementalTrees.sync_index`), so the tree that scan
+writes is exact and the index tracks what it would have tracked anyway.
 
 Must never: write an object under a name other than its id, leave a partly written object
 (write to a private temporary name, then rename), or keep an empty directory in a tree.

@@ -91,11 +91,13 @@ def test_update_and_diff_match_git(tmp_path_factory: pytest.TempPathFactory, ste
         for op, path, n in ops:
             apply(ws, op, path, n)
             touched.add(path)
-            touched.update(f"{path}/inside" for _ in [0] if op == "mkdir")
-        # What a change detector reports: the touched paths, plus whatever vanished with them.
-        before_files = {p for p in files_of(ws)}
+            if op == "mkdir":
+                touched.add(f"{path}/inside")
+        # What a change detector reports: the touched paths, plus whatever vanished with them
+        # (every path on disk now, and every path the last tree had).
+        on_disk = set(files_of(ws))
         listed = set(git(store, ws, index, "ls-files", "-z").decode().split("\0")) - {""}
-        changes = {p: snap._inc.blob_entry(p) for p in sorted(touched | before_files | listed)}
+        changes = {p: snap._inc.blob_entry(p) for p in sorted(touched | on_disk | listed)}
         new_ours = trees.update(ours, changes)
         git(store, ws, index, "add", "-A", "--", ".")
         new_theirs = git(store, ws, index, "write-tree").decode().strip()
