@@ -3,7 +3,7 @@
 Both copies the side store makes - a capture (workspace file -> object) and a rewind (object ->
 a temporary file renamed over the workspace file) - create a new file while the old bytes must
 stay valid, so a buffered copy needs a second set of page-cache pages as large as the file.
-Measured on this machine (README, "What was measured"), fresh pages cost up to ~2.5 ms per MB
+Measured on this machine (docs/benchmarks.md, "Large files"), fresh pages cost up to ~2.5 ms per MB
 to fill on first touch (430-750 ms for 200 MB, against ~60 ms when freed pages are recycled, as
 `cp` over an existing file recycles the ones its truncation drops), and renaming a new, still
 dirty file over an existing one costs another 10-145 ms on ext4 (`auto_da_alloc` flushes it).
