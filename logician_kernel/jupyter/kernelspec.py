@@ -11,6 +11,8 @@ from typing import Any
 
 KERNEL_NAME = "logician"
 DISPLAY_NAME = "Python 3 (Logician)"
+LOGOS = Path(__file__).resolve().parent.parent / "resources"
+"""The kernel's logos (32, 64 and SVG), shipped in the package and in the wheel's kernelspec."""
 
 
 def kernel_json(executable: str = "python") -> dict[str, Any]:
@@ -25,11 +27,10 @@ def kernel_json(executable: str = "python") -> dict[str, Any]:
 
 
 def write_kernel_spec(directory: Path, executable: str = "python") -> Path:
-    """Write kernel.json and ipykernel's logos into `directory`."""
-    from ipykernel.kernelspec import RESOURCES
-
+    """Write kernel.json and the kernel's own logos into `directory` (the launcher tells
+    "Python 3 (Logician)" from "Python 3 (ipykernel)" by them)."""
     directory.mkdir(parents=True, exist_ok=True)
-    for logo in Path(RESOURCES).glob("logo-*"):
+    for logo in LOGOS.glob("logo-*"):
         shutil.copy(logo, directory / logo.name)
     (directory / "kernel.json").write_text(json.dumps(kernel_json(executable), indent=1) + "\n")
     return directory

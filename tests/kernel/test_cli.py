@@ -11,10 +11,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from ipykernel.kernelspec import RESOURCES
 from kernel_harness import clean_env
 from nbformat.v4 import new_code_cell, new_notebook
 
-from logician_kernel.jupyter.kernelspec import kernel_json
+from logician_kernel.jupyter.kernelspec import LOGOS, kernel_json
 
 pytestmark = pytest.mark.kernel
 LOGICIAN = str(Path(sys.executable).parent / "logician")
@@ -43,7 +44,15 @@ def test_install_into_a_prefix_writes_a_kernelspec_that_starts_this_interpreter(
     assert Path(spec["argv"][0]).resolve() == Path(sys.executable).resolve()
     assert spec["argv"][1:3] == ["-m", "logician_kernel"]
     assert spec["display_name"] == "Python 3 (Logician)"
-    assert (tmp_path / "env/share/jupyter/kernels/logician/logo-64x64.png").exists()
+    logo = tmp_path / "env/share/jupyter/kernels/logician/logo-64x64.png"
+    # The launcher must tell the two kernels apart: our logo, not ipykernel's Python logo.
+    assert logo.read_bytes() != (Path(RESOURCES) / "logo-64x64.png").read_bytes()
+
+
+def test_the_shipped_kernelspec_has_the_kernels_own_logos() -> None:
+    shipped = REPO / "share/jupyter/kernels/logician"
+    for name in ("logo-32x32.png", "logo-64x64.png", "logo-svg.svg"):
+        assert (shipped / name).read_bytes() == (LOGOS / name).read_bytes(), name
 
 
 def test_the_shipped_kernelspec_matches_the_one_the_code_writes() -> None:
