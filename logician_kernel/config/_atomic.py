@@ -23,6 +23,7 @@ from tomlkit.toml_document import TOMLDocument
 from .._durable import fsync_dir
 from ._errors import ConfigError
 from ._keys import KeyPath, format_key
+from ._schema import SCHEMA_FILE
 
 __all__ = ["atomic_update", "patch_toml", "DELETE", "before_replace_hook", "LOCK_TIMEOUT"]
 
@@ -36,7 +37,7 @@ writer there). Production code never sets it."""
 
 _NEW_FILE_HEADER = (
     "# Logician configuration. Documented example: examples/config.toml;\n"
-    "# JSON Schema for editors: `logician config schema`.\n"
+    "# JSON Schema for editors: the #:schema line above (`logician config schema` prints it).\n"
 )
 
 
@@ -130,12 +131,12 @@ def patch_toml(text: str | TOMLDocument | None, path: KeyPath, value: Any) -> st
     fresh = text is None or (isinstance(text, str) and not text.strip())
     if isinstance(text, TOMLDocument):
         doc = text
+    elif fresh:
+        # taplo reads a `#:schema` directive only as the document's first line, written
+        # exactly so (tomlkit's own comments would be `# :schema`).
+        doc = tomlkit.parse(f"#:schema {SCHEMA_FILE.as_uri()}\n{_NEW_FILE_HEADER}\n")
     else:
         doc = tomlkit.parse(text) if text else tomlkit.document()
-    if fresh:
-        doc.add(tomlkit.comment(_NEW_FILE_HEADER.splitlines()[0][2:]))
-        doc.add(tomlkit.comment(_NEW_FILE_HEADER.splitlines()[1][2:]))
-        doc.add(tomlkit.nl())
     node: Any = doc
     for depth, part in enumerate(path[:-1]):
         child = node.get(part)

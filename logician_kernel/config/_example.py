@@ -38,7 +38,7 @@ Inspect with `logician config show` / `%logician config`; change one key with
 `logician config set KEY VALUE --persist user|project`, which keeps this file's comments.
 Lists say their merge rule: `union` adds every layer's items, `replace` takes the highest.
 API keys never go in this file: model.api_key_env names the variable that holds the key.
-JSON Schema for editors: `logician config schema`."""
+JSON Schema for editors: the #:schema line above (`logician config schema` prints it)."""
 
 _EXAMPLE_PRICES: dict[str, dict[str, float]] = {
     "gpt-4.1": {"input_per_mtok": 2.0, "output_per_mtok": 8.0, "cached_input_per_mtok": 0.5},
@@ -114,7 +114,10 @@ def _is_section(annotation: Any) -> bool:
 
 
 def render_example() -> str:
-    out = [line.rstrip() for line in _comment_block(_INTRO)]
+    # The schema as a path relative to this file (examples/ beside logician_kernel/): editors
+    # with taplo validate the example, and a copy of it once the line points elsewhere.
+    out = ["#:schema ../logician_kernel/resources/config.schema.json"]
+    out += [line.rstrip() for line in _comment_block(_INTRO)]
     fields = LogicianSettings.model_fields
     # Top-level keys come before the first table, as TOML requires.
     for name, info in fields.items():

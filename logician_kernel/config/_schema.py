@@ -53,6 +53,12 @@ REPLACE: dict[str, Any] = {"merge": "replace"}
 RESTART: dict[str, Any] = {"restart_required": True}
 
 
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "resources" / "config.schema.json"
+"""The JSON Schema shipped in the package, generated from these models (a test keeps it equal
+to `logician config schema`; regenerate with
+`logician config schema > logician_kernel/resources/config.schema.json`). Config files name it
+in a first `#:schema` line, so taplo / Even Better TOML check them as you type."""
+
 def _provider_default(schema: dict[str, Any]) -> None:
     # The stored default ("") is a placeholder filled from the provider; editors should not
     # offer it.

@@ -26,7 +26,7 @@ from ._keys import (
     parse_key,
     to_toml_literal,
 )
-from ._schema import LogicianSettings
+from ._schema import SCHEMA_FILE, LogicianSettings
 from ._sources import LAYER_ORDER, Layer, LayerName, layer_from_text, parse_layer
 from ._trust import ANY_CONTENT, TrustEntry, read_trusted, record_trust, trust_key
 from ._trust import is_trusted as _is_trusted
@@ -38,6 +38,7 @@ __all__ = [
     "config_set",
     "config_unset",
     "config_schema",
+    "SCHEMA_FILE",
     "trust",
     "untrust",
     "is_trusted",

@@ -95,7 +95,9 @@ def test_a_missing_file_is_created_with_its_directory(sandbox) -> None:
     assert cfg.settings.permissions.mode == "auto-edit"
     assert cfg.provenance("permissions.mode") == "user"
     text = sandbox.user_file.read_text()
-    assert text.startswith("# Logician configuration.")
+    # The editor's schema directive first (taplo reads it there), then the header.
+    assert text.splitlines()[0].startswith("#:schema file://")
+    assert text.splitlines()[1].startswith("# Logician configuration.")
     assert tomlkit.parse(text).unwrap() == {"permissions": {"mode": "auto-edit"}}
 
 

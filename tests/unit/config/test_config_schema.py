@@ -15,8 +15,10 @@ import tomlkit
 
 import logician_kernel.config as config
 from logician_kernel.config import LogicianSettings, config_schema
+from logician_kernel.config._atomic import patch_toml
 from logician_kernel.config._example import render_example
 from logician_kernel.config._keys import leaf_specs, lookup
+from logician_kernel.config._schema import SCHEMA_FILE
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "config.toml"
 
@@ -157,6 +159,27 @@ def test_example_config_is_rendered_from_the_schema() -> None:
         "examples/config.toml is stale: "
         "python -m logician_kernel.config._example > examples/config.toml"
     )
+
+
+def test_the_shipped_schema_file_is_what_the_settings_generate() -> None:
+    """Editors read the file; it must never drift from the model that validates."""
+    assert SCHEMA_FILE.read_text(encoding="utf-8").rstrip("\n") == config_schema(), (
+        "logician_kernel/resources/config.schema.json is stale: "
+        "logician config schema > logician_kernel/resources/config.schema.json"
+    )
+
+
+def test_the_example_and_every_new_config_file_name_the_schema_on_their_first_line(
+    tmp_path: Path,
+) -> None:
+    first = EXAMPLE.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("#:schema ")
+    assert (EXAMPLE.parent / first.removeprefix("#:schema ")).resolve() == SCHEMA_FILE
+    created = patch_toml(None, ("model", "name"), "gpt-4.1")
+    directive = created.splitlines()[0]
+    assert directive == f"#:schema {SCHEMA_FILE.as_uri()}"
+    # ... and the directive leaves the file a valid config with the one key set.
+    assert tomlkit.parse(created).unwrap() == {"model": {"name": "gpt-4.1"}}
 
 
 def test_example_config_mentions_every_key() -> None:
