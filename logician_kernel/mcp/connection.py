@@ -238,6 +238,10 @@ class ServerConnection:
     def _connect_left(self) -> float:
         return max(self.settings.connect_timeout_seconds - (time.monotonic() - self.started), 0.01)
 
+    def fail(self, reason: str) -> None:
+        """Mark the server failed with `reason` without connecting (e.g. no SDK)."""
+        self._fail(reason)
+
     def _fail(self, reason: str) -> None:
         self.state = "failed"
         self.error = reason

@@ -87,8 +87,12 @@ class McpManager:
                     connection = ServerConnection(name, new, self.workspace, self.env)
                     self._servers[name] = connection
                     starting.append(connection)
-        if starting:
-            _import_sdk()
+        if starting and not _import_sdk():
+            # Without the SDK nothing can connect: each server says so, with the fix, in
+            # `%logician mcp` and to the agent, and nothing is started.
+            for connection in starting:
+                connection.fail(SDK_MISSING)
+            starting = []
         if stopping or starting:
             self._submit(self._change(stopping, starting))
 
@@ -197,12 +201,25 @@ class McpManager:
         atexit.unregister(self.close)
 
 
-def _import_sdk() -> None:
+SDK_MISSING = (
+    "the MCP SDK is not installed; install it with: pip install 'logician-kernel[mcp]'"
+)
+"""Why every configured server failed when the optional `mcp` package is missing."""
+
+
+def _import_sdk() -> bool:
     """Import the SDK's client in the caller's thread (once, ~0.3 s, only when a server is
     configured), not on the MCP loop: an import there holds the GIL for that long while the
-    user's first cell runs (measured: the first cell 5-20x slower; tests/bench/bench_mcp_start.py)."""
-    import mcp.client.session  # noqa: F401
-    import mcp.client.stdio  # noqa: F401
-    import mcp.client.streamable_http  # noqa: F401
-
+    user's first cell runs (measured: the first cell 5-20x slower; tests/bench/bench_mcp_start.py).
+    False when the SDK (the `[mcp]` extra) is not installed."""
+    try:
+        import mcp.client.session  # noqa: F401
+        import mcp.client.stdio  # noqa: F401
+        import mcp.client.streamable_http  # noqa: F401
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] != "mcp":
+            raise  # the SDK is there but broken: let its own error say how
+        return False
     from . import _stdio  # noqa: F401
+
+    return True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -60,10 +61,16 @@ def test_the_shipped_kernelspec_matches_the_one_the_code_writes() -> None:
     assert shipped == kernel_json()
 
 
-def test_the_wheel_ships_the_kernelspec_as_shared_data(tmp_path: Path) -> None:
-    """What makes `pip install .` register the kernel, the way ipykernel ships `python3`."""
+def test_the_wheel_ships_the_kernelspec_and_the_lab_extension_without_nodejs(
+    tmp_path: Path,
+) -> None:
+    """What makes `pip install .` register the kernel, the way ipykernel ships `python3`, and
+    list the lab extension: built with only this interpreter's folder on PATH (no Node.js)."""
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent)}
+    assert shutil.which("node", path=env["PATH"]) is None
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                        "-w", str(tmp_path), str(REPO)], capture_output=True, text=True, timeout=300)  # fmt: skip
+                        "-w", str(tmp_path), str(REPO)], capture_output=True, text=True,
+                       timeout=300, env=env)  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
     (wheel,) = tmp_path.glob("logician_kernel-*.whl")
     with zipfile.ZipFile(wheel) as zf:
@@ -73,6 +80,10 @@ def test_the_wheel_ships_the_kernelspec_as_shared_data(tmp_path: Path) -> None:
         assert json.loads(zf.read(spec)) == kernel_json()
         assert any(n.endswith("entry_points.txt") and b"logician = logician_kernel.cli:main"
                    in zf.read(n) for n in names)  # fmt: skip
+        lab = ".data/data/share/jupyter/labextensions/logician-kernel/"
+        built = {n.split(lab, 1)[1] for n in names if lab in n}
+        assert {"package.json", "install.json", "static/style.js"} <= built
+        assert any(n.startswith("static/remoteEntry.") for n in built)
 
 
 def _notebook(path: Path, *sources: str) -> Path:
