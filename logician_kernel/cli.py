@@ -36,7 +36,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if summary.output is not None:
         print(f"executed notebook written to {summary.output}")
     if summary.failed:
-        print(f"logician run: a cell failed: {summary.failed}", file=sys.stderr)
+        print(f"logician run: {summary.failed}", file=sys.stderr)
+        for line in summary.traceback:
+            print(f"  {line}", file=sys.stderr)
         return 1
     return 0
 

@@ -7,10 +7,11 @@ to the same thread a JupyterLab session of that notebook would.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -92,8 +93,55 @@ def check_output_path(output: Path) -> None:
 class RunSummary:
     cells: int
     failed: str | None
+    """`In [n]: ErrorName: value` of the failing cell (or what else stopped the run)."""
     frames: list[str]
     output: Path | None
+    traceback: list[str] = field(default_factory=list)
+    """The last lines of the failing cell's traceback, without terminal colours."""
+
+
+FAILED_TAG = "logician-run-failed"
+"""Tag of the cell that failed, and of the note inserted above it, in the `-o` notebook."""
+_TRACEBACK_LINES = 12
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _failure(
+    nb: nbformat.NotebookNode, index: int | None, exc: CellExecutionError
+) -> tuple[str, list[str]]:
+    """One line naming the cell and the error, and the traceback's last lines."""
+    label = "a cell"
+    tail: list[str] = []
+    if index is not None:
+        cell = nb.cells[index]
+        label = f"In [{cell.get('execution_count') or index + 1}]"
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        if errors:
+            lines = _ANSI.sub("", "\n".join(errors[-1].get("traceback", []))).splitlines()
+            tail = [line for line in lines if line.strip()][-_TRACEBACK_LINES:]
+    value = f"{exc.ename}: {exc.evalue}" if exc.evalue else exc.ename
+    return f"{label}: {value}", tail
+
+
+def _mark_failure(nb: nbformat.NotebookNode, index: int, summary: str) -> None:
+    """As papermill does: the failing cell tagged with a note above it, and the cells after it
+    cleared, so the saved notebook never shows stale outputs below a fresh failure."""
+    cell = nb.cells[index]
+    tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+    if FAILED_TAG not in tags:
+        tags.append(FAILED_TAG)
+    for later in nb.cells[index + 1 :]:
+        if later.cell_type == "code":
+            later.outputs = []
+            later.execution_count = None
+    # A code span: the error's text shows as written, never as Markdown or HTML.
+    shown = " ".join(summary.replace("`", "'").split())
+    note = nbformat.v4.new_markdown_cell(
+        f"**`logician run` stopped here**: the cell below failed with `{shown}`. "
+        "The cells after it were not run; their outputs were cleared.",
+        metadata={"tags": [FAILED_TAG]},
+    )
+    nb.cells.insert(index, note)
 
 
 def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) -> RunSummary:
@@ -121,11 +169,17 @@ def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) 
         config=config,
         resources={"metadata": {"path": str(path.parent)}},
     )
+    started: list[int] = []
+    client.on_cell_start = lambda cell, cell_index: started.append(cell_index)
     failed = None
+    tail: list[str] = []
     try:
         client.execute(env=env, cwd=str(path.parent))
     except CellExecutionError as exc:
-        failed = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a cell failed"
+        index = started[-1] if started else None
+        failed, tail = _failure(nb, index, exc)
+        if index is not None:
+            _mark_failure(nb, index, failed)
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
         if output is not None:
@@ -139,6 +193,7 @@ def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) 
         failed=failed,
         frames=_frame_lines(path.parent, env),
         output=output,
+        traceback=tail,
     )
 
 

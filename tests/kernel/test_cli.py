@@ -132,6 +132,31 @@ def test_run_exits_non_zero_when_a_cell_fails(tmp_path: Path) -> None:
     assert r.returncode == 2 and "no such notebook" in r.stderr
 
 
+def test_a_failed_run_names_the_error_and_its_notebook_shows_where_it_stopped(
+    tmp_path: Path,
+) -> None:
+    """The error's name, value and traceback in the terminal (not a row of dashes), and in the
+    -o notebook the failing cell marked and the cells below it cleared, never stale outputs
+    from an earlier run under a fresh failure."""
+    nb = _notebook(tmp_path / "sales.ipynb", "print('loaded')",
+                   "def total(d):\n    return d['sales']\n\ntotal({})", "print('after')")  # fmt: skip
+    stale = nbformat.read(nb, as_version=4)
+    stale.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="STALE\n")]
+    stale.cells[2].execution_count = 99
+    nbformat.write(stale, nb)
+    r = logician("run", str(nb), "-o", str(tmp_path / "out.ipynb"), cwd=tmp_path)
+    assert r.returncode == 1
+    first = r.stderr.strip().splitlines()
+    assert first[0] == "logician run: In [2]: KeyError: 'sales'", r.stderr
+    assert any("return d['sales']" in line for line in first), r.stderr
+    assert "\x1b[" not in r.stderr
+    out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    assert [c.cell_type for c in out.cells] == ["code", "markdown", "code", "code"]
+    assert "KeyError: 'sales'" in out.cells[1].source
+    assert "logician-run-failed" in out.cells[2].metadata["tags"]
+    assert out.cells[3].outputs == [] and out.cells[3].execution_count is None
+
+
 def test_config_and_trust_commands(tmp_path: Path) -> None:
     env = clean_env(LOGICIAN_CONFIG_DIR=str(tmp_path / "cfg"))
     ws = tmp_path / "ws"
