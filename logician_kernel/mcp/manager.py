@@ -53,7 +53,7 @@ class McpManager:
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
-                thread = threading.Thread(target=loop.run_forever, name="logician-mcp",
+                thread = threading.Thread(target=_serve, args=(loop,), name="logician-mcp",
                                           daemon=True)  # fmt: skip
                 thread.start()
                 self._loop, self._thread = loop, thread
@@ -190,15 +190,28 @@ class McpManager:
             asyncio.run_coroutine_threadsafe(stop_all(), loop).result(timeout=_STOP_SECONDS)
         except Exception:
             pass
+        # The MCP thread cancels what is left and closes the loop itself (`_serve`): run from
+        # here, the loop would meet the caller's own running loop (the kernel's, at shutdown)
+        # and raise "Cannot run the event loop while another loop is running".
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(timeout=2)
-        if not loop.is_running():
-            for task in asyncio.all_tasks(loop):
-                task.cancel()
-            loop.run_until_complete(asyncio.sleep(0))
-            loop.close()
         atexit.unregister(self.close)
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    """The MCP thread: run the loop until `close` stops it, then cancel the tasks still
+    pending, let them finish their cancellation, and close the loop, in this thread."""
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_forever()
+    finally:
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.close()
 
 
 SDK_MISSING = (

@@ -1,9 +1,9 @@
 """A small MCP server for notebooks/05-mcp-and-hooks.ipynb, written with the SDK's MCPServer
-(FastMCP in mcp 1.x). Its notes live in memory; run it over stdio:
+(FastMCP in mcp 1.x; the `[mcp]` extra). Its notes live in memory; run it over stdio:
 
     [mcp.servers.notes]
     command = "python"
-    args = ["examples/mcp_notes_server.py"]
+    args = ["-m", "logician_kernel.examples.notes_server"]
 """
 
 from __future__ import annotations
