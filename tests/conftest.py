@@ -15,6 +15,18 @@ from kernel_harness import git, make_kernel_env  # noqa: E402
 from loopback import LoopbackServer  # noqa: E402
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-screenshots", action="store_true",
+        help="the browser tests also write the README's screenshots into docs/images/",
+    )  # fmt: skip
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--update-screenshots", default=False):
+        os.environ["LOGICIAN_UPDATE_SCREENSHOTS"] = "1"
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_jupyter_and_config(tmp_path_factory: pytest.TempPathFactory):
     """Never read the developer's own config or kernelspecs; never write outside tmp."""

@@ -36,6 +36,20 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "lab"
+DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+"""The README's pictures: written by the browser tests under `--update-screenshots`, so a
+picture is always of the extension as the tests drive it."""
+
+
+def screenshot(page: Any, name: str, *, docs: bool = False) -> Path:
+    """A screenshot into test-artifacts/lab/; with `docs`, under `--update-screenshots` (which
+    sets LOGICIAN_UPDATE_SCREENSHOTS), also into docs/images/."""
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path))
+    if docs and os.environ.get("LOGICIAN_UPDATE_SCREENSHOTS"):
+        DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, DOCS_IMAGES / name)
+    return path
 
 
 def _free_port() -> int:

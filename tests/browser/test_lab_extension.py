@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lab_server import ARTIFACTS, LabServer, copy_into, open_browser, seed_thread, write_notebook
+from lab_server import (
+    ARTIFACTS,
+    LabServer,
+    copy_into,
+    open_browser,
+    screenshot,
+    seed_thread,
+    write_notebook,
+)
 
 HERE = Path(__file__).resolve().parent
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -141,7 +149,7 @@ def test_rewind_from_the_sidebar_restores_the_file_and_greys_the_cell(
     row.wait_for()
     assert "1 file" in row.inner_text()
     assert "In [1]" in row.inner_text()
-    page.screenshot(path=str(ARTIFACTS / "sidebar-timeline.png"))
+    screenshot(page, "sidebar-timeline.png", docs=True)
 
     # clicking a frame goes to its cell
     row.locator(".lk-FrameRow-code").click()
@@ -156,7 +164,7 @@ def test_rewind_from_the_sidebar_restores_the_file_and_greys_the_cell(
     assert "restore data.txt" in dialog.locator(".lk-RewindDialog-files").inner_text()
     # the second cell's `x` goes too: the dialog names the variables next to the files
     assert "delete x" in dialog.locator(".lk-RewindDialog-variables").inner_text()
-    page.screenshot(path=str(ARTIFACTS / "rewind-confirmation.png"))
+    screenshot(page, "rewind-confirmation.png", docs=True)
     dialog.locator("button.jp-mod-warn").click()
 
     deadline = time.monotonic() + 30
@@ -173,7 +181,7 @@ def test_rewind_from_the_sidebar_restores_the_file_and_greys_the_cell(
         page.locator(".jp-Notebook .jp-Cell").nth(1).get_attribute("class") or ""
     )
     sidebar.locator('.lk-FrameRow.lk-mod-rewound[data-cell-id="writes-file"]').wait_for()
-    page.screenshot(path=str(ARTIFACTS / "rewound-cells.png"))
+    screenshot(page, "rewound-cells.png", docs=True)
 
     # running the cell again makes it live, and it is a new frame
     run_cell(page, 0)
