@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import queue
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..config import LogicianSettings
 from ..config import commands as config_commands
 from ..loop.compaction_policy import CompactionPolicy
+from ..loop.prompt import system_prompt
 from ..policy import (
     AcceptanceCheck,
     ApprovalRequest,
@@ -100,7 +102,7 @@ def build_gate(
     channels: dict[str, ApprovalChannel] = {}
 
     async def ask(request: ApprovalRequest) -> ApprovalResolution:
-        kind, text = preview(request.tool, request.arguments, workspace)
+        kind, text = preview(request.tool, request.arguments, policy.base_dir())
         pending = broker.open(
             {
                 "call_id": request.call_id,
@@ -204,3 +206,19 @@ def persist_rule(runtime: LogicianRuntime, rule: str) -> None:
 
 def _toml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def current_directory() -> Path | None:
+    """Where the user's cells run (the kernel's current directory: the notebook's folder, or
+    where `%cd` went), or None when it is gone. The tools resolve relative paths there, as
+    `!ls` and `open()` do in a cell; the workspace still bounds everything."""
+    try:
+        return Path.cwd()
+    except OSError:  # the folder was deleted under the kernel
+        return None
+
+
+def prompt_for(policy: PermissionPolicy) -> str:
+    """The system prompt, naming where relative paths resolve when that is not the top of the
+    workspace."""
+    return system_prompt(policy.base_dir().relative_to(policy.workspace).as_posix() or ".")

@@ -18,10 +18,11 @@ from ..events.events import HarnessEvent
 from ..events.runtime_state import RuntimeState, fold
 from ..loop.todo import TodoCapability
 from ..policy import RunController
-from ..tools import ToolResult
+from ..runtime import LogicianRuntime
+from ..tools import ToolContext, ToolResult
 from ..types.run import RunOutcome
 from ._loop import WorkerLoop
-from .policy import ApprovalItem
+from .policy import ApprovalItem, current_directory
 
 
 @dataclass
@@ -121,3 +122,23 @@ def python_runner(
             raise
 
     return run_python
+
+
+def tool_context(
+    runtime: LogicianRuntime, items: queue.Queue[RunItem], *, python: bool,
+    secrets: tuple[str, ...],
+) -> ToolContext:  # fmt: skip
+    """What the tools get for one run: the workspace and the current frame's capture, the
+    notebook's namespace for `python` (when there is one), and where the user's cells run
+    (`current_directory()`), against which relative paths resolve."""
+    settings = runtime.config.settings
+    checkpoints = runtime.checkpoints
+    return ToolContext(
+        workspace=runtime.config.workspace,
+        cwd=current_directory(),
+        capture=checkpoints.capture,
+        capture_for_call=checkpoints.capture,
+        run_python=python_runner(items, settings.tools.python_timeout_seconds) if python else None,
+        bash_timeout_seconds=settings.tools.bash_timeout_seconds,
+        secrets=secrets,
+    )

@@ -37,7 +37,7 @@ from ..runtime import LogicianRuntime
 from ..session.file_checkpoints import RewindError
 from ..session.run_store import LedgerRunStore, resolve_dangling_calls
 from ..session.thread_ledger import ProjectionItem, RunEnd, ThreadLedger
-from ..tools import ToolContext, default_tools
+from ..tools import default_tools
 from ..types import MESSAGE_ADAPTER
 from ..types.run import RunOutcome
 from . import conversation, script
@@ -45,8 +45,14 @@ from ._loop import run_coroutine
 from .approvals import ApprovalBroker
 from .errors import AgentError
 from .hooks_setup import build_hooks
-from .policy import RunOptions, build_controller, build_gate, compaction_policy
-from .run import AgentRun, RunItem, python_runner
+from .policy import (
+    RunOptions,
+    build_controller,
+    build_gate,
+    compaction_policy,
+    prompt_for,
+)
+from .run import AgentRun, RunItem, tool_context
 from .run_profile import ProfileSwap, use_profile
 from .script import Approve, RunResult
 from .threads import ThreadsAndRecovery
@@ -210,20 +216,13 @@ class AgentSession(ThreadsAndRecovery):
         frame = checkpoints.current_frame
         store = LedgerRunStore(ledger, frame, secrets=secrets)
         items: queue.Queue[RunItem] = queue.Queue()
-        ctx = ToolContext(
-            workspace=runtime.config.workspace,
-            capture=checkpoints.capture,
-            capture_for_call=checkpoints.capture,
-            run_python=python_runner(items, settings.tools.python_timeout_seconds)
-            if python
-            else None,
-            bash_timeout_seconds=settings.tools.bash_timeout_seconds,
-            secrets=secrets,
-        )
+        ctx = tool_context(runtime, items, python=python, secrets=secrets)
+        policy = self.permission_policy()
+        policy.cwd = ctx.cwd  # the gate reads paths where the tools resolve them
         try:
             controller = build_controller(runtime, options)
             gate = build_gate(
-                runtime, options, policy=self.permission_policy(), broker=self.broker,
+                runtime, options, policy=policy, broker=self.broker,
                 requests=items, frame=frame, headless=not can_ask, secrets=secrets,
             )  # fmt: skip
         except ValueError as exc:
@@ -247,6 +246,7 @@ class AgentSession(ThreadsAndRecovery):
             max_tokens=settings.model.max_response_tokens,
             temperature=settings.model.temperature,
             more_tools=self.mcp.tools,
+            system_prompt=prompt_for(policy),
         )
         run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
         self.budget = controller.budget

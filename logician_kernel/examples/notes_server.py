@@ -19,7 +19,7 @@ NOTES = {
 }
 
 
-@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def search_notes(query: str) -> str:
     """Find the notes whose text mentions `query` (case-insensitive)."""
     hits = [f"{name}: {text}" for name, text in NOTES.items() if query.lower() in text.lower()]

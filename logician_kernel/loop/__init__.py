@@ -7,7 +7,7 @@ from ._conversation import UNANSWERED_CALL
 from .agent_harness import AgentHarness
 from .drive import drive_run
 from .hooks import Hooks
-from .prompt import DEFAULT_SYSTEM_PROMPT
+from .prompt import DEFAULT_SYSTEM_PROMPT, system_prompt
 from .run_store import RunStore
 
 __all__ = [
@@ -17,4 +17,5 @@ __all__ = [
     "Hooks",
     "RunStore",
     "drive_run",
+    "system_prompt",
 ]

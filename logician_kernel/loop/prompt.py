@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..types.messages import SYSTEM_LOCATION_PREFIX
+
 DEFAULT_SYSTEM_PROMPT = """\
 You are Logician, a coding agent working inside a Jupyter notebook. Each notebook cell that \
 starts with %%logician is one request from the user; you answer it by reasoning, calling \
@@ -27,3 +29,15 @@ When the request is done, stop calling tools and answer briefly: what you did, w
 found, and anything the user should check or decide."""
 """Describes a coding agent in a notebook: workspace-relative paths, tools, the shared
 namespace of the python tool, and that cells are rewindable checkpoints."""
+
+
+def system_prompt(where: str, base: str = DEFAULT_SYSTEM_PROMPT) -> str:
+    """`base`, plus where relative paths resolve when the notebook does not run at the top of
+    the workspace (`where`: that directory relative to the workspace root, `.` at the top)."""
+    if where in ("", "."):
+        return base
+    return (
+        f"{base}\n\n{SYSTEM_LOCATION_PREFIX}`{where}/` (relative to the workspace root). The notebook "
+        "runs there, like the user's cells: relative paths in your tool calls and in tool "
+        "results are relative to it, and `..` reaches the rest of the workspace."
+    )

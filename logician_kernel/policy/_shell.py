@@ -181,24 +181,27 @@ def _named_paths(program: str, args: tuple[str, ...]) -> list[str]:
     return names
 
 
-def _outside(name: str, workspace: Path) -> bool:
+def _outside(name: str, workspace: Path, cwd: Path) -> bool:
     if not name or name == "-":
         return False
     candidate = Path(name)
     if candidate.is_absolute():
         return True
     try:
-        resolved = (workspace / candidate).resolve()
+        resolved = (cwd / candidate).resolve()
     except (OSError, RuntimeError):
         return True
     return not (resolved == workspace or resolved.is_relative_to(workspace))
 
 
-def plain_command(command: str, workspace: Path | None = None) -> ShellCheck:
+def plain_command(
+    command: str, workspace: Path | None = None, *, cwd: Path | None = None
+) -> ShellCheck:
     """Read `command` as bash would; see the module docstring for what is plain.
 
-    `workspace` (resolved) is where the command runs; without it a file reader is never
-    plain, since its paths cannot be checked."""
+    `workspace` (resolved) bounds what a file reader may name; without it a file reader is
+    never plain, since its paths cannot be checked. `cwd` (resolved, inside the workspace;
+    default: the workspace) is where the command runs: relative paths resolve there."""
     if not isinstance(command, str) or not command.strip():
         return ShellCheck(problem="an empty command")
     if "\0" in command:
@@ -231,7 +234,7 @@ def plain_command(command: str, workspace: Path | None = None) -> ShellCheck:
         if _has_unquoted_glob(command):
             return ShellCheck(problem=f"a glob in the arguments of the file reader `{program}`")
         for name in _named_paths(program, words[1:]):
-            if name.startswith("~") or _outside(name, workspace):
+            if name.startswith("~") or _outside(name, workspace, cwd or workspace):
                 return ShellCheck(problem=f"`{program}` would read `{name}`, outside the workspace")
     return ShellCheck(words=words)
 
@@ -247,11 +250,13 @@ SUBCOMMAND_PROGRAMS = frozenset(
 """Programs whose second word is a subcommand: *Always allow* proposes `git status *`."""
 
 
-def narrowest_command_pattern(command: str, workspace: Path) -> str | None:
+def narrowest_command_pattern(
+    command: str, workspace: Path, *, cwd: Path | None = None
+) -> str | None:
     """The narrowest pattern an *Always allow* on `command` proposes: the program and its
     subcommand for `SUBCOMMAND_PROGRAMS`, else the exact command; None when no rule could
     allow it (not plain) or it holds a `*`, which a pattern would read as a wildcard."""
-    check = plain_command(command, workspace)
+    check = plain_command(command, workspace, cwd=cwd)
     if not check.plain or any("*" in word for word in check.words):
         return None
     words = check.words

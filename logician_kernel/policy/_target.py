@@ -30,8 +30,11 @@ class Target:
     """Path arguments, as given, that resolve outside the workspace."""
 
 
-def call_target(tool: str, arguments: Mapping[str, Any], workspace: Path) -> Target:
-    """The command or the resolved paths `tool` would act on with `arguments`."""
+def call_target(
+    tool: str, arguments: Mapping[str, Any], workspace: Path, *, cwd: Path | None = None
+) -> Target:
+    """The command or the resolved paths `tool` would act on with `arguments`; relative paths
+    resolve against `cwd` (where the tools run; default: the workspace)."""
     if not isinstance(arguments, Mapping):
         return Target()
     argument = COMMAND_ARGUMENTS.get(tool)
@@ -47,7 +50,7 @@ def call_target(tool: str, arguments: Mapping[str, Any], workspace: Path) -> Tar
     for raw in raw_paths:
         if not isinstance(raw, str) or not raw.strip() or "\0" in raw:
             continue
-        relative, absolute = locate(raw, workspace)
+        relative, absolute = locate(raw, workspace, cwd=cwd)
         paths.append((relative, absolute))
         if relative is None:
             outside.append(raw)
@@ -58,11 +61,12 @@ def call_target(tool: str, arguments: Mapping[str, Any], workspace: Path) -> Tar
     return Target(paths=tuple(paths), outside=tuple(outside))
 
 
-def locate(raw: str, workspace: Path) -> tuple[str | None, str]:
-    """(workspace-relative POSIX path, or None when `raw` resolves outside; absolute path)."""
+def locate(raw: str, workspace: Path, *, cwd: Path | None = None) -> tuple[str | None, str]:
+    """(workspace-relative POSIX path, or None when `raw` resolves outside; absolute path).
+    A relative `raw` resolves against `cwd` (default: the workspace)."""
     candidate = Path(raw)
     if not candidate.is_absolute():
-        candidate = workspace / candidate
+        candidate = (cwd or workspace) / candidate
     try:
         resolved = candidate.resolve()
     except (OSError, RuntimeError):  # a symlink loop: cannot tell, so treat as outside

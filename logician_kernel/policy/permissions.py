@@ -119,6 +119,9 @@ class PermissionPolicy:
         contributed `rule` to `permissions.<list_name>` (see `config_layer_of`)."""
         self.settings = settings
         self.workspace = Path(workspace).expanduser().resolve()
+        self.cwd: Path | None = None
+        """Where the tools run (the kernel's current directory); relative paths in a call
+        resolve there. None, or a directory outside the workspace: the workspace."""
         self._layer_of = layer_of
         self._rules: dict[RuleList, tuple[Rule, ...]] = {
             name: tuple(parse_rule(text) for text in getattr(settings, name, ()))
@@ -223,7 +226,7 @@ class PermissionPolicy:
             )
         problem = None
         if tool_name == "bash" and target.command is not None:
-            problem = plain_command(target.command, self.workspace).problem
+            problem = plain_command(target.command, self.workspace, cwd=self.base_dir()).problem
         return self._mode_default(decision, active, tool_name, read_only, problem)
 
     @staticmethod
@@ -282,7 +285,7 @@ class PermissionPolicy:
             if not isinstance(value, str) or not value.strip():
                 return None
             if tool_name == "bash":
-                stem = narrowest_command_pattern(value, self.workspace)
+                stem = narrowest_command_pattern(value, self.workspace, cwd=self.base_dir())
                 return f"bash({stem})" if stem else None
             code = value.strip()
             return None if "*" in code else f"{tool_name}({code})"
@@ -328,7 +331,7 @@ class PermissionPolicy:
             return []
         if target.command is None:
             return []
-        check = plain_command(target.command, self.workspace)
+        check = plain_command(target.command, self.workspace, cwd=self.base_dir())
         if not check.plain:
             return []
         for rule, layer in candidates:
@@ -360,7 +363,18 @@ class PermissionPolicy:
         return any_pattern(pattern)
 
     def _target(self, tool: str, arguments: Mapping[str, Any]) -> Target:
-        return call_target(tool, arguments, self.workspace)
+        return call_target(tool, arguments, self.workspace, cwd=self.base_dir())
+
+    def base_dir(self) -> Path:
+        """`cwd` resolved when it lies inside the workspace, else the workspace (as the tools'
+        `base_dir` decides)."""
+        if self.cwd is None:
+            return self.workspace
+        try:
+            cwd = Path(self.cwd).resolve()
+        except (OSError, RuntimeError):
+            return self.workspace
+        return cwd if cwd == self.workspace or cwd.is_relative_to(self.workspace) else self.workspace
 
     @staticmethod
     def _checked_mode(mode: str) -> PermissionMode:

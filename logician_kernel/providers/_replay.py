@@ -21,6 +21,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from logician_kernel.types.messages import (
+    SYSTEM_LOCATION_PREFIX,
     ModelRequest,
     ModelResponse,
     ProviderEvent,
@@ -50,11 +51,22 @@ class RecordedExchange(BaseModel):
 
 
 def request_fingerprint(request: ModelRequest) -> str:
-    """A stable hash of everything in a request."""
-    canonical = json.dumps(
-        request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
+    """A stable hash of everything in a request but where the notebook runs (the system
+    prompt's `SYSTEM_LOCATION_PREFIX` line), so a recording replays from any folder."""
+    data = request.model_dump(mode="json")
+    for message in data["messages"]:
+        if message.get("kind") == "system":
+            message["content"] = _without_location(message["content"])
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _without_location(text: str) -> str:
+    head, sep, tail = text.partition("\n\n" + SYSTEM_LOCATION_PREFIX)
+    if not sep:
+        return text
+    _, _, rest = tail.partition("\n")  # the location is one paragraph of one line
+    return head + ("\n" + rest if rest else "")
 
 
 def first_difference(expected: Any, actual: Any, path: str = "request") -> str | None:

@@ -76,6 +76,11 @@ class ToolContext:
     call's pre-image it holds); used instead of `capture` inside a call when set."""
     call_id: str | None = None
     """The tool call this context is lent to (the harness sets it per call)."""
+    cwd: Path | None = None
+    """Where the user's cells run (the kernel's current directory: the notebook's folder, or
+    where `%cd` went). Relative paths resolve against it and results name paths relative to it,
+    as `!ls` and `open()` in a cell do; the workspace still bounds what is allowed, captured
+    and rewound. None, or a directory outside the workspace: the workspace root."""
 
     def checkpoint(self, path: str) -> None:
         """Record `path`'s pre-state before writing it, naming this context's call if known."""

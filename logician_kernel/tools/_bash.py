@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from . import _process_guard as process_guard
 from ._base import Recovery, Tool, ToolContext, ToolError, ToolResult, first_line
 from ._output import HeadTail
-from ._paths import workspace_root
+from ._paths import base_dir
 
 _READ_CHUNK = 64 * 1024
 _POLL_SECONDS = 0.1
@@ -58,7 +58,7 @@ class BashTool(Tool):
             raise ToolError("bash: the command is empty")
         timeout = ctx.bash_timeout_seconds
         try:
-            run = await _run(command, workspace_root(ctx), timeout, ctx.max_output_bytes,
+            run = await _run(command, base_dir(ctx), timeout, ctx.max_output_bytes,
                              guard_in=ctx.workspace)  # fmt: skip
         except OSError as exc:  # bash missing, workspace gone, out of processes
             raise ToolError(f"bash: could not start the command: {exc}") from None

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from ._base import Recovery, Tool, ToolContext, ToolError, ToolResult
-from ._paths import PROTECTED_DIRS, looks_binary, relative, resolve_path, workspace_root
+from ._paths import (
+    PROTECTED_DIRS,
+    base_dir,
+    display_path,
+    looks_binary,
+    resolve_path,
+    workspace_root,
+)
 
 _LS_MAX_ENTRIES = 1000
 _GLOB_MAX_RESULTS = 1000
@@ -42,7 +49,7 @@ async def _in_thread(fn: Callable[[threading.Event], _T]) -> _T:
 
 def _directory(ctx: ToolContext, tool: str, path: str) -> tuple[Path, str]:
     target = resolve_path(ctx, path, for_write=False)
-    shown = relative(ctx, target)
+    shown = display_path(ctx, target)
     if not target.exists():
         raise ToolError(f"{tool}: no such directory: {shown}")
     if not target.is_dir():
@@ -147,6 +154,7 @@ class GlobTool(Tool):
             )
         base, _ = _directory(ctx, "glob", args["path"])
         root = workspace_root(ctx)
+        here = base_dir(ctx)
 
         def work(stop: threading.Event) -> tuple[list[str], bool]:
             found: list[str] = []
@@ -157,7 +165,7 @@ class GlobTool(Tool):
                     continue
                 if not _inside(root, match):
                     continue
-                rel = match.relative_to(root).as_posix()
+                rel = os.path.relpath(match, here).replace(os.sep, "/")
                 found.append(rel + "/" if match.is_dir() else rel)
             return found, False
 
@@ -230,10 +238,11 @@ class GrepTool(Tool):
         except re.error as exc:
             raise ToolError(f"grep: invalid regular expression {pattern!r}: {exc}") from None
         target = resolve_path(ctx, args["path"], for_write=False)
-        shown = relative(ctx, target)
+        shown = display_path(ctx, target)
         if not target.exists():
             raise ToolError(f"grep: no such file or directory: {shown}")
-        search = _Search(workspace_root(ctx), regex, args["glob"], args["max_matches"])
+        search = _Search(workspace_root(ctx), regex, args["glob"], args["max_matches"],
+                         shown_from=base_dir(ctx))  # fmt: skip
         await _in_thread(lambda stop: search.run(target, stop))
         if not search.lines:
             body = f"No matches for {pattern!r} in {shown}"
@@ -262,8 +271,11 @@ class GrepTool(Tool):
 class _Search:
     """One grep walk, accumulating matches until the limit."""
 
-    def __init__(self, root: Path, regex: re.Pattern[str], include: str | None, limit: int):
+    def __init__(self, root: Path, regex: re.Pattern[str], include: str | None, limit: int,
+                 *, shown_from: Path) -> None:  # fmt: skip
         self.root, self.regex, self.include, self.limit = root, regex, include, limit
+        self.shown_from = shown_from
+        """Matches name their files relative to it (where the user's cells run)."""
         self.lines: list[str] = []
         self.files: set[str] = set()
         self.limited = False
@@ -305,7 +317,7 @@ class _Search:
                 if looks_binary(f.read(8192)):
                     return
                 f.seek(0)
-                rel = full.relative_to(self.root).as_posix()
+                rel = os.path.relpath(full, self.shown_from).replace(os.sep, "/")
                 for lineno, raw in enumerate(f, start=1):
                     text = raw.decode("utf-8", "replace").rstrip("\r\n")
                     if not self.regex.search(text):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ._base import Recovery, Tool, ToolContext, ToolError, ToolResult, format_size
-from ._paths import looks_binary, relative, resolve_path, sniff
+from ._paths import display_path, looks_binary, relative, resolve_path, sniff
 
 _DEFAULT_READ_LINES = 2000
 _MAX_LINE_CHARS = 2000
@@ -130,7 +130,7 @@ class ReadTool(Tool):
 
     async def _execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         target = resolve_path(ctx, args["path"], for_write=False)
-        shown = relative(ctx, target)
+        shown = display_path(ctx, target)
         _existing_file("read", target, shown)
         budget = max(ctx.max_output_bytes - _FOOTER_RESERVE, 0)
         try:
@@ -227,7 +227,7 @@ class WriteTool(Tool):
 
     async def _execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         target = resolve_path(ctx, args["path"], for_write=True)
-        shown = relative(ctx, target)
+        shown, key = display_path(ctx, target), relative(ctx, target)
         if target.is_dir():
             raise ToolError(f"write: {shown} is a directory")
         try:
@@ -238,7 +238,7 @@ class WriteTool(Tool):
             raise _special_refusal("write", shown)  # before capture: never read a FIFO
         data = args["content"].encode("utf-8", "replace")
         existed = existing is not None
-        _capture(ctx, "write", shown)
+        _capture(ctx, "write", key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -248,7 +248,7 @@ class WriteTool(Tool):
         return ToolResult(
             content=f"{'Overwrote' if existed else 'Created'} {shown} ({len(data):,} bytes).",
             display=f"wrote {size} to {shown}",
-            changed_paths=(shown,),
+            changed_paths=(key,),
         )
 
 
@@ -284,7 +284,7 @@ class EditTool(Tool):
     async def _execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         old, new = args["old_string"], args["new_string"]
         target = resolve_path(ctx, args["path"], for_write=True)
-        shown = relative(ctx, target)
+        shown, key = display_path(ctx, target), relative(ctx, target)
         if old == "":
             raise ToolError("edit: old_string is empty; use write to create or replace a file")
         if old == new:
@@ -315,20 +315,21 @@ class EditTool(Tool):
             )
         line = text.count("\n", 0, text.index(old)) + 1
         updated = text.replace(old, new) if args["replace_all"] else text.replace(old, new, 1)
-        _capture(ctx, "edit", shown)
+        _capture(ctx, "edit", key)
         _write_regular("edit", target, shown, updated.encode("utf-8"))
         what = f"{count} occurrences" if count > 1 else "1 occurrence"
         return ToolResult(
             content=f"Replaced {what} in {shown} (first at line {line}).",
             display=f"edited {shown} ({what.replace('occurrence', 'replacement')})",
-            changed_paths=(shown,),
+            changed_paths=(key,),
         )
 
 
-def _capture(ctx: ToolContext, tool: str, shown: str) -> None:
+def _capture(ctx: ToolContext, tool: str, key: str) -> None:
+    """Record the workspace-relative `key`'s pre-state; nothing is written when it fails."""
     try:
-        ctx.checkpoint(shown)
+        ctx.checkpoint(key)
     except Exception as exc:
         raise ToolError(
-            f"{tool}: could not checkpoint {shown} before writing it ({exc}); nothing was written"
+            f"{tool}: could not checkpoint {key} before writing it ({exc}); nothing was written"
         ) from None

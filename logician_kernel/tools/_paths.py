@@ -1,4 +1,5 @@
-"""Path arguments: resolved against the workspace, refused when they leave it.
+"""Path arguments: resolved against where the user's cells run (inside the workspace),
+refused when they leave the workspace.
 
 Symlinks are resolved before the check, so a link pointing outside is refused like `../`.
 Writes are also refused under `.logician/` (our own durable state) and `.git/`.
@@ -18,7 +19,8 @@ _SNIFF_BYTES = 8192
 
 
 def resolve_path(ctx: ToolContext, path: str, *, for_write: bool) -> Path:
-    """The absolute, symlink-resolved path of `path` (relative to the workspace, or absolute).
+    """The absolute, symlink-resolved path of `path` (relative to `base_dir(ctx)`, where the
+    user's cells run, or absolute).
 
     Raises `ToolError` when it lies outside the workspace (reads and writes alike, for now),
     or, for writes, under `.logician/` or `.git/`.
@@ -29,7 +31,7 @@ def resolve_path(ctx: ToolContext, path: str, *, for_write: bool) -> Path:
     if "\0" in path:
         raise ToolError(f"{verb}: path {path!r} contains a NUL character")
     root = workspace_root(ctx)
-    candidate = Path(path) if os.path.isabs(path) else root / path
+    candidate = Path(path) if os.path.isabs(path) else base_dir(ctx) / path
     try:
         resolved = candidate.resolve()
     except (OSError, RuntimeError) as exc:  # symlink loops
@@ -56,9 +58,29 @@ def workspace_root(ctx: ToolContext) -> Path:
     return Path(ctx.workspace).resolve()
 
 
+def base_dir(ctx: ToolContext) -> Path:
+    """The directory relative paths resolve against: the kernel's current directory when it
+    lies inside the workspace, else the workspace root."""
+    root = workspace_root(ctx)
+    if ctx.cwd is None:
+        return root
+    try:
+        cwd = Path(ctx.cwd).resolve()
+    except (OSError, RuntimeError):
+        return root
+    return cwd if cwd == root or cwd.is_relative_to(root) else root
+
+
 def relative(ctx: ToolContext, path: Path) -> str:
-    """Workspace-relative POSIX form of a resolved path (`.` for the root)."""
+    """Workspace-relative POSIX form of a resolved path (`.` for the root): the name frames
+    capture and rewind it by."""
     return path.relative_to(workspace_root(ctx)).as_posix() or "."
+
+
+def display_path(ctx: ToolContext, path: Path) -> str:
+    """The form the model and the user read: relative to `base_dir(ctx)` (`../x` for a
+    workspace path above it), so a path taken from a result works as an argument again."""
+    return os.path.relpath(path, base_dir(ctx)).replace(os.sep, "/")
 
 
 def looks_binary(head: bytes) -> bool:

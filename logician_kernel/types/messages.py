@@ -78,6 +78,12 @@ AssistantPart = Annotated[TextPart | ToolCall | ThinkingPart, Field(discriminato
 # --- messages -----------------------------------------------------------------------------
 
 
+SYSTEM_LOCATION_PREFIX = "Current directory: "
+"""Starts the one line of a system prompt that says where the notebook runs (the agent's
+`system_prompt(where)`); a recording leaves that line out of its request fingerprints, so a
+recorded session replays wherever its notebook is opened."""
+
+
 class SystemMessage(_Vocabulary):
     """Instructions for the model, outside the user/assistant exchange."""
 

@@ -10,6 +10,7 @@ import logician_kernel.loop as loop
 
 LOOP_API = {
     "DEFAULT_SYSTEM_PROMPT", "UNANSWERED_CALL", "AgentHarness", "Hooks", "RunStore", "drive_run",
+    "system_prompt",
 }  # fmt: skip
 EVENTS_API = {
     "HARNESS_EVENT_ADAPTER", "MAX_PENDING_SHOWN", "AssistantTextDelta", "HarnessEvent",

@@ -203,3 +203,22 @@ def test_the_configs_validated_model_settings_are_used_without_validating_again(
     # The schema lets `provider = "replay"` be set before its file; the factory names the field.
     with pytest.raises(ValueError, match=r"needs `model\.replay_file`"):
         create_provider(ModelSettings(provider="replay"), env={}, root=tmp_path)
+
+
+def test_where_the_notebook_runs_is_not_part_of_a_recordings_fingerprint() -> None:
+    """A recording made at the top of a workspace replays from a notebook in a subfolder: the
+    system prompt's one location line is left out of the fingerprint, nothing else is."""
+    from logician_kernel.loop import system_prompt
+    from logician_kernel.providers._replay import request_fingerprint
+    from logician_kernel.types import SystemMessage
+
+    def request(system: str, text: str = "hi") -> ModelRequest:
+        return ModelRequest(messages=[SystemMessage(content=system),
+                                      UserMessage(content=[TextPart(text=text)])])  # fmt: skip
+
+    top = request(system_prompt("."))
+    sub = request(system_prompt("notebooks"))
+    assert "Current directory: `notebooks/`" in sub.messages[0].content  # type: ignore[union-attr]
+    assert request_fingerprint(sub) == request_fingerprint(top)
+    assert request_fingerprint(request(system_prompt("x"), "other")) != request_fingerprint(top)
+    assert request_fingerprint(request(system_prompt(".") + " more")) != request_fingerprint(top)
