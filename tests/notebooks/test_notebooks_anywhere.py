@@ -1,6 +1,7 @@
 """Every shipped notebook passes `logician run` wherever a user starts it: from the top of the
-repository it ships in, from its own folder, and copied outside any repository; and it leaves
-the folder as it found it (`git status --porcelain` empty).
+repository it ships in, from its own folder, and copied outside any repository; it leaves the
+folder as it found it (`git status --porcelain` empty), and its kernel shuts down without a
+traceback.
 
 Each location gets its own copy of the checkout's notebooks in a fresh git repository, laid out
 as in a clone (`notebooks/` under the repository's top), so the runs never touch this checkout
@@ -60,6 +61,8 @@ def test_the_notebook_runs_from_the_repository_top_and_from_its_folder(
     for where, future in done.items():
         result = future.result()
         assert result.returncode == 0, f"{notebook.name} {where}:\n{result.stderr[-3000:]}"
+        # Kernel shutdown (with MCP servers, in 05) logs no traceback.
+        assert "Traceback" not in result.stderr, result.stderr[-3000:]
         repo = runs[where][0]
         left = git(repo, "status", "--porcelain", "--untracked-files=all")
         assert left == "", f"{notebook.name} {where} left behind:\n{left}"
