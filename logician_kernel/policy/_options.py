@@ -70,7 +70,8 @@ class Options:
 
 _NPM = Options(
     long=("script-shell", "prefix", "userconfig", "globalconfig", "node-options", "call",
-          "git", "editor", "browser", "viewer", "shell"),
+          "git", "editor", "browser", "viewer", "shell", "init-module", "node-gyp",
+          "onload-script"),
     short="c", underscores=True,
 )  # fmt: skip
 
@@ -121,15 +122,28 @@ OPTION_TABLE: Mapping[str, Options] = {
     "python": Options(short="cWX"),
     "node": Options(
         long=("eval", "print", "require", "import", "loader", "experimental-loader", "inspect",
-              "inspect-brk", "inspect-port", "env-file"),
+              "inspect-brk", "inspect-port", "env-file", "run", "openssl-config"),
         short="epr",
     ),
     "perl": Options(short="eEMmidIx"),
-    "ruby": Options(short="erIix"),
+    "ruby": Options(short="erIixCd"),
     "fd": Options(long=("exec", "exec-batch"), short="xX"),
     "make": Options(long=("eval", "file", "makefile", "directory", "include-dir"), short="EfCI"),
-    "go": Options(long=("exec", "toolexec", "overlay"), words=("-exec", "-toolexec", "-overlay")),
+    "go": Options(
+        long=("exec", "toolexec", "overlay", "vettool", "w"),
+        words=("-exec", "-toolexec", "-overlay", "-vettool", "-w"),
+    ),
     "cargo": Options(long=("config",), short="Z"),
+    "wget": Options(
+        long=("output-document", "output-file", "append-output", "directory-prefix",
+              "input-file", "use-askpass", "execute", "config", "post-file", "body-file",
+              "load-cookies", "save-cookies", "warc-file", "rejected-log"),
+        short="OoaPie",
+    ),
+    "zip": Options(long=("unzip-command", "temp-path", "logfile-path"), short="Tb"),
+    "unzip": Options(short="d:"),
+    "hg": Options(long=("config", "repository", "cwd", "debugger"), short="R"),
+    "man": Options(long=("pager", "html", "preprocessor", "config-file"), short="PHpC"),
 }  # fmt: skip
 """Options that make a program run another program, write or read outside its arguments, or
 reach another repository, by program (see `program_name` for the spellings of a program)."""
@@ -152,6 +166,11 @@ chooses what runs or where, so it is never plain."""
 
 GIT_SUBCOMMAND_OPTIONS: Mapping[str, Options] = {
     "clone": Options(short="u"),
+    "config": Options(
+        long=("add", "unset", "unset-all", "replace-all", "rename-section", "remove-section",
+              "edit", "file", "blob"),
+        short="ef",
+    ),
     "difftool": Options(long=("extcmd",), short="x"),
     "rebase": Options(long=("exec",), short="x"),
 }
@@ -162,6 +181,13 @@ GIT_RUNS_A_COMMAND: Mapping[str, str] = {"bisect": "run", "submodule": "foreach"
 
 GIT_RUNNERS = frozenset({"filter-branch", "send-email", "instaweb", "daemon", "web--browse"})
 """Subcommands that run programs given on their command line or chosen by settings."""
+
+GIT_CONFIG_READS = frozenset(
+    "--get --get-all --get-regexp --get-urlmatch --get-color --get-colorbool --list -l get "
+    "list".split()
+)
+"""How `git config` only reads; without one of these it sets a setting, and a setting
+(`core.fsmonitor`, `core.pager`, `alias.x = !cmd`) is a command that later git calls run."""
 
 
 def program_name(word: str) -> str:
@@ -187,6 +213,8 @@ def word_hit(options: Options, word: str) -> tuple[str, str] | None:
         key = name.replace("_", "-") if options.underscores else name
         if key in options.exact_safe:
             return None
+        if key in options.long:
+            return "--" + key, "--" + name
         for option in options.long:
             if option.startswith(key):
                 return "--" + option, "--" + name
@@ -223,6 +251,8 @@ def _git_problem(args: Sequence[str]) -> str | None:
     subcommand, rest = args[index], args[index + 1 :]
     if subcommand in GIT_RUNNERS:
         return f"`git {subcommand}`, which runs other programs"
+    if subcommand == "config" and not GIT_CONFIG_READS.intersection(rest):
+        return "`git config` setting a value (git runs commands named in its settings)"
     runs = GIT_RUNS_A_COMMAND.get(subcommand)
     if runs is not None and runs in rest:
         return f"`git {subcommand} {runs}`, which runs a command"

@@ -208,6 +208,8 @@ def _curl_problem(args: tuple[str, ...]) -> str | None:
             return "a file curl would read and send (`@…`)"
         if "%output{" in word:
             return "a file curl would write (`%output{…}`)"
+        if "file:" in word.lower():
+            return "a `file:` URL (curl would read a local file)"
     return None
 
 
@@ -221,10 +223,18 @@ def _make_problem(args: tuple[str, ...]) -> str | None:
     return None
 
 
+def _go_problem(args: tuple[str, ...]) -> str | None:
+    for word in args:
+        if "extld" in word or "extar" in word:
+            return "an external linker or archiver chosen on the command line (`-extld`)"
+    return None
+
+
 SCRIPT_CHECKS: Mapping[str, Callable[[tuple[str, ...]], str | None]] = {
     "sed": _sed_problem,
     "awk": _awk_problem,
     "curl": _curl_problem,
     "make": _make_problem,
+    "go": _go_problem,
 }
 """Program-specific reading of arguments, after the option table (`_options.py`)."""

@@ -26,7 +26,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._options import long_name, option_problem
+from ._options import long_name, option_problem, program_name
 
 _CONTROL = {
     ";": "a `;` chain", "&": "a `&` chain or background job", "|": "a pipe or `||` chain",
@@ -48,7 +48,11 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 
 RUNNERS = frozenset(
     "env sudo doas su exec eval command builtin xargs nohup nice timeout time stdbuf setsid "
-    "chroot unshare nsenter watch script strace ltrace bash sh zsh dash fish ksh csh".split()
+    "chroot unshare nsenter watch script strace ltrace bash sh zsh dash fish ksh csh "
+    "source . enable flock parallel ionice chrt taskset prlimit systemd-run runuser sg "
+    "pkexec busybox sshpass unbuffer entr ssh-agent dbus-run-session xvfb-run setpriv capsh "
+    "torsocks proxychains proxychains4 valgrind gdb tmux screen at batch crontab fakeroot "
+    "bwrap firejail".split()
 )
 """Programs whose arguments are another command: never plain, whatever a rule says."""
 
@@ -59,9 +63,10 @@ FILE_READERS = frozenset(
 )
 """Programs that read the files named in their arguments: paths must stay in the workspace."""
 
-COPIERS = frozenset({"rsync", "scp"})
-"""Programs that copy between their operands: every operand must stay in the workspace, and
-a remote operand (`host:path`) is not plain (it runs ssh)."""
+COPIERS = frozenset({"rsync", "scp", "tar", "gtar", "bsdtar"})
+"""Programs that copy between their operands (tar: the archive and its members): every
+operand must stay in the workspace, and a remote operand (`host:path`) is not plain (it runs
+ssh or rsh)."""
 
 _PATTERN_FIRST = frozenset("grep egrep fgrep rg sed gsed awk gawk mawk nawk".split())
 """Readers whose first operand is a pattern or a script, not a file, unless an option gives
@@ -73,6 +78,15 @@ that the first operand is a file; `-e` and `-f` in a short bundle do the same.""
 
 _INLINE_PATTERN_OPTIONS = ("regexp", "expression", "source")
 """Of those, the ones whose value (the next word) is the pattern itself, not a file."""
+
+_FLAGS = {
+    "grep": frozenset("iIvwxcLlnHhoqsrRFEGPzZUabTy"),
+    "rg": frozenset("iIvwxcLlnHhoqsSuUFzaNpb0."),
+    "sed": frozenset("nrEsuz"),
+    "awk": frozenset("bcChLMNOPrSstV"),
+}
+"""Short options of the pattern-first readers that take no value. A letter not listed may
+take one (and eat an `e` after it), so a bundle holding one never hides its next word."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +171,16 @@ def _gives_pattern(word: str) -> bool:
     return word.startswith("-") and ("e" in word[1:] or "f" in word[1:])
 
 
+def _pattern_letter(program: str, bundle: str) -> int:
+    """The index of `-e` in a short bundle when it gives a pattern (every letter before it is
+    a flag that takes no value, so `e` is not some option's value); else -1."""
+    flags = _FLAGS.get(program_name(program))
+    end = bundle.find("e", 1)
+    if flags is None or end < 0 or any(letter not in flags for letter in bundle[1:end]):
+        return -1
+    return end
+
+
 def _named_paths(program: str, args: tuple[str, ...]) -> list[str]:
     """The arguments of a file reader that may name a file (option values included: after
     `=`, and every tail of a short bundle before a pattern letter, since `-if/etc/x` is
@@ -178,7 +202,7 @@ def _named_paths(program: str, args: tuple[str, ...]) -> list[str]:
                 )
             continue
         if arg.startswith("-") and arg != "-":
-            end = arg.find("e", 1) if program in _PATTERN_FIRST else -1
+            end = _pattern_letter(program, arg)
             names += [arg[k:] for k in range(2, len(arg) if end < 0 else end + 1)]
             pattern_next = end == len(arg) - 1
             continue
@@ -246,7 +270,9 @@ def plain_command(command: str, workspace: Path | None = None) -> ShellCheck:
             return ShellCheck(problem=f"`{program}` copies files, and no workspace is known")
         for name in _named_paths(program, words[1:]):
             if name.startswith("~") or _outside(name, workspace):
-                return ShellCheck(problem=f"`{program}` would copy `{name}`, outside the workspace")
+                return ShellCheck(
+                    problem=f"`{program}` would copy to or from `{name}`, outside the workspace"
+                )
     if program in FILE_READERS:
         if workspace is None:
             return ShellCheck(problem=f"`{program}` reads files, and no workspace is known")
