@@ -7,11 +7,13 @@ allow. Each check here reads the arguments as the program would and names what i
 returns None when the script only reads its input and prints.
 
 The sed reader follows GNU sed's own parser (`compile.c`: addresses, then one command letter;
-`s` and `y` split at the delimiter as `match_slash` does, with no bracket awareness) and admits
-only the commands that print, delete, branch or hold (`= d D g G h H l n N p P q Q x z`, `s`
-and `y` without the `e` and `w` flags, `b t T :` labels, `{ }`). A script it cannot read the
-way sed would is refused: sed compiles the whole script before it runs any of it, so where
-our reading and sed's differ sed has usually refused already. awk programs are not parsed: a
+`s` and `y` split at the delimiter as `match_slash` does, read both with and without bracket
+expressions since versions differ; a label ends at a blank or `;`) and admits only the
+commands that print, delete, branch or hold (`= d D g G h H l n N p P q Q x z`, `s` and `y`
+without the `e` and `w` flags, `b t T :` labels, `{ }`). A script it cannot read is refused.
+sed compiles the whole script before it runs any of it, so where our reading is looser than
+sed's, sed refuses the script; `test_policy_sed_sandbox.py` holds our reading against GNU
+sed's `--sandbox` (which refuses `e`, `r`, `w`) on generated scripts. awk programs are not parsed: a
 program holding `system`, a pipe, a redirection, `getline`, `@` (gawk's `@load`, indirect
 calls) or `ARGV`/`ARGC` (reading other files) is refused, so a comparison `$1 > 5` asks too.
 
@@ -30,8 +32,29 @@ _S_FLAGS = frozenset("gpiImM0123456789")
 _AWK_DANGERS = ("system", "|", ">", "getline", "@", "ARGV", "ARGC", "/inet")
 
 
-def _until(script: str, i: int, delim: str) -> int:
-    """The index of the next unescaped `delim` from `i` (as sed's `match_slash`), or -1."""
+def _bracket_end(script: str, i: int) -> int:
+    """The index after a bracket expression opening at `i` (`[^]a-z[:digit:]]`), or -1."""
+    n = len(script)
+    j = i + 1
+    if j < n and script[j] == "^":
+        j += 1
+    if j < n and script[j] == "]":
+        j += 1
+    while j < n and script[j] != "]":
+        if script[j] == "[" and j + 1 < n and script[j + 1] in ":=.":
+            close = script.find(script[j + 1] + "]", j + 2)
+            if close < 0:
+                return -1
+            j = close + 2
+            continue
+        j += 1
+    return j + 1 if j < n else -1
+
+
+def _until(script: str, i: int, delim: str, brackets: bool = False) -> int:
+    """The index of the next unescaped `delim` from `i`, or -1: as sed's `match_slash`, and
+    with `brackets` skipping bracket expressions in a regex (newer GNU sed does: in
+    `s/[/]/x/` the slash inside the brackets does not end the regex)."""
     n = len(script)
     while i < n:
         c = script[i]
@@ -40,11 +63,16 @@ def _until(script: str, i: int, delim: str) -> int:
             continue
         if c == delim:
             return i
+        if c == "[" and brackets:
+            i = _bracket_end(script, i)
+            if i < 0:
+                return -1
+            continue
         i += 1
     return -1
 
 
-def _one_address(script: str, i: int) -> int:
+def _one_address(script: str, i: int, brackets: bool) -> int:
     n = len(script)
     if i < n and script[i].isdigit():
         while i < n and script[i].isdigit():
@@ -63,7 +91,7 @@ def _one_address(script: str, i: int) -> int:
             delim, start = script[i + 1], i + 2
         else:
             delim, start = "/", i + 1
-        end = _until(script, start, delim)
+        end = _until(script, start, delim, brackets)
         if end < 0:
             return -1
         i = end + 1
@@ -78,10 +106,10 @@ def _skip_blanks(script: str, i: int) -> int:
     return i
 
 
-def _address(script: str, i: int) -> int:
+def _address(script: str, i: int, brackets: bool) -> int:
     """The index after the address (`1`, `$`, `/re/I`, `1,+3`, `0,/x/`) and any `!`."""
     n = len(script)
-    i = _one_address(script, i)
+    i = _one_address(script, i, brackets)
     if i < 0:
         return -1
     i = _skip_blanks(script, i)
@@ -92,7 +120,7 @@ def _address(script: str, i: int) -> int:
             while i < n and script[i].isdigit():
                 i += 1
         else:
-            i = _one_address(script, i)
+            i = _one_address(script, i, brackets)
             if i < 0:
                 return -1
     i = _skip_blanks(script, i)
@@ -103,7 +131,13 @@ def _address(script: str, i: int) -> int:
 
 def sed_script_problem(script: str) -> str | None:
     """What in a sed script runs a command, writes or reads a file, or cannot be read; None
-    when it only prints, deletes, substitutes, holds or branches."""
+    when it only prints, deletes, substitutes, holds or branches. Read twice, with and without
+    bracket expressions in regexes (sed versions differ), and refused if either reading finds
+    something."""
+    return _sed_read(script, brackets=False) or _sed_read(script, brackets=True)
+
+
+def _sed_read(script: str, brackets: bool) -> str | None:
     i, n = 0, len(script)
     unreadable = "a sed script that cannot be read as sed would"
     while i < n:
@@ -115,7 +149,7 @@ def sed_script_problem(script: str) -> str | None:
             end = script.find("\n", i)
             i = n if end < 0 else end
             continue
-        i = _address(script, i)
+        i = _address(script, i, brackets)
         if i < 0:
             return unreadable
         if i >= n:
@@ -129,15 +163,18 @@ def sed_script_problem(script: str) -> str | None:
                 i += 1
             continue
         if c in _SED_LABELS:
-            while i < n and script[i] not in ";\n":  # `;` ends a label early: read the least
+            # GNU sed ends a label at a blank or `;` and reads a command after it (`:a e id`
+            # runs `e`): read the least label, so that whatever follows is read as commands.
+            i = _skip_blanks(script, i + 1)
+            while i < n and script[i] not in " \t;\n}":
                 i += 1
             continue
         if c in "sy":
             if i + 1 >= n or script[i + 1] in "\n\\":
                 return unreadable
             delim, i = script[i + 1], i + 2
-            for _ in range(2):
-                end = _until(script, i, delim)
+            for part in range(2):
+                end = _until(script, i, delim, brackets and c == "s" and part == 0)
                 if end < 0:
                     return unreadable
                 i = end + 1
