@@ -232,6 +232,40 @@ def _outside(name: str, workspace: Path) -> bool:
     return not (resolved == workspace or resolved.is_relative_to(workspace))
 
 
+def _path_problem(
+    program: str, args: tuple[str, ...], command: str, workspace: Path | None
+) -> str | None:
+    """Why a reader, a copier or git names a path outside the workspace (symlinks followed),
+    or a remote one; None when every path it names stays inside."""
+    kind = program
+    if program in COPIERS:
+        for operand in args:
+            if not operand.startswith("-") and _remote(operand):
+                return f"a remote operand of `{program}` (`{operand}`)"
+        verb = "would copy to or from"
+    elif program in FILE_READERS:
+        if workspace is None:
+            return f"`{program}` reads files, and no workspace is known"
+        if _has_unquoted_glob(command):
+            return f"a glob in the arguments of the file reader `{program}`"
+        verb = "would read"
+    elif program == "git":
+        # `git diff /etc/x README.md` is `git diff --no-index`: git reads a path outside its
+        # tree without being told to, and `-F`, `--contents`, a remote path do the same.
+        while args and args[0].startswith("-"):
+            args = args[1:]  # git's own options: `_options.py` allowed only harmless ones
+        kind = "grep" if args[:1] == ("grep",) else "git"
+        args, verb = args[1:], "would reach"
+    else:
+        return None
+    if workspace is None:
+        return f"`{program}` names files, and no workspace is known"
+    for name in _named_paths(kind, args):
+        if name.startswith("~") or _outside(name, workspace):
+            return f"`{program}` {verb} `{name}`, outside the workspace"
+    return None
+
+
 def plain_command(command: str, workspace: Path | None = None) -> ShellCheck:
     """Read `command` as bash would; see the module docstring for what is plain.
 
@@ -259,28 +293,11 @@ def plain_command(command: str, workspace: Path | None = None) -> ShellCheck:
     program = words[0].rsplit("/", 1)[-1]
     if program in RUNNERS and len(words) > 1:  # bare `env`, `time` only print
         return ShellCheck(problem=f"`{program}` runs another command")
-    problem = option_problem(program, words[1:])
+    problem = option_problem(program, words[1:]) or _path_problem(
+        program, words[1:], command, workspace
+    )
     if problem is not None:
         return ShellCheck(problem=problem)
-    if program in COPIERS:
-        for operand in words[1:]:
-            if not operand.startswith("-") and _remote(operand):
-                return ShellCheck(problem=f"a remote operand of `{program}` (`{operand}`)")
-        if workspace is None:
-            return ShellCheck(problem=f"`{program}` copies files, and no workspace is known")
-        for name in _named_paths(program, words[1:]):
-            if name.startswith("~") or _outside(name, workspace):
-                return ShellCheck(
-                    problem=f"`{program}` would copy to or from `{name}`, outside the workspace"
-                )
-    if program in FILE_READERS:
-        if workspace is None:
-            return ShellCheck(problem=f"`{program}` reads files, and no workspace is known")
-        if _has_unquoted_glob(command):
-            return ShellCheck(problem=f"a glob in the arguments of the file reader `{program}`")
-        for name in _named_paths(program, words[1:]):
-            if name.startswith("~") or _outside(name, workspace):
-                return ShellCheck(problem=f"`{program}` would read `{name}`, outside the workspace")
     return ShellCheck(words=words)
 
 
