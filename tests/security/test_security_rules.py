@@ -31,6 +31,9 @@ ATTACKS = {
     "h3": ("git ls-remote --u='touch M3; false' .", "M3", "--upload-pack"),
     "h4": ("git grep -nO'touch M4' a", "M4", "-O"),
     "h5": ("git -c core.pager='touch M5' grep a", "M5", "-c"),
+    "h6": ("sed -n '1e touch M6' data.csv", "M6", "e"),
+    "h7": ("awk 'BEGIN{system(\"touch M7\")}'", "M7", "system"),
+    "h8": ("git diff /etc/hostname data.csv", None, "/etc/hostname"),
 }
 
 
@@ -73,7 +76,8 @@ def test_abbreviated_dangerous_options_are_never_routine_allows(
     _permissions(
         model_env,
         'mode = "auto-edit"\n'
-        'allow = ["bash(git grep *)", "bash(git fetch *)", "bash(git ls-remote *)"]\n',
+        'allow = ["bash(git grep *)", "bash(git fetch *)", "bash(git ls-remote *)",'
+        ' "bash(git diff *)", "bash(sed *)", "bash(awk *)"]\n',
     )
     server.script(
         tool_reply("ok1", "bash", {"command": "git grep a"}),
@@ -88,17 +92,20 @@ def test_abbreviated_dangerous_options_are_never_routine_allows(
     finally:
         k.shutdown()
 
-    planted = [marker for _, marker, _ in ATTACKS.values() if (workspace / marker).exists()]
+    planted = [m for _, m, _ in ATTACKS.values() if m is not None and (workspace / m).exists()]
     assert planted == [], f"the injected commands ran: {planted}"
     decided = _audit(workspace)
     # The rule is live: the plain call it was written for is still a routine allow.
     assert (decided["ok1"]["action"], decided["ok1"]["routine"]) == ("allow", True)
     assert decided["ok1"]["rule"] == "bash(git grep *)"
-    for call_id, (_, _, option) in ATTACKS.items():
+    for call_id, (_, _, named) in ATTACKS.items():
         entry = decided[call_id]
         assert (entry["action"], entry["allowed"], entry["routine"]) == ("ask", False, False)
         assert entry["resolution"] == "headless:deny" and entry["basis"] == "mode"
-        assert f"`{option}`" in entry["note"], entry["note"]
+        assert f"`{named}`" in entry["note"], entry["note"]
+    # The file outside never reached the model (git diff of it would have printed it).
+    told = json.dumps([m for r in server.requests for m in r.body["messages"]])
+    assert "diff --git a/etc/hostname" not in told
 
 
 def test_always_allow_saves_exactly_the_call_and_the_attack_still_asks(
