@@ -93,22 +93,25 @@ OPTION_TABLE: Mapping[str, Options] = {
     "tar": Options(
         long=("to-command", "use-compress-program", "checkpoint-action", "info-script",
               "new-volume-script", "rsh-command", "rmt-command", "absolute-names",
-              "directory", "index-file", "volno-file", "listed-incremental"),
-        short="IFCPg", exact_safe=frozenset({"checkpoint"}), first_bundle=True,
+              "directory", "index-file", "volno-file", "listed-incremental", "files-from",
+              "dereference", "keep-directory-symlink"),
+        short="IFCPgTh", exact_safe=frozenset({"checkpoint"}), first_bundle=True,
     ),
     "curl": Options(
         long=("output", "output-dir", "config", "upload-file", "dump-header", "cookie-jar",
               "trace", "trace-ascii", "stderr", "libcurl", "engine", "hsts", "alt-svc",
               "etag-save", "etag-compare", "netrc-file", "form", "form-string", "variable",
-              "data-urlencode", "create-dirs", "unix-socket", "abstract-unix-socket"),
+              "data-urlencode", "create-dirs", "unix-socket", "abstract-unix-socket",
+              "ssl-sessions"),
         short="oKTDcF",
     ),
     "rsync": Options(
         long=("rsh", "rsync-path", "remote-option", "log-file", "write-batch",
               "only-write-batch", "read-batch", "backup-dir", "temp-dir", "partial-dir",
               "compare-dest", "copy-dest", "link-dest", "config", "daemon", "password-file",
-              "early-input", "files-from", "server", "sender"),
-        short="eMT",
+              "early-input", "files-from", "server", "sender", "copy-links",
+              "copy-unsafe-links", "copy-dirlinks", "keep-dirlinks"),
+        short="eMTLkK",
     ),
     "ssh": Options(short="oFEIS"),
     "scp": Options(short="oFSJ"),
@@ -130,10 +133,25 @@ OPTION_TABLE: Mapping[str, Options] = {
     "fd": Options(long=("exec", "exec-batch"), short="xX"),
     "make": Options(long=("eval", "file", "makefile", "directory", "include-dir"), short="EfCI"),
     "go": Options(
-        long=("exec", "toolexec", "overlay", "vettool", "w"),
-        words=("-exec", "-toolexec", "-overlay", "-vettool", "-w"),
+        long=("exec", "toolexec", "overlay", "vettool", "w", "modfile", "C"),
+        words=("-exec", "-toolexec", "-overlay", "-vettool", "-w", "-modfile", "-C"),
     ),
-    "cargo": Options(long=("config",), short="Z"),
+    "cargo": Options(long=("config", "manifest-path", "target-dir", "root"), short="ZC"),
+    "pytest": Options(
+        long=("basetemp", "rootdir", "confcutdir", "override-ini", "junit-xml", "junitxml",
+              "result-log", "log-file", "debug", "pastebin", "pdbcls", "config-file",
+              "plugins"),
+        short="pco",
+    ),
+    "kubectl": Options(long=("kubeconfig",)),
+    "helm": Options(long=("kubeconfig", "post-renderer", "repository-config")),
+    "lua": Options(short="el"),
+    "luajit": Options(short="elj"),
+    "php": Options(long=("define", "php-ini"), short="rBRFEdcz"),
+    "julia": Options(long=("eval", "print", "load"), short="eEL"),
+    "Rscript": Options(short="e"),
+    "bun": Options(long=("eval", "print", "preload", "require"), short="epr"),
+    "expect": Options(short="cf"),
     "wget": Options(
         long=("output-document", "output-file", "append-output", "directory-prefix",
               "input-file", "use-askpass", "execute", "config", "post-file", "body-file",
@@ -264,12 +282,35 @@ def _git_problem(args: Sequence[str]) -> str | None:
     return None
 
 
+def _python_module(args: Sequence[str]) -> tuple[str, Sequence[str]] | None:
+    """(the module of `python -m MOD ARGS…`, its ARGS), with `-m` where python reads it: in a
+    bundle (`-Im mod`, `-mmod`), before the first operand (a script)."""
+    for index, word in enumerate(args):
+        if not word.startswith("-") or word.startswith("--"):
+            return None
+        at = word.find("m", 1)
+        if at > 0:
+            if word[at + 1 :]:
+                return word[at + 1 :], args[index + 1 :]
+            if index + 1 < len(args):
+                return args[index + 1], args[index + 2 :]
+            return None
+    return None
+
+
 def option_problem(word: str, args: Sequence[str]) -> str | None:
     """Why the arguments `args` of the program `word` make a command unsafe to allow by rule
     (a dangerous option, however it is spelled, or a script that runs or writes), or None."""
     program = program_name(word)
     if program == "git":
         return _git_problem(args)
+    module = _python_module(args) if program == "python" else None
+    if module is not None:
+        # `python -m pytest --basetemp=/`: after the module, its own options (python's own
+        # `-c`, `-W`, `-X` before it are still read below).
+        problem = option_problem(*module)
+        if problem is not None:
+            return problem
     options = OPTION_TABLE.get(program)
     if options is not None:
         words = list(args)

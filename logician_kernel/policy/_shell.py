@@ -52,7 +52,8 @@ RUNNERS = frozenset(
     "source . enable flock parallel ionice chrt taskset prlimit systemd-run runuser sg "
     "pkexec busybox sshpass unbuffer entr ssh-agent dbus-run-session xvfb-run setpriv capsh "
     "torsocks proxychains proxychains4 valgrind gdb tmux screen at batch crontab fakeroot "
-    "bwrap firejail".split()
+    "bwrap firejail chronic ifne eatmydata faketime perf hyperfine watchexec nocache "
+    "catchsegv toybox pwsh powershell".split()
 )
 """Programs whose arguments are another command: never plain, whatever a rule says."""
 

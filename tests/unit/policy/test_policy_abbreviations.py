@@ -27,7 +27,9 @@ RULES = (
     "bash(rg *)", "bash(grep *)", "bash(npm *)", "bash(fd *)", "bash(make *)",
     "bash(go *)", "bash(wget *)", "bash(zip *)", "bash(unzip *)", "bash(hg *)", "bash(man *)",
     "bash(git config *)", "bash(flock *)", "bash(source *)", "bash(. *)", "bash(tmux *)",
-    "bash(crontab *)", "bash(busybox *)", "bash(gdb *)",
+    "bash(crontab *)", "bash(busybox *)", "bash(gdb *)", "bash(python -m pytest *)",
+    "bash(kubectl get *)", "bash(helm install *)", "bash(php *)", "bash(lua *)",
+    "bash(cargo build *)", "bash(hyperfine *)",
 )  # fmt: skip
 
 HOSTILE = [
@@ -239,6 +241,26 @@ HOSTILE = [
     "crontab evil.cron",
     "busybox sh -c 'touch M'",
     "gdb -batch -ex 'shell touch M'",
+    "hyperfine 'touch M'",
+    # more that read, write or follow links outside
+    "tar -cf out.tar -T names.txt",
+    "tar -chf out.tar src",
+    "rsync -aL src/ copy/",
+    "rsync -aK src/ copy/",
+    "python -m pytest --basetemp=/home",
+    "python -m pytest --base=/home",
+    "python -m pytest -p evil_plugin",
+    "python -mpytest --basetemp=/home",
+    "python -Im pytest --basetemp=/home",
+    "python3 -u -m pytest -pevil",
+    "python -m pytest -o addopts=-pevil",
+    "kubectl get pods --kubeconfig=evil.yaml",
+    "kubectl get pods --kubec evil.yaml",
+    "helm install x . --post-r /tmp/evil",
+    "php -r 'touch(\"M\");'",
+    "php -d auto_prepend_file=/tmp/x a.php",
+    "lua -e 'os.execute(\"touch M\")'",
+    "cargo build --manifest-p=/tmp/x/Cargo.toml",
 ]
 
 BENIGN = [
@@ -301,6 +323,12 @@ BENIGN = [
     "git config --get user.name",
     "git config -l",
     "git config --list --show-origin",
+    "python -m pytest -q tests",
+    "python -m pytest -x -k 'not slow'",
+    "kubectl get pods -n default",
+    "cargo build --release",
+    "tar -czf out.tgz src",
+    "rsync -a src/ copy/",
 ]
 
 
