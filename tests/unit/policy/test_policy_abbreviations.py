@@ -169,6 +169,11 @@ HOSTILE = [
     "env touch M",
     "env -S 'touch M'",
     "env -i touch M",
+    "env GIT_DIR=/tmp/x git grep a",
+    "env -u HOME git fetch origin",
+    "GIT_SSH_COMMAND='touch M' git fetch origin",
+    "LD_PRELOAD=/tmp/x.so git grep a",
+    "GIT_CONFIG_PARAMETERS=\"'core.pager=touch M'\" git log",
     # python and other interpreters
     "python -c 'open(\"M\", \"w\")'",
     "python -Ic 'open(\"M\", \"w\")'",
