@@ -269,9 +269,9 @@ class PermissionPolicy:
 
     def suggest_rule(self, tool_name: str, arguments: Mapping[str, Any]) -> str | None:
         """The narrowest rule an "Always allow" answer would add for this call, or None when
-        no rule could allow it. For `bash`: a plain command (see `_shell.py`) gets the program
-        and its subcommand (`git status *`) for programs with subcommands, else the exact
-        command; anything else (a chain, an expansion, a glob in a rule-breaking place) None.
+        no rule could allow it. For `bash`: a plain command (see `_shell.py`) gets exactly
+        that command (`bash(git grep foo)`, never `git grep *`, which would admit options the
+        call did not have); anything else (a chain, an expansion, a `*`) None.
         For `python` the exact code (None when it holds a `*`, which a rule would read as a
         wildcard). For a file tool the exact path at the top level, else its directory and
         `/**`; otherwise the bare tool name. A path outside the workspace gets its exact path,

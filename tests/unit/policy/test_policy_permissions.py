@@ -214,7 +214,7 @@ def test_unknown_mode_is_refused(tmp_path):
 def test_suggest_rule_and_allow_for_session(tmp_path):
     p = policy(tmp_path)
     cases = {
-        ("bash", "git status --short"): "bash(git status *)",
+        ("bash", "git status --short"): "bash(git status --short)",
         ("bash", "pytest -q tests/unit"): "bash(pytest -q tests/unit)",
         ("bash", "ls -la && rm x"): None,
         ("python", "df.describe()"): "python(df.describe())",
@@ -226,13 +226,15 @@ def test_suggest_rule_and_allow_for_session(tmp_path):
         assert p.suggest_rule(tool, {key: value}) == expected
     assert p.suggest_rule("todo", {}) == "todo"
 
-    before = p.decide("bash", False, {"command": "git status"})
+    before = p.decide("bash", False, {"command": "git status --short"})
     p.allow_for_session(p.suggest_rule("bash", {"command": "git status --short"}))
-    after = p.decide("bash", False, {"command": "git status"})
+    after = p.decide("bash", False, {"command": "git status --short"})
     assert before.action == "ask"
     assert (after.action, after.basis, after.layer, after.rule) == (
-        "allow", "session_rule", "session", "bash(git status *)",
+        "allow", "session_rule", "session", "bash(git status --short)",
     )  # fmt: skip
+    # The saved rule is the call, not `git status *`: other arguments still ask.
+    assert p.decide("bash", False, {"command": "git status -uall"}).action == "ask"
     assert p.decide("bash", False, {"command": "git status; rm -rf ~"}).action == "ask"
     with pytest.raises(ValueError):
         p.allow_for_session("bash(")

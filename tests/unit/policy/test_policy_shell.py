@@ -130,11 +130,11 @@ def test_quoted_metacharacters_are_literal_words(tmp_path):
     assert not plain_command('git commit -m "a $HOME"', tmp_path).plain
 
 
-def test_always_allow_proposes_the_narrowest_rule(tmp_path):
+def test_always_allow_proposes_exactly_the_call(tmp_path):
     p = _policy(tmp_path)
     cases = {
         ("bash", "cat README.md"): "bash(cat README.md)",
-        ("bash", "git status --short"): "bash(git status *)",
+        ("bash", "git status --short"): "bash(git status --short)",
         ("bash", "pytest -q tests/unit"): "bash(pytest -q tests/unit)",
         ("bash", "ls -la && rm x"): None,
         ("bash", "FOO=1 make"): None,
