@@ -275,3 +275,19 @@ def test_a_project_selected_profile_lowering_capture_is_named(sandbox) -> None:
     sandbox.write_project("")
     sandbox.trust()
     assert sandbox.load(env={"LOGICIAN_PROFILE": "fast"}).notices == ()
+
+
+def test_logician_config_show_says_exactly_what_was_dropped(cli, monkeypatch) -> None:
+    monkeypatch.setenv("LOGICIAN_MODEL__BASE_URL", LOOPBACK)
+    monkeypatch.setenv("LOGICIAN_MODEL__TOOL_CHOICE", "required")
+    result = cli("config", "show")
+    assert result.code == 0
+    assert "env      applied, 1 key(s) dropped" in result.out
+    dropped = result.out.split("keys dropped")[1].split("notices:")[0]
+    assert "LOGICIAN_MODEL__TOOL_CHOICE: model.tool_choice: unknown key" in dropped
+    assert f'model.base_url = "{LOOPBACK}"' in result.out and "REFUSED" not in result.out
+    monkeypatch.setenv("LOGICIAN_MODEL__BASE_URL", "127.0.0.1:8080/v1")
+    result = cli("config", "show", "--json")
+    doc = json.loads(result.out)
+    assert "LOGICIAN_MODEL__BASE_URL" in doc["model_calls"]["refused"]
+    assert any("LOGICIAN_MODEL__TOOL_CHOICE" in line for line in doc["dropped"])
