@@ -11,8 +11,9 @@ The model endpoint is the exception. `model.base_url`, `model.provider` and
 them cannot be read, or its value for one is dropped, falling back to a lower layer or to the
 default would send the key to a public endpoint the user never chose (issue 27, finding 8).
 `model_refusal` then names the layer, and the agent refuses every model call until the
-configuration is fixed. A file that does not parse may set anything, so it counts as setting
-them. Everything else keeps working with the rest of the configuration.
+configuration is fixed - or until a higher layer validly sets the same key, which then
+decides whatever the broken one said. A file that does not parse may set anything, so it
+counts as setting all three. Everything else keeps working with the rest of the configuration.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ._errors import explain
-from ._keys import KeyPath, format_key, shown_key, suggest
+from ._keys import KeyPath, format_key, parse_key, shown_key, suggest
 from ._merge import Merged, highest
-from ._sources import Layer, LayerName
+from ._sources import LAYER_ORDER, Layer, LayerName
 
 __all__ = ["GUARDED", "Dropped", "blame", "drops_for", "model_refusal", "present", "strip"]
 
@@ -58,22 +59,22 @@ class Dropped:
     """`where: key: what is wrong`, worded for the user (no secret values)."""
     item: Any = WHOLE
     """For one bad item of a list: that item; the rest of the list stays."""
-    near_guarded: bool = False
-    """An unknown key whose closest known key is a `GUARDED` one (most likely a typo of it)."""
+    near: KeyPath | None = None
+    """For an unknown key whose closest known key is a `GUARDED` one: that key (a typo)."""
 
     def notice(self, title: str) -> str:
         return f"{self.problem} - dropped; the rest of the {title} applies."
 
-    def guards(self, selected_profile: str | None) -> bool:
-        """Whether dropping this may leave the endpoint to a lower layer or the default."""
-        path = self.path
+    def guarded(self, selected_profile: str | None) -> tuple[LayerName, tuple[KeyPath, ...]]:
+        """The layer the key would have applied in, and the `GUARDED` keys it may have set."""
+        path, rank = self.path, self.layer
         if len(path) >= 2 and path[0] == "profiles":
             if path[1] != selected_profile:
-                return False  # a profile nobody selected sets nothing
-            path = path[2:]
-        if self.near_guarded:
-            return True
-        return any(path[: len(g)] == g or g[: len(path)] == path for g in GUARDED)
+                return rank, ()  # a profile nobody selected sets nothing
+            path, rank = path[2:], "profile"
+        if self.near is not None:
+            return rank, (self.near,)
+        return rank, tuple(g for g in GUARDED if path[: len(g)] == g or g[: len(path)] == path)
 
 
 def _copy(value: Any) -> Any:
@@ -170,38 +171,54 @@ def drops_for(
                 key, what = explain({**error, "loc": loc}, env=name == "env")
             else:
                 key = shown_key(loc)
-            near = False
+            near = None
             if kind == "extra_forbidden":
                 inner = set_at[2:] if set_at[:1] == ("profiles",) else set_at
-                near = suggest(inner) in _GUARDED_KEYS
+                hint = suggest(inner)
+                near = parse_key(hint) if hint in _GUARDED_KEYS else None
             problem = f"{where(name, set_at)}: {key}: {what}"
             out.append(Dropped(name, set_at, problem, item, near))
     return out
 
 
+def _decided_above(
+    layer: LayerName, keys: Sequence[KeyPath], provenance: Mapping[KeyPath, LayerName]
+) -> bool:
+    """Whether `layer` itself (with its bad key dropped: a typo beside the real key) or a layer
+    above validly sets every one of `keys`, so the broken entry cannot decide them."""
+    rank = LAYER_ORDER.index(layer)
+    return all(key in provenance and LAYER_ORDER.index(provenance[key]) >= rank for key in keys)
+
+
 def model_refusal(
     unreadable: Mapping[LayerName, tuple[str, ...]],
-    unsure: Sequence[str],
+    unsure: Mapping[LayerName, Sequence[str]],
     drops: Sequence[Dropped],
     selected_profile: str | None,
+    provenance: Mapping[KeyPath, LayerName],
 ) -> tuple[str, ...]:
     """Why model calls must stop, one line per cause; empty when the endpoint is known.
 
     `unreadable`: layers left out whole (a file that does not parse, cannot be read), which
-    may have set the endpoint; `unsure`: entries dropped while reading that may have meant it.
+    may have set the endpoint; `unsure`: entries dropped while reading that may have meant it;
+    `provenance`: the applied merge's, to see what a higher layer decides anyway.
     """
     keys = ", ".join(format_key(path) for path in GUARDED)
     reasons = [
         f"{problem} (the file could not be read, so it may set {keys})"
-        for problems in unreadable.values()
+        for name, problems in unreadable.items()
+        if not _decided_above(name, GUARDED, provenance)
         for problem in problems
     ]
-    reasons += [f"{problem} (it may have been meant to set {keys})" for problem in unsure]
+    reasons += [
+        f"{problem} (it may have been meant to set {keys})"
+        for name, problems in unsure.items()
+        if not _decided_above(name, GUARDED, provenance)
+        for problem in problems
+    ]
     for dropped in drops:
-        if dropped.guards(selected_profile):
-            reasons.append(
-                f"{dropped.problem} (may be a typo of {keys})"
-                if dropped.near_guarded
-                else dropped.problem
-            )
+        layer, touched = dropped.guarded(selected_profile)
+        if touched and not _decided_above(layer, touched, provenance):
+            typo = f" (may be a typo of {format_key(dropped.near)})" if dropped.near else ""
+            reasons.append(dropped.problem + typo)
     return tuple(reasons)

@@ -344,8 +344,9 @@ def resolve(
         )
         capture, lowered_lines = _capture_notices(stack, merged, selector)
         notices.extend(capture)
-        unsure = [problem for layer in layers if layer.name in applied for problem in layer.unsure]
-        refusal = model_refusal(excluded, unsure, kept, profile.profile if profile else None)
+        unsure = {layer.name: layer.unsure for layer in layers if layer.name in applied}
+        refusal = model_refusal(excluded, unsure, kept, profile.profile if profile else None,
+                                merged.provenance)  # fmt: skip
         if refusal:
             notices.append(
                 "Model calls are refused until the configuration is fixed (falling back to a "

@@ -291,3 +291,22 @@ def test_logician_config_show_says_exactly_what_was_dropped(cli, monkeypatch) ->
     doc = json.loads(result.out)
     assert "LOGICIAN_MODEL__BASE_URL" in doc["model_calls"]["refused"]
     assert any("LOGICIAN_MODEL__TOOL_CHOICE" in line for line in doc["dropped"])
+
+
+def test_a_higher_layer_that_sets_the_endpoint_decides_it(sandbox) -> None:
+    sandbox.write_user('[model]\nbase_url = "127.0.0.1/v1"\n')
+    cfg = sandbox.load()
+    assert cfg.model_refusal is not None
+    fixed = cfg.with_session({"model.base_url": LOOPBACK})
+    assert fixed.model_refusal is None and fixed.settings.model.base_url == LOOPBACK
+    # A file that does not parse may set all three: only all three set above decide them.
+    sandbox.write_user("[model\n")
+    env = {"LOGICIAN_MODEL__BASE_URL": LOOPBACK, "LOGICIAN_MODEL__PROVIDER": "openai"}
+    assert sandbox.load(env=env).model_refusal is not None
+    env["LOGICIAN_MODEL__API_KEY_ENV"] = ""
+    assert sandbox.load(env=env).model_refusal is None
+    # A typo beside the real key in the same layer does not stop calls: the real key decides.
+    sandbox.write_user("")
+    both = {"LOGICIAN_MODEL__BASE_URL": LOOPBACK, "LOGICIAN_MODEL__BASEURL": "http://x/v1"}
+    cfg = sandbox.load(env=both)
+    assert cfg.model_refusal is None and "LOGICIAN_MODEL__BASEURL" in cfg.notices[0]
