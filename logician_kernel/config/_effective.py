@@ -135,7 +135,8 @@ class EffectiveConfig:
         return (
             "model calls are refused until the configuration is fixed, because falling back to "
             "a default endpoint could send your API key elsewhere: " + "; ".join(reasons)
-            + ". Fix it, then restart the kernel (`logician config show` lists every problem)."
+            + ". Fix it and restart the kernel, or set the key for this session with `%logician "
+            "config set` (`logician config show` lists every problem)."
         )
 
     def _path(self, key: str | Sequence[str]) -> KeyPath:
