@@ -27,7 +27,7 @@ from ._capture import lowered
 from ._dropping import Dropped, drops_for, model_refusal, present, strip
 from ._errors import CREDENTIAL_HINT
 from ._gated import hold_back
-from ._keys import KeyPath, format_key, is_credential_redirect, is_secret_key
+from ._keys import KeyPath, is_credential_redirect, is_secret_key, shown_key
 from ._merge import Merged, merge_layers
 from ._profiles import profile_definitions, profile_layer, selected_profile
 from ._schema import LogicianSettings
@@ -114,7 +114,7 @@ def _filter_project(layer: Layer) -> tuple[Layer, list[str]]:
             else:
                 continue
             del node[key]
-            notices.append(f"{layer.where(path)}: {format_key(path)} {reason}; ignored.")
+            notices.append(f"{layer.where(path)}: {shown_key(path)} {reason}; ignored.")
 
     walk(data, ())
     return replace(layer, data=data), notices

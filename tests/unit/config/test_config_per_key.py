@@ -310,3 +310,10 @@ def test_a_higher_layer_that_sets_the_endpoint_decides_it(sandbox) -> None:
     both = {"LOGICIAN_MODEL__BASE_URL": LOOPBACK, "LOGICIAN_MODEL__BASEURL": "http://x/v1"}
     cfg = sandbox.load(env=both)
     assert cfg.model_refusal is None and "LOGICIAN_MODEL__BASEURL" in cfg.notices[0]
+
+
+def test_a_refused_credential_key_in_a_project_is_named_without_its_key_shaped_name(sandbox) -> None:
+    sandbox.write_project(f'[model]\n"{KEYLIKE}_token" = "x"\n')
+    sandbox.trust()
+    cfg = sandbox.load()
+    assert KEYLIKE not in "\n".join(cfg.notices) and "looks like a secret" in cfg.notices[0]
