@@ -137,6 +137,11 @@ class AgentSession(ThreadsAndRecovery):
 
     def provider(self) -> Provider:
         """The model provider for the current `[model]` settings; any change rebuilds it."""
+        refusal = self.runtime.config.model_refusal
+        if refusal is not None:
+            # Checked on every call, before any cached provider: a configuration whose endpoint
+            # source is broken must not reach the provider built from an older snapshot.
+            raise AgentError(refusal)
         model = self.settings.model
         if self._provider is None or self._provider_model != model:
             from ..providers import create_provider

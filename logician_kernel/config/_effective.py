@@ -3,7 +3,8 @@
 `load_effective_config` is the only entry point that reads configuration files, the trust
 record or the environment; subsystems receive the resulting `EffectiveConfig` and never read
 those sources themselves. Loading never writes anything. A broken layer is left out and
-reported in `notices` - the kernel still starts.
+reported in `notices` - the kernel still starts. A bad key is dropped alone; when the model
+endpoint's source is broken, `model_refusal` says why model calls must not be made.
 """
 
 from __future__ import annotations
@@ -92,7 +93,51 @@ class EffectiveConfig:
         return next(layer for layer in self.layers if layer.name == name)
 
     def layer_problems(self, name: LayerName) -> tuple[str, ...]:
-        return tuple(self._resolution.excluded.get(name, ()))
+        """Everything wrong with one layer: why it was left out whole, or each key dropped."""
+        dropped = (d.problem for d in self._resolution.dropped if d.layer == name)
+        return (*self._resolution.excluded.get(name, ()), *dropped)
+
+    def dropped_keys(self, name: LayerName) -> frozenset[KeyPath]:
+        """The keys dropped alone from layer `name` (it applies without them)."""
+        return frozenset(d.path for d in self._resolution.dropped if d.layer == name)
+
+    def left_out(self, name: LayerName) -> bool:
+        """Whether layer `name` was left out whole (it could not be read)."""
+        return name in self._resolution.excluded
+
+    def problems_since(self, before: EffectiveConfig, name: LayerName) -> tuple[str, ...]:
+        """What is wrong with layer `name` here that was not already wrong in `before`: how a
+        change is refused for what it adds, not for an older bad key beside it."""
+        if name in self._resolution.excluded and name not in before._resolution.excluded:
+            return self._resolution.excluded[name]
+        old = before.dropped_keys(name)
+        return tuple(
+            d.problem for d in self._resolution.dropped if d.layer == name and d.path not in old
+        )
+
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        """One line per key dropped from a layer that otherwise applies."""
+        return tuple(d.problem for d in self._resolution.dropped)
+
+    @property
+    def lowered(self) -> tuple[str, ...]:
+        """`key = value` for each capture-lowering setting a project applies (`_capture.py`)."""
+        return self._resolution.lowered
+
+    @property
+    def model_refusal(self) -> str | None:
+        """Why no model may be called with this snapshot (a broken source of the model
+        endpoint; `_dropping.py`), naming the layer; None when calls may go."""
+        reasons = self._resolution.model_refusal
+        if not reasons:
+            return None
+        return (
+            "model calls are refused until the configuration is fixed, because falling back to "
+            "a default endpoint could send your API key elsewhere: " + "; ".join(reasons)
+            + ". Fix it and restart the kernel, or set the key for this session with `%logician "
+            "config set` (`logician config show` lists every problem)."
+        )
 
     def _path(self, key: str | Sequence[str]) -> KeyPath:
         try:
@@ -152,7 +197,7 @@ class EffectiveConfig:
         for key in updates:
             self._path(key)  # an unknown key is refused with a suggestion
         new = self._replace_layer(session)
-        problems = new.layer_problems("session")
+        problems = new.problems_since(self, "session")
         if problems:
             raise ConfigError(problems)
         return new

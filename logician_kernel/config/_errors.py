@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._keys import KeyPath, format_key, is_secret_key, mask, suggest
+from ._keys import KeyPath, is_secret_key, mask, shown_key, suggest
 
 __all__ = ["ConfigError", "explain", "unknown_key", "CREDENTIAL_HINT"]
 
@@ -76,7 +76,7 @@ def unknown_key(path: KeyPath, *, env: bool = False) -> str:
 def explain(error: Any, *, env: bool = False) -> tuple[str, str]:
     """(dotted key, 'what is wrong') for one pydantic error dict."""
     loc = tuple(error.get("loc", ()))
-    key = format_key(loc) or "(top level)"
+    key = shown_key(loc) or "(top level)"
     kind = error.get("type", "")
     if kind == "missing":
         return key, "required key missing"

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from ._keys import KeyPath, mask, parse_key
 
-Compare = Literal["value", "above_user"]
+Compare = Literal["value", "above_user", "selection"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,8 @@ class GatedField:
     """What a hostile value could do, for the notice."""
     compare: Compare = "value"
     """`value`: any project value is gated; `above_user`: only a budget looser than the one
-    the layers below the project give (unset means unlimited)."""
+    the layers below the project give (unset means unlimited); `selection`: the value selects
+    a profile, gated when that profile would turn on any gated field (issue 27, finding 6)."""
     path_inside: bool = False
     """The value names a file: even allowed, it must stay in the workspace or the user's
     data directory (only the user's own layers may point elsewhere)."""
@@ -68,6 +69,9 @@ _HOOK_RISK = "it runs these commands on your machine during agent runs"
 _MCP_RUN_RISK = "it chooses a program the kernel starts as an MCP server"
 
 GATED_FIELDS: tuple[GatedField, ...] = (
+    # A project selecting a profile applies whatever that profile sets, including a profile
+    # of the user's own file (`[profiles.yolo] permissions = { mode = "full-auto" }`).
+    GatedField("profile", "it applies that profile's settings", "selection"),
     GatedField("model.base_url", "your API key would be sent to this server"),
     GatedField("model.api_key_env", "it chooses which secret is sent as the API key"),
     GatedField(
@@ -157,11 +161,14 @@ def hold_back(
     workspace: Path,
     data_dir: Path,
     prefix: KeyPath = (),
+    turns_on: Callable[[Any], list[str]] | None = None,
 ) -> tuple[list[str], list[str]]:
     """Remove from a project layer's `data` (in place) every gated value the user has not
     allowed; returns (notices, keys held back). `base` is the merge of the layers below
     the project; `allows(key, value)` asks the trust record. With `prefix` (a profile's
-    `("profiles", NAME)`), `data` is that table: keys, notices and allows carry the prefix."""
+    `("profiles", NAME)`), `data` is that table: keys, notices and allows carry the prefix.
+    `turns_on(name)` lists the gated keys profile `name` would set; without it a project's
+    profile selection is always held back (fail closed)."""
     notices: list[str] = []
     held: list[str] = []
     dropped: list[KeyPath] = []
@@ -181,6 +188,15 @@ def hold_back(
             continue
         elif allows(key, value):
             continue
+        elif field.compare == "selection":
+            turned = turns_on(value) if turns_on is not None else ["(not checked)"]
+            if not turned:
+                continue  # the profile sets nothing a project could not set itself
+            reason = (
+                f"{shown} held back: {field.risk}, which turns on {', '.join(turned)}. If you "
+                f"trust this profile, run `logician trust --allow {key}` (or `%logician trust "
+                f"--allow {key}`)"
+            )
         else:
             reason = (
                 f"{shown} held back: {field.risk}. If you trust this value, run "

@@ -36,6 +36,8 @@ __all__ = [
     "parse_literal",
     "coerce_raw",
     "to_toml_literal",
+    "shown_key",
+    "shown_name",
 ]
 
 KeyPath = tuple[str, ...]
@@ -108,6 +110,34 @@ def format_key(path: Sequence[str | int]) -> str:
         seg = part if _BARE.match(part) else '"' + part.replace('"', '\\"') + '"'
         out += ("." if out else "") + seg
     return out
+
+
+_SHOWN_MAX = 64
+# A name made of one long run of letters and digits is more likely a pasted key than a setting.
+_KEYLIKE = re.compile(r"^(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9+/=_\-]{24,}$")
+
+
+def _shown_segment(segment: str) -> str:
+    """One key segment as a notice may print it: never a secret, never a control character,
+    never a screenful."""
+    if redact(segment) != segment or (_KEYLIKE.match(segment) and segment.count("_") < 2):
+        return f"<a {len(segment)}-character name that looks like a secret>"
+    if not segment.isprintable():
+        segment = segment.encode("unicode_escape").decode("ascii")
+    if len(segment) > _SHOWN_MAX:
+        segment = f"{segment[: _SHOWN_MAX - 16]}...({len(segment)} characters)"
+    return segment
+
+
+def shown_key(path: Sequence[str | int]) -> str:
+    """`format_key` for a key that came from outside (an unknown key, an environment
+    variable): control characters escaped, long segments cut, secret-looking ones masked."""
+    return format_key([p if isinstance(p, int) else _shown_segment(p) for p in path])
+
+
+def shown_name(name: str) -> str:
+    """An environment variable's name, shown like `shown_key` (each `__` part on its own)."""
+    return "__".join(_shown_segment(part) if part else part for part in name.split("__"))
 
 
 def _unwrap_optional(annotation: Any) -> Any:

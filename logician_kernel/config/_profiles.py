@@ -41,23 +41,27 @@ _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 def check_profile(data: dict[str, Any]) -> dict[str, Any]:
     """Validate one profile's table like the settings themselves; the error names the field."""
+    # `details` carries each problem's key inside the profile, so the resolver drops that key
+    # alone (and keeps the rest of the profile) instead of the whole table.
     for key in NOT_IN_PROFILE:
         if key in data:
             raise PydanticCustomError(
-                "profile_invalid", "{key}: may not be set inside a profile", {"key": key}
-            )
+                "profile_invalid", "{key}: may not be set inside a profile",
+                {"key": key, "details": [((key,), "may not be set inside a profile")]},
+            )  # fmt: skip
     from ._errors import explain
     from ._schema import LogicianSettings
 
     try:
         LogicianSettings.model_validate(data)
     except ValidationError as exc:
-        problems = []
+        problems, details = [], []
         for error in exc.errors():
             key, what = explain(error)
             problems.append(f"{key}: {what}")
+            details.append((tuple(error.get("loc", ())), what))
         raise PydanticCustomError(
-            "profile_invalid", "{problems}", {"problems": "; ".join(problems)}
+            "profile_invalid", "{problems}", {"problems": "; ".join(problems), "details": details}
         ) from None
     return data
 

@@ -18,7 +18,7 @@ import tomlkit
 from tomlkit.exceptions import ParseError, TOMLKitError
 from tomlkit.toml_document import TOMLDocument
 
-from ._keys import KeyPath, coerce_raw, known_keys, parse_key
+from ._keys import KeyPath, coerce_raw, known_keys, parse_key, shown_name
 
 __all__ = [
     "LAYER_ORDER",
@@ -58,7 +58,11 @@ class Layer:
     text: str | None = field(default=None, repr=False)
     env_names: Mapping[KeyPath, str] = field(default_factory=dict, repr=False)
     problems: tuple[str, ...] = ()
-    """Problems found while reading; a layer with problems is left out."""
+    """Problems found while reading the whole source (a file that does not parse); a layer
+    with problems is left out, and may have set anything (see `_dropping.py`)."""
+    unsure: tuple[str, ...] = ()
+    """Entries dropped while reading that may have been meant for the model endpoint (an
+    environment variable that is not a key path but names `MODEL`): model calls stop."""
     notes: tuple[str, ...] = ()
     """Notices that do not leave the layer out (e.g. a lookalike environment variable)."""
     exists: bool = True
@@ -79,7 +83,9 @@ class Layer:
         """Where a key was set, as precisely as the source allows."""
         if self.name == "env":
             var = self.env_names.get(path or ())
-            return f"environment variable {var}" if var else "environment"
+            if var is None and path:  # a table the variables set keys inside of
+                var = next((v for p, v in self.env_names.items() if p[: len(path)] == path), None)
+            return f"environment variable {shown_name(var)}" if var else "environment"
         if self.name == "session":
             return "session override"
         if self.name == "default":
@@ -180,7 +186,7 @@ def read_env_layer(env: Mapping[str, str]) -> Layer:
     strings."""
     data: dict[str, Any] = {}
     names: dict[KeyPath, str] = {}
-    problems: list[str] = []
+    unsure: list[str] = []
     notes: list[str] = []
     for var in sorted(env):
         if not var.startswith(ENV_PREFIX):
@@ -201,14 +207,18 @@ def read_env_layer(env: Mapping[str, str]) -> Layer:
             continue
         path = tuple(part.lower() for part in rest.split("__"))
         if not all(path):
-            problems.append(
-                f"environment variable {var}: not a key path; expected "
+            # Dropped alone: the rest of the environment still applies.
+            problem = (
+                f"environment variable {shown_name(var)}: not a key path; expected "
                 f"{ENV_PREFIX}<SECTION>__<KEY> like LOGICIAN_MODEL__NAME"
             )
+            notes.append(f"{problem} - dropped; the rest of the environment layer applies.")
+            if "MODEL" in var.upper():
+                unsure.append(problem)
             continue
         set_path(data, path, coerce_raw(path, env[var]))
         names[path] = var
-    return Layer("env", data, env_names=names, problems=tuple(problems), notes=tuple(notes))
+    return Layer("env", data, env_names=names, notes=tuple(notes), unsure=tuple(unsure))
 
 
 def session_layer(overrides: Mapping[str, Any], base: Mapping[str, Any] | None = None) -> Layer:

@@ -94,8 +94,10 @@ def _layer_rows(cfg: EffectiveConfig) -> list[tuple[str, str, str]]:
         elif name == "session":
             count = sum(1 for path, _ in _leaves(dict(layer.data), ()) if path)
             source = f"{count} override(s)"
-        if cfg.layer_problems(name):
+        if cfg.left_out(name):
             status = "LEFT OUT (see notices)"
+        elif cfg.dropped_keys(name):
+            status = f"applied, {len(cfg.dropped_keys(name))} key(s) dropped"
         elif name == "project" and layer.exists and not cfg.trusted:
             status = "NOT APPLIED (workspace not trusted)"
         elif name == "profile" and not layer.exists:
@@ -156,6 +158,9 @@ def config_show(cfg: EffectiveConfig, *, as_json: bool = False) -> str:
                 "allowed": sorted(cfg.trust.allowed) if cfg.trust else [],
                 "held_back": list(cfg.held_back),
             },
+            "dropped": list(cfg.dropped),
+            "capture_lowered": list(cfg.lowered),
+            "model_calls": {"refused": cfg.model_refusal},
             "profile": _profile_json(cfg),
             "api_key": {"env": var, "set": present, "value": "****" if present else None},
             "settings": values,
@@ -171,6 +176,13 @@ def config_show(cfg: EffectiveConfig, *, as_json: bool = False) -> str:
         lines += format_allowed(cfg.trust.allowed)
     if cfg.held_back:
         lines.append(f"project fields held back: {', '.join(cfg.held_back)} (see notices)")
+    if cfg.dropped:
+        lines.append("keys dropped (each alone; the rest of its layer applies):")
+        lines += [f"  - {line}" for line in cfg.dropped]
+    if cfg.lowered:
+        lines.append(f"the project lowers capture: {', '.join(cfg.lowered)} (see notices)")
+    if cfg.model_refusal:
+        lines.append(f"MODEL CALLS REFUSED: {cfg.model_refusal}")
     if cfg.notices:
         lines.append("notices:")
         lines += [f"  ! {notice}" for notice in cfg.notices]
@@ -274,7 +286,9 @@ def _change(
         layer = layer_from_text(persist, file, new_text)
         roots = _trusting(cfg) if persist == "project" else None
         candidate = cfg._replace_layer(layer, trusted_roots=roots)
-        problems = candidate.layer_problems(persist)
+        problems = candidate.problems_since(cfg, persist)
+        if candidate.left_out(persist) and not problems:
+            problems = candidate.layer_problems(persist)
         if problems:
             raise ConfigError((*problems, f"{file} was not modified."))
         outcome["cfg"] = candidate if roots is None else cfg._replace_layer(layer)

@@ -1,5 +1,8 @@
-"""Bad input is never silently ignored and never a crash: the layer is left out and the
-notice names the file, the line, the dotted key and what was expected."""
+"""Bad input is never silently ignored and never a crash: the bad key is dropped alone (a file
+that cannot be read is left out whole) and the notice names the file, the line, the dotted key
+and what was expected. Since issue 27 a bad key no longer takes its whole layer with it (that
+sent the API key to a default endpoint); an unreadable source of the model endpoint refuses
+model calls, in a second notice."""
 
 from __future__ import annotations
 
@@ -13,10 +16,18 @@ def only(cfg) -> str:
     return cfg.notices[0]
 
 
+def first_and_refused(cfg) -> str:
+    """An unreadable file may set the model endpoint: its notice, then the refusal naming it."""
+    assert len(cfg.notices) == 2, cfg.notices
+    assert cfg.notices[1].startswith("Model calls are refused") and cfg.model_refusal
+    assert cfg.notices[0].split(":")[0] in cfg.notices[1]
+    return cfg.notices[0]
+
+
 def test_invalid_toml_names_file_line_and_column(sandbox) -> None:
     sandbox.write_user('[model]\nname = "a"\nmax_retries = \n')
     cfg = sandbox.load()
-    notice = only(cfg)
+    notice = first_and_refused(cfg)
     assert notice.startswith(f"{sandbox.user_file}, line 3, column 14: invalid TOML")
     assert notice.endswith("the user config file was left out.")
     assert cfg.settings.model.name == "gpt-4.1"
@@ -25,7 +36,8 @@ def test_invalid_toml_names_file_line_and_column(sandbox) -> None:
 
 def test_duplicate_keys_are_invalid_toml(sandbox) -> None:
     sandbox.write_user("[budget]\nmax_turns = 1\nmax_turns = 2\n")
-    assert "line 3" in only(sandbox.load()) and "already exists" in only(sandbox.load())
+    notice = first_and_refused(sandbox.load())
+    assert "line 3" in notice and "already exists" in notice
 
 
 def test_unknown_key_suggests_the_closest_known_key(sandbox) -> None:
@@ -56,7 +68,8 @@ def test_wrong_type_names_key_line_and_expectation(sandbox) -> None:
 
 def test_wrong_type_for_a_table(sandbox) -> None:
     sandbox.write_user('model = "gpt"\n')
-    assert "line 1: model: expected a table" in only(sandbox.load())
+    # The whole [model] table is the bad key: it may have meant the endpoint, so calls stop.
+    assert "line 1: model: expected a table" in first_and_refused(sandbox.load())
 
 
 def test_out_of_range_names_the_bound(sandbox) -> None:
@@ -80,15 +93,16 @@ def test_bad_list_item_names_its_index(sandbox) -> None:
     assert "line 2: permissions.allow[1]: expected a rule like" in notice
 
 
-def test_a_bad_project_file_is_left_out_and_the_rest_applies(sandbox) -> None:
+def test_a_bad_key_in_a_project_file_is_dropped_and_the_rest_applies(sandbox) -> None:
     sandbox.write_user('[model]\nname = "user-model"\n')
-    sandbox.write_project("[budget]\nmax_turns = -3\n")
+    sandbox.write_project("[budget]\nmax_turns = -3\nmax_tool_calls = 9\n")
     sandbox.trust()
     cfg = sandbox.load()
     notice = only(cfg)
     assert f"{sandbox.project_file}, line 2: budget.max_turns" in notice
-    assert "the project config file was left out" in notice
+    assert "dropped; the rest of the project config file applies" in notice
     assert cfg.settings.model.name == "user-model"
+    assert cfg.settings.budget.max_tool_calls == 9 and cfg.settings.budget.max_turns == 50
 
 
 def test_every_problem_of_a_layer_is_reported(sandbox) -> None:
@@ -103,8 +117,8 @@ def test_a_bad_environment_variable_is_named(sandbox) -> None:
     cfg = sandbox.load(env={"LOGICIAN_BUDGET__MAX_TURNS": "lots", "LOGICIAN_UI__COALESCE_HZ": "5"})
     notice = only(cfg)
     assert notice.startswith("environment variable LOGICIAN_BUDGET__MAX_TURNS: budget.max_turns")
-    assert "expected an integer" in notice and "environment layer was left out" in notice
-    assert cfg.settings.ui.coalesce_hz == 10
+    assert "expected an integer" in notice and "the rest of the environment layer" in notice
+    assert cfg.settings.ui.coalesce_hz == 5  # the other variable still applies
 
 
 def test_an_unknown_environment_variable_suggests_the_right_name(sandbox) -> None:
@@ -140,10 +154,10 @@ def test_environment_values_are_typed_for_their_field(sandbox) -> None:
     assert s.model.temperature == 0.5
 
 
-def test_a_bad_session_override_at_load_is_left_out_with_a_notice(sandbox) -> None:
-    cfg = sandbox.load(session={"budget.max_turns": 0, "model.name": "kept?"})
+def test_a_bad_session_override_at_load_is_dropped_alone_with_a_notice(sandbox) -> None:
+    cfg = sandbox.load(session={"budget.max_turns": 0, "model.name": "kept"})
     assert "session override: budget.max_turns" in only(cfg)
-    assert cfg.settings.model.name == "gpt-4.1"
+    assert cfg.settings.model.name == "kept" and cfg.settings.budget.max_turns == 50
 
 
 def test_with_session_raises_naming_the_key(sandbox) -> None:
@@ -177,14 +191,14 @@ def test_set_explains_a_wrong_value(sandbox) -> None:
 def test_an_unreadable_file_is_reported(sandbox) -> None:
     sandbox.user_dir.mkdir()
     sandbox.user_file.mkdir()  # a directory where the file should be
-    notice = only(sandbox.load())
+    notice = first_and_refused(sandbox.load())
     assert str(sandbox.user_file) in notice and "cannot read" in notice
 
 
 def test_a_file_that_is_not_utf8_is_reported(sandbox) -> None:
     sandbox.user_dir.mkdir()
     sandbox.user_file.write_bytes(b'[model]\nname = "\xff"\n')
-    assert "not UTF-8" in only(sandbox.load())
+    assert "not UTF-8" in first_and_refused(sandbox.load())
 
 
 def test_a_table_missing_a_required_key_is_blamed_on_its_file(sandbox) -> None:
