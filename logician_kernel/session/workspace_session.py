@@ -184,18 +184,17 @@ class WorkspaceSession:
         notices.extend(resolve_dangling_calls(ledger))
         if interrupted := interrupted_notice(ledger):
             notices.append(interrupted)
-        notices.extend(reap_orphans(workspace))  # a quarantined call's group must not live on
+        if state_key is None:
+            # config imports session: not at the top
+            from ..config._effective import user_config_dir
+
+            state_key = BlobKey.in_dir(user_config_dir(env))
+        notices.extend(reap_orphans(workspace, state_key))  # a quarantined group must not live on
         if stable and ledger.messages():
             # A restart rebuilt the conversation from the ledger: say so in it (`restore`).
             ledger.append(ProjectionItem, reason="restore", messages=ledger.messages(),
                           note=f"kernel session {kernel_session or 'new'}")  # fmt: skip
         checkpoints.start_warmup()
-        if state_key is None:
-            from ..config._effective import (
-                user_config_dir,  # config imports session: not at the top
-            )
-
-            state_key = BlobKey.in_dir(user_config_dir(env))
         var_checkpoints = VariableCheckpoints(ledger, state, key=state_key, **(variables or {}))  # type: ignore[arg-type]
         if var_checkpoints.enabled:
             try:  # made on first use, so a refused key is said once, here, not per cell
