@@ -163,7 +163,7 @@ def header(main: bytes, buffers: list[memoryview]) -> bytes:
     return HEADER.pack(MAGIC, len(buffers), len(main)) + lengths
 
 
-def loads(main: memoryview, buffers: list[memoryview],
+def loads(main: bytes | memoryview, buffers: list[memoryview],
           namespace: MutableMapping[str, Any] | None) -> Any:  # fmt: skip
     """Unpickle a group; notebook functions in it get `namespace` as their globals."""
     _BIND.append(namespace if namespace is not None else {"__builtins__": __builtins__})

@@ -16,6 +16,7 @@ verify, or skip a write because a file of that name exists without verifying tha
 
 from __future__ import annotations
 
+import errno
 import hmac
 import mmap
 import os
@@ -167,11 +168,13 @@ class VariableStore:
             raise BlobRefused(digest, "stored value is not a variables group; not restored")
         return values
 
-    def _open_verified(self, digest: str) -> tuple[memoryview, list[memoryview]]:
-        """The pickle and buffers of a blob whose size, header and MAC check out."""
+    def _open_verified(self, digest: str) -> tuple[Any, list[memoryview]]:
+        """The pickle and buffers of a blob whose size, header and MAC check out. The header
+        and the pickle are copied out of a mapping before they are checked: what pickle runs
+        is what was checked, whatever happens to the file meanwhile."""
         path = self._path(digest)
         try:
-            view, size = _map(path)
+            view, size, mapped = _map(path)
         except FileNotFoundError:
             raise BlobRefused(digest, "stored value is missing (evicted or removed); "
                                       "not restored") from None  # fmt: skip
@@ -181,46 +184,55 @@ class VariableStore:
         if size >= 4 and view[:4] == OLD_MAGIC:
             raise BlobRefused(digest, "stored by an older version of Logician without a check, "
                                       "so it cannot be verified; not restored")  # fmt: skip
-        if size < HEADER.size + MAC_BYTES or view[:4] != MAGIC:
-            raise BlobRefused(digest, "stored value failed its check (damaged or not a "
+        damaged = BlobRefused(digest, "stored value failed its check (damaged or not a "
                                       "variables blob); not restored")  # fmt: skip
-        try:
-            mac = self.key.mac(_DOMAIN)
-        except OSError as exc:
-            raise BlobRefused(digest, f"stored value cannot be checked ({exc}); "
-                                      "not restored") from None  # fmt: skip
-        mac.update(view[: size - MAC_BYTES])
-        mac.update(digest.encode())
-        if not hmac.compare_digest(mac.digest(), view[size - MAC_BYTES :]):
-            raise BlobRefused(digest, "stored value failed its check; not restored")
-        # The MAC vouches for the header from here on: only our own bug could break the layout.
-        _, count, main_len = HEADER.unpack_from(view, 0)
-        offset = HEADER.size + count * LENGTH.size
-        lengths = struct.unpack_from(f"<{count}Q", view, HEADER.size)
-        if offset + main_len + sum(lengths) + MAC_BYTES != size:
-            raise BlobRefused(digest, "stored value failed its check (its layout); not restored")
-        main = view[offset : offset + main_len]
-        offset += main_len
+        if size < HEADER.size + MAC_BYTES or view[:4] != MAGIC:
+            raise damaged
+        head = bytes(view[: HEADER.size])
+        _, count, main_len = HEADER.unpack(head)
+        table_end = HEADER.size + count * LENGTH.size
+        if table_end + main_len + MAC_BYTES > size:  # before anything is sized by the header
+            raise damaged
+        table = bytes(view[HEADER.size : table_end])
+        lengths = struct.unpack(f"<{count}Q", table)
+        if table_end + main_len + sum(lengths) + MAC_BYTES != size:
+            raise damaged
+        main: Any = view[table_end : table_end + main_len]
+        if mapped:
+            main = bytes(main)
         buffers = []
+        offset = table_end + main_len
         for length in lengths:
             buffers.append(view[offset : offset + length])
             offset += length
+        try:
+            mac = self.key.mac(_DOMAIN)
+        except OSError as exc:
+            raise BlobRefused(digest, f"stored value cannot be checked ({exc.strerror or exc}); "
+                                      "not restored") from None  # fmt: skip
+        for part in (head, table, main, *buffers, digest.encode()):
+            mac.update(part)
+        if not hmac.compare_digest(mac.digest(), bytes(view[size - MAC_BYTES :])):
+            raise BlobRefused(digest, "stored value failed its check; not restored")
         return main, buffers
 
 
-def _map(path: Path) -> tuple[memoryview, int]:
-    """The whole file, mapped (large) or read (small), never following a last symlink."""
+def _map(path: Path) -> tuple[memoryview, int, bool]:
+    """The whole file, mapped (large; True) or read (small), never following a last symlink;
+    only a regular file of this user's."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     with open(fd, "rb", buffering=0) as fh:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"{path}: not a regular file")
+            raise OSError(errno.EINVAL, "not a regular file")
+        if st.st_uid != os.geteuid():
+            raise OSError(errno.EPERM, f"owned by uid {st.st_uid}, not by you")
         size = st.st_size
         if size >= MAP_FROM:
             # A private copy-on-write mapping: the restored buffers page in from the page
             # cache as they are touched, and the blob is never written (objects are
             # immutable; eviction unlinks, which leaves a live mapping valid).
-            return memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)), size
+            return memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)), size, True
         data = bytearray(size)
         view = memoryview(data)
         got = 0
@@ -229,7 +241,7 @@ def _map(path: Path) -> tuple[memoryview, int]:
             if not n:
                 break  # shrank while read: the size check after this refuses it
             got += n
-        return view[:got], got
+        return view[:got], got, False
 
 
 class SpeculativeWrite:

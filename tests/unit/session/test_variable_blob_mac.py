@@ -225,3 +225,47 @@ def test_a_refused_key_stores_nothing_and_says_why(tmp_path: Path) -> None:
     assert not list((tmp_path / "variables").rglob("*")) or not any(
         p.is_file() for p in (tmp_path / "variables").rglob("*")
     )
+
+
+def test_a_header_claiming_huge_sizes_is_refused_before_anything_is_sized_by_it(
+    tmp_path: Path,
+) -> None:
+    store = store_at(tmp_path)
+    digest = "cd" * 16
+    path = blob_path(store, digest)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(struct.pack("<4sIQ", b"LGV2", 2**32 - 1, 2**63) + b"\0" * 64)
+    assert "failed its check" in str(store.load(digest))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another uid needs root")
+def test_a_blob_owned_by_another_account_is_refused(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    pickled = pickle_group({"v": 1})
+    store.write(pickled)
+    os.chown(blob_path(store, pickled.digest), 65534, -1)
+    assert "owned by uid 65534, not by you" in str(store_at(tmp_path).load(pickled.digest))
+
+
+@pytest.mark.parametrize("kind", ["in-band", "out-of-band"])
+def test_a_large_mapped_blob_round_trips_and_a_flipped_byte_is_refused(
+    tmp_path: Path, kind: str
+) -> None:
+    store = store_at(tmp_path)
+    if kind == "in-band":  # a pickle stream that is itself mapped (>= MAP_FROM)
+        value: object = bytearray(os.urandom(3 << 20))
+    else:
+        np = pytest.importorskip("numpy")
+        value = np.frombuffer(os.urandom(3 << 20), dtype=np.uint8).copy()
+    pickled = pickle_group({"v": value})
+    assert bool(pickled.buffers) == (kind == "out-of-band")
+    store.write(pickled)
+    assert bytes(store.read(pickled.digest)["v"]) == bytes(value)
+    path = blob_path(store, pickled.digest)
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0x80
+    path.write_bytes(bytes(raw))
+    assert store_at(tmp_path).load(pickled.digest) == REFUSED
+
+
+REFUSED = "stored value failed its check; not restored"
