@@ -112,7 +112,7 @@ class VariableStore:
         if self.trusted(pickled.digest):
             return
         trailer = self.mac(pickled, pickled.digest)  # KeyFileError before any file is made
-        private_dir(final.parent)
+        self._bucket(pickled.digest)
         tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
         try:
             with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
@@ -124,6 +124,15 @@ class VariableStore:
             self._install(tmp, pickled.digest)
         finally:
             tmp.unlink(missing_ok=True)
+
+    def _bucket(self, digest: str) -> None:
+        """Make the blob's directory (0700), refusing a symlink planted on the way: a write
+        (and private_dir's chmod) would follow it out of the store."""
+        bucket = self._path(digest).parent
+        for level in (self.root, bucket.parent, bucket):
+            if level.is_symlink():
+                raise OSError(errno.ELOOP, f"{level} is a symbolic link; nothing written there")
+        private_dir(bucket)
 
     def _install(self, tmp: Path, digest: str) -> None:
         final = self._path(digest)
@@ -286,7 +295,7 @@ class SpeculativeWrite:
             if self.error is None and trailer is not None:
                 with os.fdopen(open_private(self.tmp, os.O_WRONLY | os.O_APPEND), "wb") as fh:
                     fh.write(trailer)
-                private_dir(self.store._path(digest).parent)
+                self.store._bucket(digest)
                 self.store._install(self.tmp, digest)
             return self.error is None
         except OSError as exc:

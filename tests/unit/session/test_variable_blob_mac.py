@@ -269,3 +269,19 @@ def test_a_large_mapped_blob_round_trips_and_a_flipped_byte_is_refused(
 
 
 REFUSED = "stored value failed its check; not restored"
+
+
+def test_a_symlinked_bucket_is_not_written_through(tmp_path: Path) -> None:
+    """A planted `objects/<xx>` symlink to a folder elsewhere: no blob lands there and its
+    permission bits are not tightened (private_dir would chmod through the link)."""
+    store = store_at(tmp_path)
+    pickled = pickle_group({"v": 7})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o755)
+    elsewhere.chmod(0o755)
+    bucket = blob_path(store, pickled.digest).parent
+    bucket.parent.mkdir(parents=True)
+    bucket.symlink_to(elsewhere)
+    with pytest.raises(OSError, match="symbolic link"):
+        store.write(pickled)
+    assert list(elsewhere.iterdir()) == [] and elsewhere.stat().st_mode & 0o777 == 0o755
