@@ -170,10 +170,12 @@ def reap_orphans(workspace: Path, key: BlobKey | None = None) -> list[str]:
         try:
             record = json.loads(path.read_text())
             pgid, owner = int(record["pgid"]), int(record["kernel_pid"])
-            mac = str(record["mac"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if not hmac.compare_digest(mac, _record_mac(record, key)):
+        mac = record.get("mac")  # bytes compared: compare_digest raises on non-ASCII text
+        if not isinstance(mac, str) or not hmac.compare_digest(
+            mac.encode("utf-8", "surrogatepass"), _record_mac(record, key).encode()
+        ):
             refused += 1
             with contextlib.suppress(OSError):
                 path.unlink()

@@ -180,3 +180,32 @@ def test_a_planted_large_file_copy_is_refused_and_the_file_left_alone(
     assert "big.bin" in report and "failed its check" in report, report
     assert (workspace / "big.bin").read_bytes() == current
     assert not list(workspace.glob(".big.bin.logician-restore*"))
+
+
+def test_a_planted_process_record_gets_nothing_killed_when_a_kernel_opens(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    """`.logician/processes/<pgid>.json` tells a starting kernel which groups its dead
+    predecessor left: a planted one naming another program's group must not get it killed."""
+    import json
+    import subprocess
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    victim = subprocess.Popen(["sleep", "60"], start_new_session=True)  # the user's editor
+    try:
+        record = workspace / ".logician" / "processes" / f"{victim.pid}.json"
+        record.parent.mkdir(parents=True)
+        record.write_text(json.dumps({"pgid": victim.pid, "kernel_pid": dead.pid,
+                                      "tool": "bash", "call": "sleep 60"}))  # fmt: skip
+        k = Kernel(workspace, kernel_env)
+        try:
+            first = k.run("print('opened')").text
+        finally:
+            k.shutdown()
+        assert victim.poll() is None, "the planted record got the group killed"
+        assert "failed their check" in first and "no process was killed" in first, first
+        assert not record.exists()
+    finally:
+        victim.kill()
+        victim.wait()

@@ -65,14 +65,18 @@ def test_a_planted_record_kills_nothing_and_is_said_once(tmp_path: Path) -> None
     victim = subprocess.Popen(["sleep", "30"], start_new_session=True)
     try:
         planted = _record(tmp_path, victim.pid, dead.pid, signed=False)
+        unsigned = _record(tmp_path, victim.pid + 2, dead.pid)
+        unsigned.write_text(json.dumps({"pgid": victim.pid, "kernel_pid": dead.pid}))
+        odd = _record(tmp_path, victim.pid + 3, dead.pid)
+        odd.write_text(json.dumps({"pgid": victim.pid, "kernel_pid": dead.pid, "mac": "é" * 64}))
         copied = _record(tmp_path, victim.pid + 1, dead.pid)  # a valid MAC, for another pgid
         copied.write_text(copied.read_text().replace(f'"pgid": {victim.pid + 1}',
                                                      f'"pgid": {victim.pid}'))  # fmt: skip
         notices = reap_orphans(tmp_path)
-        assert len(notices) == 1 and "2 record(s)" in notices[0], notices
+        assert len(notices) == 1 and "4 record(s)" in notices[0], notices
         assert "no process was killed" in notices[0]
         assert victim.poll() is None and _group_alive(victim.pid)
-        assert not planted.exists() and not copied.exists()
+        assert not any(p.exists() for p in (planted, copied, unsigned, odd))
     finally:
         victim.kill()
         victim.wait()
