@@ -17,6 +17,7 @@ from typing import TextIO
 from .config import EffectiveConfig, load_effective_config
 from .session import rewind_plan, undo
 from .session.attribution import external_notice
+from .session.blob_key import BlobKey
 from .session.file_checkpoints import FileCheckpoints, RewindError
 from .session.journal import JournalError
 from .session.large_files import LargeLimits
@@ -350,6 +351,7 @@ def open_session(
             "ignore": tuple(checkpoints.variable_ignore),
         },  # fmt: skip
         thread=thread,
+        state_key=BlobKey.in_dir(config.user_dir),
     )
 
 

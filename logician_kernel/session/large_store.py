@@ -7,8 +7,14 @@ writes them. A copy is a reflink (`FICLONE`) where the file system shares extent
 writes from a mapping of the source (`direct_copy.py`: no page-cache copy), else a streamed copy
 in the kernel; a capture hashes alongside the copy. A file is never held in memory whole.
 
+Anyone who can write the workspace can write `.logician/large/`, so an object is never trusted
+for its name: a new copy replaces a file already under its key (never skipped because one
+exists), and a restore re-hashes the bytes it is about to rename into place and refuses them,
+naming the file, when they are not what the key says.
+
 Must never: leave a partly written object under its final name (every object is written to a
-temporary name and renamed), or delete an object except through `remove` (eviction and gc).
+temporary name and renamed), delete an object except through `remove` (eviction and gc), or
+restore bytes whose hash does not match their key.
 """
 
 from __future__ import annotations
@@ -47,6 +53,9 @@ FICLONE = 0x40049409
 
 class LargeStoreError(OSError):
     """The side store cannot take or give back an object; the message says which and why."""
+
+    def __str__(self) -> str:  # a rewind report shows the reason, not "[Errno 74]"
+        return self.strerror or super().__str__()
 
 
 @dataclass(frozen=True)
@@ -159,18 +168,20 @@ class LargeFileStore:
         return self.tmp / f"{kind}-{os.getpid()}-{time.monotonic_ns()}"
 
     def _install(self, tmp: Path, key: str) -> None:
+        # Over any file already under that name: the copy in hand was hashed by us, while a
+        # file that stands there may have been planted (a rename costs no more than a skip).
         final = self._path(key)
-        if not final.exists():
-            private_dir(final.parent)
-            os.chmod(tmp, 0o400)  # objects are immutable; a stray write fails loudly
-            os.replace(tmp, final)
+        private_dir(final.parent)
+        os.chmod(tmp, 0o400)  # objects are immutable; a stray write fails loudly
+        os.replace(tmp, final)
 
     # -- restore -----------------------------------------------------------------------------
 
     def restore(self, key: str, dest: Path, perms: int) -> None:
-        """Write the object's bytes to `dest` in one rename, with permission bits `perms`."""
+        """Write the object's bytes to `dest` in one rename, with permission bits `perms`,
+        once the copy about to be renamed is verified against `key` (`verify`)."""
         obj = self._path(key)
-        if not obj.is_file():
+        if not obj.is_file() or obj.is_symlink():
             raise LargeStoreError(errno.ENOENT, f"large-file object {key[:20]}… was evicted")
         tmp = dest.with_name(f".{dest.name}.logician-restore")
         try:
@@ -180,6 +191,7 @@ class LargeFileStore:
                 # (~1 ms for 200 MB), so the restored file's first reader gets those frames.
                 with contextlib.suppress(OSError, AttributeError):
                     os.posix_fadvise(src.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+            verify(key, tmp)
             os.chmod(tmp, perms)
             replace(tmp, dest)
         finally:
@@ -296,6 +308,21 @@ def _key_of(path: Path | str, size: int) -> str:
         while n := fh.readinto(buf):
             hasher.update(view[:n])
     return f"{HASH_NAME}-{hasher.hexdigest()}-{size}"
+
+
+def verify(key: str, copy: Path) -> None:
+    """Refuse `copy` unless its bytes hash to `key`: the copy, not the object, is what a
+    restore renames into place, so a change to the object after this check cannot land.
+    XXH3 (8 ms per 200 MB here) catches a planted or damaged object; it is not a MAC (see
+    docs/security.md): what it guards is file content a workspace writer could write anyway."""
+    try:
+        got = _key_of(copy, os.stat(copy).st_size)
+    except OSError as exc:
+        raise LargeStoreError(exc.errno or errno.EIO, f"the stored copy cannot be checked "
+                                                      f"({exc.strerror or exc})") from None  # fmt: skip
+    if got != key:
+        raise LargeStoreError(errno.EBADMSG, "its stored copy in .logician/large failed its "
+                                             "check (changed or planted); not restored")  # fmt: skip
 
 
 def hash_file(path: Path) -> str:

@@ -155,11 +155,8 @@ def redo_variables(
             out.append(RestoredVariable(name=name, action="not-restored",
                                         detail=record.not_captured or "its value was not stored"))  # fmt: skip
             continue
-        if record.blob not in groups:
-            try:
-                groups[record.blob] = variables.store.read(record.blob, namespace)
-            except Exception as exc:  # noqa: BLE001 - unpickling runs user code
-                groups[record.blob] = f"could not be read back ({type(exc).__name__}: {exc})"[:200]
+        if record.blob not in groups:  # a blob that fails its check is refused, never loaded
+            groups[record.blob] = variables.store.load(record.blob, namespace)
         group = groups[record.blob]
         if isinstance(group, str) or name not in group:
             out.append(RestoredVariable(name=name, action="not-restored", detail=(

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .blob_key import BlobKey
 from .thread_ledger import (
     FrameOpen,
     ProjectionItem,
@@ -127,10 +128,11 @@ class VariableCheckpoints:
         enabled: bool = True,
         max_bytes: int = 256 * 1024 * 1024,
         ignore: Iterable[str] = (),
+        key: BlobKey,
     ) -> None:
         self.ledger = ledger
         self.enabled = enabled
-        self.store = VariableStore(Path(state_dir) / "variables")
+        self.store = VariableStore(Path(state_dir) / "variables", key)
         self.capture = VariableCapture(self.store, max_bytes=max_bytes, ignore=ignore)
         self.namespace: MutableMapping[str, Any] | None = None
 
@@ -191,11 +193,8 @@ class VariableCheckpoints:
                     detail=step.detail + ("; was already gone" if gone else "")))  # fmt: skip
             elif step.action == "restore" and step.record is not None:
                 blob = step.record.blob or ""
-                if blob not in groups:
-                    try:
-                        groups[blob] = self.store.read(blob, self.namespace)
-                    except Exception as exc:  # noqa: BLE001 - unpickling runs user code
-                        groups[blob] = f"could not be read back ({type(exc).__name__}: {exc})"[:200]
+                if blob not in groups:  # refused (failed its check) or loaded, never both
+                    groups[blob] = self.store.load(blob, self.namespace)
                 group = groups[blob]
                 if isinstance(group, str) or step.name not in group:
                     reason = group if isinstance(group, str) else "missing from its stored group"

@@ -1,255 +1,256 @@
-"""The variables store: kernel values serialized once, content-addressed under `.logician/`.
+"""The variables store: groups of kernel values, content-addressed and authenticated under
+`.logician/variables/`.
 
-Values are pickled with protocol 5 through cloudpickle (so notebook-defined functions,
-lambdas, closures and classes are stored by value and survive a kernel restart). Large
-buffers (numpy arrays, pandas blocks, bytes-like objects) go out of band: they are hashed and
-written straight from the object's own memory, never copied into one big byte string, and
-read back into one buffer that the restored arrays share.
+A blob is a serialized group (`variable_pickle.py`: header, pickle, out-of-band buffers)
+plus a 32-byte MAC trailer (keyed BLAKE3, `blob_key.py`; the key lives outside the workspace)
+over all of it and the blob's own name. Anyone who can write the workspace can write these
+files, so a blob planted, changed, or moved under another name without the user's key is
+refused by name and never unpickled, and a file under a blob's name is never trusted because
+it exists: a write is skipped only over a file that verifies, else it is overwritten. Blobs
+of the unauthenticated format (`LGV1`) are refused too: there is no safe way to check a
+pickle after the fact.
 
-A blob holds a *group*: a dict of names to values pickled together, so names that share
-objects (`b = a`, an element of a list also bound to a name) come back sharing them.
-
-Must never: raise anything but `SerializeError` while serializing, or leave a partial blob
-under its final name.
+Must never: leave a partial blob under its final name, unpickle bytes whose MAC did not
+verify, or skip a write because a file of that name exists without verifying that file.
 """
 
 from __future__ import annotations
 
-import io
+import errno
+import hmac
 import mmap
 import os
-import pickle
+import re
+import stat
 import struct
 import threading
-import types
 from collections.abc import MutableMapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import cloudpickle
-from cloudpickle import cloudpickle as _cp
-from xxhash import xxh3_128
-
 from ._private import open_private, private_dir
+from .blob_key import MAC_BYTES, BlobKey
+from .variable_pickle import (
+    HEADER,
+    LENGTH,
+    MAGIC,
+    Pickled,
+    SerializeError,
+    digest_of,
+    header,
+    loads,
+    pickle_group,
+)
 
-MAGIC = b"LGV1"
+__all__ = ["BlobRefused", "Pickled", "SerializeError", "SpeculativeWrite", "VariableStore",
+           "digest_of", "pickle_group"]  # fmt: skip
 
+OLD_MAGIC = b"LGV1"
+"""Blobs of versions before the MAC: refused, never unpickled."""
+_DOMAIN = b"logician variables blob v2\0"
+"""What the MAC authenticates, so a MAC made for other state never passes for a blob's."""
+_NAME = re.compile(r"^[0-9a-f]{32}$")
 MAP_FROM = 1024 * 1024
 """Blobs from this size on are mapped, not read: a large array comes back without a copy."""
-_HEADER = struct.Struct("<4sIQ")
-_LENGTH = struct.Struct("<Q")
 
 
-class SerializeError(Exception):
-    """A value could not be pickled; the message says why in a few words."""
+class BlobRefused(Exception):
+    """A stored group was not loaded; the message is the reason a rewind report shows beside
+    each of its names ("stored value failed its check; not restored")."""
 
-
-@dataclass
-class Pickled:
-    """One group, pickled in memory except its out-of-band buffers (views, not copies)."""
-
-    main: bytes
-    buffers: list[memoryview]
-    digest: str
-
-    @property
-    def size(self) -> int:
-        return len(self.main) + sum(b.nbytes for b in self.buffers)
-
-
-class _Pickler(cloudpickle.Pickler):
-    """cloudpickle, except that a notebook function keeps the notebook as its globals.
-
-    cloudpickle gives a by-value function a fresh globals dict holding copies of the names it
-    reads, so a restored `def bump(): cfg['k'] += 1` would bump a private copy. Here such a
-    function carries no globals at all and is rebound to the live namespace when loaded (and
-    its digest does not change when the globals it reads do)."""
-
-    def __init__(self, file: Any, namespace: Any, **kwargs: Any) -> None:
-        super().__init__(file, protocol=5, **kwargs)
-        self._namespace = namespace
-
-    def _dynamic_function_reduce(self, func: types.FunctionType) -> Any:
-        if self._namespace is None or func.__globals__ is not self._namespace:
-            return super()._dynamic_function_reduce(func)
-        code, _globals, name, argdefs, closure = self._function_getnewargs(func)
-        state, slotstate = _cp._function_getstate(func)
-        slotstate["__globals__"] = {}
-        return (_notebook_function, (code, name, argdefs, closure), (state, slotstate),
-                None, None, _notebook_function_setstate)  # fmt: skip
-
-
-_BIND: list[MutableMapping[str, Any]] = []
-"""The namespace notebook functions bind to while a group loads (top of the stack)."""
-
-
-def _notebook_function(code: types.CodeType, name: str, argdefs: Any, closure: Any) -> Any:
-    namespace = _BIND[-1] if _BIND else {"__builtins__": __builtins__}
-    return types.FunctionType(code, namespace, name, argdefs, closure)  # type: ignore[arg-type]
-
-
-def _notebook_function_setstate(obj: types.FunctionType, state: Any) -> None:
-    state, slotstate = state
-    obj.__dict__.update(state)
-    slotstate.pop("__globals__", None)
-    slotstate.pop("_cloudpickle_submodules", None)
-    closure = slotstate.pop("__closure__", None)
-    if closure is not None:
-        for i, cell in enumerate(closure):
-            try:
-                value = cell.cell_contents
-            except ValueError:  # an empty cell
-                continue
-            obj.__closure__[i].cell_contents = value  # type: ignore[index]
-    for key, value in slotstate.items():
-        setattr(obj, key, value)
-
-
-def pickle_group(values: dict[str, Any], namespace: Any = None, *, digest: bool = True) -> Pickled:
-    """Pickle `values` together and hash the result; buffers stay in the objects' memory.
-    Functions whose globals are `namespace` (the notebook's) are rebound to it on load."""
-    buffers: list[memoryview] = []
-
-    def keep(buffer: pickle.PickleBuffer) -> None:
-        try:
-            buffers.append(buffer.raw())
-        except BufferError:  # not contiguous: let pickle copy it in band
-            raise _InBand from None
-
-    try:
-        try:
-            main = _dumps(values, namespace, keep)
-        except _InBand:
-            buffers.clear()
-            main = _dumps(values, namespace, None)
-    except RecursionError:
-        raise SerializeError("too deeply nested to pickle") from None
-    except Exception as exc:  # noqa: BLE001 - any failure of user code in __reduce__ is a reason
-        raise SerializeError(_reason(exc)) from None
-    pickled = Pickled(main, buffers, "")
-    if digest:
-        pickled.digest = digest_of(pickled)
-    return pickled
-
-
-def digest_of(pickled: Pickled) -> str:
-    """The content address of a pickled group (releases the GIL while hashing buffers)."""
-    # SHA-1 as git's object store: content addressing, not a defence against forgery; with
-    # the CPU's SHA extensions it hashes a large buffer 2-3x faster than blake2b here.
-    digest = xxh3_128()  # ~2x SHA-1 here: the hash bounds an in-place capture (README)
-    digest.update(_header(pickled.main, pickled.buffers))
-    digest.update(pickled.main)
-    for buffer in pickled.buffers:
-        digest.update(buffer)
-    return digest.hexdigest()
-
-
-def _dumps(values: Any, namespace: Any, callback: Any) -> bytes:
-    with io.BytesIO() as out:
-        _Pickler(out, namespace, buffer_callback=callback).dump(values)
-        return out.getvalue()
-
-
-class _InBand(Exception):
-    pass
-
-
-def _reason(exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return (
-        f"cannot be pickled ({type(exc).__name__}: {text[:160]})"
-        if text
-        else (f"cannot be pickled ({type(exc).__name__})")
-    )
-
-
-def _header(main: bytes, buffers: list[memoryview]) -> bytes:
-    lengths = b"".join(_LENGTH.pack(b.nbytes) for b in buffers)
-    return _HEADER.pack(MAGIC, len(buffers), len(main)) + lengths
+    def __init__(self, digest: str, reason: str) -> None:
+        super().__init__(reason)
+        self.digest = digest
+        self.reason = reason
 
 
 class VariableStore:
-    """Blobs of pickled groups, by digest, under one directory (`.logician/variables`)."""
+    """Blobs of pickled groups, by digest, under one directory (`.logician/variables`), each
+    authenticated with `key`."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, key: BlobKey) -> None:
         self.root = Path(root)
+        self.key = key
+        self._known: dict[str, tuple[int, int, int]] = {}
+        """Blobs this process wrote or verified, with the (inode, size, mtime) it saw then:
+        a file that changed since is verified again before a write is skipped."""
 
     def _path(self, digest: str) -> Path:
+        if not _NAME.match(digest):  # a ledger's blob name never walks out of `objects/`
+            raise BlobRefused(digest, "stored value has an invalid name; not restored")
         return self.root / "objects" / digest[:2] / digest[2:]
 
     def has(self, digest: str) -> bool:
         return self._path(digest).exists()
 
-    def speculate(self, pickled: Pickled) -> SpeculativeWrite:
+    def mac(self, pickled: Pickled, digest: str) -> bytes:
+        """The MAC a blob of `pickled` stored under `digest` carries (releases the GIL)."""
+        mac = self.key.mac(_DOMAIN)
+        mac.update(header(pickled.main, pickled.buffers))
+        mac.update(pickled.main)
+        for buffer in pickled.buffers:
+            mac.update(buffer)
+        mac.update(digest.encode())
+        return mac.digest()
+
+    def speculate(self, pickled: Pickled) -> SpeculativeWrite | None:
         """Start writing a group whose digest is not known yet, on a thread: the caller hashes
         it meanwhile (both release the GIL), then `keep`s or `drop`s the write. A large
-        array mutated in place costs about one write, not a hash and then a write."""
+        array mutated in place costs about one write, not a hash and then a write. None when
+        the key cannot be used (the plain `write` then says why)."""
+        try:
+            self.key.secret()
+        except OSError:
+            return None
         private_dir(self.root)
         return SpeculativeWrite(self, pickled)
 
     def write(self, pickled: Pickled) -> None:
-        """Store a group once: the same content stored twice costs once."""
+        """Store a group once: the same content stored twice costs once, but a file already
+        under its name is only trusted once it verifies (else it is overwritten)."""
         final = self._path(pickled.digest)
-        if final.exists():
+        if self.trusted(pickled.digest):
             return
-        private_dir(final.parent)
+        trailer = self.mac(pickled, pickled.digest)  # KeyFileError before any file is made
+        self._bucket(pickled.digest)
         tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
         try:
             with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
-                fh.write(_header(pickled.main, pickled.buffers))
+                fh.write(header(pickled.main, pickled.buffers))
                 fh.write(pickled.main)
                 for buffer in pickled.buffers:
                     fh.write(buffer)
-            os.replace(tmp, final)
+                fh.write(trailer)
+            self._install(tmp, pickled.digest)
         finally:
             tmp.unlink(missing_ok=True)
+
+    def _bucket(self, digest: str) -> None:
+        """Make the blob's directory (0700), refusing a symlink planted on the way: a write
+        (and private_dir's chmod) would follow it out of the store."""
+        bucket = self._path(digest).parent
+        for level in (self.root, bucket.parent, bucket):
+            if level.is_symlink():
+                raise OSError(errno.ELOOP, f"{level} is a symbolic link; nothing written there")
+        private_dir(bucket)
+
+    def _install(self, tmp: Path, digest: str) -> None:
+        final = self._path(digest)
+        os.replace(tmp, final)  # over a planted or damaged file of that name, atomically
+        st = os.stat(final)
+        self._known[digest] = (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def trusted(self, digest: str) -> bool:
+        """Whether a verified blob stands under `digest` (a write of it can be skipped)."""
+        try:
+            st = os.stat(self._path(digest))
+        except OSError:
+            return False
+        if self._known.get(digest) == (st.st_ino, st.st_size, st.st_mtime_ns):
+            return True
+        try:
+            self._open_verified(digest)
+        except (BlobRefused, OSError):
+            return False
+        self._known[digest] = (st.st_ino, st.st_size, st.st_mtime_ns)
+        return True
+
+    def load(self, digest: str, namespace: MutableMapping[str, Any] | None = None
+             ) -> dict[str, Any] | str:  # fmt: skip
+        """The group under `digest`, or the reason it was not loaded (for a rewind report)."""
+        try:
+            return self.read(digest, namespace)
+        except BlobRefused as exc:
+            return exc.reason
+        except Exception as exc:  # noqa: BLE001 - a verified pickle still runs the user's own __setstate__
+            return f"could not be read back ({type(exc).__name__}: {exc})"[:200]
 
     def read(
         self, digest: str, namespace: MutableMapping[str, Any] | None = None
     ) -> dict[str, Any]:
-        """The group stored under `digest`; buffers share one read of the file. Notebook
-        functions in it get `namespace` as their globals."""
+        """The group stored under `digest`, once its MAC verified (else `BlobRefused`);
+        buffers share one read of the file. Notebook functions in it get `namespace` as
+        their globals."""
+        main, buffers = self._open_verified(digest)
+        values = loads(main, buffers, namespace)
+        if not isinstance(values, dict):
+            raise BlobRefused(digest, "stored value is not a variables group; not restored")
+        return values
+
+    def _open_verified(self, digest: str) -> tuple[Any, list[memoryview]]:
+        """The pickle and buffers of a blob whose size, header and MAC check out. The header
+        and the pickle are copied out of a mapping before they are checked: what pickle runs
+        is what was checked, whatever happens to the file meanwhile."""
         path = self._path(digest)
-        with open(path, "rb", buffering=0) as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size >= MAP_FROM:
-                # A private copy-on-write mapping: the restored buffers page in from the page
-                # cache as they are touched, and the blob is never written (objects are
-                # immutable; eviction unlinks, which leaves a live mapping valid).
-                data: Any = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
-                view = memoryview(data)
-            else:
-                data = bytearray(size)
-                view = memoryview(data)
-                got = 0
-                while got < size:
-                    n = fh.readinto(view[got:])
-                    if not n:
-                        raise OSError(f"{path}: truncated")
-                    got += n
-        if size < _HEADER.size:
-            raise OSError(f"{path}: truncated")
-        magic, count, main_len = _HEADER.unpack_from(data, 0)
-        if magic != MAGIC:
-            raise OSError(f"{path}: not a variables blob")
-        offset = _HEADER.size
-        lengths = [_LENGTH.unpack_from(data, offset + i * _LENGTH.size)[0] for i in range(count)]
-        offset += count * _LENGTH.size
-        main = view[offset : offset + main_len]
-        offset += main_len
+        try:
+            view, size, mapped = _map(path)
+        except FileNotFoundError:
+            raise BlobRefused(digest, "stored value is missing (evicted or removed); "
+                                      "not restored") from None  # fmt: skip
+        except OSError as exc:
+            raise BlobRefused(digest, f"stored value cannot be read ({exc.strerror or exc}); "
+                                      "not restored") from None  # fmt: skip
+        if size >= 4 and view[:4] == OLD_MAGIC:
+            raise BlobRefused(digest, "stored by an older version of Logician without a check, "
+                                      "so it cannot be verified; not restored")  # fmt: skip
+        damaged = BlobRefused(digest, "stored value failed its check (damaged or not a "
+                                      "variables blob); not restored")  # fmt: skip
+        if size < HEADER.size + MAC_BYTES or view[:4] != MAGIC:
+            raise damaged
+        head = bytes(view[: HEADER.size])
+        _, count, main_len = HEADER.unpack(head)
+        table_end = HEADER.size + count * LENGTH.size
+        if table_end + main_len + MAC_BYTES > size:  # before anything is sized by the header
+            raise damaged
+        table = bytes(view[HEADER.size : table_end])
+        lengths = struct.unpack(f"<{count}Q", table)
+        if table_end + main_len + sum(lengths) + MAC_BYTES != size:
+            raise damaged
+        main: Any = view[table_end : table_end + main_len]
+        if mapped:
+            main = bytes(main)
         buffers = []
+        offset = table_end + main_len
         for length in lengths:
             buffers.append(view[offset : offset + length])
             offset += length
-        _BIND.append(namespace if namespace is not None else {"__builtins__": __builtins__})
         try:
-            values = pickle.loads(main, buffers=buffers)
-        finally:
-            _BIND.pop()
-        if not isinstance(values, dict):
-            raise OSError(f"{path}: not a variables group")
-        return values
+            mac = self.key.mac(_DOMAIN)
+        except OSError as exc:
+            raise BlobRefused(digest, f"stored value cannot be checked ({exc.strerror or exc}); "
+                                      "not restored") from None  # fmt: skip
+        for part in (head, table, main, *buffers, digest.encode()):
+            mac.update(part)
+        if not hmac.compare_digest(mac.digest(), bytes(view[size - MAC_BYTES :])):
+            raise BlobRefused(digest, "stored value failed its check; not restored")
+        return main, buffers
+
+
+def _map(path: Path) -> tuple[memoryview, int, bool]:
+    """The whole file, mapped (large; True) or read (small), never following a last symlink;
+    only a regular file of this user's."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    with open(fd, "rb", buffering=0) as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if st.st_uid != os.geteuid():
+            raise OSError(errno.EPERM, f"owned by uid {st.st_uid}, not by you")
+        size = st.st_size
+        if size >= MAP_FROM:
+            # A private copy-on-write mapping: the restored buffers page in from the page
+            # cache as they are touched, and the blob is never written (objects are
+            # immutable; eviction unlinks, which leaves a live mapping valid).
+            return memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)), size, True
+        data = bytearray(size)
+        view = memoryview(data)
+        got = 0
+        while got < size:
+            n = fh.readinto(view[got:])
+            if not n:
+                break  # shrank while read: the size check after this refuses it
+            got += n
+        return view[:got], got, False
 
 
 class SpeculativeWrite:
@@ -259,6 +260,7 @@ class SpeculativeWrite:
 
     def __init__(self, store: VariableStore, pickled: Pickled) -> None:
         self.store = store
+        self.pickled = pickled
         self.tmp = store.root / f".speculative.{os.getpid()}.{threading.get_ident()}.tmp"
         self.error: OSError | None = None
         self._stop = threading.Event()
@@ -269,7 +271,7 @@ class SpeculativeWrite:
     def _write(self, pickled: Pickled) -> None:
         try:
             with os.fdopen(open_private(self.tmp, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
-                fh.write(_header(pickled.main, pickled.buffers))
+                fh.write(header(pickled.main, pickled.buffers))
                 fh.write(pickled.main)
                 for buffer in pickled.buffers:
                     view = buffer.cast("B") if buffer.format != "B" or buffer.ndim != 1 else buffer
@@ -282,13 +284,23 @@ class SpeculativeWrite:
 
     def keep(self, digest: str) -> bool:
         """The value changed: finish the write under its digest. False if it failed."""
-        self._thread.join()
-        final = self.store._path(digest)
         try:
-            if self.error is None and not final.exists():
-                private_dir(final.parent)
-                os.replace(self.tmp, final)
+            # The MAC is computed here, from memory, while the thread is still writing.
+            trailer = None if self.store.trusted(digest) else self.store.mac(self.pickled, digest)
+        except OSError as exc:
+            self.error = self.error or exc
+            trailer = None
+        self._thread.join()
+        try:
+            if self.error is None and trailer is not None:
+                with os.fdopen(open_private(self.tmp, os.O_WRONLY | os.O_APPEND), "wb") as fh:
+                    fh.write(trailer)
+                self.store._bucket(digest)
+                self.store._install(self.tmp, digest)
             return self.error is None
+        except OSError as exc:
+            self.error = exc
+            return False
         finally:
             self.tmp.unlink(missing_ok=True)
 

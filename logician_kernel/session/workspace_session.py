@@ -21,6 +21,7 @@ from filelock import FileLock, Timeout
 from .._version import __version__
 from ..tools._process_guard import reap_orphans
 from ._private import PRIVATE_FILE, private_dir, write_private
+from .blob_key import BlobKey, KeyFileError
 from .change_detection import ChangeDetection
 from .file_checkpoints import FileCheckpoints
 from .git_snapshot import GitSnapshotter, SnapshotError
@@ -91,8 +92,11 @@ class WorkspaceSession:
         change_detection: ChangeDetection = "auto",
         variables: dict[str, object] | None = None,
         thread: ThreadChoice | None = None,
+        state_key: BlobKey | None = None,
     ) -> WorkspaceSession:
-        """`thread` overrides the choice from `env` (`%logician thread use`, VS Code's name)."""
+        """`thread` overrides the choice from `env` (`%logician thread use`, VS Code's name).
+        `state_key` authenticates the variable blobs (default: `state.key` in the user config
+        dir that `env` names)."""
         workspace = Path(workspace).resolve()
         state = workspace / STATE_DIR
         choice = thread or choose_thread(env, state / "threads")
@@ -180,13 +184,23 @@ class WorkspaceSession:
         notices.extend(resolve_dangling_calls(ledger))
         if interrupted := interrupted_notice(ledger):
             notices.append(interrupted)
-        notices.extend(reap_orphans(workspace))  # a quarantined call's group must not live on
+        if state_key is None:
+            # config imports session: not at the top
+            from ..config._effective import user_config_dir
+
+            state_key = BlobKey.in_dir(user_config_dir(env))
+        notices.extend(reap_orphans(workspace, state_key))  # a quarantined group must not live on
         if stable and ledger.messages():
             # A restart rebuilt the conversation from the ledger: say so in it (`restore`).
             ledger.append(ProjectionItem, reason="restore", messages=ledger.messages(),
                           note=f"kernel session {kernel_session or 'new'}")  # fmt: skip
         checkpoints.start_warmup()
-        var_checkpoints = VariableCheckpoints(ledger, state, **(variables or {}))  # type: ignore[arg-type]
+        var_checkpoints = VariableCheckpoints(ledger, state, key=state_key, **(variables or {}))  # type: ignore[arg-type]
+        if var_checkpoints.enabled:
+            try:  # made on first use, so a refused key is said once, here, not per cell
+                state_key.secret()
+            except KeyFileError as exc:
+                notices.append(f"Logician: variables are not captured or restored: {exc}.")
         return cls(workspace, thread_id, stable, ledger, checkpoints, notices, lock,
                    var_checkpoints, thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
 

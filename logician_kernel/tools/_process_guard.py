@@ -7,15 +7,19 @@ however it died (kill -9 included), and the guard then SIGKILLs every group stil
 `prctl(PR_SET_PDEATHSIG)` would not do: it follows the parent *thread*, and it reaches only the
 direct child, not what the shell started. Second, each live group is written to
 `.logician/processes/<pgid>.json` with the call that started it, so a restarted kernel kills a
-group that survived even the guard (the guard was killed with it) and tells the user.
+group that survived even the guard (the guard was killed with it) and tells the user. Anyone
+who can write the workspace can write those records, so each carries a MAC made with the
+user's state key (`session/blob_key.py`); a record without a valid one names no group to kill.
 
-Must never: kill a group this kernel did not start, or a group a live kernel still owns.
+Must never: kill a group this kernel did not start, a group a live kernel still owns, or a
+group named by a record whose MAC does not verify.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import hmac
 import json
 import os
 import signal
@@ -25,6 +29,9 @@ import threading
 from pathlib import Path
 
 from ..session._private import private_dir, write_private
+from ..session.blob_key import BlobKey
+
+_RECORD_DOMAIN = b"logician process record v1\0"
 
 PROCESS_DIR = Path(".logician") / "processes"
 """Where live tool process groups are recorded, under the workspace (the kernel's state dir)."""
@@ -90,8 +97,10 @@ def _stop_guard() -> None:
 def watch(pgid: int, workspace: Path, *, tool: str, describe: str) -> None:
     """A tool started process group `pgid`: it dies with the kernel from now on."""
     _tell_guard(f"+{pgid}")
-    record = {"pgid": pgid, "kernel_pid": os.getpid(), "tool": tool, "call": describe}
+    record: dict[str, object] = {"pgid": pgid, "kernel_pid": os.getpid(), "tool": tool,
+                                 "call": describe}  # fmt: skip
     try:
+        record["mac"] = _record_mac(record, state_key())
         directory = workspace / PROCESS_DIR
         private_dir(directory)
         write_private(directory / f"{pgid}.json", json.dumps(record).encode())
@@ -123,8 +132,23 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def reap_orphans(workspace: Path) -> list[str]:
-    """On kernel start: kill recorded groups whose kernel is dead; a notice for each."""
+def state_key() -> BlobKey:
+    """The user's state key, in the config dir this kernel's environment names."""
+    from ..config._effective import user_config_dir  # config imports session: not at the top
+
+    return BlobKey.in_dir(user_config_dir())
+
+
+def _record_mac(record: dict[str, object], key: BlobKey) -> str:
+    mac = key.mac(_RECORD_DOMAIN)
+    fields = {k: v for k, v in record.items() if k != "mac"}
+    mac.update(json.dumps(fields, sort_keys=True).encode())
+    return mac.hexdigest()
+
+
+def reap_orphans(workspace: Path, key: BlobKey | None = None) -> list[str]:
+    """On kernel start: kill recorded groups whose kernel is dead; a notice for each. Records
+    that fail their check are removed, and said so in one notice: they kill nothing."""
     from ._bash import _group_alive
 
     directory = workspace / PROCESS_DIR
@@ -133,11 +157,28 @@ def reap_orphans(workspace: Path) -> list[str]:
         files = sorted(directory.glob("*.json"))
     except OSError:
         return notices
+    if not files:
+        return notices
+    key = key or state_key()
+    try:
+        key.secret()
+    except OSError as exc:
+        return [f"Logician: the records in {directory} were not checked, no process was "
+                f"killed: {exc.strerror or exc}."]  # fmt: skip
+    refused = 0
     for path in files:
         try:
             record = json.loads(path.read_text())
             pgid, owner = int(record["pgid"]), int(record["kernel_pid"])
         except (OSError, ValueError, KeyError, TypeError):
+            continue
+        mac = record.get("mac")  # bytes compared: compare_digest raises on non-ASCII text
+        if not isinstance(mac, str) or not hmac.compare_digest(
+            mac.encode("utf-8", "surrogatepass"), _record_mac(record, key).encode()
+        ):
+            refused += 1
+            with contextlib.suppress(OSError):
+                path.unlink()
             continue
         if owner != os.getpid() and _pid_alive(owner) and _owner_is_kernel(owner, pgid):
             continue  # another kernel on this workspace still owns it
@@ -154,6 +195,9 @@ def reap_orphans(workspace: Path) -> list[str]:
             path.unlink()
         except OSError:
             pass
+    if refused:
+        notices.append(f"Logician: {refused} record(s) in {directory} failed their check (not "
+                       "written by your kernel): removed; no process was killed for them.")  # fmt: skip
     return notices
 
 

@@ -309,3 +309,35 @@ def test_a_restore_replaces_only_the_name_whatever_stood_there(tmp_path: Path) -
         assert dest.is_file() and not dest.is_symlink() and dest.read_bytes() == src.read_bytes()
     assert alias.read_bytes() == b"old bytes"  # another name of the old file keeps its bytes
     assert target.read_bytes() == b"the symlink's target"
+
+
+def test_a_planted_or_changed_object_is_refused_and_the_file_left_alone(tmp_path: Path) -> None:
+    store = LargeFileStore(tmp_path / "large")
+    src = tmp_path / "a.bin"
+    src.write_bytes(os.urandom(50_000))
+    key = store.put(src)
+    obj = next(p for p in store.objects.rglob("*") if p.is_file())
+    obj.chmod(0o600)
+    obj.write_bytes(os.urandom(50_000))  # same size, other bytes
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"the user's current bytes")
+    with pytest.raises(OSError, match="failed its check") as err:
+        store.restore(key, out, 0o644)
+    assert "Errno" not in str(err.value)
+    assert out.read_bytes() == b"the user's current bytes"
+    assert [p.name for p in tmp_path.iterdir() if "logician-restore" in p.name] == []
+
+
+def test_a_preseeded_object_is_replaced_by_the_real_copy(tmp_path: Path) -> None:
+    store = LargeFileStore(tmp_path / "large")
+    src = tmp_path / "a.bin"
+    src.write_bytes(os.urandom(50_000))
+    key = hash_file(src)
+    planted = store._path(key)
+    planted.parent.mkdir(parents=True)
+    planted.write_bytes(os.urandom(50_000))
+    assert store.put(src) == key
+    assert planted.read_bytes() == src.read_bytes()
+    out = tmp_path / "out.bin"
+    store.restore(key, out, 0o644)
+    assert out.read_bytes() == src.read_bytes()

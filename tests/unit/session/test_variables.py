@@ -9,9 +9,15 @@ from typing import Any
 
 import pytest
 
+from logician_kernel.session.blob_key import BlobKey
 from logician_kernel.session.thread_ledger import FrameOpen, ThreadLedger
 from logician_kernel.session.variable_checkpoints import VariableCheckpoints
 from logician_kernel.session.variable_store import SerializeError, VariableStore, pickle_group
+
+
+def key_of(tmp_path: Path) -> BlobKey:
+    """The user's state key, outside the state dir (as the user config dir is)."""
+    return BlobKey.in_dir(tmp_path / "user-config")
 
 
 class Notebook:
@@ -20,7 +26,7 @@ class Notebook:
     def __init__(self, tmp_path: Path, **settings: Any) -> None:
         self.ledger = ThreadLedger(tmp_path / "threads", "t")
         OPENED.append(self.ledger)
-        self.vars = VariableCheckpoints(self.ledger, tmp_path, **settings)
+        self.vars = VariableCheckpoints(self.ledger, tmp_path, key=key_of(tmp_path), **settings)
         self.ns: dict[str, Any] = {"__name__": "__main__"}
         self.vars.bind(self.ns, None)
         self.frame = 0
@@ -160,7 +166,7 @@ def test_restart_restores_from_disk_and_names_what_is_not_live(tmp_path: Path) -
     again = Notebook.__new__(Notebook)
     again.ledger = ThreadLedger(tmp_path / "threads", "t")
     OPENED.append(again.ledger)
-    again.vars = VariableCheckpoints(again.ledger, tmp_path)
+    again.vars = VariableCheckpoints(again.ledger, tmp_path, key=key_of(tmp_path))
     again.ns = {}
     again.vars.bind(again.ns, None)
     again.frame = 2
@@ -194,7 +200,7 @@ def test_a_truncated_blob_is_reported_not_raised(tmp_path: Path) -> None:
             blob.write_bytes(blob.read_bytes()[:10])
     assert nb.rewind(2) == {"x": "not-restored"}
     assert nb.ns["x"] == [2]
-    assert VariableStore(tmp_path / "variables").has("0" * 32) is False
+    assert VariableStore(tmp_path / "variables", key_of(tmp_path)).has("0" * 32) is False
 
 
 def test_a_restored_notebook_function_still_works_on_the_live_namespace(nb: Notebook) -> None:
