@@ -129,3 +129,17 @@ def test_sanitize_rewrites_config_and_attributes_and_drops_redirects(tmp_path: P
     sanitize_store(store, None)
     assert not alternates.exists()
     check_store(store, tmp_path)
+
+
+def test_logician_state_check_says_whose_state_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from logician_kernel.cli import main
+
+    ws, state = _state(tmp_path)
+    assert main(["state", "check", "--workspace", str(ws)]) == 0
+    assert "yours alone" in capsys.readouterr().out
+    state.chmod(0o777)
+    assert main(["state", "check", "--workspace", str(ws)]) == 1
+    err = capsys.readouterr().err
+    assert f"refused: {state} is writable by other accounts" in err and "fix: run `chmod" in err
