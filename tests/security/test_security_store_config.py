@@ -160,3 +160,33 @@ def test_store_that_is_not_a_directory_is_refused(tmp_path: Path, kind: str) -> 
     finally:
         k.shutdown()
     assert _fired(markers) == []
+
+
+def test_store_swapped_mid_session_is_never_run(tmp_path: Path) -> None:
+    """A store put in place of the checked one while the kernel runs (here by a cell, as
+    another program would) is not used: git never runs on it until a restart checks it."""
+    ws, markers = tmp_path / "swapped", tmp_path / "markers"
+    ws.mkdir()
+    markers.mkdir()
+    k = Kernel(ws, make_kernel_env(tmp_path))
+    try:
+        assert k.run("open('a.txt', 'w').write('1')").status == "ok"
+        swap = (
+            "import os, shutil, subprocess\n"
+            f"shutil.move('.logician/git', {str(tmp_path / 'old-store')!r})\n"
+            "subprocess.run(['git', 'init', '-q', '--bare', '.logician/git'], check=True)\n"
+            "open('.logician/git/config', 'a').write("
+            f"'[core]\\n\\tfsmonitor = {_touch(markers, 'fsmonitor')}\\n')\n"
+            "open('.logician/git/hooks/post-index-change', 'w').write("
+            f"'#!/bin/sh\\n{_touch(markers, 'hook')}\\n')\n"
+            "os.chmod('.logician/git/hooks/post-index-change', 0o755)\n"
+        )
+        assert k.run(swap).status == "ok"
+        r = k.run("open('b.txt', 'w').write('2')")
+        assert r.status == "ok", r.text
+        assert "was replaced" in r.text, r.text
+        assert k.run("print(1)").status == "ok"
+        assert _fired(markers) == []
+    finally:
+        k.shutdown()
+    assert _fired(markers) == []
