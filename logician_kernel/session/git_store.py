@@ -106,6 +106,8 @@ class GitStore:
         created = not (self.store / "HEAD").exists()
         if created:
             self.store.parent.mkdir(parents=True, exist_ok=True)
+            if self.store.is_dir():  # a store without HEAD: `init` would read its config
+                sanitize_store(self.store, None)
             self.run(  # owner-only files (the store holds workspace content), no sample hooks
                 "init", "--quiet", "--bare", "--shared=0600", "--template=", str(self.store),
                 cwd=self.store.parent, base=False,

@@ -10,9 +10,11 @@ state may be used only when no other account could have written it. That means
   nobody else;
 - each entry directly in it, and each entry directly in the store `.logician/git`, is owned by
   the kernel's user, writable by nobody else, and not a symlink.
-Deeper files are not walked (a store holds 100k objects): nobody else can reach them through a
-directory that is ours and writable by us alone, so they are as safe as the directory
-that holds them - the same reasoning ssh applies to `~/.ssh`.
+Deeper files are not walked (a store holds 100k objects): once the check passes, the session
+tightens `.logician/` to 0700, so from then on no other account can reach anything in it. What
+may have been written deeper before (an archive unpacked with other owners kept) is treated
+like any shipped `.logician/`: as data (store_config.py rewrites what git reads as
+configuration; blobs are authenticated before use).
 
 "Writable by nobody else" allows group write when the group is the user's private group (same
 name as the user, no other member), as Debian's ssh does: umask 002 is the default there.

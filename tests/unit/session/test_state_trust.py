@@ -143,3 +143,31 @@ def test_logician_state_check_says_whose_state_it_is(
     assert main(["state", "check", "--workspace", str(ws)]) == 1
     err = capsys.readouterr().err
     assert f"refused: {state} is writable by other accounts" in err and "fix: run `chmod" in err
+
+
+@pytest.mark.parametrize("head", [True, False])
+def test_git_store_on_a_planted_store_runs_nothing(tmp_path: Path, head: bool) -> None:
+    """GitStore itself, on a store shipped with hostile settings (with and without HEAD: a
+    store `ensure` must `git init` again is sanitized first, since init reads its config)."""
+    from logician_kernel.session.git_store import GitStore
+
+    ws, marker = tmp_path / "ws", tmp_path / "PWNED"
+    (ws / ".logician").mkdir(parents=True, mode=0o700)
+    store = ws / ".logician" / "git"
+    subprocess.run(["git", "init", "-q", "--bare", str(store)], check=True)
+    if not head:
+        (store / "HEAD").unlink()
+    (store / "config").write_text(
+        f"[core]\n\tfsmonitor = touch {marker}\n"
+        f"[filter \"x\"]\n\tclean = sh -c 'touch {marker}; cat'\n\trequired = true\n"
+    )
+    (store / "hooks" / "post-index-change").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (store / "hooks" / "post-index-change").chmod(0o755)
+    (ws / ".gitattributes").write_text("* filter=x\n")
+    (ws / "a.txt").write_text("a\n")
+    git = GitStore(ws, store, "logician-index-t")
+    git.ensure(())
+    git.run("update-index", "-z", "--add", "--stdin", stdin=b"a.txt\0.gitattributes\0")
+    git.run("ls-files", "-z", "--modified", "--others", "--exclude-standard")
+    git.run("write-tree")
+    assert not marker.exists()
