@@ -16,8 +16,9 @@ may have been written deeper before (an archive unpacked with other owners kept)
 like any shipped `.logician/`: as data (store_config.py rewrites what git reads as
 configuration; blobs are authenticated before use).
 
-"Writable by nobody else" allows group write when the group is the user's private group (same
-name as the user, no other member), as Debian's ssh does: umask 002 is the default there.
+"Writable by nobody else" allows group write when no other account is in the group (neither
+listed as a member nor by primary gid): the user's private group with umask 002 (as Debian's
+ssh allows), or a single-user container whose volume Kubernetes made group-writable (fsGroup).
 
 Must never: follow a symlink while checking, create or change anything (the caller decides),
 or accept a path it could not examine.
@@ -51,12 +52,17 @@ def _name(uid: int) -> str:
 
 
 def _private_group(gid: int, uid: int) -> bool:
-    """Whether group `gid` is `uid`'s own: the user's name, and no other member."""
+    """Whether no account but `uid` is in group `gid` (listed as a member, or by primary gid):
+    the user's private group (umask 002), or a single-user container's volume group
+    (Kubernetes' fsGroup makes every file group-writable)."""
     try:
         user, group = pwd.getpwuid(uid).pw_name, grp.getgrgid(gid)
-    except KeyError:
+        accounts = pwd.getpwall()
+    except (KeyError, OSError):
         return False
-    return group.gr_name == user and set(group.gr_mem) <= {user}
+    if not set(group.gr_mem) <= {user}:
+        return False
+    return not any(a.pw_gid == gid and a.pw_uid != uid for a in accounts)
 
 
 def _others_can_write(st: os.stat_result, uid: int) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import grp
 import os
+import pwd
 import subprocess
 from pathlib import Path
 
@@ -53,13 +54,15 @@ def test_group_write_is_refused_unless_the_group_is_the_users_own(tmp_path: Path
     ws, state = _state(tmp_path)
     state.chmod(0o770)
     own = grp.getgrgid(os.getegid())
-    if own.gr_mem and set(own.gr_mem) - {own.gr_name}:
+    others = [a for a in pwd.getpwall() if a.pw_gid == own.gr_gid and a.pw_uid != os.geteuid()]
+    if set(own.gr_mem) - {pwd.getpwuid(os.geteuid()).pw_name} or others:
         pytest.skip("the user's primary group has other members here")
     check_state_dir(ws, state)  # umask 002 with a private group: nobody else can write
-    shared = next((g for g in grp.getgrall() if g.gr_gid != os.getegid()), None)
-    if shared is None or os.geteuid() != 0:
+    if os.geteuid() != 0:
         return  # only root can hand the directory to another group
-    os.chown(state, -1, shared.gr_gid)
+    # A group another account is in: its primary group (every account has one).
+    shared = next(a.pw_gid for a in pwd.getpwall() if a.pw_uid != 0 and a.pw_gid != own.gr_gid)
+    os.chown(state, -1, shared)
     with pytest.raises(UntrustedStateError, match="writable by other accounts"):
         check_state_dir(ws, state)
 
