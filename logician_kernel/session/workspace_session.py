@@ -63,9 +63,9 @@ def refused_notice(exc: UntrustedStateError) -> str:
     """What the first cell says when the state is not this user's alone."""
     return (
         f"Logician: frames are off for this session: {exc.path} {exc.problem}, so the kernel "
-        f"neither reads nor runs anything from it. Fix: {exc.fix}. Cells run normally as in a "
-        "plain kernel; nothing is captured or rewindable until it is fixed and the kernel "
-        "restarts."
+        f"neither reads nor runs anything from it. Fix: {exc.fix}; `logician state check` "
+        "checks again. Cells run normally as in a plain kernel; nothing is captured or "
+        "rewindable until it is fixed and the kernel restarts."
     )
 
 
