@@ -136,3 +136,33 @@ def test_state_dir_symlinked_elsewhere_is_refused(workspace: Path, tmp_path: Pat
     finally:
         k.shutdown()
     assert list(elsewhere.iterdir()) == []
+
+
+def test_in_a_sticky_shared_folder_another_member_cannot_touch_our_state(
+    other_account: OtherAccount, shared_dir: Path, tmp_path: Path
+) -> None:
+    """The team model of docs/security.md: a sticky shared folder, one owner per `.logician/`.
+    Another member can neither replace, remove nor write into ours; our frames keep working."""
+    ws = shared_dir / "team"
+    ws.mkdir()
+    ws.chmod(0o1777)
+    k = Kernel(ws, make_kernel_env(tmp_path))
+    try:
+        assert k.run("open('mine.txt', 'w').write('1')").status == "ok"
+        attempts = {
+            "rename": ["mv", ".logician", "stolen"],
+            "remove": ["rm", "-rf", ".logician"],
+            "plant": ["sh", "-c", "echo x > .logician/git/config"],
+            "list": ["ls", ".logician/threads"],
+        }
+        for what, argv in attempts.items():
+            with pytest.raises(subprocess.CalledProcessError):
+                other_account.run(argv, cwd=ws)
+            assert (ws / ".logician" / "git" / "HEAD").exists(), what
+        # The member's own files in the shared folder are theirs; ours stay ours.
+        other_account.run(["sh", "-c", "echo theirs > theirs.txt"], cwd=ws)
+        r = k.run("%logician rewind --last")
+        assert r.status == "ok" and not (ws / "mine.txt").exists(), r.text
+        assert (ws / "theirs.txt").read_text() == "theirs\n"
+    finally:
+        k.shutdown()
