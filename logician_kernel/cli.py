@@ -62,6 +62,25 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
     return 0 if args.action == "repair" or report.healthy else 1
 
 
+def _cmd_state(args: argparse.Namespace) -> int:
+    from .session.state_trust import UntrustedStateError, check_state_dir
+    from .session.workspace_session import STATE_DIR
+
+    workspace = Path(args.workspace).resolve()
+    state = workspace / STATE_DIR
+    try:
+        check_state_dir(workspace, state)
+    except UntrustedStateError as exc:
+        print(f"logician state: refused: {exc.path} {exc.problem}\n  fix: {exc.fix}",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    if not state.exists():
+        print(f"{state}: not created yet; the kernel will create it yours alone (0700)")
+    else:
+        print(f"{state}: yours alone (owner and modes checked, as the kernel does on open)")
+    return 0
+
+
 def _cmd_kernel(args: argparse.Namespace) -> int:
     from .jupyter.kernelapp import main as kernel_main
 
@@ -99,6 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--workspace", default=".", help="workspace holding .logician/ (default: .)"
     )
     ledger.set_defaults(func=_cmd_ledger)
+
+    state = sub.add_parser(
+        "state", help="check that a workspace's .logician/ is yours alone (as the kernel does)"
+    )
+    state.add_argument("action", choices=["check"], help="check (read-only)")
+    state.add_argument(
+        "--workspace", default=".", help="workspace holding .logician/ (default: .)"
+    )
+    state.set_defaults(func=_cmd_state)
 
     kernel = sub.add_parser("kernel", help="start the kernel (as `python -m logician_kernel`)")
     kernel.add_argument("kernel_args", nargs=argparse.REMAINDER)

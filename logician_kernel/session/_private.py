@@ -3,7 +3,9 @@
 Files we create there are 0600 and directories 0700, whatever the umask, because the ledger
 and audit log hold conversations and commands, and a recording holds whole model exchanges.
 The state directory itself is tightened to 0700 on every open, so anything inside - even a
-file some other program created with wider bits - is out of other users' reach.
+file some other program created with wider bits - is out of other users' reach. A state
+directory that other accounts own or can write is refused before that (state_trust.py), never
+silently tightened: whatever they wrote while they could is not ours to trust.
 """
 
 from __future__ import annotations

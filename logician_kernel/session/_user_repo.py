@@ -24,6 +24,20 @@ def user_git_dir(workspace: Path) -> Path | None:
     return None
 
 
+def user_objects_dir(workspace: Path) -> Path | None:
+    """The object directory of the workspace's own repository (a worktree's common one)."""
+    user_git = user_git_dir(workspace)
+    if user_git is None:
+        return None
+    common = user_git / "commondir"
+    try:
+        if common.is_file():
+            return (user_git / common.read_text().strip() / "objects").resolve()
+    except OSError:
+        return None
+    return user_git / "objects"
+
+
 def seed_from_user_repo(workspace: Path, store: Path, index: Path) -> None:
     """Start from a copy of the user's index, borrowing their objects through alternates.
 
@@ -34,11 +48,10 @@ def seed_from_user_repo(workspace: Path, store: Path, index: Path) -> None:
     user_git = user_git_dir(workspace)
     if user_git is None or not (user_git / "index").is_file():
         return
-    objects = user_git / "objects"
-    common = user_git / "commondir"
+    objects = user_objects_dir(workspace)
+    if objects is None:
+        return
     try:
-        if common.is_file():
-            objects = (user_git / common.read_text().strip() / "objects").resolve()
         write_private(index, (user_git / "index").read_bytes())
         write_private(store / "objects" / "info" / "alternates", f"{objects}\n".encode())
     except OSError:

@@ -178,6 +178,7 @@ class GitSnapshotter:
         # Only straight after a frame closed: a rewind or a diff in between may have left
         # files for the user to look at and edit, and those must be read before the cell.
         may_defer, self._may_defer = self._may_defer, False
+        self.git.verify()  # in-process tree writes too: never into a store swapped in since
         if opening:
             self._start = None
             defer = getattr(self._watcher, "defer", None)

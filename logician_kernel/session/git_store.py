@@ -8,7 +8,9 @@ reads every object a rewind, a diff or a tree update needs, instead of a process
 What a snapshot is lives in git_snapshot.py.
 
 Must never: run a porcelain command that touches the user's index or work tree, or let a
-user's `GIT_DIR`/`GIT_INDEX_FILE` from the environment redirect a command.
+user's `GIT_DIR`/`GIT_INDEX_FILE` from the environment redirect a command, or run git on a
+store it has not checked (store_config.py: the environment and the files git reads as
+configuration; state_trust.py: whose store it is), nor on one replaced since.
 """
 
 from __future__ import annotations
@@ -23,28 +25,11 @@ from git.exc import GitError
 
 from ._fs import join_z, split_z
 from ._private import private_dir, write_private
-from ._user_repo import seed_from_user_repo, user_git_dir
+from ._user_repo import seed_from_user_repo, user_git_dir, user_objects_dir
 from .large_files import SQLITE_JOURNALS
 from .locks import IndexGuard
-
-_GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
-# Our attributes beat .gitattributes: bytes go in and come out exactly as they are on disk.
-_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding\n"
-_CONFIG = (
-    ("core.bare", "false"),
-    ("core.autocrlf", "false"),
-    ("core.safecrlf", "false"),
-    ("core.filemode", "true"),
-    ("core.symlinks", "true"),
-    ("core.quotepath", "false"),
-    ("core.untrackedCache", "true"),
-    ("core.fsmonitor", "false"),
-    ("core.hooksPath", os.devnull),
-    ("gc.auto", "0"),
-    ("index.version", "4"),
-    # Each full scan then rewrites a small delta, not the whole (100k-entry) index.
-    ("core.splitIndex", "true"),
-)
+from .state_trust import UntrustedStateError, check_store
+from .store_config import ATTRIBUTES, CONFIG_TEMPLATE, isolated_env, replace_private, sanitize_store
 
 
 class SnapshotError(RuntimeError):
@@ -59,23 +44,42 @@ class GitStore:
         # One index per thread: two kernels on one workspace never wait on each other's
         # index lock (objects are shared; git writes them atomically).
         self.index = self.store / index_name
-        self.env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
+        # No inherited GIT_* variable, no config file but the store's own (ours, see ensure).
+        self.env = isolated_env(os.environ)
         self.env.update(
             GIT_INDEX_FILE=str(self.index),
             GIT_LITERAL_PATHSPECS="1",
-            GIT_TERMINAL_PROMPT="0",
             GIT_OPTIONAL_LOCKS="0",
         )
         self.base = ["git", f"--git-dir={self.store}", f"--work-tree={self.workspace}"]
         # Other kernels on this workspace share the index: writes take turns (see locks.py).
         self.guard = IndexGuard(self.index)
         self._reader: Git | None = None
+        # The store this kernel checked and configured (device, inode): git never runs on a
+        # directory put in its place since (another account swapping `.logician/`).
+        self._pinned: tuple[int, int] | None = None
+
+    def verify(self) -> None:
+        """Raise `SnapshotError` if the store is not the directory `ensure` checked."""
+        if self._pinned is None:
+            return
+        try:
+            st = os.lstat(self.store)
+            same = (st.st_dev, st.st_ino) == self._pinned
+        except OSError:
+            same = False  # vanished: the state guard recreates it (`ensure` pins it again)
+        if not same:
+            raise SnapshotError(
+                f"{self.store} vanished or was replaced since this kernel checked it; not "
+                "used until it is checked again"
+            )
 
     def run(
         self, *args: str, stdin: bytes | None = None, cwd: Path | None = None, base: bool = True
     ) -> bytes:
         """A git command's stdout; a failure is a `SnapshotError` naming the command."""
         cmd = [*self.base, *args] if base else ["git", *args]
+        self.verify()
         try:
             proc = subprocess.run(
                 cmd, input=stdin, capture_output=True, cwd=cwd or self.workspace,
@@ -91,17 +95,32 @@ class GitStore:
     # -- setup -----------------------------------------------------------------------------
 
     def ensure(self, extra_ignores: Iterable[str]) -> None:
-        """Create the private store once; refresh our excludes from the workspace's own."""
-        if not (self.store / "HEAD").exists():
+        """Check the private store is ours and make every file git reads as configuration
+        ours again (on every open: a shipped store's are data); create it the first time;
+        refresh our excludes from the workspace's own."""
+        self._pinned = None
+        try:
+            check_store(self.store, self.store.parent)
+        except UntrustedStateError as exc:
+            raise SnapshotError(str(exc)) from None
+        created = not (self.store / "HEAD").exists()
+        if created:
             self.store.parent.mkdir(parents=True, exist_ok=True)
+            if self.store.is_dir():  # a store without HEAD: `init` would read its config
+                sanitize_store(self.store, None)
             self.run(  # owner-only files (the store holds workspace content), no sample hooks
                 "init", "--quiet", "--bare", "--shared=0600", "--template=", str(self.store),
                 cwd=self.store.parent, base=False,
             )  # fmt: skip
-            for key, value in _CONFIG:
-                self.run("config", key, value)
+            replace_private(self.store / "config", CONFIG_TEMPLATE.encode())
             private_dir(self.store / "info")
-            write_private(self.store / "info" / "attributes", _ATTRIBUTES.encode())
+            write_private(self.store / "info" / "attributes", ATTRIBUTES.encode())
+        else:
+            private_dir(self.store / "info")
+            sanitize_store(self.store, user_objects_dir(self.workspace))
+        st = os.lstat(self.store)
+        self._pinned = (st.st_dev, st.st_ino)
+        if created:
             self._seed_from_user_repo()
         self.write_excludes(extra_ignores)
 
@@ -136,6 +155,7 @@ class GitStore:
     def check_ignore(self, paths: list[str]) -> set[str]:
         """Which of `paths` the ignore rules exclude, from a one-shot `check-ignore`."""
         # check-ignore exits 1 when nothing is ignored; only a failure to run is an error.
+        self.verify()
         proc = subprocess.run(
             [*self.base, "check-ignore", "-z", "--stdin"],
             input=join_z(paths), capture_output=True, cwd=self.workspace,
@@ -151,8 +171,13 @@ class GitStore:
         """(kind, content) of one object, loose, packed or in the user's store (alternates)."""
         for attempt in (1, 2):
             if self._reader is None:
+                self.verify()
                 self._reader = Git(str(self.store))
-                self._reader.update_environment(GIT_DIR=str(self.store), GIT_INDEX_FILE=None)
+                git_env: dict[str, str | None] = {
+                    k: v for k, v in self.env.items() if k.startswith("GIT_")
+                }
+                git_env.update(GIT_DIR=str(self.store), GIT_INDEX_FILE=None)
+                self._reader.update_environment(**git_env)
             try:
                 _, kind, _, data = self._reader.get_object_data(sha)
             except ValueError:

@@ -6,13 +6,15 @@ it); without this, every later append would go to a deleted file and every captu
 silently. The ledger is rewritten from the records the kernel holds, the store recreated empty
 (files of earlier frames cannot be restored any more, and the notice says so).
 
-Must never: lose a record the kernel holds, or stay quiet about what could not be recovered.
+Must never: lose a record the kernel holds, stay quiet about what could not be recovered, or
+recreate anything in a `.logician/` another account put in place of ours (state_trust.py).
 """
 
 from __future__ import annotations
 
 from .file_checkpoints import FileCheckpoints
 from .git_snapshot import SnapshotError
+from .state_trust import UntrustedStateError, check_state_dir
 
 
 def heal_state_dir(checkpoints: FileCheckpoints) -> str | None:
@@ -24,6 +26,15 @@ def heal_state_dir(checkpoints: FileCheckpoints) -> str | None:
     if not (ledger_gone or store_gone):
         return None
     done: list[str] = []
+    state = journal.path.parent.parent
+    try:
+        check_state_dir(state.parent, state)
+    except UntrustedStateError as exc:
+        return (
+            f"Logician: {state} vanished and what stands there now is not yours alone: "
+            f"{exc.path} {exc.problem}. Nothing is written there and this cell is not captured; "
+            f"fix: {exc.fix}, then restart the kernel."
+        )
     try:
         if ledger_gone:
             journal.rewrite_from_memory()

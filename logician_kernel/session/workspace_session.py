@@ -31,6 +31,7 @@ from .large_store import LargeFileStore
 from .recovery import resolve_pending_approvals
 from .rewind_plan import interrupted_notice
 from .run_store import resolve_dangling_calls
+from .state_trust import UntrustedStateError, check_state_dir
 from .thread_ledger import (
     ProjectionItem,
     Recovery,
@@ -57,6 +58,16 @@ def thread_id_for(env: Mapping[str, str]) -> tuple[str, bool]:
     if named is not None:
         return named.thread_id, True
     return f"session-{uuid.uuid4().hex[:12]}", False
+
+
+def refused_notice(exc: UntrustedStateError) -> str:
+    """What the first cell says when the state is not this user's alone."""
+    return (
+        f"Logician: frames are off for this session: {exc.path} {exc.problem}, so the kernel "
+        f"neither reads nor runs anything from it. Fix: {exc.fix}; `logician state check` "
+        "checks again. Cells run normally as in a plain kernel; nothing is captured or "
+        "rewindable until it is fixed and the kernel restarts."
+    )
 
 
 @dataclass
@@ -99,6 +110,12 @@ class WorkspaceSession:
         dir that `env` names)."""
         workspace = Path(workspace).resolve()
         state = workspace / STATE_DIR
+        try:  # before anything of `.logician/` is read: another account may have written it
+            check_state_dir(workspace, state)
+        except UntrustedStateError as exc:
+            choice = thread or named_thread(env) or ThreadChoice(thread_id_for(env)[0], "new")
+            return cls(workspace, choice.thread_id, False, None, None, [refused_notice(exc)],
+                       thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
         choice = thread or choose_thread(env, state / "threads")
         thread_id, stable = choice.thread_id, True
         notices: list[str] = [choice.notice] if choice.notice else []

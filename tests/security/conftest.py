@@ -5,3 +5,67 @@ a prompt injection that the model repeats); each test asserts what the person wh
 workspace would notice: the marker file never appears, no file outside changes, the planted
 value is refused by name.
 """
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass(frozen=True)
+class OtherAccount:
+    """A throwaway local account: another person on the same machine (a hub, a shared NFS)."""
+
+    name: str
+    uid: int
+    gid: int
+
+    def run(self, argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+        """Run `argv` as this account (its own uid, gid and no supplementary groups)."""
+        return subprocess.run(
+            argv, cwd=cwd, user=self.uid, group=self.gid, extra_groups=[], umask=0o000,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), **env},
+            capture_output=True, text=True, check=True, timeout=120,
+        )  # fmt: skip
+
+
+@pytest.fixture
+def other_account() -> Iterator[OtherAccount]:
+    """A second local account, made for the test with `useradd` and removed after it (even when
+    the test fails). Needs root; skipped with the reason otherwise."""
+    if os.geteuid() != 0:
+        pytest.skip("a second local account needs root (useradd): run the suite as root")
+    useradd, userdel = shutil.which("useradd"), shutil.which("userdel")
+    if useradd is None or userdel is None:
+        pytest.skip("a second local account needs useradd/userdel, not found on PATH")
+    name = f"lkt{uuid.uuid4().hex[:10]}"
+    subprocess.run([useradd, "--no-create-home", "--user-group", "--shell", "/bin/sh", name],
+                   check=True, capture_output=True, timeout=60)  # fmt: skip
+    try:
+        entry = pwd.getpwnam(name)
+        yield OtherAccount(name, entry.pw_uid, entry.pw_gid)
+    finally:
+        subprocess.run([userdel, name], check=False, capture_output=True, timeout=60)
+        groupdel = shutil.which("groupdel")
+        if groupdel is not None:  # --user-group made one; userdel removes it on most systems
+            subprocess.run([groupdel, name], check=False, capture_output=True, timeout=60)
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A directory every local account can reach (pytest's tmp_path is 0700, root's alone)."""
+    base = Path(tempfile.mkdtemp(prefix="lk-shared-", dir="/tmp"))
+    base.chmod(0o755)
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
