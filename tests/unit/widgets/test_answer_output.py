@@ -20,8 +20,13 @@ def kernel_with(*targets: str) -> SimpleNamespace:
     return SimpleNamespace(comm_manager=SimpleNamespace(comms=comms))
 
 
-def test_the_answer_bundle_reads_the_same_as_markdown_and_as_text() -> None:
-    assert answer_bundle("**done**") == {"text/markdown": "**done**", "text/plain": "**done**"}
+def test_the_answer_bundle_is_rendered_html_and_the_text_itself() -> None:
+    # no text/markdown: a frontend that trusts the output would run the HTML in the model's
+    # Markdown (issue 27); the kernel renders it inert instead (tests/security/...inert_output)
+    bundle = answer_bundle("**done**")
+    assert set(bundle) == {"text/html", "text/plain"}
+    assert bundle["text/plain"] == "**done**"
+    assert "<strong>done</strong>" in bundle["text/html"]
 
 
 def test_stdout_prints_each_piece_once_and_ends_its_line(
