@@ -4,7 +4,7 @@ A scripted model on loopback answers with the payload list (tests/inert_payloads
 answer, its reasoning and a tool call that waits for approval (in the cell and in the
 sidebar); a cell binds variables whose names and type are payloads and writes a file named
 like one, and `%logician vars`, `frames` and `diff` show them; the sidebar lists the frames
-and the rewind dialog lists the file. Every payload that needs a click is clicked. Then the
+and the rewind dialog lists the file (and the rewind is confirmed). Every payload that needs a click is clicked. Then the
 notebook is saved, reopened, and clicked again. Nothing may run (`window.__pwned` and the
 title stay untouched) and the beacon, a second loopback server every load points at, must
 receive no request.
@@ -214,8 +214,14 @@ def test_hostile_model_output_stays_inert_before_and_after_reopening(
         assert "file-name" in dialog.inner_text()
         page.screenshot(path=str(ARTIFACTS / "inert-rewind-dialog.png"))
         _assert_nothing_ran(page, beacon, "rewind dialog")
-        dialog.locator("button.jp-mod-reject").click()
+        dialog.locator("button.jp-mod-warn").click()  # rewind: the toasts name what it did
         dialog.wait_for(state="detached")
+        hostile_file = next(p for p in lab.root.iterdir() if "file-name" in p.name)
+        deadline = time.monotonic() + 60
+        while hostile_file.exists() and time.monotonic() < deadline:
+            page.wait_for_timeout(100)
+        assert not hostile_file.exists()  # the rewind deleted the file the cell wrote
+        _assert_nothing_ran(page, beacon, "rewind done")
 
         for details in page.locator(".lk-thinking summary").element_handles():
             details.click()  # open the reasoning: a <details ontoggle> inside must stay text

@@ -201,7 +201,7 @@ class StatusWidget(PlainText, w.VBox):
         label = _PHASES.get(state.phase, state.phase)
         if state.phase == "turn":
             label = f"turn {state.turn}"
-        _put(self.phase, "value", inert(tag("b", label), block="span"))
+        _put(self.phase, "value", tag("b", label))
         _put(self.model, "value", state.model)
         _put(self.streaming, "value", "● streaming" if state.streaming else "")
         _put(self.pending, "value", _pending_text(state))
