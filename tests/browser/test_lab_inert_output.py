@@ -214,9 +214,9 @@ def test_hostile_model_output_stays_inert_before_and_after_reopening(
         assert "file-name" in dialog.inner_text()
         page.screenshot(path=str(ARTIFACTS / "inert-rewind-dialog.png"))
         _assert_nothing_ran(page, beacon, "rewind dialog")
+        hostile_file = next(p for p in lab.root.iterdir() if "file-name" in p.name)
         dialog.locator("button.jp-mod-warn").click()  # rewind: the toasts name what it did
         dialog.wait_for(state="detached")
-        hostile_file = next(p for p in lab.root.iterdir() if "file-name" in p.name)
         deadline = time.monotonic() + 60
         while hostile_file.exists() and time.monotonic() < deadline:
             page.wait_for_timeout(100)
@@ -242,6 +242,14 @@ def test_hostile_model_output_stays_inert_before_and_after_reopening(
         _open(page, lab)
         _cell(page, 0).locator(".lk-answer").wait_for(timeout=60_000)
         _cell(page, 2).locator("table").wait_for(timeout=60_000)
+        # signed on save, so trusted on reopening: its HTML goes in without Lab's sanitizer
+        assert page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.content.widgets[0].model.trusted"
+        )
+        _assert_nothing_ran(page, beacon, "reopened")
+        page.locator('.jp-SideBar li[data-id="logician-sidebar"]').click()
+        page.wait_for_selector('#logician-sidebar[data-state="ready"]', timeout=60_000)
+        sidebar.locator(".lk-FrameRow").first.wait_for(timeout=60_000)
         for details in page.locator(".lk-thinking summary").element_handles():
             details.click()
         assert _click_every_payload(page) >= len(CLICKS)
