@@ -17,6 +17,8 @@ from pathlib import Path
 from queue import Empty
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from inert_payloads import live_parts, payloads
 from kernel_harness import Kernel
 from loopback import LoopbackServer, profile_reply
@@ -307,3 +309,20 @@ def test_the_approval_card_shows_a_hostile_command_as_text(
             assert live_parts(value) == [], value
     finally:
         k.shutdown()
+
+
+# --- fuzzing: random Markdown built from the pieces attacks are made of ---------------------
+
+_PIECES = ["<", ">", "</", "/>", '"', "'", "`", "```", "~~~", "$", "$$", "\\(", "\\)", "\\[",
+           "\\]", "[", "]", "(", ")", "![", "](", "<http://x.y>", "javascript:", "jav&#x09;",
+           "&#106;", "&colon;", "data:", "http://127.0.0.1:9/", "mailto:", " onerror=",
+           " onclick=", "img", "svg", "script", "style", "iframe", "srcdoc=", "href=", "src=",
+           "\\href{", "\\class{", "\\style{", "{", "}", "|", "---", "\n", "\n\n", "    ", "*",
+           "_", "#", "> ", "- ", "1. ", "&", "&amp;", "\t", "\\"]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_PIECES) | st.text(max_size=4), max_size=40))
+def test_fuzzed_markdown_never_renders_live(pieces: list[str]) -> None:
+    html = render_markdown("".join(pieces))
+    assert live_parts(html) == [], html
