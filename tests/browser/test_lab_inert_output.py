@@ -13,19 +13,14 @@ receive no request.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from inert_payloads import CLICKS, payloads  # tests/: on sys.path through tests/conftest.py
 from lab_server import ARTIFACTS, LabServer, open_browser, write_notebook
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from inert_payloads import CLICKS, payloads  # noqa: E402
-from loopback import LoopbackServer, profile_reply  # noqa: E402
+from loopback import LoopbackServer, profile_reply
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
