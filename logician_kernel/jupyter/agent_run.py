@@ -46,8 +46,15 @@ class RunView:
     """The cell's view of a run: Markdown for the answer, one line per tool, an outcome line.
 
     Text deltas only append to a string; the Markdown output is re-rendered at most `hz` times
-    a second, so the cost per token is flat however long the answer or the conversation.
+    a second, so the cost per token is flat however long the answer or the conversation. The
+    answer is rendered to HTML in the kernel (`markdown_html`), which costs time in proportion
+    to its length: the next re-render also waits `RENDER_SHARE` times as long as the last one
+    took, so a long answer spends at most about a quarter of the kernel's time rendering while
+    it streams; the last render at the end of the block is always made.
     """
+
+    RENDER_SHARE = 3
+    """Wait this many times the last render's duration before the next (besides `1/hz`)."""
 
     def __init__(
         self, *, hz: int, show: Any = markdown_answer, show_thinking: Any = _show_thinking
@@ -63,14 +70,18 @@ class RunView:
         self._show_thinking = show_thinking
         self.dirty = False
         self.last = 0.0
+        self.cost = 0.0
+        """How long the last flush took (seconds): the next one waits `RENDER_SHARE` times it."""
         self.renders = 0
 
     def wait(self) -> float:
         return self.interval if self.dirty else 0.25
 
     def flush(self, force: bool = False) -> None:
-        if not self.dirty or (not force and time.monotonic() - self.last < self.interval):
+        gap = max(self.interval, self.RENDER_SHARE * self.cost)
+        if not self.dirty or (not force and time.monotonic() - self.last < gap):
             return
+        started = time.monotonic()
         if self._thinking_dirty:
             self._thinking_display = self._show_thinking(self.thinking, self._thinking_display)
             self._thinking_dirty = False
@@ -79,6 +90,7 @@ class RunView:
         self.renders += 1
         self.dirty = False
         self.last = time.monotonic()
+        self.cost = self.last - started
 
     def end_text(self) -> None:
         """The answer's current block is over: a tool line, a question or the outcome follows."""

@@ -3,9 +3,11 @@
 Two outputs behind one call shape, `show(text, handle) -> handle` with an optional
 `end(handle)` when the answer's block is over (a tool call or the outcome line follows):
 
-- `markdown_answer`: one Markdown output, re-rendered in place (`update_display_data`) as the
-  text grows. Notebooks (JupyterLab, nbclient, papermill) keep only the last version, and its
-  `text/plain` is the answer itself, so text exports and logs read it.
+- `markdown_answer`: the answer's Markdown rendered to inert HTML in the kernel
+  (`markdown_html`; never `text/markdown`, whose raw HTML a trusting frontend would run), one
+  output re-rendered in place (`update_display_data`) as the text grows. Notebooks (JupyterLab,
+  nbclient, papermill) keep only the last version, and its `text/plain` is the answer itself,
+  so text exports and logs read it.
 - `StdoutAnswer`: the text as `stream` messages, each piece once, for terminal frontends.
   `jupyter_console` 6.6 prints a `display_data`'s `text/plain` and ignores
   `update_display_data`, so a re-rendered Markdown answer shows there as its first

@@ -8,7 +8,6 @@ render, a button does the same). Both go through `AgentSession.rewind_call`.
 from __future__ import annotations
 
 import argparse
-import html
 from typing import Any
 
 import ipywidgets
@@ -21,6 +20,7 @@ from ..session.recovery import describe_call_rewind, found_at_this_start
 from ..session.thread_ledger import CallRewound
 from . import display as render
 from .rewind_source import LedgerRewindSource
+from .safe_html import inert, tag
 
 
 def handle(session: AgentSession, frames: LedgerRewindSource, opts: argparse.Namespace) -> render.Rendered:
@@ -46,7 +46,7 @@ def announce(frames: LedgerRewindSource, item: CallRewound) -> None:
 
 def _rendered(item: CallRewound) -> render.Rendered:
     text = describe_call_rewind(item)
-    return render.Rendered(text, f"<pre>{html.escape(text)}</pre>")
+    return render.preformatted(text)
 
 
 def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
@@ -77,8 +77,8 @@ def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
             button.description = "Rewound"
 
         button.on_click(click)
-        label = ipywidgets.HTML(
-            f"{html.escape(call.name)} call <code>{html.escape(call.call_id)}</code> of frame "
-            f"{call.frame}: {html.escape(', '.join(call.paths))}"
-        )
+        label = ipywidgets.HTML(inert(
+            call.name, " call ", tag("code", call.call_id),
+            f" of frame {call.frame}: {', '.join(call.paths)}", block="span",
+        ))  # fmt: skip
         display(ipywidgets.VBox([ipywidgets.HBox([label, button]), out]))

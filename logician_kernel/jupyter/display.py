@@ -1,12 +1,12 @@
 """Plain-text and HTML renderings of frames, diffs and rewinds for `%logician` output.
 
-Pure formatting: takes views, returns mime bundles. HTML is escaped everywhere; the plain text
-is what terminals, `nbval` and `logician run` see.
+Pure formatting: takes views, returns mime bundles. Every piece of HTML is built by
+`safe_html` (escaped, in a MathJax-ignored block), the agent's answer by `markdown_html`;
+the plain text is what terminals, `nbval` and `logician run` see.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,28 +15,32 @@ from ..session.file_checkpoints import RewindPlan
 from ..session.frame_report import FileDiff
 from ..session.frames import FrameView
 from ..session.thread_ledger import ProjectionItem
+from .markdown_html import render_markdown
+from .safe_html import MATH_IGNORE, Markup, inert, join, tag
 
 
 @dataclass(frozen=True)
 class Rendered:
     text: str
-    html: str
+    html: Markup
+    """Built by `safe_html` (or `markdown_html`): never a plain string with outside text."""
 
     def bundle(self) -> dict[str, str]:
         return {"text/plain": self.text, "text/html": self.html}
 
 
 def answer_bundle(text: str) -> dict[str, str]:
-    """The agent's answer: Markdown for notebooks, and the same text as `text/plain` for
-    everything that reads plain text (consoles, nbconvert's text exports, papermill logs)."""
-    return {"text/markdown": text, "text/plain": text}
+    """The agent's answer: its Markdown rendered to inert HTML here (never `text/markdown`,
+    whose raw HTML a frontend that trusts the output would run; see `markdown_html`), and the
+    text itself as `text/plain` for consoles, nbconvert's text exports and papermill logs."""
+    return {"text/html": render_markdown(text), "text/plain": text}
 
 
 def preformatted(text: str) -> Rendered:
-    return Rendered(text, f"<pre>{html.escape(text)}</pre>")
+    return Rendered(text, inert(tag("pre", text)))
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple[str, str]:
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple[str, Markup]:
     widths = [
         max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
     ]
@@ -45,12 +49,10 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple[str, 
         "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
     ]
     text = "\n".join([line.rstrip(), *text_rows])
-    head = "".join(f"<th style='text-align:left'>{html.escape(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>" + "".join(f"<td style='text-align:left'>{html.escape(c)}</td>" for c in r) + "</tr>"
-        for r in rows
-    )
-    return text, f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    left = "text-align:left"
+    head = tag("tr", *(tag("th", h, style=left) for h in headers))
+    body = join(tag("tr", *(tag("td", c, style=left) for c in r)) for r in rows)
+    return text, tag("table", tag("thead", head), tag("tbody", body))
 
 
 def _counts(changes: Iterable[str]) -> str:
@@ -65,7 +67,7 @@ def frames_table(
 ) -> Rendered:
     if not frames:
         msg = f"No frames yet in thread {thread}: every cell that does work becomes one."
-        return Rendered(msg, f"<p>{html.escape(msg)}</p>")
+        return Rendered(msg, inert(tag("p", msg)))
     rows = []
     for f in frames:
         files = file_counts(f)
@@ -85,7 +87,7 @@ def frames_table(
         ])  # fmt: skip
     headers = ["frame", "cell", "time", "outcome", "files changed", "tokens in/out", "code"]
     text, table = _table(headers, rows)
-    return Rendered(text, table)
+    return Rendered(text, inert(table))
 
 
 def _size(n: int | None) -> str:
@@ -99,10 +101,9 @@ def frame_diff(view: FrameView, diffs: Sequence[FileDiff]) -> Rendered:
     if view.capture_error:
         title += f"\nfile changes were not captured: {view.capture_error}"
     if not diffs:
-        text = f"{title}\nno file changes"
-        return Rendered(text, f"<pre>{html.escape(text)}</pre>")
+        return preformatted(f"{title}\nno file changes")
     parts_text = [title]
-    parts_html = [f"<p><b>{html.escape(title)}</b></p>"]
+    parts_html = [tag("p", tag("b", title))]
     for d in diffs:
         head = f"{d.action:<12} {d.path}  ({_size(d.before_size)} -> {_size(d.after_size)})"
         if d.by:
@@ -110,11 +111,11 @@ def frame_diff(view: FrameView, diffs: Sequence[FileDiff]) -> Rendered:
         if d.note:
             head += f"  [{d.note}]"
         parts_text.append(head)
-        parts_html.append(f"<div><code>{html.escape(head)}</code></div>")
+        parts_html.append(tag("div", tag("code", head)))
         if d.diff:
             parts_text.append(d.diff.rstrip("\n"))
-            parts_html.append(f"<pre>{html.escape(d.diff)}</pre>")
-    return Rendered("\n".join(parts_text), "".join(parts_html))
+            parts_html.append(tag("pre", d.diff))
+    return Rendered("\n".join(parts_text), inert(*parts_html))
 
 
 def rewind_plan(plan: RewindPlan) -> Rendered:
@@ -208,7 +209,7 @@ def status(
         ["retries", str(state.retries)],
     ]
     text, table = _table(["", ""], rows)
-    return Rendered(text, table)
+    return Rendered(text, inert(table))
 
 
 THINKING_PREVIEW = 120
@@ -222,10 +223,8 @@ def thinking(text: str) -> Rendered:
     tail = flat if len(flat) <= THINKING_PREVIEW else "…" + flat[-THINKING_PREVIEW:]
     summary = f"thinking ({len(text):,} characters)"
     plain = f"▸ {summary}: {tail}" if tail else f"▸ {summary}"
-    markup = (
-        f"<details class='lk-thinking'><summary>{html.escape(summary)}</summary>"
-        f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre></details>"
-    )
+    markup = tag("details", tag("summary", summary), tag("pre", text, style="white-space:pre-wrap"),
+                 class_=f"lk-thinking lk-inert {MATH_IGNORE}")  # fmt: skip
     return Rendered(plain, markup)
 
 

@@ -7,13 +7,12 @@ frames and the status (whose `thread` names the new one), so the sidebar re-read
 
 from __future__ import annotations
 
-import html
-
 from IPython.core.error import UsageError
 
 from ..agent import AgentError, AgentSession
 from ..session.threads import render_threads
 from . import display as render
+from .safe_html import inert, tag
 
 _USAGE = "%logician thread: use `thread use ID` (an id from `%logician threads`) or `thread new NAME`"
 
@@ -23,14 +22,14 @@ def threads(session: AgentSession, args: list[str]) -> render.Rendered:
     if args:
         raise UsageError("%logician threads takes no arguments (`thread use ID` switches)")
     text = render_threads(session.threads(), session.runtime.thread_id)
-    return render.Rendered(text, f"<pre>{html.escape(text)}</pre>")
+    return render.preformatted(text)
 
 
 def thread(session: AgentSession, args: list[str]) -> render.Rendered:
     """`%logician thread use ID` / `thread new NAME`; `thread` alone names the current one."""
     if not args:
         text = f"This kernel's thread: {session.runtime.thread_id}"
-        return render.Rendered(text, html.escape(text))
+        return render.Rendered(text, inert(tag("p", text)))
     if len(args) != 2 or args[0] not in ("use", "new"):
         raise UsageError(_USAGE)
     try:
@@ -47,4 +46,4 @@ def thread(session: AgentSession, args: list[str]) -> render.Rendered:
         *notices,
     ]
     text = "\n".join(lines)
-    return render.Rendered(text, "<br>".join(html.escape(line) for line in lines))
+    return render.Rendered(text, inert(*(tag("div", line) for line in lines)))

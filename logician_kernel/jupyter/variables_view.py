@@ -10,6 +10,7 @@ from ..session.frames import FrameView
 from ..session.thread_ledger import ProjectionItem, VariableRecord
 from ..session.variable_checkpoints import VariableCheckpoints, VariableStep
 from . import display as render
+from .safe_html import inert, tag
 
 _STEP_TEXT = {"restore": "would restore", "delete": "would delete",
               "not-restorable": "cannot restore", "not-live": "not live"}  # fmt: skip
@@ -67,7 +68,10 @@ def vars_table(view: FrameView, records: Sequence[VariableRecord]) -> render.Ren
     missed = [r.name for r in records if r.not_captured]
     foot = (f"\nNot captured ({', '.join(missed)}): a rewind past this frame cannot restore "
             f"them; re-run In [{view.execution_count}] instead.") if missed else ""  # fmt: skip
-    return render.Rendered(f"{title}\n{text}{foot}", f"<p>{title}</p>{table}<p>{foot}</p>")
+    # names are the user's (or a model's) text: escaped by `safe_html`, here and on every replay
+    # of this frame's records from the ledger
+    markup = inert(tag("p", title), table, tag("p", foot.strip()) if foot else "")
+    return render.Rendered(f"{title}\n{text}{foot}", markup)
 
 
 def dry_run(plan: RewindPlan | None, steps: Sequence[VariableStep], frame: int) -> render.Rendered:

@@ -158,7 +158,10 @@ def test_text_exports_of_an_executed_agent_notebook_read_as_text(tmp_path: Path)
         return r.stdout
 
     markdown = export("markdown")
-    assert "computed a **7-day rolling mean** of `units`" in markdown  # the answer, as Markdown
+    # The answer as the kernel rendered it (inert HTML, which Markdown viewers show): the kernel
+    # no longer sends model text as text/markdown, whose raw HTML a trusting frontend would run.
+    assert "computed a <strong>7-day rolling mean</strong> of <code>units</code>" in markdown
+    assert 'class="lk-inert mathjax_ignore tex2jax_ignore lk-answer"' in markdown
     assert "▸ import csv" in markdown and "✓ python: import csv" in markdown  # the tool lines
     assert "── completed" in markdown
     # The status widget's line, sent again at the end of the run (nothing drew the widget).

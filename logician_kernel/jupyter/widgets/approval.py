@@ -3,13 +3,13 @@
 A thin view: stock `ipywidgets` controls composed in a `VBox`, one callback out
 (`on_decide(choice, note)`), called at most once. A decision made elsewhere (the sidebar,
 stdin, the headless policy) reaches the card through `resolve()`, which changes the display the
-same way without calling back. Every string from the request is HTML-escaped, and previews are
-bounded so that a huge diff or command cannot flood the notebook.
+same way without calling back. Every string from the request reaches the page as text (the
+HTML is built by `safe_html`, in blocks MathJax leaves alone), and previews are bounded so that
+a huge diff or command cannot flood the notebook.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -18,6 +18,7 @@ import ipywidgets as w
 from traitlets import Unicode
 
 from ...types.approvals import APPROVAL_CHOICES, CHOICE_LABELS, ApprovalChoice
+from ..safe_html import Markup, inert, join, tag
 from ._plain import PlainText
 
 PreviewKind = Literal["command", "diff", "code", "text"]
@@ -87,30 +88,29 @@ def bounded_lines(text: str, max_lines: int = MAX_PREVIEW_LINES) -> tuple[list[s
     return shown, max(len(lines) - max_lines, 0)
 
 
-def preview_html(text: str, kind: PreviewKind, *, max_lines: int = MAX_PREVIEW_LINES) -> str:
+def preview_html(text: str, kind: PreviewKind, *, max_lines: int = MAX_PREVIEW_LINES) -> Markup:
     """`text` as escaped, bounded HTML: monospace for commands and code, coloured for diffs."""
     shown, more = bounded_lines(text, max_lines)
     if kind == "diff":
-        body = "\n".join(_diff_line(line) for line in shown)
+        body = join((_diff_line(line) for line in shown), "\n")
     elif kind == "command":
-        body = "\n".join(html.escape(line) for line in shown)
-        body = f'<span style="user-select: none; opacity: 0.6;">$ </span>{body}'
+        prompt = tag("span", "$ ", style="user-select: none; opacity: 0.6;")
+        body = join([prompt, "\n".join(shown)])
     else:
-        body = "\n".join(html.escape(line) for line in shown)
+        body = join(["\n".join(shown)])
     style = _PRE if kind != "text" else "margin: 0; white-space: pre-wrap;"
     tail = ""
     if more:
         noun = "line" if more == 1 else "lines"
-        tail = f'<div style="opacity: 0.7; font-style: italic;">… {more} more {noun}</div>'
-    return f'<pre class="lk-approval-preview lk-{kind}" style="{style}">{body}</pre>{tail}'
+        tail = tag("div", f"… {more} more {noun}", style="opacity: 0.7; font-style: italic;")
+    return inert(tag("pre", body, class_=f"lk-approval-preview lk-{kind}", style=style), tail)
 
 
-def _diff_line(line: str) -> str:
-    escaped = html.escape(line)
+def _diff_line(line: str) -> Markup:
     for prefix, style in _DIFF_COLOURS:
         if line.startswith(prefix):
-            return f'<span style="{style}">{escaped}</span>'
-    return escaped
+            return tag("span", line, style=style)
+    return join([line])
 
 
 def decision_text(choice: Choice, note: str = "", rule: str = "", via: str = "") -> str:
@@ -144,15 +144,12 @@ class ApprovalCard(PlainText, w.VBox):
         self.request = request
         self._on_decide = on_decide
         rule = request.suggested_rule
-        reason = f" <span style='opacity: 0.75;'>— {html.escape(request.reason)}</span>"
-        self.header = w.HTML(
-            f"<b>Approve {html.escape(request.tool)}?</b>{reason if request.reason else ''}"
-            + (
-                f"<div>{html.escape(request.description)}</div>"
-                if request.description.strip()
-                else ""
-            )
-        )
+        reason = tag("span", f" — {request.reason}", style="opacity: 0.75;")
+        self.header = w.HTML(inert(
+            tag("b", f"Approve {request.tool}?"),
+            reason if request.reason else "",
+            tag("div", request.description) if request.description.strip() else "",
+        ))  # fmt: skip
         self.preview = w.HTML(preview_html(request.preview, request.preview_kind))
         self.buttons: dict[Choice, w.Button] = {
             "allow_once": w.Button(
@@ -181,9 +178,7 @@ class ApprovalCard(PlainText, w.VBox):
         for choice, button in self.buttons.items():
             button.on_click(self._clicked(choice))
         self.rule = w.HTML(
-            f"<small>Always allow saves the rule <code>{html.escape(rule)}</code></small>"
-            if rule
-            else ""
+            inert(tag("small", "Always allow saves the rule ", tag("code", rule))) if rule else ""
         )
         self.note = w.Textarea(
             placeholder="Note for the agent (sent with a denial)",
@@ -259,7 +254,7 @@ class ApprovalCard(PlainText, w.VBox):
             self.note.value = note
         colour = "#cf222e" if choice in _DENIALS else "#1a7f37"
         text = decision_text(choice, note, self.request.suggested_rule, via)
-        self.outcome.value = f'<b style="color: {colour};">{html.escape(text)}</b>'
+        self.outcome.value = inert(tag("b", text, style=f"color: {colour};"))
         return True
 
 

@@ -9,7 +9,6 @@ magics. Every string from the source is HTML-escaped.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args
@@ -17,6 +16,7 @@ from typing import Literal, Protocol, get_args
 import ipywidgets as w
 from traitlets import Int, Unicode
 
+from ..safe_html import Markup, inert, join, tag
 from ._plain import PlainText
 
 RewindMode = Literal["both", "files", "conversation", "variables"]
@@ -127,37 +127,37 @@ def dropped_text(count: int) -> str:
     return f"{count} conversation {noun} dropped"
 
 
-def preview_html(preview: RewindPreview) -> str:
+def preview_html(preview: RewindPreview) -> Markup:
     """`preview` as escaped, bounded HTML: files to restore, conflicts in red, messages dropped."""
     if preview.error:
-        return f'<div style="color: {_ERROR};">{html.escape(preview.error)}</div>'
-    parts: list[str] = []
+        return inert(tag("div", preview.error, style=f"color: {_ERROR};"))
+    parts: list[Markup] = []
     if preview.files:
-        parts.append("<b>Files to restore</b>" + _list_html(preview.files, ""))
+        parts.append(join([tag("b", "Files to restore"), _list_html(preview.files, "")]))
     else:
-        parts.append("<i>No files to restore</i>")
+        parts.append(tag("i", "No files to restore"))
     if preview.variables:
-        parts.append(
-            "<b>Variables</b>" + _list_html(preview.variables, "", cls="lk-rewind-variable")
-        )
+        parts.append(join([tag("b", "Variables"),
+                           _list_html(preview.variables, "", cls="lk-rewind-variable")]))  # fmt: skip
     if preview.conflicts:
         style = f"color: {_ERROR}; font-weight: bold;"
-        parts.append(
-            f'<b style="color: {_ERROR};">Conflicts (changed since; left alone unless '
-            "&quot;Overwrite conflicts too&quot;)</b>"
-            + _list_html(preview.conflicts, style, cls="lk-rewind-conflict")
-        )
-    parts.append(f"<div>{dropped_text(preview.messages_dropped)}</div>")
-    return f'<div class="lk-rewind-preview">{"".join(parts)}</div>'
+        heading = 'Conflicts (changed since; left alone unless "Overwrite conflicts too")'
+        parts.append(join([tag("b", heading, style=f"color: {_ERROR};"),
+                           _list_html(preview.conflicts, style, cls="lk-rewind-conflict")]))  # fmt: skip
+    parts.append(tag("div", dropped_text(preview.messages_dropped)))
+    return inert(*parts, class_="lk-rewind-preview")
 
 
-def _list_html(items: list[str], style: str, cls: str = "") -> str:
+def _list_html(items: list[str], style: str, cls: str = "") -> Markup:
     shown = items[:MAX_PREVIEW_ITEMS]
-    attrs = (f' class="{cls}"' if cls else "") + (f' style="{style}"' if style else "")
-    body = "".join(f"<li{attrs}>{html.escape(item)}</li>" for item in shown)
+    body = join(tag("li", item, class_=cls or None, style=style or None) for item in shown)
     more = len(items) - len(shown)
-    tail = f'<li style="opacity: 0.7; font-style: italic;">… {more} more</li>' if more else ""
-    return f'<ul style="margin: 2px 0;">{body}{tail}</ul>'
+    tail = tag("li", f"… {more} more", style="opacity: 0.7; font-style: italic;") if more else ""
+    return tag("ul", body, tail, style="margin: 2px 0;")
+
+
+def _result(text: str, colour: str) -> Markup:
+    return inert(tag("span", text, style=f"color: {colour};"), block="span")
 
 
 class RewindControl(PlainText, w.VBox):
@@ -176,10 +176,10 @@ class RewindControl(PlainText, w.VBox):
     def __init__(self, source: RewindSource):
         self.source = source
         self._refreshing = False
-        self.title = w.HTML("<b>Rewind</b>")
+        self.title = w.HTML(tag("b", "Rewind"))
         self.frames = w.Select(options=[], rows=10, layout=w.Layout(width="100%"))
         self.more = w.HTML("")
-        self.preview = w.HTML("<i>Select a frame to preview the rewind.</i>")
+        self.preview = w.HTML(tag("i", "Select a frame to preview the rewind."))
         self.buttons: dict[RewindMode, w.Button] = {
             "both": w.Button(
                 description="Rewind files, variables and conversation",
@@ -267,7 +267,7 @@ class RewindControl(PlainText, w.VBox):
             self._refreshing = False
         hidden = len(rows) - len(shown)
         self.more.value = (
-            f'<small style="opacity: 0.7;">… {hidden} older frames not listed</small>'
+            tag("small", f"… {hidden} older frames not listed", style="opacity: 0.7;")
             if hidden
             else ""
         )
@@ -275,7 +275,7 @@ class RewindControl(PlainText, w.VBox):
         interrupted = self.source.interrupted()
         self.resume_button.layout.display = "" if interrupted else "none"
         if interrupted and not self.status:
-            self.result.value = f'<span style="color: {_ERROR};">{html.escape(interrupted)}</span>'
+            self.result.value = _result(interrupted, _ERROR)
 
     def plain_text(self) -> str:
         """The newest frames as lines, and the magics that do what the buttons do."""
@@ -303,7 +303,7 @@ class RewindControl(PlainText, w.VBox):
         for button in self.buttons.values():
             button.disabled = frame is None
         if frame is None:
-            self.preview.value = "<i>Select a frame to preview the rewind.</i>"
+            self.preview.value = tag("i", "Select a frame to preview the rewind.")
             return
         try:
             preview = self.source.preview(frame, include_external=self.include_external.value,
@@ -332,7 +332,7 @@ class RewindControl(PlainText, w.VBox):
         self.status, self.status_kind = message, kind
         colour = _OK if kind == "ok" else _ERROR
         prefix = "" if kind == "ok" else "Rewind failed: "
-        self.result.value = f'<span style="color: {colour};">{prefix}{html.escape(message)}</span>'
+        self.result.value = _result(prefix + message, colour)
         self.refresh()
 
     def _act(self, what: str, action: Callable[[], str]) -> None:
@@ -344,5 +344,5 @@ class RewindControl(PlainText, w.VBox):
         self.status, self.status_kind = message, kind
         colour = _OK if kind == "ok" else _ERROR
         prefix = "" if kind == "ok" else f"{what} failed: "
-        self.result.value = f'<span style="color: {colour};">{prefix}{html.escape(message)}</span>'
+        self.result.value = _result(prefix + message, colour)
         self.refresh()

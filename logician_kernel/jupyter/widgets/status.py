@@ -8,7 +8,6 @@ line of the same state, for readers without widgets (consoles, text exports, log
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ from IPython.display import display
 
 from ...events.runtime_state import Phase, RuntimeState, context_fraction
 from ...types.run import RunBudgetLimits, RunOutcomeStatus
+from ..safe_html import Markup, inert, join, tag
 from ._plain import PlainText
 
 MAX_TASKS_SHOWN = 20
@@ -136,7 +136,7 @@ class StatusWidget(PlainText, w.VBox):
 
     def __init__(self, limits: RunBudgetLimits | None = None) -> None:
         self.limits = limits or RunBudgetLimits()
-        self.phase = w.HTML("<b>idle</b>")
+        self.phase = w.HTML(tag("b", "idle"))
         self.model = w.Label("")
         self.streaming = w.Label("", tooltip="A model request is in flight")
         self.pending = w.Label("")
@@ -201,7 +201,7 @@ class StatusWidget(PlainText, w.VBox):
         label = _PHASES.get(state.phase, state.phase)
         if state.phase == "turn":
             label = f"turn {state.turn}"
-        _put(self.phase, "value", f"<b>{html.escape(label)}</b>")
+        _put(self.phase, "value", tag("b", label))
         _put(self.model, "value", state.model)
         _put(self.streaming, "value", "● streaming" if state.streaming else "")
         _put(self.pending, "value", _pending_text(state))
@@ -296,28 +296,26 @@ def _retry_text(state: RuntimeState) -> str:
     return f"{text}: {state.last_retry_reason}" if state.last_retry_reason else text
 
 
-def _outcome_html(state: RuntimeState) -> str:
+def _outcome_html(state: RuntimeState) -> Markup | str:
     outcome = state.last_outcome
     if outcome is None or state.running:
         return ""
     colour = OUTCOME_COLOURS.get(outcome.status, "inherit")
-    status = html.escape(outcome.status.replace("_", " "))
-    detail = f" — {html.escape(outcome.detail)}" if outcome.detail else ""
-    return (
-        f'<span class="lk-outcome lk-outcome-{outcome.status}" style="color: {colour};">'
-        f"<b>{status}</b>{detail}</span>"
-    )
+    status = outcome.status.replace("_", " ")
+    detail = f" — {outcome.detail}" if outcome.detail else ""
+    return inert(tag("span", tag("b", status), detail, style=f"color: {colour};",
+                     class_=f"lk-outcome lk-outcome-{outcome.status}"), block="span")  # fmt: skip
 
 
-def tasks_html(tasks: Sequence[tuple[str, str]]) -> str:
+def tasks_html(tasks: Sequence[tuple[str, str]]) -> Markup | str:
     """A task ledger as an escaped, bounded HTML list of (title, status) rows."""
     if not tasks:
         return ""
-    items = "".join(
-        f"<li>{html.escape(_TASK_MARKS.get(status, '•'))} {html.escape(title)}"
-        f' <span style="opacity: 0.7;">({html.escape(status)})</span></li>'
+    items = join(
+        tag("li", f"{_TASK_MARKS.get(status, '•')} {title} ",
+            tag("span", f"({status})", style="opacity: 0.7;"))  # fmt: skip
         for title, status in tasks[:MAX_TASKS_SHOWN]
     )
     more = len(tasks) - MAX_TASKS_SHOWN
-    tail = f"<li>… {more} more</li>" if more > 0 else ""
-    return f'<ul class="lk-tasks" style="margin: 0; padding-left: 1.2em;">{items}{tail}</ul>'
+    tail = tag("li", f"… {more} more") if more > 0 else ""
+    return inert(tag("ul", items, tail, class_="lk-tasks", style="margin: 0; padding-left: 1.2em;"))

@@ -20,8 +20,13 @@ def kernel_with(*targets: str) -> SimpleNamespace:
     return SimpleNamespace(comm_manager=SimpleNamespace(comms=comms))
 
 
-def test_the_answer_bundle_reads_the_same_as_markdown_and_as_text() -> None:
-    assert answer_bundle("**done**") == {"text/markdown": "**done**", "text/plain": "**done**"}
+def test_the_answer_bundle_is_rendered_html_and_the_text_itself() -> None:
+    # no text/markdown: a frontend that trusts the output would run the HTML in the model's
+    # Markdown (issue 27); the kernel renders it inert instead (tests/security/...inert_output)
+    bundle = answer_bundle("**done**")
+    assert set(bundle) == {"text/html", "text/plain"}
+    assert bundle["text/plain"] == "**done**"
+    assert "<strong>done</strong>" in bundle["text/html"]
 
 
 def test_stdout_prints_each_piece_once_and_ends_its_line(
@@ -57,3 +62,30 @@ def test_ui_answer_overrides_the_guess() -> None:
     assert answer_output("auto", terminal=False) is markdown_answer
     assert isinstance(answer_output("stream", terminal=False), StdoutAnswer)
     assert answer_output("markdown", terminal=True) is markdown_answer
+
+
+def test_a_slow_render_stretches_the_gap_before_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer is rendered in the kernel: a long one must not take the kernel's whole time."""
+    from logician_kernel.events.events import AssistantTextDelta
+    from logician_kernel.jupyter import agent_run
+
+    clock = [100.0]
+    monkeypatch.setattr(agent_run.time, "monotonic", lambda: clock[0])
+    shown: list[str] = []
+
+    def slow_show(text: str, handle: object) -> str:
+        clock[0] += 0.5  # this render took half a second
+        shown.append(text)
+        return "handle"
+
+    view = agent_run.RunView(hz=10, show=slow_show)
+    view.handle(AssistantTextDelta(text="a"))
+    assert shown == ["a"]
+    clock[0] += 0.6  # past 1/hz, but not past 3 x the last render's 0.5 s
+    view.handle(AssistantTextDelta(text="b"))
+    assert shown == ["a"]
+    clock[0] += 1.0
+    view.handle(AssistantTextDelta(text="c"))
+    assert shown == ["a", "abc"]
+    view.end_text()  # the end of the block always shows the whole answer
+    assert shown == ["a", "abc"]  # nothing new since
