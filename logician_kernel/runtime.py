@@ -265,20 +265,21 @@ class LogicianRuntime:
         conversation: bool = True,
         variables: bool = True,
         resume: bool = False,
+        skip_failed: bool = False,
         include_external: bool = False,
     ) -> ProjectionItem:
         with self.frame_lock:  # never interleaved with a frame opening or closing
             return self._rewind(spec, force=force, files=files, conversation=conversation,
-                                variables=variables, resume=resume,
+                                variables=variables, resume=resume, skip_failed=skip_failed,
                                 include_external=include_external)  # fmt: skip
 
     def _rewind(
         self, spec: str, *, force: bool, files: bool, conversation: bool, variables: bool,
-        resume: bool, include_external: bool,
+        resume: bool, skip_failed: bool, include_external: bool,
     ) -> ProjectionItem:  # fmt: skip
         checkpoints = self.checkpoints
-        if resume:
-            return self._resume(force=force)
+        if resume or skip_failed:
+            return self._resume(force=force, skip_failed=skip_failed, retry=resume)
         frame_id = checkpoints.resolve_target(spec)
         namespace = self.session.variables if variables else None
         try:
@@ -302,26 +303,35 @@ class LogicianRuntime:
             except JournalError as exc:
                 raise RewindError(f"rewind --call: the ledger could not be written ({exc})") from exc
 
-    def _resume(self, *, force: bool) -> ProjectionItem:
-        """Complete the rewind a crash cut short (`rewind --resume`)."""
+    def _resume(self, *, force: bool, skip_failed: bool = False, retry: bool = True
+                ) -> ProjectionItem:  # fmt: skip
+        """Complete the rewind a crash cut short or a failed path left incomplete (`rewind
+        --resume`), or finish an incomplete one without its failed paths (`--skip-failed`)."""
         checkpoints = self.checkpoints
-        record = rewind_plan.pending_plan(checkpoints.ledger)
+        state = rewind_plan.rewind_state(checkpoints.ledger)
+        record = state.pending
+        command = "rewind --resume" if retry else "rewind --skip-failed"
         if record is None:
-            raise RewindError("rewind --resume: no rewind was interrupted; nothing to resume")
+            raise RewindError(f"{command}: no rewind was interrupted or is incomplete; "
+                              "nothing to resume")  # fmt: skip
+        if not retry and not state.failed:
+            raise RewindError("rewind --skip-failed: the pending rewind failed no path (it was "
+                              "interrupted); `%logician rewind --resume` completes it")  # fmt: skip
         namespace = self.session.variables if record.variables else None
         try:
             return checkpoints.complete(
-                record, resume=True, force=force,
+                record, resume=retry, force=force, skip_failed=skip_failed,
                 variables=(lambda: namespace.rewind(record.frame)) if namespace is not None else None,
             )  # fmt: skip
         except JournalError as exc:
             raise RewindError(f"rewind --resume: the ledger could not be written ({exc})") from exc
 
-    def undo_rewind(self, *, force: bool = False) -> ProjectionItem:
+    def undo_rewind(self, *, force: bool = False, skip_failed: bool = False) -> ProjectionItem:
         """Take back the most recent rewind exactly (`%logician undo`)."""
         try:
             with self.frame_lock:  # like a rewind: never interleaved with a frame's open or close
-                return undo.undo_rewind(self.checkpoints, self.session.variables, force=force)
+                return undo.undo_rewind(self.checkpoints, self.session.variables, force=force,
+                                        skip_failed=skip_failed)  # fmt: skip
         except JournalError as exc:
             raise RewindError(f"undo: the ledger could not be written ({exc})") from exc
 
