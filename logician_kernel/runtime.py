@@ -17,6 +17,7 @@ from typing import TextIO
 from .config import EffectiveConfig, load_effective_config
 from .session import rewind_plan, undo
 from .session.attribution import external_notice
+from .session.capture_heal import CaptureHeal
 from .session.file_checkpoints import FileCheckpoints, RewindError
 from .session.journal import JournalError
 from .session.large_files import LargeLimits
@@ -41,6 +42,7 @@ class LogicianRuntime:
         self.frame_lock = threading.RLock()
         """Held while a frame opens and while a rewind runs: they never interleave."""
         self._reported_errors: set[str] = set()
+        self._heal = CaptureHeal()  # cells the ledger missed; healed before the next frame
         self.kernel_session = ""
         """The kernel session id recorded in each thread this runtime opens."""
         self.thread_listeners: list[Callable[[], None]] = []
@@ -177,6 +179,8 @@ class LogicianRuntime:
         try:
             key = self.config.api_key()
             with self.frame_lock:  # a frontend's rewind (subshell thread) never interleaves
+                if resumed := self._heal.before_frame(self.session.checkpoints, execution_count):
+                    self._report(resumed, stream, every_time=True)
                 self.session.checkpoints.attribute_changes = (
                     self.config.settings.checkpoints.attribution
                 )
@@ -190,10 +194,13 @@ class LogicianRuntime:
                     secrets=(key.get_secret_value(),) if key is not None else (),
                 )
         except (JournalError, OSError) as exc:
+            # Said in every such cell: said once, the later cells looked like frames.
+            self._heal.not_recorded(execution_count)
             self._report(
-                f"Logician: this cell is not a frame: the ledger could not be written ({exc})",
-                stream,
-            )
+                f"Logician: this cell is not a frame: the ledger could not be written ({exc}); "
+                "the next cell tries again",
+                stream, every_time=True,
+            )  # fmt: skip
 
     def close_frame(self, outcome: str, stream: TextIO) -> FrameClose | None:
         checkpoints = self.session.checkpoints
@@ -203,7 +210,9 @@ class LogicianRuntime:
             with self.frame_lock:  # a frontend's rewind asked meanwhile waits for the close
                 closed = checkpoints.close_frame(outcome)  # type: ignore[arg-type]
         except (JournalError, OSError) as exc:
-            self._report(f"Logician: this cell's frame could not be recorded ({exc})", stream)
+            self._report(f"Logician: this cell's frame could not be recorded ({exc}); the next "
+                         "cell closes it as 'failed' once the ledger can be written",
+                         stream, every_time=True)  # fmt: skip
             return None
         for text in checkpoints.drain_notices():
             print(text, file=stream)

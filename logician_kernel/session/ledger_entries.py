@@ -18,8 +18,10 @@ ProjectionReason = Literal[
 ]
 """Why a projection item replaced the conversation (the seed's typed reasons)."""
 
-FrameOutcome = Literal["ok", "error", "interrupted", "killed"]
-"""How a cell ended; `killed` is recorded on reopen for a frame whose kernel died."""
+FrameOutcome = Literal["ok", "error", "interrupted", "killed", "failed"]
+"""How a cell ended; `killed` is recorded on reopen for a frame whose kernel died, `failed` by
+the next cell for a frame whose close could not be written (the ledger failed; its reason is
+the close's `capture_error`)."""
 
 _MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
