@@ -26,6 +26,7 @@ from ._private import private_dir, write_private
 from ._user_repo import seed_from_user_repo, user_git_dir
 from .large_files import SQLITE_JOURNALS
 from .locks import IndexGuard
+from .store_repair import repair_notice, repair_store
 
 _GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
 # Our attributes beat .gitattributes: bytes go in and come out exactly as they are on disk.
@@ -70,6 +71,8 @@ class GitStore:
         # Other kernels on this workspace share the index: writes take turns (see locks.py).
         self.guard = IndexGuard(self.index)
         self._reader: Git | None = None
+        self.notice: str | None = None
+        """What `store_repair` repaired, said once (`GitSnapshotter.take_notice`)."""
 
     def run(
         self, *args: str, stdin: bytes | None = None, cwd: Path | None = None, base: bool = True
@@ -83,6 +86,8 @@ class GitStore:
             )  # fmt: skip
         except OSError as exc:
             raise SnapshotError(f"cannot run git: {exc}") from exc
+        if proc.returncode != 0 and base and self._repair():
+            return self.run(*args, stdin=stdin, cwd=cwd, base=base)  # once: nothing left to fix
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise SnapshotError(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
@@ -92,6 +97,7 @@ class GitStore:
 
     def ensure(self, extra_ignores: Iterable[str]) -> None:
         """Create the private store once; refresh our excludes from the workspace's own."""
+        self._repair()  # a cloned or half-killed store opens as a repository again
         if not (self.store / "HEAD").exists():
             self.store.parent.mkdir(parents=True, exist_ok=True)
             self.run(  # owner-only files (the store holds workspace content), no sample hooks
@@ -104,6 +110,13 @@ class GitStore:
             write_private(self.store / "info" / "attributes", _ATTRIBUTES.encode())
             self._seed_from_user_repo()
         self.write_excludes(extra_ignores)
+
+    def _repair(self) -> bool:
+        """Repair the store's skeleton and stale locks (store_repair.py); whether it did."""
+        done = repair_store(self.store)
+        if done:
+            self.notice = repair_notice(self.store, done)
+        return bool(done)
 
     def write_excludes(self, extra_ignores: Iterable[str]) -> None:
         lines = ["/.logician/", *SQLITE_JOURNALS]
