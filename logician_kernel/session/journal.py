@@ -193,7 +193,7 @@ class Journal:
         for damage in found.damaged:
             side = self.path.with_name(f"{self.path.name}.damaged-at-{damage.offset}")
             if not side.exists():
-                _write_durably(side, data[damage.offset : damage.offset + damage.length])
+                write_durably(side, data[damage.offset : damage.offset + damage.length])
             self.damaged.append((damage, str(side)))
         if found.tail_offset < len(data):
             self._cut(data, found.tail_offset, found.tail_reason)
@@ -205,7 +205,7 @@ class Journal:
     def _cut(self, data: bytes, offset: int, reason: str) -> None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         side = self.path.with_name(f"{self.path.name}.cut-{stamp}-at-{offset}")
-        _write_durably(side, data[offset:])
+        write_durably(side, data[offset:])
         with open(self.path, "r+b") as fh:
             fh.truncate(offset)
             fh.flush()
@@ -284,7 +284,7 @@ class Journal:
                 if extra > 0:
                     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
                     path = self.path.with_name(f"{self.path.name}.cut-{stamp}-at-{self.size}")
-                    _write_durably(path, os.pread(fd, extra, self.size))
+                    write_durably(path, os.pread(fd, extra, self.size))
                     side = str(path)
                 os.ftruncate(fd, self.size)
                 os.fsync(fd)
@@ -315,7 +315,7 @@ class Journal:
         tmp = self.path.with_name(f".{self.path.name}.rewrite-tmp")
         data = b"".join(encode_record(r) for r in self.records)
         self.size, self.crc = len(data), zlib.crc32(data)
-        _write_durably(tmp, data)
+        write_durably(tmp, data)
         os.replace(tmp, self.path)
         fsync_dir(self.path.parent)
         self._synced = self.size
@@ -390,7 +390,7 @@ def _mismatch(data: bytes, resume: Resume) -> str | None:
     return None
 
 
-def _write_durably(path: Path, data: bytes) -> None:
+def write_durably(path: Path, data: bytes) -> None:
     """A side file with the bytes a repair may need, created 0600 and on disk before we go on."""
     fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
     try:
