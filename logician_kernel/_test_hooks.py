@@ -18,8 +18,9 @@ background from kernel start, above all) before it writes its objects, until `<f
 the variable was set (`write`, `fsync` or `rename`, counted in `_durable.py`, which every
 durable write goes through) fail with `<what>` (`ENOSPC` or `EIO`), or `kill` the process
 there (SIGKILL). Several faults are separated by commas; `N` may be `N+` (the Nth and every
-later one, a disk that stays full). Unset it costs one environment lookup per durable
-operation.
+later one, a disk that stays full). `LOGICIAN_TEST_FAULT_LOG=<file>` gets one line per
+fault that fired (`<op> <n> <what> <where>`), so a test knows whether its N was reached. Unset
+it costs one environment lookup per durable operation.
 
 Must never: be set by the kernel itself, or do anything when unset.
 """
@@ -37,6 +38,7 @@ KILL_IN_CALL = "LOGICIAN_TEST_KILL_IN_CALL"
 KILL_BEFORE_FSYNC = "LOGICIAN_TEST_KILL_BEFORE_FSYNC"
 HOLD_FULL_SCAN = "LOGICIAN_TEST_HOLD_FULL_SCAN"
 FAULT = "LOGICIAN_TEST_FAULT"
+FAULT_LOG = "LOGICIAN_TEST_FAULT_LOG"
 FAULT_OPS = ("write", "fsync", "rename")
 
 _faults_seen: dict[str, object] = {"spec": None}
@@ -62,6 +64,9 @@ def inject_fault(op: str, where: object = "") -> None:
         hit = count >= int(nth[:-1]) if nth.endswith("+") else count == int(nth)
         if not hit:
             continue
+        if log := os.environ.get(FAULT_LOG):
+            with open(log, "a") as fh:
+                fh.write(f"{op} {count} {what} {where}\n")
         if what == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
         code = {"ENOSPC": errno.ENOSPC, "EIO": errno.EIO}[what]

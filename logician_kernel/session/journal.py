@@ -269,7 +269,7 @@ class Journal:
 
     def heal(self) -> str | None:
         """After a failed append, accept appends again: the bytes past the last whole record
-        (a torn line, or one whose fsync failed) go to a side file and are cut, the file is
+        (a torn line, or one whose fsync failed) go to an `.unwritten-*` side file and are cut, the file is
         reopened. Returns the side file (None when nothing had reached the file); raises
         `JournalError` while it still cannot (the disk is still full), staying failed."""
         if self._failed is None or self.shared:
@@ -283,7 +283,10 @@ class Journal:
                 extra = os.fstat(fd).st_size - self.size
                 if extra > 0:
                     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-                    path = self.path.with_name(f"{self.path.name}.cut-{stamp}-at-{self.size}")
+                    # Not a `.cut-` file: its record was reported as not written (the caller
+                    # acted on that), so `ledger repair` must never put it back.
+                    path = self.path.with_name(
+                        f"{self.path.name}.unwritten-{stamp}-at-{self.size}")
                     write_durably(path, os.pread(fd, extra, self.size))
                     side = str(path)
                 os.ftruncate(fd, self.size)

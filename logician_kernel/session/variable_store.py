@@ -31,6 +31,7 @@ import cloudpickle
 from cloudpickle import cloudpickle as _cp
 from xxhash import xxh3_128
 
+from .._durable import durable_replace
 from ._private import open_private, private_dir
 
 MAGIC = b"LGV1"
@@ -201,7 +202,7 @@ class VariableStore:
                 fh.write(pickled.main)
                 for buffer in pickled.buffers:
                     fh.write(buffer)
-            os.replace(tmp, final)
+            durable_replace(tmp, final)  # counted: a test can fail the store's Nth write
         finally:
             tmp.unlink(missing_ok=True)
 
@@ -287,7 +288,7 @@ class SpeculativeWrite:
         try:
             if self.error is None and not final.exists():
                 private_dir(final.parent)
-                os.replace(self.tmp, final)
+                durable_replace(self.tmp, final)
             return self.error is None
         finally:
             self.tmp.unlink(missing_ok=True)
