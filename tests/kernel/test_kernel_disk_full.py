@@ -150,3 +150,52 @@ def test_skip_failed_finishes_a_rewind_on_purpose_naming_what_it_gave_up(
         assert _digest(ws / "big.bin") == second
     finally:
         k.shutdown()
+
+
+def _fill_completely(disk: Path) -> Path:
+    """Fill the tmpfs to the last byte (outside the workspace)."""
+    filler = disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for size in (MB, 4096, 1):
+            while True:
+                try:
+                    os.write(fd, b"\0" * size)
+                except OSError:
+                    break
+    finally:
+        os.close(fd)
+    return filler
+
+
+@pytest.mark.timeout(300)
+def test_after_the_disk_was_full_cells_are_frames_again_and_none_stays_running(
+    disk: Path, tmp_path: Path
+) -> None:
+    ws = _workspace(disk)
+    k = Kernel(ws, _env(tmp_path))
+    try:
+        assert k.run("open('a.txt', 'w').write('1')").status == "ok"  # In [1], frame 1
+        filler = _fill_completely(disk)
+        # The store fails first; the ledger's records still fit in its last page's slack for
+        # a few cells: run cells until one cannot be recorded (as the issue saw).
+        for n in range(2, 20):
+            r = k.run(f"open('a.txt', 'w').write('{n}')\nprint('y' * 2000)")
+            said = r.stderr
+            assert "No space left on device" in said, said  # never silent
+            if "not a frame" in said or "could not be recorded" in said:
+                break
+        else:
+            pytest.fail("the ledger never ran out of space")
+        filler.unlink()
+        r = k.run("open('a.txt', 'w').write('next')")
+        assert f"frames resumed at In [{n + 1}]" in r.stderr, r.text
+        r = k.run("open('a.txt', 'w').write('last')")
+        assert "frames resumed" not in r.stderr, r.text  # said once
+        listing = k.run("%logician frames --all").text
+        assert "running" not in listing, listing
+        assert f"In [{n + 1}]" in listing and f"In [{n + 2}]" in listing, listing
+        r = k.run("%logician rewind --last")
+        assert r.status == "ok" and (ws / "a.txt").read_text() == "next", r.text
+    finally:
+        k.shutdown()
