@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import tomllib
 from kernel_harness import Kernel
+from loopback import LoopbackServer, text_reply, tool_reply
 
 from logician_kernel._test_hooks import FAULT, FAULT_LOG
 
@@ -47,6 +48,8 @@ class Walk:
     probes: list[str]
     target: int = 0
     """The frame a rewind or undo step is about."""
+    server: LoopbackServer | None = None
+    """The scripted model of the agent scenario."""
 
     def arm(self, spec: str | None) -> None:
         if spec is None:
@@ -123,6 +126,48 @@ def _undo_check(w: Walk, tag: str) -> None:
     assert (w.ws / "u.txt").read_text() == tag
 
 
+def _prepare_resume(w: Walk, tag: str) -> None:
+    """A rewind left incomplete: a directory with a file stands where it must delete a file."""
+    assert w.k.run(f"open('res.txt', 'w').write({tag!r})").status == "ok"
+    w.target = _last_frame(w.k)
+    (w.ws / "res.txt").unlink()
+    (w.ws / "res.txt").mkdir()
+    (w.ws / "res.txt" / "inside").write_text("x")
+    r = w.k.run(f"%logician rewind {w.target} --force")
+    assert "rewind incomplete: 1 path(s) failed" in r.text, r.text
+    (w.ws / "res.txt" / "inside").unlink()  # the cause fixed: the resume can finish
+    (w.ws / "res.txt").rmdir()
+
+
+def _resume(w: Walk, tag: str) -> str:
+    return w.k.run("%logician rewind --resume").text
+
+
+def _resume_check(w: Walk, tag: str) -> None:
+    if "rewound" not in _frames(w.k)[w.target]:
+        r = w.k.run("%logician rewind --resume")
+        assert r.status == "ok" and "incomplete" not in r.text, r.text
+    assert "rewound" in _frames(w.k)[w.target]
+    assert not (w.ws / "res.txt").exists()
+
+
+def _agent(w: Walk, tag: str) -> str:
+    assert w.server is not None
+    w.server.clear()
+    w.server.script(tool_reply(f"c-{tag}", "write", {"path": "agent.txt", "content": tag}),
+                    text_reply("Wrote agent.txt."))  # fmt: skip
+    return w.k.run("%%logician\nWrite agent.txt.").text
+
+
+def _agent_check(w: Walk, tag: str) -> None:
+    r = w.k.run("%logician status")
+    assert r.status == "ok", r.text
+    if (w.ws / "agent.txt").exists() and (w.ws / "agent.txt").read_text() == tag:
+        # The write happened: some frame records it, or the cell said it was not a frame.
+        diff = w.k.run("%logician diff --last").text
+        assert "agent.txt" in diff or "probe.txt" in diff, diff
+
+
 def _variables(w: Walk, tag: str) -> str:
     return w.k.run(f"value_{tag.replace('-', '_')} = bytearray(300_000)").text
 
@@ -177,6 +222,8 @@ class Scenario:
 SCENARIOS = {
     "plain-cell": Scenario(_plain),
     "rewind": Scenario(_rewind, _rewind_check, _prepare_rewind),
+    "resume": Scenario(_resume, _resume_check, _prepare_resume),
+    "agent-cell-write": Scenario(_agent, _agent_check),
     "undo": Scenario(_undo, _undo_check, _prepare_undo),
     "variable-capture": Scenario(_variables, _variables_check),
     "large-file-capture": Scenario(_large, _storage_check, absorbed=_large_captured),
@@ -188,15 +235,20 @@ SCENARIOS = {
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_every_durable_write_of_a_scenario_fails_in_turn_and_nothing_is_lost(
-    name: str, workspace: Path, kernel_env: dict[str, str], tmp_path: Path
+    name: str, workspace: Path, kernel_env: dict[str, str], tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     scenario = SCENARIOS[name]
+    server = None
+    if name == "agent-cell-write":
+        server = request.getfixturevalue("server")
+        kernel_env = dict(request.getfixturevalue("agent_env"))
     config = Path(kernel_env["LOGICIAN_CONFIG_DIR"])
     config.mkdir(parents=True, exist_ok=True)
     # Files over 200 kB go to the large-file store, whatever the free space of the test disk.
     (config / "config.toml").write_text(
         "[checkpoints]\nlarge_file_bytes = 200000\nmin_free_bytes = 0\n")
-    w = Walk(Kernel(workspace, kernel_env), workspace, tmp_path / "faults.log", [])
+    w = Walk(Kernel(workspace, kernel_env), workspace, tmp_path / "faults.log", [], server=server)
     walked = 0
     try:
         for op in OPS:
