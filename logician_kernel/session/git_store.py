@@ -75,8 +75,9 @@ class GitStore:
         """What `store_repair` repaired, said once (`GitSnapshotter.take_notice`)."""
 
     def run(
-        self, *args: str, stdin: bytes | None = None, cwd: Path | None = None, base: bool = True
-    ) -> bytes:
+        self, *args: str, stdin: bytes | None = None, cwd: Path | None = None, base: bool = True,
+        _repaired: bool = False,
+    ) -> bytes:  # fmt: skip
         """A git command's stdout; a failure is a `SnapshotError` naming the command."""
         cmd = [*self.base, *args] if base else ["git", *args]
         try:
@@ -86,8 +87,8 @@ class GitStore:
             )  # fmt: skip
         except OSError as exc:
             raise SnapshotError(f"cannot run git: {exc}") from exc
-        if proc.returncode != 0 and base and self._repair():
-            return self.run(*args, stdin=stdin, cwd=cwd, base=base)  # once: nothing left to fix
+        if proc.returncode != 0 and base and not _repaired and self._repair():
+            return self.run(*args, stdin=stdin, cwd=cwd, base=base, _repaired=True)  # once
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise SnapshotError(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
@@ -113,7 +114,10 @@ class GitStore:
 
     def _repair(self) -> bool:
         """Repair the store's skeleton and stale locks (store_repair.py); whether it did."""
-        done = repair_store(self.store)
+        try:
+            done = repair_store(self.store)
+        except OSError:
+            return False  # cannot repair (read-only, not ours): git's own error says why
         if done:
             self.notice = repair_notice(self.store, done)
         return bool(done)

@@ -39,8 +39,8 @@ _VALID_HEAD = re.compile(rb"^(ref: refs/\S+|[0-9a-f]{40}|[0-9a-f]{64})\s*$")
 def repair_store(store: Path, *, now: float | None = None) -> list[str]:
     """Put back what git needs to open `store`; what was repaired (empty when nothing was,
     or when there is no store to repair)."""
-    if not store.is_dir() or not (store / "objects").is_dir():
-        return []  # no store (or not ours to guess at): `ensure` creates one
+    if not store.is_dir() or not any((store / n).exists() for n in ("HEAD", "config", "objects")):
+        return []  # no store (or not one to guess at): `ensure` creates one
     done: list[str] = []
     missing = [sub for sub in SKELETON if not (store / sub).is_dir()]
     for sub in missing:
