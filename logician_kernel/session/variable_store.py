@@ -290,6 +290,9 @@ class SpeculativeWrite:
                 private_dir(final.parent)
                 durable_replace(self.tmp, final)
             return self.error is None
+        except OSError as exc:  # a full disk at the rename: the caller's own write retries
+            self.error = exc
+            return False
         finally:
             self.tmp.unlink(missing_ok=True)
 
