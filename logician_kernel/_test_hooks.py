@@ -14,19 +14,63 @@ what a power loss could have taken. Unset it costs one environment lookup per le
 background from kernel start, above all) before it writes its objects, until `<file>` exists
 (two minutes at most): a test of what happens while the first snapshot runs is then exact.
 
+`LOGICIAN_TEST_FAULT=<op>:<N>:<what>` makes the Nth durable `<op>` of this process after
+the variable was set (`write`, `fsync` or `rename`, counted in `_durable.py`, which every
+durable write goes through) fail with `<what>` (`ENOSPC` or `EIO`), or `kill` the process
+there (SIGKILL). Several faults are separated by commas; `N` may be `N+` (the Nth and every
+later one, a disk that stays full). `LOGICIAN_TEST_FAULT_LOG=<file>` gets one line per
+fault that fired (`<op> <n> <what> <where>`), so a test knows whether its N was reached. Unset
+it costs one environment lookup per durable operation.
+
 Must never: be set by the kernel itself, or do anything when unset.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
 KILL_IN_CALL = "LOGICIAN_TEST_KILL_IN_CALL"
 KILL_BEFORE_FSYNC = "LOGICIAN_TEST_KILL_BEFORE_FSYNC"
 HOLD_FULL_SCAN = "LOGICIAN_TEST_HOLD_FULL_SCAN"
+FAULT = "LOGICIAN_TEST_FAULT"
+FAULT_LOG = "LOGICIAN_TEST_FAULT_LOG"
+FAULT_OPS = ("write", "fsync", "rename")
+
+_faults_seen: dict[str, object] = {"spec": None}
+_fault_counts: dict[str, int] = {}
+_fault_lock = threading.Lock()
+
+
+def inject_fault(op: str, where: object = "") -> None:
+    """Fail (or die) here if a test armed a fault for this durable `op` (module docstring)."""
+    spec = os.environ.get(FAULT)
+    if not spec:
+        return
+    with _fault_lock:
+        if spec != _faults_seen["spec"]:  # a new arming counts from zero
+            _faults_seen["spec"] = spec
+            _fault_counts.clear()
+        count = _fault_counts[op] = _fault_counts.get(op, 0) + 1
+    for fault in spec.split(","):
+        kind, _, rest = fault.strip().partition(":")
+        nth, _, what = rest.partition(":")
+        if kind != op or not nth:
+            continue
+        hit = count >= int(nth[:-1]) if nth.endswith("+") else count == int(nth)
+        if not hit:
+            continue
+        if log := os.environ.get(FAULT_LOG):
+            with open(log, "a") as fh:
+                fh.write(f"{op} {count} {what} {where}\n")
+        if what == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        code = {"ENOSPC": errno.ENOSPC, "EIO": errno.EIO}[what]
+        raise OSError(code, f"{os.strerror(code)} (injected: {op} #{count})", str(where) or None)
 
 
 def stop_inside_call(tool: str) -> None:

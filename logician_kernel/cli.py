@@ -59,7 +59,8 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
         print(f"logician ledger: {exc}", file=sys.stderr)
         return 2
     print("\n".join(report.lines()))
-    return 0 if args.action == "repair" or report.healthy else 1
+    # A repair succeeded only if the ledger now checks clean (it used to exit 0 regardless).
+    return 0 if (report.clean_after if args.action == "repair" else report.healthy) else 1
 
 
 def _cmd_state(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from .config import EffectiveConfig, load_effective_config
 from .session import rewind_plan, undo
 from .session.attribution import external_notice
 from .session.blob_key import BlobKey
+from .session.capture_heal import CaptureHeal
 from .session.file_checkpoints import FileCheckpoints, RewindError
 from .session.journal import JournalError
 from .session.large_files import LargeLimits
@@ -42,6 +43,7 @@ class LogicianRuntime:
         self.frame_lock = threading.RLock()
         """Held while a frame opens and while a rewind runs: they never interleave."""
         self._reported_errors: set[str] = set()
+        self._heal = CaptureHeal()  # cells the ledger missed; healed before the next frame
         self.kernel_session = ""
         """The kernel session id recorded in each thread this runtime opens."""
         self.thread_listeners: list[Callable[[], None]] = []
@@ -178,6 +180,8 @@ class LogicianRuntime:
         try:
             key = self.config.api_key()
             with self.frame_lock:  # a frontend's rewind (subshell thread) never interleaves
+                if resumed := self._heal.before_frame(self.session.checkpoints, execution_count):
+                    self._report(resumed, stream, every_time=True)
                 self.session.checkpoints.attribute_changes = (
                     self.config.settings.checkpoints.attribution
                 )
@@ -191,10 +195,13 @@ class LogicianRuntime:
                     secrets=(key.get_secret_value(),) if key is not None else (),
                 )
         except (JournalError, OSError) as exc:
+            # Said in every such cell: said once, the later cells looked like frames.
+            self._heal.not_recorded(execution_count)
             self._report(
-                f"Logician: this cell is not a frame: the ledger could not be written ({exc})",
-                stream,
-            )
+                f"Logician: this cell is not a frame: the ledger could not be written ({exc}); "
+                "the next cell tries again",
+                stream, every_time=True,
+            )  # fmt: skip
 
     def close_frame(self, outcome: str, stream: TextIO) -> FrameClose | None:
         checkpoints = self.session.checkpoints
@@ -204,7 +211,9 @@ class LogicianRuntime:
             with self.frame_lock:  # a frontend's rewind asked meanwhile waits for the close
                 closed = checkpoints.close_frame(outcome)  # type: ignore[arg-type]
         except (JournalError, OSError) as exc:
-            self._report(f"Logician: this cell's frame could not be recorded ({exc})", stream)
+            self._report(f"Logician: this cell's frame could not be recorded ({exc}); the next "
+                         "cell closes it as 'failed' once the ledger can be written",
+                         stream, every_time=True)  # fmt: skip
             return None
         for text in checkpoints.drain_notices():
             print(text, file=stream)
@@ -266,20 +275,21 @@ class LogicianRuntime:
         conversation: bool = True,
         variables: bool = True,
         resume: bool = False,
+        skip_failed: bool = False,
         include_external: bool = False,
     ) -> ProjectionItem:
         with self.frame_lock:  # never interleaved with a frame opening or closing
             return self._rewind(spec, force=force, files=files, conversation=conversation,
-                                variables=variables, resume=resume,
+                                variables=variables, resume=resume, skip_failed=skip_failed,
                                 include_external=include_external)  # fmt: skip
 
     def _rewind(
         self, spec: str, *, force: bool, files: bool, conversation: bool, variables: bool,
-        resume: bool, include_external: bool,
+        resume: bool, skip_failed: bool, include_external: bool,
     ) -> ProjectionItem:  # fmt: skip
         checkpoints = self.checkpoints
-        if resume:
-            return self._resume(force=force)
+        if resume or skip_failed:
+            return self._resume(force=force, skip_failed=skip_failed, retry=resume)
         frame_id = checkpoints.resolve_target(spec)
         namespace = self.session.variables if variables else None
         try:
@@ -303,26 +313,35 @@ class LogicianRuntime:
             except JournalError as exc:
                 raise RewindError(f"rewind --call: the ledger could not be written ({exc})") from exc
 
-    def _resume(self, *, force: bool) -> ProjectionItem:
-        """Complete the rewind a crash cut short (`rewind --resume`)."""
+    def _resume(self, *, force: bool, skip_failed: bool = False, retry: bool = True
+                ) -> ProjectionItem:  # fmt: skip
+        """Complete the rewind a crash cut short or a failed path left incomplete (`rewind
+        --resume`), or finish an incomplete one without its failed paths (`--skip-failed`)."""
         checkpoints = self.checkpoints
-        record = rewind_plan.pending_plan(checkpoints.ledger)
+        state = rewind_plan.rewind_state(checkpoints.ledger)
+        record = state.pending
+        command = "rewind --resume" if retry else "rewind --skip-failed"
         if record is None:
-            raise RewindError("rewind --resume: no rewind was interrupted; nothing to resume")
+            raise RewindError(f"{command}: no rewind was interrupted or is incomplete; "
+                              "nothing to resume")  # fmt: skip
+        if not retry and not state.failed:
+            raise RewindError("rewind --skip-failed: the pending rewind failed no path (it was "
+                              "interrupted); `%logician rewind --resume` completes it")  # fmt: skip
         namespace = self.session.variables if record.variables else None
         try:
             return checkpoints.complete(
-                record, resume=True, force=force,
+                record, resume=retry, force=force, skip_failed=skip_failed,
                 variables=(lambda: namespace.rewind(record.frame)) if namespace is not None else None,
             )  # fmt: skip
         except JournalError as exc:
             raise RewindError(f"rewind --resume: the ledger could not be written ({exc})") from exc
 
-    def undo_rewind(self, *, force: bool = False) -> ProjectionItem:
+    def undo_rewind(self, *, force: bool = False, skip_failed: bool = False) -> ProjectionItem:
         """Take back the most recent rewind exactly (`%logician undo`)."""
         try:
             with self.frame_lock:  # like a rewind: never interleaved with a frame's open or close
-                return undo.undo_rewind(self.checkpoints, self.session.variables, force=force)
+                return undo.undo_rewind(self.checkpoints, self.session.variables, force=force,
+                                        skip_failed=skip_failed)  # fmt: skip
         except JournalError as exc:
             raise RewindError(f"undo: the ledger could not be written ({exc})") from exc
 

@@ -133,6 +133,11 @@ class LoopbackServer:
         with self._lock:
             self._replies.extend(replies)
 
+    def clear(self) -> None:
+        """Drop the scripted replies not taken yet (a run cut short left them)."""
+        with self._lock:
+            self._replies.clear()
+
     def route(self, method: str, path: str, payload: Any) -> None:
         """Answer every `method path` request with `payload` as JSON (model metadata such as
         `/v1/models`), outside the queue of scripted replies."""

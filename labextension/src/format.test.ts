@@ -9,10 +9,12 @@ import {
   formatCost,
   frameCell,
   frameFiles,
+  frameOutcome,
   frameTokens,
   localTime,
   keptMessage,
   previewLines,
+  resumeTooltip,
   rewoundTooltip,
   statusBarText
 } from './format';
@@ -382,5 +384,23 @@ describe('keptMessage', () => {
     expect(keptMessage(['mine.txt'], [])).toBe('Logician: changed outside this kernel, so left alone: mine.txt');
     expect(keptMessage([], ['b.txt'])).toContain('--force');
     expect(keptMessage([], [])).toBe('');
+  });
+});
+
+describe('an incomplete rewind (issue 28)', () => {
+  const base: IFrameRow = {
+    frame: 7, execution_count: 7, cell_id: null, code: 'x', time: '2026-12-03T09:00:00Z',
+    outcome: 'ok', status: 'active', files: 1, input_tokens: 0, output_tokens: 0
+  };
+  it('shows the failed paths instead of the outcome, and offers Resume', () => {
+    const row = { ...base, incomplete: 'rewind incomplete: 1 path(s) failed' };
+    expect(frameOutcome(row)).toBe('rewind incomplete: 1 path(s) failed');
+    expect(resumeTooltip(row)).toContain('Frame 7: rewind incomplete: 1 path(s) failed');
+    expect(resumeTooltip(row)).toContain('--skip-failed');
+  });
+  it('keeps the usual outcome otherwise', () => {
+    expect(frameOutcome(base)).toBe('ok');
+    expect(frameOutcome({ ...base, status: 'rewound' })).toBe('rewound');
+    expect(frameOutcome({ ...base, outcome: null })).toBe('running');
   });
 });

@@ -112,6 +112,22 @@ export function frameFiles(row: IFrameRow): string {
   return files ? `${files}, large files evicted` : 'large files evicted';
 }
 
+/** The outcome column: "rewind incomplete: N path(s) failed" wins over the cell's outcome. */
+export function frameOutcome(row: IFrameRow): string {
+  if (row.incomplete) {
+    return row.incomplete;
+  }
+  return row.status === 'rewound' ? 'rewound' : row.outcome ?? 'running';
+}
+
+/** The Resume button's tooltip on a frame whose rewind is incomplete. */
+export function resumeTooltip(row: IFrameRow): string {
+  return (
+    `Frame ${row.frame}: ${row.incomplete}. Resume retries exactly the failed paths ` +
+    '(free disk space first); `%logician rewind --skip-failed` finishes without them.'
+  );
+}
+
 /** The tooltip of the files column: which evicted paths a rewind cannot restore. */
 export function evictedTooltip(row: IFrameRow): string {
   if (!row.evicted?.length) {

@@ -59,6 +59,9 @@ export interface IFrameRow {
   skipped?: number;
   /** Paths whose large pre-image the disk budget evicted (absent when none was). */
   evicted?: string[];
+  /** "rewind incomplete: N path(s) failed" while a rewind of this frame left paths failed
+   * (absent otherwise): the row offers Resume (`frames.resume`). */
+  incomplete?: string;
   input_tokens: number;
   output_tokens: number;
 }

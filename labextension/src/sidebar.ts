@@ -15,6 +15,8 @@ import {
   budgetText,
   codeLabel,
   evictedTooltip,
+  frameOutcome,
+  resumeTooltip,
   formatCost,
   frameCell,
   frameFiles,
@@ -251,8 +253,9 @@ export class LogicianSidebar extends Widget {
     top.appendChild(el('span', 'lk-FrameRow-id', `#${row.frame}`));
     top.appendChild(el('span', 'lk-FrameRow-cell', frameCell(row)));
     top.appendChild(el('span', 'lk-FrameRow-time', localTime(row.time)));
-    const outcome = row.status === 'rewound' ? 'rewound' : row.outcome ?? 'running';
-    top.appendChild(el('span', `lk-FrameRow-outcome lk-outcome-${outcome}`, outcome));
+    const outcome = frameOutcome(row);
+    const kind = row.incomplete ? 'incomplete' : outcome;
+    top.appendChild(el('span', `lk-FrameRow-outcome lk-outcome-${kind}`, outcome));
     const files = el('span', 'lk-FrameRow-files', frameFiles(row));
     if (row.evicted?.length) {
       files.classList.add('lk-mod-evicted');
@@ -263,7 +266,13 @@ export class LogicianSidebar extends Widget {
     node.appendChild(top);
     const bottom = el('div', 'lk-FrameRow-bottom');
     bottom.appendChild(el('code', 'lk-FrameRow-code', codeLabel(row.code)));
-    if (row.status === 'active') {
+    if (row.incomplete) {
+      node.classList.add('lk-mod-incomplete');
+      const button = el('button', 'lk-FrameRow-resume', 'Resume');
+      button.title = resumeTooltip(row);
+      button.dataset.action = 'resume';
+      bottom.appendChild(button);
+    } else if (row.status === 'active') {
       const button = el('button', 'lk-FrameRow-rewind', 'Rewind to here');
       button.title = `Restore files, variables and conversation to just before frame ${row.frame}`;
       button.dataset.action = 'rewind';
@@ -288,6 +297,10 @@ export class LogicianSidebar extends Widget {
       void this.rewind({ frame });
       return;
     }
+    if (target.dataset.action === 'resume') {
+      void this.resumeRewind();
+      return;
+    }
     this._scrollToCell(rowNode.dataset.cellId);
   }
 
@@ -305,6 +318,24 @@ export class LogicianSidebar extends Widget {
     void notebook.scrollToItem(index, 'smart');
     notebook.widgets[index].node.classList.add('lk-mod-flash');
     setTimeout(() => notebook.widgets[index]?.node.classList.remove('lk-mod-flash'), 1200);
+  }
+
+  /** Finish an interrupted or incomplete rewind (its failed paths retried); the kernel says
+   * which paths still fail. */
+  async resumeRewind(): Promise<boolean> {
+    const conn = this._connection;
+    if (!conn || conn.state !== 'ready') {
+      Notification.warning('Logician: this notebook is not connected to a Logician kernel.', { autoClose: 5000 });
+      return false;
+    }
+    try {
+      const done = await conn.ask({ type: 'frames.resume' }, 'frames.resume');
+      Notification.success(done.summary.split('\n')[0], { autoClose: 5000 });
+      return true;
+    } catch (err) {
+      Notification.error(`Logician: the rewind is still incomplete: ${(err as Error).message}`, { autoClose: 10000 });
+      return false;
+    }
   }
 
   /** Take back the most recent rewind; the kernel says why when there is none to undo. */

@@ -20,7 +20,7 @@ from tomlkit.container import Container
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
-from .._durable import fsync_dir
+from .._durable import durable_fsync, durable_replace, durable_write, fsync_dir
 from ._errors import ConfigError
 from ._keys import KeyPath, format_key
 from ._schema import SCHEMA_FILE
@@ -86,14 +86,16 @@ def atomic_update(
         # most one stale temp file, which the next writer truncates.
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         try:
-            os.write(fd, new.encode("utf-8"))
-            os.fsync(fd)
+            data = new.encode("utf-8")
+            while data:  # a full disk may take part of it: the rest raises
+                data = data[durable_write(fd, data) :]
+            durable_fsync(fd)
         finally:
             os.close(fd)
         hook = before_replace or before_replace_hook
         if hook is not None:
             hook(temp)
-        os.replace(temp, target)
+        durable_replace(temp, target)
         fsync_dir(target.parent)
         return new
     finally:

@@ -76,6 +76,8 @@ def frames_table(
         outcome = f.outcome or "running"
         if f.status == "rewound":
             outcome += " (rewound)"
+        if f.incomplete:
+            outcome += f" ({f.incomplete})"
         rows.append([
             str(f.frame),
             f"In [{f.execution_count}]" if f.execution_count is not None else "-",
@@ -248,7 +250,9 @@ def help_text() -> Rendered:
         "  %logician rewind N --files-only | --variables-only | --conversation-only\n"
         "  %logician rewind --call ID       restore what a call cut off by a dead kernel wrote\n"
         "  %logician undo [--force]         take back the most recent rewind exactly\n"
-        "  %logician rewind --resume        complete a rewind the kernel died during\n"
+        "  %logician rewind --resume        complete an interrupted or incomplete rewind\n"
+        "  %logician rewind --skip-failed   finish an incomplete rewind without its failed paths\n"
+        "  %logician undo --skip-failed     finish an incomplete undo without its failed paths\n"
         "  %logician vars N | --last        variables frame N created, changed, deleted\n"
         "  %logician config [get K | set K V [--persist user|project] | schema]\n"
         "  %logician trust                  trust this workspace's .logician/config.toml\n"

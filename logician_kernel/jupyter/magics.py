@@ -228,6 +228,7 @@ class LogicianMagics(Magics):
         parser.add_argument("--include-external", action="store_true")
         parser.add_argument("--dry-run", action="store_true")
         parser.add_argument("--resume", action="store_true")
+        parser.add_argument("--skip-failed", action="store_true")
         only = parser.add_mutually_exclusive_group()
         only.add_argument("--files-only", action="store_true")
         only.add_argument("--conversation-only", action="store_true")
@@ -236,11 +237,12 @@ class LogicianMagics(Magics):
         if opts.call is not None:
             return call_rewind.handle(self.session, self.frames, opts)
         given = [opts.last, opts.cell is not None, opts.target is not None]
-        if opts.resume:
+        if opts.resume or opts.skip_failed:
             if any(given) or opts.dry_run:
-                raise UsageError("%logician rewind --resume: takes no frame (it completes the "
-                                 "interrupted rewind) and no --dry-run")  # fmt: skip
-            item = self.runtime.rewind("", resume=True, force=opts.force)
+                raise UsageError("%logician rewind --resume/--skip-failed: take no frame (they "
+                                 "finish the pending rewind) and no --dry-run")  # fmt: skip
+            item = self.runtime.rewind("", resume=opts.resume, skip_failed=opts.skip_failed,
+                                       force=opts.force)  # fmt: skip
             self.frames.announce(item)
             return undo_view.resume_result(item)
         if sum(given) != 1:

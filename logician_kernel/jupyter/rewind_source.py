@@ -296,6 +296,9 @@ def _row(f: FrameView, evicted: list[str] | None = None) -> dict[str, Any]:
         "input_tokens": f.input_tokens,
         "output_tokens": f.output_tokens,
     }
+    if f.incomplete:
+        # Optional too: "rewind incomplete: N path(s) failed" (the sidebar offers Resume).
+        row["incomplete"] = f.incomplete
     if evicted:
         # Optional, so an older extension (and frames with nothing evicted) see the same row.
         row["evicted"] = evicted[:EVICTED_SHOWN]

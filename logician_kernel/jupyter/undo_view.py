@@ -14,8 +14,9 @@ def run_undo(runtime: LogicianRuntime, args: list[str]) -> ProjectionItem:
     """`%logician undo [--force]`: take back the most recent rewind."""
     parser = ArgParser(prog="undo", add_help=False)
     parser.add_argument("--force", action="store_true")
+    parser.add_argument("--skip-failed", action="store_true")
     opts = parser.parse_args(args)
-    return runtime.undo_rewind(force=opts.force)
+    return runtime.undo_rewind(force=opts.force, skip_failed=opts.skip_failed)
 
 
 def undo_result(item: ProjectionItem) -> render.Rendered:
@@ -37,5 +38,9 @@ def resume_result(item: ProjectionItem) -> render.Rendered:
     """The resumed rewind's report: the rewind's own, saying it was resumed."""
     text = variables_view.rewind_result(item).text
     already = sum(1 for p in item.paths if "before the interruption" in p.detail)
+    given = [p.path for p in item.paths if p.action == "failed"]
     head = f"Resumed the interrupted rewind ({already} path(s) were already restored). "
+    if "--skip-failed" in item.note.split():
+        head = (f"Finished the incomplete rewind without {len(given)} failed path(s), given up "
+                f"on purpose: {', '.join(given) or '-'}. ")  # fmt: skip
     return render.preformatted(head + text)

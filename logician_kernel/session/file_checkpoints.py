@@ -334,11 +334,13 @@ class FileCheckpoints(FrameRewinds):
             self.snapshotter.read_before_next_frame()  # a save between cells
         return recorded
 
-    def recover_incomplete(self) -> list[int]:
-        """Close frames whose kernel died mid-cell, diffing their pre-tree against now."""
+    def recover_incomplete(self, *, failed: str | None = None) -> list[int]:
+        """Close frames whose kernel died mid-cell, diffing their pre-tree against now; with
+        `failed` (why the ledger could not be written), frames this kernel left running when
+        their close failed, as `failed` with that reason."""
         closed = []
         for view in list(self.frames().values()):
-            if view.status != "open":
+            if view.status != "open" or (self._open is not None and view.frame == self._open.frame):
                 continue
             changes, skipped, error = [], [], None
             post, error = self._snapshot()
@@ -352,20 +354,24 @@ class FileCheckpoints(FrameRewinds):
                     changes = [c for c in changes if c.after.kind != "large" or c.before.exists]
                 except (SnapshotError, OSError) as exc:
                     error = str(exc)
+            why = f"its close could not be written: {failed}" if failed else None
             self.ledger.append(
                 FrameClose,
                 frame=view.frame,
-                outcome="killed",
+                outcome="failed" if failed else "killed",
                 post_tree=post.tree if post else None,
                 changes=changes,
                 skipped=skipped,
-                capture_error=error,
+                capture_error="; ".join(e for e in (why, error) if e) or None,
             )
             self.ledger.append(
                 Recovery,
-                what="incomplete-frame",
+                what="journal-error" if failed else "incomplete-frame",
                 frame=view.frame,
                 detail=(
+                    f"frame {view.frame} (In [{view.execution_count}]) was left running when "
+                    f"the ledger could not be written ({failed}); closed it as 'failed' with "
+                    f"{len(changes)} change(s) found since it opened" if failed else
                     # Mid-cell, or after the cell while its close was being written: which
                     # one is unknown here, so neither is claimed.
                     f"frame {view.frame} (In [{view.execution_count}]) never closed: the kernel "
@@ -373,6 +379,6 @@ class FileCheckpoints(FrameRewinds):
                     f"{len(changes)} change(s) found since it opened"
                 ),
                 durable=True,
-            )
+            )  # fmt: skip
             closed.append(view.frame)
         return closed

@@ -17,6 +17,14 @@ from . import rewind_plan
 from .attribution import SaveLog, clock, judge_chain
 from .git_snapshot import GitSnapshotter
 from .restore import SKIP_TEXT, still_as_left
+from .rewind_incomplete import (
+    failed_of,
+    given_up,
+    incomplete_text,
+    pending_text,
+    record_incomplete,
+    retry_steps,
+)
 from .states import PathChange, PathState
 from .thread_ledger import (
     FrameOpen,
@@ -24,6 +32,7 @@ from .thread_ledger import (
     RestoredPath,
     RestoredVariable,
     RewindPlanned,
+    RewindProgress,
     ThreadLedger,
     project,
 )
@@ -35,6 +44,16 @@ if TYPE_CHECKING:
 
 class RewindError(ValueError):
     """A rewind request that cannot be carried out; the message is one line for the user."""
+
+
+class RewindIncomplete(RewindError):
+    """A rewind (or undo) pass left paths failed: they stay pending, its frames stay active.
+    Carries the durable record that says so (`rewind_incomplete.py`)."""
+
+    def __init__(self, entry: RewindProgress) -> None:
+        self.entry = entry
+        """The `rewind_progress` record naming the failed paths."""
+        super().__init__(incomplete_text(entry))
 
 
 @dataclass
@@ -203,11 +222,8 @@ class FrameRewinds:
                 f"rewind: file capture is unavailable ({self.capture_disabled_reason}); "
                 "nothing can be restored (`--conversation-only` still works)"
             )
-        if rewind_plan.pending_plan(self.ledger) is not None:
-            raise RewindError(
-                "rewind: an earlier rewind was interrupted and is not finished; "
-                "`%logician rewind --resume` completes it first"
-            )
+        if (waiting := pending_text(rewind_plan.rewind_state(self.ledger), "rewind")) is not None:
+            raise RewindError(waiting)
         plan = (self.plan_rewind(frame_id, force=force, include_external=include_external)
                 if files else None)  # fmt: skip
         popped = [self.frames()[f] for f in plan.frames] if plan is not None else []
@@ -225,18 +241,43 @@ class FrameRewinds:
         *,
         resume: bool = False,
         force: bool = False,
+        skip_failed: bool = False,
         on_path: Callable[[str], None] | None = None,
         variables: Callable[[], tuple[list[RestoredVariable], list[int]]] | None = None,
     ) -> ProjectionItem:
         """Carry out a recorded rewind plan: files, then variables, then the conversation;
-        `resume` after a crash reads each path first (what was restored is not a conflict)."""
+        `resume` after a crash reads each path first (what was restored is not a conflict).
+
+        Done only when every path is: a pass that leaves paths failed records them and raises
+        `RewindIncomplete` before variables or the conversation move. Resuming an incomplete
+        rewind retries exactly its failed paths; `skip_failed` finishes it without them (after
+        the retry, with `resume`), naming each one."""
         results: list[RestoredPath] = []
-        if record.files and self.snapshotter is not None:
-            with self._snap_lock:
-                results = rewind_plan.carry_out(self.ledger, self.snapshotter, record,
-                                                verify=resume, force=force, on_path=on_path)  # fmt: skip
+        state = rewind_plan.rewind_state(self.ledger)
+        mine = state.pending is not None and state.pending.seq == record.seq
+        earlier = state.failed if mine else []  # an incomplete pass: retry exactly these
+        if record.files:
+            if self.snapshotter is None and not skip_failed:
+                raise RewindError(f"rewind: file capture is unavailable "
+                                  f"({self.capture_disabled_reason}); the rewind's files cannot "
+                                  "be restored in this session (`--skip-failed` gives them up)")  # fmt: skip
+            results = list(state.results) if earlier else []
+            if self.snapshotter is not None and (resume or not earlier):
+                steps = retry_steps(record, earlier) if earlier else None
+                with self._snap_lock:
+                    results += rewind_plan.carry_out(self.ledger, self.snapshotter, record,
+                                                     verify=resume, force=force, on_path=on_path,
+                                                     steps=steps)  # fmt: skip
+            else:
+                results += earlier
+            failed = failed_of(results)
+            if failed and not skip_failed:
+                raise RewindIncomplete(record_incomplete(self.ledger, record, results, undo=False))
+            if failed:
+                results = [r for r in results if r.action != "failed"] + given_up(failed, undo=False)
         restored, variable_frames = variables() if variables is not None else ([], [])
         notes = ["--force" if record.force or force else "", "--resume" if resume else "",
+                 "--skip-failed" if skip_failed else "",
                  "--include-external" if record.include_external else "",
                  _only(record.files, record.conversation, variables is not None)]  # fmt: skip
         messages = (self._messages_before(record.frame) if record.conversation

@@ -20,6 +20,7 @@ from .thread_ledger import (
     FrameOpen,
     FramePreSnapshot,
     ProjectionItem,
+    RewindProgress,
     RunEnd,
 )
 
@@ -45,6 +46,9 @@ class FrameView:
     rewound_at: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    incomplete: str | None = None
+    """"rewind incomplete: N path(s) failed" while a rewind of this frame (or the undo of
+    one) left paths failed; cleared when it finishes (`rewind_incomplete.py`)."""
 
 
 def derive_frames(entries: Sequence[BaseModel]) -> dict[int, FrameView]:
@@ -87,9 +91,16 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
         elif isinstance(entry, RunEnd) and entry.frame in frames:
             frames[entry.frame].input_tokens += entry.input_tokens
             frames[entry.frame].output_tokens += entry.output_tokens
+        elif isinstance(entry, RewindProgress) and entry.failed:
+            what = "undo" if entry.undo else "rewind"
+            for frame_id in entry.frames:
+                if frame_id in frames:
+                    frames[frame_id].incomplete = (
+                        f"{what} incomplete: {len(entry.failed)} path(s) failed")
         elif isinstance(entry, ProjectionItem) and entry.reason == "rewind":
             for frame_id in entry.frames:
                 if frame_id in frames:
+                    frames[frame_id].incomplete = None
                     frames[frame_id].status = "rewound"
                     frames[frame_id].rewound_by = entry.seq
                     frames[frame_id].rewound_at = entry.time
@@ -97,6 +108,7 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
             # An undone rewind: the frames it popped are on the stack again.
             for frame_id in entry.frames:
                 if frame_id in frames and frames[frame_id].rewound_by == entry.undoes:
+                    frames[frame_id].incomplete = None
                     frames[frame_id].status = "active"
                     frames[frame_id].rewound_by = frames[frame_id].rewound_at = None
     return frames

@@ -143,9 +143,9 @@ class GitSnapshotter:
         return True
 
     def take_notice(self) -> str | None:
-        """A one-time message: the change detector switched to a stat scan, or a stale lock
-        of our index was cleared."""
-        for source in (self._watcher, self._guard):
+        """A one-time message: the change detector switched to a stat scan, a stale lock
+        of our index was cleared, or the store was repaired."""
+        for source in (self._watcher, self._guard, self.git):
             notice = getattr(source, "notice", None)
             if notice is not None:
                 source.notice = None  # type: ignore[union-attr]

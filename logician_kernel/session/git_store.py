@@ -30,6 +30,7 @@ from .large_files import SQLITE_JOURNALS
 from .locks import IndexGuard
 from .state_trust import UntrustedStateError, check_store
 from .store_config import ATTRIBUTES, CONFIG_TEMPLATE, isolated_env, replace_private, sanitize_store
+from .store_repair import repair_notice, repair_store
 
 
 class SnapshotError(RuntimeError):
@@ -58,6 +59,8 @@ class GitStore:
         # The store this kernel checked and configured (device, inode): git never runs on a
         # directory put in its place since (another account swapping `.logician/`).
         self._pinned: tuple[int, int] | None = None
+        self.notice: str | None = None
+        """What `store_repair` repaired, said once (`GitSnapshotter.take_notice`)."""
 
     def verify(self) -> None:
         """Raise `SnapshotError` if the store is not the directory `ensure` checked."""
@@ -75,8 +78,9 @@ class GitStore:
             )
 
     def run(
-        self, *args: str, stdin: bytes | None = None, cwd: Path | None = None, base: bool = True
-    ) -> bytes:
+        self, *args: str, stdin: bytes | None = None, cwd: Path | None = None, base: bool = True,
+        _repaired: bool = False,
+    ) -> bytes:  # fmt: skip
         """A git command's stdout; a failure is a `SnapshotError` naming the command."""
         cmd = [*self.base, *args] if base else ["git", *args]
         self.verify()
@@ -87,6 +91,8 @@ class GitStore:
             )  # fmt: skip
         except OSError as exc:
             raise SnapshotError(f"cannot run git: {exc}") from exc
+        if proc.returncode != 0 and base and not _repaired and self._repair():
+            return self.run(*args, stdin=stdin, cwd=cwd, base=base, _repaired=True)  # once
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise SnapshotError(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
@@ -103,6 +109,7 @@ class GitStore:
             check_store(self.store, self.store.parent)
         except UntrustedStateError as exc:
             raise SnapshotError(str(exc)) from None
+        self._repair()  # a cloned or half-killed store opens as a repository again
         created = not (self.store / "HEAD").exists()
         if created:
             self.store.parent.mkdir(parents=True, exist_ok=True)
@@ -123,6 +130,16 @@ class GitStore:
         if created:
             self._seed_from_user_repo()
         self.write_excludes(extra_ignores)
+
+    def _repair(self) -> bool:
+        """Repair the store's skeleton and stale locks (store_repair.py); whether it did."""
+        try:
+            done = repair_store(self.store)
+        except OSError:
+            return False  # cannot repair (read-only, not ours): git's own error says why
+        if done:
+            self.notice = repair_notice(self.store, done)
+        return bool(done)
 
     def write_excludes(self, extra_ignores: Iterable[str]) -> None:
         lines = ["/.logician/", *SQLITE_JOURNALS]

@@ -13,7 +13,9 @@ Must never: rewrite or drop a valid record, lose cut bytes, or fsync per byte of
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import io
 import json
 import os
 import re
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .journal_scan import Damage
 
-from .._durable import fsync_dir
+from .._durable import durable_fsync, durable_write, fsync_dir
 from .._test_hooks import arms_fsync_kill, stop_before_fsync
 from ._private import open_private, private_dir
 
@@ -136,7 +138,7 @@ class Journal:
             private_dir(self.path.parent)
             self._load(resume)
             # Held for the session; created 0600: the ledger holds the whole conversation.
-            self._fh = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "ab")
+            self._fh = _open_append(self.path)
             if os.fstat(self._fh.fileno()).st_mode & 0o077:  # a ledger from before 0600 files
                 os.fchmod(self._fh.fileno(), 0o600)
         except OSError as exc:
@@ -191,7 +193,7 @@ class Journal:
         for damage in found.damaged:
             side = self.path.with_name(f"{self.path.name}.damaged-at-{damage.offset}")
             if not side.exists():
-                _write_durably(side, data[damage.offset : damage.offset + damage.length])
+                write_durably(side, data[damage.offset : damage.offset + damage.length])
             self.damaged.append((damage, str(side)))
         if found.tail_offset < len(data):
             self._cut(data, found.tail_offset, found.tail_reason)
@@ -203,7 +205,7 @@ class Journal:
     def _cut(self, data: bytes, offset: int, reason: str) -> None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         side = self.path.with_name(f"{self.path.name}.cut-{stamp}-at-{offset}")
-        _write_durably(side, data[offset:])
+        write_durably(side, data[offset:])
         with open(self.path, "r+b") as fh:
             fh.truncate(offset)
             fh.flush()
@@ -236,12 +238,12 @@ class Journal:
                 "restart the kernel: reopening cuts the torn record and keeps every whole one"
             )
         line = encode_record(record)
+        good = (self.size, self.crc)
         try:
             if self.shared:
                 self._append_shared(line, record.get("kind"))
             else:
-                self._fh.write(line)
-                self._fh.flush()
+                write_all(self._fh.fileno(), line)
                 self.size += len(line)
                 self.crc = zlib.crc32(line, self.crc)
                 if arms_fsync_kill(record.get("kind")):
@@ -250,13 +252,54 @@ class Journal:
                     self._fsync()
         except OSError as exc:
             # Whatever part of the line reached the file is a torn record: appending after
-            # it would put whole records behind damage that the next open cuts away.
+            # it would put whole records behind damage. The caller is told it is not recorded,
+            # so a record whose fsync failed is not kept either: `heal` cuts back to `good`.
+            self.size, self.crc = good
             self._failed = exc.strerror or str(exc)
             raise JournalError(f"cannot append to ledger {self.path}: {self._failed}") from exc
         stored = decode_record(line[:-1])
         if not self.shared:
             self._records.append(stored)
         return stored
+
+    @property
+    def failed(self) -> str | None:
+        """Why the last append failed, until `heal` succeeds; None while appends work."""
+        return self._failed
+
+    def heal(self) -> str | None:
+        """After a failed append, accept appends again: the bytes past the last whole record
+        (a torn line, or one whose fsync failed) go to an `.unwritten-*` side file and are cut, the file is
+        reopened. Returns the side file (None when nothing had reached the file); raises
+        `JournalError` while it still cannot (the disk is still full), staying failed."""
+        if self._failed is None or self.shared:
+            return None
+        side = None
+        try:
+            with contextlib.suppress(OSError):  # unbuffered: there is nothing left to flush
+                self._fh.close()
+            fd = open_private(self.path, os.O_RDWR)
+            try:
+                extra = os.fstat(fd).st_size - self.size
+                if extra > 0:
+                    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+                    # Not a `.cut-` file: its record was reported as not written (the caller
+                    # acted on that), so `ledger repair` must never put it back.
+                    path = self.path.with_name(
+                        f"{self.path.name}.unwritten-{stamp}-at-{self.size}")
+                    write_durably(path, os.pread(fd, extra, self.size))
+                    side = str(path)
+                os.ftruncate(fd, self.size)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self._fh = _open_append(self.path)
+        except OSError as exc:
+            raise JournalError(f"ledger {self.path} still cannot be written "
+                               f"({exc.strerror or exc}); the first cut: {self._failed}") from exc  # fmt: skip
+        self._failed = None
+        self._synced = self.size
+        return side
 
     def vanished(self) -> bool:
         """Whether the file this journal appends to is no longer at its path (deleted or
@@ -275,12 +318,13 @@ class Journal:
         tmp = self.path.with_name(f".{self.path.name}.rewrite-tmp")
         data = b"".join(encode_record(r) for r in self.records)
         self.size, self.crc = len(data), zlib.crc32(data)
-        _write_durably(tmp, data)
+        write_durably(tmp, data)
         os.replace(tmp, self.path)
         fsync_dir(self.path.parent)
         self._synced = self.size
         self._fh.close()
-        self._fh = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "ab")
+        self._fh = _open_append(self.path)
+        self._failed = None  # the new file holds exactly the records in memory
 
     def _append_shared(self, line: bytes, kind: object) -> None:
         # Always durable: a shared file's record must be on disk before what it records runs.
@@ -300,10 +344,10 @@ class Journal:
                 assert self.recovery is not None
                 # Records are not kept in memory here: count the lines the cut left.
                 self.recovery = replace(self.recovery, valid_records=data.count(b"\n", 0, offset))
-            os.write(fd, line)
+            write_all(fd, line)
             if arms_fsync_kill(kind):
                 stop_before_fsync(self.path, size)
-            os.fsync(fd)
+            durable_fsync(fd)
         finally:
             os.close(fd)
         if created:
@@ -317,12 +361,25 @@ class Journal:
     def _fsync(self) -> None:
         if self._kill_armed:
             stop_before_fsync(self.path, self._synced)
-        os.fsync(self._fh.fileno())
+        durable_fsync(self._fh.fileno())
         self._synced = self.size
 
     def close(self) -> None:
         if not self.shared:
             self._fh.close()
+
+
+def _open_append(path: Path) -> io.FileIO:
+    """The ledger, opened for appending without a buffer: a failed write leaves nothing
+    behind in memory to reach the file later, behind records written after it."""
+    return io.FileIO(open_private(path, os.O_WRONLY | os.O_APPEND), "ab")
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` (a full disk may take part of it: the rest then raises)."""
+    view = memoryview(data)
+    while view:
+        view = view[durable_write(fd, view) :]
 
 
 def _mismatch(data: bytes, resume: Resume) -> str | None:
@@ -336,9 +393,11 @@ def _mismatch(data: bytes, resume: Resume) -> str | None:
     return None
 
 
-def _write_durably(path: Path, data: bytes) -> None:
+def write_durably(path: Path, data: bytes) -> None:
     """A side file with the bytes a repair may need, created 0600 and on disk before we go on."""
-    with os.fdopen(open_private(path, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+    fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        write_all(fd, data)
+        durable_fsync(fd)
+    finally:
+        os.close(fd)

@@ -37,6 +37,7 @@ from pathlib import Path
 # the user's own files, not an adversary's. The size in the key is a second check.
 from xxhash import xxh3_128 as _hasher
 
+from .._durable import durable_replace
 from ._private import open_private, private_dir
 from .direct_copy import copy_direct, replace
 
@@ -173,7 +174,7 @@ class LargeFileStore:
         final = self._path(key)
         private_dir(final.parent)
         os.chmod(tmp, 0o400)  # objects are immutable; a stray write fails loudly
-        os.replace(tmp, final)
+        durable_replace(tmp, final)  # counted: a test can fail the store's Nth write
 
     # -- restore -----------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from .._version import __version__
 from ._private import open_private
 from .journal import Resume, decode_record, encode_record
 
-FORMAT = 2
+FORMAT = 3
 CHECKPOINT_EVERY = 1000
 """Records a ledger may grow past its checkpoint before opening or closing it writes a new one."""
 

@@ -18,8 +18,10 @@ ProjectionReason = Literal[
 ]
 """Why a projection item replaced the conversation (the seed's typed reasons)."""
 
-FrameOutcome = Literal["ok", "error", "interrupted", "killed"]
-"""How a cell ended; `killed` is recorded on reopen for a frame whose kernel died."""
+FrameOutcome = Literal["ok", "error", "interrupted", "killed", "failed"]
+"""How a cell ended; `killed` is recorded on reopen for a frame whose kernel died, `failed` by
+the next cell for a frame whose close could not be written (the ledger failed; its reason is
+the close's `capture_error`)."""
 
 _MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
@@ -415,6 +417,15 @@ class RewindProgress(_Entry):
     """Steps finished, in the plan's order."""
     undo: bool = False
     """Whether this is the progress of undoing the rewind rather than of the rewind."""
+    failed: list[RestoredPath] = Field(default_factory=list)
+    """Paths a whole pass could not bring back (disk full, I/O error): the rewind (or undo) is
+    incomplete, its frames stay active, and these stay pending until `--resume` restores them
+    or `--skip-failed` gives them up by name. Empty for a batch record."""
+    results: list[RestoredPath] = Field(default_factory=list)
+    """With `failed`: what the pass did to every other path, so the record that finishes the
+    rewind names them all."""
+    frames: list[int] = Field(default_factory=list)
+    """With `failed`: the plan's frames, so the frame list marks them "rewind incomplete"."""
 
 
 class Recovery(_Entry):

@@ -11,15 +11,15 @@ record a sequence number that another record already has.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from ._private import open_private, write_private
-from .journal_scan import Damage, scan, seq_ranges
+from .._durable import durable_replace, fsync_dir
+from .journal import write_durably
+from .journal_scan import Damage, Scan, scan, seq_ranges, seqs_named_in
 
 SIDE_FILE_KINDS = (".cut-", ".damaged-at-")
 """Side files a ledger's damage was saved to (tails cut on open, damage skipped in place)."""
@@ -51,6 +51,14 @@ class LedgerReport:
     """Sequence numbers a repair put back."""
     backup: str | None = None
     """Where a repair kept the file it replaced."""
+    unrestored: list[tuple[list[int], str]] = field(default_factory=list)
+    """Records a repair could not put back (no side file holds them whole): their sequence
+    numbers and the side file keeping their bytes."""
+    error: str | None = None
+    """Why a repair could not finish (the ledger is then as it was)."""
+    clean_after: bool | None = None
+    """After a repair: whether the file then checks clean (`logician ledger repair` exits 0
+    only then); None for a check."""
 
     def lines(self) -> list[str]:
         """The report for a terminal or a notebook, one finding a line."""
@@ -63,12 +71,24 @@ class LedgerReport:
         if self.restored:
             out.append(f"  restored record(s) {seq_ranges(self.restored)} from the side files; "
                        f"the previous file is kept as {self.backup}")  # fmt: skip
+        elif self.backup:
+            out.append(f"  rewrote the file with its whole records only; the previous file is "
+                       f"kept as {self.backup}")  # fmt: skip
         elif self.recoverable:
             out.append(f"  recoverable from side files: record(s) {seq_ranges(list(self.recoverable))}"
                        " (run `logician ledger repair` with no kernel on this thread)")  # fmt: skip
+        for seqs, side in self.unrestored:
+            what = f"record(s) {seq_ranges(seqs)}" if seqs else "damaged bytes that named no record"
+            out.append(f"  could not restore {what}: no side file holds them whole; their "
+                       f"bytes are kept in {side}")  # fmt: skip
         for seq, side in self.conflicting:
             out.append(f"  not restorable: record {seq} in {side} (sequence number taken since)")
-        if not (self.damaged or self.tail or self.recoverable or self.conflicting):
+        if self.error:
+            out.append(f"  {self.error}")
+        if self.clean_after is not None:
+            out.append("  the ledger now checks clean" if self.clean_after else
+                       "  the ledger still does not check clean (`logician ledger check`)")  # fmt: skip
+        elif not (self.damaged or self.tail or self.recoverable or self.conflicting):
             out.append("  no damage found")
         return out
 
@@ -122,37 +142,72 @@ def repair(path: Path) -> LedgerReport:
         ) from None
     try:
         report = check(path)
-        if not report.recoverable:
+        if report.healthy:
+            report.clean_after = True
             return report
         data = path.read_bytes()
         found = scan(data)
-        if found.tail_offset < len(data):
-            # Keep the tail exactly as opening would have, before the file is replaced.
-            stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-            side = path.with_name(f"{path.name}.cut-{stamp}-at-{found.tail_offset}")
-            write_private(side, data[found.tail_offset :])
-        lines = {r["seq"]: line for r, line in zip(found.records, found.lines, strict=True)}
-        lines.update(report.recoverable)
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-        backup = path.with_name(f"{path.name}.before-repair-{stamp}")
-        write_private(backup, data)
-        tmp = path.with_name(f".{path.name}.repair-tmp")
-        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
-            fh.write(b"".join(lines[seq] for seq in sorted(lines)))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        from .ledger_checkpoint import discard
-
-        discard(path)  # it describes the bytes just replaced; the next open writes a new one
-        report.restored = sorted(report.recoverable)
-        report.backup = str(backup)
-        _record_repair(path, report)
+        try:
+            _rewrite(path, data, found, report)
+        except OSError as exc:
+            # Nothing is lost: the file is replaced in one rename or not at all, and every
+            # damaged byte already kept is named in the report.
+            report.error = f"the repair could not be written ({exc.strerror or exc}); the " \
+                f"ledger was left as it was"
+            report.clean_after = False
+            return report
+        try:
+            _record_repair(path, report)
+        except OSError as exc:
+            report.error = f"the repair was done but could not be recorded in the ledger ({exc})"
+        report.clean_after = check(path).healthy
         return report
     except OSError as exc:
         raise RepairError(f"cannot repair ledger {path}: {exc.strerror or exc}") from None
     finally:
         lock.release()
+
+
+def _rewrite(path: Path, data: bytes, found: Scan, report: LedgerReport) -> None:
+    """Keep every damaged byte and the whole file aside, then replace the file with its whole
+    records and the recoverable ones, in sequence order, in one rename."""
+    # Opening writes the same side files; a ledger no kernel opened since its damage has none.
+    for damage in found.damaged:
+        side = path.with_name(f"{path.name}.damaged-at-{damage.offset}")
+        if not side.exists():
+            write_durably(side, data[damage.offset : damage.offset + damage.length])
+        _unrestored(report, list(damage.lost), str(side))
+    if found.tail_offset < len(data):
+        # Keep the tail exactly as opening would have, before the file is replaced.
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        side = path.with_name(f"{path.name}.cut-{stamp}-at-{found.tail_offset}")
+        write_durably(side, data[found.tail_offset :])
+        last = found.records[-1]["seq"] if found.records else 0
+        _unrestored(report, seqs_named_in(data[found.tail_offset :], last), str(side))
+    lines = {r["seq"]: line for r, line in zip(found.records, found.lines, strict=True)}
+    lines.update(report.recoverable)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    backup = path.with_name(f"{path.name}.before-repair-{stamp}")
+    write_durably(backup, data)
+    report.backup = str(backup)
+    tmp = path.with_name(f".{path.name}.repair-tmp")
+    try:
+        write_durably(tmp, b"".join(lines[seq] for seq in sorted(lines)))
+        durable_replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+    from .ledger_checkpoint import discard
+
+    discard(path)  # it describes the bytes just replaced; the next open writes a new one
+    report.restored = sorted(report.recoverable)
+
+
+def _unrestored(report: LedgerReport, lost: list[int], side: str) -> None:
+    """Name the records of one damaged run that no side file restores (and where they are)."""
+    missing = [seq for seq in lost if seq not in report.recoverable]
+    if missing or not lost:
+        report.unrestored.append((missing, side))
 
 
 def _record_repair(path: Path, report: LedgerReport) -> None:
@@ -163,9 +218,12 @@ def _record_repair(path: Path, report: LedgerReport) -> None:
         ledger.append(
             Recovery,
             what="repaired",
-            detail=f"restored record(s) {seq_ranges(report.restored)} from side files; "
-            f"previous file kept as {report.backup}",
+            detail=f"restored record(s) {seq_ranges(report.restored) or 'none'} from side files"
+            + "".join(f"; could not restore record(s) {seq_ranges(seqs) or 'none'} (bytes kept "
+                      f"in {side})" for seqs, side in report.unrestored)
+            + f"; previous file kept as {report.backup}",
             side_file=report.backup,
+            lost_seqs=sorted(seq for seqs, _ in report.unrestored for seq in seqs),
             durable=True,
         )
     finally:

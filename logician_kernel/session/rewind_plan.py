@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from .git_snapshot import GitSnapshotter
 from .perms import current_perms, remove_debris, with_perms
 from .restore import restore_order, restore_path, still_as_left
+from .rewind_incomplete import start_notice
 from .states import PathState
 from .thread_ledger import (
     ProjectionItem,
@@ -92,22 +93,25 @@ def carry_out(
     verify: bool = False,
     force: bool = False,
     on_path: Callable[[str], None] | None = None,
+    steps: Sequence[RewindStep] | None = None,
 ) -> list[RestoredPath]:
-    """Bring every path of the plan to its target (or, `undo`, back to what stood there).
+    """Bring every path of the plan to its target (or, `undo`, back to what stood there);
+    `steps`, when given, only those (a retry of the paths an incomplete pass failed).
 
     `verify` (a resume, an undo) first reads each path: one already as wanted is done, not a
     conflict; one in neither state changed under us and is left alone unless `force`.
     """
     kill_after = int(os.environ.get(KILL_AFTER_ENV) or 0)
     results: list[RestoredPath] = []
-    for index, step in enumerate(record.steps, start=1):
+    todo = record.steps if steps is None else steps
+    for index, step in enumerate(todo, start=1):
         want, was = (step.current, step.target) if undo else (step.target, step.current)
         results.append(_one(snap, step.path, want, was, verify=verify, force=force, undo=undo))
         if on_path is not None:
             on_path(step.path)
         if kill_after and index == kill_after:
             os.kill(os.getpid(), signal.SIGKILL)
-        if index % BATCH == 0 and index < len(record.steps):
+        if index % BATCH == 0 and index < len(todo) and steps is None:
             ledger.append(RewindProgress, plan=record.seq, done=index, undo=undo)
     emptied = [s.path for s in record.steps if not (s.current if undo else s.target).exists]
     since = record.time if undo else record.since
@@ -188,33 +192,53 @@ class RewindState:
     """Whether an undo of `last_rewind` recorded progress."""
     undone: bool = False
     """Whether `last_rewind` was undone."""
+    failed: list[RestoredPath] = field(default_factory=list)
+    """The pending plan's paths that its last whole pass failed: a rewind incomplete, not
+    interrupted (`--resume` retries exactly these)."""
+    results: list[RestoredPath] = field(default_factory=list)
+    """What that pass did to the plan's other paths."""
+    undo_failed: list[RestoredPath] = field(default_factory=list)
+    """The same for an incomplete undo of `last_rewind` (`%logician undo` retries these)."""
+    undo_results: list[RestoredPath] = field(default_factory=list)
+    """What that undo pass did to the other paths."""
 
     def fold(self, entries: Sequence[BaseModel]) -> RewindState:
         for entry in entries:
             if isinstance(entry, RewindPlanned):
-                self.pending, self.progress = entry, 0
+                self.pending, self.progress, self.failed, self.results = entry, 0, [], []
             elif isinstance(entry, RewindProgress):
                 if entry.undo:
                     last = self.last_rewind
-                    self.undo_started |= last is not None and entry.plan == last.plan
+                    mine = last is not None and entry.plan == last.plan
+                    self.undo_started |= mine
+                    if mine and entry.failed:
+                        self.undo_failed, self.undo_results = entry.failed, entry.results
                 elif self.pending is not None and entry.plan == self.pending.seq:
                     self.progress = max(self.progress, entry.done)
+                    if entry.failed:
+                        self.failed, self.results = entry.failed, entry.results
             elif isinstance(entry, ProjectionItem):
                 if self.pending is not None and entry.plan == self.pending.seq:
-                    self.pending, self.progress = None, 0
+                    self.pending, self.progress, self.failed, self.results = None, 0, [], []
                 if entry.reason == "rewind":
                     self.last_rewind, self.undo_started, self.undone = entry, False, False
+                    self.undo_failed, self.undo_results = [], []
                 elif self.last_rewind is not None and entry.undoes == self.last_rewind.seq:
-                    self.undone = True
+                    self.undone, self.undo_failed, self.undo_results = True, [], []
         return self
 
     def dump(self) -> dict:
         def entry(e: BaseModel | None) -> dict | None:
             return e.model_dump(mode="json") if e is not None else None
 
+        def paths(items: list[RestoredPath]) -> list[dict]:
+            return [p.model_dump(mode="json") for p in items]
+
         return {"pending": entry(self.pending), "progress": self.progress,
                 "last_rewind": entry(self.last_rewind), "undo_started": self.undo_started,
-                "undone": self.undone}  # fmt: skip
+                "undone": self.undone, "failed": paths(self.failed),
+                "results": paths(self.results), "undo_failed": paths(self.undo_failed),
+                "undo_results": paths(self.undo_results)}  # fmt: skip
 
     @classmethod
     def load(cls, data: dict) -> RewindState:
@@ -222,7 +246,9 @@ class RewindState:
         return cls(pending=RewindPlanned.model_validate(pending) if pending else None,
                    progress=int(data["progress"]),
                    last_rewind=ProjectionItem.model_validate(last) if last else None,
-                   undo_started=bool(data["undo_started"]), undone=bool(data["undone"]))  # fmt: skip
+                   undo_started=bool(data["undo_started"]), undone=bool(data["undone"]),
+                   **{key: [RestoredPath.model_validate(p) for p in data.get(key, [])]
+                      for key in ("failed", "results", "undo_failed", "undo_results")})  # fmt: skip
 
     @property
     def pending_undo(self) -> ProjectionItem | None:
@@ -252,6 +278,8 @@ def pending_undo(entries: Sequence[BaseModel] | ThreadLedger) -> ProjectionItem 
 def interrupted_notice(entries: Sequence[BaseModel] | ThreadLedger) -> str | None:
     """What the next start says about a rewind (or an undo) a crash cut short, or None."""
     state = rewind_state(entries)
+    if (incomplete := start_notice(state)) is not None:
+        return incomplete
     record = state.pending
     if record is None:
         undo = state.pending_undo

@@ -18,12 +18,15 @@ from typing import Any
 
 from . import rewind_plan
 from .file_checkpoints import FileCheckpoints, RewindError
+from .frame_rewind import RewindIncomplete
+from .rewind_incomplete import failed_of, given_up, pending_text, record_incomplete, retry_steps
 from .thread_ledger import (
     ProjectionItem,
     RestoredPath,
     RestoredVariable,
     RewindPlanned,
     RewindProgress,
+    RewindStep,
     VariableRecord,
     VariablesCaptured,
     project,
@@ -34,9 +37,9 @@ from .variable_checkpoints import VariableCheckpoints, history
 def undoable(checkpoints: FileCheckpoints) -> tuple[ProjectionItem, RewindPlanned]:
     """The most recent rewind and its plan, or a one-line reason why there is nothing to undo."""
     entries = checkpoints.ledger.entries
-    if rewind_plan.pending_plan(checkpoints.ledger) is not None:
-        raise RewindError("undo: a rewind was interrupted and is not finished; "
-                          "`%logician rewind --resume` completes it first")  # fmt: skip
+    waiting = pending_text(rewind_plan.rewind_state(checkpoints.ledger), "undo")
+    if waiting is not None:
+        raise RewindError(waiting)
     last = next((e for e in reversed(entries)
                  if isinstance(e, ProjectionItem) and e.reason == "rewind"), None)  # fmt: skip
     if last is None:
@@ -64,25 +67,39 @@ def undo_rewind(
     variables: VariableCheckpoints | None,
     *,
     force: bool = False,
+    skip_failed: bool = False,
     on_path: Callable[[str], None] | None = None,
 ) -> ProjectionItem:
-    """Undo the most recent rewind: files, then variables, then the conversation."""
+    """Undo the most recent rewind: files, then variables, then the conversation. Done only
+    when every path is (see rewind_incomplete.py): an undo left incomplete retries exactly
+    its failed paths, or with `skip_failed` finishes without them, naming each."""
     last, record = undoable(checkpoints)
     ledger = checkpoints.ledger
-    results: list[RestoredPath] = []
-    if record.files and record.steps:
+    state = rewind_plan.rewind_state(ledger)
+    earlier = state.undo_failed if state.pending_undo is not None else []
+    if skip_failed and not earlier:
+        raise RewindError("undo --skip-failed: no undo is incomplete; `%logician undo` undoes "
+                          "the last rewind")  # fmt: skip
+    results: list[RestoredPath] = list(state.undo_results) if earlier else []
+    if skip_failed:
+        results += given_up(earlier, undo=True)
+    elif record.files and record.steps:
         if checkpoints.snapshotter is None:
             raise RewindError(
                 f"undo: file capture is unavailable ({checkpoints.capture_disabled_reason}); "
                 "the rewound files cannot be brought back in this session"
             )
         checkpoints.settle()
+        steps = retry_steps(record, earlier) if earlier else None
         if not force:
-            _refuse_conflicts(checkpoints, record)
-        # Said on the next start if the kernel dies before the undo is recorded.
-        ledger.append(RewindProgress, plan=record.seq, done=0, undo=True, durable=True)
-        results = rewind_plan.carry_out(ledger, checkpoints.snapshotter, record, undo=True,
-                                        verify=True, force=force, on_path=on_path)  # fmt: skip
+            _refuse_conflicts(checkpoints, record, steps)
+        if not earlier:
+            # Said on the next start if the kernel dies before the undo is recorded.
+            ledger.append(RewindProgress, plan=record.seq, done=0, undo=True, durable=True)
+        results += rewind_plan.carry_out(ledger, checkpoints.snapshotter, record, undo=True,
+                                         verify=True, force=force, on_path=on_path, steps=steps)  # fmt: skip
+        if failed_of(results):
+            raise RewindIncomplete(record_incomplete(ledger, record, results, undo=True))
     restored = redo_variables(variables, last.variable_frames)
     entries = ledger.entries
     at = next(i for i, e in enumerate(entries) if e.seq == record.seq)
@@ -93,7 +110,8 @@ def undo_rewind(
         messages=messages,
         frames=last.frames,
         paths=sorted(results, key=lambda r: r.path),
-        note=f"undo of the rewind in ledger entry {last.seq}" + (" --force" if force else ""),
+        note=f"undo of the rewind in ledger entry {last.seq}" + (" --force" if force else "")
+        + (" --skip-failed" if skip_failed else ""),
         variables=restored,
         variable_frames=last.variable_frames,
         undoes=last.seq,
@@ -102,12 +120,14 @@ def undo_rewind(
     return item
 
 
-def _refuse_conflicts(checkpoints: FileCheckpoints, record: RewindPlanned) -> None:
+def _refuse_conflicts(
+    checkpoints: FileCheckpoints, record: RewindPlanned, steps: list[RewindStep] | None = None
+) -> None:
     """An undo is exact or it does not start: paths changed since the rewind stop it."""
     snap = checkpoints.snapshotter
     assert snap is not None
     changed = [
-        s.path for s in record.steps
+        s.path for s in (record.steps if steps is None else steps)
         if s.current.kind != "uncaptured"
         and not rewind_plan.matches(snap, s.path, now := snap.hash_path(s.path), s.target)
         and not rewind_plan.matches(snap, s.path, now, s.current)

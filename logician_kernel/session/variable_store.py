@@ -28,6 +28,7 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
+from .._durable import durable_replace
 from ._private import open_private, private_dir
 from .blob_key import MAC_BYTES, BlobKey
 from .variable_pickle import (
@@ -136,7 +137,9 @@ class VariableStore:
 
     def _install(self, tmp: Path, digest: str) -> None:
         final = self._path(digest)
-        os.replace(tmp, final)  # over a planted or damaged file of that name, atomically
+        # Over a planted or damaged file of that name, atomically; counted: a test can fail
+        # the store's Nth write.
+        durable_replace(tmp, final)
         st = os.stat(final)
         self._known[digest] = (st.st_ino, st.st_size, st.st_mtime_ns)
 
@@ -287,7 +290,7 @@ class SpeculativeWrite:
         try:
             # The MAC is computed here, from memory, while the thread is still writing.
             trailer = None if self.store.trusted(digest) else self.store.mac(self.pickled, digest)
-        except OSError as exc:
+        except OSError as exc:  # reading a stored blob to verify it: the write goes ahead
             self.error = self.error or exc
             trailer = None
         self._thread.join()
@@ -298,7 +301,7 @@ class SpeculativeWrite:
                 self.store._bucket(digest)
                 self.store._install(self.tmp, digest)
             return self.error is None
-        except OSError as exc:
+        except OSError as exc:  # a full disk at the rename: the caller's own write retries
             self.error = exc
             return False
         finally:

@@ -22,6 +22,8 @@ from test_kernel_comm import valid
 
 pytestmark = pytest.mark.kernel
 
+WAIT_FIRST_SNAPSHOT = ("get_ipython().kernel.logician.checkpoints.wait_for_first_snapshot()")
+"""A silent cell (no frame) that returns once the kernel's background first snapshot is done."""
 LONG_CELL = "import time; open('cell.txt', 'w').write('c'); time.sleep(3)"
 """Reproduction 1 of issue 12: a cell that writes its own file, then runs for a while."""
 
@@ -193,6 +195,7 @@ def test_a_bad_save_message_gets_a_one_line_error(kernel: Kernel) -> None:
     assert error["re"] == 3 and "path" in error["error"] and "\n" not in error["error"]
 
 
+@pytest.mark.timeout(600)
 def test_two_kernels_on_one_workspace_never_rewind_each_others_files(
     workspace: Path, tmp_path: Path
 ) -> None:
@@ -203,6 +206,14 @@ def test_two_kernels_on_one_workspace_never_rewind_each_others_files(
     cell = ("import time\nfor j in range(3):\n    open(f'{who}{i}_{{j}}.txt', 'w').write('{who}')\n"
             "    time.sleep(0.03)")  # fmt: skip
     try:
+        # Both first snapshots are taken before the notebooks' cells interleave (issue 28).
+        # Under load, b's first writes could land while a's first (background) snapshot still
+        # ran: a then knows nothing of those paths' earlier content and says "not captured"
+        # rather than record a guess - first_snapshot_wait.py's documented rule, tested in
+        # test_kernel_first_snapshot.py. This test is about attribution between two settled
+        # kernels, so it waits for that, as a user would after the first seconds.
+        for k in (a, b):
+            assert k.run(WAIT_FIRST_SNAPSHOT, silent=True, timeout=300).status == "ok"
         for i in range(20):
             ma, mb = a.send(cell.format(who="a", i=i)), b.send(cell.format(who="b", i=i))
             ra, rb = a.collect(ma), b.collect(mb)

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from logician_kernel.session import rewind_plan
 from logician_kernel.session.file_checkpoints import RewindError
+from logician_kernel.session.frame_rewind import RewindIncomplete
 from logician_kernel.session.thread_ledger import ProjectionItem, read_entries
 from logician_kernel.session.workspace_session import WorkspaceSession, thread_id_for
 
@@ -76,9 +78,19 @@ def test_a_missing_pre_image_fails_that_file_only(session) -> None:
     closed = frame(session, cell)
     sha = next(c.before.sha for c in closed.changes if c.path == "keep.txt")
     (session.workspace / ".logician/git/objects" / sha[:2] / sha[2:]).unlink()
-    item = session.checkpoints.rewind(closed.frame)
+    # A failed path keeps the rewind pending (issue 28): recorded, the frame still active.
+    with pytest.raises(RewindIncomplete) as incomplete:
+        session.checkpoints.rewind(closed.frame)
+    assert [p.path for p in incomplete.value.entry.failed] == ["keep.txt"]
+    assert [(p.path, p.action) for p in incomplete.value.entry.results] == [("other.txt", "deleted")]
+    assert session.checkpoints.frames()[closed.frame].status == "active"
+    record = rewind_plan.pending_plan(session.checkpoints.ledger)
+    assert record is not None
+    item = session.checkpoints.complete(record, skip_failed=True)
     actions = {p.path: p.action for p in item.paths}
     assert actions == {"keep.txt": "failed", "other.txt": "deleted"}
+    assert "given up with --skip-failed" in item.paths[0].detail
+    assert session.checkpoints.frames()[closed.frame].status == "rewound"
 
 
 def test_symlinks_and_the_executable_bit_round_trip(session) -> None:
