@@ -36,7 +36,8 @@ if command -v node >/dev/null; then
 else
   echo "setup: no Node.js: using the committed build of the lab extension (rebuilding it needs Node.js)" >&2
 fi
-.venv/bin/python -m pip install --quiet -e ".[test]"
+# The extension was built above (or is the committed one): the build hook has nothing to do.
+SKIP_JUPYTER_BUILDER=1 .venv/bin/python -m pip install --quiet -e ".[test]"
 # .venv-eg: Enterprise Gateway cannot share .venv (see the script); without it its test skips.
 bash scripts/enterprise_gateway_env.sh ||
   echo "setup: Enterprise Gateway was not installed; tests/kernel/test_kernel_enterprise_gateway.py will skip" >&2
