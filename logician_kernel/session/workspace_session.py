@@ -19,7 +19,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from .._version import __version__
-from ..tools._process_guard import reap_orphans
+from ..tools._process_guard import note_state_dir, reap_orphans
 from ._private import PRIVATE_FILE, private_dir, write_private
 from .change_detection import ChangeDetection
 from .file_checkpoints import FileCheckpoints
@@ -180,6 +180,7 @@ class WorkspaceSession:
         notices.extend(resolve_dangling_calls(ledger))
         if interrupted := interrupted_notice(ledger):
             notices.append(interrupted)
+        note_state_dir(workspace)  # where this kernel's guard leaves its count if it dies
         notices.extend(reap_orphans(workspace))  # a quarantined call's group must not live on
         if stable and ledger.messages():
             # A restart rebuilt the conversation from the ledger: say so in it (`restore`).

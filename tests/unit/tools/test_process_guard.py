@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from logician_kernel.tools._bash import _group_alive
+from logician_kernel.tools._guard_script import process_stat
 from logician_kernel.tools._process_guard import PROCESS_DIR, reap_orphans
 
 
@@ -52,3 +54,63 @@ def test_a_record_of_a_finished_group_is_forgotten_quietly(tmp_path: Path) -> No
     record = _record(tmp_path, 2**22 + 7, os.getpid())  # no such group
     assert reap_orphans(tmp_path) == []
     assert not record.exists()
+
+
+def test_the_guard_kills_a_setsid_double_fork_of_its_subreaper_parent_on_eof(
+    tmp_path: Path,
+) -> None:
+    """The guard script in tree mode, under a stand-in kernel that is a subreaper: closing the
+    kernel's pipe (its death) kills the detached grandchild and leaves the count."""
+    kernel = subprocess.Popen(
+        [sys.executable, "-c", _STAND_IN, str(tmp_path)], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert kernel.stdout is not None and kernel.stdin is not None
+    writer = int(kernel.stdout.readline())
+    assert process_stat(writer) is not None
+    kernel.stdin.close()  # the stand-in exits without an orderly "Q": it died
+    kernel.wait(30)
+    kernel.stdout.close()
+    deadline = time.monotonic() + 60
+    while (stat := process_stat(writer)) is not None and stat[0] != "Z":
+        assert time.monotonic() < deadline, "the detached writer outlived its kernel"
+        time.sleep(0.05)
+    notices = reap_orphans(tmp_path)
+    assert len(notices) == 1 and "died with 1 process" in notices[0], notices
+    assert reap_orphans(tmp_path) == []  # said once
+
+
+_STAND_IN = r"""
+import os, subprocess, sys, time
+from pathlib import Path
+from logician_kernel.tools import _process_guard as guard
+assert guard.guard_kernel_tree()
+guard.note_state_dir(Path(sys.argv[1]))
+r, w = os.pipe()
+subprocess.run(["bash", "-c", f"(setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! >&{w})"],
+               pass_fds=(w,), check=True)
+os.close(w)
+print(os.read(r, 64).decode().strip(), flush=True)
+time.sleep(0.6)  # two looks of the guard: the writer is in its snapshot
+sys.stdin.read()
+os._exit(0)  # no atexit: as if killed
+"""
+
+
+def test_adopted_zombies_are_reaped_and_own_children_left_to_their_popen() -> None:
+    code = r"""
+import os, subprocess, sys, time
+from logician_kernel.tools._process_guard import become_subreaper, reap_adopted_zombies
+from logician_kernel.tools._guard_script import process_table
+assert become_subreaper()
+own = subprocess.Popen(["true"])
+subprocess.run(["bash", "-c", "(sleep 0.2 &)"], check=True, start_new_session=True)  # orphaned
+deadline = time.monotonic() + 30
+while True:
+    zombies = [p for p, s in process_table().items() if s[1] == os.getpid() and s[0] == "Z"]
+    if len(zombies) >= 2 or time.monotonic() > deadline:
+        break
+    time.sleep(0.05)
+print(reap_adopted_zombies(), own.wait(), flush=True)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["1", "0"], out.stderr
