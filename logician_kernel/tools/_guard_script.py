@@ -12,12 +12,24 @@ snapshot and of their current subtrees (SIGSTOP first, so none can fork while it
 then SIGKILLs them all and writes how many to the state directory, where the next kernel reads
 it and tells the user once.
 
+A process born and orphaned in the last moment before the kernel died may not be in any
+snapshot, and by then it is init's child: so every process started under the kernel also
+carries `TREE_MARK` (the kernel's pid and start time) in its environment, which a process
+cannot change in `/proc/<pid>/environ` afterwards; the guard kills the marked ones too. Only a
+process that scrubbed its environment *and* lived less than one look escapes both.
+
+Started as `_guard_script.py KERNEL_PID KERNEL_START`: the kernel names itself, because a
+guard that starts slowly may find its parent already gone (`os.getppid()` is then init, whose
+tree is every process on the machine); such a guard looks at no tree, only at the groups and
+the mark. Nothing that started before the kernel is ever signalled, whatever the tree says.
+
 Protocol, one line each on stdin: `+<pgid>` / `-<pgid>` a tool's process group to kill / to
 forget; `T` guard the whole tree of the parent; `W<dir>` the private directory for the records;
 `Q` the kernel is exiting in order (kill, but record nothing).
 
-Must never: signal itself, the kernel, or a process that was not the kernel's descendant (every
-pid is checked against the start time it had when seen, so a recycled pid is left alone).
+Must never: signal itself, the kernel, init, a process older than the kernel, or one that was
+not the kernel's descendant (every pid is checked against the start time it had when seen, so a
+recycled pid is left alone).
 """
 
 from __future__ import annotations
@@ -31,6 +43,9 @@ import sys
 POLL_SECONDS = 0.25
 """How often the kernel's tree is looked at; a process born and orphaned within the last look
 before the kernel died may be missed (the pgid records and the next kernel's reap remain)."""
+
+TREE_MARK = "LOGICIAN_GUARD_TREE"
+"""Environment variable the kernel sets to `<pid>:<start time>`, inherited by its tree."""
 
 GUARD_RECORD = "guard-{kernel}.json"
 """The guard's own record while it runs, so the next kernel can wait for its count."""
@@ -86,15 +101,35 @@ def descendants(root: int, table: dict[int, tuple[str, int, int, int]]) -> dict[
     return found
 
 
-def kill_tree(seen: dict[int, int], *, spare: set[int]) -> int:
+def marked(mark: str) -> dict[int, int]:
+    """pid -> start time of every live process whose initial environment carries
+    `TREE_MARK=mark` (those we may read: our own user's)."""
+    needle = f"{TREE_MARK}={mark}".encode()
+    found: dict[int, int] = {}
+    for pid, (state, _ppid, _pgrp, start) in process_table().items():
+        if state == "Z":
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            continue  # another user's, or gone
+        if needle in environ.split(b"\0"):
+            found[pid] = start
+    return found
+
+
+def kill_tree(seen: dict[int, int], *, spare: set[int], floor: int) -> int:
     """Stop every process in `seen` (pid -> start time) that is still the same process, and
-    every descendant of one, then SIGKILL them all; how many there were."""
+    every descendant of one, then SIGKILL them all; how many there were. None started before
+    `floor` (the kernel's start time) is ever signalled."""
     stopped: dict[int, int] = {}
     pending = dict(seen)
     while pending:
         for pid, start in pending.items():
             stat = process_stat(pid)
-            if pid in spare or stat is None or stat[3] != start or stat[0] == "Z":
+            if pid in spare or pid <= 1 or start < floor or stat is None or stat[3] != start \
+                    or stat[0] == "Z":  # fmt: skip
                 continue
             try:
                 os.kill(pid, signal.SIGSTOP)  # a stopped process cannot fork while we look
@@ -129,55 +164,96 @@ def _write_record(directory: str, name: str, record: dict[str, object]) -> None:
         pass  # the kill happened; only the notice to the next kernel is lost
 
 
+class _Said:
+    """What the kernel has said on the pipe so far."""
+
+    def __init__(self, kernel: int, me: int) -> None:
+        self.kernel, self.me = kernel, me
+        self.groups: set[int] = set()
+        self.tree = False
+        self.orderly = False
+        self.state_dir: str | None = None
+        self.buffer = b""
+
+    def line(self, line: str) -> None:
+        sign, rest = line[:1], line[1:]
+        if sign in "+-" and rest.isdigit():
+            (self.groups.add if sign == "+" else self.groups.discard)(int(rest))
+        elif sign == "T":
+            self.tree = True
+        elif sign == "Q":
+            self.orderly = True
+        elif sign == "W" and rest:
+            self.state_dir = rest
+            _write_record(rest, GUARD_RECORD.format(kernel=self.kernel),
+                          {"kernel_pid": self.kernel, "guard_pid": self.me})  # fmt: skip
+
+
+def _read(fd: int, said: _Said) -> bool:
+    """Read what is there and act on whole lines; False at end of input."""
+    chunk = os.read(fd, 4096)
+    if not chunk:
+        return False
+    said.buffer += chunk
+    *lines, said.buffer = said.buffer.split(b"\n")
+    for raw in lines:
+        said.line(raw.decode(errors="replace"))
+    return True
+
+
 def main() -> None:
-    kernel = os.getppid()
+    # The kernel names itself (pid and start time): `os.getppid()` alone would be init's pid
+    # if the kernel died while this process was starting, and init's tree is everyone's.
+    try:
+        kernel, kernel_start = int(sys.argv[1]), int(sys.argv[2])
+    except (IndexError, ValueError):
+        return  # not started by `_process_guard`: guard nothing rather than guess
     me = os.getpid()
-    groups: set[int] = set()
-    tree = False
-    orderly = False
-    state_dir: str | None = None
+    if kernel <= 1 or os.getppid() != kernel:
+        tree_look = False  # already gone: no tree to look at, only the groups and the mark
+    else:
+        tree_look = True
+    state = _Said(kernel, me)
     seen: dict[int, int] = {}
-    buffer = b""
     stdin = sys.stdin.fileno()
     while True:
         ready, _, _ = select.select([stdin], [], [], POLL_SECONDS)
-        if os.getppid() != kernel:
-            break  # reparented: the kernel is gone, even if a forked copy still holds the pipe
-        if ready:
-            chunk = os.read(stdin, 4096)
-            if not chunk:
-                break
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for raw in lines:
-                line = raw.decode(errors="replace")
-                sign, rest = line[:1], line[1:]
-                if sign in "+-" and rest.isdigit():
-                    (groups.add if sign == "+" else groups.discard)(int(rest))
-                elif sign == "T":
-                    tree = True
-                elif sign == "Q":
-                    orderly = True
-                elif sign == "W" and rest:
-                    state_dir = rest
-                    _write_record(state_dir, GUARD_RECORD.format(kernel=kernel),
-                                  {"kernel_pid": kernel, "guard_pid": me})  # fmt: skip
-        if tree:
+        ended = bool(ready) and not _read(stdin, state)
+        # Reparented: the kernel is gone, even if a forked copy of it still holds the pipe.
+        if ended or os.getppid() != kernel:
+            # What the kernel said last still counts (`T`, a group, `Q`): drain it, never block.
+            while select.select([stdin], [], [], 0)[0] and _read(stdin, state):
+                pass
+            break
+        if state.tree and tree_look:
             table = process_table()
             # Keep what is still the same process (the kernel may have died since the last look,
             # its children already moved to init), drop what ended, add what is new.
             seen = {pid: start for pid, start in seen.items()
                     if pid in table and table[pid][3] == start}  # fmt: skip
-            seen.update(descendants(kernel, table))
+            if kernel in table and table[kernel][3] == kernel_start:  # not a recycled pid
+                seen.update(descendants(kernel, table))
+    groups, tree, orderly, state_dir = state.groups, state.tree, state.orderly, state.state_dir
     for pgid in groups:
         try:
             os.killpg(pgid, signal.SIGKILL)
         except OSError:
             pass  # the group already ended
     killed = 0
-    if tree:
-        seen.update(descendants(kernel, process_table()))  # reparenting may not be done yet
-        killed = kill_tree(seen, spare={me, kernel})
+    mark = os.environ.get(TREE_MARK, "")
+    mark_pid, _, mark_start = mark.partition(":")
+    if mark_pid != str(kernel) or not mark_start.isdigit():
+        mark = ""  # not this kernel's mark: never used to find processes
+    # Whatever the kernel started is younger than the kernel: nothing older is ever touched
+    # (a last line of defence against a wrong tree: init and everyone else's are older).
+    floor = int(mark_start) if mark else kernel_start
+    if tree and floor >= 0:
+        table = process_table()
+        if tree_look and kernel in table and table[kernel][3] == kernel_start:
+            seen.update(descendants(kernel, table))  # reparenting may not be done yet
+        if mark:
+            seen.update(marked(mark))  # born and orphaned since the last look
+        killed = kill_tree(seen, spare={me, kernel}, floor=floor)
     if state_dir is not None:
         if killed and not orderly:
             _write_record(state_dir, REAPED_RECORD.format(kernel=kernel),

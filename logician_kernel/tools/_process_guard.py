@@ -59,8 +59,10 @@ def _tell_guard(line: str | None) -> None:
         for _attempt in range(2):
             fresh = _guard is None or _guard.poll() is not None
             if fresh:
+                me = script.process_stat(os.getpid())
                 _guard = subprocess.Popen(  # noqa: S603 - our own interpreter and script
-                    [sys.executable, "-I", "-S", script.__file__],
+                    [sys.executable, "-I", "-S", script.__file__, str(os.getpid()),
+                     str(me[3] if me is not None else -1)],  # fmt: skip
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
@@ -95,6 +97,9 @@ def guard_kernel_tree() -> bool:
     tree is guarded (False off Linux: only tool groups are, as before)."""
     if not become_subreaper():
         return False
+    me = script.process_stat(os.getpid())
+    if me is not None:  # inherited by every process started from here on, the guard included
+        os.environ[script.TREE_MARK] = f"{os.getpid()}:{me[3]}"
     with _lock:
         if "T" not in _preamble:
             _preamble.insert(0, "T")
@@ -123,6 +128,9 @@ def note_state_dir(workspace: Path) -> None:
 def _reap_adopted_loop() -> None:
     while True:
         time.sleep(_REAP_SECONDS)
+        # A tool may have killed the guard (same user): start a new one, which takes a fresh
+        # look at the tree, rather than wait for the next tool call to notice.
+        _tell_guard(None)
         reap_adopted_zombies()
 
 
@@ -134,6 +142,12 @@ def reap_adopted_zombies() -> int:
     and its `Popen` must keep its exit status; an orphan of a tool's group or a `setsid`
     double-fork is in its old leader's group. An adopted one that led its own group or
     shares ours is left as a zombie until the kernel exits: safe, merely one slot."""
+    try:
+        # One cheap call first: with no zombie child at all there is nothing to look at.
+        if os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            return 0
+    except ChildProcessError:
+        return 0  # no children at all
     me, my_group = os.getpid(), os.getpgrp()
     reaped = 0
     for pid, (state, ppid, pgrp, _start) in script.process_table().items():
