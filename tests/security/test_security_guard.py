@@ -101,6 +101,30 @@ def test_a_setsid_double_fork_from_a_cell_subprocess_dies_with_the_kernel(
         k.shutdown()
 
 
+def test_a_writer_that_also_scrubs_its_environment_is_held_by_the_subreaper_kernel(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    """`env -i` drops the mark the guard also looks for: what catches this writer is that the
+    kernel is a subreaper (the orphan's parent is the kernel, not init) and the guard's look
+    at the kernel's tree."""
+    scrubbed = WRITER.replace("(setsid bash", "(env -i PATH=/usr/bin:/bin setsid bash")
+    k = Kernel(workspace, kernel_env)
+    writer = None
+    try:
+        r = k.run(f"import subprocess\nsubprocess.run(['bash', '-c', {scrubbed!r}], check=True)")
+        assert r.status == "ok", r.text
+        writer = _writer_started(workspace)
+        kernel = k.km.provisioner.process.pid  # type: ignore[union-attr]
+        _wait(lambda: (process_stat(writer) or ("", 0))[1] == kernel,
+              "the orphaned writer was not reparented to the kernel (no subreaper)")  # fmt: skip
+        # The guard looks every 0.25 s; 40 files is 2 s of writing, many looks even under load.
+        _wait(lambda: len(list((workspace / "out").iterdir())) >= 40, "the writer stalled")
+        _assert_dies_with_the_kernel(k, workspace, writer)
+    finally:
+        _kill_survivor(writer)
+        k.shutdown()
+
+
 def test_an_orderly_shutdown_kills_the_writer_and_the_next_start_says_nothing(
     workspace: Path, kernel_env: dict[str, str]
 ) -> None:
