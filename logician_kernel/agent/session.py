@@ -216,7 +216,10 @@ class AgentSession(ThreadsAndRecovery):
         settings = self.settings
         history = [MESSAGE_ADAPTER.validate_python(m) for m in ledger.messages()]
         key = runtime.config.api_key()
-        secrets = (key.get_secret_value(),) if key else ()
+        self.mcp.apply(settings.mcp)  # a changed `[mcp]` reconnects in the background
+        # The MCP servers' tokens are masked like the model's key: a server that echoes its
+        # bearer token must not put it into the cell, the ledger, hooks or the audit log.
+        secrets = ((key.get_secret_value(),) if key else ()) + self.mcp.secrets()
         checkpoints = runtime.checkpoints
         frame = checkpoints.current_frame
         store = LedgerRunStore(ledger, frame, secrets=secrets)
@@ -232,7 +235,6 @@ class AgentSession(ThreadsAndRecovery):
             )  # fmt: skip
         except ValueError as exc:
             raise AgentError(str(exc)) from None
-        self.mcp.apply(settings.mcp)  # a changed `[mcp]` reconnects in the background
         tools = default_tools()
         todo = TodoCapability()
         todo.restore(history)

@@ -94,6 +94,12 @@ class McpSettings(_Section):
     """Servers by name (letters, digits, `_`, `-`; at most 32 characters). Their tools are
     offered to the model as `NAME__TOOL`."""
 
+    max_tools_per_server: int = Field(default=128, ge=1)
+    """At most this many tools of one server are offered to the model, in the server's
+    listing order (after `allowed_tools`/`excluded_tools`); the rest are cut, with a notice
+    naming the server and the count in `%logician mcp`. Bounds what one server can put into
+    every request."""
+
     @field_validator("servers", mode="before")
     @classmethod
     def _names(cls, value: Any) -> Any:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import shutil
 import time
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from ..config import McpServerSettings
+from ..session.redact import is_credential_name, is_maskable_value, redact
 from . import cache
 
 if TYPE_CHECKING:  # the SDK is imported only when a server is configured
@@ -77,6 +79,8 @@ class ServerStatus:
     """Why it failed (or why its last connection ended)."""
     connect_seconds: float | None
     """How long connecting took (while connecting: how long so far)."""
+    notice: str | None = None
+    """Something the user should know that is not a failure (tools cut to the limit)."""
 
 
 def resolve_env_refs(
@@ -94,6 +98,28 @@ def resolve_env_refs(
         else:
             out[key] = value
     return out
+
+
+_SCHEME = re.compile(r"(?i)^(?:bearer|basic|token|digest)\s+(\S+)$")
+_AUTH_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+
+
+def configured_secrets(settings: McpServerSettings, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The values of a server's configuration that must never be shown: its credential
+    headers (`Authorization`, `Cookie`, `X-Api-Key`, ...) and the token after a scheme
+    (`Bearer abc` -> `abc` too), credential-named `env` entries, and every value read through
+    `env:VAR`, resolved. Values are masked only where long enough and not paths."""
+    found: list[str] = []
+    for table in (settings.headers, settings.env):
+        for key, value in table.items():
+            resolved = env.get(value[4:], "") if value.startswith("env:") else value
+            header = table is settings.headers and (
+                key.lower() in _AUTH_HEADERS or "auth" in key.lower())
+            if value.startswith("env:") or header or is_credential_name(key):
+                found.append(resolved)
+                if match := _SCHEME.match(resolved.strip()):
+                    found.append(match.group(1))
+    return tuple(v for v in found if v and is_maskable_value(v))
 
 
 @dataclass
@@ -243,6 +269,8 @@ class ServerConnection:
         self._fail(reason)
 
     def _fail(self, reason: str) -> None:
+        # An SDK or HTTP error may quote a header or URL: shown in `%logician mcp` and logged.
+        reason = redact(reason, configured_secrets(self.settings, self.env))
         self.state = "failed"
         self.error = reason
         if self.connect_seconds is None:
@@ -300,4 +328,7 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:500]
 
 
-__all__ = ["McpCallError", "RemoteTool", "ServerConnection", "ServerStatus", "State"]
+__all__ = [
+    "McpCallError", "RemoteTool", "ServerConnection", "ServerStatus", "State",
+    "configured_secrets",
+]  # fmt: skip

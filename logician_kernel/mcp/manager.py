@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import dataclasses
 import threading
 import time
 from collections.abc import Mapping
@@ -25,8 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import McpSettings
-from .connection import McpCallError, ServerConnection, ServerStatus
-from .names import assign, offered
+from .connection import McpCallError, ServerConnection, ServerStatus, configured_secrets
+from .names import assign, cut, offered
 from .tool import McpTool, make_tool
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class McpManager:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._max_tools = McpSettings.model_fields["max_tools_per_server"].default
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -70,6 +72,7 @@ class McpManager:
         Returns at once: the connections are made on the MCP loop."""
         if self._closed:
             return
+        self._max_tools = settings.max_tools_per_server
         wanted = {name: s for name, s in settings.servers.items() if s.enabled}
         if not wanted and not self._servers:
             return
@@ -134,25 +137,43 @@ class McpManager:
 
     def status(self) -> list[ServerStatus]:
         servers = dict(self._servers)  # `apply` may change the dict from another thread
-        return [servers[name].snapshot() for name in sorted(servers)]
+        statuses = []
+        for name in sorted(servers):
+            status = servers[name].snapshot()
+            _listed, notice = self._offered(servers[name])
+            statuses.append(dataclasses.replace(status, notice=notice) if notice else status)
+        return statuses
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every configured server's header and environment secrets (resolved), for the run's
+        masking: a tool result, hook output, the ledger and the audit log never show them."""
+        servers = dict(self._servers)
+        return tuple(dict.fromkeys(
+            value for name in sorted(servers)
+            for value in configured_secrets(servers[name].settings, self.env)))  # fmt: skip
+
+    def _offered(self, connection: ServerConnection) -> tuple[list[Any], str | None]:
+        """A server's tools that pass its globs, cut to `mcp.max_tools_per_server`."""
+        s = connection.settings
+        listed = [t for t in list(connection.tools)
+                  if offered(t.name, s.allowed_tools, s.excluded_tools)]  # fmt: skip
+        return cut(connection.name, listed, self._max_tools)
 
     def tools(self) -> dict[str, McpTool]:
-        """The tools to offer now, by model-facing name."""
+        """The tools to offer now, by model-facing name (each listed tool under a name of
+        its own, duplicates included)."""
         offers: list[tuple[ServerConnection, list[Any]]] = []
         servers = dict(self._servers)
         for name in sorted(servers):
             connection = servers[name]
             if connection.state not in ("ready", "connecting"):
                 continue
-            s = connection.settings
-            listed = [t for t in list(connection.tools)
-                      if offered(t.name, s.allowed_tools, s.excluded_tools)]  # fmt: skip
+            listed, _notice = self._offered(connection)
             offers.append((connection, listed))
         names = assign((c.name, [t.name for t in listed]) for c, listed in offers)
         tools: dict[str, McpTool] = {}
         for connection, listed in offers:
-            for remote in listed:
-                name = names[(connection.name, remote.name)]
+            for name, remote in zip(names[connection.name], listed, strict=True):
                 tools[name] = make_tool(name, connection.name, remote, self.call,
                                         stale=connection.stale)  # fmt: skip
         return tools

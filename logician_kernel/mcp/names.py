@@ -5,7 +5,10 @@ Anthropic API is stricter in nothing that matters here. A server's tool name is 
 that alphabet, prefixed with the server's name and `__` (built-in tool names never contain
 `__`, so an MCP tool can never shadow one of ours), cut to fit, and de-duplicated with a
 `_2`, `_3`, ... suffix in a fixed order (servers by name, tools in listing order), so the
-same configuration always yields the same names. Pure functions.
+same configuration always yields the same names. Two tools a server lists under one name both
+survive (`dup`, `dup_2`): names are assigned per listed tool, never keyed by the server's own
+name. A server listing more than `mcp.max_tools_per_server` tools is cut to that many, in
+listing order, with a notice naming the server and the count (`cut`). Pure functions.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 MAX_NAME = 64
 """The longest function name a model API accepts."""
@@ -48,11 +54,22 @@ def namespaced(server: str, tool: str, taken: set[str]) -> str:
     return name
 
 
-def assign(servers: Iterable[tuple[str, Sequence[str]]]) -> dict[tuple[str, str], str]:
-    """Model-facing names for every (server, tool), servers taken in name order."""
+def assign(servers: Iterable[tuple[str, Sequence[str]]]) -> dict[str, list[str]]:
+    """Model-facing names for every server's tools, in its listing order (one per listed
+    tool, duplicates included), servers taken in name order."""
     taken: set[str] = set()
-    names: dict[tuple[str, str], str] = {}
+    names: dict[str, list[str]] = {}
     for server, tools in sorted(servers, key=lambda item: item[0]):
-        for tool in tools:
-            names[(server, tool)] = namespaced(server, tool, taken)
+        names[server] = [namespaced(server, tool, taken) for tool in tools]
     return names
+
+
+def cut(server: str, tools: Sequence[T], limit: int) -> tuple[list[T], str | None]:
+    """The first `limit` of a server's `tools`, and a notice naming the server and the count
+    when it listed more (None otherwise)."""
+    if len(tools) <= limit:
+        return list(tools), None
+    return list(tools[:limit]), (
+        f"the MCP server {server!r} lists {len(tools)} tools; only the first {limit} are "
+        f"offered (mcp.max_tools_per_server = {limit})"
+    )

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from .connection import ServerStatus
 
-HEADERS = ("server", "transport", "state", "tools", "time to connect", "last error")
+HEADERS = ("server", "transport", "state", "tools", "time to connect", "last error or notice")
 
 
 def _seconds(status: ServerStatus) -> str:
@@ -26,7 +26,7 @@ def rows(statuses: Sequence[ServerStatus]) -> list[tuple[str, ...]]:
             s.state,
             f"{s.tools} (cached, stale)" if s.stale and s.tools else str(s.tools),
             _seconds(s),
-            s.error or "-",
+            s.error or s.notice or "-",
         )  # fmt: skip
         for s in statuses
     ]
@@ -39,7 +39,8 @@ def summary(statuses: Sequence[ServerStatus]) -> str:
     parts = []
     for s in statuses:
         tools = f" ({s.tools} tools{', stale' if s.stale else ''})" if s.tools else ""
-        parts.append(f"{s.name} {s.state}{tools}")
+        cut = " (tools cut to the limit)" if s.notice else ""
+        parts.append(f"{s.name} {s.state}{tools}{cut}")
     return "MCP: " + " · ".join(parts)
 
 

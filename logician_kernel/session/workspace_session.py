@@ -19,7 +19,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from .._version import __version__
-from ..tools._process_guard import reap_orphans
+from ..tools._process_guard import note_state_dir, reap_orphans
 from ._private import PRIVATE_FILE, private_dir, write_private
 from .blob_key import BlobKey, KeyFileError
 from .change_detection import ChangeDetection
@@ -206,6 +206,7 @@ class WorkspaceSession:
             from ..config._effective import user_config_dir
 
             state_key = BlobKey.in_dir(user_config_dir(env))
+        note_state_dir(workspace)  # where this kernel's guard leaves its count if it dies
         notices.extend(reap_orphans(workspace, state_key))  # a quarantined group must not live on
         if stable and ledger.messages():
             # A restart rebuilt the conversation from the ledger: say so in it (`restore`).

@@ -5,9 +5,11 @@
 - `stdio`: tools `search` (readOnlyHint), `write_note`, `slow` (sleeps, for mid-call kills
   and timeouts), `big` (a large result, for the output bound), over stdio;
 - `http PORT`: the same tools over streamable HTTP on 127.0.0.1:PORT (`/mcp`); it checks the
-  `Authorization` header against `EXPECT_TOKEN` when that is set;
+  `Authorization` header against `EXPECT_TOKEN` when that is set, and with `MCP_ECHO_TOKEN`
+  set offers `whoami`, which echoes that token back;
 - `hang`: a stdio server whose start-up never finishes, so it never answers `initialize`;
-- `crash`: lists its tools, then exits (a crash after listing).
+- `crash`: lists its tools, then exits (a crash after listing);
+- `many`: lists `dup` twice and 130 tools in all (for duplicate names and the per-server cap).
 
 Every mode writes its pid to `$MCP_PID_DIR/<mode>-<pid>` when that variable is set, so tests
 can check that no server process outlives the kernel.
@@ -68,6 +70,16 @@ class _CrashAfterListing(MCPServer):
         return tools
 
 
+class _ManyTools(MCPServer):
+    async def list_tools(self) -> Any:
+        tools = list(await super().list_tools())  # the 4 of `_tools`
+        search = tools[0]
+        extra = [search.model_copy(update={"name": "dup", "description": "first dup"}),
+                 search.model_copy(update={"name": "dup", "description": "second dup"})]
+        extra += [search.model_copy(update={"name": f"t{i:03d}"}) for i in range(130 - 6)]
+        return tools + extra
+
+
 @contextlib.asynccontextmanager
 async def _never_ready(server: MCPServer) -> AsyncIterator[None]:
     import anyio
@@ -106,9 +118,21 @@ def main(argv: list[str]) -> None:
         server = _CrashAfterListing("crash")
         _tools(server)
         server.run("stdio")
+    elif mode == "many":
+        server = _ManyTools("many")
+        _tools(server)
+        server.run("stdio")
     elif mode == "http":
         server = MCPServer("notes-http")
         _tools(server)
+        if os.environ.get("MCP_ECHO_TOKEN"):
+
+            @server.tool()
+            def whoami() -> str:
+                """Say which token the requests carry (a server that echoes its credential)."""
+                token = os.environ.get("EXPECT_TOKEN", "").split()[-1]
+                return f"you are authenticated with token {token}"
+
         _serve_http(server, int(argv[1]), os.environ.get("EXPECT_TOKEN"))
     else:
         server = MCPServer("notes")

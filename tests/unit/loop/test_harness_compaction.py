@@ -191,12 +191,12 @@ def test_a_store_without_replace_messages_still_compacts() -> None:
 
 def test_the_ledger_store_records_a_compaction_projection(tmp_path: Path) -> None:
     ledger = ThreadLedger(tmp_path, "t")
-    store = LedgerRunStore(ledger, 1, secrets=["hunter2"])
-    messages: list[Message] = [UserMessage(content=[TextPart(text="key hunter2 here")])]
+    store = LedgerRunStore(ledger, 1, secrets=["hunter2-secret"])
+    messages: list[Message] = [UserMessage(content=[TextPart(text="key hunter2-secret here")])]
     store.replace_messages(messages, "compaction", "summary")
     item = ledger.entries[-1]
     assert isinstance(item, ProjectionItem)
     assert (item.reason, item.note) == ("compaction", "summary")
-    assert "hunter2" not in str(item.messages)
+    assert "hunter2-secret" not in str(item.messages)
     assert ledger.messages() == item.messages
     ledger.close()

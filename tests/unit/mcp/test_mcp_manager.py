@@ -177,3 +177,25 @@ def test_restart_reconnects_and_an_unknown_name_is_a_clear_error(tmp_path) -> No
             manager.restart("nope")
     finally:
         manager.close()
+
+
+def test_a_real_server_listing_duplicates_and_130_tools(tmp_path) -> None:
+    """Both `dup`s are offered (`many__dup`, `many__dup_2`, in listing order); 130 tools are
+    cut to `mcp.max_tools_per_server` with a notice naming the server and the count."""
+    manager = McpManager(tmp_path, {})
+    manager.apply(McpSettings.model_validate({"servers": {"many": stdio_server("many")}}))
+    try:
+        wait_until(lambda: _state(manager, "many") == "ready", 30, "many to be ready")
+        tools = manager.tools()
+        assert len(tools) == 128
+        assert tools["many__dup"].description.endswith("first dup")
+        assert tools["many__dup_2"].description.endswith("second dup")
+        status = next(s for s in manager.status() if s.name == "many")
+        assert status.notice is not None and "'many'" in status.notice
+        assert "130 tools" in status.notice and "first 128" in status.notice
+        manager.apply(McpSettings.model_validate(
+            {"servers": {"many": stdio_server("many")}, "max_tools_per_server": 200}))  # fmt: skip
+        assert len(manager.tools()) == 130
+        assert next(s for s in manager.status() if s.name == "many").notice is None
+    finally:
+        manager.close()

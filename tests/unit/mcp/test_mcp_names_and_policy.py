@@ -11,7 +11,7 @@ import pydantic
 import pytest
 
 from logician_kernel.config import LogicianSettings, PermissionSettings
-from logician_kernel.mcp.names import assign, namespaced, offered
+from logician_kernel.mcp.names import assign, cut, namespaced, offered
 from logician_kernel.policy import PermissionPolicy
 
 VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -30,10 +30,28 @@ def test_collisions_are_resolved_the_same_way_every_time() -> None:
     listing = [("b", ["do it", "do_it"]), ("a", ["x"])]
     first = assign(listing)
     assert first == assign(list(reversed(listing)))
-    assert first[("b", "do it")] == "b__do_it" and first[("b", "do_it")] == "b__do_it_2"
-    long = assign([("s", ["y" * 70, "y" * 71])])
-    assert sorted(len(n) for n in long.values()) == [64, 64]
-    assert len(set(long.values())) == 2
+    assert first["b"] == ["b__do_it", "b__do_it_2"] and first["a"] == ["a__x"]
+    long = assign([("s", ["y" * 70, "y" * 71])])["s"]
+    assert sorted(len(n) for n in long) == [64, 64]
+    assert len(set(long)) == 2
+
+
+def test_two_tools_a_server_lists_under_one_name_both_survive_in_listing_order() -> None:
+    """The attack report: a server listing `dup` twice was offered only the second."""
+    names = assign([("s", ["dup", "other", "dup", "dup"])])["s"]
+    assert names == ["s__dup", "s__other", "s__dup_2", "s__dup_3"]
+
+
+def test_a_server_with_too_many_tools_is_cut_with_a_notice_naming_it_and_the_count() -> None:
+    kept, notice = cut("big", list(range(130)), 128)
+    assert kept == list(range(128))
+    assert notice is not None and "'big'" in notice and "130 tools" in notice
+    assert "first 128" in notice and "mcp.max_tools_per_server" in notice
+    assert cut("small", [1, 2], 128) == ([1, 2], None)
+    assert LogicianSettings().mcp.max_tools_per_server == 128
+    with pytest.raises(pydantic.ValidationError) as info:
+        LogicianSettings.model_validate({"mcp": {"max_tools_per_server": 0}})
+    assert "max_tools_per_server" in str(info.value)
 
 
 def test_allowed_and_excluded_globs() -> None:

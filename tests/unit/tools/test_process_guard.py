@@ -5,10 +5,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from logician_kernel.tools._bash import _group_alive
+from logician_kernel.tools._guard_script import (
+    TREE_MARK,
+    descendants,
+    kill_tree,
+    marked,
+    process_stat,
+    process_table,
+)
 from logician_kernel.tools._process_guard import PROCESS_DIR, _record_mac, reap_orphans, state_key
 
 
@@ -80,3 +89,161 @@ def test_a_planted_record_kills_nothing_and_is_said_once(tmp_path: Path) -> None
     finally:
         victim.kill()
         victim.wait()
+
+
+def test_the_guard_kills_a_setsid_double_fork_of_its_subreaper_parent_on_eof(
+    tmp_path: Path,
+) -> None:
+    """The guard script in tree mode, under a stand-in kernel that is a subreaper: closing the
+    kernel's pipe (its death) kills the detached grandchild and leaves the count."""
+    kernel = subprocess.Popen(
+        [sys.executable, "-c", _STAND_IN, str(tmp_path)], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert kernel.stdout is not None and kernel.stdin is not None
+    writer = int(kernel.stdout.readline())
+    assert process_stat(writer) is not None
+    kernel.stdin.close()  # the stand-in exits without an orderly "Q": it died
+    kernel.wait(30)
+    kernel.stdout.close()
+    deadline = time.monotonic() + 60
+    while (stat := process_stat(writer)) is not None and stat[0] != "Z":
+        assert time.monotonic() < deadline, "the detached writer outlived its kernel"
+        time.sleep(0.05)
+    notices = reap_orphans(tmp_path)
+    assert len(notices) == 1 and "died with 1 process" in notices[0], notices
+    assert reap_orphans(tmp_path) == []  # said once
+
+
+_STAND_IN = r"""
+import os, subprocess, sys, time
+from pathlib import Path
+from logician_kernel.tools import _process_guard as guard
+assert guard.guard_kernel_tree()
+guard.note_state_dir(Path(sys.argv[1]))
+r, w = os.pipe()
+subprocess.run(["bash", "-c", f"(setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! >&{w})"],
+               pass_fds=(w,), check=True)
+os.close(w)
+print(os.read(r, 64).decode().strip(), flush=True)
+sys.stdin.read()
+os._exit(0)  # no atexit: as if killed
+"""
+
+
+def test_adopted_zombies_are_reaped_and_own_children_left_to_their_popen() -> None:
+    code = r"""
+import os, subprocess, sys, time
+from logician_kernel.tools._process_guard import become_subreaper, reap_adopted_zombies
+from logician_kernel.tools._guard_script import process_table
+assert become_subreaper()
+own = subprocess.Popen(["true"])
+subprocess.run(["bash", "-c", "(sleep 0.2 &)"], check=True, start_new_session=True)  # orphaned
+deadline = time.monotonic() + 30
+while True:
+    zombies = [p for p, s in process_table().items() if s[1] == os.getpid() and s[0] == "Z"]
+    if len(zombies) >= 2 or time.monotonic() > deadline:
+        break
+    time.sleep(0.05)
+print(reap_adopted_zombies(), own.wait(), flush=True)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["1", "0"], out.stderr
+
+
+def test_a_guard_killed_by_a_tool_is_replaced_and_still_kills_the_tree(tmp_path: Path) -> None:
+    """A hostile command kills the guard first (same user), then detaches a writer: the kernel
+    starts a new guard within a look or two, and that one kills the writer when the kernel
+    dies."""
+    kernel = subprocess.Popen(
+        [sys.executable, "-c", _STAND_IN_KILLING_THE_GUARD, str(tmp_path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert kernel.stdout is not None and kernel.stdin is not None
+    writer = int(kernel.stdout.readline())
+    kernel.stdin.close()
+    kernel.wait(30)
+    kernel.stdout.close()
+    deadline = time.monotonic() + 60
+    while (stat := process_stat(writer)) is not None and stat[0] != "Z":
+        assert time.monotonic() < deadline, "the writer outlived its kernel and its guard"
+        time.sleep(0.05)
+
+
+_STAND_IN_KILLING_THE_GUARD = r"""
+import os, signal, subprocess, sys, time
+from pathlib import Path
+from logician_kernel.tools import _process_guard as guard
+from logician_kernel.tools._guard_script import (
+    TREE_MARK,
+    descendants,
+    kill_tree,
+    marked,
+    process_stat,
+    process_table,
+)
+assert guard.guard_kernel_tree()
+first = guard._guard.pid
+os.kill(first, signal.SIGKILL)
+r, w = os.pipe()
+subprocess.run(["bash", "-c", f"(setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! >&{w})"],
+               pass_fds=(w,), check=True)
+os.close(w)
+writer = os.read(r, 64).decode().strip()
+deadline = time.monotonic() + 30
+while guard._guard is None or guard._guard.pid == first or guard._guard.poll() is not None:
+    assert time.monotonic() < deadline, "no new guard"
+    time.sleep(0.05)
+print(writer, flush=True)
+sys.stdin.read()
+os._exit(0)
+"""
+
+
+def test_kill_tree_kills_what_it_saw_and_their_children_never_a_recycled_pid() -> None:
+    """Never a recycled pid (another start time), never a process older than the kernel."""
+    deadline = time.monotonic() + 30
+    older = subprocess.Popen(["sleep", "300"])
+    bystander = subprocess.Popen(["sleep", "300"])
+    parent: subprocess.Popen[bytes] | None = None
+    try:
+        while (older_stat := process_stat(older.pid)) is None:
+            assert time.monotonic() < deadline
+        while True:  # start times count 10 ms ticks: the parent must be visibly younger
+            parent = subprocess.Popen(["bash", "-c", "sleep 300 & wait"], start_new_session=True)
+            parent_stat = process_stat(parent.pid)
+            if parent_stat is not None and parent_stat[3] > older_stat[3]:
+                break
+            parent.kill()
+            parent.wait()
+            assert time.monotonic() < deadline
+        while not descendants(parent.pid, process_table()):
+            assert time.monotonic() < deadline, "bash never started its child"
+            time.sleep(0.02)
+        child = next(iter(descendants(parent.pid, process_table())))
+        bystander_stat = process_stat(bystander.pid)
+        assert bystander_stat is not None
+        seen = {parent.pid: parent_stat[3], older.pid: older_stat[3],
+                bystander.pid: bystander_stat[3] + 1}  # a recycled pid: another start time
+        assert kill_tree(seen, spare=set(), floor=parent_stat[3]) == 2
+        assert parent.wait(10) == -9
+        while (stat := process_stat(child)) is not None and stat[0] != "Z":
+            assert time.monotonic() < deadline, "the child was not killed"
+            time.sleep(0.02)
+        assert bystander.poll() is None and older.poll() is None
+    finally:
+        for p in (parent, bystander, older):
+            if p is not None:
+                p.kill()
+                p.wait()
+
+
+def test_the_mark_finds_only_processes_started_under_this_kernel() -> None:
+    mark = f"{os.getpid()}:test-{time.monotonic_ns()}"
+    ours = subprocess.Popen(["sleep", "300"], env={**os.environ, TREE_MARK: mark})
+    other = subprocess.Popen(["sleep", "300"], env={**os.environ, TREE_MARK: mark + "0"})
+    try:
+        found = marked(mark)
+        assert ours.pid in found and other.pid not in found
+    finally:
+        for p in (ours, other):
+            p.kill()
+            p.wait()
