@@ -18,8 +18,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import OtherAccount
 from kernel_harness import Kernel, make_kernel_env
+from local_accounts import OtherAccount
 
 pytestmark = pytest.mark.kernel
 
