@@ -3,7 +3,8 @@ do (per path: restore, conflict, external, skipped), and carrying that out throu
 plan (`rewind_plan.py`). `FileCheckpoints` (file_checkpoints.py) owns the frames themselves.
 
 Must never: touch a path no popped frame changed, revert a change made outside this kernel
-unless asked (`include_external`), or overwrite a conflict unless forced.
+unless asked (`include_external`), overwrite a conflict unless forced, or plan a path behind
+a parent that became a symlink (a conflict even when forced).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from . import rewind_plan
 from .attribution import SaveLog, clock, judge_chain
+from .beneath import Beneath
 from .git_snapshot import GitSnapshotter
 from .restore import SKIP_TEXT, still_as_left
 from .states import PathChange, PathState
@@ -129,11 +131,16 @@ class FrameRewinds:
                         detail=f"not captured by frame {view.frame}: {SKIP_TEXT[skip.reason]}",
                     )  # fmt: skip
                 )
+        tree = Beneath(self.snapshotter.workspace) if self.snapshotter else None
         for path, full_chain in sorted(chains.items()):
             verdict = judge_chain(full_chain, include_external=include_external)
             if verdict.start is None:
                 plan.external.append(RestoredPath(path=path, action="external",
                                                   detail=verdict.external))  # fmt: skip
+                continue
+            # A parent that became a symlink is never followed, --force or not (beneath.py).
+            if tree is not None and (blocked := tree.blocked(path)) is not None:
+                plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=blocked))
                 continue
             chain = full_chain[verdict.start :]
             target = chain[0][1].before
@@ -171,6 +178,8 @@ class FrameRewinds:
                 plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
                 continue
             plan.restore.append((path, target))
+        if tree is not None:
+            tree.close()
         before = self._messages_before(frame_id)
         plan.messages_dropped = max(0, len(project(self.ledger.entries)) - len(before))
         return plan

@@ -32,6 +32,7 @@ from pathlib import Path
 from xxhash import xxh3_128 as _hasher
 
 from ._private import open_private, private_dir
+from .beneath import Beneath
 from .direct_copy import copy_direct, replace
 
 HASH_NAME = "x3"
@@ -168,22 +169,31 @@ class LargeFileStore:
     # -- restore -----------------------------------------------------------------------------
 
     def restore(self, key: str, dest: Path, perms: int) -> None:
-        """Write the object's bytes to `dest` in one rename, with permission bits `perms`."""
+        """`restore_at` a file named by its full path (its own directory is trusted)."""
+        with Beneath(dest.parent) as tree:
+            self.restore_at(key, tree, dest.name, perms)
+
+    def restore_at(self, key: str, tree: Beneath, path: str, perms: int) -> None:
+        """Write the object's bytes to workspace path `path` in one rename, with permission
+        bits `perms`; the temporary file and the rename go through `tree` (beneath.py: no
+        symlinked parent is followed)."""
         obj = self._path(key)
         if not obj.is_file():
             raise LargeStoreError(errno.ENOENT, f"large-file object {key[:20]}… was evicted")
-        tmp = dest.with_name(f".{dest.name}.logician-restore")
+        dir_fd, tmp, fd = tree.new_temp(path)
         try:
-            with open(obj, "rb") as src:
-                _copy_plain(src, tmp, self)
+            with open(obj, "rb") as src, os.fdopen(fd, "wb") as dst:
+                if not _clone(src.fileno(), dst.fileno(), self):
+                    _copy_range(src, dst)
                 # The object's pages were read for this copy only (and are clean): free them
                 # (~1 ms for 200 MB), so the restored file's first reader gets those frames.
                 with contextlib.suppress(OSError, AttributeError):
                     os.posix_fadvise(src.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-            os.chmod(tmp, perms)
-            replace(tmp, dest)
+                os.fchmod(dst.fileno(), perms)
+            replace(tmp, path.rpartition("/")[2], dir_fd=dir_fd)
         finally:
-            tmp.unlink(missing_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dir_fd)
 
     # -- listing and removal -----------------------------------------------------------------
 
@@ -259,12 +269,6 @@ def _copy_range(src, dst) -> None:  # type: ignore[no-untyped-def]
         dst.seek(0)
         dst.truncate()
         shutil.copyfileobj(src, dst, CHUNK)
-
-
-def _copy_plain(src, tmp: Path, store: LargeFileStore) -> None:  # type: ignore[no-untyped-def]
-    with open(tmp, "wb") as dst:
-        if not _clone(src.fileno(), dst.fileno(), store):
-            _copy_range(src, dst)
 
 
 def _key_while(path: Path, size: int, copy: Callable[[], None]) -> str:
