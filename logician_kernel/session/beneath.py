@@ -204,15 +204,21 @@ class Beneath:
                 with contextlib.suppress(OSError):
                     os.close(self._fds.pop(key))
 
-    def blocked(self, path: str) -> str | None:
-        """The conflict text if a parent of `path` is not a plain directory, else None."""
+    def blocking(self, path: str) -> Conflict | PathRefused | None:
+        """Why `path` cannot be reached beneath the root now (a parent that is not a plain
+        directory, or a path that is not one beneath the root at all), else None."""
         try:
             self.parent(path)
-        except Conflict as exc:
-            return str(exc)
+        except (Conflict, PathRefused) as exc:
+            return exc
         except OSError:
             return None  # a missing parent: the path is simply absent
         return None
+
+    def blocked(self, path: str) -> str | None:
+        """`blocking`'s reason as the text a report shows, else None."""
+        why = self.blocking(path)
+        return None if why is None else str(why)
 
     # -- entries -------------------------------------------------------------------------------
 
@@ -251,9 +257,12 @@ class Beneath:
         caller sets the final bits: (directory fd, temporary name, open fd for writing)."""
         fd, name = self.parent(path, create=True)
         tmp = f".{name}.logician-restore"
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp, dir_fd=fd)  # a stale one (or a planted symlink): never written through
-        return fd, tmp, os.open(tmp, _NEW_FILE, 0o600, dir_fd=fd)
+        try:
+            return fd, tmp, os.open(tmp, _NEW_FILE, 0o600, dir_fd=fd)
+        except FileExistsError:
+            # A stale one (or a planted symlink): removed, never written through.
+            os.unlink(tmp, dir_fd=fd)
+            return fd, tmp, os.open(tmp, _NEW_FILE, 0o600, dir_fd=fd)
 
     def write_file(self, path: str, data: bytes, perms: int) -> None:
         """Replace `path` by a file holding `data` with bits `perms`, in one rename."""
@@ -288,7 +297,10 @@ def blocked_parent(workspace: Path, path: str) -> str | None:
     one look by name for readers that only ask (one lstat per parent, no descriptor), so a
     hash or a capture never reads bytes from behind a symlinked parent. Writers go through
     a `Beneath`, which is not fooled by a swap after the look."""
-    parts = path.split("/")[:-1]
+    try:
+        parts = split(path)[:-1]
+    except PathRefused as exc:
+        return str(exc)
     here = os.fspath(workspace)
     for depth, part in enumerate(parts, start=1):
         here += "/" + part

@@ -138,9 +138,12 @@ class FrameRewinds:
                 plan.external.append(RestoredPath(path=path, action="external",
                                                   detail=verdict.external))  # fmt: skip
                 continue
-            # A parent that became a symlink is never followed, --force or not (beneath.py).
-            if tree is not None and (blocked := tree.blocked(path)) is not None:
-                plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=blocked))
+            # A parent that became a symlink (or a file) is never followed, --force or not
+            # (beneath.py), unless the popped frames made it so: then the rewind itself
+            # deletes it first (restore_order), and the restore checks again.
+            why = tree.blocking(path) if tree is not None else None
+            if why is not None and getattr(why, "where", "").rstrip("/") not in chains:
+                plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=str(why)))
                 continue
             chain = full_chain[verdict.start :]
             target = chain[0][1].before

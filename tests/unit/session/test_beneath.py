@@ -64,6 +64,10 @@ def test_hostile_paths_are_refused_by_name(ws: Path, mode: str, path: str) -> No
             with pytest.raises(PathRefused) as caught:
                 op()
             assert repr(path) in str(caught.value)
+        if path:
+            assert repr(path) in (tree.blocked(path) or "")
+    if path:
+        assert repr(path) in (blocked_parent(ws, path) or "")
     assert not (ws.parent / "x").exists()
 
 
@@ -173,3 +177,42 @@ def test_remove_debris_never_removes_behind_a_symlink(ws: Path, outside: Path, m
     os.symlink(outside, ws / "l")
     removed = remove_debris(ws, ["l/empty/f.txt"], since="2000-01-01T00:00:00+00:00")
     assert removed == [] and (outside / "empty").is_dir()
+
+
+def test_undo_of_a_rewind_that_brought_a_symlink_back_writes_nothing_through_it(
+    tmp_path: Path,
+) -> None:
+    from logician_kernel.session.undo import undo_rewind
+    from logician_kernel.session.workspace_session import WorkspaceSession
+
+    ws = tmp_path / "ws"
+    (ws / "real").mkdir(parents=True)
+    (ws / "real" / "x").write_text("x")
+    os.symlink("real", ws / "ld")
+    (ws / "df").write_text("a file")
+    session = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "t"}, max_file_bytes=100_000)
+    try:
+        cp = session.checkpoints
+        assert cp is not None
+        cp.wait_for_first_snapshot()
+        cp.open_frame(execution_count=None, cell_id=None, code="cell")
+        (ws / "ld").unlink()
+        (ws / "ld").mkdir()
+        (ws / "ld" / "y").write_text("y")
+        (ws / "df").unlink()
+        (ws / "df").mkdir()
+        (ws / "df" / "a.txt").write_text("a")
+        frame = cp.close_frame("ok").frame
+        cp.rewind(frame)
+        assert os.readlink(ws / "ld") == "real" and (ws / "df").read_text() == "a file"
+        item = undo_rewind(cp, None, force=True)
+        actions = {p.path: (p.action, p.detail) for p in item.paths}
+        # ld/ was a directory before the rewind (not captured: the undo cannot make it one), so
+        # ld/y cannot come back - and is never written through the symlink into real/.
+        assert actions["ld/y"] == ("conflict", "ld/: a directory became a symlink; left alone")
+        assert sorted(os.listdir(ws / "real")) == ["x"] and os.readlink(ws / "ld") == "real"
+        # The same for a directory that the rewind turned back into a file.
+        assert actions["df/a.txt"] == ("conflict", "df/: a directory became a file; left alone")
+        assert (ws / "df").read_text() == "a file"
+    finally:
+        session.close()
