@@ -96,9 +96,11 @@ def path_state(full: Path, max_file_bytes: int) -> PathState:
         return PathState.uncaptured("not-a-file", fingerprint(st))
     if st.st_size > max_file_bytes:
         return PathState.uncaptured("too-large", fingerprint(st))
-    return PathState.blob(
-        MODE_EXEC if st.st_mode & 0o111 else MODE_FILE, blob_id(full.read_bytes())
-    )
+    try:
+        data = full.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):  # gone since the lstat (or swapped away)
+        return PathState.absent()
+    return PathState.blob(MODE_EXEC if st.st_mode & 0o111 else MODE_FILE, blob_id(data))
 
 
 def write_loose_blob(objects: Path, data: bytes) -> str:
@@ -119,7 +121,11 @@ def store_path(full: Path, max_file_bytes: int, objects: Path) -> PathState:
     if not stat.S_ISREG(st.st_mode) or st.st_size > max_file_bytes:
         return path_state(full, max_file_bytes)
     mode = MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
-    return PathState.blob(mode, write_loose_blob(objects, full.read_bytes()))
+    try:
+        data = full.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):  # gone since the lstat (or swapped away)
+        return PathState.absent()
+    return PathState.blob(mode, write_loose_blob(objects, data))
 
 
 def open_files(pid: int | str) -> Iterator[tuple[str, str]]:

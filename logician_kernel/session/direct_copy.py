@@ -32,7 +32,6 @@ import fcntl
 import mmap
 import os
 import threading
-from pathlib import Path
 
 ALIGN = 4096
 """Offset and length unit of a direct write: a page, the widest block size file systems and
@@ -101,16 +100,17 @@ def _write_all(dst_fd: int, view: memoryview, end: int) -> None:
         offset += written
 
 
-def replace(tmp: Path, dest: Path) -> None:
-    """`os.replace(tmp, dest)`, tearing down the replaced file off the caller's path."""
+def replace(tmp: str, dest: str, *, dir_fd: int) -> None:
+    """`os.replace(tmp, dest)` inside the directory `dir_fd` (both names in it: see
+    beneath.py), tearing down the replaced file off the caller's path."""
     old = None
     with contextlib.suppress(OSError):
         # O_PATH: no read permission needed, no open of a FIFO that blocks; it still holds the
         # inode, so its last reference is dropped by our close, not by the rename.
         if _PATH_ONLY:
-            old = os.open(dest, _PATH_ONLY | os.O_NOFOLLOW)
+            old = os.open(dest, _PATH_ONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
     try:
-        os.replace(tmp, dest)
+        os.replace(tmp, dest, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         if old is not None:
             os.close(old)

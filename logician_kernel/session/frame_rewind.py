@@ -3,7 +3,8 @@ do (per path: restore, conflict, external, skipped), and carrying that out throu
 plan (`rewind_plan.py`). `FileCheckpoints` (file_checkpoints.py) owns the frames themselves.
 
 Must never: touch a path no popped frame changed, revert a change made outside this kernel
-unless asked (`include_external`), or overwrite a conflict unless forced.
+unless asked (`include_external`), overwrite a conflict unless forced, or plan a path behind
+a parent that became a symlink (a conflict even when forced).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from . import rewind_plan
 from .attribution import SaveLog, clock, judge_chain
+from .beneath import Beneath
 from .git_snapshot import GitSnapshotter
 from .restore import SKIP_TEXT, still_as_left
 from .rewind_incomplete import (
@@ -148,11 +150,19 @@ class FrameRewinds:
                         detail=f"not captured by frame {view.frame}: {SKIP_TEXT[skip.reason]}",
                     )  # fmt: skip
                 )
+        tree = Beneath(self.snapshotter.workspace) if self.snapshotter else None
         for path, full_chain in sorted(chains.items()):
             verdict = judge_chain(full_chain, include_external=include_external)
             if verdict.start is None:
                 plan.external.append(RestoredPath(path=path, action="external",
                                                   detail=verdict.external))  # fmt: skip
+                continue
+            # A parent that became a symlink (or a file) is never followed, --force or not
+            # (beneath.py), unless the popped frames made it so: then the rewind itself
+            # deletes it first (restore_order), and the restore checks again.
+            why = tree.blocking(path) if tree is not None else None
+            if why is not None and getattr(why, "where", "").rstrip("/") not in chains:
+                plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=str(why)))
                 continue
             chain = full_chain[verdict.start :]
             target = chain[0][1].before
@@ -190,6 +200,8 @@ class FrameRewinds:
                 plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
                 continue
             plan.restore.append((path, target))
+        if tree is not None:
+            tree.close()
         before = self._messages_before(frame_id)
         plan.messages_dropped = max(0, len(project(self.ledger.entries)) - len(before))
         return plan

@@ -37,6 +37,7 @@ from ._fs import (
     write_loose_blob,
 )
 from ._user_repo import user_git_dir
+from .beneath import blocked_parent
 from .change_detection import ChangeDetection, Detector, make_detector
 from .first_snapshot import prepack
 from .git_store import GitStore, SnapshotError
@@ -438,6 +439,10 @@ class GitSnapshotter:
     def hash_path(self, path: str) -> PathState:
         """The state of a workspace path now, hashed the way a snapshot would (not stored)."""
         self._may_defer = False
+        if "/" in path and blocked_parent(self.workspace, path) is not None:
+            # Not an entry of the workspace tree (as a snapshot sees it: lstat_entry), and
+            # the bytes behind a symlinked parent lie outside: never read (beneath.py).
+            return PathState.absent()
         st = self._large_stat(path)
         if st is not None:
             return self.large.current(path, st)  # type: ignore[union-attr]
@@ -445,6 +450,8 @@ class GitSnapshotter:
 
     def store_path(self, path: str) -> PathState:
         """The state of a workspace path now, its content stored in our object store."""
+        if "/" in path and blocked_parent(self.workspace, path) is not None:
+            return PathState.absent()  # as in hash_path: nothing outside enters the store
         st = self._large_stat(path)
         if st is not None:
             return self.large.capture(path, st)  # type: ignore[union-attr]

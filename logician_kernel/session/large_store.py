@@ -39,6 +39,7 @@ from xxhash import xxh3_128 as _hasher
 
 from .._durable import durable_replace
 from ._private import open_private, private_dir
+from .beneath import Beneath
 from .direct_copy import copy_direct, replace
 
 HASH_NAME = "x3"
@@ -179,24 +180,37 @@ class LargeFileStore:
     # -- restore -----------------------------------------------------------------------------
 
     def restore(self, key: str, dest: Path, perms: int) -> None:
-        """Write the object's bytes to `dest` in one rename, with permission bits `perms`,
-        once the copy about to be renamed is verified against `key` (`verify`)."""
+        """`restore_at` a file named by its full path (its own directory is trusted)."""
+        with Beneath(dest.parent) as tree:
+            self.restore_at(key, tree, dest.name, perms)
+
+    def restore_at(self, key: str, tree: Beneath, path: str, perms: int) -> None:
+        """Write the object's bytes to workspace path `path` in one rename, with permission
+        bits `perms`; the temporary file and the rename go through `tree` (beneath.py: no
+        symlinked parent is followed), once the copy about to be renamed is verified against
+        `key` (`verify`)."""
         obj = self._path(key)
         if not obj.is_file() or obj.is_symlink():
             raise LargeStoreError(errno.ENOENT, f"large-file object {key[:20]}… was evicted")
-        tmp = dest.with_name(f".{dest.name}.logician-restore")
+        dir_fd, tmp, fd = tree.new_temp(path)
         try:
-            with open(obj, "rb") as src:
-                _copy_plain(src, tmp, self)
+            with open(obj, "rb") as src, os.fdopen(fd, "wb") as dst:
+                if not _clone(src.fileno(), dst.fileno(), self):
+                    _copy_range(src, dst)
                 # The object's pages were read for this copy only (and are clean): free them
                 # (~1 ms for 200 MB), so the restored file's first reader gets those frames.
                 with contextlib.suppress(OSError, AttributeError):
                     os.posix_fadvise(src.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-            verify(key, tmp)
-            os.chmod(tmp, perms)
-            replace(tmp, dest)
+            check = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
+            try:
+                verify(key, check)  # before the bits: a mode without read would refuse the check
+                os.fchmod(check, perms)
+            finally:
+                os.close(check)
+            replace(tmp, path.rpartition("/")[2], dir_fd=dir_fd)
         finally:
-            tmp.unlink(missing_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dir_fd)
 
     # -- listing and removal -----------------------------------------------------------------
 
@@ -274,12 +288,6 @@ def _copy_range(src, dst) -> None:  # type: ignore[no-untyped-def]
         shutil.copyfileobj(src, dst, CHUNK)
 
 
-def _copy_plain(src, tmp: Path, store: LargeFileStore) -> None:  # type: ignore[no-untyped-def]
-    with open(tmp, "wb") as dst:
-        if not _clone(src.fileno(), dst.fileno(), store):
-            _copy_range(src, dst)
-
-
 def _key_while(path: Path, size: int, copy: Callable[[], None]) -> str:
     """The key of `path`, computed in a second thread while `copy` runs in this one."""
     box: dict[str, str | BaseException] = {}
@@ -301,9 +309,9 @@ def _key_while(path: Path, size: int, copy: Callable[[], None]) -> str:
     return str(box["key"])
 
 
-def _key_of(path: Path | str, size: int) -> str:
+def _key_of(path: Path | str | int, size: int) -> str:
     hasher = _hasher()
-    with open(path, "rb") as fh:
+    with open(path, "rb", closefd=not isinstance(path, int)) as fh:
         buf = bytearray(HASH_CHUNK)
         view = memoryview(buf)
         while n := fh.readinto(buf):
@@ -311,13 +319,14 @@ def _key_of(path: Path | str, size: int) -> str:
     return f"{HASH_NAME}-{hasher.hexdigest()}-{size}"
 
 
-def verify(key: str, copy: Path) -> None:
+def verify(key: str, copy: Path | int) -> None:
     """Refuse `copy` unless its bytes hash to `key`: the copy, not the object, is what a
     restore renames into place, so a change to the object after this check cannot land.
     XXH3 (8 ms per 200 MB here) catches a planted or damaged object; it is not a MAC (see
     docs/security.md): what it guards is file content a workspace writer could write anyway."""
     try:
-        got = _key_of(copy, os.stat(copy).st_size)
+        size = os.fstat(copy).st_size if isinstance(copy, int) else os.stat(copy).st_size
+        got = _key_of(copy, size)
     except OSError as exc:
         raise LargeStoreError(exc.errno or errno.EIO, f"the stored copy cannot be checked "
                                                       f"({exc.strerror or exc})") from None  # fmt: skip

@@ -4,7 +4,8 @@ to leave no debris (`chmod 600` comes back; directories the rewound frames made 
 Git trees record a file as 100644 or 100755 only, so the snapshotter keeps the full bits of
 files whose bits differ from what that mode and the umask give; everything else is implied.
 
-Must never: raise for a path that vanished, or remove a directory that holds anything.
+Must never: raise for a path that vanished, remove a directory that holds anything, or
+remove one through a symlinked parent.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .beneath import Beneath
 from .states import PathChange, PathState
 
 _UMASK = os.umask(0)
@@ -122,13 +124,13 @@ except (OSError, AttributeError):  # not glibc >= 2.28: birth times are unknown
     _statx = None
 
 
-def birth_time(full: Path) -> float | None:
+def birth_time(full: Path, dir_fd: int = _AT_FDCWD) -> float | None:
     """When a directory was created (seconds since the epoch), or None where the system or
-    the file system does not say."""
+    the file system does not say. With `dir_fd`, `full` is a name inside that directory."""
     if _statx is None:
         return None
     buf = ctypes.create_string_buffer(256)
-    if _statx(_AT_FDCWD, os.fsencode(full), _AT_SYMLINK_NOFOLLOW, _STATX_BTIME, buf) != 0:
+    if _statx(dir_fd, os.fsencode(full), _AT_SYMLINK_NOFOLLOW, _STATX_BTIME, buf) != 0:
         return None
     (mask,) = struct.unpack_from("I", buf, 0)
     if not mask & _STATX_BTIME:
@@ -137,11 +139,17 @@ def birth_time(full: Path) -> float | None:
     return sec + nsec / 1e9
 
 
-def remove_debris(workspace: Path, paths: Iterable[str], since: str | None) -> list[str]:
+def remove_debris(
+    workspace: Path, paths: Iterable[str], since: str | None, tree: Beneath | None = None
+) -> list[str]:
     """Remove the empty directories above `paths` that were born after `since` (ISO time),
-    deepest first; a directory that existed before (or whose birth is unknown) stays."""
+    deepest first; a directory that existed before (or whose birth is unknown) stays. Through
+    `tree` (beneath.py): a directory behind a symlinked parent is not ours to remove."""
     if since is None:
         return []
+    if tree is None:
+        with Beneath(workspace) as own:
+            return remove_debris(workspace, paths, since, own)
     # File times come from the kernel's coarse clock, up to a tick behind `since`'s clock.
     cutoff = datetime.fromisoformat(since).timestamp() - 0.02
     candidates: set[str] = set()
@@ -152,13 +160,13 @@ def remove_debris(workspace: Path, paths: Iterable[str], since: str | None) -> l
             parent = parent.rpartition("/")[0]
     removed = []
     for rel in sorted(candidates, key=lambda p: (p.count("/"), p), reverse=True):
-        full = workspace / rel
-        born = birth_time(full)
-        if born is None or born < cutoff or full.is_symlink():
-            continue
         try:
-            full.rmdir()  # fails, harmlessly, for a directory that holds anything
-        except OSError:
+            dir_fd, name = tree.parent(rel)
+            born = birth_time(Path(name), dir_fd)
+            if born is None or born < cutoff:
+                continue
+            tree.rmdir(rel)  # fails, harmlessly, for a directory that holds anything
+        except OSError:  # gone, not empty, or behind a symlink (Conflict): left as it is
             continue
         removed.append(rel)
     return removed

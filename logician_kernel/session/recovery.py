@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..types import MESSAGE_ADAPTER, TextPart, ToolResultMessage
+from .beneath import Beneath
 from .git_snapshot import GitSnapshotter
 from .restore import restore_path, still_as_left
 from .thread_ledger import (
@@ -154,17 +155,18 @@ def rewind_call(
         frame = captures[0].frame
         left = _left_by_frame(ledger, frame)
         results: list[RestoredPath] = []
-        for capture in {c.path: c for c in reversed(captures)}.values():  # first capture wins
-            after = left.get(capture.path)
-            if not force and after is not None and not still_as_left(
-                snapshotter.hash_path(capture.path), after
-            ):
-                results.append(RestoredPath(path=capture.path, action="conflict",
-                    detail=f"changed since frame {frame} recorded it; --force restores anyway"))  # fmt: skip
-                continue
-            results.append(restore_path(snapshotter, capture.path, capture.before))
-            if on_path is not None:
-                on_path(capture.path)
+        with Beneath(snapshotter.workspace) as tree:
+            for capture in {c.path: c for c in reversed(captures)}.values():  # first one wins
+                after = left.get(capture.path)
+                if not force and after is not None and not still_as_left(
+                    snapshotter.hash_path(capture.path), after
+                ):
+                    results.append(RestoredPath(path=capture.path, action="conflict",
+                        detail=f"changed since frame {frame} recorded it; --force restores anyway"))  # fmt: skip
+                    continue
+                results.append(restore_path(snapshotter, capture.path, capture.before, tree))
+                if on_path is not None:
+                    on_path(capture.path)
         snapshotter.invalidate()
         return ledger.append(
             CallRewound, call_id=call_id, frame=frame,

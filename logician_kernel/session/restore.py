@@ -1,14 +1,17 @@
-"""Per-file restore for rewinds: exact bytes, permission bits, symlinks; one rename each.
+"""Per-file restore for rewinds: exact bytes, permission bits, symlinks; one rename each,
+beneath the workspace root (`beneath.py`).
 
-Must never: touch a path it was not asked to restore, or remove a directory (the empty
-directories a rewind leaves are judged by their birth time, in `perms.remove_debris`).
+Must never: touch a path it was not asked to restore, follow a symlink in a parent of the
+path (that is a conflict, left alone), or remove a directory (the empty directories a
+rewind leaves are judged by their birth time, in `perms.remove_debris`).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import stat
 
+from .beneath import Beneath, Conflict, PathRefused
 from .git_snapshot import GitSnapshotter, SnapshotError
 from .states import PathState
 from .thread_ledger import RestoredPath
@@ -33,47 +36,60 @@ def restore_order(items: list[tuple[str, PathState]]) -> list[tuple[str, PathSta
     return deletions + sorted((i for i in items if i[1].kind != "absent"), key=lambda i: i[0])
 
 
-def restore_path(snap: GitSnapshotter, path: str, target: PathState) -> RestoredPath:
-    """Bring one path back to `target`, atomically per file; never raises for I/O."""
-    full = snap.workspace / path
+def restore_path(
+    snap: GitSnapshotter, path: str, target: PathState, tree: Beneath | None = None
+) -> RestoredPath:
+    """Bring one path back to `target`, atomically per file; never raises for I/O. Every
+    change goes through `tree` (one per rewind: its directories stay open), never by name:
+    a parent that became a symlink is a conflict, left alone."""
+    if tree is None:
+        with Beneath(snap.workspace) as own:
+            return restore_path(snap, path, target, own)
     try:
+        st = tree.lstat(path)
         if target.kind == "absent":
+            if st is None:
+                return RestoredPath(path=path, action="deleted", detail="was already gone")
+            if stat.S_ISDIR(st.st_mode):
+                return RestoredPath(path=path, action="failed",
+                                    detail="a directory now stands where the frame created a file")  # fmt: skip
             try:
-                if full.is_dir() and not full.is_symlink():
-                    return RestoredPath(path=path, action="failed",
-                                        detail="a directory now stands where the frame created a file")  # fmt: skip
-                full.unlink()
+                tree.unlink(path)
             except FileNotFoundError:
                 return RestoredPath(path=path, action="deleted", detail="was already gone")
             # Directories left empty are the caller's to judge (`perms.remove_debris`).
             return RestoredPath(path=path, action="deleted")
-        if full.is_dir() and not full.is_symlink():
+        if st is not None and stat.S_ISDIR(st.st_mode):
             # The frame turned this file into a directory; its files were deleted just before
             # (restore_order), so an empty one is ours to remove. One with files is not.
             try:
-                full.rmdir()
+                tree.rmdir(path)
             except OSError:
                 return RestoredPath(path=path, action="failed",
                                     detail="a directory with files now stands where the file was")  # fmt: skip
-        existed = os.path.lexists(full)
-        full.parent.mkdir(parents=True, exist_ok=True)
+            st = None
+        existed = st is not None
         if target.kind == "large" and snap.large is not None:
-            moved = _set_aside_journals(full)
-            snap.large.store.restore(
-                target.sha or "", full,
-                target.perms or _perms(full, executable=target.mode == "100755"),
+            moved = _set_aside_journals(tree, path)
+            snap.large.store.restore_at(
+                target.sha or "", tree, path,
+                target.perms or _perms(st, executable=target.mode == "100755"),
             )
             snap.large.restored(path, target.sha or "")
             return RestoredPath(path=path, action="restored" if existed else "recreated",
                                 detail=moved or "")  # fmt: skip
         data = snap.read_blob(target.sha or "")
         if target.mode == "120000":
-            if existed:
-                full.unlink()
-            os.symlink(data.decode("utf-8", "surrogateescape"), full)
+            tree.symlink(path, data.decode("utf-8", "surrogateescape"))
         else:
-            _atomic_write(full, data, executable=target.mode == "100755", perms=target.perms)
+            executable = target.mode == "100755"
+            perms = target.perms if target.perms is not None else _perms(st, executable=executable)
+            tree.write_file(path, data, perms)
         return RestoredPath(path=path, action="restored" if existed else "recreated")
+    except Conflict as exc:
+        return RestoredPath(path=path, action="conflict", detail=str(exc))
+    except PathRefused as exc:
+        return RestoredPath(path=path, action="failed", detail=str(exc))
     except (OSError, SnapshotError) as exc:
         return RestoredPath(path=path, action="failed", detail=str(exc))
 
@@ -89,38 +105,28 @@ SKIP_TEXT = {
 }
 
 
-def _set_aside_journals(full: Path) -> str | None:
+def _set_aside_journals(tree: Beneath, path: str) -> str | None:
     """A database's WAL from a later state would be replayed over the restored file: move it
     (and its index) aside, keeping the bytes, before the database comes back."""
     moved = []
     for suffix in ("-wal", "-shm"):
-        side = full.with_name(full.name + suffix)
-        if side.exists():
-            os.replace(side, side.with_name(side.name + ".before-rewind"))
-            moved.append(side.name)
+        side = path + suffix
+        if tree.lstat(side) is not None:
+            name = side.rpartition("/")[2]
+            tree.rename(side, name + ".before-rewind")
+            moved.append(name)
     return f"moved {', '.join(moved)} aside (*.before-rewind)" if moved else None
 
 
-def _atomic_write(full: Path, data: bytes, *, executable: bool, perms: int | None) -> None:
-    """Replace a file's bytes in one rename, with the recorded permission bits when the frame
-    knew them (`chmod 600`), else keeping the file's own bits but the exec bits."""
-    perms = perms if perms is not None else _perms(full, executable=executable)
-    tmp = full.with_name(f".{full.name}.logician-restore")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.chmod(tmp, perms)
-    os.replace(tmp, full)
-
-
-def _perms(full: Path, *, executable: bool) -> int:
-    """The permission bits a restored file gets: its current ones, the exec bits as recorded."""
+def _perms(st: os.stat_result | None, *, executable: bool) -> int:
+    """The permission bits a restored file gets: its current ones (`st`, the entry's own
+    stat), the exec bits as recorded."""
     umask = os.umask(0)
     os.umask(umask)
-    try:
-        st = os.lstat(full)
-        perms = 0o666 & ~umask if os.path.islink(full) else st.st_mode & 0o7777
-    except FileNotFoundError:
+    if st is None or stat.S_ISLNK(st.st_mode):
         perms = 0o666 & ~umask
+    else:
+        perms = st.st_mode & 0o7777
     if executable:
         # Execute bits follow the read bits the file has (as `chmod +x` under the umask would).
         perms |= (perms & 0o444) >> 2 & ~umask or 0o100

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from .beneath import Beneath
 from .git_snapshot import GitSnapshotter
 from .perms import current_perms, remove_debris, with_perms
 from .restore import restore_order, restore_path, still_as_left
@@ -104,33 +105,38 @@ def carry_out(
     kill_after = int(os.environ.get(KILL_AFTER_ENV) or 0)
     results: list[RestoredPath] = []
     todo = record.steps if steps is None else steps
-    for index, step in enumerate(todo, start=1):
-        want, was = (step.current, step.target) if undo else (step.target, step.current)
-        results.append(_one(snap, step.path, want, was, verify=verify, force=force, undo=undo))
-        if on_path is not None:
-            on_path(step.path)
-        if kill_after and index == kill_after:
-            os.kill(os.getpid(), signal.SIGKILL)
-        if index % BATCH == 0 and index < len(todo) and steps is None:
-            ledger.append(RewindProgress, plan=record.seq, done=index, undo=undo)
-    emptied = [s.path for s in record.steps if not (s.current if undo else s.target).exists]
-    since = record.time if undo else record.since
-    for directory in remove_debris(snap.workspace, emptied, since):
-        results.append(RestoredPath(path=directory + "/", action="deleted", detail=(
-            "an empty directory the rewind made" if undo else
-            "an empty directory the rewound frames made")))  # fmt: skip
+    # One walk beneath the workspace for the whole pass: each directory is opened once.
+    with Beneath(snap.workspace) as tree:
+        for index, step in enumerate(todo, start=1):
+            want, was = (step.current, step.target) if undo else (step.target, step.current)
+            results.append(_one(snap, tree, step.path, want, was, verify=verify, force=force,
+                                undo=undo))  # fmt: skip
+            if on_path is not None:
+                on_path(step.path)
+            if kill_after and index == kill_after:
+                os.kill(os.getpid(), signal.SIGKILL)
+            if index % BATCH == 0 and index < len(todo) and steps is None:
+                ledger.append(RewindProgress, plan=record.seq, done=index, undo=undo)
+        emptied = [s.path for s in record.steps if not (s.current if undo else s.target).exists]
+        since = record.time if undo else record.since
+        for directory in remove_debris(snap.workspace, emptied, since, tree):
+            results.append(RestoredPath(path=directory + "/", action="deleted", detail=(
+                "an empty directory the rewind made" if undo else
+                "an empty directory the rewound frames made")))  # fmt: skip
     snap.invalidate()
     return results
 
 
 def _one(
-    snap: GitSnapshotter, path: str, want: PathState, was: PathState, *,
+    snap: GitSnapshotter, tree: Beneath, path: str, want: PathState, was: PathState, *,
     verify: bool, force: bool, undo: bool,
 ) -> RestoredPath:  # fmt: skip
     if want.kind == "uncaptured":
         return RestoredPath(path=path, action="skipped", detail=(
             "its state before the rewind was not captured (not a regular file, or over "
             "checkpoints.max_file_bytes)"))  # fmt: skip
+    if verify and (blocked := tree.blocked(path)) is not None:
+        return RestoredPath(path=path, action="conflict", detail=blocked)  # before reading it
     if verify:
         now = snap.hash_path(path)
         if matches(snap, path, now, want):
@@ -141,7 +147,7 @@ def _one(
             return RestoredPath(path=path, action="conflict", detail=(
                 "changed since the rewind; `%logician undo --force` overwrites it" if undo else
                 "changed since the interrupted rewind planned it; `--force` overwrites it"))  # fmt: skip
-    return restore_path(snap, path, want)
+    return restore_path(snap, path, want, tree)
 
 
 def matches(snap: GitSnapshotter, path: str, now: PathState, state: PathState) -> bool:
