@@ -68,7 +68,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
         )
         reply = self.server.owner._take(received)
-        self.close_connection = True
+        keep_alive = self.server.owner.keep_alive and reply.end == "complete"
+        self.close_connection = not keep_alive
         if reply.end == "reset":
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.rfile.close()
@@ -77,7 +78,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.send_response(reply.status)
         self.send_header("content-type", reply.content_type)
-        self.send_header("connection", "close")
+        self.send_header("connection", "keep-alive" if keep_alive else "close")
         for name, value in reply.headers.items():
             self.send_header(name, value)
         self.send_header("transfer-encoding", "chunked")
@@ -118,6 +119,14 @@ class LoopbackServer:
         self._routes: dict[tuple[str, str], Any] = {}
         self.client_left = threading.Event()
         """Set when a client closed its connection while a reply was still being written."""
+        self.rejected: list[Received] = []
+        """Model calls refused by `strict_tool_arguments`, in order."""
+        self.keep_alive = False
+        """Keep connections open between replies, as llama-server, Ollama and vLLM do (a
+        client's pool then holds them from one request to the next)."""
+        self.strict_tool_arguments = False
+        """Refuse, as llama-server started with `--jinja` does, any request whose history
+        holds a tool call with arguments that are not JSON (see `llama_server_rejection`)."""
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
         self._thread = threading.Thread(
@@ -151,6 +160,11 @@ class LoopbackServer:
                 self.metadata_requests.append(received)
                 return Reply.error(404, {"error": {"message": f"loopback: no {received.path}"}})
             self.requests.append(received)
+            if self.strict_tool_arguments:
+                rejection = llama_server_rejection(received.body)
+                if rejection is not None:
+                    self.rejected.append(received)
+                    return rejection
             if self._replies:
                 return self._replies.popleft()
         return Reply.error(500, {"error": {"message": "loopback: no scripted reply left"}})
@@ -164,6 +178,33 @@ class LoopbackServer:
         self._server.shutdown()
         self._server.server_close()  # joins the handler threads
         self._thread.join()
+
+
+def llama_server_rejection(body: Any) -> Reply | None:
+    """What llama.cpp's llama-server (with `--jinja`) answers a chat request whose history
+    holds a tool call whose `arguments` string is not JSON: its chat-template code parses each
+    call's arguments with nlohmann::json, the exception reaches the HTTP handler's wrapper,
+    and that answers HTTP 500 with an OpenAI-style error of type `server_error`. The message
+    is the one seen from a real server (`Failed to parse tool call arguments as JSON:
+    [json.exception.parse_error.101] ...`)."""
+    for message in (body or {}).get("messages") or []:
+        for call in message.get("tool_calls") or []:
+            arguments = (call.get("function") or {}).get("arguments")
+            if not isinstance(arguments, str):
+                continue
+            try:
+                json.loads(arguments)
+            except ValueError:
+                detail = (
+                    "Failed to parse tool call arguments as JSON: [json.exception.parse_error."
+                    f"101] parse error at line 1, column {len(arguments) + 1}: syntax error "
+                    "while parsing object - unexpected end of input; expected '}'; last read: "
+                    f"'{arguments[-40:]}'"
+                )
+                return Reply.error(
+                    500, {"error": {"code": 500, "message": detail, "type": "server_error"}}
+                )
+    return None
 
 
 # --- wire-format builders -----------------------------------------------------------------

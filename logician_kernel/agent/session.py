@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 import queue
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from ..config import EffectiveConfig, LogicianSettings, ModelSettings
 from ..events.events import HarnessEvent
@@ -56,6 +56,8 @@ from .run import AgentRun, RunItem, tool_context
 from .run_profile import ProfileSwap, use_profile
 from .script import Approve, RunResult
 from .threads import ThreadsAndRecovery
+
+T = TypeVar("T")
 
 
 class Compacted(NamedTuple):
@@ -233,8 +235,9 @@ class AgentSession(ThreadsAndRecovery):
         todo.restore(history)
         todo_tool = todo.tool()
         tools[todo_tool.name] = todo_tool
+        provider = self.provider()
         harness = AgentHarness(
-            self.provider(),
+            provider,
             tools,
             ctx,
             store,
@@ -250,7 +253,7 @@ class AgentSession(ThreadsAndRecovery):
         )
         run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
         self.budget = controller.budget
-        run.start(harness.run(prompt, history))
+        run.start(harness.run(prompt, history), release=provider.aclose)
         return run
 
     def take(self, run: AgentRun, event: HarnessEvent) -> None:
@@ -361,9 +364,9 @@ class AgentSession(ThreadsAndRecovery):
         keep = self.settings.compaction.keep_recent_turns
         return Compacted(
             *run_coroutine(
-                conversation.compact_now(
-                    self.ledger, self.provider(), keep_recent_turns=keep, focus=focus
-                ),  # fmt: skip
+                _released(self.provider(), lambda provider: conversation.compact_now(
+                    self.ledger, provider, keep_recent_turns=keep, focus=focus
+                )),  # fmt: skip
                 name="logician-compaction",
             )
         )
@@ -376,8 +379,10 @@ class AgentSession(ThreadsAndRecovery):
         chosen = conversation.open_branch(self.ledger, branch_id, merging=True)
         return Merged(
             *run_coroutine(
-                conversation.merge(self.ledger, self.provider(), chosen), name="logician-merge"
-            )
+                _released(self.provider(), lambda provider: conversation.merge(
+                    self.ledger, provider, chosen)),
+                name="logician-merge",
+            )  # fmt: skip
         )
 
     def discard_branch(self, branch_id: str) -> None:
@@ -392,3 +397,12 @@ class AgentSession(ThreadsAndRecovery):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+async def _released(provider: Provider, work: Callable[[Provider], Awaitable[T]]) -> T:
+    """`work(provider)` on the current worker loop, the provider's client closed on that loop
+    however the work ends (a client must not outlive the loop it was made on)."""
+    try:
+        return await work(provider)
+    finally:
+        await provider.aclose()

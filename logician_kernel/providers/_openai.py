@@ -30,7 +30,7 @@ from logician_kernel.types.messages import (
 )
 
 from ._assembly import MessageAssembler, encode_arguments, estimate_tokens
-from ._errors import IncompleteStreamError, ProviderStreamError, server_limit
+from ._errors import IncompleteStreamError, ProviderStreamError, says_malformed, server_limit
 from ._http import HttpProvider
 from ._reasoning import Piece, ThinkSplitter
 from ._sse import SSEEvent
@@ -360,7 +360,9 @@ def _stream_error(error: Any, model: str) -> ProviderStreamError:
             provider="openai",
             model=model,
         )
-    transient = any(word in f"{kind} {message}".lower() for word in ("overloaded", "server_error"))
+    transient = not says_malformed(message) and any(
+        word in f"{kind} {message}".lower() for word in ("overloaded", "server_error")
+    )
     return ProviderStreamError(
         f"openai stream error for model {model!r} ({kind}): {message}",
         error_type=kind,

@@ -1,0 +1,159 @@
+"""`%%logician` against a loopback server that fails the way local model servers really do.
+
+Seen against a real llama-server (issue 36): a tool call cut off at `max_tokens` came back
+with arguments that are not JSON; sending them back verbatim made llama-server answer
+`HTTP 500 Failed to parse tool call arguments as JSON` to every later request of the thread,
+and the failed run's HTTP client, left bound to its dead event loop, crashed the next cell
+with `RuntimeError: Event loop is closed`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from kernel_harness import Kernel
+from loopback import LoopbackServer, Reply, llama_server_rejection, profile_reply, sse
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture
+def local_env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
+    server.keep_alive = True  # as llama-server: the client's pool keeps the connection
+    return {
+        **kernel_env,
+        "LOGICIAN_MODEL__PROVIDER": "openai",
+        "LOGICIAN_MODEL__NAME": "loop-model",
+        "LOGICIAN_MODEL__BASE_URL": server.url + "/v1",
+        "LOGICIAN_MODEL__API_KEY_ENV": "",  # local servers take no key
+        "LOGICIAN_PERMISSIONS__MODE": "full-auto",
+    }
+
+
+def ledger_text(workspace: Path) -> str:
+    return (workspace / ".logician/threads/test-thread.jsonl").read_text()
+
+
+def wait_for(condition, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def assert_clean(text: str) -> None:
+    assert "Event loop is closed" not in text, text
+    assert "Traceback" not in text, text
+
+
+CUT = '{"code": "print(\'the answer is'  # a `python` call cut at max_tokens
+
+
+def test_a_cut_off_call_never_poisons_the_thread(
+    workspace: Path, local_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.strict_tool_arguments = True
+    server.script(
+        profile_reply("llamacpp", calls=(("call_cut", "python", CUT),)),
+        profile_reply("llamacpp", text="The call was cut off; I will stop here."),
+        profile_reply("llamacpp", text="Second prompt answered."),
+    )
+    k = Kernel(workspace, local_env)
+    try:
+        r = k.run("%%logician\nPrint the answer.")
+        assert r.status == "ok", r.text
+        assert_clean(r.text)
+        assert "The call was cut off" in r.text
+        assert server.rejected == [], "the invalid arguments were sent back to the server"
+        follow_up = server.requests[1].body["messages"]
+        (assistant,) = [m for m in follow_up if m.get("tool_calls")]
+        # What goes back is valid for every server: `{}` in the call ...
+        assert assistant["tool_calls"][0]["function"]["arguments"] == "{}"
+        # ... and the raw text and the error in the tool result, for the model to act on.
+        (result,) = [m for m in follow_up if m["role"] == "tool"]
+        assert result["tool_call_id"] == "call_cut"
+        assert "not valid JSON" in result["content"] and "the answer is" in result["content"]
+        # The ledger is honest: it keeps what the model really sent.
+        assert "the answer is" in ledger_text(workspace)
+
+        r = k.run("%%logician\nAnd now?")
+        assert r.status == "ok", r.text
+        assert "Second prompt answered." in r.text
+        assert server.rejected == []
+    finally:
+        k.shutdown()
+
+
+def test_a_request_the_server_calls_malformed_is_not_retried_and_the_next_prompt_works(
+    workspace: Path, local_env: dict[str, str], server: LoopbackServer
+) -> None:
+    rejection = llama_server_rejection(
+        {"messages": [{"tool_calls": [{"function": {"arguments": CUT}}]}]}
+    )
+    assert rejection is not None
+    server.script(rejection, profile_reply("llamacpp", text="Back on track."))
+    k = Kernel(workspace, local_env)
+    try:
+        r = k.run("%%logician\nFirst.")
+        assert_clean(r.text)
+        assert "Failed to parse tool call arguments as JSON" in r.text  # what was rejected
+        assert "HTTP 500" in r.text
+        assert len(server.requests) == 1  # never retried: the same request cannot succeed
+        r = k.run("%%logician\nSecond.")
+        assert r.status == "ok", r.text
+        assert "Back on track." in r.text
+    finally:
+        k.shutdown()
+
+
+def test_every_kind_of_failed_run_is_followed_by_a_good_one(
+    workspace: Path, local_env: dict[str, str], server: LoopbackServer
+) -> None:
+    """500s until the retries run out, a reset connection, a timeout, an interrupt: after
+    each, the next cell in the same kernel gets its answer and shows no traceback."""
+    env = {**local_env, "LOGICIAN_MODEL__MAX_RETRIES": "1",
+           "LOGICIAN_MODEL__REQUEST_TIMEOUT_SECONDS": "3"}  # fmt: skip
+    overloaded = {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
+    slow = sse(*[{"id": "x", "model": "loop-model", "choices": [
+        {"index": 0, "delta": {"content": f"word{n} "}, "finish_reason": None}]}
+        for n in range(400)])  # fmt: skip
+    failures = {
+        "500": [Reply.error(500, overloaded), Reply.error(500, overloaded)],
+        "reset": [Reply(end="reset"), Reply(end="reset")],
+        "timeout": [Reply(pieces=[slow[:200], slow[200:]], delay=5.0)] * 2,
+        "torn": [Reply(pieces=[slow[:300]], end="disconnect")],
+    }
+    k = Kernel(workspace, env)
+    try:
+        for name, replies in failures.items():
+            server.script(*replies, profile_reply("llamacpp", text=f"Fine after {name}."))
+            r = k.run(f"%%logician\nFail ({name}).")
+            assert_clean(r.text)
+            assert "error" in r.text.lower() or "lost" in r.text.lower(), r.text
+            r = k.run(f"%%logician\nAgain after {name}.")
+            assert r.status == "ok", (name, r.text)
+            assert_clean(r.text)
+            assert f"Fine after {name}." in r.text
+
+        # An interrupt while the reply streams, then a good run.
+        server.script(Reply(pieces=[slow[i:i + 400] for i in range(0, len(slow), 400)],
+                            delay=0.2),
+                      profile_reply("llamacpp", text="Fine after the interrupt."))  # fmt: skip
+        sent = len(server.requests)
+        msg_id = k.send("%%logician\nWrite a long essay.")
+        wait_for(lambda: len(server.requests) > sent, "the streamed request")
+        k.km.interrupt_kernel()
+        r = k.collect(msg_id, timeout=60)
+        assert r.reply["ename"] == "KeyboardInterrupt"
+        assert_clean(r.text)
+        r = k.run("%%logician\nAgain after the interrupt.")
+        assert r.status == "ok", r.text
+        assert_clean(r.text)
+        assert "Fine after the interrupt." in r.text
+        assert json.dumps(server.requests[-1].body).count("Write a long essay") == 1
+    finally:
+        k.shutdown()
