@@ -361,15 +361,20 @@ def profile_chunks(
       `finish_reason: tool_calls`, usage in a last chunk with no choices (`include_usage`).
     - ollama: `reasoning` deltas; every call whole at `index: 0` with its own id
       (ollama/ollama#15457); `finish_reason: "stop"` even after calls.
-    - llamacpp: `reasoning_content` deltas (`--reasoning-format deepseek`); usage arrives with
-      the finish chunk, and `timings` ride along.
+    - llamacpp: as recorded from llama-server (tests/fixtures/streams/llamacpp-*): a first
+      chunk `{"role": "assistant", "content": null}`; `reasoning_content` deltas
+      (`--reasoning-format deepseek`); each call's first delta carries a 32-character id,
+      type, name and arguments already `"{"`, continuations only the index and a fragment;
+      a tool-call reply ends `finish_reason: "length"` with an empty delta and no usage;
+      usage and `timings` come in their own `choices: []` chunk before `[DONE]`.
     - vllm: `reasoning` deltas (vLLM >= 0.9); usage repeated on every chunk
       (`continuous_usage_stats`), growing: only the last report is right.
     - think-tags: a reasoning model served without a reasoning parser: `<think>...</think>`
       inside `content`, split across chunks.
     """
     reasoning_key = {"ollama": "reasoning", "llamacpp": "reasoning_content", "vllm": "reasoning"}
-    chunks: list[dict[str, Any]] = [_chunk({"role": "assistant", "content": ""})]
+    first_delta = {"role": "assistant", "content": None if profile == "llamacpp" else ""}
+    chunks: list[dict[str, Any]] = [_chunk(first_delta)]
     if reasoning and profile == "think-tags":
         for piece in _pieces_of(f"<think>\n{reasoning}\n</think>\n\n", 4):
             chunks.append(_chunk({"content": piece}))
@@ -386,8 +391,11 @@ def profile_chunks(
                      "function": {"name": name, "arguments": args}}  # fmt: skip
             chunks.append(_chunk({"tool_calls": [whole]}))
             continue
+        opening = ""
+        if profile == "llamacpp":  # the first delta already holds the opening brace
+            opening, args = args[:1], args[1:]
         first = {"index": index, "id": call_id, "type": "function",
-                 "function": {"name": name, "arguments": ""}}  # fmt: skip
+                 "function": {"name": name, "arguments": opening}}  # fmt: skip
         chunks.append(_chunk({"tool_calls": [first]}))
         for piece in _pieces_of(args, 6):
             chunks.append(
@@ -401,8 +409,11 @@ def profile_chunks(
             c["usage"] = {"prompt_tokens": usage[0], "completion_tokens": n,  # type: ignore[index]
                           "total_tokens": usage[0] + n}  # type: ignore[index]  # fmt: skip
     if profile == "llamacpp":
-        extra = {"usage": report, "timings": {"predicted_n": 1}} if report else {}
-        chunks.append(_chunk({}, finish, **extra))
+        chunks.append(_chunk({}, "length" if calls else finish))
+        if report:
+            timings = {"prompt_n": usage[0], "predicted_n": usage[1],  # type: ignore[index]
+                       "predicted_per_second": 61.5}  # fmt: skip
+            chunks.append({**_chunk({}), "choices": [], "usage": report, "timings": timings})
     else:
         chunks.append(
             _chunk({}, finish, **({"usage": report} if profile == "vllm" and report else {}))

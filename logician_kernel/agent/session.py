@@ -250,6 +250,8 @@ class AgentSession(ThreadsAndRecovery):
             temperature=settings.model.temperature,
             more_tools=self.mcp.tools,
             system_prompt=prompt_for(policy),
+            tool_choice=_tool_choice(settings.model.tool_choice, tools, self.mcp.tools()),
+            tool_choice_scope=settings.model.tool_choice_scope,
         )
         run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
         self.budget = controller.budget
@@ -406,3 +408,17 @@ async def _released(provider: Provider, work: Callable[[Provider], Awaitable[T]]
         return await work(provider)
     finally:
         await provider.aclose()
+
+
+def _tool_choice(choice: str | None, *toolsets: Mapping[str, object]) -> str | None:
+    """`model.tool_choice`, checked against the tools this run offers: a server given the
+    name of a tool it was not sent refuses the request, so say so before asking it."""
+    if choice is None or choice in ("auto", "required", "none"):
+        return choice
+    names = sorted({name for tools in toolsets for name in tools})
+    if choice not in names:
+        raise AgentError(
+            f"model.tool_choice is {choice!r}, which is neither auto, required, none nor a "
+            f"tool of this run (tools: {', '.join(names)})"
+        )
+    return choice

@@ -44,7 +44,7 @@ import logging
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from logician_kernel._test_hooks import stop_inside_call
 from logician_kernel.events.events import (
@@ -143,6 +143,8 @@ class AgentHarness:
         temperature: float | None = None,
         compaction: CompactionPolicy | None = None,
         more_tools: Callable[[], Mapping[str, Tool]] | None = None,
+        tool_choice: str | None = None,
+        tool_choice_scope: Literal["first", "every"] = "first",
     ) -> None:
         """`controller` enforces the run budget and the acceptance check (restarted at every
         run); without it, one is built from `limits` for each run (`limits` is ignored when a
@@ -150,7 +152,8 @@ class AgentHarness:
         `compaction` makes the harness compact the conversation before a model request once
         it reaches the policy's threshold; without it (or disabled) it never compacts.
         `more_tools` is asked before every model request for tools that come and go (the
-        MCP servers that are ready by then); it never replaces one of `tools`."""
+        MCP servers that are ready by then); it never replaces one of `tools`. `tool_choice`
+        goes with the run's first model request, or with every one (`tool_choice_scope`)."""
         self.provider = provider
         self.tools = dict(tools)
         self.ctx = ctx
@@ -166,6 +169,8 @@ class AgentHarness:
         self._compactor = CompactionStep(self)
         self._own_tools = dict(tools)
         self._more_tools = more_tools
+        self.tool_choice = tool_choice
+        self.tool_choice_scope = tool_choice_scope
         self._specs = [tool.spec() for tool in self.tools.values()]
 
     async def run(
@@ -236,6 +241,11 @@ class AgentHarness:
             tools=self._specs,
             max_tokens=self.max_tokens,
             temperature=self.temperature,
+            # Forcing a call on every request would never let the model answer: by default
+            # only the first request of the run carries it.
+            tool_choice=self.tool_choice
+            if turn == 1 or self.tool_choice_scope == "every"
+            else None,
         )
         await self._hook("on_before_model_call", request, turn)
         yield ModelCallStarted(turn=turn)

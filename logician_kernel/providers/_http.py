@@ -129,6 +129,7 @@ class HttpProvider:
         sleep: Sleep = anyio.sleep,
         stream: bool = True,
         thinking_budget_tokens: int | None = None,
+        extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         """`api_key_env=None` means the provider's default variable; `""` means send no key.
         The key is read from `env` now; a missing one is reported when a call is made.
@@ -151,6 +152,8 @@ class HttpProvider:
         that cannot stream (or cannot stream tool calls)."""
         self.thinking_budget_tokens = thinking_budget_tokens
         """Tokens the model may think before answering, where the API takes a budget."""
+        self.extra_body = dict(extra_body or {})
+        """Fields merged into every request body (`model.extra_body`)."""
         self._sleep = sleep
         self._ctx = ErrorContext(
             provider=self.provider,
@@ -196,7 +199,7 @@ class HttpProvider:
         if self.api_key_env and self._api_key is None:
             raise MissingApiKeyError(self.api_key_env, provider=self.provider, model=self.model,
                                      under_gateway=self._under_gateway)  # fmt: skip
-        body = self.prepare_body(self.wire.body(request, self.model))
+        body = merge_body(self.prepare_body(self.wire.body(request, self.model)), self.extra_body)
         if not self.streaming:
             body["stream"] = False
             body.pop("stream_options", None)
@@ -356,6 +359,19 @@ class HttpProvider:
             self._client = httpx.AsyncClient(timeout=self._timeout)
             self._client_loop = loop
         return self._client
+
+
+def merge_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """`extra` merged into `body`: tables key by key, anything else replaced (the schema
+    keeps `extra_body` off the fields the conversation is built from)."""
+    merged = dict(body)
+    for key, value in extra.items():
+        mine = merged.get(key)
+        if isinstance(value, Mapping) and isinstance(mine, Mapping):
+            merged[key] = merge_body(dict(mine), value)
+        else:
+            merged[key] = value
+    return merged
 
 
 async def _before(deadline: float | None, awaitable: Awaitable[T]) -> T:

@@ -105,6 +105,12 @@ _ENCODERS: dict[str, Callable[[Any], dict[str, Any]]] = {
 }
 
 
+def _tool_choice(choice: str) -> str | dict[str, Any]:
+    if choice in ("auto", "required", "none"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
 def encode_message(message: Message) -> dict[str, Any]:
     """One message in Chat Completions form."""
     return _ENCODERS[message.kind](message)
@@ -141,6 +147,8 @@ class OpenAIChatFormat:
             body["temperature"] = request.temperature
         if request.stop:
             body["stop"] = request.stop
+        if request.tools and request.tool_choice:
+            body["tool_choice"] = _tool_choice(request.tool_choice)
         return body
 
     def decoder(self, model: str) -> ChatStreamDecoder:

@@ -157,3 +157,81 @@ def test_every_kind_of_failed_run_is_followed_by_a_good_one(
         assert json.dumps(server.requests[-1].body).count("Write a long essay") == 1
     finally:
         k.shutdown()
+
+
+EXTRA = ("{top_k = 20, parallel_tool_calls = false, chat_template_kwargs = {enable_thinking "
+         "= false}, stream_options = {continuous_usage_stats = true}}")  # fmt: skip
+
+
+def test_tool_choice_and_extra_body_reach_the_requests(
+    workspace: Path, local_env: dict[str, str], server: LoopbackServer
+) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    env = {**local_env, "LOGICIAN_MODEL__TOOL_CHOICE": '"required"',
+           "LOGICIAN_MODEL__EXTRA_BODY": EXTRA}  # fmt: skip
+    server.script(
+        profile_reply("llamacpp", calls=(("c1", "read", {"path": "a.txt"}),)),
+        profile_reply("llamacpp", text="It says alpha."),
+    )
+    k = Kernel(workspace, env)
+    try:
+        r = k.run("%%logician\nWhat does a.txt say?")
+        assert r.status == "ok", r.text
+        first, second = (request.body for request in server.requests)
+        # Forced on the run's first request only, so the model can answer after its call.
+        assert first["tool_choice"] == "required" and "tool_choice" not in second
+        for body in (first, second):
+            assert body["top_k"] == 20 and body["parallel_tool_calls"] is False
+            assert body["chat_template_kwargs"] == {"enable_thinking": False}
+            # A table merges into the agent's own: usage is still asked for.
+            assert body["stream_options"] == {"include_usage": True,
+                                              "continuous_usage_stats": True}  # fmt: skip
+            assert body["messages"][-1]["role"] in ("user", "tool")  # never replaced
+
+        # A tool's name, on every request of the run.
+        k.run("%logician config set model.tool_choice read")
+        k.run("%logician config set model.tool_choice_scope every")
+        server.script(
+            profile_reply("llamacpp", calls=(("c2", "read", {"path": "a.txt"}),)),
+            profile_reply("llamacpp", text="Still alpha."),
+        )
+        r = k.run("%%logician\nRead it again.")
+        assert r.status == "ok", r.text
+        named = {"type": "function", "function": {"name": "read"}}
+        assert [req.body.get("tool_choice") for req in server.requests[2:]] == [named, named]
+
+        # A name that is no tool of the run: said before any request is sent.
+        k.run("%logician config set model.tool_choice reed")
+        sent = len(server.requests)
+        r = k.run("%%logician\nOnce more.")
+        assert r.status == "error"
+        assert "model.tool_choice is 'reed'" in r.text and "read" in r.text
+        assert len(server.requests) == sent
+    finally:
+        k.shutdown()
+
+
+def test_config_set_takes_the_rest_of_the_line_as_the_value(
+    workspace: Path, local_env: dict[str, str]
+) -> None:
+    """Before: `config set permissions.deny ["bash", "python", "edit"]` said "unrecognized
+    arguments", and without spaces "expected an array, got a string"."""
+    k = Kernel(workspace, local_env)
+    try:
+        r = k.run('%logician config set permissions.deny ["bash", "python", "edit"]')
+        assert r.status == "ok", r.text
+        shown = k.run("%logician config get permissions.deny").text
+        assert '"bash"' in shown and '"python"' in shown and '"edit"' in shown
+        r = k.run('%logician config set model.extra_body {"options": {"num_ctx": 32768}}')
+        assert r.status == "ok", r.text
+        assert "32768" in k.run("%logician config get model.extra_body").text
+        r = k.run("%logician config set model.name my local model --persist user")
+        assert r.status == "ok", r.text
+        user_file = Path(local_env["LOGICIAN_CONFIG_DIR"]) / "config.toml"
+        assert 'name = "my local model"' in user_file.read_text()
+        # A value the key cannot take is refused by name, and the old value stays.
+        r = k.run("%logician config set permissions.deny {a = 1}")
+        assert r.status == "error" and "permissions.deny" in r.text, r.text
+        assert '"edit"' in k.run("%logician config get permissions.deny").text
+    finally:
+        k.shutdown()
