@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 import queue
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 from ..config import EffectiveConfig, LogicianSettings, ModelSettings
 from ..events.events import HarnessEvent
@@ -45,6 +45,7 @@ from ._loop import run_coroutine
 from .approvals import ApprovalBroker
 from .errors import AgentError
 from .hooks_setup import build_hooks
+from .model_calls import checked_tool_choice, released
 from .policy import (
     RunOptions,
     build_controller,
@@ -56,8 +57,6 @@ from .run import AgentRun, RunItem, tool_context
 from .run_profile import ProfileSwap, use_profile
 from .script import Approve, RunResult
 from .threads import ThreadsAndRecovery
-
-T = TypeVar("T")
 
 
 class Compacted(NamedTuple):
@@ -250,7 +249,7 @@ class AgentSession(ThreadsAndRecovery):
             temperature=settings.model.temperature,
             more_tools=self.mcp.tools,
             system_prompt=prompt_for(policy),
-            tool_choice=_tool_choice(settings.model.tool_choice, tools, self.mcp.tools()),
+            tool_choice=checked_tool_choice(settings.model.tool_choice, tools, self.mcp.tools()),
             tool_choice_scope=settings.model.tool_choice_scope,
         )
         run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
@@ -275,7 +274,8 @@ class AgentSession(ThreadsAndRecovery):
             ledger.append(RunEnd, frame=run.frame, status=run.outcome.status,
                           input_tokens=self.state.input_tokens,
                           output_tokens=self.state.output_tokens,
-                          cost_usd=run.controller.budget.cost_usd or 0.0)  # fmt: skip
+                          cost_usd=run.controller.budget.cost_usd or 0.0,
+                          usage_estimated=self.state.usage_estimated)  # fmt: skip
         if run.interrupted and ledger is not None:
             # Calls cut off by the interrupt are answered now, so the conversation stays
             # well-formed and nothing waits for the next restart to be settled.
@@ -366,7 +366,7 @@ class AgentSession(ThreadsAndRecovery):
         keep = self.settings.compaction.keep_recent_turns
         return Compacted(
             *run_coroutine(
-                _released(self.provider(), lambda provider: conversation.compact_now(
+                released(self.provider(), lambda provider: conversation.compact_now(
                     self.ledger, provider, keep_recent_turns=keep, focus=focus
                 )),  # fmt: skip
                 name="logician-compaction",
@@ -379,13 +379,8 @@ class AgentSession(ThreadsAndRecovery):
     def merge_branch(self, branch_id: str) -> Merged:
         """Merge a summary of a rewound branch into the conversation."""
         chosen = conversation.open_branch(self.ledger, branch_id, merging=True)
-        return Merged(
-            *run_coroutine(
-                _released(self.provider(), lambda provider: conversation.merge(
-                    self.ledger, provider, chosen)),
-                name="logician-merge",
-            )  # fmt: skip
-        )
+        merging = released(self.provider(), lambda p: conversation.merge(self.ledger, p, chosen))
+        return Merged(*run_coroutine(merging, name="logician-merge"))
 
     def discard_branch(self, branch_id: str) -> None:
         conversation.discard(self.ledger, conversation.open_branch(self.ledger, branch_id))
@@ -399,26 +394,3 @@ class AgentSession(ThreadsAndRecovery):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-async def _released(provider: Provider, work: Callable[[Provider], Awaitable[T]]) -> T:
-    """`work(provider)` on the current worker loop, the provider's client closed on that loop
-    however the work ends (a client must not outlive the loop it was made on)."""
-    try:
-        return await work(provider)
-    finally:
-        await provider.aclose()
-
-
-def _tool_choice(choice: str | None, *toolsets: Mapping[str, object]) -> str | None:
-    """`model.tool_choice`, checked against the tools this run offers: a server given the
-    name of a tool it was not sent refuses the request, so say so before asking it."""
-    if choice is None or choice in ("auto", "required", "none"):
-        return choice
-    names = sorted({name for tools in toolsets for name in tools})
-    if choice not in names:
-        raise AgentError(
-            f"model.tool_choice is {choice!r}, which is neither auto, required, none nor a "
-            f"tool of this run (tools: {', '.join(names)})"
-        )
-    return choice

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
@@ -47,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from logician_kernel._test_hooks import stop_inside_call
+from logician_kernel.compaction.tokens import CHARS_PER_TOKEN, estimate_tokens
 from logician_kernel.events.events import (
     HarnessEvent,
     ModelCallStarted,
@@ -119,6 +121,8 @@ class _Run:
     """Ids of the current reply's calls that have their result message."""
     prefix: int = 0
     """How many leading messages are the system prompt (never compacted)."""
+    usage_estimated: bool = False
+    """Whether part of `usage` is an estimate (a reply cut off before its usage arrived)."""
     last_usage: Usage | None = None
     """Usage of the request that produced the last assistant message, while it is still the
     last one of the conversation as sent (cleared by a compaction)."""
@@ -226,7 +230,8 @@ class AgentHarness:
             logger.exception("agent run failed")
             outcome = RunOutcome(status="failed", detail=f"{type(exc).__name__}: {exc}")
         await self._run_end_hook(outcome, run)
-        yield RunEnded(outcome=outcome, usage=run.usage, turns=run.turns, tool_calls=run.tool_calls)
+        yield RunEnded(outcome=outcome, usage=run.usage, turns=run.turns, tool_calls=run.tool_calls,
+                       usage_estimated=run.usage_estimated)  # fmt: skip
         if cancelled is not None:
             raise cancelled
 
@@ -250,14 +255,26 @@ class AgentHarness:
         await self._hook("on_before_model_call", request, turn)
         yield ModelCallStarted(turn=turn)
         response: ModelResponse | None = None
-        async with aclosing(self.provider.stream(request)) as stream:
-            async for provider_event in stream:
-                if isinstance(provider_event, ModelResponse):
-                    response = provider_event
-                    continue
-                event = forwarded(provider_event)
-                if event is not None:
-                    yield event
+        streamed = -1  # characters the model produced before any response; -1: none arrived
+        try:
+            async with aclosing(self.provider.stream(request)) as stream:
+                async for provider_event in stream:
+                    if isinstance(provider_event, ModelResponse):
+                        response = provider_event
+                        continue
+                    streamed = max(streamed, 0) + _streamed_chars(provider_event)
+                    event = forwarded(provider_event)
+                    if event is not None:
+                        yield event
+        except BaseException as exc:
+            # A reply cut off (an interrupt, a broken stream) was paid for all the same, but
+            # the server never reported it: count an estimate, and say it is one.
+            if response is None and (streamed >= 0 or isinstance(exc, asyncio.CancelledError)):
+                spent = Usage(input_tokens=_estimate(request), output_tokens=_estimate(streamed))
+                run.usage = run.usage + spent
+                run.usage_estimated = True
+                run.controller.record_usage(spent)
+            raise
         if response is None:
             raise IncompleteStreamError(
                 f"{self.provider.model}: the stream ended without a response",
@@ -456,3 +473,21 @@ def _completed(response: ModelResponse | None, extra: str | None = None) -> RunO
 
 def _default_controller(limits: RunBudgetLimits, model: str) -> RunController:
     return RunController.unlimited(limits, model=model)
+
+
+def _streamed_chars(event: object) -> int:
+    """Characters of model output in one provider event (text, reasoning, arguments)."""
+    for name in ("text", "delta"):
+        value = getattr(event, name, None)
+        if isinstance(value, str):
+            return len(value)
+    return 0
+
+
+def _estimate(sent: ModelRequest | int) -> int:
+    """Tokens by the compaction layer's rule (~4 characters a token): of the request as sent,
+    messages and tool schemas, or of `sent` characters of output."""
+    if isinstance(sent, int):
+        return -(-max(sent, 0) // CHARS_PER_TOKEN)
+    schemas = sum(len(json.dumps(t.parameters)) + len(t.description) for t in sent.tools)
+    return sum(estimate_tokens(m) for m in sent.messages) + -(-schemas // CHARS_PER_TOKEN)

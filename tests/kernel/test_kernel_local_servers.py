@@ -235,3 +235,30 @@ def test_config_set_takes_the_rest_of_the_line_as_the_value(
         assert '"edit"' in k.run("%logician config get permissions.deny").text
     finally:
         k.shutdown()
+
+
+def test_an_interrupted_reply_is_counted_as_an_estimate_and_labelled(
+    workspace: Path, local_env: dict[str, str], server: LoopbackServer
+) -> None:
+    """Before: an interrupt mid-stream recorded 0 tokens, though the prompt was read and
+    tokens were generated."""
+    slow = sse(*[{"id": "x", "model": "loop-model", "choices": [
+        {"index": 0, "delta": {"content": f"word{n} "}, "finish_reason": None}]}
+        for n in range(300)])  # fmt: skip
+    server.script(Reply(pieces=[slow[i:i + 300] for i in range(0, len(slow), 300)], delay=0.1))
+    k = Kernel(workspace, local_env)
+    try:
+        msg_id = k.send("%%logician\nWrite a long essay about braces.")
+        k.wait_for_output("word12 ", timeout=120)
+        k.km.interrupt_kernel()
+        r = k.collect(msg_id, timeout=60)
+        assert r.reply["ename"] == "KeyboardInterrupt"
+        assert "estimated" in r.text, r.text
+        (end,) = [json.loads(line) for line in ledger_text(workspace).splitlines()
+                  if json.loads(line).get("kind") == "run_end"]  # fmt: skip
+        assert end["status"] == "cancelled" and end["usage_estimated"] is True
+        assert end["input_tokens"] > 100  # the system prompt and tool schemas at least
+        assert end["output_tokens"] >= 12  # "word0 " ... "word12 " streamed, ~2 tokens each
+        assert "estimate" in k.run("%logician status").text
+    finally:
+        k.shutdown()
