@@ -124,7 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--case", action="append", choices=sorted(CASES), help="only these")
     parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args(argv)
-    headers = {}
+    # A fresh connection per request: llama-server drops a connection that a streamed reply
+    # came on when the next request arrives on it ("Server disconnected without sending a
+    # response"), though it advertised keep-alive.
+    headers = {"connection": "close"}
     if args.api_key_env:
         headers["authorization"] = f"Bearer {os.environ[args.api_key_env]}"
     with httpx.Client(timeout=args.timeout, headers=headers, trust_env=False) as client:

@@ -64,6 +64,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(json.loads(raw) if raw else None)
 
     def _answer(self, body: Any) -> None:
+        served = getattr(self, "_served", 0)
+        self._served = served + 1
+        if served and self.server.owner.stale_keep_alive:
+            # As llama-server after a streamed reply: the connection was advertised as kept
+            # alive, but the next request on it is met with a close and no response.
+            self.server.owner.dropped += 1
+            self.close_connection = True
+            return
         received = Received(
             self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
         )
@@ -124,6 +132,11 @@ class LoopbackServer:
         self.keep_alive = False
         """Keep connections open between replies, as llama-server, Ollama and vLLM do (a
         client's pool then holds them from one request to the next)."""
+        self.stale_keep_alive = False
+        """With `keep_alive`: close a reused connection without answering, as llama-server
+        does to the request that follows a streamed reply on the same connection."""
+        self.dropped = 0
+        """Requests met with a close and no response (`stale_keep_alive`)."""
         self.strict_tool_arguments = False
         """Refuse, as llama-server started with `--jinja` does, any request whose history
         holds a tool call with arguments that are not JSON (see `llama_server_rejection`)."""

