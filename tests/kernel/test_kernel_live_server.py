@@ -15,6 +15,7 @@ import json
 import os
 import time
 from pathlib import Path
+from queue import Empty
 
 import pytest
 from kernel_harness import Kernel
@@ -24,6 +25,33 @@ pytestmark = pytest.mark.kernel
 URL = os.environ.get("LOGICIAN_TEST_SERVER_URL", "")
 
 
+def _approval_or_end(k: Kernel, msg_id: str, timeout: float) -> tuple[dict | None, list[dict]]:
+    """The approval request of the cell, or None (and its output) when the cell ended first."""
+    deadline = time.monotonic() + timeout
+    seen: list[dict] = []
+    while time.monotonic() < deadline:
+        try:
+            return k.kc.get_stdin_msg(timeout=1), seen
+        except Empty:
+            pass
+        while True:
+            try:
+                m = k.kc.get_iopub_msg(timeout=0.1)
+            except Empty:
+                break
+            if m["parent_header"].get("msg_id") != msg_id:
+                continue
+            seen.append(m)
+            if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+                return None, seen
+    raise AssertionError(f"neither an approval nor the end of the cell in {timeout:g}s")
+
+
+def _text(messages: list[dict]) -> str:
+    return "".join(m["content"].get("text", "") for m in messages if m["msg_type"] == "stream")
+
+
+@pytest.mark.timeout(1800)
 @pytest.mark.skipif(not URL, reason="set LOGICIAN_TEST_SERVER_URL to a running model server "
                     "(docs/providers.md: llama.cpp server) to run the live test")  # fmt: skip
 def test_a_real_server_drives_a_tool_call_approval_frame_and_rewind(
@@ -44,7 +72,10 @@ def test_a_real_server_drives_a_tool_call_approval_frame_and_rewind(
     try:
         started = time.monotonic()
         msg_id = k.send("%logician Write the word hello into the file hello.txt.")
-        request = k.kc.get_stdin_msg(timeout=300)
+        request, seen = _approval_or_end(k, msg_id, timeout=600)
+        if request is None:
+            pytest.fail("the server answered without the forced `write` call (does it enforce "
+                        "tool_choice with this model and template?):\n" + _text(seen))
         assert "write" in request["content"]["prompt"], request["content"]["prompt"]
         k.kc.input("o")
         r = k.collect(msg_id, timeout=600)
