@@ -13,6 +13,7 @@ Each field carries a docstring (exported as its JSON-schema description). Field 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -310,6 +311,12 @@ class ModelSettings(_Section):
                 f"{', '.join(taken)}: set by the agent itself; extra_body may not replace "
                 f"{', '.join(sorted(RESERVED_BODY_FIELDS))}"
             )
+        try:  # it is sent as JSON: a TOML date or time has no JSON form
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"JSON values only (text, numbers, booleans, arrays, tables): {exc}"
+            ) from None
         return value
 
     @field_validator("base_url")

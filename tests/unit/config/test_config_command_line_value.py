@@ -42,3 +42,19 @@ def test_scalars_and_strings_keep_their_meaning() -> None:
 def test_broken_or_hostile_values_are_passed_on_for_validation_to_name(hostile: str) -> None:
     # Never an exception here: the value goes on as text and the schema names the key.
     assert isinstance(command_line_value(hostile), str)
+
+
+def test_extra_body_takes_json_values_only_and_never_the_conversation() -> None:
+    from pydantic import ValidationError
+
+    from logician_kernel.config import LogicianSettings
+
+    ok = LogicianSettings.model_validate({"model": {"extra_body": {"options": {"num_ctx": 1}}}})
+    assert ok.model.extra_body == {"options": {"num_ctx": 1}}
+    for bad, named in (({"when": parse_literal("1979-05-27")}, "JSON values only"),
+                       ({"top_k": float("nan")}, "JSON values only"),
+                       ({"messages": []}, "messages"), ({"stream": False}, "stream")):  # fmt: skip
+        with pytest.raises(ValidationError, match=named):
+            LogicianSettings.model_validate({"model": {"extra_body": bad}})
+    with pytest.raises(ValidationError, match="a tool's name"):
+        LogicianSettings.model_validate({"model": {"tool_choice": "read; rm -rf /"}})
