@@ -64,11 +64,20 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(json.loads(raw) if raw else None)
 
     def _answer(self, body: Any) -> None:
+        served = getattr(self, "_served", 0)
+        self._served = served + 1
+        if served and self.server.owner.stale_keep_alive:
+            # As llama-server after a streamed reply: the connection was advertised as kept
+            # alive, but the next request on it is met with a close and no response.
+            self.server.owner.dropped += 1
+            self.close_connection = True
+            return
         received = Received(
             self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
         )
         reply = self.server.owner._take(received)
-        self.close_connection = True
+        keep_alive = self.server.owner.keep_alive and reply.end == "complete"
+        self.close_connection = not keep_alive
         if reply.end == "reset":
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.rfile.close()
@@ -77,7 +86,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.send_response(reply.status)
         self.send_header("content-type", reply.content_type)
-        self.send_header("connection", "close")
+        self.send_header("connection", "keep-alive" if keep_alive else "close")
         for name, value in reply.headers.items():
             self.send_header(name, value)
         self.send_header("transfer-encoding", "chunked")
@@ -118,6 +127,19 @@ class LoopbackServer:
         self._routes: dict[tuple[str, str], Any] = {}
         self.client_left = threading.Event()
         """Set when a client closed its connection while a reply was still being written."""
+        self.rejected: list[Received] = []
+        """Model calls refused by `strict_tool_arguments`, in order."""
+        self.keep_alive = False
+        """Keep connections open between replies, as llama-server, Ollama and vLLM do (a
+        client's pool then holds them from one request to the next)."""
+        self.stale_keep_alive = False
+        """With `keep_alive`: close a reused connection without answering, as llama-server
+        does to the request that follows a streamed reply on the same connection."""
+        self.dropped = 0
+        """Requests met with a close and no response (`stale_keep_alive`)."""
+        self.strict_tool_arguments = False
+        """Refuse, as llama-server started with `--jinja` does, any request whose history
+        holds a tool call with arguments that are not JSON (see `llama_server_rejection`)."""
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
         self._thread = threading.Thread(
@@ -156,6 +178,11 @@ class LoopbackServer:
                 self.metadata_requests.append(received)
                 return Reply.error(404, {"error": {"message": f"loopback: no {received.path}"}})
             self.requests.append(received)
+            if self.strict_tool_arguments:
+                rejection = llama_server_rejection(received.body)
+                if rejection is not None:
+                    self.rejected.append(received)
+                    return rejection
             if self._replies:
                 return self._replies.popleft()
         return Reply.error(500, {"error": {"message": "loopback: no scripted reply left"}})
@@ -169,6 +196,33 @@ class LoopbackServer:
         self._server.shutdown()
         self._server.server_close()  # joins the handler threads
         self._thread.join()
+
+
+def llama_server_rejection(body: Any) -> Reply | None:
+    """What llama.cpp's llama-server (with `--jinja`) answers a chat request whose history
+    holds a tool call whose `arguments` string is not JSON: its chat-template code parses each
+    call's arguments with nlohmann::json, the exception reaches the HTTP handler's wrapper,
+    and that answers HTTP 500 with an OpenAI-style error of type `server_error`. The message
+    is the one seen from a real server (`Failed to parse tool call arguments as JSON:
+    [json.exception.parse_error.101] ...`)."""
+    for message in (body or {}).get("messages") or []:
+        for call in message.get("tool_calls") or []:
+            arguments = (call.get("function") or {}).get("arguments")
+            if not isinstance(arguments, str):
+                continue
+            try:
+                json.loads(arguments)
+            except ValueError:
+                detail = (
+                    "Failed to parse tool call arguments as JSON: [json.exception.parse_error."
+                    f"101] parse error at line 1, column {len(arguments) + 1}: syntax error "
+                    "while parsing object - unexpected end of input; expected '}'; last read: "
+                    f"'{arguments[-40:]}'"
+                )
+                return Reply.error(
+                    500, {"error": {"code": 500, "message": detail, "type": "server_error"}}
+                )
+    return None
 
 
 # --- wire-format builders -----------------------------------------------------------------
@@ -325,15 +379,20 @@ def profile_chunks(
       `finish_reason: tool_calls`, usage in a last chunk with no choices (`include_usage`).
     - ollama: `reasoning` deltas; every call whole at `index: 0` with its own id
       (ollama/ollama#15457); `finish_reason: "stop"` even after calls.
-    - llamacpp: `reasoning_content` deltas (`--reasoning-format deepseek`); usage arrives with
-      the finish chunk, and `timings` ride along.
+    - llamacpp: as recorded from llama-server (tests/fixtures/streams/llamacpp-*): a first
+      chunk `{"role": "assistant", "content": null}`; `reasoning_content` deltas
+      (`--reasoning-format deepseek`); each call's first delta carries a 32-character id,
+      type, name and arguments already `"{"`, continuations only the index and a fragment;
+      a tool-call reply ends `finish_reason: "length"` with an empty delta and no usage;
+      usage and `timings` come in their own `choices: []` chunk before `[DONE]`.
     - vllm: `reasoning` deltas (vLLM >= 0.9); usage repeated on every chunk
       (`continuous_usage_stats`), growing: only the last report is right.
     - think-tags: a reasoning model served without a reasoning parser: `<think>...</think>`
       inside `content`, split across chunks.
     """
     reasoning_key = {"ollama": "reasoning", "llamacpp": "reasoning_content", "vllm": "reasoning"}
-    chunks: list[dict[str, Any]] = [_chunk({"role": "assistant", "content": ""})]
+    first_delta = {"role": "assistant", "content": None if profile == "llamacpp" else ""}
+    chunks: list[dict[str, Any]] = [_chunk(first_delta)]
     if reasoning and profile == "think-tags":
         for piece in _pieces_of(f"<think>\n{reasoning}\n</think>\n\n", 4):
             chunks.append(_chunk({"content": piece}))
@@ -350,8 +409,11 @@ def profile_chunks(
                      "function": {"name": name, "arguments": args}}  # fmt: skip
             chunks.append(_chunk({"tool_calls": [whole]}))
             continue
+        opening = ""
+        if profile == "llamacpp":  # the first delta already holds the opening brace
+            opening, args = args[:1], args[1:]
         first = {"index": index, "id": call_id, "type": "function",
-                 "function": {"name": name, "arguments": ""}}  # fmt: skip
+                 "function": {"name": name, "arguments": opening}}  # fmt: skip
         chunks.append(_chunk({"tool_calls": [first]}))
         for piece in _pieces_of(args, 6):
             chunks.append(
@@ -365,8 +427,11 @@ def profile_chunks(
             c["usage"] = {"prompt_tokens": usage[0], "completion_tokens": n,  # type: ignore[index]
                           "total_tokens": usage[0] + n}  # type: ignore[index]  # fmt: skip
     if profile == "llamacpp":
-        extra = {"usage": report, "timings": {"predicted_n": 1}} if report else {}
-        chunks.append(_chunk({}, finish, **extra))
+        chunks.append(_chunk({}, "length" if calls else finish))
+        if report:
+            timings = {"prompt_n": usage[0], "predicted_n": usage[1],  # type: ignore[index]
+                       "predicted_per_second": 61.5}  # fmt: skip
+            chunks.append({**_chunk({}), "choices": [], "usage": report, "timings": timings})
     else:
         chunks.append(
             _chunk({}, finish, **({"usage": report} if profile == "vllm" and report else {}))

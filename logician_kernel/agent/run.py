@@ -9,6 +9,7 @@ worker. Nothing here renders or decides policy.
 from __future__ import annotations
 
 import asyncio
+import logging
 import queue
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from concurrent.futures import Future
@@ -68,10 +69,22 @@ class AgentRun:
         """The answer text of the run's last turn (what a script reads as the result)."""
         self._worker: WorkerLoop[None] | None = None
 
-    def start(self, events: AsyncGenerator[HarnessEvent, None]) -> None:
+    def start(
+        self,
+        events: AsyncGenerator[HarnessEvent, None],
+        *,
+        release: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Drive `events` on a worker loop; `release` (the provider's `aclose`) is awaited on
+        that loop however the run ends, so nothing of it outlives the loop."""
+
         async def drive() -> None:
-            async for event in events:
-                self.requests.put(event)
+            try:
+                async for event in events:
+                    self.requests.put(event)
+            finally:
+                if release is not None:
+                    await _release(release)
 
         def ended(_result: object, error: BaseException | None) -> None:
             if error is not None:
@@ -99,6 +112,14 @@ class AgentRun:
     def join(self) -> None:
         if self._worker is not None:
             self._worker.join(timeout=10)
+
+
+async def _release(release: Callable[[], Awaitable[None]]) -> None:
+    # Shielded: an interrupt has cancelled the task, and the client must still be closed.
+    try:
+        await asyncio.shield(release())
+    except Exception as exc:  # noqa: BLE001 - closing a client must not replace the run's end
+        logging.getLogger(__name__).debug("releasing the run's provider failed: %r", exc)
 
 
 def python_runner(

@@ -45,6 +45,7 @@ from ._loop import run_coroutine
 from .approvals import ApprovalBroker
 from .errors import AgentError
 from .hooks_setup import build_hooks
+from .model_calls import checked_tool_choice, released
 from .policy import (
     RunOptions,
     build_controller,
@@ -240,8 +241,9 @@ class AgentSession(ThreadsAndRecovery):
         todo.restore(history)
         todo_tool = todo.tool()
         tools[todo_tool.name] = todo_tool
+        provider = self.provider()
         harness = AgentHarness(
-            self.provider(),
+            provider,
             tools,
             ctx,
             store,
@@ -254,10 +256,12 @@ class AgentSession(ThreadsAndRecovery):
             temperature=settings.model.temperature,
             more_tools=self.mcp.tools,
             system_prompt=prompt_for(policy),
+            tool_choice=checked_tool_choice(settings.model.tool_choice, tools, self.mcp.tools()),
+            tool_choice_scope=settings.model.tool_choice_scope,
         )
         run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
         self.budget = controller.budget
-        run.start(harness.run(prompt, history))
+        run.start(harness.run(prompt, history), release=provider.aclose)
         return run
 
     def take(self, run: AgentRun, event: HarnessEvent) -> None:
@@ -277,7 +281,8 @@ class AgentSession(ThreadsAndRecovery):
             ledger.append(RunEnd, frame=run.frame, status=run.outcome.status,
                           input_tokens=self.state.input_tokens,
                           output_tokens=self.state.output_tokens,
-                          cost_usd=run.controller.budget.cost_usd or 0.0)  # fmt: skip
+                          cost_usd=run.controller.budget.cost_usd or 0.0,
+                          usage_estimated=self.state.usage_estimated)  # fmt: skip
         if run.interrupted and ledger is not None:
             # Calls cut off by the interrupt are answered now, so the conversation stays
             # well-formed and nothing waits for the next restart to be settled.
@@ -368,9 +373,9 @@ class AgentSession(ThreadsAndRecovery):
         keep = self.settings.compaction.keep_recent_turns
         return Compacted(
             *run_coroutine(
-                conversation.compact_now(
-                    self.ledger, self.provider(), keep_recent_turns=keep, focus=focus
-                ),  # fmt: skip
+                released(self.provider(), lambda provider: conversation.compact_now(
+                    self.ledger, provider, keep_recent_turns=keep, focus=focus
+                )),  # fmt: skip
                 name="logician-compaction",
             )
         )
@@ -381,11 +386,8 @@ class AgentSession(ThreadsAndRecovery):
     def merge_branch(self, branch_id: str) -> Merged:
         """Merge a summary of a rewound branch into the conversation."""
         chosen = conversation.open_branch(self.ledger, branch_id, merging=True)
-        return Merged(
-            *run_coroutine(
-                conversation.merge(self.ledger, self.provider(), chosen), name="logician-merge"
-            )
-        )
+        merging = released(self.provider(), lambda p: conversation.merge(self.ledger, p, chosen))
+        return Merged(*run_coroutine(merging, name="logician-merge"))
 
     def discard_branch(self, branch_id: str) -> None:
         conversation.discard(self.ledger, conversation.open_branch(self.ledger, branch_id))

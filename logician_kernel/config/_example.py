@@ -26,8 +26,9 @@ Where configuration comes from, lowest to highest precedence:
   3. project file: <workspace>/.logician/config.toml - applied only once the workspace is
      trusted (`logician trust [DIR]` or `%logician trust`) as it is now; it may not set
      workspace.root or anything credential-like, and fields that can take the kernel over
-     (model.base_url, model.api_key_env, recordings, permissions.mode/headless/allow,
-     looser budgets, hook commands) apply only after `logician trust --allow KEY`
+     (model.base_url, model.api_key_env, model.extra_body, model.tool_choice, recordings,
+     permissions.mode/headless/allow, looser budgets, hook commands) apply only after
+     `logician trust --allow KEY`
   4. the selected profile: a [profiles.NAME] table (below) chosen by `profile = "NAME"`,
      LOGICIAN_PROFILE=NAME, or `%%logician --profile NAME` for one cell
   5. environment variables LOGICIAN_<SECTION>__<KEY>, e.g. LOGICIAN_MODEL__NAME=gpt-4.1
@@ -101,6 +102,11 @@ def _field_lines(model: type[BaseModel], name: str) -> list[str]:
             lines.append(f"# {name} = {_literal(example)}")
         if default == ():
             lines.append(f"{name} = []")
+    elif default == {}:  # a free-form table (model.extra_body): its example, then empty
+        example = (info.examples or [None])[0]
+        if example is not None:
+            lines.append(f"# {name} = {_literal(example)}")
+        lines.append(f"{name} = {{}}")
     else:
         lines.append(f"{name} = {_literal(default)}")
     return lines
@@ -136,7 +142,7 @@ def render_example() -> str:
         out += ["", *_comment(model.__doc__ or ""), f"[{section}]"]
         tables: list[str] = []
         for name, info in model.model_fields.items():
-            if get_origin(info.annotation) is dict:
+            if get_origin(info.annotation) is dict and (section, name) in _EXAMPLE_TABLES:
                 note, entries = _EXAMPLE_TABLES[(section, name)]
                 tables += ["", *_comment(info.description or "")]
                 tables.append(note)

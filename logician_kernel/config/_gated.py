@@ -74,6 +74,8 @@ GATED_FIELDS: tuple[GatedField, ...] = (
     GatedField("profile", "it applies that profile's settings", "selection"),
     GatedField("model.base_url", "your API key would be sent to this server"),
     GatedField("model.api_key_env", "it chooses which secret is sent as the API key"),
+    GatedField("model.extra_body", "it adds fields to every model request (routing, sampling, cost)"),
+    GatedField("model.tool_choice", "it forces or forbids the agent's tool calls"),
     GatedField(
         "model.record_file", "model exchanges would be written to this file", path_inside=True
     ),  # fmt: skip

@@ -7,6 +7,7 @@ Pure functions over the schema; nothing here reads a file or the environment.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -277,6 +278,41 @@ def parse_literal(raw: str) -> Any:
     if list(doc.keys()) != ["v"]:
         raise ValueError("not a single TOML value")
     return doc.unwrap()["v"]
+
+
+def command_line_value(rest: str) -> str:
+    """The value of `config set KEY <rest of the line>`, as the string `coerce_raw` types.
+
+    The rest of the line is one value, spaces included: a TOML literal (`["bash", "edit"]`,
+    `{ top_k = 20 }`), JSON (`{"top_k": 20}`, which TOML does not read), or a bare string.
+    Shell quotes around an array or a table are dropped (`'["bash", "edit"]'`), since that
+    is how the value had to be typed before; quotes around anything else keep their meaning
+    (`"5"` is the string 5)."""
+    text = rest.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        inner = text[1:-1].strip()
+        if inner[:1] in ("[", "{") and _structured(inner) is not None:
+            text = inner
+    if text[:1] in ("[", "{"):
+        value = _structured(text)
+        if value is not None:
+            try:
+                return to_toml_literal(value)
+            except (TypeError, ValueError):  # JSON null has no TOML form: let validation say
+                return text
+    return text
+
+
+def _structured(text: str) -> Any:
+    """`text` as an array or table, read as TOML or else JSON; None if it is neither."""
+    try:
+        value = parse_literal(text)
+    except ValueError:
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):  # RecursionError: thousands of nested brackets
+            return None
+    return value if isinstance(value, (list, dict)) else None
 
 
 @cache

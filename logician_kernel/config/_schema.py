@@ -13,6 +13,7 @@ Each field carries a docstring (exported as its JSON-schema description). Field 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -67,6 +68,14 @@ def _provider_default(schema: dict[str, Any]) -> None:
 
 
 ProviderName = Literal["openai", "anthropic", "replay"]
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+"""`auto`, `required`, `none`, or a tool name as the model APIs accept them (an MCP tool's
+name included)."""
+
+RESERVED_BODY_FIELDS = frozenset({"model", "messages", "tools", "system", "stream"})
+"""Request fields `model.extra_body` may not set: replacing them would change the
+conversation the ledger records, or the wire format the decoder reads."""
 
 DEFAULT_API_KEY_ENV: dict[str, str] = {
     "openai": "OPENAI_API_KEY",
@@ -238,6 +247,28 @@ class ModelSettings(_Section):
     temperature: float | None = Field(default=None, ge=0, le=2, examples=[0.2])
     """Sampling temperature; unset means the provider's default."""
 
+    tool_choice: str | None = Field(default=None, examples=["required"])
+    """Whether the model must call a tool: `auto` (it decides), `required` (it must call
+    one), `none` (it may not), or a tool's name (it must call that one). Unset sends nothing,
+    which servers treat as `auto`. Small local models often call tools only when forced, as
+    the server's tool grammar then shapes the reply. A project file sets it only after
+    `logician trust --allow model.tool_choice`."""
+
+    tool_choice_scope: Literal["first", "every"] = "first"
+    """Which requests of a run carry `tool_choice`: `first` (the run's first request only, so
+    the model can still answer once its tools have run) or `every` request."""
+
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, examples=[{"top_k": 20, "chat_template_kwargs": {}}]
+    )
+    """Fields merged into the body of every model request, for what a server takes beyond
+    the standard ones: `top_k`, `parallel_tool_calls`, llama.cpp's `chat_template_kwargs`,
+    Ollama's `options = {num_ctx = 32768}`, vLLM's `guided_json` (docs/providers.md lists
+    them per server). Tables merge into the agent's own (`stream_options`), other values
+    replace them; the fields the agent builds the conversation from (`model`, `messages`,
+    `tools`, `system`, `stream`) cannot be set here. A project file sets it only after
+    `logician trust --allow model.extra_body`."""
+
     @model_validator(mode="before")
     @classmethod
     def _provider_defaults(cls, data: Any) -> Any:
@@ -262,6 +293,30 @@ class ModelSettings(_Section):
     def _env_name(cls, value: str) -> str:
         if value and not _ENV_NAME.match(value):
             raise ValueError("an environment variable name (letters, digits, underscore)")
+        return value
+
+    @field_validator("tool_choice")
+    @classmethod
+    def _tool_choice(cls, value: str | None) -> str | None:
+        if value is not None and not _TOOL_NAME.match(value):
+            raise ValueError("`auto`, `required`, `none`, or a tool's name")
+        return value
+
+    @field_validator("extra_body")
+    @classmethod
+    def _extra_body(cls, value: dict[str, Any]) -> dict[str, Any]:
+        taken = sorted(RESERVED_BODY_FIELDS & set(value))
+        if taken:
+            raise ValueError(
+                f"{', '.join(taken)}: set by the agent itself; extra_body may not replace "
+                f"{', '.join(sorted(RESERVED_BODY_FIELDS))}"
+            )
+        try:  # it is sent as JSON: a TOML date or time has no JSON form
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"JSON values only (text, numbers, booleans, arrays, tables): {exc}"
+            ) from None
         return value
 
     @field_validator("base_url")

@@ -16,6 +16,7 @@ from typing import Any
 from . import commands
 from ._effective import EffectiveConfig, load_effective_config
 from ._errors import ConfigError
+from ._keys import command_line_value
 
 __all__ = ["add_config_subcommands"]
 
@@ -54,7 +55,8 @@ def _get(args: argparse.Namespace) -> int:
 def _set(args: argparse.Namespace) -> int:
     cfg = _load()
     _notices(cfg)
-    _, message = commands.config_set(cfg, args.key, args.value, persist=args.persist)
+    value = command_line_value(" ".join(args.value))  # `[a, b]` unquoted arrives as 2 words
+    _, message = commands.config_set(cfg, args.key, value, persist=args.persist)
     print(message)
     return 0
 
@@ -116,10 +118,11 @@ def add_config_subcommands(subparsers: Any) -> None:
         "set",
         help="write one key to a config file",
         description="Write exactly one key, atomically, preserving the rest of the file. "
-        'VALUE is a TOML literal (5, true, ["a"], "text") or a bare string.',
+        'VALUE is a TOML literal (5, true, ["a"], "text"), JSON, or a bare string; '
+        "everything after KEY is the value.",
     )
     set_.add_argument("key", metavar="KEY", help="dotted key, e.g. model.name")
-    set_.add_argument("value", metavar="VALUE", help="new value")
+    set_.add_argument("value", metavar="VALUE", nargs="+", help="new value")
     set_.add_argument("--persist", choices=("user", "project"), default="user", help=persist_help)
     set_.set_defaults(func=_guarded(_set))
 

@@ -203,6 +203,9 @@ class RunEnded(_Event):
     """Model requests made."""
     tool_calls: int
     """Tool calls the model asked for (refused ones included)."""
+    usage_estimated: bool = False
+    """Whether part of `usage` is an estimate: a reply cut off (an interrupt, a broken
+    stream) before the server reported what it used."""
 
 
 HarnessEvent = Annotated[

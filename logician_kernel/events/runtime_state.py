@@ -171,6 +171,7 @@ def _run_ended(state: RuntimeState, event: RunEnded) -> RuntimeState:
         retry_attempt=0,
         input_tokens=event.usage.input_tokens,
         output_tokens=event.usage.output_tokens,
+        usage_estimated=state.usage_estimated or event.usage_estimated,
         last_outcome=event.outcome,
     )
 

@@ -36,15 +36,20 @@ from .comm import LogicianComms
 from .python_tool import PythonCalls
 from .widgets import ApprovalCard, ApprovalRequestView, StatusWidget
 
-_VARIABLE = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+_VARIABLE = re.compile(
+    r"\{\{(?P<literal>[A-Za-z_][A-Za-z0-9_]*)\}\}|(?<!\{)\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}"
+)
 MAX_INTERPOLATED = 2_000
 
 
 def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
-    """`{name}` becomes the repr of the notebook variable `name`, bounded; `{{` stays literal."""
+    """`{name}` becomes the repr of the notebook variable `name`, bounded; `{{name}}` is the
+    literal `{name}`. Every other brace is left as typed: pasted JSON keeps its `}}`."""
 
     def value(match: re.Match[str]) -> str:
-        name = match.group(1)
+        if match["literal"] is not None:
+            return "{" + match["literal"] + "}"
+        name = match["name"]
         if name not in namespace:
             raise UsageError(
                 f"%%logician: the prompt refers to {{{name}}} but the notebook has no variable "
@@ -56,7 +61,7 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
             text = text[:MAX_INTERPOLATED] + f"... [{cut} more characters of {name} not shown]"
         return text
 
-    return _VARIABLE.sub(value, prompt).replace("{{", "{").replace("}}", "}")
+    return _VARIABLE.sub(value, prompt)
 
 
 STDIN_CHOICES: dict[str, ApprovalChoice] = {

@@ -134,4 +134,6 @@ class RunView:
             usage = getattr(event, "usage", None)
             if usage is not None:
                 line += f" · {usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
+                if getattr(event, "usage_estimated", False):
+                    line += " (estimated: the reply was cut off before the server reported it)"
             print(line, flush=True)

@@ -22,6 +22,7 @@ from ..agent import AgentError, AgentSession
 from ..agent.hooks_setup import hooks_report
 from ..config import ConfigError
 from ..config import commands as config_commands
+from ..config._keys import command_line_value
 from ..policy import AuditLog
 from ..session.file_checkpoints import RewindError
 from ..session.frame_report import frame_diff
@@ -105,6 +106,13 @@ def protect_prompt_lines(lines: list[str]) -> list[str]:
     return out
 
 
+_CONFIG_SET = re.compile(r"^\s*config\s+set\s+(?P<key>[A-Za-z_][^\s'\"]*)\s+(?P<rest>\S.*?)\s*$", re.S)
+"""`config set KEY <value>`: the value is everything after the key (issue 36: a list with
+spaces could not be typed in any quoting that shlex and the parser both accepted)."""
+
+_PERSIST = re.compile(r"\s+--persist\s+(?P<where>user|project)\s*$")
+
+
 @magics_class
 class LogicianMagics(Magics):
     """The `%logician` line magic (and the `%%logician` cell magic of the agent)."""
@@ -157,6 +165,9 @@ class LogicianMagics(Magics):
             return self._run_agent("", text)
         if kind == "unknown":
             raise unknown_command(line.split()[0], MANAGEMENT_COMMANDS)
+        setting = _CONFIG_SET.match(line)
+        if setting is not None:  # the value is the rest of the line, spaces and quotes included
+            return self._config_set(setting["key"], setting["rest"])
         try:
             argv = shlex.split(line)
         except ValueError as exc:
@@ -310,6 +321,25 @@ class LogicianMagics(Magics):
             "%logician config: use `config`, `config get KEY`, "
             "`config set KEY VALUE [--persist user|project]` or `config schema`"
         )
+
+    def _config_set(self, key: str, rest: str) -> None:
+        persist = _PERSIST.search(rest)
+        if persist is not None:
+            rest = rest[: persist.start()]
+        value = command_line_value(rest)
+        if not value:
+            raise UsageError("%logician config set: give a value after the key, e.g. "
+                             '`config set permissions.deny ["bash", "edit"]`')  # fmt: skip
+        runtime = self.runtime
+        try:
+            config, message = config_commands.config_set(
+                runtime.config, key, value,
+                persist=persist["where"] if persist is not None else None,  # type: ignore[arg-type]
+            )  # fmt: skip
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        runtime.use_config(config)
+        display(render.preformatted(message).bundle(), raw=True)
 
     def handle_hooks(self, args: list[str]) -> render.Rendered:
         if args:

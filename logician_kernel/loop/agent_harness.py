@@ -40,13 +40,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from logician_kernel._test_hooks import stop_inside_call
+from logician_kernel.compaction.tokens import CHARS_PER_TOKEN, estimate_tokens
 from logician_kernel.events.events import (
     HarnessEvent,
     ModelCallStarted,
@@ -119,6 +121,8 @@ class _Run:
     """Ids of the current reply's calls that have their result message."""
     prefix: int = 0
     """How many leading messages are the system prompt (never compacted)."""
+    usage_estimated: bool = False
+    """Whether part of `usage` is an estimate (a reply cut off before its usage arrived)."""
     last_usage: Usage | None = None
     """Usage of the request that produced the last assistant message, while it is still the
     last one of the conversation as sent (cleared by a compaction)."""
@@ -143,6 +147,8 @@ class AgentHarness:
         temperature: float | None = None,
         compaction: CompactionPolicy | None = None,
         more_tools: Callable[[], Mapping[str, Tool]] | None = None,
+        tool_choice: str | None = None,
+        tool_choice_scope: Literal["first", "every"] = "first",
     ) -> None:
         """`controller` enforces the run budget and the acceptance check (restarted at every
         run); without it, one is built from `limits` for each run (`limits` is ignored when a
@@ -150,7 +156,8 @@ class AgentHarness:
         `compaction` makes the harness compact the conversation before a model request once
         it reaches the policy's threshold; without it (or disabled) it never compacts.
         `more_tools` is asked before every model request for tools that come and go (the
-        MCP servers that are ready by then); it never replaces one of `tools`."""
+        MCP servers that are ready by then); it never replaces one of `tools`. `tool_choice`
+        goes with the run's first model request, or with every one (`tool_choice_scope`)."""
         self.provider = provider
         self.tools = dict(tools)
         self.ctx = ctx
@@ -166,6 +173,8 @@ class AgentHarness:
         self._compactor = CompactionStep(self)
         self._own_tools = dict(tools)
         self._more_tools = more_tools
+        self.tool_choice = tool_choice
+        self.tool_choice_scope = tool_choice_scope
         self._specs = [tool.spec() for tool in self.tools.values()]
 
     async def run(
@@ -221,7 +230,8 @@ class AgentHarness:
             logger.exception("agent run failed")
             outcome = RunOutcome(status="failed", detail=f"{type(exc).__name__}: {exc}")
         await self._run_end_hook(outcome, run)
-        yield RunEnded(outcome=outcome, usage=run.usage, turns=run.turns, tool_calls=run.tool_calls)
+        yield RunEnded(outcome=outcome, usage=run.usage, turns=run.turns, tool_calls=run.tool_calls,
+                       usage_estimated=run.usage_estimated)  # fmt: skip
         if cancelled is not None:
             raise cancelled
 
@@ -236,18 +246,35 @@ class AgentHarness:
             tools=self._specs,
             max_tokens=self.max_tokens,
             temperature=self.temperature,
+            # Forcing a call on every request would never let the model answer: by default
+            # only the first request of the run carries it.
+            tool_choice=self.tool_choice
+            if turn == 1 or self.tool_choice_scope == "every"
+            else None,
         )
         await self._hook("on_before_model_call", request, turn)
         yield ModelCallStarted(turn=turn)
         response: ModelResponse | None = None
-        async with aclosing(self.provider.stream(request)) as stream:
-            async for provider_event in stream:
-                if isinstance(provider_event, ModelResponse):
-                    response = provider_event
-                    continue
-                event = forwarded(provider_event)
-                if event is not None:
-                    yield event
+        streamed = -1  # characters the model produced before any response; -1: none arrived
+        try:
+            async with aclosing(self.provider.stream(request)) as stream:
+                async for provider_event in stream:
+                    if isinstance(provider_event, ModelResponse):
+                        response = provider_event
+                        continue
+                    streamed = max(streamed, 0) + _streamed_chars(provider_event)
+                    event = forwarded(provider_event)
+                    if event is not None:
+                        yield event
+        except BaseException as exc:
+            # A reply cut off (an interrupt, a broken stream) was paid for all the same, but
+            # the server never reported it: count an estimate, and say it is one.
+            if response is None and (streamed >= 0 or isinstance(exc, asyncio.CancelledError)):
+                spent = Usage(input_tokens=_estimate(request), output_tokens=_estimate(streamed))
+                run.usage = run.usage + spent
+                run.usage_estimated = True
+                run.controller.record_usage(spent)
+            raise
         if response is None:
             raise IncompleteStreamError(
                 f"{self.provider.model}: the stream ended without a response",
@@ -446,3 +473,21 @@ def _completed(response: ModelResponse | None, extra: str | None = None) -> RunO
 
 def _default_controller(limits: RunBudgetLimits, model: str) -> RunController:
     return RunController.unlimited(limits, model=model)
+
+
+def _streamed_chars(event: object) -> int:
+    """Characters of model output in one provider event (text, reasoning, arguments)."""
+    for name in ("text", "delta"):
+        value = getattr(event, name, None)
+        if isinstance(value, str):
+            return len(value)
+    return 0
+
+
+def _estimate(sent: ModelRequest | int) -> int:
+    """Tokens by the compaction layer's rule (~4 characters a token): of the request as sent,
+    messages and tool schemas, or of `sent` characters of output."""
+    if isinstance(sent, int):
+        return -(-max(sent, 0) // CHARS_PER_TOKEN)
+    schemas = sum(len(json.dumps(t.parameters)) + len(t.description) for t in sent.tools)
+    return sum(estimate_tokens(m) for m in sent.messages) + -(-schemas // CHARS_PER_TOKEN)

@@ -40,7 +40,25 @@ class StdioProcess:
     exited: anyio.Event = field(default_factory=anyio.Event)
     """Set when the server's stdout reached its end (it exited or closed it)."""
     returncode: int | None = None
-    """Its exit status once it exited."""
+    """Its exit status, once it exited by itself (not when we stopped it)."""
+    log: Path | None = None
+    """Where its stderr goes."""
+    log_start: int = 0
+    """Size of the log when this process started: what it wrote comes after."""
+
+    def last_stderr_line(self, limit: int = 300) -> str | None:
+        """The last non-empty line this process wrote to stderr, bounded, or None."""
+        if self.log is None:
+            return None
+        try:
+            with open(self.log, "rb") as file:
+                size = file.seek(0, os.SEEK_END)
+                file.seek(max(self.log_start, size - 4096))
+                tail = file.read().decode("utf-8", errors="replace")
+        except OSError:  # the log is a convenience: its absence must not hide the failure
+            return None
+        lines = [line.strip() for line in tail.splitlines() if line.strip()]
+        return lines[-1][:limit] if lines else None
 
 
 def log_path(workspace: Path, server: str) -> Path:
@@ -60,6 +78,7 @@ async def stdio_transport(
     log = log_path(workspace, server)
     private_dir(log.parent)
     fd = open_private(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    log_start = os.fstat(fd).st_size
     try:
         process = await anyio.open_process(
             command, env=dict(env), cwd=str(cwd), stderr=fd, start_new_session=True
@@ -68,7 +87,7 @@ async def stdio_transport(
         os.close(fd)
     pgid = process.pid
     _process_guard.watch(pgid, workspace, tool="mcp", describe=f"MCP server {server}")
-    info = StdioProcess(pid=pgid)
+    info = StdioProcess(pid=pgid, log=log, log_start=log_start)
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
 

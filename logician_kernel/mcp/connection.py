@@ -184,6 +184,7 @@ class ServerConnection:
 
     async def _serve(self) -> None:
         assert self._stop is not None and self._ready is not None
+        gone: Any = None
         try:
             async with contextlib.AsyncExitStack() as stack:
                 # The deadline covers only awaits, never the entering of a context: a task
@@ -211,9 +212,7 @@ class ServerConnection:
                     for w in waits:
                         w.cancel()
                 if not self._stop.is_set():
-                    code = gone.returncode if gone is not None else None
-                    self._fail(f"the server exited (status {code})" if code is not None
-                               else "the server closed its connection")  # fmt: skip
+                    self._fail(self._exited(gone) or "the server closed its connection")
         except TimeoutError:
             self._fail(f"no answer within connect_timeout_seconds="
                        f"{self.settings.connect_timeout_seconds:g}")  # fmt: skip
@@ -222,13 +221,15 @@ class ServerConnection:
                 self._fail("stopped before it was ready")
             raise
         except McpCallError as exc:
-            self._fail(str(exc))
+            self._fail(self._exited(gone) or str(exc))
         except BaseException as exc:  # an SDK or OS error: the server failed, the kernel goes on
             if isinstance(_leaf(exc), TimeoutError):
                 self._fail(f"no answer within connect_timeout_seconds="
                            f"{self.settings.connect_timeout_seconds:g}")  # fmt: skip
             else:
-                self._fail(_describe(exc))
+                # A server that died at start shows as the SDK's "Connection closed": say how
+                # it ended, and the last thing it said, instead.
+                self._fail(self._exited(gone) or _describe(exc))
         finally:
             self._session = None
             if self._ready is not None:
@@ -267,6 +268,20 @@ class ServerConnection:
     def fail(self, reason: str) -> None:
         """Mark the server failed with `reason` without connecting (e.g. no SDK)."""
         self._fail(reason)
+
+    def _exited(self, gone: Any) -> str | None:
+        """How a stdio server that ended by itself ended: its status and last stderr line
+        (secrets of its configuration masked), or None while it runs."""
+        code = getattr(gone, "returncode", None)
+        if code is None:
+            return None
+        said = gone.last_stderr_line()
+        where = f".logician/logs/mcp-{self.name}.log"
+        if not said:
+            return f"the server exited with status {code} (no stderr; log: {where})"
+        secrets = configured_secrets(self.settings, self.env)
+        return (f"the server exited with status {code}; its last stderr line: "
+                f"{redact(said, secrets)!r} (log: {where})")  # fmt: skip
 
     def _fail(self, reason: str) -> None:
         # An SDK or HTTP error may quote a header or URL: shown in `%logician mcp` and logged.

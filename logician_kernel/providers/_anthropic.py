@@ -123,6 +123,14 @@ def encode_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]
     return system, wire
 
 
+# The Messages API's words for the Chat Completions `tool_choice` values.
+_ANTHROPIC_CHOICES: dict[str, dict[str, str]] = {
+    "auto": {"type": "auto"},
+    "required": {"type": "any"},
+    "none": {"type": "none"},
+}
+
+
 class AnthropicMessagesFormat:
     """`POST /v1/messages` with `stream: true`."""
 
@@ -148,6 +156,10 @@ class AnthropicMessagesFormat:
             body["temperature"] = request.temperature
         if request.stop:
             body["stop_sequences"] = request.stop
+        if request.tools and request.tool_choice:
+            body["tool_choice"] = _ANTHROPIC_CHOICES.get(
+                request.tool_choice, {"type": "tool", "name": request.tool_choice}
+            )
         return body
 
     def decoder(self, model: str) -> MessagesStreamDecoder:

@@ -50,9 +50,12 @@ def argument_problem(raw: str) -> str:
 
 
 def encode_arguments(call: ToolCall) -> str:
-    """The argument text to send back for a call we received, exactly as it was if invalid."""
+    """The argument text to send back for a call we received. A call whose arguments were not
+    JSON goes back as `{}`: servers that template the history (llama-server with `--jinja`)
+    parse every call's arguments and refuse the whole request otherwise, for good. The raw
+    text and the error are in the call's tool result, and the ledger keeps the raw text."""
     if call.invalid_arguments is not None:
-        return call.invalid_arguments
+        return "{}"
     return json.dumps(call.arguments, ensure_ascii=False)
 
 

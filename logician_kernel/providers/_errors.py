@@ -62,6 +62,26 @@ _SERVER_LIMITS: tuple[tuple[str, str], ...] = (
 )
 
 
+# What a server says when it could not read the request itself: sending the same bytes again
+# cannot succeed, whatever the status (llama-server answers 500 `Failed to parse tool call
+# arguments as JSON: [json.exception.parse_error.101] ...` to a history it cannot template).
+_MALFORMED_REQUEST_MARKERS = (
+    "failed to parse",
+    "could not parse",
+    "unable to parse",
+    "parse error",
+    "json.exception",
+    "invalid json",
+    "malformed",
+)
+
+
+def says_malformed(detail: str) -> bool:
+    """Whether an error body says the request (not the server's state) is at fault."""
+    lowered = detail.lower()
+    return any(marker in lowered for marker in _MALFORMED_REQUEST_MARKERS)
+
+
 def server_limit(detail: str) -> str | None:
     """The fix for a server that cannot do tools or streaming, if `detail` says so."""
     lowered = detail.lower()
@@ -261,6 +281,12 @@ def error_from_response(
     if status == 429:
         wait = f"; it asked to wait {fields['retry_after']:g}s" if fields["retry_after"] else ""
         return RateLimitError(f"{ctx.provider} rate limit {said}{wait}", retryable=True, **fields)
+    if status >= 500 and says_malformed(detail):
+        return BadRequestError(
+            f"{ctx.provider} server at {ctx.base_url} rejected the request as malformed {said}. "
+            "Not retried: the same request would fail the same way.",
+            **fields,
+        )
     if status >= 500:
         return ServerError(f"{ctx.provider} server error {said}", retryable=True, **fields)
     # 408 (request timeout) and 409 (lock conflict) are transient on the big providers.

@@ -53,6 +53,8 @@ class ProviderSettings(BaseModel):
     """Recording the `replay` provider plays back (required for `replay`)."""
     record_file: Path | None = None
     """When set, a real provider's exchanges are written here for later replay."""
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Fields merged into every request body (`top_k`, Ollama `options`, ...)."""
 
     @model_validator(mode="after")
     def _replay_needs_a_recording(self) -> ProviderSettings:
@@ -87,6 +89,8 @@ class ModelSpec(Protocol):
     def replay_file(self) -> Path | None: ...
     @property
     def record_file(self) -> Path | None: ...
+    @property
+    def extra_body(self) -> Mapping[str, Any]: ...
 
 
 def create_provider(
@@ -124,6 +128,7 @@ def create_provider(
         retry=RetryPolicy(max_retries=settings.max_retries),
         stream=settings.stream,
         thinking_budget_tokens=settings.thinking_budget_tokens,
+        extra_body=settings.extra_body,
         **options,
     )
     if settings.record_file:

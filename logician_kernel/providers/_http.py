@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TypeVar, cast
 
 import anyio
+import anyio.lowlevel
 import httpx
 from pydantic import SecretStr
 
@@ -128,6 +129,7 @@ class HttpProvider:
         sleep: Sleep = anyio.sleep,
         stream: bool = True,
         thinking_budget_tokens: int | None = None,
+        extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         """`api_key_env=None` means the provider's default variable; `""` means send no key.
         The key is read from `env` now; a missing one is reported when a call is made.
@@ -140,6 +142,7 @@ class HttpProvider:
         self._under_gateway = env.get("KERNEL_GATEWAY") == "1"  # set by Kernel/Enterprise Gateway
         self._client = client
         self._owns_client = client is None
+        self._client_loop: object | None = None  # the event loop our own client belongs to
         self.request_timeout = request_timeout
         # The per-attempt deadline bounds reads, writes and pool waits; httpx bounds connecting.
         self._timeout = httpx.Timeout(None, connect=connect_timeout)
@@ -149,6 +152,8 @@ class HttpProvider:
         that cannot stream (or cannot stream tool calls)."""
         self.thinking_budget_tokens = thinking_budget_tokens
         """Tokens the model may think before answering, where the API takes a budget."""
+        self.extra_body = dict(extra_body or {})
+        """Fields merged into every request body (`model.extra_body`)."""
         self._sleep = sleep
         self._ctx = ErrorContext(
             provider=self.provider,
@@ -172,10 +177,13 @@ class HttpProvider:
         return body
 
     async def aclose(self) -> None:
-        """Close the HTTP client if this provider created it (an injected one is the caller's)."""
+        """Close the HTTP client if this provider created it (an injected one is the caller's).
+        The provider stays usable: the next call builds a new client."""
         if self._client is not None and self._owns_client:
-            await self._client.aclose()
-            self._client = None
+            client, self._client = self._client, None
+            if self._client_loop == anyio.lowlevel.current_token():
+                await client.aclose()
+            # else: its loop is gone, and with it every socket the client could close.
 
     async def __aenter__(self) -> HttpProvider:
         return self
@@ -191,10 +199,29 @@ class HttpProvider:
         if self.api_key_env and self._api_key is None:
             raise MissingApiKeyError(self.api_key_env, provider=self.provider, model=self.model,
                                      under_gateway=self._under_gateway)  # fmt: skip
-        body = self.prepare_body(self.wire.body(request, self.model))
+        body = merge_body(self.prepare_body(self.wire.body(request, self.model)), self.extra_body)
         if not self.streaming:
             body["stream"] = False
             body.pop("stream_options", None)
+        finished = False
+        try:
+            async for event in self._attempts(body):
+                yield event
+            finished = True
+        finally:
+            if not finished:
+                # A failed, cancelled or abandoned call may leave a half-read connection in
+                # the pool: start the next call (often the next run, on another loop) afresh.
+                await self._discard_client()
+
+    async def _discard_client(self) -> None:
+        with anyio.CancelScope(shield=True):  # even while the call is being cancelled
+            try:
+                await self.aclose()
+            except Exception as exc:  # noqa: BLE001 - closing must not hide the call's error
+                logger.debug("%s: closing the HTTP client failed: %r", self.provider, exc)
+
+    async def _attempts(self, body: dict[str, Any]) -> AsyncGenerator[ProviderEvent, None]:
         retries = 0
         while True:
             yielded = False
@@ -320,9 +347,31 @@ class HttpProvider:
         return headers
 
     def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
+        """Our client, bound to the running loop: the agent runs each piece of work on a
+        fresh loop (agent/_loop.py), and a pooled connection of a closed loop fails with
+        `RuntimeError: Event loop is closed`. A client of another loop is dropped unclosed,
+        since only its own (gone) loop could close it."""
+        if not self._owns_client:
+            assert self._client is not None
+            return self._client
+        loop = anyio.lowlevel.current_token()
+        if self._client is None or self._client_loop != loop:
             self._client = httpx.AsyncClient(timeout=self._timeout)
+            self._client_loop = loop
         return self._client
+
+
+def merge_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """`extra` merged into `body`: tables key by key, anything else replaced (the schema
+    keeps `extra_body` off the fields the conversation is built from)."""
+    merged = dict(body)
+    for key, value in extra.items():
+        mine = merged.get(key)
+        if isinstance(value, Mapping) and isinstance(mine, Mapping):
+            merged[key] = merge_body(dict(mine), value)
+        else:
+            merged[key] = value
+    return merged
 
 
 async def _before(deadline: float | None, awaitable: Awaitable[T]) -> T:

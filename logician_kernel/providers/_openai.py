@@ -30,7 +30,7 @@ from logician_kernel.types.messages import (
 )
 
 from ._assembly import MessageAssembler, encode_arguments, estimate_tokens
-from ._errors import IncompleteStreamError, ProviderStreamError, server_limit
+from ._errors import IncompleteStreamError, ProviderStreamError, says_malformed, server_limit
 from ._http import HttpProvider
 from ._reasoning import Piece, ThinkSplitter
 from ._sse import SSEEvent
@@ -105,6 +105,12 @@ _ENCODERS: dict[str, Callable[[Any], dict[str, Any]]] = {
 }
 
 
+def _tool_choice(choice: str) -> str | dict[str, Any]:
+    if choice in ("auto", "required", "none"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
 def encode_message(message: Message) -> dict[str, Any]:
     """One message in Chat Completions form."""
     return _ENCODERS[message.kind](message)
@@ -141,6 +147,8 @@ class OpenAIChatFormat:
             body["temperature"] = request.temperature
         if request.stop:
             body["stop"] = request.stop
+        if request.tools and request.tool_choice:
+            body["tool_choice"] = _tool_choice(request.tool_choice)
         return body
 
     def decoder(self, model: str) -> ChatStreamDecoder:
@@ -360,7 +368,9 @@ def _stream_error(error: Any, model: str) -> ProviderStreamError:
             provider="openai",
             model=model,
         )
-    transient = any(word in f"{kind} {message}".lower() for word in ("overloaded", "server_error"))
+    transient = not says_malformed(message) and any(
+        word in f"{kind} {message}".lower() for word in ("overloaded", "server_error")
+    )
     return ProviderStreamError(
         f"openai stream error for model {model!r} ({kind}): {message}",
         error_type=kind,

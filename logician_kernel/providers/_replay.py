@@ -54,6 +54,8 @@ def request_fingerprint(request: ModelRequest) -> str:
     """A stable hash of everything in a request but where the notebook runs (the system
     prompt's `SYSTEM_LOCATION_PREFIX` line), so a recording replays from any folder."""
     data = request.model_dump(mode="json")
+    if data.get("tool_choice") is None:  # unset: as before the field existed, so recordings
+        data.pop("tool_choice", None)  # made then still match
     for message in data["messages"]:
         if message.get("kind") == "system":
             message["content"] = _without_location(message["content"])

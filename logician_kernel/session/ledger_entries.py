@@ -257,6 +257,9 @@ class RunEnd(_Entry):
     """Generated tokens."""
     cost_usd: float = 0.0
     """Estimated cost from the configured prices (0 when the model has no price)."""
+    usage_estimated: bool = False
+    """Whether the token counts are in part an estimate: a reply cut off (an interrupt, a
+    broken stream) before the server reported what it used, or a server reporting none."""
 
 
 class VariableRecord(BaseModel):

@@ -169,6 +169,9 @@ class ModelRequest(_Vocabulary):
     """Sampling temperature; `None` leaves it to the server."""
     stop: list[str] = Field(default_factory=list)
     """Stop sequences."""
+    tool_choice: str | None = None
+    """`auto`, `required`, `none`, or the name of the tool the model must call; `None`
+    sends nothing (the server's default, `auto`). Ignored when `tools` is empty."""
 
 
 # --- what a provider yields ---------------------------------------------------------------

@@ -105,7 +105,8 @@ def test_lenient_servers_whole_tool_calls_stop_reason_and_no_done(server) -> Non
     assert response.message.tool_calls == [ToolCall(id="c", name="read", arguments={"path": "x"})]
 
 
-def test_invalid_tool_arguments_are_kept_raw_and_sent_back_verbatim(server) -> None:
+def test_invalid_tool_arguments_are_kept_raw_and_sent_back_as_an_empty_object(server) -> None:
+    """Sent back verbatim, they made llama-server refuse every later request (issue 36)."""
     chunks = openai_chunks(tool=("c1", "read", ['{"path": ']), finish="tool_calls")
     server.script(
         Reply(pieces=[sse(*chunks, done=True)]),
@@ -130,7 +131,7 @@ def test_invalid_tool_arguments_are_kept_raw_and_sent_back_verbatim(server) -> N
     )
     assert run_stream("openai", server, follow_up).error is None
     sent = server.requests[1].body["messages"][2:]
-    assert sent[0]["tool_calls"][0]["function"]["arguments"] == '{"path": '
+    assert sent[0]["tool_calls"][0]["function"]["arguments"] == "{}"
     assert sent[1]["role"] == "tool" and sent[1]["content"].startswith(
         "[tool error] bad JSON[image/png"
     )

@@ -1,0 +1,53 @@
+"""An MCP server that dies at start says how (issue 36): before, the only reason shown was
+the SDK's `McpError: Connection closed`, though docs/mcp.md promised "exited with status N"
+and the server's stderr (in `.logician/logs/mcp-NAME.log`) said why."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[2]))
+
+from mcp_servers.helpers import wait_until  # noqa: E402
+
+from logician_kernel.config import McpSettings  # noqa: E402
+from logician_kernel.mcp import McpManager  # noqa: E402
+
+SECRET = "tok-3f9a8b7c6d5e4f3a2b1c"
+DIES = (
+    "import os, sys\n"
+    "sys.stderr.write('starting up\\n')\n"
+    "sys.stderr.write('fatal: token ' + os.environ['API_TOKEN'] + ' was refused\\n\\n')\n"
+    "sys.exit(3)\n"
+)
+
+
+def _error(manager: McpManager, name: str) -> str:
+    wait_until(lambda: next(s.state for s in manager.status() if s.name == name) == "failed",
+               60, f"{name} to fail")  # fmt: skip
+    return next(s.error for s in manager.status() if s.name == name) or ""
+
+
+def test_a_server_dying_at_start_shows_its_status_and_last_stderr_line(tmp_path: Path) -> None:
+    log = tmp_path / ".logician" / "logs" / "mcp-dies.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("an old line from an earlier start\n")
+    manager = McpManager(tmp_path, {"SECRET_TOKEN": SECRET})
+    manager.apply(McpSettings.model_validate({"servers": {
+        "dies": {"command": sys.executable, "args": ["-c", DIES],
+                 "env": {"API_TOKEN": "env:SECRET_TOKEN"}},
+        "quiet": {"command": sys.executable, "args": ["-c", "raise SystemExit(0)"]},
+    }}))  # fmt: skip
+    try:
+        error = _error(manager, "dies")
+        assert "exited with status 3" in error, error
+        assert "fatal: token" in error and "was refused" in error
+        assert SECRET not in error  # the configured secret is masked
+        assert "Connection closed" not in error
+        assert ".logician/logs/mcp-dies.log" in error
+        quiet = _error(manager, "quiet")
+        assert "exited with status 0" in quiet and "no stderr" in quiet, quiet
+        assert "an old line" not in quiet + error  # only what this start wrote
+    finally:
+        manager.close()
