@@ -1,5 +1,6 @@
-"""What a run asks of the model beyond the conversation: the tool choice, checked against the
-run's tools before any request, and the provider released on the loop that used it.
+"""What a run asks of the model beyond the conversation: the provider (refused while the source
+of its endpoint is broken), the tool choice, checked against the run's tools before any
+request, and the provider released on the loop that used it.
 
 Why here: every run, compaction and merge runs on a loop of its own (`_loop`); a provider's
 HTTP client must be closed on that loop, however the work ends.
@@ -10,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
+from ..config import ModelSettings
 from ..providers import Provider
+from ..runtime import LogicianRuntime
 from .errors import AgentError
 
 T = TypeVar("T")
@@ -37,3 +40,24 @@ def checked_tool_choice(choice: str | None, *toolsets: Mapping[str, object]) -> 
             f"tool of this run (tools: {', '.join(names)})"
         )
     return choice
+
+
+def allowed_model(runtime: LogicianRuntime) -> ModelSettings:
+    """The `[model]` settings, or `AgentError` naming the broken layer when the configuration
+    cannot say where the model is (never a default endpoint with the user's key)."""
+    refusal = runtime.config.model_refusal
+    if refusal is not None:
+        raise AgentError(refusal)
+    return runtime.config.settings.model
+
+
+def new_provider(runtime: LogicianRuntime) -> Provider:
+    """A provider for the current `[model]` settings; a setup failure is an `AgentError`."""
+    from ..providers import create_provider
+
+    try:
+        return create_provider(
+            runtime.config.settings.model, env=runtime.env, root=runtime.config.workspace
+        )
+    except (ValueError, OSError) as exc:
+        raise AgentError(f"cannot set up the model provider: {exc}") from None

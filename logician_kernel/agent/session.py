@@ -45,7 +45,7 @@ from ._loop import run_coroutine
 from .approvals import ApprovalBroker
 from .errors import AgentError
 from .hooks_setup import build_hooks
-from .model_calls import checked_tool_choice, released
+from .model_calls import allowed_model, checked_tool_choice, new_provider, released
 from .policy import (
     RunOptions,
     build_controller,
@@ -138,22 +138,11 @@ class AgentSession(ThreadsAndRecovery):
 
     def provider(self) -> Provider:
         """The model provider for the current `[model]` settings; any change rebuilds it."""
-        refusal = self.runtime.config.model_refusal
-        if refusal is not None:
-            # Checked on every call, before any cached provider: a configuration whose endpoint
-            # source is broken must not reach the provider built from an older snapshot.
-            raise AgentError(refusal)
-        model = self.settings.model
+        # Checked on every call, before any cached provider: a configuration whose endpoint
+        # source is broken must not reach the provider built from an older snapshot.
+        model = allowed_model(self.runtime)
         if self._provider is None or self._provider_model != model:
-            from ..providers import create_provider
-
-            try:
-                self._provider = create_provider(
-                    model, env=self.runtime.env, root=self.runtime.config.workspace
-                )
-            except (ValueError, OSError) as exc:
-                raise AgentError(f"cannot set up the model provider: {exc}") from None
-            self._provider_model = model
+            self._provider, self._provider_model = new_provider(self.runtime), model
         return self._provider
 
     def forget_provider(self) -> None:
