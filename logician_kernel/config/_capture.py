@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._keys import KeyPath, format_key, mask, to_toml_literal
+from ._keys import KeyPath, format_key, mask, to_toml_literal, value_at
 
 __all__ = ["CAPTURE_FIELDS", "lowered"]
 
@@ -60,15 +60,6 @@ CAPTURE_FIELDS: tuple[CaptureField, ...] = (
 """Every capture-lowering field, in the order notices name them."""
 
 
-def _get(data: Mapping[str, Any], path: KeyPath) -> tuple[bool, Any]:
-    node: Any = data
-    for part in path:
-        if not isinstance(node, Mapping) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
 def lowered(
     data: Mapping[str, Any], base: Mapping[str, Any], *, prefix: KeyPath = ()
 ) -> list[tuple[str, str]]:
@@ -76,8 +67,8 @@ def lowered(
     `prefix`, keys are named as inside that table (`profiles.NAME.checkpoints.enabled`)."""
     out = []
     for field in CAPTURE_FIELDS:
-        present, value = _get(data, field.path)
-        if not present or not field.lowers(value, _get(base, field.path)[1]):
+        present, value = value_at(data, field.path)
+        if not present or not field.lowers(value, value_at(base, field.path)[1]):
             continue
         shown = mask(field.path, value)
         try:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ._keys import KeyPath, mask, parse_key
+from ._keys import KeyPath, mask, parse_key, value_at
 
 Compare = Literal["value", "above_user", "selection"]
 
@@ -48,7 +48,7 @@ class GatedField:
         if "*" not in path:
             return [self]
         star = path.index("*")
-        present, node = _get(data, path[:star])
+        present, node = value_at(data, path[:star])
         if not present or not isinstance(node, Mapping):
             return []
         return [
@@ -119,15 +119,6 @@ def gated_field(key: str) -> GatedField | None:
     return next((field for field in GATED_FIELDS if field.matches(key)), None)
 
 
-def _get(data: Mapping[str, Any], path: KeyPath) -> tuple[bool, Any]:
-    node: Any = data
-    for part in path:
-        if not isinstance(node, Mapping) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
 def _drop(data: dict[str, Any], path: KeyPath) -> None:
     node = data
     for part in path[:-1]:
@@ -176,7 +167,7 @@ def hold_back(
     dropped: list[KeyPath] = []
     roots = (workspace.resolve(), data_dir.expanduser().resolve())
     for field in (one for row in GATED_FIELDS for one in row.concrete(data)):
-        present, value = _get(data, field.path)
+        present, value = value_at(data, field.path)
         if not present:
             continue
         key = ".".join(prefix + field.path)
@@ -186,7 +177,7 @@ def hold_back(
                 f"{shown} held back: it names a file outside the workspace and the user data "
                 f"directory {roots[1]}; only your user config may point there"
             )
-        elif field.compare == "above_user" and not _looser(value, _get(base, field.path)[1]):
+        elif field.compare == "above_user" and not _looser(value, value_at(base, field.path)[1]):
             continue
         elif allows(key, value):
             continue
@@ -218,7 +209,7 @@ def _drop_unstartable_servers(
     """A project MCP server left with neither `command` nor `url` (both held back, and no
     lower layer sets one) is dropped whole: it could not start, and must not fail the load."""
     servers = data.get("mcp", {}).get("servers", {}) if isinstance(data.get("mcp"), dict) else {}
-    below = _get(base, ("mcp", "servers"))[1] or {}
+    below = value_at(base, ("mcp", "servers"))[1] or {}
     for parts in dropped:
         if tuple(parts[:2]) != ("mcp", "servers") or parts[2] not in servers:
             continue

@@ -360,3 +360,13 @@ def to_toml_literal(value: Any) -> str:
         return node
 
     return tomlkit.item(inline(value)).as_string()
+
+
+def value_at(data: Mapping[str, Any], path: KeyPath) -> tuple[bool, Any]:
+    """(whether `path` is set in the nested tables `data`, its value or None)."""
+    node: Any = data
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node

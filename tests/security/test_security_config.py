@@ -93,7 +93,7 @@ def test_an_unknown_env_variable_drops_alone_and_the_key_goes_to_the_configured_
     # The finding: one unknown variable left the whole environment layer out, base_url fell
     # back to the public endpoint and the next agent cell sent OPENAI_API_KEY there.
     env = _env(kernel_env, canary, LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
-               LOGICIAN_MODEL__NAME="loop-model", LOGICIAN_MODEL__TOOL_CHOICE="required")  # fmt: skip
+               LOGICIAN_MODEL__NAME="loop-model", LOGICIAN_MODEL__TOOL_CHOISE="required")  # fmt: skip
     server.script(text_reply("answered by the loopback server"))
     k = Kernel(workspace, env)
     try:
@@ -102,10 +102,10 @@ def test_an_unknown_env_variable_drops_alone_and_the_key_goes_to_the_configured_
         assert len(server.requests) == 1
         assert server.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
         assert canary.seen == []
-        assert "LOGICIAN_MODEL__TOOL_CHOICE" in r.stderr and "unknown key" in r.stderr, r.stderr
+        assert "LOGICIAN_MODEL__TOOL_CHOISE" in r.stderr and "unknown key" in r.stderr, r.stderr
         assert "left out" not in r.stderr
         shown = k.run("%logician config").text
-        assert "LOGICIAN_MODEL__TOOL_CHOICE" in shown and "dropped" in shown, shown
+        assert "LOGICIAN_MODEL__TOOL_CHOISE" in shown and "dropped" in shown, shown
         assert f'model.base_url = "{server.url}/v1"' in shown
     finally:
         k.shutdown()

@@ -25,12 +25,12 @@ def printable(text: str) -> bool:
 
 def test_the_finding_one_unknown_env_variable_no_longer_resets_the_endpoint(sandbox) -> None:
     cfg = sandbox.load(env={"LOGICIAN_MODEL__BASE_URL": LOOPBACK,
-                            "LOGICIAN_MODEL__TOOL_CHOICE": "required"})  # fmt: skip
+                            "LOGICIAN_MODEL__TOOL_CHOISE": "required"})  # fmt: skip
     assert cfg.settings.model.base_url == LOOPBACK
     assert cfg.provenance("model.base_url") == "env"
     assert cfg.model_refusal is None
     (notice,) = cfg.notices
-    assert notice.startswith("environment variable LOGICIAN_MODEL__TOOL_CHOICE: model.tool_choice")
+    assert notice.startswith("environment variable LOGICIAN_MODEL__TOOL_CHOISE: model.tool_choise")
     assert "dropped; the rest of the environment layer applies" in notice
 
 
@@ -279,18 +279,18 @@ def test_a_project_selected_profile_lowering_capture_is_named(sandbox) -> None:
 
 def test_logician_config_show_says_exactly_what_was_dropped(cli, monkeypatch) -> None:
     monkeypatch.setenv("LOGICIAN_MODEL__BASE_URL", LOOPBACK)
-    monkeypatch.setenv("LOGICIAN_MODEL__TOOL_CHOICE", "required")
+    monkeypatch.setenv("LOGICIAN_MODEL__TOOL_CHOISE", "required")
     result = cli("config", "show")
     assert result.code == 0
     assert "env      applied, 1 key(s) dropped" in result.out
     dropped = result.out.split("keys dropped")[1].split("notices:")[0]
-    assert "LOGICIAN_MODEL__TOOL_CHOICE: model.tool_choice: unknown key" in dropped
+    assert "LOGICIAN_MODEL__TOOL_CHOISE: model.tool_choise: unknown key" in dropped
     assert f'model.base_url = "{LOOPBACK}"' in result.out and "REFUSED" not in result.out
     monkeypatch.setenv("LOGICIAN_MODEL__BASE_URL", "127.0.0.1:8080/v1")
     result = cli("config", "show", "--json")
     doc = json.loads(result.out)
     assert "LOGICIAN_MODEL__BASE_URL" in doc["model_calls"]["refused"]
-    assert any("LOGICIAN_MODEL__TOOL_CHOICE" in line for line in doc["dropped"])
+    assert any("LOGICIAN_MODEL__TOOL_CHOISE" in line for line in doc["dropped"])
 
 
 def test_a_higher_layer_that_sets_the_endpoint_decides_it(sandbox) -> None:
