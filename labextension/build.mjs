@@ -36,3 +36,6 @@ if (process.argv.includes('--development')) {
   args.push('--development', 'True', '--source-map', 'True');
 }
 execFileSync(python, args, { stdio: 'inherit' });
+// The build carries the digest of the sources it was made from; scripts/test.sh checks it
+// (source_digest.py says why the built bytes themselves cannot be compared).
+execFileSync(python, ['source_digest.py', '--write'], { stdio: 'inherit' });

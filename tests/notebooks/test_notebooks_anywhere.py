@@ -5,8 +5,8 @@ traceback.
 
 Each location gets its own copy of the checkout's notebooks in a fresh git repository, laid out
 as in a clone (`notebooks/` under the repository's top), so the runs never touch this checkout
-and the two locations of one notebook run side by side. (nbval runs them copied outside too,
-comparing outputs: tests/notebooks/test_notebooks.py.)
+and the three locations of one notebook run side by side. (nbval also runs them copied
+outside, comparing outputs: tests/notebooks/test_notebooks.py.)
 """
 
 from __future__ import annotations
@@ -37,6 +37,12 @@ def _clone_layout(base: Path) -> Path:
     return repo
 
 
+def _files(folder: Path) -> set[str]:
+    """Every file and folder under `folder` but the kernel's own state."""
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")
+            if ".logician" not in p.relative_to(folder).parts}  # fmt: skip
+
+
 def _run(notebook: Path, cwd: Path, config: Path) -> subprocess.CompletedProcess[str]:
     env = clean_env(LOGICIAN_CONFIG_DIR=str(config))
     rel = notebook.relative_to(cwd) if notebook.is_relative_to(cwd) else notebook
@@ -46,16 +52,22 @@ def _run(notebook: Path, cwd: Path, config: Path) -> subprocess.CompletedProcess
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.name for n in NOTEBOOKS])
-def test_the_notebook_runs_from_the_repository_top_and_from_its_folder(
+def test_the_notebook_runs_from_the_repository_top_its_folder_and_outside(
     notebook: Path, tmp_path: Path
 ) -> None:
     top, folder = _clone_layout(tmp_path / "top"), _clone_layout(tmp_path / "folder")
+    # Copied outside any repository (with its recordings), as a user who downloads it does.
+    outside = tmp_path / "outside" / "work"
+    shutil.copytree(ROOT / "notebooks", outside,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))  # fmt: skip
+    before = _files(outside)
     runs = {
         "from the repository's top": (top, top / "notebooks" / notebook.name, top),
         "from its own folder": (folder, folder / "notebooks" / notebook.name,
                                 folder / "notebooks"),  # fmt: skip
+        "copied outside a repository": (outside, outside / notebook.name, outside),
     }
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=3) as pool:
         done = {where: pool.submit(_run, nb, cwd, tmp_path / f"cfg-{i}")
                 for i, (where, (_, nb, cwd)) in enumerate(runs.items())}  # fmt: skip
     for where, future in done.items():
@@ -64,5 +76,8 @@ def test_the_notebook_runs_from_the_repository_top_and_from_its_folder(
         # Kernel shutdown (with MCP servers, in 05) logs no traceback.
         assert "Traceback" not in result.stderr, result.stderr[-3000:]
         repo = runs[where][0]
-        left = git(repo, "status", "--porcelain", "--untracked-files=all")
+        if repo == outside:  # no git to ask: the files themselves
+            left = "\n".join(sorted(_files(outside) ^ before))
+        else:
+            left = git(repo, "status", "--porcelain", "--untracked-files=all")
         assert left == "", f"{notebook.name} {where} left behind:\n{left}"
