@@ -58,13 +58,26 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def _fill(disk: Path, leave: int) -> Path:
-    """Fill the tmpfs (outside the workspace, so no frame sees it) to `leave` bytes free."""
-    filler = disk / "filler"
+def _free(disk: Path) -> int:
     st = os.statvfs(disk)
-    free = st.f_bavail * st.f_frsize
+    return st.f_bavail * st.f_frsize
+
+
+def _fill(disk: Path, leave: int) -> Path:
+    """Fill the tmpfs (outside the workspace, so no frame sees it) to `leave` bytes free, in
+    1 MiB steps (a kernel may still be writing a large file's copy: the free space moves)."""
+    filler = disk / "filler"
+    chunk = 1 << 20
     with open(filler, "ab") as fh:
-        fh.write(b"\0" * max(0, free - leave))
+        while (room := _free(disk) - leave) > 0:
+            try:
+                fh.write(b"\0" * min(chunk, room))
+                fh.flush()
+            except OSError:
+                break  # full sooner than statvfs said: trim back below
+    short = leave - _free(disk)
+    if short > 0:  # overshot (another writer freed nothing it had reserved): give it back
+        os.truncate(filler, max(0, filler.stat().st_size - short - 4096))
     return filler
 
 
@@ -90,6 +103,7 @@ def test_a_rewind_that_cannot_restore_a_file_stays_pending_until_resumed(
         assert k.run("open('big.bin', 'wb').write(b'B' * (12 << 20))\n"
                      "open('note.txt', 'w').write('frame 2')").status == "ok"  # fmt: skip
         second = _digest(ws / "big.bin")
+        assert "Logician storage" in k.run("%logician storage").text  # the copies are done
         filler = _fill(disk, int(2.1 * MB))  # the plan fits; a 12 MB file does not
 
         r = k.run("%logician rewind 2")
@@ -135,6 +149,7 @@ def test_skip_failed_finishes_a_rewind_on_purpose_naming_what_it_gave_up(
         assert k.run("open('big.bin', 'wb').write(b'A' * (12 << 20))").status == "ok"
         assert k.run("open('big.bin', 'wb').write(b'B' * (12 << 20))").status == "ok"
         second = _digest(ws / "big.bin")
+        assert "Logician storage" in k.run("%logician storage").text  # the copies are done
         filler = _fill(disk, int(2.1 * MB))
         assert "rewind incomplete" in k.run("%logician rewind 2").text
         filler.unlink()

@@ -185,7 +185,8 @@ def test_no_kernel_module_builds_html_by_hand() -> None:
                 text = node.value
             else:
                 continue
-            if _HTML_TAG.search(text):
+            # A regex's named group `(?P<name>...)` is not markup.
+            if _HTML_TAG.search(re.sub(r"\(\?P<\w+>", "(", text)):
                 found.append(f"{path.relative_to(root)}:{node.lineno}: {text[:60]!r}")
     assert found == []
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,12 @@ def test_an_edit_made_after_the_rewind_stops_the_undo_unless_forced(ws: Path) ->
 
 def test_created_empty_directories_go_and_existing_empty_ones_stay(ws: Path) -> None:
     (ws / "empty_before").mkdir()
+    # "Before" by the file system's clock too: a rewind keeps directories born more than a
+    # coarse clock tick (20 ms) before the frame opened; on an idle machine the session and
+    # the frame open sooner than that.
+    born = os.stat(ws / "empty_before").st_ctime
+    while time.time() < born + 0.05:
+        time.sleep(0.005)
     session = open_session(ws)
     try:
         def cell(w: Path) -> None:
