@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_undo_rewind import frame as run_frame
 
 from logician_kernel.session import rewind_plan
 from logician_kernel.session.frame_rewind import RewindError, RewindIncomplete
@@ -19,15 +20,6 @@ ENV = {"LOGICIAN_THREAD": "incomplete"}
 
 def _open(ws: Path) -> WorkspaceSession:
     return WorkspaceSession.open(ws, env=ENV, max_file_bytes=100_000)
-
-
-def _frame(session: WorkspaceSession, action) -> int:
-    cp = session.checkpoints
-    assert cp is not None
-    frame_id = cp.open_frame(execution_count=None, cell_id=None, code="cell")
-    action(session.workspace)
-    cp.close_frame("ok")
-    return frame_id
 
 
 def _block(path: Path) -> None:
@@ -54,7 +46,7 @@ def test_a_failed_path_keeps_the_rewind_pending_and_the_retry_touches_only_it(ws
     session = _open(ws)
     cp = session.checkpoints
     assert cp is not None
-    frame = _frame(session, lambda w: ((w / "new.txt").write_text("n"),
+    frame = run_frame(session, lambda w: ((w / "new.txt").write_text("n"),
                                        (w / "keep.txt").write_text("changed")))  # fmt: skip
     _block(ws / "keep.txt")  # the rewind must write keep.txt back: it cannot
     with pytest.raises(RewindIncomplete) as caught:
@@ -94,7 +86,7 @@ def test_an_undo_that_fails_a_path_is_incomplete_until_retried(ws: Path) -> None
     session = _open(ws)
     cp = session.checkpoints
     assert cp is not None
-    frame = _frame(session, lambda w: (w / "keep.txt").write_text("changed"))
+    frame = run_frame(session, lambda w: (w / "keep.txt").write_text("changed"))
     cp.rewind(frame)
     assert (ws / "keep.txt").read_text() == "keep"
     # The undo must write keep.txt back; a directory with a file stands there now.
