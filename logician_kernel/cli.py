@@ -44,8 +44,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_ledger(args: argparse.Namespace) -> int:
-    from .session.ledger_repair import RepairError, check, repair
-    from .session.workspace_session import STATE_DIR
+    from .ledger.repair import RepairError, check, repair
+    from .workspace.session import STATE_DIR
 
     given = Path(args.thread)
     path = given if given.suffix == ".jsonl" else (
@@ -64,8 +64,8 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
 
 
 def _cmd_state(args: argparse.Namespace) -> int:
-    from .session.state_trust import UntrustedStateError, check_state_dir
-    from .session.workspace_session import STATE_DIR
+    from .snapshots.state_trust import UntrustedStateError, check_state_dir
+    from .workspace.session import STATE_DIR
 
     workspace = Path(args.workspace).resolve()
     state = workspace / STATE_DIR

@@ -6,6 +6,7 @@ this package imports IPython, ipykernel, ipywidgets or comm (a subprocess test c
 """
 
 from ..policy import ApprovalRequest
+from ..tools._process_guard import reap_for_workspace
 from .approvals import ApprovalBroker
 from .errors import AgentError
 from .policy import RunOptions
@@ -18,4 +19,5 @@ __all__ = [
     "ApprovalRequest",
     "RunOptions",
     "RunResult",
+    "reap_for_workspace",
 ]

@@ -9,15 +9,15 @@ caller's business.
 from __future__ import annotations
 
 from ..compaction import CompactionFailed, compact
-from ..loop.summarizer import summariser, summarize
-from ..providers import Metered, Provider
-from ..session.branches import (
+from ..ledger.branches import (
     Branch,
     branch_discard_fields,
     branch_merge_fields,
     derive_branches,
 )
-from ..session.thread_ledger import ProjectionItem, ThreadLedger
+from ..ledger.thread_ledger import ProjectionItem, ThreadLedger
+from ..loop.summarizer import summariser, summarize
+from ..providers import Metered, Provider
 from ..types import MESSAGE_ADAPTER
 from .errors import AgentError
 

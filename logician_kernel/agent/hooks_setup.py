@@ -13,10 +13,10 @@ from typing import Any
 
 from ..config import EffectiveConfig
 from ..config._hooks_schema import HOOK_EVENTS
+from ..durable.redact import redact
 from ..loop.command_hooks import CommandHooks, HookLog
 from ..policy import AuditLog
-from ..runtime import LogicianRuntime
-from ..session.redact import redact
+from ..workspace.runtime import LogicianRuntime
 
 __all__ = ["build_hooks", "hooks_report"]
 

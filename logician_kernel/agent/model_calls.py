@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from ..config import ModelSettings
 from ..providers import Provider
-from ..runtime import LogicianRuntime
+from ..workspace.runtime import LogicianRuntime
 from .errors import AgentError
 
 T = TypeVar("T")

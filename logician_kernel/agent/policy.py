@@ -18,6 +18,12 @@ from typing import Any
 
 from ..config import LogicianSettings
 from ..config import commands as config_commands
+from ..ledger.thread_ledger import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ProjectionItem,
+    ThreadLedger,
+)
 from ..loop.compaction_policy import CompactionPolicy
 from ..loop.prompt import system_prompt
 from ..policy import (
@@ -31,15 +37,9 @@ from ..policy import (
     RunController,
 )
 from ..providers import resolve_context_window
-from ..runtime import LogicianRuntime
-from ..session.thread_ledger import (
-    ApprovalRequested,
-    ApprovalResolved,
-    ProjectionItem,
-    ThreadLedger,
-)
 from ..types.approvals import ApprovalChannel
 from ..types.run import RunBudgetLimits
+from ..workspace.runtime import LogicianRuntime
 from .approvals import ApprovalBroker, Pending, preview
 
 

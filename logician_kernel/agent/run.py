@@ -19,9 +19,9 @@ from ..events.events import HarnessEvent
 from ..events.runtime_state import RuntimeState, fold
 from ..loop.todo import TodoCapability
 from ..policy import RunController
-from ..runtime import LogicianRuntime
 from ..tools import ToolContext, ToolResult
 from ..types.run import RunOutcome
+from ..workspace.runtime import LogicianRuntime
 from ._loop import WorkerLoop
 from .policy import ApprovalItem, current_directory
 

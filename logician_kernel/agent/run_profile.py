@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..config import ConfigError, EffectiveConfig
-from ..runtime import LogicianRuntime
+from ..workspace.runtime import LogicianRuntime
 from .errors import AgentError
 
 __all__ = ["ProfileSwap", "use_profile"]

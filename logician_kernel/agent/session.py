@@ -27,19 +27,20 @@ from typing import NamedTuple
 from ..config import EffectiveConfig, LogicianSettings, ModelSettings
 from ..events.events import HarnessEvent
 from ..events.runtime_state import RuntimeState
+from ..frames.file_checkpoints import RewindError
+from ..ledger.run_store import LedgerRunStore, resolve_dangling_calls
+from ..ledger.thread_ledger import ProjectionItem, RunEnd, ThreadLedger
 from ..loop.agent_harness import AgentHarness
 from ..loop.command_hooks import HookLog
 from ..loop.todo import TodoCapability
 from ..mcp import McpManager
 from ..policy import PermissionPolicy, RunBudget, config_layer_of
 from ..providers import Provider
-from ..runtime import LogicianRuntime
-from ..session.file_checkpoints import RewindError
-from ..session.run_store import LedgerRunStore, resolve_dangling_calls
-from ..session.thread_ledger import ProjectionItem, RunEnd, ThreadLedger
 from ..tools import default_tools
+from ..tools._process_guard import reap_for_workspace
 from ..types import MESSAGE_ADAPTER
 from ..types.run import RunOutcome
+from ..workspace.runtime import LogicianRuntime
 from . import conversation, script
 from ._loop import run_coroutine
 from .approvals import ApprovalBroker
@@ -118,7 +119,8 @@ class AgentSession(ThreadsAndRecovery):
         if thread is not None:
             environ["LOGICIAN_THREAD"] = thread
             environ.pop("JPY_SESSION_NAME", None)  # the script's own name beats its parent's
-        return cls(LogicianRuntime.start(Path(workspace).resolve(), env=environ))
+        return cls(LogicianRuntime.start(Path(workspace).resolve(), env=environ,
+                                        reap=reap_for_workspace))
 
     # -- what a run is built from --------------------------------------------------------------
 

@@ -16,16 +16,22 @@ import re
 from typing import TYPE_CHECKING
 
 from ..events.runtime_state import RuntimeState
-from ..session.file_checkpoints import RewindError
-from ..session.recovery import restorable_calls
-from ..session.thread_ledger import CallRewound, RestorableCall, ThreadLedger
-from ..session.threads import VSCODE_NOTEBOOK, ThreadChoice, ThreadInfo, list_threads, named_thread
-from ..session.workspace_session import STATE_DIR
+from ..frames.file_checkpoints import RewindError
+from ..ledger.settle import restorable_calls
+from ..ledger.thread_ledger import CallRewound, RestorableCall, ThreadLedger
+from ..workspace.session import STATE_DIR
+from ..workspace.threads import (
+    VSCODE_NOTEBOOK,
+    ThreadChoice,
+    ThreadInfo,
+    list_threads,
+    named_thread,
+)
 from .errors import AgentError
 
 if TYPE_CHECKING:
     from ..policy import RunBudget
-    from ..runtime import LogicianRuntime
+    from ..workspace.runtime import LogicianRuntime
     from .session import AgentSession
 
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")

@@ -13,8 +13,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..session.file_checkpoints import RewindError
-from ..session.journal import JournalError
+from ..durable.journal import JournalError
+from ..frames.file_checkpoints import RewindError
 
 
 def positive(kind: type) -> Callable[[str], Any]:

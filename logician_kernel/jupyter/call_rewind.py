@@ -16,8 +16,9 @@ from IPython.display import display
 
 from ..agent import AgentSession
 from ..agent.errors import AgentError
-from ..session.recovery import describe_call_rewind, found_at_this_start
-from ..session.thread_ledger import CallRewound
+from ..frames.recovery import describe_call_rewind
+from ..ledger.settle import found_at_this_start
+from ..ledger.thread_ledger import CallRewound
 from . import display as render
 from .rewind_source import LedgerRewindSource
 from .safe_html import inert, tag

@@ -11,10 +11,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..session.file_checkpoints import RewindPlan
-from ..session.frame_report import FileDiff
-from ..session.frames import FrameView
-from ..session.thread_ledger import ProjectionItem
+from ..frames.file_checkpoints import RewindPlan
+from ..frames.frame_report import FileDiff
+from ..ledger.frame_view import FrameView
+from ..ledger.thread_ledger import ProjectionItem
 from .markdown_html import render_markdown
 from .safe_html import MATH_IGNORE, Markup, inert, join, tag
 

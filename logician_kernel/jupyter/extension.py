@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..agent import AgentSession
+from ..agent import AgentSession, reap_for_workspace
 from ..agent.threads import follow_vscode
-from ..runtime import LogicianRuntime
-from ..session.threads import VSCODE_NOTEBOOK
+from ..workspace.runtime import LogicianRuntime
+from ..workspace.threads import VSCODE_NOTEBOOK
 from .kernel import is_management_cell
 from .magics import LogicianMagics, protect_prompt_lines
 
@@ -126,7 +126,8 @@ def load(shell: Any) -> None:
     kernel = getattr(shell, "kernel", None)
     kernel_session = getattr(getattr(kernel, "session", None), "session", "") or ""
     runtime = LogicianRuntime.start(Path.cwd(), env=os.environ,
-                                    kernel_session=str(kernel_session))  # fmt: skip
+                                    kernel_session=str(kernel_session),
+                                    reap=reap_for_workspace)  # fmt: skip
     agent = AgentSession(runtime)
     magics = LogicianMagics(shell, agent)
     shell.register_magics(magics)

@@ -25,11 +25,11 @@ from ipykernel.zmqshell import ZMQInteractiveShell
 from traitlets import Type
 
 from .._version import __version__
-from ..agent import AgentSession
+from ..agent import AgentSession, reap_for_workspace
 from ..agent.threads import follow_vscode
-from ..runtime import LogicianRuntime
-from ..session.launch import enter, starting_directory, workspace_notice
-from ..session.threads import VSCODE_NOTEBOOK
+from ..workspace.launch import enter, starting_directory, workspace_notice
+from ..workspace.runtime import LogicianRuntime
+from ..workspace.threads import VSCODE_NOTEBOOK
 from . import call_rewind
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
 from .variables_view import frame_line
@@ -85,7 +85,8 @@ class LogicianKernel(IPythonKernel):
         start = starting_directory(os.environ, Path.cwd())
         moved = enter(start)
         self.logician = LogicianRuntime.start(
-            start.path, env=os.environ, kernel_session=str(kernel_session)
+            start.path, env=os.environ, kernel_session=str(kernel_session),
+            reap=reap_for_workspace,
         )
         config = self.logician.config
         where = workspace_notice(config.workspace, start, config.settings.workspace.root)

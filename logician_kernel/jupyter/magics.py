@@ -23,12 +23,12 @@ from ..agent.hooks_setup import hooks_report
 from ..config import ConfigError
 from ..config import commands as config_commands
 from ..config._keys import command_line_value
+from ..frames.file_checkpoints import RewindError
+from ..frames.frame_report import frame_diff
+from ..frames.storage_commands import collect_garbage, storage_text
+from ..ledger.repair import check as ledger_check
+from ..ledger.thread_ledger import ThreadLedger
 from ..policy import AuditLog
-from ..session.file_checkpoints import RewindError
-from ..session.frame_report import frame_diff
-from ..session.ledger_repair import check as ledger_check
-from ..session.storage_commands import collect_garbage, storage_text
-from ..session.thread_ledger import ThreadLedger
 from . import call_rewind, thread_commands, undo_view, variables_view
 from . import display as render
 from .agent import AgentCell

@@ -10,13 +10,13 @@ import os
 import threading
 from typing import Any
 
-from ..runtime import LogicianRuntime
-from ..session import rewind_plan
-from ..session.attribution import launch_dir, map_lab_path
-from ..session.file_checkpoints import FileCheckpoints, RewindError
-from ..session.frames import FrameView
-from ..session.store_budget import usage
-from ..session.thread_ledger import ProjectionItem
+from ..frames import rewind_plan
+from ..frames.attribution import launch_dir, map_lab_path
+from ..frames.file_checkpoints import FileCheckpoints, RewindError
+from ..frames.store_budget import usage
+from ..ledger.frame_view import FrameView
+from ..ledger.thread_ledger import ProjectionItem
+from ..workspace.runtime import LogicianRuntime
 from . import display as render
 from . import undo_view, variables_view
 from .comm import LogicianComms

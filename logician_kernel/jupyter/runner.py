@@ -22,9 +22,9 @@ from nbclient.exceptions import CellExecutionError
 from traitlets import default
 from traitlets.config import Config
 
-from ..session.frames import derive_frames
-from ..session.thread_ledger import SessionStart, read_entries
-from ..session.workspace_session import STATE_DIR, thread_id_for
+from ..ledger.frame_view import derive_frames
+from ..ledger.thread_ledger import SessionStart, read_entries
+from ..workspace.session import STATE_DIR, thread_id_for
 from .kernelspec import KERNEL_NAME, kernel_json
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..session.file_checkpoints import FileCheckpoints, RewindError, RewindPlan
-from ..session.frames import FrameView
-from ..session.thread_ledger import ProjectionItem, VariableRecord
-from ..session.variable_checkpoints import VariableCheckpoints, VariableStep
+from ..frames.file_checkpoints import FileCheckpoints, RewindError, RewindPlan
+from ..frames.variable_checkpoints import VariableCheckpoints, VariableStep
+from ..ledger.frame_view import FrameView
+from ..ledger.thread_ledger import ProjectionItem, VariableRecord
 from . import display as render
 from .safe_html import inert, tag
 

@@ -47,8 +47,8 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from logician_kernel._test_hooks import stop_inside_call
 from logician_kernel.compaction.tokens import CHARS_PER_TOKEN, estimate_tokens
+from logician_kernel.durable.test_hooks import stop_inside_call
 from logician_kernel.events.events import (
     HarnessEvent,
     ModelCallStarted,
@@ -67,7 +67,7 @@ from logician_kernel.providers import (
     Provider,
     ProviderError,
 )
-from logician_kernel.session.write_audit import AUDIT
+from logician_kernel.snapshots.write_audit import AUDIT
 from logician_kernel.tools import Tool, ToolContext, ToolResult, bound_output
 from logician_kernel.types.messages import (
     Message,

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..config._hooks_schema import HookSettings
+from ..durable.redact import redact, redact_data
 from ..events.events import HarnessEvent, HookReported
 from ..policy.audit import AuditEntry, AuditLog, AuditLogError
 from ..policy.permissions import PermissionDecision
-from ..session.redact import redact, redact_data
 from ..tools import ToolResult, bound_output
 from ..tools._hook_process import MISSING_PROGRAM, HookProcess, run_hook_command
 from ..types.messages import ToolCall

@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..session.journal import Journal, decode_record
-from ..session.redact import MASK, is_credential_name, redact
+from ..durable.journal import Journal, decode_record
+from ..durable.redact import MASK, is_credential_name, redact
 from .permissions import PermissionDecision
 
 AUDIT_FILE = Path(".logician") / "audit.jsonl"

@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from ..session.redact import redact
+from ..durable.redact import redact
 from ..tools import Tool
 from ..types.approvals import ApprovalChoice
 from ..types.messages import ToolCall

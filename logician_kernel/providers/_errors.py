@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from ..session.redact import redact
+from ..durable.redact import redact
 
 _DETAIL_LIMIT = 500
 _CONTEXT_LENGTH_MARKERS = (

@@ -12,7 +12,7 @@ parent *thread*, and it reaches only the direct child, not what the shell starte
 live tool group is written to `.logician/processes/<pgid>.json` with the call that started it,
 so a restarted kernel kills a group that survived even the guard (the guard was killed with it)
 and tells the user. Anyone who can write the workspace can write those records, so each carries
-a MAC made with the user's state key (`session/blob_key.py`); a record without a valid one names
+a MAC made with the user's state key (`durable/blob_key.py`); a record without a valid one names
 no group to kill.
 
 A subreaper must reap what it adopts: a thread reaps the kernel's zombie children that are
@@ -39,8 +39,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..session._private import private_dir, write_private
-from ..session.blob_key import BlobKey
+from ..durable.blob_key import BlobKey
+from ..durable.private import private_dir, write_private
 from . import _guard_script as script
 
 _RECORD_DOMAIN = b"logician process record v1\0"
@@ -352,3 +352,10 @@ def _owner_is_kernel(pid: int, pgid: int) -> bool:
         return True  # no /proc: trust the pid
     fields = stat[stat.rfind(b")") + 2 :].split()
     return len(fields) >= 3 and int(fields[2]) != pgid and fields[0] != b"Z"
+
+
+def reap_for_workspace(workspace: Path, key: BlobKey) -> list[str]:
+    """What a workspace hands in as its reaper (`WorkspaceSession.open(reap=...)`): note
+    where this kernel's guard leaves its count, then kill the groups a dead kernel left."""
+    note_state_dir(workspace)
+    return reap_orphans(workspace, key)

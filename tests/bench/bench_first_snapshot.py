@@ -32,10 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from logician_kernel.session import first_snapshot  # noqa: E402
-from logician_kernel.session.git_snapshot import GitSnapshotter  # noqa: E402
-from logician_kernel.session.large_files import LargeFiles, LargeLimits  # noqa: E402
-from logician_kernel.session.large_store import LargeFileStore  # noqa: E402
+from logician_kernel.snapshots import first_snapshot  # noqa: E402
+from logician_kernel.snapshots.git_snapshot import GitSnapshotter  # noqa: E402
+from logician_kernel.snapshots.large_files import LargeFiles, LargeLimits  # noqa: E402
+from logician_kernel.snapshots.large_store import LargeFileStore  # noqa: E402
 
 FILES_PER_DIR = 100
 

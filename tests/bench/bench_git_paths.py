@@ -12,7 +12,7 @@ the frame's git work is timed, interleaved path by path so load skews all alike:
 2. `pygit2`: libgit2 in-process - the index read once and kept, then per frame: hash + write
    the blob, add it, write the index and the tree, diff the trees (only if pygit2 is
    importable; it is not a dependency).
-3. `inprocess`: what the kernel does (logician_kernel/session/git_trees.py): the blob and the
+3. `inprocess`: what the kernel does (logician_kernel/snapshots/git_trees.py): the blob and the
    rebuilt subtrees written as loose objects from Python, the frame's diff walked over the
    parsed trees; no process, no index write.
 4. `batch`: a long-lived `git hash-object -w --stdin-paths` (the blob) + `git update-index
@@ -33,10 +33,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from logician_kernel.session._fs import write_loose_blob
-from logician_kernel.session.git_snapshot import Snapshot
-from logician_kernel.session.git_trees import TreeStore
-from logician_kernel.session.snapshot_diff import snapshot_diff
+from logician_kernel.snapshots._fs import write_loose_blob
+from logician_kernel.snapshots.git_snapshot import Snapshot
+from logician_kernel.snapshots.git_trees import TreeStore
+from logician_kernel.snapshots.snapshot_diff import snapshot_diff
 
 
 def git(env: dict[str, str], base: list[str], *args: str, stdin: bytes | None = None) -> bytes:

@@ -20,7 +20,7 @@ from pathlib import Path
 from jupyter_client.manager import KernelManager
 
 from logician_kernel.jupyter.runner import LogicianSpecManager
-from logician_kernel.session.thread_ledger import FrameClose, FrameOpen, MessageEntry, ThreadLedger
+from logician_kernel.ledger.thread_ledger import FrameClose, FrameOpen, MessageEntry, ThreadLedger
 
 
 def make_thread(workspace: Path, entries: int) -> None:

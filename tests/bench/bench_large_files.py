@@ -13,7 +13,7 @@ In DIR (default: a temporary directory; give a mounted XFS or btrfs image to see
 - rewind after writes: a whole frame rewind right after cells wrote several versions of the
   file (the copies of each captured), against `cp` of the object it restores, alternated;
 - --page-cache: the same with copies through the page cache (`copy_file_range`), as before
-  direct copies (session/direct_copy.py), to compare on one machine;
+  direct copies (snapshots/direct_copy.py), to compare on one machine;
 - idle: a frame that touches only a small file in a workspace holding a large one, with the
   side store on and off; target: no difference (ratio ~1.0);
 - hashes: MB/s of the candidate hashes on this machine (blake3 / xxh3_128 when installed);
@@ -34,10 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from logician_kernel.session import large_store
-from logician_kernel.session.large_files import LargeLimits
-from logician_kernel.session.large_store import LargeFileStore
-from logician_kernel.session.workspace_session import WorkspaceSession
+from logician_kernel.snapshots import large_store
+from logician_kernel.snapshots.large_files import LargeLimits
+from logician_kernel.snapshots.large_store import LargeFileStore
+from logician_kernel.workspace.session import WorkspaceSession
 
 MB = 1 << 20
 

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from logician_kernel.session.ledger_checkpoint import checkpoint_path
-from logician_kernel.session.thread_ledger import (
+from logician_kernel.ledger.checkpoint import checkpoint_path
+from logician_kernel.ledger.thread_ledger import (
     FrameClose,
     FrameOpen,
     MessageEntry,
@@ -86,8 +86,7 @@ def time_appends(ledger: ThreadLedger, count: int, *, durable: bool) -> list[flo
 
 def realistic(ledger: ThreadLedger, entries: int) -> None:
     """Append `entries` entries shaped like a real thread's (see the module docstring)."""
-    from logician_kernel.session.states import PathChange, PathState
-    from logician_kernel.session.thread_ledger import (
+    from logician_kernel.ledger.thread_ledger import (
         ProjectionItem,
         RunEnd,
         ToolCommit,
@@ -96,6 +95,7 @@ def realistic(ledger: ThreadLedger, entries: int) -> None:
         VariableRecord,
         VariablesCaptured,
     )
+    from logician_kernel.types.path_states import PathChange, PathState
 
     frame = agent = 0
 
@@ -167,7 +167,7 @@ def _reset(ws: Path, pristine: bytes, checkpoint: bytes | None) -> None:
 
 def time_opens(root: Path, sizes: Sequence[int], rounds: int) -> dict[tuple[int, bool], float]:
     """Best time of `WorkspaceSession.open` (no file capture) per size, with/without checkpoint."""
-    from logician_kernel.session.workspace_session import WorkspaceSession
+    from logician_kernel.workspace.session import WorkspaceSession
 
     workspaces = _build_threads(root, sizes)
     saved = {}

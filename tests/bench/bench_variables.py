@@ -48,7 +48,7 @@ def value(kernel: BenchKernel, expr: str) -> float:
 
 def captures(workspace: Path) -> list[float]:
     """The capture time (ms) each variables manifest of the thread records, in order."""
-    from logician_kernel.session.thread_ledger import VariablesCaptured, read_entries
+    from logician_kernel.ledger.thread_ledger import VariablesCaptured, read_entries
 
     entries = read_entries(workspace / ".logician" / "threads" / "bench.jsonl")
     return [e.duration_ms for e in entries if isinstance(e, VariablesCaptured)]
@@ -56,7 +56,7 @@ def captures(workspace: Path) -> list[float]:
 
 def last_capture(workspace: Path) -> tuple[int, float]:
     """The frame of the latest variables manifest and the time its capture took (ms)."""
-    from logician_kernel.session.thread_ledger import VariablesCaptured, read_entries
+    from logician_kernel.ledger.thread_ledger import VariablesCaptured, read_entries
 
     entries = read_entries(workspace / ".logician" / "threads" / "bench.jsonl")
     captured = [e for e in entries if isinstance(e, VariablesCaptured)]

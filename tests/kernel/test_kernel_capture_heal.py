@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel
 
-from logician_kernel._test_hooks import FAULT
+from logician_kernel.durable.test_hooks import FAULT
 
 pytestmark = pytest.mark.kernel
 

@@ -184,7 +184,7 @@ def test_type_changes_are_captured_every_time_and_rewound_exactly(
 def test_a_vanished_state_dir_is_recreated_with_a_notice_every_time(
     workspace: Path, kernel_env: dict[str, str]
 ) -> None:
-    from logician_kernel.session.thread_ledger import read_entries
+    from logician_kernel.ledger.thread_ledger import read_entries
 
     ledger = workspace / ".logician" / "threads" / "test-thread.jsonl"
     k = Kernel(workspace, kernel_env)

@@ -17,7 +17,7 @@ import tomllib
 from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply, tool_reply
 
-from logician_kernel._test_hooks import FAULT, FAULT_LOG
+from logician_kernel.durable.test_hooks import FAULT, FAULT_LOG
 
 pytestmark = pytest.mark.kernel
 

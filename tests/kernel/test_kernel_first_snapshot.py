@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel, make_kernel_env
 
-from logician_kernel._test_hooks import HOLD_FULL_SCAN
-from logician_kernel.session.first_snapshot_wait import WAIT_NOTICE
+from logician_kernel.durable.test_hooks import HOLD_FULL_SCAN
+from logician_kernel.snapshots.first_snapshot_wait import WAIT_NOTICE
 
 pytestmark = pytest.mark.kernel
 

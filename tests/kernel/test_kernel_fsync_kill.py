@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel
 
-from logician_kernel._test_hooks import KILL_BEFORE_FSYNC
+from logician_kernel.durable.test_hooks import KILL_BEFORE_FSYNC
 
 pytestmark = pytest.mark.kernel
 

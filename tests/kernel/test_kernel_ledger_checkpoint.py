@@ -15,8 +15,8 @@ pytestmark = pytest.mark.kernel
 def _checkpoint_thread(workspace: Path) -> Path:
     """Write the thread's projection checkpoint from outside (the kernel writes one only past
     1,000 records), with the kernel shut down."""
-    from logician_kernel.session.ledger_checkpoint import checkpoint_path
-    from logician_kernel.session.thread_ledger import ThreadLedger
+    from logician_kernel.ledger.checkpoint import checkpoint_path
+    from logician_kernel.ledger.thread_ledger import ThreadLedger
 
     ledger = ThreadLedger(workspace / ".logician" / "threads", "test-thread")
     assert ledger.write_checkpoint()

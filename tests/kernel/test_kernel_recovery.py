@@ -13,7 +13,7 @@ from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply, tool_reply
 from test_kernel_approvals import Sidebar
 
-from logician_kernel._test_hooks import KILL_IN_CALL
+from logician_kernel.durable.test_hooks import KILL_IN_CALL
 
 pytestmark = pytest.mark.kernel
 

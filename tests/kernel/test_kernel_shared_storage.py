@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel
 
-from logician_kernel.session.git_snapshot import GitSnapshotter
-from logician_kernel.session.workspace_session import index_name_for
+from logician_kernel.snapshots.git_snapshot import GitSnapshotter
+from logician_kernel.workspace.session import index_name_for
 
 pytestmark = pytest.mark.kernel
 

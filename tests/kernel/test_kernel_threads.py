@@ -12,7 +12,7 @@ import pytest
 from kernel_harness import Kernel, make_kernel_env
 from test_kernel_approvals import Sidebar
 
-from logician_kernel.session.threads import notebook_thread_id
+from logician_kernel.workspace.threads import notebook_thread_id
 
 pytestmark = pytest.mark.kernel
 

@@ -118,7 +118,7 @@ def test_load_ext_in_the_ipython_terminal(
 def test_load_ext_in_vs_codes_stock_kernel_follows_its_notebook_name(
     workspace: Path, env: dict[str, str]
 ) -> None:
-    from logician_kernel.session.threads import notebook_thread_id
+    from logician_kernel.workspace.threads import notebook_thread_id
 
     unnamed = {k: v for k, v in env.items() if k != "LOGICIAN_THREAD"}
     notebook = str(workspace / "report.ipynb")

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel
 
-from logician_kernel.session.thread_ledger import VariablesCaptured, read_entries
-from logician_kernel.session.variable_store import pickle_group
+from logician_kernel.frames.variable_store import pickle_group
+from logician_kernel.ledger.thread_ledger import VariablesCaptured, read_entries
 
 pytestmark = pytest.mark.kernel
 

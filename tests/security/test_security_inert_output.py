@@ -35,8 +35,8 @@ from logician_kernel.jupyter.safe_html import (
 )
 from logician_kernel.jupyter.variables_view import vars_table
 from logician_kernel.jupyter.widgets.approval import preview_html
-from logician_kernel.session.frames import FrameView
-from logician_kernel.session.thread_ledger import VariableRecord
+from logician_kernel.ledger.frame_view import FrameView
+from logician_kernel.ledger.thread_ledger import VariableRecord
 
 PAYLOADS = payloads(9)
 ALL = "\n\n".join(PAYLOADS)

@@ -5,7 +5,7 @@ and `rewind --resume` neither write nor delete anything outside; the report name
 directory as a conflict. Large files (the side store's restore) and a parent two levels up
 too. The race (a swap during a 3,000-file rewind) is test_security_restore_race.py's.
 
-Each test fails on the code before `session/beneath.py`: the restore opened `workspace/path`,
+Each test fails on the code before `snapshots/beneath.py`: the restore opened `workspace/path`,
 following the symlinked parent, so the outside files were deleted (a frame-created file) or
 overwritten (a modified one).
 """

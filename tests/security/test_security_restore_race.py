@@ -1,7 +1,7 @@
 """The race: another process swaps `d` between the workspace's real directory and a symlink to a
 folder outside (an atomic `renameat2(RENAME_EXCHANGE)` loop, as fast as it can) while a
 3,000-file rewind - and then its undo - writes `d/`: in 20 runs nothing outside is written or
-deleted. Before `session/beneath.py` the restore opened `workspace/d/<name>` by name, so each
+deleted. Before `snapshots/beneath.py` the restore opened `workspace/d/<name>` by name, so each
 file landed wherever `d` pointed at that instant (2,998 of 3,000 outside in one run).
 
 Driven in-process on the Jupyter-free core (real git, real files, a real second process for
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from logician_kernel.session.undo import undo_rewind
-from logician_kernel.session.workspace_session import WorkspaceSession
+from logician_kernel.frames.undo import undo_rewind
+from logician_kernel.workspace.session import WorkspaceSession
 
 FILES = 3000
 RUNS = 20

@@ -9,13 +9,13 @@ from typing import get_args
 
 import logician_kernel
 import logician_kernel.agent as agent
+from logician_kernel.ledger.thread_ledger import ApprovalResolved
 from logician_kernel.policy.audit import Resolution
-from logician_kernel.session.thread_ledger import ApprovalResolved
 from logician_kernel.types.approvals import APPROVAL_CHOICES, CHOICE_LABELS
 
 ROOT = Path(__file__).parents[3]
 AGENT_API = {"AgentError", "AgentSession", "ApprovalBroker", "ApprovalRequest", "RunOptions",
-             "RunResult"}  # fmt: skip
+             "RunResult", "reap_for_workspace"}  # fmt: skip
 
 
 def test_exported_names():

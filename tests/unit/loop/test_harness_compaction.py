@@ -8,9 +8,9 @@ from typing import Any
 
 from logician_kernel.compaction import CHECKPOINT_HEADER, SUMMARY_HEADER
 from logician_kernel.events.runtime_state import RuntimeState, fold
+from logician_kernel.ledger.run_store import LedgerRunStore
+from logician_kernel.ledger.thread_ledger import ProjectionItem, ThreadLedger
 from logician_kernel.loop.compaction_policy import CompactionPolicy
-from logician_kernel.session.run_store import LedgerRunStore
-from logician_kernel.session.thread_ledger import ProjectionItem, ThreadLedger
 from logician_kernel.types import AssistantMessage, Message, TextPart, UserMessage
 
 from .harness_support import MemoryStore, ScriptedProvider, kinds, make_harness, reply, run_all

@@ -87,7 +87,7 @@ def test_the_status_count_of_problems_follows_the_file(tmp_path):
 
 
 def test_a_torn_tail_is_cut_to_a_side_file_by_the_ledgers_writer(tmp_path):
-    from logician_kernel.session.journal import Journal, decode_record, encode_record
+    from logician_kernel.durable.journal import Journal, decode_record, encode_record
 
     log = AuditLog(tmp_path / "audit.jsonl")
     log.record(_entry("a"))

@@ -1,0 +1,298 @@
+"""Who changed each path of a frame: the cell's code, a named tool call, or someone outside
+this kernel (the user's save in JupyterLab, another program, another kernel) - and what a
+rewind may therefore put back.
+
+Evidence, strongest first: a save JupyterLab reported over the comm (external, with its time);
+a write the kernel's own process made (`write_audit.py`: the cell's code or the tool call it
+ran in); a file the kernel process still holds open; a process the frame started (its writes
+cannot be told apart from anyone else's, so they are the cell's - or that tool call's - and
+the report says so). A change with none of these is external: the kernel did not make it.
+
+Must never: do I/O beyond `/proc/self/fd`, or let a rewind put back an external change without
+`include_external` (or, for a path the frame changed too, `force`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+
+from pydantic import BaseModel
+
+from ..ledger.entries import FrameClose, FrameOpen, ToolIntent
+from ..snapshots.write_audit import CELL, FrameEvidence, open_in_process
+from ..types.path_states import PathChange
+
+LATE_WRITE_SLACK = 0.5
+"""Seconds a file's modification time may follow the kernel's last write to it before the
+change counts as someone else's later write too (plus the time to write its size)."""
+WRITE_RATE = 200 * 1024 * 1024
+"""Bytes a second a cell is assumed to write at least: a big file still being written by the
+kernel is not mistaken for a later outside write."""
+
+RECENT_SAVES = 256
+"""Saves remembered between frames (to say "saved in JupyterLab at ..." in a conflict)."""
+
+
+class SaveLog:
+    """Document saves the Lab reported, by workspace-relative path (any thread may report)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._frame: dict[str, str] = {}
+        self._recent: dict[str, str] = {}
+        self._open = False
+
+    def begin(self) -> None:
+        with self._lock:
+            self._frame, self._open = {}, True
+
+    def end(self) -> dict[str, str]:
+        """Stop collecting for the frame; the saves reported while it was open."""
+        with self._lock:
+            saves, self._frame, self._open = self._frame, {}, False
+            return saves
+
+    def note(self, path: str, at: str) -> bool:
+        """Record a save; True when a frame was open to attribute it to."""
+        with self._lock:
+            self._recent.pop(path, None)
+            self._recent[path] = at
+            while len(self._recent) > RECENT_SAVES:
+                self._recent.pop(next(iter(self._recent)))
+            if self._open:
+                self._frame.setdefault(path, at)
+            return self._open
+
+    def last_save(self, path: str) -> str | None:
+        with self._lock:
+            return self._recent.get(path)
+
+
+def map_lab_path(
+    saved: str, *, workspace: Path, launch_dir: Path, notebook: str | None,
+    server_root: str | None = None,
+) -> str | None:  # fmt: skip
+    """The workspace-relative path of a document the Lab saved (`saved` is server-relative), or
+    None when it lies outside the workspace. The server root is `server_root` when the Lab
+    says it; else the kernel's launch directory minus the notebook's directory (the server
+    starts a kernel in its notebook's directory)."""
+    saved_rel = PurePosixPath(saved.lstrip("/"))
+    if saved_rel.is_absolute() or ".." in saved_rel.parts or not saved_rel.parts:
+        return None
+    if server_root:
+        root = Path(server_root).expanduser()
+    else:
+        nb_dir = PurePosixPath((notebook or "").lstrip("/")).parent.parts
+        launch_parts = launch_dir.resolve().parts
+        if nb_dir and tuple(launch_parts[-len(nb_dir) :]) != nb_dir:
+            return None  # the kernel runs elsewhere than its notebook: no safe offset
+        root = Path(*launch_parts[: len(launch_parts) - len(nb_dir)])
+    full = (root / Path(*saved_rel.parts)).resolve()
+    try:
+        rel = full.relative_to(workspace.resolve())
+    except ValueError:
+        return None
+    text = rel.as_posix()
+    if text in ("", ".") or text.split("/", 1)[0] in (".logician", ".git"):
+        return None
+    return text
+
+
+def attribute(
+    changes: Sequence[PathChange],
+    evidence: FrameEvidence,
+    saves: dict[str, str],
+    *,
+    workspace: Path,
+    tool_names: dict[str, str],
+    checkpointed: dict[str, str | None],
+) -> list[PathChange]:
+    """Each change with who made it (`by`, `call_id`, `tool`, `basis`, `saved_at`)."""
+    real = Path(os.path.realpath(workspace))  # /proc/self/fd names real paths
+    unknown = {str(real / c.path): c.path for c in changes
+               if evidence.writer(c.path) is None and c.path not in checkpointed}  # fmt: skip
+    held = {unknown[p] for p in open_in_process(set(unknown))} if unknown else set()
+    out = []
+    for change in changes:
+        saved_at = saves.get(change.path)
+        call: str | None = None
+        basis = ""
+        if change.path in checkpointed:
+            call = checkpointed[change.path] or CELL
+            basis = "captured by the tool before it wrote"
+        elif (writer := evidence.writer(change.path)) is not None:
+            call, basis = writer, "written by this kernel's process"
+        elif change.path in held:
+            call, basis = CELL, "held open by this kernel's process"
+        elif evidence.spawned and saved_at is None:
+            call = _spawner(evidence, workspace / change.path)
+            if call is not None:
+                basis = (f"written while a process this frame started was running "
+                         f"(`{evidence.spawned[call]}`); not told apart from other writers")  # fmt: skip
+        if call is None:
+            basis = (f"saved in JupyterLab at {_clock(saved_at)}" if saved_at else
+                     "no write by this kernel's process was seen (another program, the user, "
+                     "or another kernel)")  # fmt: skip
+            out.append(change.model_copy(update={"by": "external", "basis": basis,
+                                                 "saved_at": saved_at}))  # fmt: skip
+            continue
+        update: dict[str, object] = {"by": "tool" if call else "cell", "basis": basis}
+        if call:
+            update |= {"call_id": call, "tool": tool_names.get(call)}
+        if saved_at:
+            update |= {"saved_at": saved_at,
+                       "outside_write": f"saved in JupyterLab at {_clock(saved_at)}"}  # fmt: skip
+        elif late := _written_later(real / change.path, evidence.last.get(change.path)):
+            update["outside_write"] = late
+        out.append(change.model_copy(update=update))
+    return out
+
+
+def _spawner(evidence: FrameEvidence, full: Path) -> str | None:
+    """Which spawning call could have made this change: the cell's own code (its processes'
+    lifetimes are unknown) or a tool call whose window holds the file's modification time. A
+    file modified while none of them ran is someone else's (None)."""
+    if CELL in evidence.spawned:
+        return CELL
+    try:
+        mtime = os.lstat(full).st_mtime
+    except OSError:  # deleted: no time to go by, so the first spawning call
+        return next(iter(evidence.spawned))
+    for call in evidence.spawned:
+        start, end = evidence.windows.get(call, (float("-inf"), float("inf")))
+        if start - LATE_WRITE_SLACK <= mtime <= end + LATE_WRITE_SLACK:
+            return call
+    return None
+
+
+def _written_later(full: Path, last: float | None) -> str:
+    """ "modified N s after this kernel's last write" when the file's mtime says someone wrote
+    it after the kernel did (a file the kernel still holds open is still being written)."""
+    if last is None:
+        return ""
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return ""
+    late = st.st_mtime - last - LATE_WRITE_SLACK - st.st_size / WRITE_RATE
+    if late <= 0 or open_in_process({str(full)}):
+        return ""
+    return (f"modified {st.st_mtime - last:.1f} s after this kernel's last write to it, by "
+            "something outside this kernel")  # fmt: skip
+
+
+def tool_names(entries: Sequence[BaseModel], frame: int, calls: set[str | None]) -> dict[str, str]:
+    """Tool names of the frame's calls, read back from the ledger's tool intents (only when a
+    tool call wrote or spawned: a plain cell reads nothing)."""
+    if not calls - {CELL, None}:
+        return {}
+    names: dict[str, str] = {}
+    for entry in reversed(entries):
+        if isinstance(entry, FrameOpen) and entry.frame == frame:
+            break
+        if isinstance(entry, ToolIntent) and entry.frame == frame:
+            names[entry.call_id] = entry.name
+    return names
+
+
+def who(change: PathChange) -> str:
+    """One phrase for listings: "cell", "tool bash (call_1)", "external", "cell + saved"."""
+    by = change.by or "cell"
+    text = f"tool {change.tool or '?'} ({change.call_id})" if by == "tool" else by
+    if change.outside_write and by != "external":
+        text += f" + {change.outside_write}"
+    return text
+
+
+@dataclass(frozen=True)
+class ChainVerdict:
+    """What a rewind may do with one path, given every popped frame's change to it."""
+
+    start: int | None
+    """Index in the chain of the first change the rewind reverts (None: leave the path)."""
+    external: str = ""
+    """Why the path is left alone as external (when `start` is None)."""
+    conflict: str = ""
+    """Why reverting it would destroy someone else's later change ("" when it would not)."""
+
+
+def judge_chain(
+    chain: Sequence[tuple[int, PathChange]], *, include_external: bool
+) -> ChainVerdict:
+    """Rewinding reverts the popped frames' own changes only. External changes before the
+    first own one are kept by restoring to that own change's pre-state; an external change
+    after it (or a save during it) is a conflict."""
+    if include_external:
+        return ChainVerdict(start=0)
+    own = [i for i, (_, c) in enumerate(chain) if (c.by or "cell") != "external"]
+    if not own:
+        frame, change = chain[-1]
+        return ChainVerdict(start=None, external=(
+            f"changed outside this kernel during frame {frame} ({change.basis or 'external'}); "
+            "left alone - `--include-external` reverts it"))  # fmt: skip
+    first = own[0]
+    for frame, change in chain[first:]:
+        if change.by == "external":
+            return ChainVerdict(start=first, conflict=(
+                f"changed outside this kernel during frame {frame} ({change.basis}) after "
+                f"frame {chain[first][0]} changed it; left alone - `--force` reverts it"))  # fmt: skip
+        if change.outside_write:
+            return ChainVerdict(start=first, conflict=(
+                f"frame {frame} changed it and it was also changed outside this kernel during "
+                f"that frame ({change.outside_write}); left alone - `--force` reverts it"))  # fmt: skip
+    return ChainVerdict(start=first)
+
+
+def clock(iso: str | None) -> str:
+    """A ledger (UTC) time as the user's local HH:MM:SS."""
+    return _clock(iso)
+
+
+def _clock(iso: str | None) -> str:
+    if not iso:
+        return "?"
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone().strftime("%H:%M:%S")
+    except ValueError:
+        return iso
+
+
+def launch_dir() -> Path:
+    """The directory the kernel started in (the server starts it in the notebook's)."""
+    return _LAUNCH_DIR
+
+
+_LAUNCH_DIR = Path(os.getcwd())
+
+
+def external_notice(closed: FrameClose) -> str | None:
+    """The cell's line about changes made outside this kernel during it (None if none): said
+    at once, so a write of the cell's own that looked external is one flag away."""
+    external = [c for c in closed.changes if c.by == "external"]
+    mixed = [c for c in closed.changes if c.by != "external" and c.outside_write]
+    if not external and not mixed:
+        return None
+    parts = []
+    if external:
+        names = ", ".join(c.path for c in external[:3])
+        more = f" and {len(external) - 3} more" if len(external) > 3 else ""
+        bases = {c.basis for c in external}
+        why = external[0].basis if len(bases) == 1 else f"`%logician diff {closed.frame}` says how"
+        parts.append(
+            f"Logician: frame {closed.frame}: {len(external)} path(s) changed outside this kernel "
+            f"during the cell ({names}{more}; {why}); a rewind leaves them alone "
+            f"(`%logician rewind {closed.frame} --include-external` reverts them)."
+        )
+    if mixed:
+        names = ", ".join(c.path for c in mixed[:3])
+        parts.append(
+            f"Logician: frame {closed.frame}: {names} changed by the cell and also outside this "
+            f"kernel during it ({mixed[0].outside_write}); a rewind leaves them alone (`--force` "
+            "reverts them)."
+        )
+    return "\n".join(parts)

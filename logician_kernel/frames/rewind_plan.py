@@ -1,0 +1,203 @@
+"""Rewinds that survive a crash and can be taken back: the plan record and its progress.
+
+Before a rewind touches the first path it appends one `rewind_plan` record (fsynced): every
+path it will restore, in order, with the state it brings the path to and the state that stood
+there - stored in the object store, permission bits included. That one record is both the
+rewind's undo snapshot (`frames/undo.py`) and what `--resume` completes after a crash.
+`rewind_progress` records follow in batches (flushed, not fsynced: a resume re-reads every
+path's state anyway, so progress is a report, never the source of truth). The rewind's own
+`rewind` projection item names its plan; a plan without one is an interrupted rewind.
+
+Must never: call a path conflicting because an interrupted pass already restored it, or
+touch a path that neither the rewind's before- nor after-state describes (unless forced).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from ..ledger.rewind_state import rewind_state
+from ..ledger.thread_ledger import (
+    ProjectionItem,
+    RestoredPath,
+    RestoredVariable,
+    RewindPlanned,
+    RewindProgress,
+    RewindStep,
+    ThreadLedger,
+)
+from ..snapshots.beneath import Beneath
+from ..snapshots.git_snapshot import GitSnapshotter
+from ..snapshots.perms import current_perms, remove_debris, with_perms
+from ..types.path_states import PathState
+from .restore import restore_order, restore_path, still_as_left
+from .rewind_incomplete import start_notice
+
+if TYPE_CHECKING:
+    from .frame_rewind import RewindPlan
+
+BATCH = 500
+"""Paths restored between two progress records."""
+KILL_AFTER_ENV = "LOGICIAN_TEST_REWIND_KILL_AFTER"
+"""Test-only: a rewind (or undo) kills its own process with SIGKILL after this many paths, so
+a test of an interrupted rewind is exact instead of racing a sleep."""
+
+
+def write_plan(
+    ledger: ThreadLedger,
+    snap: GitSnapshotter | None,
+    frame_id: int,
+    plan: RewindPlan | None,
+    *,
+    since: str | None,
+    files: bool,
+    conversation: bool,
+    variables: bool,
+    force: bool,
+    include_external: bool = False,
+) -> RewindPlanned:
+    """Store what every path of the plan holds now and record the plan durably."""
+    steps = []
+    if plan is not None and snap is not None:
+        for path, target in restore_order(plan.restore):
+            # Exact bits, usual ones too: an undo must put back a 0644 the rewind made 0600.
+            current = with_perms(snap.store_path(path), current_perms(snap.workspace / path))
+            steps.append(RewindStep(path=path, target=target, current=current))
+    record: RewindPlanned = ledger.append(
+        RewindPlanned,
+        frame=frame_id,
+        frames=plan.frames if plan is not None else [],
+        files=files,
+        conversation=conversation,
+        variables=variables,
+        force=force,
+        include_external=include_external,
+        steps=steps,
+        known=(plan.conflicts + plan.skipped + plan.external) if plan is not None else [],
+        since=since,
+        durable=True,
+    )
+    return record
+
+
+def carry_out(
+    ledger: ThreadLedger,
+    snap: GitSnapshotter,
+    record: RewindPlanned,
+    *,
+    undo: bool = False,
+    verify: bool = False,
+    force: bool = False,
+    on_path: Callable[[str], None] | None = None,
+    steps: Sequence[RewindStep] | None = None,
+) -> list[RestoredPath]:
+    """Bring every path of the plan to its target (or, `undo`, back to what stood there);
+    `steps`, when given, only those (a retry of the paths an incomplete pass failed).
+
+    `verify` (a resume, an undo) first reads each path: one already as wanted is done, not a
+    conflict; one in neither state changed under us and is left alone unless `force`.
+    """
+    kill_after = int(os.environ.get(KILL_AFTER_ENV) or 0)
+    results: list[RestoredPath] = []
+    todo = record.steps if steps is None else steps
+    # One walk beneath the workspace for the whole pass: each directory is opened once.
+    with Beneath(snap.workspace) as tree:
+        for index, step in enumerate(todo, start=1):
+            want, was = (step.current, step.target) if undo else (step.target, step.current)
+            results.append(_one(snap, tree, step.path, want, was, verify=verify, force=force,
+                                undo=undo))  # fmt: skip
+            if on_path is not None:
+                on_path(step.path)
+            if kill_after and index == kill_after:
+                os.kill(os.getpid(), signal.SIGKILL)
+            if index % BATCH == 0 and index < len(todo) and steps is None:
+                ledger.append(RewindProgress, plan=record.seq, done=index, undo=undo)
+        emptied = [s.path for s in record.steps if not (s.current if undo else s.target).exists]
+        since = record.time if undo else record.since
+        for directory in remove_debris(snap.workspace, emptied, since, tree):
+            results.append(RestoredPath(path=directory + "/", action="deleted", detail=(
+                "an empty directory the rewind made" if undo else
+                "an empty directory the rewound frames made")))  # fmt: skip
+    snap.invalidate()
+    return results
+
+
+def _one(
+    snap: GitSnapshotter, tree: Beneath, path: str, want: PathState, was: PathState, *,
+    verify: bool, force: bool, undo: bool,
+) -> RestoredPath:  # fmt: skip
+    if want.kind == "uncaptured":
+        return RestoredPath(path=path, action="skipped", detail=(
+            "its state before the rewind was not captured (not a regular file, or over "
+            "checkpoints.max_file_bytes)"))  # fmt: skip
+    if verify and (blocked := tree.blocked(path)) is not None:
+        return RestoredPath(path=path, action="conflict", detail=blocked)  # before reading it
+    if verify:
+        now = snap.hash_path(path)
+        if matches(snap, path, now, want):
+            return RestoredPath(path=path, action="deleted" if not want.exists else "restored",
+                                detail="already done before the interruption" if not undo
+                                else "already as before the rewind")  # fmt: skip
+        if not force and not matches(snap, path, now, was):
+            return RestoredPath(path=path, action="conflict", detail=(
+                "changed since the rewind; `%logician undo --force` overwrites it" if undo else
+                "changed since the interrupted rewind planned it; `--force` overwrites it"))  # fmt: skip
+    return restore_path(snap, path, want, tree)
+
+
+def matches(snap: GitSnapshotter, path: str, now: PathState, state: PathState) -> bool:
+    if not still_as_left(now, state):
+        return False
+    return state.perms is None or current_perms(snap.workspace / path) == state.perms
+
+
+def finish(
+    ledger: ThreadLedger,
+    record: RewindPlanned,
+    results: list[RestoredPath],
+    *,
+    messages: list[dict],
+    restored: Sequence[RestoredVariable],
+    variable_frames: list[int],
+    note: str,
+) -> ProjectionItem:
+    """The rewind's `rewind` projection item: it pops the frames and completes the plan."""
+    item: ProjectionItem = ledger.append(
+        ProjectionItem,
+        reason="rewind",
+        messages=messages,
+        frames=record.frames if record.files else [],
+        paths=sorted(list(record.known) + results, key=lambda r: r.path),
+        note=note,
+        variables=list(restored),
+        variable_frames=variable_frames,
+        plan=record.seq,
+        durable=True,
+    )
+    return item
+
+
+def interrupted_notice(entries: Sequence[BaseModel] | ThreadLedger) -> str | None:
+    """What the next start says about a rewind (or an undo) a crash cut short, or None."""
+    state = rewind_state(entries)
+    if (incomplete := start_notice(state)) is not None:
+        return incomplete
+    record = state.pending
+    if record is None:
+        undo = state.pending_undo
+        return None if undo is None else (
+            f"Logician: an undo of the rewind in ledger entry {undo.seq} was interrupted; "
+            "`%logician undo` finishes it (paths already back count as done)."
+        )  # fmt: skip
+    what = f"frame(s) {', '.join(map(str, record.frames))}" if record.frames else "the conversation"
+    return (
+        f"Logician: a rewind of {what} (to just before frame {record.frame}, started "
+        f"{record.time[:19]} UTC) was interrupted: at least {state.progress} of "
+        f"{len(record.steps)} path(s) were restored. `%logician rewind --resume` completes it "
+        "(paths already restored are not conflicts)."
+    )

@@ -1,0 +1,119 @@
+"""Settling what a dead kernel left half-done, from the ledger alone (no files touched).
+
+- an approval the user never answered (`approval_request` without a resolution): the call
+  never ran, so it is settled as a denial through `restart` and the user is told which call
+  was waiting and what it would have done;
+- a `restorable` call (write, edit) whose pre-image was recorded (`file_checkpoint` with its
+  `call_id`): its effects are known to be those paths, so it is offered for
+  `%logician rewind --call ID` (`frames/recovery.py` puts them back) instead of only quarantined.
+
+Must never: re-run a call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..types import MESSAGE_ADAPTER, TextPart, ToolResultMessage
+from .thread_ledger import (
+    ApprovalRequested,
+    ApprovalResolved,
+    CallRewound,
+    FileCheckpoint,
+    MessageEntry,
+    RestorableCall,
+    SessionStart,
+    ThreadLedger,
+    ToolIntent,
+)
+
+
+def _result_message(call_id: str, text: str) -> dict[str, Any]:
+    message = ToolResultMessage(tool_call_id=call_id, content=[TextPart(text=text)],
+                                is_error=True)  # fmt: skip
+    return MESSAGE_ADAPTER.dump_python(message, mode="json")
+
+
+def unread_tail(ledger: ThreadLedger) -> Sequence[Any]:
+    """The entries the ledger's projection checkpoint does not cover. A killed session's are
+    all here (a checkpoint is written at open and at a clean close), and reading them never
+    loads the thread's history."""
+    entries = ledger.entries
+    return entries[getattr(entries, "pending", 0) :]
+
+
+def resolve_pending_approvals(ledger: ThreadLedger) -> list[str]:
+    """Settle approvals a dead kernel left waiting; one notice per call, for the first cell."""
+    tail = unread_tail(ledger)
+    resolved = {e.request_id for e in tail if isinstance(e, ApprovalResolved)}
+    answered = {e.message.get("tool_call_id") for e in tail
+                if isinstance(e, MessageEntry) and e.message.get("kind") == "tool_result"}  # fmt: skip
+    notices = []
+    for request in [e for e in tail if isinstance(e, ApprovalRequested)]:
+        if request.request_id in resolved:
+            continue
+        text = (
+            f"Error: the {request.tool} call did not run: the kernel stopped while it was "
+            "waiting for the user's decision. Ask again if it is still needed."
+        )
+        ledger.append(ApprovalResolved, request_id=request.request_id, choice="deny",
+                      via="restart", note="the kernel stopped before anyone answered")  # fmt: skip
+        if request.call_id not in answered:
+            ledger.append(MessageEntry, frame=request.frame,
+                          message=_result_message(request.call_id, text))  # fmt: skip
+        where = f"frame {request.frame}" if request.frame is not None else "a run"
+        notices.append(
+            f"Logician: this call was waiting for your decision when the kernel stopped: "
+            f"{request.tool} in {where} (call {request.call_id}), which would have done "
+            f"`{request.description}` ({request.reason}). It never ran; the agent is told so."
+        )
+    return notices
+
+
+def captures_of(ledger: ThreadLedger, call_id: str, *, recent: bool = False) -> list[FileCheckpoint]:
+    """The pre-images `call_id` recorded before writing, in capture order (`recent`: among the
+    entries no checkpoint covers, as on reopen after a crash)."""
+    entries = unread_tail(ledger) if recent else ledger.entries
+    return [e for e in entries if isinstance(e, FileCheckpoint) and e.call_id == call_id]
+
+
+def offer_restorable(ledger: ThreadLedger, intent: ToolIntent) -> tuple[str, str] | None:
+    """For a `restorable` call cut off mid-run whose pre-images were recorded: record it as
+    restorable and return (what the model is told, the user's notice); None otherwise."""
+    if intent.recovery != "restorable":
+        return None
+    paths = list(dict.fromkeys(c.path for c in captures_of(ledger, intent.call_id, recent=True)))
+    if not paths:
+        return None  # died before capturing (nothing written) or the frame held an older one
+    shown = ", ".join(repr(p) for p in paths[:3]) + (f" and {len(paths) - 3} more"
+                                                     if len(paths) > 3 else "")  # fmt: skip
+    text = (
+        f"OUTCOME UNKNOWN: the kernel died while this {intent.name} call was writing {shown}. "
+        "It was NOT repeated; the file may be partly written. The user can restore it as it was "
+        "before the call. Check the file before relying on it."
+    )
+    notice = (
+        f"Logician: the {intent.name} call of frame {intent.frame} was cut off by the kernel's "
+        f"death while writing {shown}; its pre-image was recorded. "
+        f"`%logician rewind --call {intent.call_id}` restores it as it was before the call."
+    )
+    ledger.append(RestorableCall, frame=intent.frame, call_id=intent.call_id, name=intent.name,
+                  paths=paths, detail=text)  # fmt: skip
+    return text, notice
+
+
+def restorable_calls(ledger: ThreadLedger) -> list[RestorableCall]:
+    """Calls offered for `rewind --call` and not yet rewound, oldest first."""
+    done = {e.call_id for e in ledger.entries if isinstance(e, CallRewound)}
+    return [e for e in ledger.entries if isinstance(e, RestorableCall) and e.call_id not in done]
+
+
+def found_at_this_start(ledger: ThreadLedger) -> list[RestorableCall]:
+    """The restorable calls this kernel session's start found (what its first cell offers),
+    read from the ledger's unread tail only."""
+    tail = list(unread_tail(ledger))
+    starts = [i for i, e in enumerate(tail) if isinstance(e, SessionStart)]
+    since = tail[starts[-1] :] if starts else tail
+    done = {e.call_id for e in since if isinstance(e, CallRewound)}
+    return [e for e in since if isinstance(e, RestorableCall) and e.call_id not in done]

@@ -1,0 +1,142 @@
+"""Small pure helpers of the snapshotter: NUL-separated plumbing I/O, git blob ids, and stat
+fingerprints of paths whose content is not captured. No git processes here."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from ..types.path_states import Fingerprint, PathState
+from .git_trees import write_loose
+
+IGNORED_WALK_BUDGET = 5000
+"""Files of one ignored directory fingerprinted one by one; beyond it the directory stands in."""
+MODE_FILE, MODE_EXEC, MODE_LINK, MODE_GITLINK = "100644", "100755", "120000", "160000"
+
+
+def split_z(data: bytes) -> list[bytes]:
+    return [p for p in data.split(b"\0") if p]
+
+
+def join_z(paths: Iterable[str]) -> bytes:
+    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+
+
+def blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def state(mode: str, sha: str) -> PathState:
+    if mode == "000000":
+        return PathState.absent()
+    if mode == MODE_GITLINK:
+        return PathState.uncaptured("nested-repository", Fingerprint(size=0, mtime_ns=0, mode=0))
+    return PathState.blob(mode, sha)
+
+
+def fingerprint(st: os.stat_result) -> Fingerprint:
+    return Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, mode=st.st_mode)
+
+
+def fingerprint_dir(path: Path) -> Fingerprint:
+    try:
+        return fingerprint(os.lstat(path))
+    except OSError:
+        return Fingerprint(size=0, mtime_ns=0, mode=0)
+
+
+def fingerprint_ignored(workspace: Path, rel: str) -> Iterable[tuple[str, Fingerprint]]:
+    """Fingerprints of an ignored path; directories are walked up to a fixed budget."""
+    full = workspace / rel
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        yield rel, fingerprint(st)
+        return
+    found: list[tuple[str, Fingerprint]] = []
+    stack = [rel]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(workspace / current))
+        except OSError:
+            continue
+        for entry in entries:
+            if len(found) >= IGNORED_WALK_BUDGET:
+                # Too big to inspect file by file: the directory stands for its contents.
+                yield rel + "/", fingerprint(st)
+                return
+            sub = f"{current}/{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(sub)
+                continue
+            try:
+                found.append((sub, fingerprint(entry.stat(follow_symlinks=False))))
+            except OSError:
+                continue
+    yield from found
+
+
+def path_state(full: Path, max_file_bytes: int) -> PathState:
+    """What a snapshot would record for one path now (hashed, not stored)."""
+    try:
+        st = os.lstat(full)
+    except (FileNotFoundError, NotADirectoryError):  # gone, or its parent became a file
+        return PathState.absent()
+    if stat.S_ISLNK(st.st_mode):
+        return PathState.blob(
+            MODE_LINK, blob_id(os.readlink(full).encode("utf-8", "surrogateescape"))
+        )
+    if stat.S_ISDIR(st.st_mode):
+        return PathState.uncaptured("not-a-file", fingerprint(st))
+    if st.st_size > max_file_bytes:
+        return PathState.uncaptured("too-large", fingerprint(st))
+    try:
+        data = full.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):  # gone since the lstat (or swapped away)
+        return PathState.absent()
+    return PathState.blob(MODE_EXEC if st.st_mode & 0o111 else MODE_FILE, blob_id(data))
+
+
+def write_loose_blob(objects: Path, data: bytes) -> str:
+    """Write a blob as a loose object (atomically) unless it is already there; its id."""
+    return write_loose(objects, b"blob", data)
+
+
+def store_path(full: Path, max_file_bytes: int, objects: Path) -> PathState:
+    """Like `path_state`, and the content is stored too: the blob written and the state
+    returned come from one read, so a file changing meanwhile cannot make them disagree."""
+    try:
+        st = os.lstat(full)
+    except (FileNotFoundError, NotADirectoryError):  # a parent is a file now: absent too
+        return PathState.absent()
+    if stat.S_ISLNK(st.st_mode):
+        target = os.readlink(full).encode("utf-8", "surrogateescape")
+        return PathState.blob(MODE_LINK, write_loose_blob(objects, target))
+    if not stat.S_ISREG(st.st_mode) or st.st_size > max_file_bytes:
+        return path_state(full, max_file_bytes)
+    mode = MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
+    try:
+        data = full.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):  # gone since the lstat (or swapped away)
+        return PathState.absent()
+    return PathState.blob(mode, write_loose_blob(objects, data))
+
+
+def open_files(pid: int | str) -> Iterator[tuple[str, str]]:
+    """(fd, target) of every file process `pid` holds open (`/proc/<pid>/fd`); nothing for a
+    process we may not inspect or that is gone."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return
+    for fd in fds:
+        try:
+            yield fd, os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue

@@ -1,0 +1,172 @@
+"""Permission bits git does not keep, and directory birth times: the two facts a rewind needs
+to leave no debris (`chmod 600` comes back; directories the rewound frames made go away).
+
+Git trees record a file as 100644 or 100755 only, so the snapshotter keeps the full bits of
+files whose bits differ from what that mode and the umask give; everything else is implied.
+
+Must never: raise for a path that vanished, remove a directory that holds anything, or
+remove one through a symlinked parent.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import stat
+import struct
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..types.path_states import PathChange, PathState
+from .beneath import Beneath
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)  # read once, at import: os.umask is process-wide and not thread-safe
+
+
+def default_perms(executable: bool) -> int:
+    """The bits a file of this git mode gets when created under the umask."""
+    return (0o777 if executable else 0o666) & ~_UMASK
+
+
+def unusual_perms(st: os.stat_result) -> int | None:
+    """A regular file's permission bits, or None when its git mode and the umask imply them."""
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    bits = st.st_mode & 0o7777
+    return None if bits == default_perms(bool(bits & 0o111)) else bits
+
+
+def current_perms(full: Path) -> int | None:
+    """A file's permission bits now (None for a symlink, a directory or nothing)."""
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return None
+    return st.st_mode & 0o7777 if stat.S_ISREG(st.st_mode) else None
+
+
+def with_perms(state: PathState, perms: int | None) -> PathState:
+    """`state` carrying `perms` (unchanged when there is nothing to add)."""
+    if perms is None or state.kind not in ("blob", "large") or state.mode == "120000":
+        return state
+    return state.model_copy(update={"perms": perms})
+
+
+def carry_perms(
+    changes: list[PathChange], before: Mapping[str, int], after: Mapping[str, int],
+    hash_path: Callable[[str], PathState],
+) -> list[PathChange]:  # fmt: skip
+    """Changes carrying the permission bits git drops, plus chmod-only changes (git sees
+    none: 100644 is 100644 whether the file is 0644 or 0600). `before`/`after`: the unusual
+    bits by path of the two snapshots."""
+    out = [
+        c.model_copy(update={"before": with_perms(c.before, before.get(c.path)),
+                             "after": with_perms(c.after, after.get(c.path))})
+        for c in changes
+    ]  # fmt: skip
+    if before == after:
+        return out
+    seen = {c.path for c in changes}
+    for path in sorted(set(before) | set(after)):
+        b, a = before.get(path), after.get(path)
+        if path in seen or b == a:
+            continue
+        now = hash_path(path)
+        if now.kind != "blob" or now.mode == "120000":
+            continue
+        executable = now.mode == "100755"
+        out.append(PathChange(
+            path=path,
+            before=with_perms(now, b if b is not None else default_perms(executable)),
+            after=with_perms(now, a if a is not None else default_perms(executable)),
+        ))  # fmt: skip
+    return out
+
+
+def walk_unusual(workspace: Path, skip: Iterable[str]) -> dict[str, int]:
+    """Every file under `workspace` with unusual permission bits (`skip`: top-level-relative
+    directories not to enter, e.g. `.git`, `.logician` and ignored directories)."""
+    skipped = {s.rstrip("/") for s in skip}
+    found: dict[str, int] = {}
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            entries = list(os.scandir(workspace / rel if rel else workspace))
+        except OSError:
+            continue
+        for entry in entries:
+            sub = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    # Any repository's own store (nested ones too) holds no workspace files.
+                    if sub not in skipped and entry.name != ".git":
+                        stack.append(sub)
+                    continue
+                bits = unusual_perms(entry.stat(follow_symlinks=False))
+            except OSError:
+                continue
+            if bits is not None:
+                found[sub] = bits
+    return found
+
+
+# -- directory birth times (statx) ------------------------------------------------------------
+
+_AT_FDCWD, _AT_SYMLINK_NOFOLLOW, _STATX_BTIME = -100, 0x100, 0x800
+_statx: Any
+try:
+    _statx = ctypes.CDLL(None, use_errno=True).statx
+except (OSError, AttributeError):  # not glibc >= 2.28: birth times are unknown
+    _statx = None
+
+
+def birth_time(full: Path, dir_fd: int = _AT_FDCWD) -> float | None:
+    """When a directory was created (seconds since the epoch), or None where the system or
+    the file system does not say. With `dir_fd`, `full` is a name inside that directory."""
+    if _statx is None:
+        return None
+    buf = ctypes.create_string_buffer(256)
+    if _statx(dir_fd, os.fsencode(full), _AT_SYMLINK_NOFOLLOW, _STATX_BTIME, buf) != 0:
+        return None
+    (mask,) = struct.unpack_from("I", buf, 0)
+    if not mask & _STATX_BTIME:
+        return None
+    sec, nsec = struct.unpack_from("qI", buf, 80)  # struct statx: stx_btime at offset 80
+    return sec + nsec / 1e9
+
+
+def remove_debris(
+    workspace: Path, paths: Iterable[str], since: str | None, tree: Beneath | None = None
+) -> list[str]:
+    """Remove the empty directories above `paths` that were born after `since` (ISO time),
+    deepest first; a directory that existed before (or whose birth is unknown) stays. Through
+    `tree` (beneath.py): a directory behind a symlinked parent is not ours to remove."""
+    if since is None:
+        return []
+    if tree is None:
+        with Beneath(workspace) as own:
+            return remove_debris(workspace, paths, since, own)
+    # File times come from the kernel's coarse clock, up to a tick behind `since`'s clock.
+    cutoff = datetime.fromisoformat(since).timestamp() - 0.02
+    candidates: set[str] = set()
+    for path in paths:
+        parent = path.rpartition("/")[0]
+        while parent:
+            candidates.add(parent)
+            parent = parent.rpartition("/")[0]
+    removed = []
+    for rel in sorted(candidates, key=lambda p: (p.count("/"), p), reverse=True):
+        try:
+            dir_fd, name = tree.parent(rel)
+            born = birth_time(Path(name), dir_fd)
+            if born is None or born < cutoff:
+                continue
+            tree.rmdir(rel)  # fails, harmlessly, for a directory that holds anything
+        except OSError:  # gone, not empty, or behind a symlink (Conflict): left as it is
+            continue
+        removed.append(rel)
+    return removed

@@ -1,0 +1,238 @@
+"""One kernel session's durable state: the workspace's `.logician/`, the thread, the frames.
+
+Owns opening (or failing to open, visibly) the thread ledger and the snapshot store for one
+workspace, recovering what a dead kernel left behind, and naming the thread. Everything here
+is Jupyter-free; the kernel feeds it the notebook's session name and cell metadata.
+
+Must never: raise out of `open` (a broken `.logician/` downgrades to "capture unavailable"
+with a notice), or read configuration itself (it is handed the resolved values).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from .._version import __version__
+from ..durable.blob_key import BlobKey, KeyFileError
+from ..durable.journal import JournalError
+from ..durable.private import PRIVATE_FILE, private_dir, write_private
+from ..frames.file_checkpoints import FileCheckpoints
+from ..frames.rewind_plan import interrupted_notice
+from ..frames.variable_checkpoints import VariableCheckpoints
+from ..ledger.run_store import resolve_dangling_calls
+from ..ledger.settle import resolve_pending_approvals
+from ..ledger.thread_ledger import (
+    ProjectionItem,
+    Recovery,
+    SessionStart,
+    ThreadLedger,
+    UnknownRecordError,
+)
+from ..snapshots.change_detection import ChangeDetection
+from ..snapshots.git_snapshot import GitSnapshotter, SnapshotError
+from ..snapshots.large_files import LargeFiles, LargeLimits
+from ..snapshots.large_store import LargeFileStore
+from ..snapshots.state_trust import UntrustedStateError, check_state_dir
+from .threads import ThreadChoice, ThreadSource, choose_thread, named_thread, recent_notice
+
+Reaper = Callable[[Path, BlobKey], list[str]]
+"""Kills what the tools of a dead kernel left running in `workspace`; one notice each."""
+
+STATE_DIR = ".logician"
+
+
+def index_name_for(thread_id: str) -> str:
+    """The private index of one thread's kernel, in the shared store."""
+    return f"logician-index-{thread_id}"
+
+
+def thread_id_for(env: Mapping[str, str]) -> tuple[str, bool]:
+    """The thread the environment names, and whether it names one (`threads.named_thread`:
+    the server's `JPY_SESSION_NAME` notebook path, else `LOGICIAN_THREAD`); without a name, a
+    fresh id (a kernel then reopens the workspace's most recent thread, `choose_thread`)."""
+    named = named_thread(env)
+    if named is not None:
+        return named.thread_id, True
+    return f"session-{uuid.uuid4().hex[:12]}", False
+
+
+def refused_notice(exc: UntrustedStateError) -> str:
+    """What the first cell says when the state is not this user's alone."""
+    return (
+        f"Logician: frames are off for this session: {exc.path} {exc.problem}, so the kernel "
+        f"neither reads nor runs anything from it. Fix: {exc.fix}; `logician state check` "
+        "checks again. Cells run normally as in a plain kernel; nothing is captured or "
+        "rewindable until it is fixed and the kernel restarts."
+    )
+
+
+@dataclass
+class WorkspaceSession:
+    """The opened state of one workspace for one kernel session."""
+
+    workspace: Path
+    thread_id: str
+    stable_thread: bool
+    ledger: ThreadLedger | None
+    checkpoints: FileCheckpoints | None
+    notices: list[str] = field(default_factory=list)
+    _lock: FileLock | None = None
+    variables: VariableCheckpoints | None = None
+    """The thread's variable capture (None when the ledger is unavailable)."""
+    thread_source: ThreadSource = "explicit"
+    """Where the thread id came from (a kernel follows VS Code's notebook name only when
+    nothing stronger named the thread)."""
+    notebook: str | None = None
+    """The notebook the thread is named after, when known."""
+
+    @classmethod
+    def open(
+        cls,
+        workspace: Path,
+        *,
+        env: Mapping[str, str],
+        capture_enabled: bool = True,
+        max_file_bytes: int = 2 * 1024**3,
+        extra_ignores: tuple[str, ...] = (),
+        kernel_session: str = "",
+        large: LargeLimits | None = None,
+        change_detection: ChangeDetection = "auto",
+        variables: dict[str, object] | None = None,
+        thread: ThreadChoice | None = None,
+        state_key: BlobKey | None = None,
+        reap: Reaper | None = None,
+    ) -> WorkspaceSession:
+        """`thread` overrides the choice from `env` (`%logician thread use`, VS Code's name).
+        `state_key` authenticates the variable blobs (default: `state.key` in the user config
+        dir that `env` names). `reap` settles what a dead kernel's tools left running (the
+        process guard's records; handed in by the caller that has tools)."""
+        workspace = Path(workspace).resolve()
+        state = workspace / STATE_DIR
+        try:  # before anything of `.logician/` is read: another account may have written it
+            check_state_dir(workspace, state)
+        except UntrustedStateError as exc:
+            choice = thread or named_thread(env) or ThreadChoice(thread_id_for(env)[0], "new")
+            return cls(workspace, choice.thread_id, False, None, None, [refused_notice(exc)],
+                       thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
+        choice = thread or choose_thread(env, state / "threads")
+        thread_id, stable = choice.thread_id, True
+        notices: list[str] = [choice.notice] if choice.notice else []
+        try:
+            private_dir(state)
+            private_dir(state / "threads")
+            ignore = state / ".gitignore"
+            if not ignore.exists():  # keeps our state out of the user's `git status`
+                write_private(ignore, b"# Logician Kernel state; see ARCHITECTURE.md\n*\n")
+            lock = FileLock(state / "threads" / f"{thread_id}.lock", mode=PRIVATE_FILE)
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:
+                other = thread_id
+                thread_id, stable = f"{thread_id}-{uuid.uuid4().hex[:6]}", False
+                notices.append(
+                    f"Logician: another kernel holds thread {other!r}; this kernel uses a new "
+                    f"thread {thread_id!r} so the two never interleave their ledgers."
+                )
+                lock = FileLock(state / "threads" / f"{thread_id}.lock", mode=PRIVATE_FILE)
+                lock.acquire(timeout=0)
+            ledger = ThreadLedger(state / "threads", thread_id)
+        except UnknownRecordError as exc:
+            notices.append(f"Logician: frames are off for this session: {exc}.")
+            return cls(workspace, thread_id, stable, None, None, notices,
+                       thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
+        except (OSError, JournalError, Timeout) as exc:
+            notices.append(
+                f"Logician: frames are off for this session: cannot use {state} "
+                f"({getattr(exc, 'strerror', None) or exc}). Cells run normally; nothing is "
+                "captured or rewindable until that directory is writable and the kernel restarts."
+            )
+            return cls(workspace, thread_id, stable, None, None, notices,
+                       thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
+
+        if ledger.recovered_tail is not None:
+            notices.append(f"Logician: {ledger.entries[-1].detail}; cut bytes kept in "  # type: ignore[union-attr]
+                           f"{ledger.recovered_tail.side_file}")  # fmt: skip
+        notices.extend(f"Logician: {e.detail}." for e in ledger.damaged)
+        if ledger.checkpoint_notice:
+            notices.append(f"Logician: {ledger.checkpoint_notice}.")
+        start = ledger.append(
+            SessionStart,
+            kernel_session=kernel_session or uuid.uuid4().hex,
+            pid=os.getpid(),
+            workspace=str(workspace),
+            version=__version__,
+            notebook=choice.notebook,
+        )
+        snapshotter: GitSnapshotter | None = None
+        reason = None
+        if capture_enabled:
+            snapshotter = GitSnapshotter(
+                workspace,
+                state / "git",
+                max_file_bytes=max_file_bytes,
+                extra_ignores=extra_ignores,
+                large=LargeFiles(
+                    workspace, LargeFileStore(state / "large"), large or LargeLimits()
+                ),
+                index_name=index_name_for(thread_id),
+            )
+            try:
+                snapshotter.ensure_store()
+                snapshotter.watch(change_detection)
+                if cleared := snapshotter.clear_stale_user_lock():
+                    notices.append(cleared)
+            except (SnapshotError, OSError) as exc:
+                reason = f"the snapshot store could not be set up: {exc}"
+                notices.append(f"Logician: file capture is off for this session: {reason}.")
+                snapshotter = None
+        else:
+            reason = "checkpoints.enabled is false in the configuration"
+        checkpoints = FileCheckpoints(ledger, snapshotter, capture_disabled_reason=reason)
+        if choice.source == "recent":
+            notices.insert(0, recent_notice(thread_id, len(checkpoints.active_frames())))
+        since = len(ledger.entries)  # what is appended from here on: no need to read history
+        if checkpoints.recover_incomplete():
+            notices.extend(f"Logician: {e.detail}." for e in ledger.entries[since:]
+                           if isinstance(e, Recovery) and e.what == "incomplete-frame"
+                           and e.seq > start.seq)  # fmt: skip
+        notices.extend(resolve_pending_approvals(ledger))  # before the calls: none of them ran
+        notices.extend(resolve_dangling_calls(ledger))
+        if interrupted := interrupted_notice(ledger):
+            notices.append(interrupted)
+        if state_key is None:
+            # config imports session: not at the top
+            from ..config._effective import user_config_dir
+
+            state_key = BlobKey.in_dir(user_config_dir(env))
+        if reap is not None:  # a quarantined process group must not live on
+            notices.extend(reap(workspace, state_key))
+        if stable and ledger.messages():
+            # A restart rebuilt the conversation from the ledger: say so in it (`restore`).
+            ledger.append(ProjectionItem, reason="restore", messages=ledger.messages(),
+                          note=f"kernel session {kernel_session or 'new'}")  # fmt: skip
+        checkpoints.start_warmup()
+        var_checkpoints = VariableCheckpoints(ledger, state, key=state_key, **(variables or {}))  # type: ignore[arg-type]
+        if var_checkpoints.enabled:
+            try:  # made on first use, so a refused key is said once, here, not per cell
+                state_key.secret()
+            except KeyFileError as exc:
+                notices.append(f"Logician: variables are not captured or restored: {exc}.")
+        return cls(workspace, thread_id, stable, ledger, checkpoints, notices, lock,
+                   var_checkpoints, thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
+
+    def close(self) -> None:
+        if self.checkpoints is not None:
+            self.checkpoints.idle.close()
+        if self.checkpoints is not None and self.checkpoints.snapshotter is not None:
+            self.checkpoints.settle()
+            self.checkpoints.snapshotter.close()
+        if self.ledger is not None:
+            self.ledger.close()
+        if self._lock is not None:
+            self._lock.release()
