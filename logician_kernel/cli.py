@@ -25,8 +25,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"logician run: no such notebook: {notebook}", file=sys.stderr)
         return 2
     try:
-        summary = run_notebook(notebook, output=Path(args.output) if args.output else None,
-                               timeout=args.timeout)  # fmt: skip
+        summary = run_notebook(
+            notebook, output=Path(args.output) if args.output else None, timeout=args.timeout
+        )
     except NotebookError as exc:
         print(f"logician run: {exc}", file=sys.stderr)
         return 2
@@ -48,8 +49,11 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
     from .workspace.session import STATE_DIR
 
     given = Path(args.thread)
-    path = given if given.suffix == ".jsonl" else (
-        Path(args.workspace) / STATE_DIR / "threads" / f"{args.thread}.jsonl")  # fmt: skip
+    path = (
+        given
+        if given.suffix == ".jsonl"
+        else (Path(args.workspace) / STATE_DIR / "threads" / f"{args.thread}.jsonl")
+    )
     if not path.is_file():
         print(f"logician ledger: no ledger for thread {args.thread!r} at {path}", file=sys.stderr)
         return 2
@@ -72,8 +76,9 @@ def _cmd_state(args: argparse.Namespace) -> int:
     try:
         check_state_dir(workspace, state)
     except UntrustedStateError as exc:
-        print(f"logician state: refused: {exc.path} {exc.problem}\n  fix: {exc.fix}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"logician state: refused: {exc.path} {exc.problem}\n  fix: {exc.fix}", file=sys.stderr
+        )
         return 1
     if not state.exists():
         print(f"{state}: not created yet; the kernel will create it yours alone (0700)")
@@ -124,9 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
         "state", help="check that a workspace's .logician/ is yours alone (as the kernel does)"
     )
     state.add_argument("action", choices=["check"], help="check (read-only)")
-    state.add_argument(
-        "--workspace", default=".", help="workspace holding .logician/ (default: .)"
-    )
+    state.add_argument("--workspace", default=".", help="workspace holding .logician/ (default: .)")
     state.set_defaults(func=_cmd_state)
 
     kernel = sub.add_parser("kernel", help="start the kernel (as `python -m logician_kernel`)")

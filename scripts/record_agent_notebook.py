@@ -54,8 +54,11 @@ ANSWER = [
 def _tool(call_id: str, name: str, arguments: dict) -> Reply:
     args = json.dumps(arguments)
     fragments = [args[i : i + 40] for i in range(0, len(args), 40)]
-    return Reply(pieces=[sse(*openai_chunks(tool=(call_id, name, fragments), finish="tool_calls"),
-                             done=True)])  # fmt: skip
+    return Reply(
+        pieces=[
+            sse(*openai_chunks(tool=(call_id, name, fragments), finish="tool_calls"), done=True)
+        ]
+    )
 
 
 def _text(*pieces: str) -> Reply:
@@ -99,8 +102,8 @@ REPLIES = {
         ),
         _tool("call_rm", "bash", {"command": "rm drafts/old.txt"}),
         _text(
-            "I did not delete `drafts/old.txt`: a pre_tool hook refused it (\"deleting is not ",
-            "allowed here; move files to trash/ instead\"). Shall I move it to `trash/`?",
+            'I did not delete `drafts/old.txt`: a pre_tool hook refused it ("deleting is not ',
+            'allowed here; move files to trash/ instead"). Shall I move it to `trash/`?',
         ),
     ],
     # the browser test's notebook (tests/browser/): recorded allowed, approved there in the UI

@@ -27,33 +27,66 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-READ = {"type": "function", "function": {
-    "name": "read", "description": "Read a text file of the workspace.",
-    "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
-                   "required": ["path"]}}}  # fmt: skip
-PYTHON = {"type": "function", "function": {
-    "name": "python", "description": "Run Python code and return what it printed.",
-    "parameters": {"type": "object", "properties": {"code": {"type": "string"}},
-                   "required": ["code"]}}}  # fmt: skip
+READ = {
+    "type": "function",
+    "function": {
+        "name": "read",
+        "description": "Read a text file of the workspace.",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"],
+        },
+    },
+}
+PYTHON = {
+    "type": "function",
+    "function": {
+        "name": "python",
+        "description": "Run Python code and return what it printed.",
+        "parameters": {
+            "type": "object",
+            "properties": {"code": {"type": "string"}},
+            "required": ["code"],
+        },
+    },
+}
 SYSTEM = "You are a coding agent. Use the tools to act; answer briefly."
 
 CASES: dict[str, dict[str, Any]] = {
-    "text": {"messages": [{"role": "user", "content": "Say hello in five words."}],
-             "max_tokens": 40},
-    "one_call": {"messages": [{"role": "user", "content": "Read the file notes.txt."}],
-                 "tools": [READ], "tool_choice": "required", "max_tokens": 100},
+    "text": {
+        "messages": [{"role": "user", "content": "Say hello in five words."}],
+        "max_tokens": 40,
+    },
+    "one_call": {
+        "messages": [{"role": "user", "content": "Read the file notes.txt."}],
+        "tools": [READ],
+        "tool_choice": "required",
+        "max_tokens": 100,
+    },
     "parallel_calls": {
         "messages": [{"role": "user", "content": "Read a.txt and b.txt, both at once."}],
-        "tools": [READ], "tool_choice": "required", "parallel_tool_calls": True,
-        "max_tokens": 160},
+        "tools": [READ],
+        "tool_choice": "required",
+        "parallel_tool_calls": True,
+        "max_tokens": 160,
+    },
     "cut_call": {
-        "messages": [{"role": "user", "content":
-                      "Use the python tool to print every prime below 1000, one per line."}],
-        "tools": [PYTHON], "tool_choice": "required", "max_tokens": 12},
+        "messages": [
+            {
+                "role": "user",
+                "content": "Use the python tool to print every prime below 1000, one per line.",
+            }
+        ],
+        "tools": [PYTHON],
+        "tool_choice": "required",
+        "max_tokens": 12,
+    },
     "reasoning": {
         "messages": [{"role": "user", "content": "Think step by step: what is 17 * 23?"}],
-        "max_tokens": 120},
-}  # fmt: skip
+        "max_tokens": 120,
+    },
+}
 """The prompts recorded: plain text, one call, parallel calls, a call cut at max_tokens,
 and reasoning (a model without a reasoning format answers it as plain text)."""
 
@@ -76,8 +109,11 @@ def identify(client: httpx.Client, base_url: str) -> tuple[str, str, dict[str, A
         if server == "llamacpp" and "default_generation_settings" in info:
             build = str(info.get("build_info") or "unknown")
             version = build.split("-")[0] if build.startswith("b") else build
-            return server, version, {k: info.get(k) for k in ("build_info", "model_path",
-                                                              "chat_template_caps")}
+            return (
+                server,
+                version,
+                {k: info.get(k) for k in ("build_info", "model_path", "chat_template_caps")},
+            )
         if server != "llamacpp" and "version" in info:
             return server, str(info["version"]), info
     return "openai-compatible", "unknown", {}
@@ -101,18 +137,26 @@ def expected(raw: bytes) -> dict[str, Any]:
             text += delta.get("content") or ""
             reasoning += delta.get("reasoning_content") or delta.get("reasoning") or ""
             for call in delta.get("tool_calls") or []:
-                slot = calls.setdefault(call.get("index", 0), {"id": "", "name": "",
-                                                               "arguments": ""})
+                slot = calls.setdefault(
+                    call.get("index", 0), {"id": "", "name": "", "arguments": ""}
+                )
                 slot["id"] = slot["id"] or call.get("id") or ""
                 function = call.get("function") or {}
                 slot["name"] += function.get("name") or ""
                 slot["arguments"] += function.get("arguments") or ""
             finish = choice.get("finish_reason") or finish
-    return {"text": text, "reasoning": reasoning, "finish_reason": finish,
-            "tool_calls": [calls[i] for i in sorted(calls)],
-            "usage": None if usage is None else {"prompt_tokens": usage.get("prompt_tokens"),
-                                                 "completion_tokens":
-                                                 usage.get("completion_tokens")}}  # fmt: skip
+    return {
+        "text": text,
+        "reasoning": reasoning,
+        "finish_reason": finish,
+        "tool_calls": [calls[i] for i in sorted(calls)],
+        "usage": None
+        if usage is None
+        else {
+            "prompt_tokens": usage.get("prompt_tokens"),
+            "completion_tokens": usage.get("completion_tokens"),
+        },
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,12 +181,18 @@ def main(argv: list[str] | None = None) -> int:
         recorded = []
         for name in args.case or list(CASES):
             case = CASES[name]
-            body = {"model": args.model, "stream": True,
-                    "stream_options": {"include_usage": True}, "temperature": 0, "seed": 7,
-                    **case,
-                    "messages": [{"role": "system", "content": SYSTEM}, *case["messages"]]}
-            with client.stream("POST", args.base_url.rstrip("/") + "/chat/completions",
-                               json=body) as reply:  # fmt: skip
+            body = {
+                "model": args.model,
+                "stream": True,
+                "stream_options": {"include_usage": True},
+                "temperature": 0,
+                "seed": 7,
+                **case,
+                "messages": [{"role": "system", "content": SYSTEM}, *case["messages"]],
+            }
+            with client.stream(
+                "POST", args.base_url.rstrip("/") + "/chat/completions", json=body
+            ) as reply:
                 raw = b"".join(reply.iter_raw())
             if reply.status_code != 200:
                 print(f"{name}: HTTP {reply.status_code}: {raw[:300]!r}", file=sys.stderr)
@@ -154,10 +204,16 @@ def main(argv: list[str] | None = None) -> int:
             )
             recorded.append(name)
             print(f"{name}: {len(raw)} bytes", file=sys.stderr)
-    meta = {"server": server, "version": version, "about": about, "model": args.model,
-            "recorded": True, "recorded_at": datetime.now(timezone.utc).isoformat(
-                timespec="seconds"), "cases": recorded,
-            "by": "scripts/record_server_stream.py"}  # fmt: skip
+    meta = {
+        "server": server,
+        "version": version,
+        "about": about,
+        "model": args.model,
+        "recorded": True,
+        "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "cases": recorded,
+        "by": "scripts/record_server_stream.py",
+    }
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     print(f"recorded {len(recorded)} case(s) into {out}", file=sys.stderr)
     return 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command: lint (the Jupyter-free core is enforced by ruff's banned-api rule), type
+# The test command: lint and format (ruff; the Jupyter-free core is enforced by its banned-api rule), type
 # checking (mypy over logician_kernel/, zero errors), the lab
 # extension's TypeScript unit tests (vitest), then the whole pytest suite - unit, real-kernel,
 # notebooks (nbval), and the extension in a real JupyterLab in headless Chromium.
@@ -17,6 +17,7 @@ if [ -n "$missing" ]; then
   bash scripts/setup.sh
 fi
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 .venv/bin/mypy logician_kernel
 if [ "$#" -eq 0 ]; then
   (cd labextension && export PATH="$PWD/../.venv/bin:$PATH" &&

@@ -17,9 +17,10 @@ from loopback import LoopbackServer  # noqa: E402
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--update-screenshots", action="store_true",
+        "--update-screenshots",
+        action="store_true",
         help="the browser tests also write the README's screenshots into docs/images/",
-    )  # fmt: skip
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -23,9 +23,14 @@ REPO = Path(__file__).resolve().parent.parent
 EG_VENV = REPO / ".venv-eg"
 EG_BIN = EG_VENV / "bin" / "jupyter-enterprisegateway"
 LAUNCHER = (
-    EG_VENV / "share" / "enterprise-gateway" / "kernel-launchers" / "python" / "scripts"
+    EG_VENV
+    / "share"
+    / "enterprise-gateway"
+    / "kernel-launchers"
+    / "python"
+    / "scripts"
     / "launch_ipykernel.py"
-)  # fmt: skip
+)
 KERNEL_CLASS = "logician_kernel.jupyter.kernel.LogicianKernel"
 DISTRIBUTED = "enterprise_gateway.services.processproxies.distributed.DistributedProcessProxy"
 LOCAL = "enterprise_gateway.services.processproxies.processproxy.LocalProcessProxy"
@@ -59,14 +64,21 @@ def write_kernelspec(kernels_dir: Path, proxy: str) -> Path:
     if proxy == "launcher":
         metadata = {"class_name": DISTRIBUTED, "config": {"remote_hosts": "localhost"}}
         argv = [
-            sys.executable, str(LAUNCHER),
-            "--RemoteProcessProxy.kernel-id", "{kernel_id}",
-            "--RemoteProcessProxy.response-address", "{response_address}",
-            "--RemoteProcessProxy.public-key", "{public_key}",
-            "--RemoteProcessProxy.port-range", "{port_range}",
-            "--RemoteProcessProxy.spark-context-initialization-mode", "none",
-            "--kernel-class-name", KERNEL_CLASS,
-        ]  # fmt: skip
+            sys.executable,
+            str(LAUNCHER),
+            "--RemoteProcessProxy.kernel-id",
+            "{kernel_id}",
+            "--RemoteProcessProxy.response-address",
+            "{response_address}",
+            "--RemoteProcessProxy.public-key",
+            "{public_key}",
+            "--RemoteProcessProxy.port-range",
+            "{port_range}",
+            "--RemoteProcessProxy.spark-context-initialization-mode",
+            "none",
+            "--kernel-class-name",
+            KERNEL_CLASS,
+        ]
     elif proxy == "local":
         metadata = {"class_name": LOCAL}
         argv = [sys.executable, "-m", "logician_kernel", "-f", "{connection_file}"]
@@ -109,10 +121,17 @@ class EnterpriseGateway:
         self.log = self.launch_dir / "enterprise-gateway.log"
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(
-                [str(EG_BIN), "--EnterpriseGatewayApp.ip=127.0.0.1",
-                 f"--EnterpriseGatewayApp.port={port}", "--EnterpriseGatewayApp.port_retries=0"],
-                cwd=self.launch_dir, env=env, stdout=out, stderr=subprocess.STDOUT,
-            )  # fmt: skip
+                [
+                    str(EG_BIN),
+                    "--EnterpriseGatewayApp.ip=127.0.0.1",
+                    f"--EnterpriseGatewayApp.port={port}",
+                    "--EnterpriseGatewayApp.port_retries=0",
+                ],
+                cwd=self.launch_dir,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         wait_until_answering(self.proc, self.url, self.log)
         return self
 

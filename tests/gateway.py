@@ -75,10 +75,20 @@ class Gateway:
         self.log = self.launch_dir / "gateway.log"
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "kernel_gateway", "--KernelGatewayApp.ip=127.0.0.1",
-                 f"--KernelGatewayApp.port={port}", "--KernelGatewayApp.port_retries=0", *self.args],
-                cwd=self.launch_dir, env=env, stdout=out, stderr=subprocess.STDOUT,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "kernel_gateway",
+                    "--KernelGatewayApp.ip=127.0.0.1",
+                    f"--KernelGatewayApp.port={port}",
+                    "--KernelGatewayApp.port_retries=0",
+                    *self.args,
+                ],
+                cwd=self.launch_dir,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         wait_until_answering(self.proc, self.url, self.log)
         return self
 
@@ -132,12 +142,34 @@ class GatewayKernel:
 
     def run(self, code: str, *, timeout: float = 90) -> Reply:
         msg_id = uuid.uuid4().hex
-        header = {"msg_id": msg_id, "msg_type": "execute_request", "session": self.session,
-                  "username": "test", "version": "5.3", "date": ""}  # fmt: skip
-        content = {"code": code, "silent": False, "store_history": True,
-                   "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}  # fmt: skip
-        self.ws.send(json.dumps({"header": header, "parent_header": {}, "metadata": {},
-                                 "content": content, "channel": "shell", "buffers": []}))  # fmt: skip
+        header = {
+            "msg_id": msg_id,
+            "msg_type": "execute_request",
+            "session": self.session,
+            "username": "test",
+            "version": "5.3",
+            "date": "",
+        }
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        }
+        self.ws.send(
+            json.dumps(
+                {
+                    "header": header,
+                    "parent_header": {},
+                    "metadata": {},
+                    "content": content,
+                    "channel": "shell",
+                    "buffers": [],
+                }
+            )
+        )
         outputs: list[dict[str, Any]] = []
         status, idle = None, False
         deadline = time.monotonic() + timeout

@@ -50,20 +50,33 @@ def payloads(beacon: int) -> list[str]:
     ]
 
 
-CLICKS = ("jslink", "entitylink", "mathclick", "mathclick2", "mathclick3", "formclick",
-          "summaryclick", "rawclick")  # fmt: skip
+CLICKS = (
+    "jslink",
+    "entitylink",
+    "mathclick",
+    "mathclick2",
+    "mathclick3",
+    "formclick",
+    "summaryclick",
+    "rawclick",
+)
 """Texts of the payloads that need a click to run."""
 
 _TAG = re.compile(r"<[^<>]*>")
 _BAD_IN_TAGS = [
-    (re.compile(r"^<\s*/?\s*(script|img|iframe|svg|style|video|source|object|embed|form|link|"
-                r"meta|math|base|input|button|audio|frame|applet|textarea|select)\b", re.I),
-     "a live element"),
+    (
+        re.compile(
+            r"^<\s*/?\s*(script|img|iframe|svg|style|video|source|object|embed|form|link|"
+            r"meta|math|base|input|button|audio|frame|applet|textarea|select)\b",
+            re.I,
+        ),
+        "a live element",
+    ),
     (re.compile(r"\son[a-z]+\s*=", re.I), "an event handler"),
     (re.compile(r"""\shref\s*=\s*(?!["']?(?:https?:|mailto:))""", re.I), "a non-http(s) link"),
     (re.compile(r"\s(src|srcdoc|action|formaction|data|background)\s*=", re.I), "a load"),
     (re.compile(r"url\s*\(|@import|expression\s*\(", re.I), "a CSS load"),
-]  # fmt: skip
+]
 _TYPESET_LINK = re.compile(
     r"mathjax_process[^<>]*>[^<]*\\(href|url|class|style|cssId|require|data|unicode)", re.I
 )
@@ -72,8 +85,12 @@ _TYPESET_LINK = re.compile(
 def live_parts(markup: str) -> list[str]:
     """What in `markup` could run or load something; empty when it is inert. Text between
     tags is escaped (no raw `<`), so only the tags and the typeset math spans can be live."""
-    found = [f"{why}: {tag}" for tag in _TAG.findall(markup)
-             for pattern, why in _BAD_IN_TAGS if pattern.search(tag)]  # fmt: skip
+    found = [
+        f"{why}: {tag}"
+        for tag in _TAG.findall(markup)
+        for pattern, why in _BAD_IN_TAGS
+        if pattern.search(tag)
+    ]
     if _TYPESET_LINK.search(markup):
         found.append("a math span that MathJax would typeset with a link or style")
     return found

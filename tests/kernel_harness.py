@@ -19,10 +19,16 @@ from logician_kernel.jupyter.runner import LogicianSpecManager
 
 
 def git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}  # fmt: skip
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
-                          text=True).stdout  # fmt: skip
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def user_git_state(ws: Path) -> tuple[str, str, str, str]:
@@ -72,8 +78,11 @@ class CellResult:
         return self._stream("stderr")
 
     def _stream(self, name: str) -> str:
-        return "".join(m["content"]["text"] for m in self.messages
-                       if m["msg_type"] == "stream" and m["content"]["name"] == name)  # fmt: skip
+        return "".join(
+            m["content"]["text"]
+            for m in self.messages
+            if m["msg_type"] == "stream" and m["content"]["name"] == name
+        )
 
     @property
     def text(self) -> str:
@@ -103,8 +112,12 @@ class Kernel:
     def _manager(self) -> KernelManager:
         # IPC sockets, not TCP ports: a restart reuses its endpoints, and a port another
         # process grabbed meanwhile would leave the restarted kernel unable to bind.
-        return KernelManager(kernel_name=self.kernel_name, kernel_spec_manager=LogicianSpecManager(),
-                             transport="ipc", ip=os.path.join(self._ipc, "k"))  # fmt: skip
+        return KernelManager(
+            kernel_name=self.kernel_name,
+            kernel_spec_manager=LogicianSpecManager(),
+            transport="ipc",
+            ip=os.path.join(self._ipc, "k"),
+        )
 
     def _start(self) -> None:
         self.km.start_kernel(cwd=str(self.cwd), env=self.env)
@@ -112,12 +125,20 @@ class Kernel:
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)
 
-    def run(self, code: str, *, cell_id: str | None = None, timeout: float = 60,
-            silent: bool = False) -> CellResult:  # fmt: skip
-        content = {"code": code, "silent": silent, "store_history": not silent,
-                   "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}  # fmt: skip
-        msg = self.kc.session.msg("execute_request", content,
-                                  metadata={"cellId": cell_id} if cell_id else {})  # fmt: skip
+    def run(
+        self, code: str, *, cell_id: str | None = None, timeout: float = 60, silent: bool = False
+    ) -> CellResult:
+        content = {
+            "code": code,
+            "silent": silent,
+            "store_history": not silent,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        }
+        msg = self.kc.session.msg(
+            "execute_request", content, metadata={"cellId": cell_id} if cell_id else {}
+        )
         self.kc.shell_channel.send(msg)
         return self.collect(msg["header"]["msg_id"], timeout=timeout)
 

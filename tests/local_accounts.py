@@ -20,7 +20,15 @@ class OtherAccount:
     def run(self, argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
         """Run `argv` as this account (its own uid, gid and no supplementary groups)."""
         return subprocess.run(
-            argv, cwd=cwd, user=self.uid, group=self.gid, extra_groups=[], umask=0o000,
+            argv,
+            cwd=cwd,
+            user=self.uid,
+            group=self.gid,
+            extra_groups=[],
+            umask=0o000,
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), **env},
-            capture_output=True, text=True, check=True, timeout=120,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )

@@ -356,8 +356,13 @@ PROFILES: tuple[Profile, ...] = ("openai", "ollama", "llamacpp", "vllm", "think-
 
 def _chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
     choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
-    return {"id": "chatcmpl-p", "object": "chat.completion.chunk", "model": "loop-model",
-            "choices": [choice], **extra}  # fmt: skip
+    return {
+        "id": "chatcmpl-p",
+        "object": "chat.completion.chunk",
+        "model": "loop-model",
+        "choices": [choice],
+        **extra,
+    }
 
 
 def _pieces_of(text: str, size: int = 5) -> list[str]:
@@ -405,32 +410,49 @@ def profile_chunks(
     for index, (call_id, name, arguments) in enumerate(calls):
         args = arguments if isinstance(arguments, str) else json.dumps(arguments)
         if profile == "ollama":
-            whole = {"id": call_id, "index": 0, "type": "function",
-                     "function": {"name": name, "arguments": args}}  # fmt: skip
+            whole = {
+                "id": call_id,
+                "index": 0,
+                "type": "function",
+                "function": {"name": name, "arguments": args},
+            }
             chunks.append(_chunk({"tool_calls": [whole]}))
             continue
         opening = ""
         if profile == "llamacpp":  # the first delta already holds the opening brace
             opening, args = args[:1], args[1:]
-        first = {"index": index, "id": call_id, "type": "function",
-                 "function": {"name": name, "arguments": opening}}  # fmt: skip
+        first = {
+            "index": index,
+            "id": call_id,
+            "type": "function",
+            "function": {"name": name, "arguments": opening},
+        }
         chunks.append(_chunk({"tool_calls": [first]}))
         for piece in _pieces_of(args, 6):
             chunks.append(
                 _chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
             )
     finish = "tool_calls" if calls and profile != "ollama" else "stop"
-    report = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-              "total_tokens": sum(usage)} if usage else None  # fmt: skip
+    report = (
+        {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+        if usage
+        else None
+    )
     if profile == "vllm" and report:
         for n, c in enumerate(chunks):
-            c["usage"] = {"prompt_tokens": usage[0], "completion_tokens": n,  # type: ignore[index]
-                          "total_tokens": usage[0] + n}  # type: ignore[index]  # fmt: skip
+            c["usage"] = {
+                "prompt_tokens": usage[0],
+                "completion_tokens": n,  # type: ignore[index]
+                "total_tokens": usage[0] + n,
+            }  # type: ignore[index]
     if profile == "llamacpp":
         chunks.append(_chunk({}, "length" if calls else finish))
         if report:
-            timings = {"prompt_n": usage[0], "predicted_n": usage[1],  # type: ignore[index]
-                       "predicted_per_second": 61.5}  # fmt: skip
+            timings = {
+                "prompt_n": usage[0],
+                "predicted_n": usage[1],  # type: ignore[index]
+                "predicted_per_second": 61.5,
+            }
             chunks.append({**_chunk({}), "choices": [], "usage": report, "timings": timings})
     else:
         chunks.append(
@@ -448,8 +470,18 @@ def profile_reply(profile: Profile, **reply: Any) -> Reply:
 
 def vllm_models(name: str, max_model_len: int) -> dict[str, Any]:
     """vLLM's `GET /v1/models` (vllm/entrypoints/openai/protocol.py `ModelCard`)."""
-    return {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "vllm",
-                                        "root": name, "max_model_len": max_model_len}]}  # fmt: skip
+    return {
+        "object": "list",
+        "data": [
+            {
+                "id": name,
+                "object": "model",
+                "owned_by": "vllm",
+                "root": name,
+                "max_model_len": max_model_len,
+            }
+        ],
+    }
 
 
 def tool_reply(call_id: str, name: str, arguments: dict[str, Any]) -> Reply:
@@ -460,5 +492,7 @@ def tool_reply(call_id: str, name: str, arguments: dict[str, Any]) -> Reply:
 
 def text_reply(*pieces: str, delay: float = 0.0) -> Reply:
     """An OpenAI-style streamed text answer, one delta per piece."""
-    return Reply(pieces=[sse(c) for c in openai_chunks(text=list(pieces))] + [b"data: [DONE]\n\n"],
-                 delay=delay)  # fmt: skip
+    return Reply(
+        pieces=[sse(c) for c in openai_chunks(text=list(pieces))] + [b"data: [DONE]\n\n"],
+        delay=delay,
+    )

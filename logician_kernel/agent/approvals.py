@@ -83,8 +83,9 @@ class ApprovalBroker:
             return False
         answer = Answer(choice=choice, note=note, via=via)  # type: ignore[arg-type]
         pending.future.set_result(answer)
-        self._tell("resolved", {"request_id": request_id, "choice": choice, "note": note,
-                                "via": via})  # fmt: skip
+        self._tell(
+            "resolved", {"request_id": request_id, "choice": choice, "note": note, "via": via}
+        )
         return True
 
     def pending(self) -> list[dict[str, Any]]:
@@ -120,7 +121,13 @@ def preview(tool: str, arguments: dict[str, Any], workspace: Path) -> tuple[str,
                 if arguments.get("replace_all")
                 else old.replace(find, repl, 1)
             )
-        diff = "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                            fromfile=f"a/{path}", tofile=f"b/{path}"))  # fmt: skip
+        diff = "".join(
+            difflib.unified_diff(
+                old.splitlines(keepends=True),
+                new.splitlines(keepends=True),
+                fromfile=f"a/{path}",
+                tofile=f"b/{path}",
+            )
+        )
         return "diff", diff[:MAX_PREVIEW] or f"(no change to {path})"
     return "text", ", ".join(f"{k}={v!r}" for k, v in arguments.items())[:MAX_PREVIEW]

@@ -19,7 +19,10 @@ from ..ledger.thread_ledger import ProjectionItem, ThreadLedger
 from ..loop.summarizer import summariser, summarize
 from ..providers import Metered, Provider
 from ..types import MESSAGE_ADAPTER
+from ._loop import run_coroutine
 from .errors import AgentError
+from .model_calls import released
+from .script import Compacted, Merged
 
 __all__ = ["Branch", "branches", "compact_now", "discard", "merge", "open_branch"]
 
@@ -74,6 +77,33 @@ async def compact_now(
     except CompactionFailed as exc:
         raise AgentError(f"compact: {exc}; the conversation is unchanged") from None
     dumped = [MESSAGE_ADAPTER.dump_python(m, mode="json") for m in new]
-    ledger.append(ProjectionItem, reason="compaction", messages=dumped,
-                  note=f"on demand{': ' + focus if focus else ''}", durable=True)  # fmt: skip
+    ledger.append(
+        ProjectionItem,
+        reason="compaction",
+        messages=dumped,
+        note=f"on demand{': ' + focus if focus else ''}",
+        durable=True,
+    )
     return len(current), len(new), metered.spent()
+
+
+def compact_on_demand(
+    ledger: ThreadLedger, provider: Provider, keep: int, focus: str | None
+) -> Compacted:
+    """`%logician compact`: summarise the older turns now, on the worker loop."""
+    return Compacted(
+        *run_coroutine(
+            released(
+                provider,
+                lambda p: compact_now(ledger, p, keep_recent_turns=keep, focus=focus),
+            ),
+            name="logician-compaction",
+        )
+    )
+
+
+def merge_branch(ledger: ThreadLedger, provider: Provider, branch_id: str) -> Merged:
+    """Merge a summary of the rewound branch `branch_id` into the conversation."""
+    chosen = open_branch(ledger, branch_id, merging=True)
+    merging = released(provider, lambda p: merge(ledger, p, chosen))
+    return Merged(*run_coroutine(merging, name="logician-merge"))

@@ -45,10 +45,16 @@ def build_hooks(
     if not any(getattr(settings, point) for point in HOOK_EVENTS):
         return None
     return CommandHooks(
-        settings, workspace=config.workspace, thread=runtime.thread_id, frame=frame,
-        audit=AuditLog.for_workspace(config.workspace), emit=requests.put, log=log,
-        layers=hook_layers(config), secrets=secrets,
-    )  # fmt: skip
+        settings,
+        workspace=config.workspace,
+        thread=runtime.thread_id,
+        frame=frame,
+        audit=AuditLog.for_workspace(config.workspace),
+        emit=requests.put,
+        log=log,
+        layers=hook_layers(config),
+        secrets=secrets,
+    )
 
 
 def _held(config: EffectiveConfig) -> Iterator[tuple[str, str, str]]:
@@ -59,8 +65,9 @@ def _held(config: EffectiveConfig) -> Iterator[tuple[str, str, str]]:
     tables: list[tuple[str, Any]] = [("", project.data.get("hooks"))]
     profiles = project.data.get("profiles")
     if isinstance(profiles, dict):
-        tables += [(f"profiles.{n}.", t.get("hooks")) for n, t in profiles.items()
-                   if isinstance(t, dict)]  # fmt: skip
+        tables += [
+            (f"profiles.{n}.", t.get("hooks")) for n, t in profiles.items() if isinstance(t, dict)
+        ]
     for prefix, table in tables:
         if not isinstance(table, dict):
             continue
@@ -87,9 +94,11 @@ def hooks_report(config: EffectiveConfig, log: HookLog) -> str:
     for point in HOOK_EVENTS:
         for command in getattr(settings, point):
             last = log.last.get((point, command))
-            result = "not run yet" if last is None else (
-                f"last: {last.status} ({last.detail}) at {last.time}, {last.seconds:.2f} s"
-            )  # fmt: skip
+            result = (
+                "not run yet"
+                if last is None
+                else (f"last: {last.status} ({last.detail}) at {last.time}, {last.seconds:.2f} s")
+            )
             layer = layers.get((point, command), "?")
             lines.append(f"  {point:<10} {redact(command)}  [{layer}]  {result}")
     held = list(_held(config))

@@ -125,9 +125,14 @@ def build_gate(
             # An interrupt (or the wall-time budget) gave the call up unanswered: settled now,
             # so the next restart does not report it as waiting when the kernel stopped.
             if ledger is not None:
-                ledger.append(ApprovalResolved, request_id=pending.id, choice="deny",
-                              via="interrupted", note="the run stopped before anyone answered",
-                              durable=True)  # fmt: skip
+                ledger.append(
+                    ApprovalResolved,
+                    request_id=pending.id,
+                    choice="deny",
+                    via="interrupted",
+                    note="the run stopped before anyone answered",
+                    durable=True,
+                )
             raise
         channels[request.call_id] = answer.via
         rule = request.suggested_rule
@@ -146,20 +151,33 @@ def build_gate(
         if ledger is None or request_id in recorded:
             return
         recorded.add(request_id)
-        ledger.append(ApprovalRequested, frame=frame, request_id=request_id,
-                      call_id=request.call_id, tool=request.tool,
-                      description=request.description, reason=request.reason,
-                      durable=True)  # fmt: skip
+        ledger.append(
+            ApprovalRequested,
+            frame=frame,
+            request_id=request_id,
+            call_id=request.call_id,
+            tool=request.tool,
+            description=request.description,
+            reason=request.reason,
+            durable=True,
+        )
 
     def record(request: ApprovalRequest, resolution: ApprovalResolution) -> None:
         if ledger is None:
             return
         request_id = request_ids.get(request.call_id, request.call_id)
         record_request(request, request_id)  # a headless decision was never asked
-        ledger.append(ApprovalResolved, request_id=request_id, choice=resolution.choice,
-                      via="headless" if resolution.by == "headless"
-                      else channels.get(request.call_id, "widget"),
-                      note=resolution.note, rule=resolution.rule, durable=True)  # fmt: skip
+        ledger.append(
+            ApprovalResolved,
+            request_id=request_id,
+            choice=resolution.choice,
+            via="headless"
+            if resolution.by == "headless"
+            else channels.get(request.call_id, "widget"),
+            note=resolution.note,
+            rule=resolution.rule,
+            durable=True,
+        )
 
     return PolicyGate(
         policy,

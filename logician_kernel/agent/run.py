@@ -146,9 +146,12 @@ def python_runner(
 
 
 def tool_context(
-    runtime: LogicianRuntime, items: queue.Queue[RunItem], *, python: bool,
+    runtime: LogicianRuntime,
+    items: queue.Queue[RunItem],
+    *,
+    python: bool,
     secrets: tuple[str, ...],
-) -> ToolContext:  # fmt: skip
+) -> ToolContext:
     """What the tools get for one run: the workspace and the current frame's capture, the
     notebook's namespace for `python` (when there is one), and where the user's cells run
     (`current_directory()`), against which relative paths resolve."""

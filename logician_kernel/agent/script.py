@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..events.events import HarnessEvent
 from ..policy import ApprovalRequest
@@ -58,9 +58,11 @@ def consume(
                 answer(session.broker, item, approve)
             elif isinstance(item, PythonRequest):
                 if item.future.set_running_or_notify_cancel():
-                    item.future.set_result(ToolResult(
-                        content="python: no notebook namespace in this session",
-                        is_error=True))  # fmt: skip
+                    item.future.set_result(
+                        ToolResult(
+                            content="python: no notebook namespace in this session", is_error=True
+                        )
+                    )
             elif isinstance(item, BaseException):
                 run.done = True
                 if not isinstance(item, Exception) or run.interrupted:
@@ -88,3 +90,23 @@ def answer(broker: ApprovalBroker, item: ApprovalItem, approve: Approve | None) 
         elif isinstance(reply, str) and reply in APPROVAL_CHOICES:
             choice = reply
     broker.resolve(item.pending.id, choice, note, via="callback")
+
+
+class Compacted(NamedTuple):
+    """What `AgentSession.compact` did."""
+
+    before: int
+    """Messages the model saw before."""
+    after: int
+    """Messages it sees now."""
+    spent: str
+    """What the summary cost, e.g. `the summary used 500 in / 40 out tokens`."""
+
+
+class Merged(NamedTuple):
+    """What `AgentSession.merge_branch` did."""
+
+    summary: str
+    """The summary of the branch now in the conversation."""
+    spent: str
+    """What the summary cost."""

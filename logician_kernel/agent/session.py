@@ -22,7 +22,6 @@ import queue
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from ..config import EffectiveConfig, LogicianSettings, ModelSettings
 from ..events.events import HarnessEvent
@@ -42,11 +41,10 @@ from ..types import MESSAGE_ADAPTER
 from ..types.run import RunOutcome
 from ..workspace.runtime import LogicianRuntime
 from . import conversation, script
-from ._loop import run_coroutine
 from .approvals import ApprovalBroker
 from .errors import AgentError
 from .hooks_setup import build_hooks
-from .model_calls import allowed_model, checked_tool_choice, new_provider, released
+from .model_calls import allowed_model, checked_tool_choice, new_provider
 from .policy import (
     RunOptions,
     build_controller,
@@ -56,28 +54,8 @@ from .policy import (
 )
 from .run import AgentRun, RunItem, tool_context
 from .run_profile import ProfileSwap, use_profile
-from .script import Approve, RunResult
+from .script import Approve, Compacted, Merged, RunResult
 from .threads import ThreadsAndRecovery
-
-
-class Compacted(NamedTuple):
-    """What `AgentSession.compact` did."""
-
-    before: int
-    """Messages the model saw before."""
-    after: int
-    """Messages it sees now."""
-    spent: str
-    """What the summary cost, e.g. `the summary used 500 in / 40 out tokens`."""
-
-
-class Merged(NamedTuple):
-    """What `AgentSession.merge_branch` did."""
-
-    summary: str
-    """The summary of the branch now in the conversation."""
-    spent: str
-    """What the summary cost."""
 
 
 class AgentSession(ThreadsAndRecovery):
@@ -119,8 +97,9 @@ class AgentSession(ThreadsAndRecovery):
         if thread is not None:
             environ["LOGICIAN_THREAD"] = thread
             environ.pop("JPY_SESSION_NAME", None)  # the script's own name beats its parent's
-        return cls(LogicianRuntime.start(Path(workspace).resolve(), env=environ,
-                                        reap=reap_for_workspace))
+        return cls(
+            LogicianRuntime.start(Path(workspace).resolve(), env=environ, reap=reap_for_workspace)
+        )
 
     # -- what a run is built from --------------------------------------------------------------
 
@@ -222,9 +201,15 @@ class AgentSession(ThreadsAndRecovery):
         try:
             controller = build_controller(runtime, options)
             gate = build_gate(
-                runtime, options, policy=policy, broker=self.broker,
-                requests=items, frame=frame, headless=not can_ask, secrets=secrets,
-            )  # fmt: skip
+                runtime,
+                options,
+                policy=policy,
+                broker=self.broker,
+                requests=items,
+                frame=frame,
+                headless=not can_ask,
+                secrets=secrets,
+            )
         except ValueError as exc:
             raise AgentError(str(exc)) from None
         tools = default_tools()
@@ -240,8 +225,9 @@ class AgentSession(ThreadsAndRecovery):
             store,
             controller=controller,
             gate=gate,
-            hooks=build_hooks(runtime, requests=items, frame=frame, log=self.hook_log,
-                              secrets=secrets),  # fmt: skip
+            hooks=build_hooks(
+                runtime, requests=items, frame=frame, log=self.hook_log, secrets=secrets
+            ),
             compaction=compaction_policy(settings, ledger),
             max_tokens=settings.model.max_response_tokens,
             temperature=settings.model.temperature,
@@ -269,11 +255,15 @@ class AgentSession(ThreadsAndRecovery):
             swap.restore(self.runtime)
         ledger = self.runtime.ledger
         if ledger is not None and run.outcome is not None:
-            ledger.append(RunEnd, frame=run.frame, status=run.outcome.status,
-                          input_tokens=self.state.input_tokens,
-                          output_tokens=self.state.output_tokens,
-                          cost_usd=run.controller.budget.cost_usd or 0.0,
-                          usage_estimated=self.state.usage_estimated)  # fmt: skip
+            ledger.append(
+                RunEnd,
+                frame=run.frame,
+                status=run.outcome.status,
+                input_tokens=self.state.input_tokens,
+                output_tokens=self.state.output_tokens,
+                cost_usd=run.controller.budget.cost_usd or 0.0,
+                usage_estimated=self.state.usage_estimated,
+            )
         if run.interrupted and ledger is not None:
             # Calls cut off by the interrupt are answered now, so the conversation stays
             # well-formed and nothing waits for the next restart to be settled.
@@ -309,11 +299,21 @@ class AgentSession(ThreadsAndRecovery):
         decides. `on_event` sees every harness event. `profile` applies `[profiles.NAME]` to
         this run only. A KeyboardInterrupt cancels the run (still recorded) and is re-raised."""
         runtime = self.runtime
-        options = RunOptions(max_turns=max_turns, max_tool_calls=max_tool_calls,
-                             budget_usd=budget_usd, mode=mode, accept=accept,
-                             profile=profile)  # fmt: skip
-        runtime.open_frame(execution_count=None, cell_id=None, code=prompt, stream=sys.stderr,
-                           whole_first_snapshot=True)  # fmt: skip
+        options = RunOptions(
+            max_turns=max_turns,
+            max_tool_calls=max_tool_calls,
+            budget_usd=budget_usd,
+            mode=mode,
+            accept=accept,
+            profile=profile,
+        )
+        runtime.open_frame(
+            execution_count=None,
+            cell_id=None,
+            code=prompt,
+            stream=sys.stderr,
+            whole_first_snapshot=True,
+        )
         outcome = "error"
         try:
             run = self.start(prompt, options=options, can_ask=approve is not None)
@@ -325,23 +325,35 @@ class AgentSession(ThreadsAndRecovery):
         if run.interrupted:
             raise KeyboardInterrupt
         assert run.outcome is not None  # a drained run always reported its end
-        return RunResult(frame=closed.frame if closed else run.frame, outcome=run.outcome,
-                         text=run.text)  # fmt: skip
+        return RunResult(
+            frame=closed.frame if closed else run.frame, outcome=run.outcome, text=run.text
+        )
 
     # -- the conversation and the workspace --------------------------------------------------
 
     def rewind(
-        self, frame: int | str = "--last", *, force: bool = False, files: bool = True,
-        conversation: bool = True, include_external: bool = False, resume: bool = False,
-    ) -> ProjectionItem:  # fmt: skip
+        self,
+        frame: int | str = "--last",
+        *,
+        force: bool = False,
+        files: bool = True,
+        conversation: bool = True,
+        include_external: bool = False,
+        resume: bool = False,
+    ) -> ProjectionItem:
         """Undo `frame` and every frame after it: files and conversation (or one of them).
         Changes made outside this kernel are left alone unless `include_external`; a path the
         frames changed that someone else changed too is a conflict unless `force`.
         `resume=True` completes a rewind a crash interrupted (`frame` is then ignored)."""
         try:
-            return self.runtime.rewind(str(frame), force=force, files=files,
-                                       conversation=conversation,
-                                       include_external=include_external, resume=resume)  # fmt: skip
+            return self.runtime.rewind(
+                str(frame),
+                force=force,
+                files=files,
+                conversation=conversation,
+                include_external=include_external,
+                resume=resume,
+            )
         except RewindError as exc:
             raise AgentError(str(exc)) from None
 
@@ -362,23 +374,14 @@ class AgentSession(ThreadsAndRecovery):
     def compact(self, focus: str | None = None) -> Compacted:
         """Summarise the older turns now."""
         keep = self.settings.compaction.keep_recent_turns
-        return Compacted(
-            *run_coroutine(
-                released(self.provider(), lambda provider: conversation.compact_now(
-                    self.ledger, provider, keep_recent_turns=keep, focus=focus
-                )),  # fmt: skip
-                name="logician-compaction",
-            )
-        )
+        return conversation.compact_on_demand(self.ledger, self.provider(), keep, focus)
 
     def branches(self) -> list[conversation.Branch]:
         return conversation.branches(self.ledger)
 
     def merge_branch(self, branch_id: str) -> Merged:
         """Merge a summary of a rewound branch into the conversation."""
-        chosen = conversation.open_branch(self.ledger, branch_id, merging=True)
-        merging = released(self.provider(), lambda p: conversation.merge(self.ledger, p, chosen))
-        return Merged(*run_coroutine(merging, name="logician-merge"))
+        return conversation.merge_branch(self.ledger, self.provider(), branch_id)
 
     def discard_branch(self, branch_id: str) -> None:
         conversation.discard(self.ledger, conversation.open_branch(self.ledger, branch_id))

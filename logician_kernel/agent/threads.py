@@ -115,7 +115,11 @@ def follow_vscode(
     first frame; a notice for the next cell, or None when there is nothing to say."""
     runtime = session.runtime
     path = namespace.get(VSCODE_NOTEBOOK)
-    if not isinstance(path, str) or not path.strip() or runtime.thread_source in ("jupyter", "vscode"):
+    if (
+        not isinstance(path, str)
+        or not path.strip()
+        or runtime.thread_source in ("jupyter", "vscode")
+    ):
         return None
     choice = named_thread(runtime.env, vscode_file=path.strip())
     if choice is None or choice.thread_id == runtime.thread_id:

@@ -134,7 +134,8 @@ class EffectiveConfig:
             return None
         return (
             "model calls are refused until the configuration is fixed, because falling back to "
-            "a default endpoint could send your API key elsewhere: " + "; ".join(reasons)
+            "a default endpoint could send your API key elsewhere: "
+            + "; ".join(reasons)
             + ". Fix it and restart the kernel, or set the key for this session with `%logician "
             "config set` (`logician config show` lists every problem)."
         )

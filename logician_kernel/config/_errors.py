@@ -56,8 +56,14 @@ def _got(path: Sequence[str | int], value: Any) -> str:
     text = repr(mask(path, value))
     if len(text) > 60:
         text = text[:57] + "..."
-    kind = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
-            dict: "table"}.get(type(value), type(value).__name__)  # fmt: skip
+    kind = {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "table",
+    }.get(type(value), type(value).__name__)
     return f", got {text} ({kind})"
 
 

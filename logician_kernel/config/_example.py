@@ -49,24 +49,33 @@ _EXAMPLE_PRICES: dict[str, dict[str, float]] = {
 
 _EXAMPLE_SERVERS: dict[str, dict[str, Any]] = {
     "files": {
-        "command": "python", "args": ["-m", "my_mcp_server"], "env": {"DATA_DIR": "/data"},
-        "cwd": ".", "allowed_tools": ["search", "fetch_*"], "excluded_tools": [],
-        "enabled": False, "connect_timeout_seconds": 10.0, "call_timeout_seconds": 60.0,
+        "command": "python",
+        "args": ["-m", "my_mcp_server"],
+        "env": {"DATA_DIR": "/data"},
+        "cwd": ".",
+        "allowed_tools": ["search", "fetch_*"],
+        "excluded_tools": [],
+        "enabled": False,
+        "connect_timeout_seconds": 10.0,
+        "call_timeout_seconds": 60.0,
     },
     "tracker": {
-        "url": "http://127.0.0.1:8765/mcp", "headers": {"Authorization": "env:TRACKER_TOKEN"},
+        "url": "http://127.0.0.1:8765/mcp",
+        "headers": {"Authorization": "env:TRACKER_TOKEN"},
         "enabled": False,
     },
-}  # fmt: skip
+}
 
 _EXAMPLE_TABLES: dict[tuple[str, str], tuple[str, dict[str, dict[str, Any]]]] = {
     ("budget", "prices"): (
-        "# Example prices; check your provider's current price list.", _EXAMPLE_PRICES,
+        "# Example prices; check your provider's current price list.",
+        _EXAMPLE_PRICES,
     ),
     ("mcp", "servers"): (
-        "# Example servers (disabled; set enabled = true to connect them).", _EXAMPLE_SERVERS,
+        "# Example servers (disabled; set enabled = true to connect them).",
+        _EXAMPLE_SERVERS,
     ),
-}  # fmt: skip
+}
 """The mappings of the example config, with the note that introduces their entries."""
 
 

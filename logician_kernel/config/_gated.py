@@ -52,8 +52,12 @@ class GatedField:
         if not present or not isinstance(node, Mapping):
             return []
         return [
-            GatedField(".".join((*path[:star], str(name), *path[star + 1 :])), self.risk,
-                       self.compare, self.path_inside)  # fmt: skip
+            GatedField(
+                ".".join((*path[:star], str(name), *path[star + 1 :])),
+                self.risk,
+                self.compare,
+                self.path_inside,
+            )
             for name in sorted(node)
         ]
 
@@ -74,14 +78,16 @@ GATED_FIELDS: tuple[GatedField, ...] = (
     GatedField("profile", "it applies that profile's settings", "selection"),
     GatedField("model.base_url", "your API key would be sent to this server"),
     GatedField("model.api_key_env", "it chooses which secret is sent as the API key"),
-    GatedField("model.extra_body", "it adds fields to every model request (routing, sampling, cost)"),
+    GatedField(
+        "model.extra_body", "it adds fields to every model request (routing, sampling, cost)"
+    ),
     GatedField("model.tool_choice", "it forces or forbids the agent's tool calls"),
     GatedField(
         "model.record_file", "model exchanges would be written to this file", path_inside=True
-    ),  # fmt: skip
+    ),
     GatedField(
         "model.replay_file", "the model's answers would come from this file", path_inside=True
-    ),  # fmt: skip
+    ),
     GatedField("permissions.mode", "it changes what the agent may do without asking"),
     GatedField("permissions.headless", "it answers approvals when nobody can be asked"),
     GatedField("permissions.allow", "its rules let commands run without asking"),

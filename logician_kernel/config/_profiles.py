@@ -46,9 +46,10 @@ def check_profile(data: dict[str, Any]) -> dict[str, Any]:
     for key in NOT_IN_PROFILE:
         if key in data:
             raise PydanticCustomError(
-                "profile_invalid", "{key}: may not be set inside a profile",
+                "profile_invalid",
+                "{key}: may not be set inside a profile",
                 {"key": key, "details": [((key,), "may not be set inside a profile")]},
-            )  # fmt: skip
+            )
     from ._errors import explain
     from ._schema import LogicianSettings
 

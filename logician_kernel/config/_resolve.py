@@ -151,15 +151,23 @@ def _validate(data: Mapping[str, Any]) -> LogicianSettings:
     return LogicianSettings.model_validate(data)
 
 
-def _profile_gated(name: Any, files: Sequence[Layer], below: Mapping[str, Any], ws: Path) -> list[str]:
+def _profile_gated(
+    name: Any, files: Sequence[Layer], below: Mapping[str, Any], ws: Path
+) -> list[str]:
     """The gated keys profile `name` (as `files` define it) would turn on: what selecting it
     from a project file must be allowed for."""
     origins = profile_definitions(files).get(name) if isinstance(name, str) else None
     if not origins:
         return []  # an unknown profile sets nothing; validation names it
     table = _copy(profile_layer(name, origins).data)
-    _, held = hold_back(table, base=below, allows=lambda key, value: False,
-                        where=lambda path: "", workspace=ws, data_dir=user_data_dir())  # fmt: skip
+    _, held = hold_back(
+        table,
+        base=below,
+        allows=lambda key, value: False,
+        where=lambda path: "",
+        workspace=ws,
+        data_dir=user_data_dir(),
+    )
     return held
 
 
@@ -177,17 +185,26 @@ def _apply_project(
     for name, table in _project_profiles(filtered):
         # A project's profile passes the same per-field trust as the file itself.
         gated, held_here = hold_back(
-            table, base=below, allows=allows, where=project.where, workspace=ws,
-            data_dir=user_data_dir(), prefix=("profiles", name),
-        )  # fmt: skip
+            table,
+            base=below,
+            allows=allows,
+            where=project.where,
+            workspace=ws,
+            data_dir=user_data_dir(),
+            prefix=("profiles", name),
+        )
         later.extend(gated)
         held.extend(held_here)
     files = [layer for layer in active if layer.name == "user"] + [filtered]
     gated, top = hold_back(
         filtered.data,  # type: ignore[arg-type]  # our own copy, see _filter_project
-        base=below, allows=allows, where=project.where, workspace=ws, data_dir=user_data_dir(),
+        base=below,
+        allows=allows,
+        where=project.where,
+        workspace=ws,
+        data_dir=user_data_dir(),
         turns_on=lambda name: _profile_gated(name, files, below, ws),
-    )  # fmt: skip
+    )
     return filtered, notices + gated + later, top + held
 
 
@@ -212,7 +229,9 @@ def _capture_notices(
         found = []
         for key, value in lowered(layer.data, base):
             path = tuple(key.split("."))
-            owners: Sequence[str | None] = merged.elements.get(path) or [merged.provenance.get(path)]
+            owners: Sequence[str | None] = merged.elements.get(path) or [
+                merged.provenance.get(path)
+            ]
             if name in owners:  # not overridden by the environment or the session
                 found.append((path, f"{key} = {value}"))
         if not found:
@@ -322,8 +341,9 @@ def resolve(
                 if dropped.layer == "default":
                     raise  # the built-in defaults are invalid: a bug, not a user error
                 key = (dropped.layer, dropped.path, repr(dropped.item))
-                if key in seen or not present(by_name[dropped.layer].data, dropped.path,
-                                              dropped.item):  # fmt: skip
+                if key in seen or not present(
+                    by_name[dropped.layer].data, dropped.path, dropped.item
+                ):
                     # Dropping it changed nothing: leave the layer out whole, so this ends.
                     excluded.setdefault(dropped.layer, (dropped.problem,))
                     continue
@@ -336,7 +356,7 @@ def resolve(
         kept = tuple(d for d in drops if d.layer in applied)
         # A selected profile's bad key is reported once, at its definition in the file.
         defined = {d.path for d in kept if d.layer != "profile"}
-        named = (() if profile is None else ("profiles", profile.profile or ""))
+        named = () if profile is None else ("profiles", profile.profile or "")
         notices.extend(
             d.notice(Layer(d.layer, {}).title)
             for d in kept
@@ -345,8 +365,9 @@ def resolve(
         capture, lowered_lines = _capture_notices(stack, merged, selector)
         notices.extend(capture)
         unsure = {layer.name: layer.unsure for layer in layers if layer.name in applied}
-        refusal = model_refusal(excluded, unsure, kept, profile.profile if profile else None,
-                                merged.provenance)  # fmt: skip
+        refusal = model_refusal(
+            excluded, unsure, kept, profile.profile if profile else None, merged.provenance
+        )
         if refusal:
             notices.append(
                 "Model calls are refused until the configuration is fixed (falling back to a "
@@ -357,7 +378,17 @@ def resolve(
             profile or Layer("profile", {}, exists=False),
         )
         return Resolution(
-            settings, merged, applied, all_layers, ws, trusted, tuple(notices), excluded,
-            trust=entry if trusted else None, held_back=tuple(held), dropped=kept,
-            lowered=tuple(lowered_lines), model_refusal=refusal,
-        )  # fmt: skip
+            settings,
+            merged,
+            applied,
+            all_layers,
+            ws,
+            trusted,
+            tuple(notices),
+            excluded,
+            trust=entry if trusted else None,
+            held_back=tuple(held),
+            dropped=kept,
+            lowered=tuple(lowered_lines),
+            model_refusal=refusal,
+        )

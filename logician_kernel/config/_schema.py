@@ -60,6 +60,7 @@ to `logician config schema`; regenerate with
 `logician config schema > logician_kernel/resources/config.schema.json`). Config files name it
 in a first `#:schema` line, so taplo / Even Better TOML check them as you type."""
 
+
 def _provider_default(schema: dict[str, Any]) -> None:
     # The stored default ("") is a placeholder filled from the provider; editors should not
     # offer it.

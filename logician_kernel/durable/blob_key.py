@@ -49,8 +49,7 @@ class KeyFileError(OSError):
         return f"{self.strerror}; {self.fix}"
 
 
-_REMOVE = ("remove it (a new key is made; values stored with the old one can no longer be "
-           "restored)")  # fmt: skip
+_REMOVE = "remove it (a new key is made; values stored with the old one can no longer be restored)"
 
 
 class BlobKey:
@@ -87,18 +86,24 @@ class BlobKey:
             return None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise KeyFileError(self.path, "is a symbolic link",
-                                   "remove it; a new key is made") from None  # fmt: skip
-            raise KeyFileError(self.path, f"cannot be read ({exc.strerror})",
-                               "check the config directory's permissions") from None  # fmt: skip
+                raise KeyFileError(
+                    self.path, "is a symbolic link", "remove it; a new key is made"
+                ) from None
+            raise KeyFileError(
+                self.path,
+                f"cannot be read ({exc.strerror})",
+                "check the config directory's permissions",
+            ) from None
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise KeyFileError(self.path, "is not a regular file", "remove it")
             if st.st_uid != os.geteuid():
                 raise KeyFileError(
-                    self.path, f"is owned by uid {st.st_uid}, not by you (uid {os.geteuid()})",
-                    _REMOVE)  # fmt: skip
+                    self.path,
+                    f"is owned by uid {st.st_uid}, not by you (uid {os.geteuid()})",
+                    _REMOVE,
+                )
             if st.st_mode & 0o077:
                 raise KeyFileError(
                     self.path,
@@ -110,8 +115,9 @@ class BlobKey:
         finally:
             os.close(fd)
         if len(data) != KEY_BYTES:
-            raise KeyFileError(self.path, f"holds {len(data)} bytes, not {KEY_BYTES} (damaged)",
-                               _REMOVE)  # fmt: skip
+            raise KeyFileError(
+                self.path, f"holds {len(data)} bytes, not {KEY_BYTES} (damaged)", _REMOVE
+            )
         return data
 
     def _create(self) -> bytes | None:
@@ -121,13 +127,15 @@ class BlobKey:
         try:
             parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
-            raise KeyFileError(self.path, f"cannot be created ({exc.strerror})",
-                               f"make {parent} writable") from None  # fmt: skip
+            raise KeyFileError(
+                self.path, f"cannot be created ({exc.strerror})", f"make {parent} writable"
+            ) from None
         data = secrets.token_bytes(KEY_BYTES)
         tmp = parent / f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                         0o600)  # fmt: skip
+            fd = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+            )
             try:
                 os.fchmod(fd, 0o600)  # whatever the umask
                 os.write(fd, data)
@@ -147,8 +155,9 @@ class BlobKey:
         except KeyFileError:
             raise
         except OSError as exc:
-            raise KeyFileError(self.path, f"cannot be created ({exc.strerror})",
-                               f"make {parent} writable") from None  # fmt: skip
+            raise KeyFileError(
+                self.path, f"cannot be created ({exc.strerror})", f"make {parent} writable"
+            ) from None
         finally:
             tmp.unlink(missing_ok=True)
         _fsync_dir(parent)
@@ -163,8 +172,9 @@ class BlobKey:
 
 def _write_exclusive(path: Path, data: bytes) -> bool:
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600)  # fmt: skip
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+        )
     except FileExistsError:
         return False
     try:

@@ -162,8 +162,9 @@ class Journal:
     @property
     def count(self) -> int:
         """How many whole records the file holds, without reading a resumed prefix."""
-        return len(self._records) + (self.resumed.count if self._prefix is not None
-                                     and self.resumed is not None else 0)  # fmt: skip
+        return len(self._records) + (
+            self.resumed.count if self._prefix is not None and self.resumed is not None else 0
+        )
 
     def last_resumed_record(self) -> dict[str, Any]:
         """The last record of the resumed prefix, decoded on its own (the prefix stays bytes)."""
@@ -199,8 +200,11 @@ class Journal:
             self._cut(data, found.tail_offset, found.tail_reason)
         self.size = found.tail_offset if found.tail_offset < len(data) else len(data)
         self._synced = self.size  # what an earlier session wrote counts as on disk
-        self.crc = (zlib.crc32(data[start : self.size], resume.crc) if self.resumed and resume
-                    else zlib.crc32(data[: self.size]))  # fmt: skip
+        self.crc = (
+            zlib.crc32(data[start : self.size], resume.crc)
+            if self.resumed and resume
+            else zlib.crc32(data[: self.size])
+        )
 
     def _cut(self, data: bytes, offset: int, reason: str) -> None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
@@ -285,8 +289,7 @@ class Journal:
                     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
                     # Not a `.cut-` file: its record was reported as not written (the caller
                     # acted on that), so `ledger repair` must never put it back.
-                    path = self.path.with_name(
-                        f"{self.path.name}.unwritten-{stamp}-at-{self.size}")
+                    path = self.path.with_name(f"{self.path.name}.unwritten-{stamp}-at-{self.size}")
                     write_durably(path, os.pread(fd, extra, self.size))
                     side = str(path)
                 os.ftruncate(fd, self.size)
@@ -295,8 +298,10 @@ class Journal:
                 os.close(fd)
             self._fh = _open_append(self.path)
         except OSError as exc:
-            raise JournalError(f"ledger {self.path} still cannot be written "
-                               f"({exc.strerror or exc}); the first cut: {self._failed}") from exc  # fmt: skip
+            raise JournalError(
+                f"ledger {self.path} still cannot be written "
+                f"({exc.strerror or exc}); the first cut: {self._failed}"
+            ) from exc
         self._failed = None
         self._synced = self.size
         return side

@@ -124,8 +124,11 @@ def scan(data: bytes, *, start: int = 0, last_seq: int = 0) -> Scan:
                         )
                         bad_start = None
                     result.records.append(what)
-                    result.lines.append(data[begin:stop] if data[stop - 1 : stop] == b"\n"
-                                        else data[begin:stop] + b"\n")  # fmt: skip
+                    result.lines.append(
+                        data[begin:stop]
+                        if data[stop - 1 : stop] == b"\n"
+                        else data[begin:stop] + b"\n"
+                    )
                     last_seq = seq
                     result.tail_offset = stop
                     continue

@@ -47,10 +47,21 @@ _WORD_NAME = re.compile(
 )
 _CAMEL_NAME = re.compile(r"[a-z](?:Token|Key|Secret|Password)$")
 
-NOT_CREDENTIAL_NAMES = frozenset({
-    "PWD", "OLDPWD", "HOME", "SSH_AUTH_SOCK", "GPG_KEY", "GPG_AGENT_INFO", "AUTH_DOMAIN",
-    "TOKENIZERS_PARALLELISM", "KEYTIMEOUT", "XAUTHORITY", "KRB5CCNAME",
-})  # fmt: skip
+NOT_CREDENTIAL_NAMES = frozenset(
+    {
+        "PWD",
+        "OLDPWD",
+        "HOME",
+        "SSH_AUTH_SOCK",
+        "GPG_KEY",
+        "GPG_AGENT_INFO",
+        "AUTH_DOMAIN",
+        "TOKENIZERS_PARALLELISM",
+        "KEYTIMEOUT",
+        "XAUTHORITY",
+        "KRB5CCNAME",
+    }
+)
 """Names that look like credentials and never hold one: directories, sockets, key ids, flags."""
 
 _FLAG_WORD = re.compile(
@@ -101,8 +112,11 @@ def _is_a_path(value: str) -> bool:
         there = os.path.abspath(path)
     except (OSError, ValueError):  # an unreadable cwd or a NUL in the value: not a usable path
         return False
-    return here == there or here.startswith(there.rstrip(os.sep) + os.sep) or \
-        there.startswith(here + os.sep)  # fmt: skip
+    return (
+        here == there
+        or here.startswith(there.rstrip(os.sep) + os.sep)
+        or there.startswith(here + os.sep)
+    )
 
 
 _URL_PASSWORD = re.compile(r"://[^/@\s:]*:([^/@\s]+)@")

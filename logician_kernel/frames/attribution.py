@@ -74,9 +74,13 @@ class SaveLog:
 
 
 def map_lab_path(
-    saved: str, *, workspace: Path, launch_dir: Path, notebook: str | None,
+    saved: str,
+    *,
+    workspace: Path,
+    launch_dir: Path,
+    notebook: str | None,
     server_root: str | None = None,
-) -> str | None:  # fmt: skip
+) -> str | None:
     """The workspace-relative path of a document the Lab saved (`saved` is server-relative), or
     None when it lies outside the workspace. The server root is `server_root` when the Lab
     says it; else the kernel's launch directory minus the notebook's directory (the server
@@ -114,8 +118,11 @@ def attribute(
 ) -> list[PathChange]:
     """Each change with who made it (`by`, `call_id`, `tool`, `basis`, `saved_at`)."""
     real = Path(os.path.realpath(workspace))  # /proc/self/fd names real paths
-    unknown = {str(real / c.path): c.path for c in changes
-               if evidence.writer(c.path) is None and c.path not in checkpointed}  # fmt: skip
+    unknown = {
+        str(real / c.path): c.path
+        for c in changes
+        if evidence.writer(c.path) is None and c.path not in checkpointed
+    }
     held = {unknown[p] for p in open_in_process(set(unknown))} if unknown else set()
     out = []
     for change in changes:
@@ -132,21 +139,29 @@ def attribute(
         elif evidence.spawned and saved_at is None:
             call = _spawner(evidence, workspace / change.path)
             if call is not None:
-                basis = (f"written while a process this frame started was running "
-                         f"(`{evidence.spawned[call]}`); not told apart from other writers")  # fmt: skip
+                basis = (
+                    f"written while a process this frame started was running "
+                    f"(`{evidence.spawned[call]}`); not told apart from other writers"
+                )
         if call is None:
-            basis = (f"saved in JupyterLab at {_clock(saved_at)}" if saved_at else
-                     "no write by this kernel's process was seen (another program, the user, "
-                     "or another kernel)")  # fmt: skip
-            out.append(change.model_copy(update={"by": "external", "basis": basis,
-                                                 "saved_at": saved_at}))  # fmt: skip
+            basis = (
+                f"saved in JupyterLab at {_clock(saved_at)}"
+                if saved_at
+                else "no write by this kernel's process was seen (another program, the user, "
+                "or another kernel)"
+            )
+            out.append(
+                change.model_copy(update={"by": "external", "basis": basis, "saved_at": saved_at})
+            )
             continue
         update: dict[str, object] = {"by": "tool" if call else "cell", "basis": basis}
         if call:
             update |= {"call_id": call, "tool": tool_names.get(call)}
         if saved_at:
-            update |= {"saved_at": saved_at,
-                       "outside_write": f"saved in JupyterLab at {_clock(saved_at)}"}  # fmt: skip
+            update |= {
+                "saved_at": saved_at,
+                "outside_write": f"saved in JupyterLab at {_clock(saved_at)}",
+            }
         elif late := _written_later(real / change.path, evidence.last.get(change.path)):
             update["outside_write"] = late
         out.append(change.model_copy(update=update))
@@ -182,8 +197,10 @@ def _written_later(full: Path, last: float | None) -> str:
     late = st.st_mtime - last - LATE_WRITE_SLACK - st.st_size / WRITE_RATE
     if late <= 0 or open_in_process({str(full)}):
         return ""
-    return (f"modified {st.st_mtime - last:.1f} s after this kernel's last write to it, by "
-            "something outside this kernel")  # fmt: skip
+    return (
+        f"modified {st.st_mtime - last:.1f} s after this kernel's last write to it, by "
+        "something outside this kernel"
+    )
 
 
 def tool_names(entries: Sequence[BaseModel], frame: int, calls: set[str | None]) -> dict[str, str]:
@@ -221,9 +238,7 @@ class ChainVerdict:
     """Why reverting it would destroy someone else's later change ("" when it would not)."""
 
 
-def judge_chain(
-    chain: Sequence[tuple[int, PathChange]], *, include_external: bool
-) -> ChainVerdict:
+def judge_chain(chain: Sequence[tuple[int, PathChange]], *, include_external: bool) -> ChainVerdict:
     """Rewinding reverts the popped frames' own changes only. External changes before the
     first own one are kept by restoring to that own change's pre-state; an external change
     after it (or a save during it) is a conflict."""
@@ -232,19 +247,31 @@ def judge_chain(
     own = [i for i, (_, c) in enumerate(chain) if (c.by or "cell") != "external"]
     if not own:
         frame, change = chain[-1]
-        return ChainVerdict(start=None, external=(
-            f"changed outside this kernel during frame {frame} ({change.basis or 'external'}); "
-            "left alone - `--include-external` reverts it"))  # fmt: skip
+        return ChainVerdict(
+            start=None,
+            external=(
+                f"changed outside this kernel during frame {frame} ({change.basis or 'external'}); "
+                "left alone - `--include-external` reverts it"
+            ),
+        )
     first = own[0]
     for frame, change in chain[first:]:
         if change.by == "external":
-            return ChainVerdict(start=first, conflict=(
-                f"changed outside this kernel during frame {frame} ({change.basis}) after "
-                f"frame {chain[first][0]} changed it; left alone - `--force` reverts it"))  # fmt: skip
+            return ChainVerdict(
+                start=first,
+                conflict=(
+                    f"changed outside this kernel during frame {frame} ({change.basis}) after "
+                    f"frame {chain[first][0]} changed it; left alone - `--force` reverts it"
+                ),
+            )
         if change.outside_write:
-            return ChainVerdict(start=first, conflict=(
-                f"frame {frame} changed it and it was also changed outside this kernel during "
-                f"that frame ({change.outside_write}); left alone - `--force` reverts it"))  # fmt: skip
+            return ChainVerdict(
+                start=first,
+                conflict=(
+                    f"frame {frame} changed it and it was also changed outside this kernel during "
+                    f"that frame ({change.outside_write}); left alone - `--force` reverts it"
+                ),
+            )
     return ChainVerdict(start=first)
 
 

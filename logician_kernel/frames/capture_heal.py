@@ -46,8 +46,9 @@ class CaptureHeal:
         side = journal.heal()
         closed = checkpoints.recover_incomplete(failed=reason)
         text = _notice(execution_count, self.missed, closed, reason, side)
-        checkpoints.ledger.append(Recovery, what="journal-error", detail=text, side_file=side,
-                                  durable=True)  # fmt: skip
+        checkpoints.ledger.append(
+            Recovery, what="journal-error", detail=text, side_file=side, durable=True
+        )
         self.missed.clear()
         return f"Logician: {text}."
 
@@ -62,17 +63,24 @@ def _cells(counts: Sequence[int | None]) -> str:
 
 
 def _notice(
-    execution_count: int | None, missed: Sequence[int | None], closed: Sequence[int],
-    reason: str, side: str | None,
-) -> str:  # fmt: skip
+    execution_count: int | None,
+    missed: Sequence[int | None],
+    closed: Sequence[int],
+    reason: str,
+    side: str | None,
+) -> str:
     at = f"In [{execution_count}]" if execution_count is not None else "this cell"
     parts = [f"the ledger can be written again; frames resumed at {at}"]
     if missed:
-        parts.append(f"{_cells(missed)} {'was' if len(missed) == 1 else 'were'} not recorded "
-                     f"as frames (the ledger could not be written: {reason})")  # fmt: skip
+        parts.append(
+            f"{_cells(missed)} {'was' if len(missed) == 1 else 'were'} not recorded "
+            f"as frames (the ledger could not be written: {reason})"
+        )
     if closed:
-        parts.append(f"frame(s) {', '.join(map(str, closed))} left running closed as 'failed' "
-                     "with the changes found since they opened")  # fmt: skip
+        parts.append(
+            f"frame(s) {', '.join(map(str, closed))} left running closed as 'failed' "
+            "with the changes found since they opened"
+        )
     if side:
         parts.append(f"the torn bytes of the failed write were kept in {side}")
     return "; ".join(parts)

@@ -70,9 +70,13 @@ class FileCheckpoints(FrameRewinds):
         self._snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
         self._warmup: threading.Thread | None = None
-        self._first = (FirstSnapshotWait(snapshotter, self._snap_lock, lambda: self._warmup,
-                                         self._record_late_pre)
-                       if snapshotter is not None else None)  # fmt: skip
+        self._first = (
+            FirstSnapshotWait(
+                snapshotter, self._snap_lock, lambda: self._warmup, self._record_late_pre
+            )
+            if snapshotter is not None
+            else None
+        )
         self.attribute_changes = True
         """Record who made each change (cell, tool call, external); off: all are the cell's."""
         self.saves = SaveLog()
@@ -167,8 +171,14 @@ class FileCheckpoints(FrameRewinds):
         if call_id is not None:
             current.by_call.add((path, call_id))
         before = self.snapshotter.store_path(path)
-        self.ledger.append(FileCheckpoint, frame=current.frame, path=path, before=before,
-                           call_id=call_id, durable=True)  # fmt: skip
+        self.ledger.append(
+            FileCheckpoint,
+            frame=current.frame,
+            path=path,
+            before=before,
+            call_id=call_id,
+            durable=True,
+        )
 
     # -- capture ----------------------------------------------------------------------------
 
@@ -237,8 +247,9 @@ class FileCheckpoints(FrameRewinds):
             pre_tree=pre.tree if pre else None,
             capture_error=error,
         )
-        self._open = _OpenFrame(frame=frame_id, pre=pre, started=time.perf_counter(),
-                                deferred=deferred)  # fmt: skip
+        self._open = _OpenFrame(
+            frame=frame_id, pre=pre, started=time.perf_counter(), deferred=deferred
+        )
         if deferred is not None:
             self._first.arm(deferred)  # type: ignore[union-attr]
         if self.attribute_changes and self.snapshotter is not None:
@@ -275,11 +286,17 @@ class FileCheckpoints(FrameRewinds):
                         self.snapshotter.own_blob(change.before.sha)  # type: ignore[union-attr, arg-type]
                 if attributing and changes:
                     changes = attribute(
-                        changes, evidence, saves, workspace=self.snapshotter.workspace,  # type: ignore[union-attr]
-                        tool_names=tool_names(self.ledger.entries, current.frame,
-                                              {*evidence.callers(), *current.captured.values()}),
+                        changes,
+                        evidence,
+                        saves,
+                        workspace=self.snapshotter.workspace,  # type: ignore[union-attr]
+                        tool_names=tool_names(
+                            self.ledger.entries,
+                            current.frame,
+                            {*evidence.callers(), *current.captured.values()},
+                        ),
                         checkpointed=current.captured,
-                    )  # fmt: skip
+                    )
             except (SnapshotError, OSError) as exc:
                 error = str(exc)
         elif error is None:
@@ -306,8 +323,9 @@ class FileCheckpoints(FrameRewinds):
     def _record_late_pre(self, pre: Snapshot) -> None:
         current = self._open
         if current is not None:
-            self.ledger.append(FramePreSnapshot, frame=current.frame, pre_tree=pre.tree,
-                               durable=True)  # fmt: skip
+            self.ledger.append(
+                FramePreSnapshot, frame=current.frame, pre_tree=pre.tree, durable=True
+            )
 
     def _close_unwritten(
         self, current: _OpenFrame, outcome: FrameOutcome, error: str | None
@@ -371,14 +389,15 @@ class FileCheckpoints(FrameRewinds):
                 detail=(
                     f"frame {view.frame} (In [{view.execution_count}]) was left running when "
                     f"the ledger could not be written ({failed}); closed it as 'failed' with "
-                    f"{len(changes)} change(s) found since it opened" if failed else
+                    f"{len(changes)} change(s) found since it opened"
+                    if failed
                     # Mid-cell, or after the cell while its close was being written: which
                     # one is unknown here, so neither is claimed.
-                    f"frame {view.frame} (In [{view.execution_count}]) never closed: the kernel "
+                    else f"frame {view.frame} (In [{view.execution_count}]) never closed: the kernel "
                     f"died before its end was recorded; closed it as 'killed' with "
                     f"{len(changes)} change(s) found since it opened"
                 ),
                 durable=True,
-            )  # fmt: skip
+            )
             closed.append(view.frame)
         return closed

@@ -149,14 +149,15 @@ class FrameRewinds:
                         path=skip.path,
                         action="skipped",
                         detail=f"not captured by frame {view.frame}: {SKIP_TEXT[skip.reason]}",
-                    )  # fmt: skip
+                    )
                 )
         tree = Beneath(self.snapshotter.workspace) if self.snapshotter else None
         for path, full_chain in sorted(chains.items()):
             verdict = judge_chain(full_chain, include_external=include_external)
             if verdict.start is None:
-                plan.external.append(RestoredPath(path=path, action="external",
-                                                  detail=verdict.external))  # fmt: skip
+                plan.external.append(
+                    RestoredPath(path=path, action="external", detail=verdict.external)
+                )
                 continue
             # A parent that became a symlink (or a file) is never followed, --force or not
             # (beneath.py), unless the popped frames made it so: then the rewind itself
@@ -172,14 +173,24 @@ class FrameRewinds:
                 and self.budget
                 and not self.budget.large.store.has(target.sha or "")
             ):
-                plan.skipped.append(RestoredPath(path=path, action="skipped",
-                    detail=f"its large pre-image from before frame {chain[0][0]} was evicted from "
-                           "the side store (checkpoints.max_store_bytes); see `%logician storage`"))  # fmt: skip
+                plan.skipped.append(
+                    RestoredPath(
+                        path=path,
+                        action="skipped",
+                        detail=f"its large pre-image from before frame {chain[0][0]} was evicted from "
+                        "the side store (checkpoints.max_store_bytes); see `%logician storage`",
+                    )
+                )
                 continue
             if target.kind == "uncaptured":
-                plan.skipped.append(RestoredPath(path=path, action="skipped",
-                    detail=f"its state before frame {chain[0][0]} was not captured "
-                           f"({SKIP_TEXT[target.reason or 'not-a-file']})"))  # fmt: skip
+                plan.skipped.append(
+                    RestoredPath(
+                        path=path,
+                        action="skipped",
+                        detail=f"its state before frame {chain[0][0]} was not captured "
+                        f"({SKIP_TEXT[target.reason or 'not-a-file']})",
+                    )
+                )
                 continue
             conflict = verdict.conflict or None
             for (f1, c1), (f2, c2) in zip(chain, chain[1:], strict=False):
@@ -196,7 +207,8 @@ class FrameRewinds:
                 if not still_as_left(current, after):
                     saved = self.saves.last_save(path)
                     conflict = f"changed since frame {chain[-1][0]} recorded it" + (
-                        f" (saved in JupyterLab at {clock(saved)})" if saved else "")  # fmt: skip
+                        f" (saved in JupyterLab at {clock(saved)})" if saved else ""
+                    )
             if conflict is not None and not force:
                 plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
                 continue
@@ -237,15 +249,24 @@ class FrameRewinds:
             )
         if (waiting := pending_text(rewind_state(self.ledger), "rewind")) is not None:
             raise RewindError(waiting)
-        plan = (self.plan_rewind(frame_id, force=force, include_external=include_external)
-                if files else None)  # fmt: skip
+        plan = (
+            self.plan_rewind(frame_id, force=force, include_external=include_external)
+            if files
+            else None
+        )
         popped = [self.frames()[f] for f in plan.frames] if plan is not None else []
         record = rewind_plan.write_plan(
-            self.ledger, self.snapshotter, frame_id, plan,
+            self.ledger,
+            self.snapshotter,
+            frame_id,
+            plan,
             since=popped[0].opened_at if popped else None,
-            files=files, conversation=conversation, variables=variables is not None, force=force,
+            files=files,
+            conversation=conversation,
+            variables=variables is not None,
+            force=force,
             include_external=include_external,
-        )  # fmt: skip
+        )
         return self.complete(record, on_path=on_path, variables=variables)
 
     def complete(
@@ -271,37 +292,60 @@ class FrameRewinds:
         earlier = state.failed if mine else []  # an incomplete pass: retry exactly these
         if record.files:
             if self.snapshotter is None and not skip_failed:
-                raise RewindError(f"rewind: file capture is unavailable "
-                                  f"({self.capture_disabled_reason}); the rewind's files cannot "
-                                  "be restored in this session (`--skip-failed` gives them up)")  # fmt: skip
+                raise RewindError(
+                    f"rewind: file capture is unavailable "
+                    f"({self.capture_disabled_reason}); the rewind's files cannot "
+                    "be restored in this session (`--skip-failed` gives them up)"
+                )
             results = list(state.results) if earlier else []
             if self.snapshotter is not None and (resume or not earlier):
                 steps = retry_steps(record, earlier) if earlier else None
                 with self._snap_lock:
-                    results += rewind_plan.carry_out(self.ledger, self.snapshotter, record,
-                                                     verify=resume, force=force, on_path=on_path,
-                                                     steps=steps)  # fmt: skip
+                    results += rewind_plan.carry_out(
+                        self.ledger,
+                        self.snapshotter,
+                        record,
+                        verify=resume,
+                        force=force,
+                        on_path=on_path,
+                        steps=steps,
+                    )
             else:
                 results += earlier
             failed = failed_of(results)
             if failed and not skip_failed:
                 raise RewindIncomplete(record_incomplete(self.ledger, record, results, undo=False))
             if failed:
-                results = [r for r in results if r.action != "failed"] + given_up(failed, undo=False)
+                results = [r for r in results if r.action != "failed"] + given_up(
+                    failed, undo=False
+                )
         restored, variable_frames = variables() if variables is not None else ([], [])
-        notes = ["--force" if record.force or force else "", "--resume" if resume else "",
-                 "--skip-failed" if skip_failed else "",
-                 "--include-external" if record.include_external else "",
-                 _only(record.files, record.conversation, variables is not None)]  # fmt: skip
-        messages = (self._messages_before(record.frame) if record.conversation
-                    else self.ledger.messages())  # fmt: skip
-        return rewind_plan.finish(self.ledger, record, results, messages=messages,
-                                  restored=restored, variable_frames=variable_frames,
-                                  note=" ".join(n for n in notes if n))  # fmt: skip
+        notes = [
+            "--force" if record.force or force else "",
+            "--resume" if resume else "",
+            "--skip-failed" if skip_failed else "",
+            "--include-external" if record.include_external else "",
+            _only(record.files, record.conversation, variables is not None),
+        ]
+        messages = (
+            self._messages_before(record.frame) if record.conversation else self.ledger.messages()
+        )
+        return rewind_plan.finish(
+            self.ledger,
+            record,
+            results,
+            messages=messages,
+            restored=restored,
+            variable_frames=variable_frames,
+            note=" ".join(n for n in notes if n),
+        )
 
 
 def _only(files: bool, conversation: bool, variables: bool) -> str:
     """The `--X-only` note of a rewind that restored one part only ("" for a whole rewind)."""
-    parts = [name for name, on in (("files", files), ("conversation", conversation),
-                                   ("variables", variables)) if on]  # fmt: skip
+    parts = [
+        name
+        for name, on in (("files", files), ("conversation", conversation), ("variables", variables))
+        if on
+    ]
     return f"--{parts[0]}-only" if len(parts) == 1 else ""

@@ -35,9 +35,13 @@ class CallRewindError(ValueError):
 
 
 def rewind_call(
-    ledger: ThreadLedger, snapshotter: GitSnapshotter | None, call_id: str, *, force: bool = False,
+    ledger: ThreadLedger,
+    snapshotter: GitSnapshotter | None,
+    call_id: str,
+    *,
+    force: bool = False,
     on_path: Callable[[str], None] | None = None,
-) -> CallRewound:  # fmt: skip
+) -> CallRewound:
     """Put back every pre-image `call_id` recorded; a path changed since the kernel recorded
     the call's frame as killed is a conflict, left alone unless `force`."""
     if snapshotter is None:
@@ -61,21 +65,31 @@ def rewind_call(
         with Beneath(snapshotter.workspace) as tree:
             for capture in {c.path: c for c in reversed(captures)}.values():  # first one wins
                 after = left.get(capture.path)
-                if not force and after is not None and not still_as_left(
-                    snapshotter.hash_path(capture.path), after
+                if (
+                    not force
+                    and after is not None
+                    and not still_as_left(snapshotter.hash_path(capture.path), after)
                 ):
-                    results.append(RestoredPath(path=capture.path, action="conflict",
-                        detail=f"changed since frame {frame} recorded it; --force restores anyway"))  # fmt: skip
+                    results.append(
+                        RestoredPath(
+                            path=capture.path,
+                            action="conflict",
+                            detail=f"changed since frame {frame} recorded it; --force restores anyway",
+                        )
+                    )
                     continue
                 results.append(restore_path(snapshotter, capture.path, capture.before, tree))
                 if on_path is not None:
                     on_path(capture.path)
         snapshotter.invalidate()
         return ledger.append(
-            CallRewound, call_id=call_id, frame=frame,
-            paths=sorted(results, key=lambda r: r.path), note="--force" if force else "",
+            CallRewound,
+            call_id=call_id,
+            frame=frame,
+            paths=sorted(results, key=lambda r: r.path),
+            note="--force" if force else "",
             durable=True,
-        )  # fmt: skip
+        )
 
 
 def _left_by_frame(ledger: ThreadLedger, frame: int) -> dict[str, Any]:

@@ -51,8 +51,11 @@ def restore_path(
             if st is None:
                 return RestoredPath(path=path, action="deleted", detail="was already gone")
             if stat.S_ISDIR(st.st_mode):
-                return RestoredPath(path=path, action="failed",
-                                    detail="a directory now stands where the frame created a file")  # fmt: skip
+                return RestoredPath(
+                    path=path,
+                    action="failed",
+                    detail="a directory now stands where the frame created a file",
+                )
             try:
                 tree.unlink(path)
             except FileNotFoundError:
@@ -65,19 +68,25 @@ def restore_path(
             try:
                 tree.rmdir(path)
             except OSError:
-                return RestoredPath(path=path, action="failed",
-                                    detail="a directory with files now stands where the file was")  # fmt: skip
+                return RestoredPath(
+                    path=path,
+                    action="failed",
+                    detail="a directory with files now stands where the file was",
+                )
             st = None
         existed = st is not None
         if target.kind == "large" and snap.large is not None:
             moved = _set_aside_journals(tree, path)
             snap.large.store.restore_at(
-                target.sha or "", tree, path,
+                target.sha or "",
+                tree,
+                path,
                 target.perms or _perms(st, executable=target.mode == "100755"),
             )
             snap.large.restored(path, target.sha or "")
-            return RestoredPath(path=path, action="restored" if existed else "recreated",
-                                detail=moved or "")  # fmt: skip
+            return RestoredPath(
+                path=path, action="restored" if existed else "recreated", detail=moved or ""
+            )
         data = snap.read_blob(target.sha or "")
         if target.mode == "120000":
             tree.symlink(path, data.decode("utf-8", "surrogateescape"))

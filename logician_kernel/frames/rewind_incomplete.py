@@ -41,10 +41,15 @@ def record_incomplete(
     """Durably record a pass that left paths failed: they stay pending (see the docstring)."""
     failed = failed_of(results)
     entry: RewindProgress = ledger.append(
-        RewindProgress, plan=record.seq, done=len(record.steps), undo=undo, failed=failed,
-        results=[r for r in results if r.action != "failed"], frames=record.frames,
+        RewindProgress,
+        plan=record.seq,
+        done=len(record.steps),
+        undo=undo,
+        failed=failed,
+        results=[r for r in results if r.action != "failed"],
+        frames=record.frames,
         durable=True,
-    )  # fmt: skip
+    )
     return entry
 
 
@@ -57,9 +62,15 @@ def retry_steps(record: RewindPlanned, failed: Sequence[RestoredPath]) -> list[R
 def given_up(failed: Sequence[RestoredPath], *, undo: bool) -> list[RestoredPath]:
     """The failed paths as `--skip-failed` records them: still failed, now on purpose."""
     left = "as the rewind found it" if undo else "as the rewound frames left it"
-    return [r.model_copy(update={"detail": f"given up with --skip-failed, left {left}"
-                                           + (f" ({r.detail})" if r.detail else "")})
-            for r in failed]  # fmt: skip
+    return [
+        r.model_copy(
+            update={
+                "detail": f"given up with --skip-failed, left {left}"
+                + (f" ({r.detail})" if r.detail else "")
+            }
+        )
+        for r in failed
+    ]
 
 
 def _named(failed: Sequence[RestoredPath]) -> str:
@@ -98,26 +109,34 @@ def pending_text(state: RewindState, command: str) -> str | None:
     if record is None:
         return None
     if state.failed:
-        return (f"{command}: the rewind of {frames_text(record.frames)} is incomplete "
-                f"({len(state.failed)} path(s) failed: {_named(state.failed)}); "
-                "`%logician rewind --resume` retries them, `%logician rewind --skip-failed` "
-                "finishes it without them")  # fmt: skip
-    return (f"{command}: an earlier rewind was interrupted and is not finished; "
-            "`%logician rewind --resume` completes it first")  # fmt: skip
+        return (
+            f"{command}: the rewind of {frames_text(record.frames)} is incomplete "
+            f"({len(state.failed)} path(s) failed: {_named(state.failed)}); "
+            "`%logician rewind --resume` retries them, `%logician rewind --skip-failed` "
+            "finishes it without them"
+        )
+    return (
+        f"{command}: an earlier rewind was interrupted and is not finished; "
+        "`%logician rewind --resume` completes it first"
+    )
 
 
 def start_notice(state: RewindState) -> str | None:
     """What a kernel start says about an incomplete rewind or undo, or None."""
     record = state.pending
     if record is not None and state.failed:
-        return (f"Logician: the rewind of {frames_text(record.frames)} (to just before frame "
-                f"{record.frame}) is incomplete: {len(state.failed)} path(s) failed "
-                f"({_named(state.failed)}). `%logician rewind --resume` retries them; "
-                "`%logician rewind --skip-failed` finishes it without them.")  # fmt: skip
+        return (
+            f"Logician: the rewind of {frames_text(record.frames)} (to just before frame "
+            f"{record.frame}) is incomplete: {len(state.failed)} path(s) failed "
+            f"({_named(state.failed)}). `%logician rewind --resume` retries them; "
+            "`%logician rewind --skip-failed` finishes it without them."
+        )
     undo = state.pending_undo
     if record is None and undo is not None and state.undo_failed:
-        return (f"Logician: the undo of the rewind in ledger entry {undo.seq} is incomplete: "
-                f"{len(state.undo_failed)} path(s) failed ({_named(state.undo_failed)}). "
-                "`%logician undo` retries them; `%logician undo --skip-failed` finishes it "
-                "without them.")  # fmt: skip
+        return (
+            f"Logician: the undo of the rewind in ledger entry {undo.seq} is incomplete: "
+            f"{len(state.undo_failed)} path(s) failed ({_named(state.undo_failed)}). "
+            "`%logician undo` retries them; `%logician undo --skip-failed` finishes it "
+            "without them."
+        )
     return None

@@ -109,8 +109,9 @@ def carry_out(
     with Beneath(snap.workspace) as tree:
         for index, step in enumerate(todo, start=1):
             want, was = (step.current, step.target) if undo else (step.target, step.current)
-            results.append(_one(snap, tree, step.path, want, was, verify=verify, force=force,
-                                undo=undo))  # fmt: skip
+            results.append(
+                _one(snap, tree, step.path, want, was, verify=verify, force=force, undo=undo)
+            )
             if on_path is not None:
                 on_path(step.path)
             if kill_after and index == kill_after:
@@ -120,33 +121,63 @@ def carry_out(
         emptied = [s.path for s in record.steps if not (s.current if undo else s.target).exists]
         since = record.time if undo else record.since
         for directory in remove_debris(snap.workspace, emptied, since, tree):
-            results.append(RestoredPath(path=directory + "/", action="deleted", detail=(
-                "an empty directory the rewind made" if undo else
-                "an empty directory the rewound frames made")))  # fmt: skip
+            results.append(
+                RestoredPath(
+                    path=directory + "/",
+                    action="deleted",
+                    detail=(
+                        "an empty directory the rewind made"
+                        if undo
+                        else "an empty directory the rewound frames made"
+                    ),
+                )
+            )
     snap.invalidate()
     return results
 
 
 def _one(
-    snap: GitSnapshotter, tree: Beneath, path: str, want: PathState, was: PathState, *,
-    verify: bool, force: bool, undo: bool,
-) -> RestoredPath:  # fmt: skip
+    snap: GitSnapshotter,
+    tree: Beneath,
+    path: str,
+    want: PathState,
+    was: PathState,
+    *,
+    verify: bool,
+    force: bool,
+    undo: bool,
+) -> RestoredPath:
     if want.kind == "uncaptured":
-        return RestoredPath(path=path, action="skipped", detail=(
-            "its state before the rewind was not captured (not a regular file, or over "
-            "checkpoints.max_file_bytes)"))  # fmt: skip
+        return RestoredPath(
+            path=path,
+            action="skipped",
+            detail=(
+                "its state before the rewind was not captured (not a regular file, or over "
+                "checkpoints.max_file_bytes)"
+            ),
+        )
     if verify and (blocked := tree.blocked(path)) is not None:
         return RestoredPath(path=path, action="conflict", detail=blocked)  # before reading it
     if verify:
         now = snap.hash_path(path)
         if matches(snap, path, now, want):
-            return RestoredPath(path=path, action="deleted" if not want.exists else "restored",
-                                detail="already done before the interruption" if not undo
-                                else "already as before the rewind")  # fmt: skip
+            return RestoredPath(
+                path=path,
+                action="deleted" if not want.exists else "restored",
+                detail="already done before the interruption"
+                if not undo
+                else "already as before the rewind",
+            )
         if not force and not matches(snap, path, now, was):
-            return RestoredPath(path=path, action="conflict", detail=(
-                "changed since the rewind; `%logician undo --force` overwrites it" if undo else
-                "changed since the interrupted rewind planned it; `--force` overwrites it"))  # fmt: skip
+            return RestoredPath(
+                path=path,
+                action="conflict",
+                detail=(
+                    "changed since the rewind; `%logician undo --force` overwrites it"
+                    if undo
+                    else "changed since the interrupted rewind planned it; `--force` overwrites it"
+                ),
+            )
     return restore_path(snap, path, want, tree)
 
 
@@ -190,10 +221,14 @@ def interrupted_notice(entries: Sequence[BaseModel] | ThreadLedger) -> str | Non
     record = state.pending
     if record is None:
         undo = state.pending_undo
-        return None if undo is None else (
-            f"Logician: an undo of the rewind in ledger entry {undo.seq} was interrupted; "
-            "`%logician undo` finishes it (paths already back count as done)."
-        )  # fmt: skip
+        return (
+            None
+            if undo is None
+            else (
+                f"Logician: an undo of the rewind in ledger entry {undo.seq} was interrupted; "
+                "`%logician undo` finishes it (paths already back count as done)."
+            )
+        )
     what = f"frame(s) {', '.join(map(str, record.frames))}" if record.frames else "the conversation"
     return (
         f"Logician: a rewind of {what} (to just before frame {record.frame}, started "

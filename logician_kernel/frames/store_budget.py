@@ -57,8 +57,9 @@ def usage(frames: Iterable[FrameView], store: LargeFileStore) -> list[FrameUsage
     return out
 
 
-def eviction_order(frames: Sequence[FrameView], live: set[str], keep: int,
-                   store: LargeFileStore) -> list[tuple[str, list[int]]]:  # fmt: skip
+def eviction_order(
+    frames: Sequence[FrameView], live: set[str], keep: int, store: LargeFileStore
+) -> list[tuple[str, list[int]]]:
     """Keys that may be evicted, first to go first, each with the frames that lose it."""
     active = [f for f in frames if f.status == "active"]
     recent = active[-keep:] if keep > 0 else []
@@ -118,8 +119,12 @@ class StorageReport:
 class SideStoreBudget:
     """Keeps the side store within its budget for one frame stack (see the module docstring)."""
 
-    def __init__(self, frames: Callable[[], dict[int, FrameView]], large: LargeFiles,
-                 live: Callable[[], set[str]]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        frames: Callable[[], dict[int, FrameView]],
+        large: LargeFiles,
+        live: Callable[[], set[str]],
+    ) -> None:
         self._frames = frames
         self.large = large
         self._live = live
@@ -133,8 +138,9 @@ class SideStoreBudget:
         order = self._order(self.large.limits.keep_recent_frames)
         freed = evict(self.large.store, order, need, "budget")
         if freed:
-            lost = sorted({f for key, frames in order if not self.large.store.has(key)
-                           for f in frames})  # fmt: skip
+            lost = sorted(
+                {f for key, frames in order if not self.large.store.has(key) for f in frames}
+            )
             where = f" of frame(s) {', '.join(map(str, lost))}" if lost else ""
             self.large.notices.append(
                 f"Logician: evicted {freed / 1e6:,.1f} MB of large pre-images{where} to stay "
@@ -151,8 +157,11 @@ class SideStoreBudget:
 
     def evicted(self) -> dict[int, list[str]]:
         """Frame -> paths whose large pre-image was evicted."""
-        return {u.frame: u.evicted for u in usage(self._frames().values(), self.large.store)
-                if u.evicted}  # fmt: skip
+        return {
+            u.frame: u.evicted
+            for u in usage(self._frames().values(), self.large.store)
+            if u.evicted
+        }
 
     def report(self) -> StorageReport:
         state = self.large.store.root.parent
@@ -164,12 +173,16 @@ class SideStoreBudget:
         except OSError:
             free = 0
         return StorageReport(
-            root=state, budget=self.large.budget,
-            large_bytes=sum(o.size for o in objects), git_bytes=dir_bytes(state / "git"),
-            ledger_bytes=dir_bytes(state / "threads"), free_bytes=free, frames=rows,
+            root=state,
+            budget=self.large.budget,
+            large_bytes=sum(o.size for o in objects),
+            git_bytes=dir_bytes(state / "git"),
+            ledger_bytes=dir_bytes(state / "threads"),
+            free_bytes=free,
+            frames=rows,
             unreferenced_bytes=sum(o.size for o in objects if o.key not in needed),
             evictions=self.large.store.evictions(),
-        )  # fmt: skip
+        )
 
 
 def _mb(n: int) -> str:
@@ -192,8 +205,9 @@ def format_report(r: StorageReport) -> str:
         for u in r.frames:
             cell = f"In [{u.execution_count}]" if u.execution_count is not None else "-"
             state = f"large files evicted: {', '.join(u.evicted)}" if u.evicted else "kept"
-            lines.append(f"{u.frame:<6} {cell:<8} {len(u.keys):<17} {_mb(u.present_bytes):<13} "
-                         f"{state}")  # fmt: skip
+            lines.append(
+                f"{u.frame:<6} {cell:<8} {len(u.keys):<17} {_mb(u.present_bytes):<13} {state}"
+            )
     else:
         lines.append("no frame holds a large pre-image")
     if r.evictions:

@@ -41,20 +41,22 @@ def undoable(checkpoints: FileCheckpoints) -> tuple[ProjectionItem, RewindPlanne
     waiting = pending_text(rewind_state(checkpoints.ledger), "undo")
     if waiting is not None:
         raise RewindError(waiting)
-    last = next((e for e in reversed(entries)
-                 if isinstance(e, ProjectionItem) and e.reason == "rewind"), None)  # fmt: skip
+    last = next(
+        (e for e in reversed(entries) if isinstance(e, ProjectionItem) and e.reason == "rewind"),
+        None,
+    )
     if last is None:
         raise RewindError("undo: there is no rewind to undo in this notebook's thread")
-    undone = next((e for e in entries if isinstance(e, ProjectionItem) and e.undoes == last.seq),
-                  None)  # fmt: skip
+    undone = next(
+        (e for e in entries if isinstance(e, ProjectionItem) and e.undoes == last.seq), None
+    )
     what = f"frame(s) {', '.join(map(str, last.frames))}" if last.frames else "the conversation"
     if undone is not None:
         raise RewindError(
             f"undo: the last rewind ({what}, ledger entry {last.seq}) was already undone at "
             f"{undone.time[:19]} UTC (entry {undone.seq}); nothing was changed"
         )
-    record = next((e for e in entries if isinstance(e, RewindPlanned) and e.seq == last.plan),
-                  None)  # fmt: skip
+    record = next((e for e in entries if isinstance(e, RewindPlanned) and e.seq == last.plan), None)
     if record is None:
         raise RewindError(
             f"undo: the last rewind ({what}, ledger entry {last.seq}) kept no undo snapshot "
@@ -79,8 +81,9 @@ def undo_rewind(
     state = rewind_state(ledger)
     earlier = state.undo_failed if state.pending_undo is not None else []
     if skip_failed and not earlier:
-        raise RewindError("undo --skip-failed: no undo is incomplete; `%logician undo` undoes "
-                          "the last rewind")  # fmt: skip
+        raise RewindError(
+            "undo --skip-failed: no undo is incomplete; `%logician undo` undoes the last rewind"
+        )
     results: list[RestoredPath] = list(state.undo_results) if earlier else []
     if skip_failed:
         results += given_up(earlier, undo=True)
@@ -97,8 +100,16 @@ def undo_rewind(
         if not earlier:
             # Said on the next start if the kernel dies before the undo is recorded.
             ledger.append(RewindProgress, plan=record.seq, done=0, undo=True, durable=True)
-        results += rewind_plan.carry_out(ledger, checkpoints.snapshotter, record, undo=True,
-                                         verify=True, force=force, on_path=on_path, steps=steps)  # fmt: skip
+        results += rewind_plan.carry_out(
+            ledger,
+            checkpoints.snapshotter,
+            record,
+            undo=True,
+            verify=True,
+            force=force,
+            on_path=on_path,
+            steps=steps,
+        )
         if failed_of(results):
             raise RewindIncomplete(record_incomplete(ledger, record, results, undo=True))
     restored = redo_variables(variables, last.variable_frames)
@@ -111,7 +122,8 @@ def undo_rewind(
         messages=messages,
         frames=last.frames,
         paths=sorted(results, key=lambda r: r.path),
-        note=f"undo of the rewind in ledger entry {last.seq}" + (" --force" if force else "")
+        note=f"undo of the rewind in ledger entry {last.seq}"
+        + (" --force" if force else "")
         + (" --skip-failed" if skip_failed else ""),
         variables=restored,
         variable_frames=last.variable_frames,
@@ -128,11 +140,12 @@ def _refuse_conflicts(
     snap = checkpoints.snapshotter
     assert snap is not None
     changed = [
-        s.path for s in (record.steps if steps is None else steps)
+        s.path
+        for s in (record.steps if steps is None else steps)
         if s.current.kind != "uncaptured"
         and not rewind_plan.matches(snap, s.path, now := snap.hash_path(s.path), s.target)
         and not rewind_plan.matches(snap, s.path, now, s.current)
-    ]  # fmt: skip
+    ]
     if changed:
         more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
         raise RewindError(
@@ -173,15 +186,25 @@ def redo_variables(
             out.append(RestoredVariable(name=name, action="deleted", detail="as before the rewind"))
             continue
         if record.blob is None:
-            out.append(RestoredVariable(name=name, action="not-restored",
-                                        detail=record.not_captured or "its value was not stored"))  # fmt: skip
+            out.append(
+                RestoredVariable(
+                    name=name,
+                    action="not-restored",
+                    detail=record.not_captured or "its value was not stored",
+                )
+            )
             continue
         if record.blob not in groups:  # a blob that fails its check is refused, never loaded
             groups[record.blob] = variables.store.load(record.blob, namespace)
         group = groups[record.blob]
         if isinstance(group, str) or name not in group:
-            out.append(RestoredVariable(name=name, action="not-restored", detail=(
-                group if isinstance(group, str) else "missing from its stored group")))  # fmt: skip
+            out.append(
+                RestoredVariable(
+                    name=name,
+                    action="not-restored",
+                    detail=(group if isinstance(group, str) else "missing from its stored group"),
+                )
+            )
             continue
         namespace[name] = group[name]
         variables.capture.restored(name, group[name], record.digest)

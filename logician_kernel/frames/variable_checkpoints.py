@@ -99,21 +99,40 @@ def plan(entries: Sequence[BaseModel], frame_id: int, live: Iterable[str]) -> li
             if first_record.action == "created":
                 steps.append(VariableStep(name, "delete", detail=f"created by {hist.cell(first)}"))
             else:
-                steps.append(VariableStep(name, "not-restorable", detail=(
-                    f"its value before {hist.cell(first)} was never captured")))  # fmt: skip
+                steps.append(
+                    VariableStep(
+                        name,
+                        "not-restorable",
+                        detail=(f"its value before {hist.cell(first)} was never captured"),
+                    )
+                )
             continue
         f, record = latest[name]
         if record.action == "deleted":
             steps.append(VariableStep(name, "delete", detail=f"deleted by {hist.cell(f)}"))
         elif record.blob is None:
-            steps.append(VariableStep(name, "not-restorable", record, detail=(
-                f"{record.not_captured}; re-run {hist.cell(f)} to get it back")))  # fmt: skip
+            steps.append(
+                VariableStep(
+                    name,
+                    "not-restorable",
+                    record,
+                    detail=(f"{record.not_captured}; re-run {hist.cell(f)} to get it back"),
+                )
+            )
         else:
             steps.append(VariableStep(name, "restore", record, detail=f"as {hist.cell(f)} left it"))
     for name, (f, record) in sorted(latest.items()):
         if name not in touched and name not in live and record.action != "deleted":
-            steps.append(VariableStep(name, "not-live", record, detail=(
-                f"not in the live namespace (the kernel restarted?); {hist.cell(f)} made it")))  # fmt: skip
+            steps.append(
+                VariableStep(
+                    name,
+                    "not-live",
+                    record,
+                    detail=(
+                        f"not in the live namespace (the kernel restarted?); {hist.cell(f)} made it"
+                    ),
+                )
+            )
     return steps
 
 
@@ -188,9 +207,13 @@ class VariableCheckpoints:
             if step.action == "delete":
                 gone = self.namespace.pop(step.name, _MISSING) is _MISSING
                 self.capture.forget(step.name)
-                results.append(RestoredVariable(
-                    name=step.name, action="deleted",
-                    detail=step.detail + ("; was already gone" if gone else "")))  # fmt: skip
+                results.append(
+                    RestoredVariable(
+                        name=step.name,
+                        action="deleted",
+                        detail=step.detail + ("; was already gone" if gone else ""),
+                    )
+                )
             elif step.action == "restore" and step.record is not None:
                 blob = step.record.blob or ""
                 if blob not in groups:  # refused (failed its check) or loaded, never both
@@ -198,19 +221,23 @@ class VariableCheckpoints:
                 group = groups[blob]
                 if isinstance(group, str) or step.name not in group:
                     reason = group if isinstance(group, str) else "missing from its stored group"
-                    results.append(RestoredVariable(name=step.name, action="not-restored",
-                                                    detail=reason))  # fmt: skip
+                    results.append(
+                        RestoredVariable(name=step.name, action="not-restored", detail=reason)
+                    )
                     continue
                 self.namespace[step.name] = group[step.name]
                 self.capture.restored(step.name, group[step.name], step.record.digest)
-                results.append(RestoredVariable(name=step.name, action="restored",
-                                                detail=step.detail))  # fmt: skip
+                results.append(
+                    RestoredVariable(name=step.name, action="restored", detail=step.detail)
+                )
             else:
-                results.append(RestoredVariable(
-                    name=step.name,
-                    action="not-live" if step.action == "not-live" else "not-restored",
-                    detail=step.detail,
-                ))  # fmt: skip
+                results.append(
+                    RestoredVariable(
+                        name=step.name,
+                        action="not-live" if step.action == "not-live" else "not-restored",
+                        detail=step.detail,
+                    )
+                )
         return results, taken
 
 

@@ -70,8 +70,14 @@ class _Pickler(cloudpickle.Pickler):
         code, _globals, name, argdefs, closure = self._function_getnewargs(func)
         state, slotstate = _cp._function_getstate(func)
         slotstate["__globals__"] = {}
-        return (_notebook_function, (code, name, argdefs, closure), (state, slotstate),
-                None, None, _notebook_function_setstate)  # fmt: skip
+        return (
+            _notebook_function,
+            (code, name, argdefs, closure),
+            (state, slotstate),
+            None,
+            None,
+            _notebook_function_setstate,
+        )
 
 
 _BIND: list[MutableMapping[str, Any]] = []
@@ -163,8 +169,9 @@ def header(main: bytes, buffers: list[memoryview]) -> bytes:
     return HEADER.pack(MAGIC, len(buffers), len(main)) + lengths
 
 
-def loads(main: bytes | memoryview, buffers: list[memoryview],
-          namespace: MutableMapping[str, Any] | None) -> Any:  # fmt: skip
+def loads(
+    main: bytes | memoryview, buffers: list[memoryview], namespace: MutableMapping[str, Any] | None
+) -> Any:
     """Unpickle a group; notebook functions in it get `namespace` as their globals."""
     _BIND.append(namespace if namespace is not None else {"__builtins__": __builtins__})
     try:

@@ -43,8 +43,15 @@ from .variable_pickle import (
     pickle_group,
 )
 
-__all__ = ["BlobRefused", "Pickled", "SerializeError", "SpeculativeWrite", "VariableStore",
-           "digest_of", "pickle_group"]  # fmt: skip
+__all__ = [
+    "BlobRefused",
+    "Pickled",
+    "SerializeError",
+    "SpeculativeWrite",
+    "VariableStore",
+    "digest_of",
+    "pickle_group",
+]
 
 OLD_MAGIC = b"LGV1"
 """Blobs of versions before the MAC: refused, never unpickled."""
@@ -158,8 +165,9 @@ class VariableStore:
         self._known[digest] = (st.st_ino, st.st_size, st.st_mtime_ns)
         return True
 
-    def load(self, digest: str, namespace: MutableMapping[str, Any] | None = None
-             ) -> dict[str, Any] | str:  # fmt: skip
+    def load(
+        self, digest: str, namespace: MutableMapping[str, Any] | None = None
+    ) -> dict[str, Any] | str:
         """The group under `digest`, or the reason it was not loaded (for a rewind report)."""
         try:
             return self.read(digest, namespace)
@@ -188,16 +196,22 @@ class VariableStore:
         try:
             view, size, mapped = _map(path)
         except FileNotFoundError:
-            raise BlobRefused(digest, "stored value is missing (evicted or removed); "
-                                      "not restored") from None  # fmt: skip
+            raise BlobRefused(
+                digest, "stored value is missing (evicted or removed); not restored"
+            ) from None
         except OSError as exc:
-            raise BlobRefused(digest, f"stored value cannot be read ({exc.strerror or exc}); "
-                                      "not restored") from None  # fmt: skip
+            raise BlobRefused(
+                digest, f"stored value cannot be read ({exc.strerror or exc}); not restored"
+            ) from None
         if size >= 4 and view[:4] == OLD_MAGIC:
-            raise BlobRefused(digest, "stored by an older version of Logician without a check, "
-                                      "so it cannot be verified; not restored")  # fmt: skip
-        damaged = BlobRefused(digest, "stored value failed its check (damaged or not a "
-                                      "variables blob); not restored")  # fmt: skip
+            raise BlobRefused(
+                digest,
+                "stored by an older version of Logician without a check, "
+                "so it cannot be verified; not restored",
+            )
+        damaged = BlobRefused(
+            digest, "stored value failed its check (damaged or not a variables blob); not restored"
+        )
         if size < HEADER.size + MAC_BYTES or view[:4] != MAGIC:
             raise damaged
         head = bytes(view[: HEADER.size])
@@ -220,8 +234,9 @@ class VariableStore:
         try:
             mac = self.key.mac(_DOMAIN)
         except OSError as exc:
-            raise BlobRefused(digest, f"stored value cannot be checked ({exc.strerror or exc}); "
-                                      "not restored") from None  # fmt: skip
+            raise BlobRefused(
+                digest, f"stored value cannot be checked ({exc.strerror or exc}); not restored"
+            ) from None
         for part in (head, table, main, *buffers, digest.encode()):
             mac.update(part)
         if not hmac.compare_digest(mac.digest(), bytes(view[size - MAC_BYTES :])):
@@ -267,8 +282,9 @@ class SpeculativeWrite:
         self.tmp = store.root / f".speculative.{os.getpid()}.{threading.get_ident()}.tmp"
         self.error: OSError | None = None
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._write, args=(pickled,), daemon=True,
-                                        name="logician-variables-write")  # fmt: skip
+        self._thread = threading.Thread(
+            target=self._write, args=(pickled,), daemon=True, name="logician-variables-write"
+        )
         self._thread.start()
 
     def _write(self, pickled: Pickled) -> None:

@@ -160,8 +160,13 @@ class VariableCapture:
         try:
             records = self._capture(state, namespace)
         except Exception as exc:  # noqa: BLE001 - never break the user's cell
-            records = [VariableRecord(name="*", action="changed",
-                                      not_captured=f"variable capture failed: {exc!r}"[:200])]  # fmt: skip
+            records = [
+                VariableRecord(
+                    name="*",
+                    action="changed",
+                    not_captured=f"variable capture failed: {exc!r}"[:200],
+                )
+            ]
         return state.frame, records, state.open_ms + (time.perf_counter() - started) * 1000
 
     def _capture(self, state: _Open, namespace: Mapping[str, Any]) -> list[VariableRecord]:
@@ -188,8 +193,11 @@ class VariableCapture:
                 continue  # unpicklable and not rebound: its last record already says so
             seen = self._digests.get(name)
             # A large buffer is written while it is hashed; kept only if it changed.
-            speculative = (self.store.speculate(pickled)
-                           if _SPECULATE <= pickled.size <= self.max_bytes else None)  # fmt: skip
+            speculative = (
+                self.store.speculate(pickled)
+                if _SPECULATE <= pickled.size <= self.max_bytes
+                else None
+            )
             pickled.digest = digest_of(pickled)
             if seen is None or seen != (id(value), pickled.digest):
                 actions[name] = "changed"
@@ -248,8 +256,11 @@ class VariableCapture:
             kinds = {n: type_name(v) for n, v in values.items()}
             reason = None
             blob = None
-            size = sum(int(getattr(v, "nbytes", 0) or 0) for v in values.values()
-                       if type(v).__module__.split(".", 1)[0] in _SHAPED)  # fmt: skip
+            size = sum(
+                int(getattr(v, "nbytes", 0) or 0)
+                for v in values.values()
+                if type(v).__module__.split(".", 1)[0] in _SHAPED
+            )
             single: dict[str, Pickled] = {}
             if size <= budget:
                 try:
@@ -268,17 +279,26 @@ class VariableCapture:
                 except OSError as exc:
                     reason = f"could not be written to the variables store ({exc.strerror or exc})"
             if blob is None and reason is None:
-                reason = (f"{size:,} bytes: over checkpoints.max_variable_bytes "
-                          f"({self.max_bytes:,} per frame)")  # fmt: skip
+                reason = (
+                    f"{size:,} bytes: over checkpoints.max_variable_bytes "
+                    f"({self.max_bytes:,} per frame)"
+                )
             for n in group:
                 if blob is not None and n in single:
                     self._digests[n] = (id(values[n]), single[n].digest)
                 else:
                     self._digests.pop(n, None)
-                records.append(VariableRecord(
-                    name=n, action=actions.get(n, "shared"), type=kinds[n],  # type: ignore[arg-type]
-                    blob=blob, digest=single[n].digest if n in single else None,
-                    size=size, not_captured=reason))  # fmt: skip
+                records.append(
+                    VariableRecord(
+                        name=n,
+                        action=actions.get(n, "shared"),  # type: ignore[arg-type]
+                        type=kinds[n],
+                        blob=blob,
+                        digest=single[n].digest if n in single else None,
+                        size=size,
+                        not_captured=reason,
+                    )
+                )
         return records
 
     def restored(self, name: str, value: Any, digest: str | None) -> None:
@@ -327,8 +347,11 @@ def _holders(
     `a.append(1)`): one level deep, containers up to `_SHARED_SCAN_LIMIT` elements."""
     # An object referenced only by its one name (the namespace entry, plus getrefcount's own
     # argument) sits in no container: the common case costs no scan at all.
-    changed = {now[n][0] for n, a in actions.items()
-               if a == "changed" and sys.getrefcount(namespace[n]) > 2}  # fmt: skip
+    changed = {
+        now[n][0]
+        for n, a in actions.items()
+        if a == "changed" and sys.getrefcount(namespace[n]) > 2
+    }
     if not changed:
         return
     for name, (_, kind, _) in now.items():

@@ -139,16 +139,22 @@ class AgentCell:
         prompt = interpolate(prompt.strip(), self.shell.user_ns)
         settings = self.agent.settings
         try:
-            run = self.agent.start(prompt, options=options, python=True,
-                                   can_ask=self.frontend_can_answer or self.comms.listening)  # fmt: skip
+            run = self.agent.start(
+                prompt,
+                options=options,
+                python=True,
+                can_ask=self.frontend_can_answer or self.comms.listening,
+            )
         except AgentError as exc:
             raise UsageError(f"%%logician: {exc}") from None
         kernel = getattr(self.shell, "kernel", None)  # none in a terminal IPython
         terminal = kernel is None or is_terminal(
             kernel, can_read_stdin=self.frontend_can_answer, sidebar=self.comms.listening
         )
-        view = RunView(hz=max(1, settings.ui.coalesce_hz),
-                       show=answer_output(settings.ui.answer, terminal=terminal))  # fmt: skip
+        view = RunView(
+            hz=max(1, settings.ui.coalesce_hz),
+            show=answer_output(settings.ui.answer, terminal=terminal),
+        )
         status = None
         if settings.ui.status_widget and not terminal:  # a terminal has the outcome line
             status = StatusWidget(run.controller.budget.limits)
@@ -183,8 +189,11 @@ class AgentCell:
                 item.kind not in ("text_delta", "reasoning_delta") or view.renders != viewed.seen
             ):
                 viewed.seen = view.renders  # status follows the coalesced rhythm of the text
-                viewed.status.update(self.agent.state, cost_usd=run.controller.budget.cost_usd,
-                                     tasks=tasks_of(run.todo))  # fmt: skip
+                viewed.status.update(
+                    self.agent.state,
+                    cost_usd=run.controller.budget.cost_usd,
+                    tasks=tasks_of(run.todo),
+                )
                 viewed.status.show_mcp(mcp_report.summary(self.agent.mcp.status()))
 
     def _finish(self, viewed: _ViewedRun) -> None:
@@ -239,8 +248,11 @@ class AgentCell:
         if payload["preview"] and payload["preview_kind"] != "text":
             print("\n".join(payload["preview"].splitlines()[:40]))
         rule = payload["suggested_rule"]
-        options = ("[o]nce, [s]ession, " + (f"[a]lways ({rule}), " if rule else "")
-                   + "[d]eny, deny and sto[x]")  # fmt: skip
+        options = (
+            "[o]nce, [s]ession, "
+            + (f"[a]lways ({rule}), " if rule else "")
+            + "[d]eny, deny and sto[x]"
+        )
         while True:
             try:
                 with _interrupt_raises():

@@ -119,12 +119,18 @@ class RunView:
             print(f"  {mark} {event.result_display}", flush=True)
         elif isinstance(event, RetryScheduled):
             self.flush(force=True)
-            print(f"  … retry {event.attempt}/{event.max_retries} in {event.delay:.1f} s: "
-                  f"{event.reason}", flush=True)  # fmt: skip
+            print(
+                f"  … retry {event.attempt}/{event.max_retries} in {event.delay:.1f} s: "
+                f"{event.reason}",
+                flush=True,
+            )
         elif isinstance(event, HookReported):
             self.end_text()
-            print(f"  ⚠ {event.hook} hook `{event.command}` {event.status.replace('_', ' ')}: "
-                  f"{event.detail}", flush=True)  # fmt: skip
+            print(
+                f"  ⚠ {event.hook} hook `{event.command}` {event.status.replace('_', ' ')}: "
+                f"{event.detail}",
+                flush=True,
+            )
         elif isinstance(event, RunEnded):
             self.end_text()
             outcome = event.outcome

@@ -24,12 +24,20 @@ from .rewind_source import LedgerRewindSource
 from .safe_html import inert, tag
 
 
-def handle(session: AgentSession, frames: LedgerRewindSource, opts: argparse.Namespace) -> render.Rendered:
+def handle(
+    session: AgentSession, frames: LedgerRewindSource, opts: argparse.Namespace
+) -> render.Rendered:
     """`%logician rewind --call ID [--force]`."""
-    if opts.last or opts.cell is not None or opts.target is not None or opts.dry_run or getattr(
-        opts, "resume", False
+    if (
+        opts.last
+        or opts.cell is not None
+        or opts.target is not None
+        or opts.dry_run
+        or getattr(opts, "resume", False)
     ):
-        raise UsageError("%logician rewind --call ID: give the call id alone (with --force at most)")
+        raise UsageError(
+            "%logician rewind --call ID: give the call id alone (with --force at most)"
+        )
     try:
         item = session.rewind_call(opts.call, force=opts.force)
     except AgentError as exc:
@@ -65,7 +73,9 @@ def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
         )
         out = ipywidgets.Output()
 
-        def click(_: Any, call_id: str = call.call_id, button: Any = button, out: Any = out) -> None:
+        def click(
+            _: Any, call_id: str = call.call_id, button: Any = button, out: Any = out
+        ) -> None:
             button.disabled = True
             try:
                 item = session.rewind_call(call_id)
@@ -78,8 +88,13 @@ def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
             button.description = "Rewound"
 
         button.on_click(click)
-        label = ipywidgets.HTML(inert(
-            call.name, " call ", tag("code", call.call_id),
-            f" of frame {call.frame}: {', '.join(call.paths)}", block="span",
-        ))  # fmt: skip
+        label = ipywidgets.HTML(
+            inert(
+                call.name,
+                " call ",
+                tag("code", call.call_id),
+                f" of frame {call.frame}: {', '.join(call.paths)}",
+                block="span",
+            )
+        )
         display(ipywidgets.VBox([ipywidgets.HBox([label, button]), out]))

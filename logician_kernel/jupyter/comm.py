@@ -53,14 +53,23 @@ class FrameSource(Protocol):
     def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]: ...
 
     def preview_target(
-        self, frame: int | None, cell_id: str | None, *, force: bool = False,
+        self,
+        frame: int | None,
+        cell_id: str | None,
+        *,
+        force: bool = False,
         include_external: bool = False,
-    ) -> dict[str, Any]: ...  # fmt: skip
+    ) -> dict[str, Any]: ...
 
     def rewind_target(
-        self, frame: int | None, cell_id: str | None, mode: str, force: bool,
-        *, include_external: bool = False,
-    ) -> dict[str, Any]: ...  # fmt: skip
+        self,
+        frame: int | None,
+        cell_id: str | None,
+        mode: str,
+        force: bool,
+        *,
+        include_external: bool = False,
+    ) -> dict[str, Any]: ...
 
     def note_save(
         self, path: str, at: str, notebook: str | None, server_root: str | None
@@ -123,8 +132,11 @@ class LogicianComms:
             with self._lock:
                 self._comms.pop(comm.comm_id, None)
 
-        hello: dict[str, Any] = {"v": SCHEMA_VERSION, "type": "hello",
-                                 "pending": self.broker.pending()}  # fmt: skip
+        hello: dict[str, Any] = {
+            "v": SCHEMA_VERSION,
+            "type": "hello",
+            "pending": self.broker.pending(),
+        }
         try:
             hello["status"] = self.status()
         except Exception:  # noqa: BLE001 - a status that cannot be read must not block hello
@@ -180,8 +192,9 @@ class LogicianComms:
     def handle_frames_preview(self, data: dict[str, Any]) -> dict[str, Any]:
         frame, cell_id = _target(data)
         force, include_external = _flag(data, "force"), _flag(data, "include_external")
-        preview = self._frame_source().preview_target(frame, cell_id, force=force,
-                                                      include_external=include_external)  # fmt: skip
+        preview = self._frame_source().preview_target(
+            frame, cell_id, force=force, include_external=include_external
+        )
         return {"type": "frames.preview", **preview}
 
     def handle_frames_rewind(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -192,8 +205,9 @@ class LogicianComms:
         if not isinstance(force, bool):
             raise ValueError("force must be true or false")
         include_external = _flag(data, "include_external")
-        done = self._frame_source().rewind_target(frame, cell_id, mode, force,
-                                                  include_external=include_external)  # fmt: skip
+        done = self._frame_source().rewind_target(
+            frame, cell_id, mode, force, include_external=include_external
+        )
         return {"type": "frames.rewind", **done}
 
     def handle_frames_undo(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -201,6 +215,7 @@ class LogicianComms:
 
     def handle_frames_resume(self, data: dict[str, Any]) -> dict[str, Any]:
         return {"type": "frames.resume", **self._frame_source().resume_target(_force(data))}
+
     def handle_document_saved(self, data: dict[str, Any]) -> dict[str, Any]:
         path, at = data.get("path"), data.get("time")
         if not isinstance(path, str) or not path:
@@ -211,8 +226,10 @@ class LogicianComms:
         for name, value in (("notebook", notebook), ("server_root", root)):
             if value is not None and not isinstance(value, str):
                 raise ValueError(f"{name} must be a string")
-        return {"type": "document.saved",
-                **self._frame_source().note_save(path, at, notebook, root)}  # fmt: skip
+        return {
+            "type": "document.saved",
+            **self._frame_source().note_save(path, at, notebook, root),
+        }
 
     def _frame_source(self) -> FrameSource:
         if self.frames is None:

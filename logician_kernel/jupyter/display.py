@@ -78,15 +78,17 @@ def frames_table(
             outcome += " (rewound)"
         if f.incomplete:
             outcome += f" ({f.incomplete})"
-        rows.append([
-            str(f.frame),
-            f"In [{f.execution_count}]" if f.execution_count is not None else "-",
-            local_time(f.opened_at),
-            outcome,
-            files,
-            f"{f.input_tokens:,}/{f.output_tokens:,}" if f.input_tokens else "-",
-            f.code[:60],
-        ])  # fmt: skip
+        rows.append(
+            [
+                str(f.frame),
+                f"In [{f.execution_count}]" if f.execution_count is not None else "-",
+                local_time(f.opened_at),
+                outcome,
+                files,
+                f"{f.input_tokens:,}/{f.output_tokens:,}" if f.input_tokens else "-",
+                f.code[:60],
+            ]
+        )
     headers = ["frame", "cell", "time", "outcome", "files changed", "tokens in/out", "code"]
     text, table = _table(headers, rows)
     return Rendered(text, inert(table))
@@ -138,8 +140,10 @@ def rewind_result(item: ProjectionItem) -> Rendered:
         p.action for p in item.paths if p.action in ("restored", "deleted", "recreated")
     )
     if "--conversation-only" in item.note:
-        lines = [f"Rewound the conversation ({len(item.messages)} message(s) remain); "
-                 "files and frames untouched."]  # fmt: skip
+        lines = [
+            f"Rewound the conversation ({len(item.messages)} message(s) remain); "
+            "files and frames untouched."
+        ]
     else:
         lines = [
             f"Rewound frame(s) {_span(item.frames)}: "
@@ -225,8 +229,12 @@ def thinking(text: str) -> Rendered:
     tail = flat if len(flat) <= THINKING_PREVIEW else "…" + flat[-THINKING_PREVIEW:]
     summary = f"thinking ({len(text):,} characters)"
     plain = f"▸ {summary}: {tail}" if tail else f"▸ {summary}"
-    markup = tag("details", tag("summary", summary), tag("pre", text, style="white-space:pre-wrap"),
-                 class_=f"lk-thinking lk-inert {MATH_IGNORE}")  # fmt: skip
+    markup = tag(
+        "details",
+        tag("summary", summary),
+        tag("pre", text, style="white-space:pre-wrap"),
+        class_=f"lk-thinking lk-inert {MATH_IGNORE}",
+    )
     return Rendered(plain, markup)
 
 

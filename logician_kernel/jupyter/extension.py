@@ -125,9 +125,9 @@ def load(shell: Any) -> None:
         return
     kernel = getattr(shell, "kernel", None)
     kernel_session = getattr(getattr(kernel, "session", None), "session", "") or ""
-    runtime = LogicianRuntime.start(Path.cwd(), env=os.environ,
-                                    kernel_session=str(kernel_session),
-                                    reap=reap_for_workspace)  # fmt: skip
+    runtime = LogicianRuntime.start(
+        Path.cwd(), env=os.environ, kernel_session=str(kernel_session), reap=reap_for_workspace
+    )
     agent = AgentSession(runtime)
     magics = LogicianMagics(shell, agent)
     shell.register_magics(magics)

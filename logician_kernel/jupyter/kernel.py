@@ -85,7 +85,9 @@ class LogicianKernel(IPythonKernel):
         start = starting_directory(os.environ, Path.cwd())
         moved = enter(start)
         self.logician = LogicianRuntime.start(
-            start.path, env=os.environ, kernel_session=str(kernel_session),
+            start.path,
+            env=os.environ,
+            kernel_session=str(kernel_session),
             reap=reap_for_workspace,
         )
         config = self.logician.config

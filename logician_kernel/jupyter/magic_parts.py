@@ -52,9 +52,11 @@ def _close_to_command(word: str, commands: Collection[str]) -> list[str]:
 
 def unknown_command(word: str, commands: Collection[str]) -> UsageError:
     close = _close_to_command(word, commands)
-    hint = f"did you mean {' or '.join(close)}?" if close else (
-        "commands: " + ", ".join(sorted(c for c in commands if c)) + "."
-    )  # fmt: skip
+    hint = (
+        f"did you mean {' or '.join(close)}?"
+        if close
+        else ("commands: " + ", ".join(sorted(c for c in commands if c)) + ".")
+    )
     return UsageError(
         f"%logician: unknown command {word!r} — {hint} A prompt goes in a %%logician cell "
         "or `%logician ask PROMPT`."
@@ -66,8 +68,9 @@ async def run_agent_cell(shell: Any, options: str, prompt: str) -> None:
     IPython with the extension loaded."""
     magics = shell.magics_manager.registry.get("LogicianMagics")
     if magics is None:
-        raise UsageError("%%logician: the logician extension is not loaded "
-                         "(`%load_ext logician_kernel`)")  # fmt: skip
+        raise UsageError(
+            "%%logician: the logician extension is not loaded (`%load_ext logician_kernel`)"
+        )
     await magics.run_agent_async(options, prompt)
 
 
@@ -85,16 +88,24 @@ def run_options(options: str) -> RunOptions:
     parser.add_argument("--max-tool-calls", type=positive(int), metavar="N")
     parser.add_argument("--budget-usd", type=positive(float), metavar="USD")
     parser.add_argument("--mode", choices=list(MODES))
-    parser.add_argument("--accept", metavar="CHECK",
-                        help="a command, or py:EXPRESSION, that must pass before completion")  # fmt: skip
+    parser.add_argument(
+        "--accept",
+        metavar="CHECK",
+        help="a command, or py:EXPRESSION, that must pass before completion",
+    )
     parser.add_argument("--profile", metavar="NAME", help="a [profiles.NAME] for this cell")
     try:
         opts = parser.parse_args(shlex.split(options))
     except ValueError as exc:
         raise UsageError(f"%%logician: cannot parse the options ({exc})") from None
-    return RunOptions(max_turns=opts.max_turns, max_tool_calls=opts.max_tool_calls,
-                      budget_usd=opts.budget_usd, mode=opts.mode, accept=opts.accept,
-                      profile=opts.profile)  # fmt: skip
+    return RunOptions(
+        max_turns=opts.max_turns,
+        max_tool_calls=opts.max_tool_calls,
+        budget_usd=opts.budget_usd,
+        mode=opts.mode,
+        accept=opts.accept,
+        profile=opts.profile,
+    )
 
 
 def branches_table(found: list[Branch]) -> render.Rendered:

@@ -106,7 +106,9 @@ def protect_prompt_lines(lines: list[str]) -> list[str]:
     return out
 
 
-_CONFIG_SET = re.compile(r"^\s*config\s+set\s+(?P<key>[A-Za-z_][^\s'\"]*)\s+(?P<rest>\S.*?)\s*$", re.S)
+_CONFIG_SET = re.compile(
+    r"^\s*config\s+set\s+(?P<key>[A-Za-z_][^\s'\"]*)\s+(?P<rest>\S.*?)\s*$", re.S
+)
 """`config set KEY <value>`: the value is everything after the key (issue 36: a list with
 spaces could not be typed in any quoting that shlex and the parser both accepted)."""
 
@@ -207,8 +209,9 @@ class LogicianMagics(Magics):
         if not opts.all:
             frames = [f for f in frames if f.status != "rewound"]
         budget = checkpoints.budget
-        return render.frames_table(frames, thread=self.runtime.thread_id,
-                                   evicted=budget.evicted() if budget else {})  # fmt: skip
+        return render.frames_table(
+            frames, thread=self.runtime.thread_id, evicted=budget.evicted() if budget else {}
+        )
 
     def handle_storage(self, args: list[str]) -> render.Rendered:
         if args:
@@ -250,10 +253,13 @@ class LogicianMagics(Magics):
         given = [opts.last, opts.cell is not None, opts.target is not None]
         if opts.resume or opts.skip_failed:
             if any(given) or opts.dry_run:
-                raise UsageError("%logician rewind --resume/--skip-failed: take no frame (they "
-                                 "finish the pending rewind) and no --dry-run")  # fmt: skip
-            item = self.runtime.rewind("", resume=opts.resume, skip_failed=opts.skip_failed,
-                                       force=opts.force)  # fmt: skip
+                raise UsageError(
+                    "%logician rewind --resume/--skip-failed: take no frame (they "
+                    "finish the pending rewind) and no --dry-run"
+                )
+            item = self.runtime.rewind(
+                "", resume=opts.resume, skip_failed=opts.skip_failed, force=opts.force
+            )
             self.frames.announce(item)
             return undo_view.resume_result(item)
         if sum(given) != 1:
@@ -266,18 +272,28 @@ class LogicianMagics(Magics):
         if opts.dry_run:
             frame_id = checkpoints.resolve_target(spec)
             plan = (
-                None if opts.variables_only else checkpoints.plan_rewind(
-                    frame_id, force=opts.force, include_external=opts.include_external)
+                None
+                if opts.variables_only
+                else checkpoints.plan_rewind(
+                    frame_id, force=opts.force, include_external=opts.include_external
+                )
             )
             if variables is None or opts.files_only or opts.conversation_only:
-                return render.rewind_plan(plan) if plan is not None else variables_view.dry_run(
-                    None, [], frame_id)  # fmt: skip
+                return (
+                    render.rewind_plan(plan)
+                    if plan is not None
+                    else variables_view.dry_run(None, [], frame_id)
+                )
             return variables_view.dry_run(plan, variables.plan(frame_id), frame_id)
         one = opts.files_only or opts.conversation_only or opts.variables_only
-        item = self.runtime.rewind(spec, force=opts.force, include_external=opts.include_external,
-                                   files=opts.files_only or not one,
-                                   conversation=opts.conversation_only or not one,
-                                   variables=opts.variables_only or not one)  # fmt: skip
+        item = self.runtime.rewind(
+            spec,
+            force=opts.force,
+            include_external=opts.include_external,
+            files=opts.files_only or not one,
+            conversation=opts.conversation_only or not one,
+            variables=opts.variables_only or not one,
+        )
         self.frames.announce(item)
         return variables_view.rewind_result(item)
 
@@ -293,8 +309,7 @@ class LogicianMagics(Magics):
             raise UsageError(
                 "%logician vars: give one frame id (or --last), e.g. `%logician vars 7`"
             )
-        return variables_view.vars_report(self.runtime.checkpoints, self.runtime.variables,
-                                          args[0])  # fmt: skip
+        return variables_view.vars_report(self.runtime.checkpoints, self.runtime.variables, args[0])
 
     def handle_config(self, args: list[str]) -> render.Rendered:
         runtime = self.runtime
@@ -328,14 +343,18 @@ class LogicianMagics(Magics):
             rest = rest[: persist.start()]
         value = command_line_value(rest)
         if not value:
-            raise UsageError("%logician config set: give a value after the key, e.g. "
-                             '`config set permissions.deny ["bash", "edit"]`')  # fmt: skip
+            raise UsageError(
+                "%logician config set: give a value after the key, e.g. "
+                '`config set permissions.deny ["bash", "edit"]`'
+            )
         runtime = self.runtime
         try:
             config, message = config_commands.config_set(
-                runtime.config, key, value,
+                runtime.config,
+                key,
+                value,
                 persist=persist["where"] if persist is not None else None,  # type: ignore[arg-type]
-            )  # fmt: skip
+            )
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
         runtime.use_config(config)
@@ -352,9 +371,10 @@ class LogicianMagics(Magics):
         opts = parser.parse_args(args)
         try:
             message = config_commands.trust(
-                self.runtime.config.workspace, user_dir=self.runtime.config.user_dir,
+                self.runtime.config.workspace,
+                user_dir=self.runtime.config.user_dir,
                 allow=opts.allow,
-            )  # fmt: skip
+            )
         except ConfigError as exc:
             raise UsageError(f"%logician trust: {exc}") from None
         # A newly allowed model.* field applies to the next run: AgentSession.provider()
@@ -400,8 +420,10 @@ class LogicianMagics(Magics):
     def handle_ledger(self, args: list[str]) -> render.Rendered:
         """`%logician ledger [check]`: this thread's damage, and what its side files could restore."""
         if args not in ([], ["check"]):
-            raise UsageError("%logician ledger: takes `check` only; to restore records, shut the "
-                             "kernel down and run `logician ledger repair THREAD`")  # fmt: skip
+            raise UsageError(
+                "%logician ledger: takes `check` only; to restore records, shut the "
+                "kernel down and run `logician ledger repair THREAD`"
+            )
         ledger = self._ledger()
         return render.preformatted("\n".join(ledger_check(ledger.path).lines()))
 
@@ -428,8 +450,13 @@ class LogicianMagics(Magics):
             "last_outcome": state.last_outcome.status if state.last_outcome else None,
             "audit_problems": AuditLog.for_workspace(runtime.config.workspace).problem_count(),
             "mcp": [
-                {"name": s.name, "state": s.state, "tools": s.tools, "stale": s.stale,
-                 "error": s.error}  # fmt: skip
+                {
+                    "name": s.name,
+                    "state": s.state,
+                    "tools": s.tools,
+                    "stale": s.stale,
+                    "error": s.error,
+                }
                 for s in self.session.mcp.status()
             ],
         }

@@ -47,11 +47,38 @@ rely on every frontend doing so."""
 
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)((?:\s[^<>]*)?)/?>")
 _ATTR = re.compile(r'\s([A-Za-z_:][-A-Za-z0-9_:.]*)(?:="([^"]*)")?')
-_ALLOWED_OUT_TAGS = frozenset({
-    "a", "blockquote", "br", "code", "del", "div", "em", "h1", "h2", "h3", "h4", "h5", "h6",
-    "hr", "li", "ol", "p", "pre", "s", "span", "strong", "table", "tbody", "td", "th",
-    "thead", "tr", "ul",
-})  # fmt: skip
+_ALLOWED_OUT_TAGS = frozenset(
+    {
+        "a",
+        "blockquote",
+        "br",
+        "code",
+        "del",
+        "div",
+        "em",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "li",
+        "ol",
+        "p",
+        "pre",
+        "s",
+        "span",
+        "strong",
+        "table",
+        "tbody",
+        "td",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+    }
+)
 _ALLOWED_OUT_ATTRS = frozenset({"href", "rel", "title", "class", "start", "style"})
 _CELL_STYLE = re.compile(r"text-align:(left|right|center)")
 _CLASSES = re.compile(
@@ -121,8 +148,9 @@ def _build() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.validateLink = is_safe_url  # type: ignore[method-assign]  # markdown-it's hook
-    dollarmath_plugin(md, allow_digits=False, allow_space=False, double_inline=True,
-                      allow_labels=False)  # fmt: skip
+    dollarmath_plugin(
+        md, allow_digits=False, allow_space=False, double_inline=True, allow_labels=False
+    )
     texmath_plugin(md, delimiters="brackets")
     rules = md.add_render_rule
     rules("math_inline", _render_rule(False, "span"))

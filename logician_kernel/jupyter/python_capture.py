@@ -58,8 +58,11 @@ class BoundedCapture:
 @contextmanager
 def bounded_capture(limit: int = CELL_OUTPUT_BYTES) -> Iterator[BoundedCapture]:
     captured = BoundedCapture(BoundedText(limit), BoundedText(limit))
-    with capture_output(stdout=False, stderr=False, display=True) as displays, \
-            redirect_stdout(captured.out), redirect_stderr(captured.err):  # fmt: skip
+    with (
+        capture_output(stdout=False, stderr=False, display=True) as displays,
+        redirect_stdout(captured.out),
+        redirect_stderr(captured.err),
+    ):
         captured.displays = displays
         try:
             yield captured

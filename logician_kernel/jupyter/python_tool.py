@@ -108,14 +108,18 @@ class PythonCalls:
         first = code.strip().splitlines()[0][:60] if code.strip() else ""
         if isinstance(error, KeyboardInterrupt):
             interrupted = True
-            parts.append("INTERRUPTED: the user interrupted the kernel while this code ran; "
-                         "whatever it did before that stays done.")  # fmt: skip
+            parts.append(
+                "INTERRUPTED: the user interrupted the kernel while this code ran; "
+                "whatever it did before that stays done."
+            )
             display = f"python: {first} (interrupted)"
         elif isinstance(error, _Stopped):
             if self._reason == "timeout":
-                parts.append(f"TIMED OUT: the code was stopped after {request.timeout:g} s "
-                             "(tools.python_timeout_seconds); whatever it did before that "
-                             "stays done.")  # fmt: skip
+                parts.append(
+                    f"TIMED OUT: the code was stopped after {request.timeout:g} s "
+                    "(tools.python_timeout_seconds); whatever it did before that "
+                    "stays done."
+                )
                 display = f"python: {first} (timed out after {request.timeout:g} s)"
             else:
                 parts.append("STOPPED: the run gave this call up (its budget ran out).")
@@ -127,9 +131,7 @@ class PythonCalls:
             display = f"python: {first}"
         text = _ANSI.sub("", "\n".join(p for p in parts if p)).strip()
         return PythonOutcome(
-            ToolResult(
-                content=text or "(no output)", is_error=error is not None, display=display
-            ),  # fmt: skip
+            ToolResult(content=text or "(no output)", is_error=error is not None, display=display),
             interrupted=interrupted,
         )
 

@@ -71,7 +71,7 @@ class LedgerRewindSource:
             variables=[
                 f"{v['action']} {v['name']}" + (f" ({v['detail']})" if v["detail"] else "")
                 for v in data.get("variables", [])
-            ],  # fmt: skip
+            ],
             error=data.get("error", ""),
         )
 
@@ -79,8 +79,9 @@ class LedgerRewindSource:
         self, frame: int, mode: str, *, include_external: bool = False, force: bool = False
     ) -> str:
         try:
-            item = self._rewind(frame, mode, force=force, frontend=False,
-                                include_external=include_external)  # fmt: skip
+            item = self._rewind(
+                frame, mode, force=force, frontend=False, include_external=include_external
+            )
         except RewindError as exc:
             raise ValueError(str(exc)) from None
         return variables_view.rewind_result(item).text.splitlines()[0]
@@ -119,20 +120,32 @@ class LedgerRewindSource:
         return [_row(f, evicted.get(f.frame)) for f in shown], len(ids)
 
     def preview_target(
-        self, frame: int | None, cell_id: str | None, *, force: bool = False,
+        self,
+        frame: int | None,
+        cell_id: str | None,
+        *,
+        force: bool = False,
         include_external: bool = False,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         frame_id = self._resolve(frame, cell_id)
-        return {"frame": frame_id,
-                **self._preview(frame_id, force=force, include_external=include_external)}  # fmt: skip
+        return {
+            "frame": frame_id,
+            **self._preview(frame_id, force=force, include_external=include_external),
+        }
 
     def rewind_target(
-        self, frame: int | None, cell_id: str | None, mode: str, force: bool,
-        *, include_external: bool = False,
-    ) -> dict[str, Any]:  # fmt: skip
+        self,
+        frame: int | None,
+        cell_id: str | None,
+        mode: str,
+        force: bool,
+        *,
+        include_external: bool = False,
+    ) -> dict[str, Any]:
         frame_id = self._resolve(frame, cell_id)
-        item = self._rewind(frame_id, mode, force=force, frontend=True,
-                            include_external=include_external)  # fmt: skip
+        item = self._rewind(
+            frame_id, mode, force=force, frontend=True, include_external=include_external
+        )
         conflicts = [p.path for p in item.paths if p.action == "conflict"]
         return {
             "ok": True,
@@ -145,15 +158,22 @@ class LedgerRewindSource:
 
     def undo_target(self, force: bool) -> dict[str, Any]:
         item = self._undo(force=force)
-        return {"ok": True, "frames": item.frames, "undoes": item.undoes,
-                "conflicts": [p.path for p in item.paths if p.action == "conflict"],
-                "summary": undo_view.undo_result(item).text}  # fmt: skip
+        return {
+            "ok": True,
+            "frames": item.frames,
+            "undoes": item.undoes,
+            "conflicts": [p.path for p in item.paths if p.action == "conflict"],
+            "summary": undo_view.undo_result(item).text,
+        }
 
     def resume_target(self, force: bool) -> dict[str, Any]:
         item = self._resume(force=force)
-        return {"ok": True, "frames": item.frames,
-                "conflicts": [p.path for p in item.paths if p.action == "conflict"],
-                "summary": undo_view.resume_result(item).text}  # fmt: skip
+        return {
+            "ok": True,
+            "frames": item.frames,
+            "conflicts": [p.path for p in item.paths if p.action == "conflict"],
+            "summary": undo_view.resume_result(item).text,
+        }
 
     def note_save(
         self, path: str, at: str, notebook: str | None, server_root: str | None
@@ -161,9 +181,13 @@ class LedgerRewindSource:
         """JupyterLab saved `path` (server-relative): the open frame attributes it to the user.
         A path outside this kernel's workspace is not ours and is ignored."""
         checkpoints = self.runtime.checkpoints_if_on
-        rel = map_lab_path(path, workspace=self.runtime.workspace, launch_dir=launch_dir(),
-                           notebook=notebook or os.environ.get("JPY_SESSION_NAME"),
-                           server_root=server_root)  # fmt: skip
+        rel = map_lab_path(
+            path,
+            workspace=self.runtime.workspace,
+            launch_dir=launch_dir(),
+            notebook=notebook or os.environ.get("JPY_SESSION_NAME"),
+            server_root=server_root,
+        )
         if checkpoints is None or rel is None:
             return {"path": None, "recorded": False}
         return {"path": rel, "recorded": checkpoints.note_save(rel, at)}
@@ -177,9 +201,16 @@ class LedgerRewindSource:
         cell_ids = sorted(
             {c for i in item.frames if (c := getattr(frames.get(i), "cell_id", None))}
         )
-        self.comms.notify("frames.undone", {"frames": item.frames, "cell_ids": cell_ids,
-                                            "at": item.time, "by": item.seq,
-                                            "undoes": item.undoes or 0})  # fmt: skip
+        self.comms.notify(
+            "frames.undone",
+            {
+                "frames": item.frames,
+                "cell_ids": cell_ids,
+                "at": item.time,
+                "by": item.seq,
+                "undoes": item.undoes or 0,
+            },
+        )
 
     def _undo(self, *, force: bool) -> ProjectionItem:
         with self.runtime.frame_lock:
@@ -225,11 +256,19 @@ class LedgerRewindSource:
         self, frame: int, *, force: bool = False, include_external: bool = False
     ) -> dict[str, Any]:
         try:
-            plan = self.runtime.checkpoints.plan_rewind(frame, force=force,
-                                                        include_external=include_external)  # fmt: skip
+            plan = self.runtime.checkpoints.plan_rewind(
+                frame, force=force, include_external=include_external
+            )
         except (RewindError, ValueError) as exc:
-            return {"files": [], "skipped": [], "conflicts": [], "external": [], "messages_dropped": 0,
-                    "frames": [], "error": str(exc)}  # fmt: skip
+            return {
+                "files": [],
+                "skipped": [],
+                "conflicts": [],
+                "external": [],
+                "messages_dropped": 0,
+                "frames": [],
+                "error": str(exc),
+            }
         return {
             "frames": plan.frames,
             "files": [
@@ -248,8 +287,9 @@ class LedgerRewindSource:
         variables = self.runtime.variables
         if variables is None:
             return []
-        return [{"name": s.name, "action": s.action, "detail": s.detail}
-                for s in variables.plan(frame)]  # fmt: skip
+        return [
+            {"name": s.name, "action": s.action, "detail": s.detail} for s in variables.plan(frame)
+        ]
 
     def _rewind(
         self, frame: int, mode: str, *, force: bool, frontend: bool, include_external: bool = False
@@ -263,10 +303,14 @@ class LedgerRewindSource:
                 raise RewindError(
                     "a cell is running; rewind when it has finished (or interrupt it first)"
                 )
-            item = self.runtime.rewind(str(frame), force=force, include_external=include_external,
-                                       files=mode in ("both", "files"),
-                                       conversation=mode in ("both", "conversation"),
-                                       variables=mode in ("both", "variables"))  # fmt: skip
+            item = self.runtime.rewind(
+                str(frame),
+                force=force,
+                include_external=include_external,
+                files=mode in ("both", "files"),
+                conversation=mode in ("both", "conversation"),
+                variables=mode in ("both", "variables"),
+            )
         self.announce(item)
         return item
 

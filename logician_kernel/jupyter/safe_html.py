@@ -39,11 +39,42 @@ MATH_IGNORE = "mathjax_ignore tex2jax_ignore"
 MATH_PROCESS = "mathjax_process tex2jax_process"
 """Classes that re-enable typesetting inside an ignored block: only vetted math spans."""
 
-ALLOWED_TAGS = frozenset({
-    "b", "blockquote", "br", "code", "del", "details", "div", "em", "h1", "h2", "h3", "h4",
-    "h5", "h6", "hr", "i", "li", "ol", "p", "pre", "s", "small", "span", "strong", "summary",
-    "table", "tbody", "td", "th", "thead", "tr", "ul",
-})  # fmt: skip
+ALLOWED_TAGS = frozenset(
+    {
+        "b",
+        "blockquote",
+        "br",
+        "code",
+        "del",
+        "details",
+        "div",
+        "em",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "i",
+        "li",
+        "ol",
+        "p",
+        "pre",
+        "s",
+        "small",
+        "span",
+        "strong",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+    }
+)
 """Every element the kernel emits. No script, style, img, iframe, svg, form, video, object."""
 
 VOID_TAGS = frozenset({"br", "hr"})

@@ -14,7 +14,9 @@ from ..workspace.threads import render_threads
 from . import display as render
 from .safe_html import inert, tag
 
-_USAGE = "%logician thread: use `thread use ID` (an id from `%logician threads`) or `thread new NAME`"
+_USAGE = (
+    "%logician thread: use `thread use ID` (an id from `%logician threads`) or `thread new NAME`"
+)
 
 
 def threads(session: AgentSession, args: list[str]) -> render.Rendered:

@@ -21,12 +21,15 @@ def run_undo(runtime: LogicianRuntime, args: list[str]) -> ProjectionItem:
 
 def undo_result(item: ProjectionItem) -> render.Rendered:
     """The undo report: every path and variable it brought back, and what it left alone."""
-    tally = render._counts(p.action for p in item.paths
-                           if p.action in ("restored", "deleted", "recreated"))  # fmt: skip
+    tally = render._counts(
+        p.action for p in item.paths if p.action in ("restored", "deleted", "recreated")
+    )
     frames = ", ".join(map(str, item.frames)) or "-"
-    lines = [f"Undid the rewind (ledger entry {item.undoes}): frame(s) {frames} active again; "
-             f"files: {tally if tally != '-' else 'none to bring back'}; conversation: "
-             f"{len(item.messages)} message(s)"]  # fmt: skip
+    lines = [
+        f"Undid the rewind (ledger entry {item.undoes}): frame(s) {frames} active again; "
+        f"files: {tally if tally != '-' else 'none to bring back'}; conversation: "
+        f"{len(item.messages)} message(s)"
+    ]
     for p in item.paths:
         lines.append(f"  {p.action:<9} {p.path}" + (f" ({p.detail})" if p.detail else ""))
     for v in item.variables:
@@ -41,6 +44,8 @@ def resume_result(item: ProjectionItem) -> render.Rendered:
     given = [p.path for p in item.paths if p.action == "failed"]
     head = f"Resumed the interrupted rewind ({already} path(s) were already restored). "
     if "--skip-failed" in item.note.split():
-        head = (f"Finished the incomplete rewind without {len(given)} failed path(s), given up "
-                f"on purpose: {', '.join(given) or '-'}. ")  # fmt: skip
+        head = (
+            f"Finished the incomplete rewind without {len(given)} failed path(s), given up "
+            f"on purpose: {', '.join(given) or '-'}. "
+        )
     return render.preformatted(head + text)

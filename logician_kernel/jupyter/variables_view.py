@@ -12,8 +12,12 @@ from ..ledger.thread_ledger import ProjectionItem, VariableRecord
 from . import display as render
 from .safe_html import inert, tag
 
-_STEP_TEXT = {"restore": "would restore", "delete": "would delete",
-              "not-restorable": "cannot restore", "not-live": "not live"}  # fmt: skip
+_STEP_TEXT = {
+    "restore": "would restore",
+    "delete": "would delete",
+    "not-restorable": "cannot restore",
+    "not-live": "not live",
+}
 
 
 def size_text(n: int) -> str:
@@ -30,8 +34,10 @@ def frame_line(frame: int, records: Sequence[VariableRecord]) -> str | None:
         return None
     named = "; ".join(f"{r.name} ({r.not_captured})" for r in missed[:3])
     more = f"; and {len(missed) - 3} more" if len(missed) > 3 else ""
-    return (f"Logician: frame {frame}: {len(missed)} variable(s) not captured, a rewind cannot "
-            f"restore them: {named}{more}. `%logician vars {frame}` lists them.")  # fmt: skip
+    return (
+        f"Logician: frame {frame}: {len(missed)} variable(s) not captured, a rewind cannot "
+        f"restore them: {named}{more}. `%logician vars {frame}` lists them."
+    )
 
 
 def vars_report(
@@ -59,15 +65,34 @@ def vars_table(view: FrameView, records: Sequence[VariableRecord]) -> render.Ren
         title += " - rewound"
     if not records:
         return render.preformatted(f"{title}: no user variable created, changed or deleted.")
-    rows = [[r.name, r.action, r.type or "-", size_text(r.size) if r.blob else "-",
-             f"not captured: {r.not_captured}" if r.not_captured else
-             ("stored with the names sharing its objects" if r.action == "shared" else "stored"
-              if r.blob else "")]
-            for r in records]  # fmt: skip
+    rows = [
+        [
+            r.name,
+            r.action,
+            r.type or "-",
+            size_text(r.size) if r.blob else "-",
+            f"not captured: {r.not_captured}"
+            if r.not_captured
+            else (
+                "stored with the names sharing its objects"
+                if r.action == "shared"
+                else "stored"
+                if r.blob
+                else ""
+            ),
+        ]
+        for r in records
+    ]
     text, table = render._table(["variable", "action", "type", "size", "note"], rows)
     missed = [r.name for r in records if r.not_captured]
-    foot = (f"\nNot captured ({', '.join(missed)}): a rewind past this frame cannot restore "
-            f"them; re-run In [{view.execution_count}] instead.") if missed else ""  # fmt: skip
+    foot = (
+        (
+            f"\nNot captured ({', '.join(missed)}): a rewind past this frame cannot restore "
+            f"them; re-run In [{view.execution_count}] instead."
+        )
+        if missed
+        else ""
+    )
     # names are the user's (or a model's) text: escaped by `safe_html`, here and on every replay
     # of this frame's records from the ledger
     markup = inert(tag("p", title), table, tag("p", foot.strip()) if foot else "")
@@ -75,11 +100,16 @@ def vars_table(view: FrameView, records: Sequence[VariableRecord]) -> render.Ren
 
 
 def dry_run(plan: RewindPlan | None, steps: Sequence[VariableStep], frame: int) -> render.Rendered:
-    lines = render.rewind_plan(plan).text.splitlines() if plan is not None else [
-        f"Dry run: rewinding the variables to just before frame {frame}"]  # fmt: skip
+    lines = (
+        render.rewind_plan(plan).text.splitlines()
+        if plan is not None
+        else [f"Dry run: rewinding the variables to just before frame {frame}"]
+    )
     if steps:
-        lines += [f"  {_STEP_TEXT[s.action]} variable {s.name}"
-                  + (f" ({s.detail})" if s.detail else "") for s in steps]  # fmt: skip
+        lines += [
+            f"  {_STEP_TEXT[s.action]} variable {s.name}" + (f" ({s.detail})" if s.detail else "")
+            for s in steps
+        ]
     else:
         lines.append("  no variable to restore")
     return render.preformatted("\n".join(lines))
@@ -99,6 +129,8 @@ def rewind_result(item: ProjectionItem) -> render.Rendered:
         lines.append(f"  {v.action:<9} variable {v.name}" + (f" ({v.detail})" if v.detail else ""))
     lost = [v.name for v in variables if v.action == "not-restored"]
     if lost:
-        lines.append(f"{len(lost)} variable(s) could not be restored ({', '.join(lost)}): "
-                     "re-run the cells named above to get them back.")  # fmt: skip
+        lines.append(
+            f"{len(lost)} variable(s) could not be restored ({', '.join(lost)}): "
+            "re-run the cells named above to get them back."
+        )
     return render.preformatted("\n".join(lines))

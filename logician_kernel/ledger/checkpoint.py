@@ -63,9 +63,14 @@ class LedgerEntries(Sequence[T], Generic[T]):
     Indexing and slicing at or past the checkpoint (what incremental folds do) never read
     them; iterating, or reaching before it, reads them all once, under a lock."""
 
-    def __init__(self, tail: list[T], *, prefix_count: int = 0,
-                 load_prefix: Callable[[], list[T]] | None = None,
-                 last: T | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        tail: list[T],
+        *,
+        prefix_count: int = 0,
+        load_prefix: Callable[[], list[T]] | None = None,
+        last: T | None = None,
+    ) -> None:
         self._items = tail
         self._pending = prefix_count if load_prefix is not None else 0
         self._load_prefix = load_prefix
@@ -84,8 +89,10 @@ class LedgerEntries(Sequence[T], Generic[T]):
                 with bulk_load():
                     prefix = self._load_prefix()
                 if len(prefix) != self._pending:
-                    raise RuntimeError(f"ledger checkpoint: {len(prefix)} entries read back, "
-                                       f"{self._pending} expected")  # fmt: skip
+                    raise RuntimeError(
+                        f"ledger checkpoint: {len(prefix)} entries read back, "
+                        f"{self._pending} expected"
+                    )
                 self._items[:0] = prefix
                 self._pending, self._load_prefix = 0, None
 
@@ -209,9 +216,12 @@ def _calls_load(data: dict[str, Any]) -> OpenCalls:
 
     intents = [ENTRY_ADAPTER.validate_python(e) for e in data["intents"]]
     outcomes = [ENTRY_ADAPTER.validate_python(e) for e in data["outcomes"]]
-    return OpenCalls(intents={e.call_id: e for e in intents},  # type: ignore[union-attr,misc]
-                     outcomes={e.call_id: e for e in outcomes},  # type: ignore[union-attr,misc]
-                     answered=set(data["answered"]), committed=set(data["committed"]))  # fmt: skip
+    return OpenCalls(
+        intents={e.call_id: e for e in intents},  # type: ignore[union-attr,misc]
+        outcomes={e.call_id: e for e in outcomes},  # type: ignore[union-attr,misc]
+        answered=set(data["answered"]),
+        committed=set(data["committed"]),
+    )
 
 
 @dataclass
@@ -265,8 +275,12 @@ FOLDS: dict[str, Fold] = {
     "frames": Fold(dict, _frames_step, _frames_dump, _frames_load),
     "calls": Fold(OpenCalls, _calls_step, _calls_dump, _calls_load),
     # whether a rewind or an undo was interrupted: asked at every kernel start and refresh
-    "rewinds": Fold(_rewinds_initial, lambda state, entries: state.fold(entries),
-                    lambda state: state.dump(), _rewinds_load),  # fmt: skip
+    "rewinds": Fold(
+        _rewinds_initial,
+        lambda state, entries: state.fold(entries),
+        lambda state: state.dump(),
+        _rewinds_load,
+    ),
 }
 
 
@@ -325,8 +339,12 @@ def save(ledger: Path, resume: Resume, folds: dict[str, Any]) -> None:
     """Write the checkpoint whole or not at all: a temporary file, fsync, rename, fsync dir."""
     path = checkpoint_path(ledger)
     tmp = path.with_name(f".{path.name}.tmp")
-    record = {"format": FORMAT, "version": __version__, "folds": folds,
-              **dataclasses.asdict(resume)}  # fmt: skip
+    record = {
+        "format": FORMAT,
+        "version": __version__,
+        "folds": folds,
+        **dataclasses.asdict(resume),
+    }
     with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
         fh.write(encode_record(record))
         fh.flush()

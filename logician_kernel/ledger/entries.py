@@ -318,9 +318,7 @@ class RestoredPath(BaseModel):
 
     path: str
     """Workspace-relative path."""
-    action: Literal[
-        "restored", "deleted", "recreated", "conflict", "skipped", "failed", "external"
-    ]
+    action: Literal["restored", "deleted", "recreated", "conflict", "skipped", "failed", "external"]
     """What happened to it; `external`: changed outside this kernel, so left alone."""
     detail: str = ""
     """Why, for conflicts, skips and failures."""

@@ -85,8 +85,13 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
             view = frames[entry.frame]
             if all(c.path != entry.path for c in view.changes):
                 view.changes.append(
-                    PathChange(path=entry.path, before=entry.before, after=entry.before,
-                               by="tool" if entry.call_id else None, call_id=entry.call_id)  # fmt: skip
+                    PathChange(
+                        path=entry.path,
+                        before=entry.before,
+                        after=entry.before,
+                        by="tool" if entry.call_id else None,
+                        call_id=entry.call_id,
+                    )
                 )
         elif isinstance(entry, RunEnd) and entry.frame in frames:
             frames[entry.frame].input_tokens += entry.input_tokens
@@ -95,8 +100,9 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
             what = "undo" if entry.undo else "rewind"
             for frame_id in entry.frames:
                 if frame_id in frames:
-                    frames[frame_id].incomplete = (
-                        f"{what} incomplete: {len(entry.failed)} path(s) failed")
+                    frames[
+                        frame_id
+                    ].incomplete = f"{what} incomplete: {len(entry.failed)} path(s) failed"
         elif isinstance(entry, ProjectionItem) and entry.reason == "rewind":
             for frame_id in entry.frames:
                 if frame_id in frames:
@@ -119,6 +125,7 @@ def _merge_tool_checkpoints(
 ) -> list[PathChange]:
     """Within a frame only the first pre-state of a path counts: a tool's capture wins."""
     first = {c.path: c.before for c in captured}
-    merged = [c.model_copy(update={"before": first.pop(c.path)}) if c.path in first else c
-              for c in diffed]  # fmt: skip
+    merged = [
+        c.model_copy(update={"before": first.pop(c.path)}) if c.path in first else c for c in diffed
+    ]
     return merged

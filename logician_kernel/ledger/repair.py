@@ -66,28 +66,41 @@ class LedgerReport:
         out += [f"  damaged: {d.describe()}" for d in self.damaged]
         if self.tail is not None:
             offset, size, reason = self.tail
-            out.append(f"  damaged tail: {size} byte(s) at offset {offset} ({reason}); "
-                       "cut into a side file when a kernel next opens the thread")  # fmt: skip
+            out.append(
+                f"  damaged tail: {size} byte(s) at offset {offset} ({reason}); "
+                "cut into a side file when a kernel next opens the thread"
+            )
         if self.restored:
-            out.append(f"  restored record(s) {seq_ranges(self.restored)} from the side files; "
-                       f"the previous file is kept as {self.backup}")  # fmt: skip
+            out.append(
+                f"  restored record(s) {seq_ranges(self.restored)} from the side files; "
+                f"the previous file is kept as {self.backup}"
+            )
         elif self.backup:
-            out.append(f"  rewrote the file with its whole records only; the previous file is "
-                       f"kept as {self.backup}")  # fmt: skip
+            out.append(
+                f"  rewrote the file with its whole records only; the previous file is "
+                f"kept as {self.backup}"
+            )
         elif self.recoverable:
-            out.append(f"  recoverable from side files: record(s) {seq_ranges(list(self.recoverable))}"
-                       " (run `logician ledger repair` with no kernel on this thread)")  # fmt: skip
+            out.append(
+                f"  recoverable from side files: record(s) {seq_ranges(list(self.recoverable))}"
+                " (run `logician ledger repair` with no kernel on this thread)"
+            )
         for seqs, side in self.unrestored:
             what = f"record(s) {seq_ranges(seqs)}" if seqs else "damaged bytes that named no record"
-            out.append(f"  could not restore {what}: no side file holds them whole; their "
-                       f"bytes are kept in {side}")  # fmt: skip
+            out.append(
+                f"  could not restore {what}: no side file holds them whole; their "
+                f"bytes are kept in {side}"
+            )
         for seq, side in self.conflicting:
             out.append(f"  not restorable: record {seq} in {side} (sequence number taken since)")
         if self.error:
             out.append(f"  {self.error}")
         if self.clean_after is not None:
-            out.append("  the ledger now checks clean" if self.clean_after else
-                       "  the ledger still does not check clean (`logician ledger check`)")  # fmt: skip
+            out.append(
+                "  the ledger now checks clean"
+                if self.clean_after
+                else "  the ledger still does not check clean (`logician ledger check`)"
+            )
         elif not (self.damaged or self.tail or self.recoverable or self.conflicting):
             out.append("  no damage found")
         return out
@@ -99,8 +112,11 @@ class LedgerReport:
 
 def side_files(path: Path) -> list[Path]:
     """Every side file the journal wrote for this ledger, oldest name first."""
-    return sorted(p for p in path.parent.glob(f"{path.name}.*")
-                  if any(p.name[len(path.name):].startswith(k) for k in SIDE_FILE_KINDS))  # fmt: skip
+    return sorted(
+        p
+        for p in path.parent.glob(f"{path.name}.*")
+        if any(p.name[len(path.name) :].startswith(k) for k in SIDE_FILE_KINDS)
+    )
 
 
 def check(path: Path) -> LedgerReport:
@@ -152,8 +168,10 @@ def repair(path: Path) -> LedgerReport:
         except OSError as exc:
             # Nothing is lost: the file is replaced in one rename or not at all, and every
             # damaged byte already kept is named in the report.
-            report.error = f"the repair could not be written ({exc.strerror or exc}); the " \
+            report.error = (
+                f"the repair could not be written ({exc.strerror or exc}); the "
                 f"ledger was left as it was"
+            )
             report.clean_after = False
             return report
         try:
@@ -219,8 +237,10 @@ def _record_repair(path: Path, report: LedgerReport) -> None:
             Recovery,
             what="repaired",
             detail=f"restored record(s) {seq_ranges(report.restored) or 'none'} from side files"
-            + "".join(f"; could not restore record(s) {seq_ranges(seqs) or 'none'} (bytes kept "
-                      f"in {side})" for seqs, side in report.unrestored)
+            + "".join(
+                f"; could not restore record(s) {seq_ranges(seqs) or 'none'} (bytes kept in {side})"
+                for seqs, side in report.unrestored
+            )
             + f"; previous file kept as {report.backup}",
             side_file=report.backup,
             lost_seqs=sorted(seq for seqs, _ in report.unrestored for seq in seqs),

@@ -73,21 +73,32 @@ class RewindState:
         def paths(items: list[RestoredPath]) -> list[dict]:
             return [p.model_dump(mode="json") for p in items]
 
-        return {"pending": entry(self.pending), "progress": self.progress,
-                "last_rewind": entry(self.last_rewind), "undo_started": self.undo_started,
-                "undone": self.undone, "failed": paths(self.failed),
-                "results": paths(self.results), "undo_failed": paths(self.undo_failed),
-                "undo_results": paths(self.undo_results)}  # fmt: skip
+        return {
+            "pending": entry(self.pending),
+            "progress": self.progress,
+            "last_rewind": entry(self.last_rewind),
+            "undo_started": self.undo_started,
+            "undone": self.undone,
+            "failed": paths(self.failed),
+            "results": paths(self.results),
+            "undo_failed": paths(self.undo_failed),
+            "undo_results": paths(self.undo_results),
+        }
 
     @classmethod
     def load(cls, data: dict) -> RewindState:
         pending, last = data["pending"], data["last_rewind"]
-        return cls(pending=RewindPlanned.model_validate(pending) if pending else None,
-                   progress=int(data["progress"]),
-                   last_rewind=ProjectionItem.model_validate(last) if last else None,
-                   undo_started=bool(data["undo_started"]), undone=bool(data["undone"]),
-                   **{key: [RestoredPath.model_validate(p) for p in data.get(key, [])]
-                      for key in ("failed", "results", "undo_failed", "undo_results")})  # fmt: skip
+        return cls(
+            pending=RewindPlanned.model_validate(pending) if pending else None,
+            progress=int(data["progress"]),
+            last_rewind=ProjectionItem.model_validate(last) if last else None,
+            undo_started=bool(data["undo_started"]),
+            undone=bool(data["undone"]),
+            **{
+                key: [RestoredPath.model_validate(p) for p in data.get(key, [])]
+                for key in ("failed", "results", "undo_failed", "undo_results")
+            },
+        )
 
     @property
     def pending_undo(self) -> ProjectionItem | None:

@@ -30,8 +30,7 @@ from .thread_ledger import (
 
 
 def _result_message(call_id: str, text: str) -> dict[str, Any]:
-    message = ToolResultMessage(tool_call_id=call_id, content=[TextPart(text=text)],
-                                is_error=True)  # fmt: skip
+    message = ToolResultMessage(tool_call_id=call_id, content=[TextPart(text=text)], is_error=True)
     return MESSAGE_ADAPTER.dump_python(message, mode="json")
 
 
@@ -47,8 +46,11 @@ def resolve_pending_approvals(ledger: ThreadLedger) -> list[str]:
     """Settle approvals a dead kernel left waiting; one notice per call, for the first cell."""
     tail = unread_tail(ledger)
     resolved = {e.request_id for e in tail if isinstance(e, ApprovalResolved)}
-    answered = {e.message.get("tool_call_id") for e in tail
-                if isinstance(e, MessageEntry) and e.message.get("kind") == "tool_result"}  # fmt: skip
+    answered = {
+        e.message.get("tool_call_id")
+        for e in tail
+        if isinstance(e, MessageEntry) and e.message.get("kind") == "tool_result"
+    }
     notices = []
     for request in [e for e in tail if isinstance(e, ApprovalRequested)]:
         if request.request_id in resolved:
@@ -57,11 +59,17 @@ def resolve_pending_approvals(ledger: ThreadLedger) -> list[str]:
             f"Error: the {request.tool} call did not run: the kernel stopped while it was "
             "waiting for the user's decision. Ask again if it is still needed."
         )
-        ledger.append(ApprovalResolved, request_id=request.request_id, choice="deny",
-                      via="restart", note="the kernel stopped before anyone answered")  # fmt: skip
+        ledger.append(
+            ApprovalResolved,
+            request_id=request.request_id,
+            choice="deny",
+            via="restart",
+            note="the kernel stopped before anyone answered",
+        )
         if request.call_id not in answered:
-            ledger.append(MessageEntry, frame=request.frame,
-                          message=_result_message(request.call_id, text))  # fmt: skip
+            ledger.append(
+                MessageEntry, frame=request.frame, message=_result_message(request.call_id, text)
+            )
         where = f"frame {request.frame}" if request.frame is not None else "a run"
         notices.append(
             f"Logician: this call was waiting for your decision when the kernel stopped: "
@@ -71,7 +79,9 @@ def resolve_pending_approvals(ledger: ThreadLedger) -> list[str]:
     return notices
 
 
-def captures_of(ledger: ThreadLedger, call_id: str, *, recent: bool = False) -> list[FileCheckpoint]:
+def captures_of(
+    ledger: ThreadLedger, call_id: str, *, recent: bool = False
+) -> list[FileCheckpoint]:
     """The pre-images `call_id` recorded before writing, in capture order (`recent`: among the
     entries no checkpoint covers, as on reopen after a crash)."""
     entries = unread_tail(ledger) if recent else ledger.entries
@@ -86,8 +96,9 @@ def offer_restorable(ledger: ThreadLedger, intent: ToolIntent) -> tuple[str, str
     paths = list(dict.fromkeys(c.path for c in captures_of(ledger, intent.call_id, recent=True)))
     if not paths:
         return None  # died before capturing (nothing written) or the frame held an older one
-    shown = ", ".join(repr(p) for p in paths[:3]) + (f" and {len(paths) - 3} more"
-                                                     if len(paths) > 3 else "")  # fmt: skip
+    shown = ", ".join(repr(p) for p in paths[:3]) + (
+        f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+    )
     text = (
         f"OUTCOME UNKNOWN: the kernel died while this {intent.name} call was writing {shown}. "
         "It was NOT repeated; the file may be partly written. The user can restore it as it was "
@@ -98,8 +109,14 @@ def offer_restorable(ledger: ThreadLedger, intent: ToolIntent) -> tuple[str, str
         f"death while writing {shown}; its pre-image was recorded. "
         f"`%logician rewind --call {intent.call_id}` restores it as it was before the call."
     )
-    ledger.append(RestorableCall, frame=intent.frame, call_id=intent.call_id, name=intent.name,
-                  paths=paths, detail=text)  # fmt: skip
+    ledger.append(
+        RestorableCall,
+        frame=intent.frame,
+        call_id=intent.call_id,
+        name=intent.name,
+        paths=paths,
+        detail=text,
+    )
     return text, notice
 
 

@@ -116,7 +116,9 @@ def project(entries: Sequence[BaseModel]) -> list[dict[str, Any]]:
     return project_from([], entries)
 
 
-def project_from(messages: list[dict[str, Any]], entries: Sequence[BaseModel]) -> list[dict[str, Any]]:
+def project_from(
+    messages: list[dict[str, Any]], entries: Sequence[BaseModel]
+) -> list[dict[str, Any]]:
     """`project` resumed from the conversation `messages` (extended in place when it can be)."""
     for entry in entries:
         if isinstance(entry, MessageEntry):
@@ -230,8 +232,9 @@ class ThreadLedger:
 
         last = ENTRY_ADAPTER.validate_python(journal.last_resumed_record())
         if last.seq != checkpoint.resume.last_seq:
-            raise ValueError(f"record {last.seq} ends the checkpointed prefix, not "
-                             f"{checkpoint.resume.last_seq}")  # fmt: skip
+            raise ValueError(
+                f"record {last.seq} ends the checkpointed prefix, not {checkpoint.resume.last_seq}"
+            )
         return LedgerEntries([], prefix_count=count, load_prefix=load_prefix, last=last)
 
     def fold(self, name: str) -> Any:
@@ -268,8 +271,11 @@ class ThreadLedger:
         """One `damaged-record` entry per run of damage, the first time it is found only."""
         if not self._journal.damaged:
             return []
-        known = {e.side_file for e in self.entries
-                 if isinstance(e, Recovery) and e.what == "damaged-record"}  # fmt: skip
+        known = {
+            e.side_file
+            for e in self.entries
+            if isinstance(e, Recovery) and e.what == "damaged-record"
+        }
         found: list[Recovery] = []
         for damage, side in self._journal.damaged:
             if side in known:

@@ -230,8 +230,13 @@ class AgentHarness:
             logger.exception("agent run failed")
             outcome = RunOutcome(status="failed", detail=f"{type(exc).__name__}: {exc}")
         await self._run_end_hook(outcome, run)
-        yield RunEnded(outcome=outcome, usage=run.usage, turns=run.turns, tool_calls=run.tool_calls,
-                       usage_estimated=run.usage_estimated)  # fmt: skip
+        yield RunEnded(
+            outcome=outcome,
+            usage=run.usage,
+            turns=run.turns,
+            tool_calls=run.tool_calls,
+            usage_estimated=run.usage_estimated,
+        )
         if cancelled is not None:
             raise cancelled
 
@@ -286,9 +291,11 @@ class AgentHarness:
         run.controller.record_usage(response.usage)
         self._append(run, response.message)
         yield ModelResponded(
-            message=response.message, usage=response.usage, stop_reason=response.stop_reason,
+            message=response.message,
+            usage=response.usage,
+            stop_reason=response.stop_reason,
             usage_estimated=response.usage_estimated,
-        )  # fmt: skip
+        )
         await self._hook("on_after_model_call", response, turn)
         calls = response.message.tool_calls
         run.tool_calls += len(calls)

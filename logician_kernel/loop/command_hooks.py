@@ -105,8 +105,11 @@ class CommandHooks(Hooks):
         await self._all("run_start", {"prompt": prompt, "model": model})
 
     async def on_run_end(self, outcome: RunOutcome, turns: int, tool_calls: int) -> None:
-        event = {"outcome": outcome.model_dump(mode="json"), "turns": turns,
-                 "tool_calls": tool_calls}  # fmt: skip
+        event = {
+            "outcome": outcome.model_dump(mode="json"),
+            "turns": turns,
+            "tool_calls": tool_calls,
+        }
         await self._all("run_end", event)
 
     async def check_tool(self, call: ToolCall) -> str | None:
@@ -143,14 +146,16 @@ class CommandHooks(Hooks):
     async def _one(
         self, point: HookPoint, command: str, event: dict[str, Any], call: ToolCall | None
     ) -> HookProcess:
-        payload = {"event": point, "workspace": str(self.workspace), "thread": self.thread,
-                   **event}  # fmt: skip
+        payload = {"event": point, "workspace": str(self.workspace), "thread": self.thread, **event}
         data = json.dumps(redact_data(payload, self.secrets), ensure_ascii=False, default=str)
         return await run_hook_command(
-            command, data.encode("utf-8", "surrogateescape"), cwd=self.workspace,
-            timeout=self.settings.timeout_seconds, limit=self.settings.max_output_bytes,
+            command,
+            data.encode("utf-8", "surrogateescape"),
+            cwd=self.workspace,
+            timeout=self.settings.timeout_seconds,
+            limit=self.settings.max_output_bytes,
             guard_in=self.workspace,
-        )  # fmt: skip
+        )
 
     def _settle(
         self, point: HookPoint, command: str, done: HookProcess, call: ToolCall | None
@@ -160,15 +165,30 @@ class CommandHooks(Hooks):
         self._remember(point, command, status, detail, done)
         if status == "ok":
             return
-        self._report(HookReported(hook=point, command=self._shown(command), status=status,
-                                  detail=detail, call_id=call.id if call else ""))  # fmt: skip
-        self._audit(point, command, call, allowed=True, resolution="hook:failed",
-                    note=f"{status}: {detail}")  # fmt: skip
+        self._report(
+            HookReported(
+                hook=point,
+                command=self._shown(command),
+                status=status,
+                detail=detail,
+                call_id=call.id if call else "",
+            )
+        )
+        self._audit(
+            point, command, call, allowed=True, resolution="hook:failed", note=f"{status}: {detail}"
+        )
 
     def _denied(self, command: str, call: ToolCall, reason: str, done: HookProcess) -> None:
         self._remember("pre_tool", command, "denied", reason, done)
-        self._report(HookReported(hook="pre_tool", command=self._shown(command), status="denied",
-                                  detail=reason, call_id=call.id))  # fmt: skip
+        self._report(
+            HookReported(
+                hook="pre_tool",
+                command=self._shown(command),
+                status="denied",
+                detail=reason,
+                call_id=call.id,
+            )
+        )
         self._audit("pre_tool", command, call, allowed=False, resolution="hook:deny", note=reason)
 
     def _remember(
@@ -186,21 +206,36 @@ class CommandHooks(Hooks):
             self.emit(event)
 
     def _audit(
-        self, point: HookPoint, command: str, call: ToolCall | None, *, allowed: bool,
-        resolution: Literal["hook:deny", "hook:failed"], note: str,
-    ) -> None:  # fmt: skip
+        self,
+        point: HookPoint,
+        command: str,
+        call: ToolCall | None,
+        *,
+        allowed: bool,
+        resolution: Literal["hook:deny", "hook:failed"],
+        note: str,
+    ) -> None:
         if self.audit is None:
             return
         decision = PermissionDecision(
-            action="allow" if allowed else "deny", reason=note, basis="hook",
-            rule=self._shown(command), layer=self.layers.get((point, command)),
-        )  # fmt: skip
+            action="allow" if allowed else "deny",
+            reason=note,
+            basis="hook",
+            rule=self._shown(command),
+            layer=self.layers.get((point, command)),
+        )
         entry = AuditEntry.of(
-            decision, tool=call.name if call else f"({point} hook)",
+            decision,
+            tool=call.name if call else f"({point} hook)",
             arguments=call.arguments if call else {},
-            allowed=allowed, resolution=resolution, call_id=call.id if call else "",
-            thread=self.thread, frame=self.frame, note=note, secrets=self.secrets,
-        )  # fmt: skip
+            allowed=allowed,
+            resolution=resolution,
+            call_id=call.id if call else "",
+            thread=self.thread,
+            frame=self.frame,
+            note=note,
+            secrets=self.secrets,
+        )
         try:
             self.audit.record(entry)
         except AuditLogError:

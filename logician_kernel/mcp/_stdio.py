@@ -158,5 +158,3 @@ async def _stop(process: anyio.abc.Process, pgid: int) -> None:
             os.killpg(pgid, sig)
         with anyio.move_on_after(_GRACE_SECONDS):
             await process.wait()
-
-

@@ -57,8 +57,12 @@ class RemoteTool:
     """The server's `readOnlyHint` annotation."""
 
     def as_json(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description,
-                "input_schema": self.input_schema, "read_only": self.read_only}  # fmt: skip
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "read_only": self.read_only,
+        }
 
 
 @dataclass(frozen=True)
@@ -92,8 +96,9 @@ def resolve_env_refs(
         if value.startswith("env:"):
             var = value[4:]
             if var not in env:
-                raise McpCallError(f"{what} {key!r} names the environment variable {var}, "
-                                   "which is not set")  # fmt: skip
+                raise McpCallError(
+                    f"{what} {key!r} names the environment variable {var}, which is not set"
+                )
             out[key] = env[var]
         else:
             out[key] = value
@@ -114,7 +119,8 @@ def configured_secrets(settings: McpServerSettings, env: Mapping[str, str]) -> t
         for key, value in table.items():
             resolved = env.get(value[4:], "") if value.startswith("env:") else value
             header = table is settings.headers and (
-                key.lower() in _AUTH_HEADERS or "auth" in key.lower())
+                key.lower() in _AUTH_HEADERS or "auth" in key.lower()
+            )
             if value.startswith("env:") or header or is_credential_name(key):
                 found.append(resolved)
                 if match := _SCHEME.match(resolved.strip()):
@@ -151,7 +157,7 @@ class ServerConnection:
                 str(t.get("description", "")),
                 dict(t.get("input_schema") or {"type": "object"}),
                 bool(t.get("read_only")),
-            )  # fmt: skip
+            )
             for t in cached
         ]
         self.stale = bool(self.tools)
@@ -214,8 +220,10 @@ class ServerConnection:
                 if not self._stop.is_set():
                     self._fail(self._exited(gone) or "the server closed its connection")
         except TimeoutError:
-            self._fail(f"no answer within connect_timeout_seconds="
-                       f"{self.settings.connect_timeout_seconds:g}")  # fmt: skip
+            self._fail(
+                f"no answer within connect_timeout_seconds="
+                f"{self.settings.connect_timeout_seconds:g}"
+            )
         except asyncio.CancelledError:
             if self.state == "connecting":
                 self._fail("stopped before it was ready")
@@ -224,8 +232,10 @@ class ServerConnection:
             self._fail(self._exited(gone) or str(exc))
         except BaseException as exc:  # an SDK or OS error: the server failed, the kernel goes on
             if isinstance(_leaf(exc), TimeoutError):
-                self._fail(f"no answer within connect_timeout_seconds="
-                           f"{self.settings.connect_timeout_seconds:g}")  # fmt: skip
+                self._fail(
+                    f"no answer within connect_timeout_seconds="
+                    f"{self.settings.connect_timeout_seconds:g}"
+                )
             else:
                 # A server that died at start shows as the SDK's "Connection closed": say how
                 # it ended, and the last thing it said, instead.
@@ -245,9 +255,15 @@ class ServerConnection:
             env = get_default_environment() | resolve_env_refs(s.env, self.env, "env")
             program = shutil.which(s.command, path=env.get("PATH")) or s.command
             cwd = self.workspace if s.cwd is None else (self.workspace / s.cwd.expanduser())
-            read, write, process = await stack.enter_async_context(stdio_transport(
-                server=self.name, command=[program, *s.args], env=env, cwd=cwd,
-                workspace=self.workspace))  # fmt: skip
+            read, write, process = await stack.enter_async_context(
+                stdio_transport(
+                    server=self.name,
+                    command=[program, *s.args],
+                    env=env,
+                    cwd=cwd,
+                    workspace=self.workspace,
+                )
+            )
             return read, write, process
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
@@ -280,8 +296,10 @@ class ServerConnection:
         if not said:
             return f"the server exited with status {code} (no stderr; log: {where})"
         secrets = configured_secrets(self.settings, self.env)
-        return (f"the server exited with status {code}; its last stderr line: "
-                f"{redact(said, secrets)!r} (log: {where})")  # fmt: skip
+        return (
+            f"the server exited with status {code}; its last stderr line: "
+            f"{redact(said, secrets)!r} (log: {where})"
+        )
 
     def _fail(self, reason: str) -> None:
         # An SDK or HTTP error may quote a header or URL: shown in `%logician mcp` and logged.
@@ -316,8 +334,15 @@ class ServerConnection:
         seconds = self.connect_seconds
         if self.state == "connecting":
             seconds = time.monotonic() - self.started
-        return ServerStatus(self.name, self.settings.transport, self.state, len(self.tools),
-                            self.stale, self.error, seconds)  # fmt: skip
+        return ServerStatus(
+            self.name,
+            self.settings.transport,
+            self.state,
+            len(self.tools),
+            self.stale,
+            self.error,
+            seconds,
+        )
 
 
 def _remote(tool: mcp_types.Tool) -> RemoteTool:
@@ -344,6 +369,10 @@ def _describe(exc: BaseException) -> str:
 
 
 __all__ = [
-    "McpCallError", "RemoteTool", "ServerConnection", "ServerStatus", "State",
+    "McpCallError",
+    "RemoteTool",
+    "ServerConnection",
+    "ServerStatus",
+    "State",
     "configured_secrets",
-]  # fmt: skip
+]

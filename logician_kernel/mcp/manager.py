@@ -55,8 +55,9 @@ class McpManager:
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
-                thread = threading.Thread(target=_serve, args=(loop,), name="logician-mcp",
-                                          daemon=True)  # fmt: skip
+                thread = threading.Thread(
+                    target=_serve, args=(loop,), name="logician-mcp", daemon=True
+                )
                 thread.start()
                 self._loop, self._thread = loop, thread
                 atexit.register(self.close)
@@ -148,15 +149,20 @@ class McpManager:
         """Every configured server's header and environment secrets (resolved), for the run's
         masking: a tool result, hook output, the ledger and the audit log never show them."""
         servers = dict(self._servers)
-        return tuple(dict.fromkeys(
-            value for name in sorted(servers)
-            for value in configured_secrets(servers[name].settings, self.env)))  # fmt: skip
+        return tuple(
+            dict.fromkeys(
+                value
+                for name in sorted(servers)
+                for value in configured_secrets(servers[name].settings, self.env)
+            )
+        )
 
     def _offered(self, connection: ServerConnection) -> tuple[list[Any], str | None]:
         """A server's tools that pass its globs, cut to `mcp.max_tools_per_server`."""
         s = connection.settings
-        listed = [t for t in list(connection.tools)
-                  if offered(t.name, s.allowed_tools, s.excluded_tools)]  # fmt: skip
+        listed = [
+            t for t in list(connection.tools) if offered(t.name, s.allowed_tools, s.excluded_tools)
+        ]
         return cut(connection.name, listed, self._max_tools)
 
     def tools(self) -> dict[str, McpTool]:
@@ -174,12 +180,14 @@ class McpManager:
         tools: dict[str, McpTool] = {}
         for connection, listed in offers:
             for name, remote in zip(names[connection.name], listed, strict=True):
-                tools[name] = make_tool(name, connection.name, remote, self.call,
-                                        stale=connection.stale)  # fmt: skip
+                tools[name] = make_tool(
+                    name, connection.name, remote, self.call, stale=connection.stale
+                )
         return tools
 
-    async def call(self, server: str, tool: str, arguments: dict[str, Any]
-                   ) -> mcp_types.CallToolResult:  # fmt: skip
+    async def call(
+        self, server: str, tool: str, arguments: dict[str, Any]
+    ) -> mcp_types.CallToolResult:
         """Call a tool from any event loop; cancelling the awaiting task cancels the call."""
         connection = self._servers.get(server)
         if connection is None or self._loop is None:
@@ -204,8 +212,9 @@ class McpManager:
             return
 
         async def stop_all() -> None:
-            await asyncio.gather(*(c.stop() for c in self._servers.values()),
-                                 return_exceptions=True)  # fmt: skip
+            await asyncio.gather(
+                *(c.stop() for c in self._servers.values()), return_exceptions=True
+            )
 
         try:
             asyncio.run_coroutine_threadsafe(stop_all(), loop).result(timeout=_STOP_SECONDS)
@@ -235,9 +244,7 @@ def _serve(loop: asyncio.AbstractEventLoop) -> None:
         loop.close()
 
 
-SDK_MISSING = (
-    "the MCP SDK is not installed; install it with: pip install 'logician-kernel[mcp]'"
-)
+SDK_MISSING = "the MCP SDK is not installed; install it with: pip install 'logician-kernel[mcp]'"
 """Why every configured server failed when the optional `mcp` package is missing."""
 
 

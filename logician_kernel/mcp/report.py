@@ -27,7 +27,7 @@ def rows(statuses: Sequence[ServerStatus]) -> list[tuple[str, ...]]:
             f"{s.tools} (cached, stale)" if s.stale and s.tools else str(s.tools),
             _seconds(s),
             s.error or s.notice or "-",
-        )  # fmt: skip
+        )
         for s in statuses
     ]
 

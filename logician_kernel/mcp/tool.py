@@ -59,8 +59,11 @@ class McpTool(Tool):
             raise ToolError(f"{self.name}: {exc}") from None
         text = content_text(result)
         summary = text.strip().splitlines()[0][:100] if text.strip() else "(no output)"
-        return ToolResult(content=text or "(the tool returned no content)",
-                          is_error=bool(result.is_error), display=summary)  # fmt: skip
+        return ToolResult(
+            content=text or "(the tool returned no content)",
+            is_error=bool(result.is_error),
+            display=summary,
+        )
 
 
 def content_text(result: mcp_types.CallToolResult) -> str:
@@ -88,8 +91,9 @@ def content_text(result: mcp_types.CallToolResult) -> str:
     return "\n".join(parts)
 
 
-def make_tool(name: str, server: str, remote: RemoteTool, caller: Caller, *,
-              stale: bool) -> McpTool:  # fmt: skip
+def make_tool(
+    name: str, server: str, remote: RemoteTool, caller: Caller, *, stale: bool
+) -> McpTool:
     """A tool instance of a class generated for one listed tool."""
     schema = dict(remote.input_schema)
     schema.setdefault("type", "object")
@@ -106,7 +110,7 @@ def make_tool(name: str, server: str, remote: RemoteTool, caller: Caller, *,
             "server": server,
             "remote": remote.name,
             "stale": stale,
-        },  # fmt: skip
+        },
     )
     tool: McpTool = cls(caller)
     return tool

@@ -29,19 +29,28 @@ from pathlib import Path
 from ._options import long_name, option_problem, program_name
 
 _CONTROL = {
-    ";": "a `;` chain", "&": "a `&` chain or background job", "|": "a pipe or `||` chain",
-    "<": "a redirection", ">": "a redirection", "(": "a subshell", ")": "a subshell",
-    "\n": "a second line", "\r": "a second line",
-}  # fmt: skip
+    ";": "a `;` chain",
+    "&": "a `&` chain or background job",
+    "|": "a pipe or `||` chain",
+    "<": "a redirection",
+    ">": "a redirection",
+    "(": "a subshell",
+    ")": "a subshell",
+    "\n": "a second line",
+    "\r": "a second line",
+}
 """Unquoted characters that end a simple command or redirect it, and what they mean."""
 
 _EXPANSIONS = {"$": "an expansion (`$`)", "`": "a command substitution (backquotes)"}
 """Characters bash expands even inside double quotes."""
 
 _UNQUOTED_EXPANSIONS = {
-    "{": "a brace expansion", "}": "a brace expansion", "*": "a glob", "?": "a glob",
+    "{": "a brace expansion",
+    "}": "a brace expansion",
+    "*": "a glob",
+    "?": "a glob",
     "[": "a glob",
-}  # fmt: skip
+}
 """Unquoted characters bash expands outside quotes (globs matter only to readers, below)."""
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
@@ -234,9 +243,12 @@ def _outside(name: str, workspace: Path, cwd: Path) -> bool:
 
 
 def _path_problem(
-    program: str, args: tuple[str, ...], command: str, workspace: Path | None,
+    program: str,
+    args: tuple[str, ...],
+    command: str,
+    workspace: Path | None,
     cwd: Path | None = None,
-) -> str | None:  # fmt: skip
+) -> str | None:
     """Why a reader, a copier or git names a path outside the workspace (symlinks followed),
     or a remote one; None when every path it names stays inside."""
     kind = program

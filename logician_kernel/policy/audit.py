@@ -43,10 +43,19 @@ CONTENT_ARGUMENTS = frozenset({"content", "old_string", "new_string"})
 """Arguments holding file content: the log keeps their digest and size, not the text."""
 
 Resolution = Literal[
-    "rule", "mode", "session", "user:allow_once", "user:allow_session", "user:always_allow",
+    "rule",
+    "mode",
+    "session",
+    "user:allow_once",
+    "user:allow_session",
+    "user:always_allow",
     "user:deny",
-    "user:deny_and_stop", "headless:deny", "headless:allow", "hook:deny", "hook:failed",
-]  # fmt: skip
+    "user:deny_and_stop",
+    "headless:deny",
+    "headless:allow",
+    "hook:deny",
+    "hook:failed",
+]
 """How the decision was settled: automatically by a rule, the mode or a session rule; by the
 user's answer; refused because nobody could be asked (a headless run); refused by a
 `pre_tool` hook (`hook:deny`), or a hook that failed and decided nothing (`hook:failed`)."""

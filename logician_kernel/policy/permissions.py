@@ -63,9 +63,16 @@ MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
 PermissionAction = Literal["allow", "ask", "deny"]
 
 DecisionBasis = Literal[
-    "deny_rule", "read_only_mode", "ask_rule", "protected_path", "outside_workspace",
-    "allow_rule", "session_rule", "mode", "hook",
-]  # fmt: skip
+    "deny_rule",
+    "read_only_mode",
+    "ask_rule",
+    "protected_path",
+    "outside_workspace",
+    "allow_rule",
+    "session_rule",
+    "mode",
+    "hook",
+]
 """Which step of the order decided (`hook`: a `pre_tool` hook, after the policy allowed)."""
 
 RuleList = Literal["allow", "ask", "deny"]
@@ -374,7 +381,9 @@ class PermissionPolicy:
             cwd = Path(self.cwd).resolve()
         except (OSError, RuntimeError):
             return self.workspace
-        return cwd if cwd == self.workspace or cwd.is_relative_to(self.workspace) else self.workspace
+        return (
+            cwd if cwd == self.workspace or cwd.is_relative_to(self.workspace) else self.workspace
+        )
 
     @staticmethod
     def _checked_mode(mode: str) -> PermissionMode:

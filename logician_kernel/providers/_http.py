@@ -197,8 +197,12 @@ class HttpProvider:
         consumer closes the response at once. Iterate under `contextlib.aclosing` so that
         leaving early closes the connection too."""
         if self.api_key_env and self._api_key is None:
-            raise MissingApiKeyError(self.api_key_env, provider=self.provider, model=self.model,
-                                     under_gateway=self._under_gateway)  # fmt: skip
+            raise MissingApiKeyError(
+                self.api_key_env,
+                provider=self.provider,
+                model=self.model,
+                under_gateway=self._under_gateway,
+            )
         body = merge_body(self.prepare_body(self.wire.body(request, self.model)), self.extra_body)
         if not self.streaming:
             body["stream"] = False

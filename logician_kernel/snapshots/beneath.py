@@ -46,8 +46,7 @@ ENOSYS) or a struct it does not accept (E2BIG) answers: the per-component walk i
 
 
 class _OpenHow(ctypes.Structure):
-    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
-                ("resolve", ctypes.c_uint64)]  # fmt: skip
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
 
 
 _syscall: Any
@@ -79,8 +78,9 @@ class Conflict(OSError):
     `d/`) is a symlink, a file or something else. The path is left alone."""
 
     def __init__(self, where: str, what: str) -> None:
-        super().__init__(errno.ELOOP if "symlink" in what else errno.ENOTDIR,
-                         f"{where}: {what}; left alone")  # fmt: skip
+        super().__init__(
+            errno.ELOOP if "symlink" in what else errno.ENOTDIR, f"{where}: {what}; left alone"
+        )
         self.where = where
         self.what = what
 
@@ -98,9 +98,13 @@ def split(path: str) -> list[str]:
 
 def _openat2(dir_fd: int, rel: str) -> int:
     how = _OpenHow(_DIR_OPEN, 0, _RESOLVE)
-    fd = _syscall(ctypes.c_long(SYS_OPENAT2), ctypes.c_int(dir_fd),
-                  ctypes.c_char_p(os.fsencode(rel)), ctypes.byref(how),
-                  ctypes.c_size_t(ctypes.sizeof(how)))  # fmt: skip
+    fd = _syscall(
+        ctypes.c_long(SYS_OPENAT2),
+        ctypes.c_int(dir_fd),
+        ctypes.c_char_p(os.fsencode(rel)),
+        ctypes.byref(how),
+        ctypes.c_size_t(ctypes.sizeof(how)),
+    )
     if fd < 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err), rel)
@@ -123,14 +127,19 @@ class Beneath:
         self.root = Path(root)
         # The root itself is opened by name: it is the workspace the user chose (which may
         # be reached through a symlink of theirs); only what lies beneath is checked.
-        self._fds: dict[str, int] = {"": os.open(self.root, os.O_RDONLY | os.O_DIRECTORY
-                                                 | os.O_CLOEXEC)}  # fmt: skip
+        self._fds: dict[str, int] = {
+            "": os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        }
 
     def __enter__(self) -> Beneath:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 tb: TracebackType | None) -> None:  # fmt: skip
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
     def close(self) -> None:

@@ -24,10 +24,26 @@ from .watcher import WorkspaceWatcher
 ChangeDetection = Literal["auto", "inotify", "scan"]
 
 # Where inotify does not report another host's writes, or (overlay) misses lower-layer changes.
-_REMOTE_TYPES = frozenset({
-    "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "overlay", "ceph", "glusterfs", "lustre",
-    "gpfs", "afs", "beegfs", "virtiofs", "vboxsf", "davfs",
-})  # fmt: skip
+_REMOTE_TYPES = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "9p",
+        "overlay",
+        "ceph",
+        "glusterfs",
+        "lustre",
+        "gpfs",
+        "afs",
+        "beegfs",
+        "virtiofs",
+        "vboxsf",
+        "davfs",
+    }
+)
 _MOUNTINFO = Path("/proc/self/mountinfo")
 
 

@@ -44,10 +44,17 @@ if TYPE_CHECKING:
 
 _GATED = frozenset(_PATH_EVENTS) | _SPAWN_EVENTS | {"open"}
 # The kernel's own background work (the agent's worker is not: its tools write for the user).
-_OWN_THREADS = frozenset({
-    "logician-warmup", "logician-large-capture", "logician-large-key",
-    "logician-variables-write", "logician-mcp", "logician-compaction", "logician-merge",
-})  # fmt: skip
+_OWN_THREADS = frozenset(
+    {
+        "logician-warmup",
+        "logician-large-capture",
+        "logician-large-key",
+        "logician-variables-write",
+        "logician-mcp",
+        "logician-compaction",
+        "logician-merge",
+    }
+)
 _SESSION = os.path.dirname(os.path.abspath(__file__)) + os.sep
 WAIT_NOTICE = (
     "Logician: this cell writes to the workspace while its first snapshot is still being "
@@ -154,8 +161,13 @@ class FirstSnapshotWait:
         """A frame opening now need not wait: the first snapshot runs and inotify watches."""
         thread = self._warmup()
         detector = self._detector()
-        return (thread is not None and thread.is_alive() and detector is not None
-                and detector.inner.watching and getattr(detector.inner, "kind", "inotify") == "inotify")  # fmt: skip
+        return (
+            thread is not None
+            and thread.is_alive()
+            and detector is not None
+            and detector.inner.watching
+            and getattr(detector.inner, "kind", "inotify") == "inotify"
+        )
 
     def open(self) -> Deferred | None:
         """Open a frame without its pre-snapshot, if that is safe now; None: take it as usual."""
@@ -206,16 +218,20 @@ class FirstSnapshotWait:
             self._note_changes(deferred)
         said = [deferred.error] if deferred.error else []
         if deferred.lost:
-            said.append("file changes made while the first snapshot of the workspace was being "
-                        "taken could not be told apart (the change queue overflowed); they were "
-                        "not captured")  # fmt: skip
+            said.append(
+                "file changes made while the first snapshot of the workspace was being "
+                "taken could not be told apart (the change queue overflowed); they were "
+                "not captured"
+            )
         elif deferred.unseen:
             names = ", ".join(sorted(deferred.unseen)[:3])
             more = f" and {len(deferred.unseen) - 3} more" if len(deferred.unseen) > 3 else ""
-            said.append(f"{len(deferred.unseen)} path(s) changed while the first snapshot of the "
-                        f"workspace was being taken, by no write this kernel's Python saw first "
-                        f"(a C library, another program): their earlier content was not "
-                        f"captured ({names}{more})")  # fmt: skip
+            said.append(
+                f"{len(deferred.unseen)} path(s) changed while the first snapshot of the "
+                f"workspace was being taken, by no write this kernel's Python saw first "
+                f"(a C library, another program): their earlier content was not "
+                f"captured ({names}{more})"
+            )
         return "; ".join(said) or None
 
 

@@ -101,8 +101,9 @@ class GitSnapshotter:
         self._trees = self._inc.trees
         # Whether a path is ignored only changes when ignore rules do (that forces a full scan).
         self._ignored_cache: dict[str, bool] = {}
-        self._ignore = IgnoreChecker(self._base, self.workspace, self.git.check_ignore_env(),
-                                     self.git.check_ignore)  # fmt: skip
+        self._ignore = IgnoreChecker(
+            self._base, self.workspace, self.git.check_ignore_env(), self.git.check_ignore
+        )
         # Unusual permission bits by path, carried from snapshot to snapshot; walked once.
         self._perms: dict[str, int] | None = None
         # The opening snapshot of a frame whose drain a stat scan skipped (see snapshot()).
@@ -270,8 +271,12 @@ class GitSnapshotter:
                 uncaptured[path] = ("ignored", fingerprint(st))
             else:
                 self._place(path, st, update, drop, uncaptured, large)
-        return Snapshot(tree=self._tree_update(last.tree, update, drop), uncaptured=uncaptured,
-                        large=large, perms=dict(perms))  # fmt: skip
+        return Snapshot(
+            tree=self._tree_update(last.tree, update, drop),
+            uncaptured=uncaptured,
+            large=large,
+            perms=dict(perms),
+        )
 
     def _tree_update(self, base: str, update: list[str], drop: list[str]) -> str:
         """`base` with `update`'s paths as they are on disk now and `drop`'s removed."""
@@ -325,8 +330,15 @@ class GitSnapshotter:
         if update:
             # --replace: a path whose type changed (file <-> directory) displaces the index
             # entries in its way instead of failing the whole capture.
-            self._git("update-index", "-z", "--add", "--remove", "--replace", "--stdin",
-                      stdin=join_z(update))  # fmt: skip
+            self._git(
+                "update-index",
+                "-z",
+                "--add",
+                "--remove",
+                "--replace",
+                "--stdin",
+                stdin=join_z(update),
+            )
         if drop:
             self._git("update-index", "-z", "--force-remove", "--stdin", stdin=join_z(drop))
         self._last_tree = self._git("write-tree").decode().strip()
@@ -339,10 +351,12 @@ class GitSnapshotter:
             self._sync_index()
         except TreeError as exc:
             raise SnapshotError(str(exc)) from None
-        changed = self._git("ls-files", "-z", "--modified", "--deleted", "--others",
-                            "--exclude-standard")  # fmt: skip
-        ignored = self._git("ls-files", "-z", "--others", "--ignored", "--exclude-standard",
-                            "--directory")  # fmt: skip
+        changed = self._git(
+            "ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard"
+        )
+        ignored = self._git(
+            "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
+        )
         uncaptured: dict[str, tuple[SkipReason, Fingerprint]] = {}
         large: dict[str, PathState] = {}
         update: list[str] = []
@@ -378,8 +392,12 @@ class GitSnapshotter:
             self._perms = walk_unusual(self.workspace, [".git", ".logician", *ignored_dirs])
         # Many new files (the first snapshot): their blobs go into packs first, in parallel.
         prepack(self.workspace, self.store, update, self._env, max_bytes=self.max_file_bytes)
-        return Snapshot(tree=self._write_tree(update, drop), uncaptured=uncaptured, large=large,
-                        perms=dict(self._perms))  # fmt: skip
+        return Snapshot(
+            tree=self._write_tree(update, drop),
+            uncaptured=uncaptured,
+            large=large,
+            perms=dict(self._perms),
+        )
 
     def snapshot_deferring_large(self) -> Snapshot:
         """A snapshot whose changed large files are noted, not copied yet (`finish_large`)."""

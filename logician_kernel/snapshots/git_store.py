@@ -78,17 +78,25 @@ class GitStore:
             )
 
     def run(
-        self, *args: str, stdin: bytes | None = None, cwd: Path | None = None, base: bool = True,
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        cwd: Path | None = None,
+        base: bool = True,
         _repaired: bool = False,
-    ) -> bytes:  # fmt: skip
+    ) -> bytes:
         """A git command's stdout; a failure is a `SnapshotError` naming the command."""
         cmd = [*self.base, *args] if base else ["git", *args]
         self.verify()
         try:
             proc = subprocess.run(
-                cmd, input=stdin, capture_output=True, cwd=cwd or self.workspace,
-                env=self.env, check=False,
-            )  # fmt: skip
+                cmd,
+                input=stdin,
+                capture_output=True,
+                cwd=cwd or self.workspace,
+                env=self.env,
+                check=False,
+            )
         except OSError as exc:
             raise SnapshotError(f"cannot run git: {exc}") from exc
         if proc.returncode != 0 and base and not _repaired and self._repair():
@@ -116,9 +124,15 @@ class GitStore:
             if self.store.is_dir():  # a store without HEAD: `init` would read its config
                 sanitize_store(self.store, None)
             self.run(  # owner-only files (the store holds workspace content), no sample hooks
-                "init", "--quiet", "--bare", "--shared=0600", "--template=", str(self.store),
-                cwd=self.store.parent, base=False,
-            )  # fmt: skip
+                "init",
+                "--quiet",
+                "--bare",
+                "--shared=0600",
+                "--template=",
+                str(self.store),
+                cwd=self.store.parent,
+                base=False,
+            )
             replace_private(self.store / "config", CONFIG_TEMPLATE.encode())
             private_dir(self.store / "info")
             write_private(self.store / "info" / "attributes", ATTRIBUTES.encode())
@@ -175,9 +189,11 @@ class GitStore:
         self.verify()
         proc = subprocess.run(
             [*self.base, "check-ignore", "-z", "--stdin"],
-            input=join_z(paths), capture_output=True, cwd=self.workspace,
+            input=join_z(paths),
+            capture_output=True,
+            cwd=self.workspace,
             env=self.check_ignore_env(),
-        )  # fmt: skip
+        )
         if proc.returncode not in (0, 1):
             raise SnapshotError(f"git check-ignore failed: {proc.stderr.decode(errors='replace')}")
         return {p.decode("utf-8", "surrogateescape") for p in split_z(proc.stdout)}

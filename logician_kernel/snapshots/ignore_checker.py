@@ -30,9 +30,12 @@ class IgnoreChecker:
     """Asks `git check-ignore -z --stdin --non-matching --verbose`, kept running."""
 
     def __init__(
-        self, command: list[str], cwd: Path, env: dict[str, str],
+        self,
+        command: list[str],
+        cwd: Path,
+        env: dict[str, str],
         one_shot: Callable[[list[str]], set[str]],
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._command = [*command, "check-ignore", "-z", "--stdin", "--non-matching", "--verbose"]
         self._cwd, self._env, self._one_shot = cwd, env, one_shot
         self._proc: subprocess.Popen[bytes] | None = None
@@ -79,9 +82,14 @@ class IgnoreChecker:
     def _start(self) -> subprocess.Popen[bytes]:
         self._pending = b""
         self._proc = subprocess.Popen(
-            self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, cwd=self._cwd, env=self._env, bufsize=0,
-        )  # fmt: skip
+            self._command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=self._cwd,
+            env=self._env,
+            bufsize=0,
+        )
         return self._proc
 
     def restart(self) -> None:

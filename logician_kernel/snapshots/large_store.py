@@ -328,11 +328,15 @@ def verify(key: str, copy: Path | int) -> None:
         size = os.fstat(copy).st_size if isinstance(copy, int) else os.stat(copy).st_size
         got = _key_of(copy, size)
     except OSError as exc:
-        raise LargeStoreError(exc.errno or errno.EIO, f"the stored copy cannot be checked "
-                                                      f"({exc.strerror or exc})") from None  # fmt: skip
+        raise LargeStoreError(
+            exc.errno or errno.EIO, f"the stored copy cannot be checked ({exc.strerror or exc})"
+        ) from None
     if got != key:
-        raise LargeStoreError(errno.EBADMSG, "its stored copy in .logician/large failed its "
-                                             "check (changed or planted); not restored")  # fmt: skip
+        raise LargeStoreError(
+            errno.EBADMSG,
+            "its stored copy in .logician/large failed its "
+            "check (changed or planted); not restored",
+        )
 
 
 def hash_file(path: Path) -> str:

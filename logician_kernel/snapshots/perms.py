@@ -56,17 +56,23 @@ def with_perms(state: PathState, perms: int | None) -> PathState:
 
 
 def carry_perms(
-    changes: list[PathChange], before: Mapping[str, int], after: Mapping[str, int],
+    changes: list[PathChange],
+    before: Mapping[str, int],
+    after: Mapping[str, int],
     hash_path: Callable[[str], PathState],
-) -> list[PathChange]:  # fmt: skip
+) -> list[PathChange]:
     """Changes carrying the permission bits git drops, plus chmod-only changes (git sees
     none: 100644 is 100644 whether the file is 0644 or 0600). `before`/`after`: the unusual
     bits by path of the two snapshots."""
     out = [
-        c.model_copy(update={"before": with_perms(c.before, before.get(c.path)),
-                             "after": with_perms(c.after, after.get(c.path))})
+        c.model_copy(
+            update={
+                "before": with_perms(c.before, before.get(c.path)),
+                "after": with_perms(c.after, after.get(c.path)),
+            }
+        )
         for c in changes
-    ]  # fmt: skip
+    ]
     if before == after:
         return out
     seen = {c.path for c in changes}
@@ -78,11 +84,13 @@ def carry_perms(
         if now.kind != "blob" or now.mode == "120000":
             continue
         executable = now.mode == "100755"
-        out.append(PathChange(
-            path=path,
-            before=with_perms(now, b if b is not None else default_perms(executable)),
-            after=with_perms(now, a if a is not None else default_perms(executable)),
-        ))  # fmt: skip
+        out.append(
+            PathChange(
+                path=path,
+                before=with_perms(now, b if b is not None else default_perms(executable)),
+                after=with_perms(now, a if a is not None else default_perms(executable)),
+            )
+        )
     return out
 
 

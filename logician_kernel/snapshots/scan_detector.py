@@ -240,8 +240,9 @@ class ScanDetector:
                             stack.append(prefix + name)
                             continue
                         names.append(name)
-                        sigs.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
-                                     st.st_mode))  # fmt: skip
+                        sigs.append(
+                            (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
+                        )
                 tree[rel] = (names, sigs)
                 # Trusted only if the directory last changed before this walk began: an entry
                 # added after the listing then changes its ctime (the clock moved on). Only on

@@ -50,8 +50,11 @@ def snapshot_diff(
                 update={"after": PathState.uncaptured(reason, a[1])} if a else {}
             )
             continue
-        skipped.append(SkippedPath(path=path, reason=reason,
-                                   existed_before=b is not None, exists_after=a is not None))  # fmt: skip
+        skipped.append(
+            SkippedPath(
+                path=path, reason=reason, existed_before=b is not None, exists_after=a is not None
+            )
+        )
     return [captured[c.path] for c in changes], skipped
 
 
@@ -66,8 +69,13 @@ def large_changes(
         if b is not None and a is not None and b.same_as(a):
             continue
         git_side = in_git.get(path)
-        out.append(PathChange(path=path, before=b or _other_side(before, path, git_side, True),
-                              after=a or _other_side(after, path, git_side, False)))  # fmt: skip
+        out.append(
+            PathChange(
+                path=path,
+                before=b or _other_side(before, path, git_side, True),
+                after=a or _other_side(after, path, git_side, False),
+            )
+        )
     return out
 
 

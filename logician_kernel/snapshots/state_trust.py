@@ -153,8 +153,9 @@ def check_store(store: Path, state: Path) -> None:
     check_owned(store, fix_root=state)
     if not stat.S_ISDIR(os.lstat(store).st_mode):
         raise UntrustedStateError(
-            store, "is not a directory (a `gitdir:` file would point git elsewhere)",
+            store,
+            "is not a directory (a `gitdir:` file would point git elsewhere)",
             f"remove it (`rm {store}`)",
-        )  # fmt: skip
+        )
     for entry in _entries(store):
         check_owned(entry, fix_root=state)

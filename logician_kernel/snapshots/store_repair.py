@@ -46,8 +46,10 @@ def repair_store(store: Path, *, now: float | None = None) -> list[str]:
     for sub in missing:
         private_dir(store / sub)
     if missing:
-        done.append(f"recreated its empty directories {', '.join(missing)} (a copy such as "
-                    "`git clone` drops empty directories)")  # fmt: skip
+        done.append(
+            f"recreated its empty directories {', '.join(missing)} (a copy such as "
+            "`git clone` drops empty directories)"
+        )
     head = store / "HEAD"
     try:
         valid = head.is_file() and _VALID_HEAD.match(head.read_bytes()[:200]) is not None
@@ -66,8 +68,9 @@ def _clear_stale_locks(store: Path, now: float) -> list[str]:
     candidates = [store / name for name in LOCKS]
     refs = store / "refs"
     if refs.is_dir():
-        candidates += [Path(d, f) for d, _, files in os.walk(refs) for f in files
-                       if f.endswith(".lock")]  # fmt: skip
+        candidates += [
+            Path(d, f) for d, _, files in os.walk(refs) for f in files if f.endswith(".lock")
+        ]
     removed = []
     for lock in candidates:
         try:
@@ -86,5 +89,7 @@ def _clear_stale_locks(store: Path, now: float) -> list[str]:
 
 def repair_notice(store: Path, done: list[str]) -> str:
     """The one-time notice for the user."""
-    return (f"Logician: the snapshot store {store} was repaired: {'; '.join(done)}. "
-            "Frames are captured again.")  # fmt: skip
+    return (
+        f"Logician: the snapshot store {store} was repaired: {'; '.join(done)}. "
+        "Frames are captured again."
+    )

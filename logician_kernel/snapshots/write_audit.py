@@ -35,20 +35,41 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 # event -> (index of a path argument it changes, index of its dir_fd argument or None)
 _PATH_EVENTS: dict[str, tuple[tuple[int, int | None], ...]] = {
-    "os.remove": ((0, 1),), "os.rename": ((0, 2), (1, 3)), "os.truncate": ((0, None),),
-    "os.chmod": ((0, 2),), "os.chown": ((0, 3),), "os.symlink": ((1, 2),),
-    "os.link": ((1, 3),), "os.mkdir": ((0, 2),), "os.rmdir": ((0, 1),), "os.utime": ((0, 3),),
-    "shutil.copyfile": ((1, None),), "shutil.copymode": ((1, None),),
-    "shutil.copystat": ((1, None),), "shutil.copytree": ((1, None),),
-    "shutil.rmtree": ((0, None),), "shutil.move": ((0, None), (1, None)),
-    "shutil.unpack_archive": ((1, None),), "sqlite3.connect": ((0, None),),
-}  # fmt: skip
+    "os.remove": ((0, 1),),
+    "os.rename": ((0, 2), (1, 3)),
+    "os.truncate": ((0, None),),
+    "os.chmod": ((0, 2),),
+    "os.chown": ((0, 3),),
+    "os.symlink": ((1, 2),),
+    "os.link": ((1, 3),),
+    "os.mkdir": ((0, 2),),
+    "os.rmdir": ((0, 1),),
+    "os.utime": ((0, 3),),
+    "shutil.copyfile": ((1, None),),
+    "shutil.copymode": ((1, None),),
+    "shutil.copystat": ((1, None),),
+    "shutil.copytree": ((1, None),),
+    "shutil.rmtree": ((0, None),),
+    "shutil.move": ((0, None), (1, None)),
+    "shutil.unpack_archive": ((1, None),),
+    "sqlite3.connect": ((0, None),),
+}
 # events whose path argument names a whole directory tree
-_TREE_EVENTS = frozenset({"shutil.copytree", "shutil.rmtree", "shutil.move", "shutil.unpack_archive"})
-_SPAWN_EVENTS = frozenset({
-    "subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork",
-    "os.forkpty", "pty.spawn",
-})  # fmt: skip
+_TREE_EVENTS = frozenset(
+    {"shutil.copytree", "shutil.rmtree", "shutil.move", "shutil.unpack_archive"}
+)
+_SPAWN_EVENTS = frozenset(
+    {
+        "subprocess.Popen",
+        "os.system",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.exec",
+        "os.fork",
+        "os.forkpty",
+        "pty.spawn",
+    }
+)
 _EVENTS = frozenset(_PATH_EVENTS) | _SPAWN_EVENTS | {"open"}
 
 CELL = ""
@@ -224,9 +245,14 @@ def _writes(mode: Any, flags: Any) -> bool:
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_OWN_SPAWNERS = tuple(os.path.join(_PACKAGE, *p) for p in (
-    ("session", ""), ("config", ""), ("tools", "_process_guard.py"),
-))  # fmt: skip
+_OWN_SPAWNERS = tuple(
+    os.path.join(_PACKAGE, *p)
+    for p in (
+        ("session", ""),
+        ("config", ""),
+        ("tools", "_process_guard.py"),
+    )
+)
 
 
 def _ours() -> bool:

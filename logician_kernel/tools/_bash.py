@@ -58,8 +58,9 @@ class BashTool(Tool):
             raise ToolError("bash: the command is empty")
         timeout = ctx.bash_timeout_seconds
         try:
-            run = await _run(command, base_dir(ctx), timeout, ctx.max_output_bytes,
-                             guard_in=ctx.workspace)  # fmt: skip
+            run = await _run(
+                command, base_dir(ctx), timeout, ctx.max_output_bytes, guard_in=ctx.workspace
+            )
         except OSError as exc:  # bash missing, workspace gone, out of processes
             raise ToolError(f"bash: could not start the command: {exc}") from None
         output = run.output.render() if run.output.total_bytes else "(no output)"

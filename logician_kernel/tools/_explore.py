@@ -241,8 +241,9 @@ class GrepTool(Tool):
         shown = display_path(ctx, target)
         if not target.exists():
             raise ToolError(f"grep: no such file or directory: {shown}")
-        search = _Search(workspace_root(ctx), regex, args["glob"], args["max_matches"],
-                         shown_from=base_dir(ctx))  # fmt: skip
+        search = _Search(
+            workspace_root(ctx), regex, args["glob"], args["max_matches"], shown_from=base_dir(ctx)
+        )
         await _in_thread(lambda stop: search.run(target, stop))
         if not search.lines:
             body = f"No matches for {pattern!r} in {shown}"
@@ -271,8 +272,15 @@ class GrepTool(Tool):
 class _Search:
     """One grep walk, accumulating matches until the limit."""
 
-    def __init__(self, root: Path, regex: re.Pattern[str], include: str | None, limit: int,
-                 *, shown_from: Path) -> None:  # fmt: skip
+    def __init__(
+        self,
+        root: Path,
+        regex: re.Pattern[str],
+        include: str | None,
+        limit: int,
+        *,
+        shown_from: Path,
+    ) -> None:
         self.root, self.regex, self.include, self.limit = root, regex, include, limit
         self.shown_from = shown_from
         """Matches name their files relative to it (where the user's cells run)."""

@@ -128,8 +128,14 @@ def kill_tree(seen: dict[int, int], *, spare: set[int], floor: int) -> int:
     while pending:
         for pid, start in pending.items():
             stat = process_stat(pid)
-            if pid in spare or pid <= 1 or start < floor or stat is None or stat[3] != start \
-                    or stat[0] == "Z":  # fmt: skip
+            if (
+                pid in spare
+                or pid <= 1
+                or start < floor
+                or stat is None
+                or stat[3] != start
+                or stat[0] == "Z"
+            ):
                 continue
             try:
                 os.kill(pid, signal.SIGSTOP)  # a stopped process cannot fork while we look
@@ -185,8 +191,11 @@ class _Said:
             self.orderly = True
         elif sign == "W" and rest:
             self.state_dir = rest
-            _write_record(rest, GUARD_RECORD.format(kernel=self.kernel),
-                          {"kernel_pid": self.kernel, "guard_pid": self.me})  # fmt: skip
+            _write_record(
+                rest,
+                GUARD_RECORD.format(kernel=self.kernel),
+                {"kernel_pid": self.kernel, "guard_pid": self.me},
+            )
 
 
 def _read(fd: int, said: _Said) -> bool:
@@ -229,8 +238,9 @@ def main() -> None:
             table = process_table()
             # Keep what is still the same process (the kernel may have died since the last look,
             # its children already moved to init), drop what ended, add what is new.
-            seen = {pid: start for pid, start in seen.items()
-                    if pid in table and table[pid][3] == start}  # fmt: skip
+            seen = {
+                pid: start for pid, start in seen.items() if pid in table and table[pid][3] == start
+            }
             if kernel in table and table[kernel][3] == kernel_start:  # not a recycled pid
                 seen.update(descendants(kernel, table))
     groups, tree, orderly, state_dir = state.groups, state.tree, state.orderly, state.state_dir
@@ -256,8 +266,11 @@ def main() -> None:
         killed = kill_tree(seen, spare={me, kernel}, floor=floor)
     if state_dir is not None:
         if killed and not orderly:
-            _write_record(state_dir, REAPED_RECORD.format(kernel=kernel),
-                          {"kernel_pid": kernel, "count": killed})  # fmt: skip
+            _write_record(
+                state_dir,
+                REAPED_RECORD.format(kernel=kernel),
+                {"kernel_pid": kernel, "count": killed},
+            )
         try:
             os.unlink(os.path.join(state_dir, GUARD_RECORD.format(kernel=kernel)))
         except OSError:

@@ -54,12 +54,15 @@ async def run_hook_command(
     started = time.monotonic()
     try:
         proc = await asyncio.create_subprocess_exec(
-            "bash", "-c", command, cwd=cwd,
+            "bash",
+            "-c",
+            command,
+            cwd=cwd,
             start_new_session=True,  # its own group: a timeout reaches all it started
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+        )
     except OSError as exc:
         return HookProcess(None, "", "", False, 0.0, start_error=str(exc))
     process_guard.watch(proc.pid, guard_in, tool="hook", describe=first_line(command))

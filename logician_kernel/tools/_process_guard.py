@@ -68,8 +68,14 @@ def _tell_guard(line: str | None) -> None:
             if fresh:
                 me = script.process_stat(os.getpid())
                 _guard = subprocess.Popen(  # noqa: S603 - our own interpreter and script
-                    [sys.executable, "-I", "-S", script.__file__, str(os.getpid()),
-                     str(me[3] if me is not None else -1)],  # fmt: skip
+                    [
+                        sys.executable,
+                        "-I",
+                        "-S",
+                        script.__file__,
+                        str(os.getpid()),
+                        str(me[3] if me is not None else -1),
+                    ],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
@@ -189,8 +195,12 @@ def _stop_guard() -> None:
 def watch(pgid: int, workspace: Path, *, tool: str, describe: str) -> None:
     """A tool started process group `pgid`: it dies with the kernel from now on."""
     _tell_guard(f"+{pgid}")
-    record: dict[str, object] = {"pgid": pgid, "kernel_pid": os.getpid(), "tool": tool,
-                                 "call": describe}  # fmt: skip
+    record: dict[str, object] = {
+        "pgid": pgid,
+        "kernel_pid": os.getpid(),
+        "tool": tool,
+        "call": describe,
+    }
     try:
         record["mac"] = _record_mac(record, state_key())
         directory = workspace / PROCESS_DIR
@@ -255,8 +265,11 @@ def reap_orphans(workspace: Path, key: BlobKey | None = None) -> list[str]:
     try:
         key.secret()
     except OSError as exc:
-        return [*notices, f"Logician: the records in {directory} were not checked, no process "
-                f"was killed: {exc.strerror or exc}."]  # fmt: skip
+        return [
+            *notices,
+            f"Logician: the records in {directory} were not checked, no process "
+            f"was killed: {exc.strerror or exc}.",
+        ]
     refused = 0
     for path in files:
         try:
@@ -288,8 +301,10 @@ def reap_orphans(workspace: Path, key: BlobKey | None = None) -> list[str]:
         except OSError:
             pass
     if refused:
-        notices.append(f"Logician: {refused} record(s) in {directory} failed their check (not "
-                       "written by your kernel): removed; no process was killed for them.")  # fmt: skip
+        notices.append(
+            f"Logician: {refused} record(s) in {directory} failed their check (not "
+            "written by your kernel): removed; no process was killed for them."
+        )
     return notices
 
 

@@ -55,7 +55,11 @@ class LogicianRuntime:
 
     @classmethod
     def start(
-        cls, start_dir: Path, *, env: Mapping[str, str], kernel_session: str = "",
+        cls,
+        start_dir: Path,
+        *,
+        env: Mapping[str, str],
+        kernel_session: str = "",
         reap: Reaper | None = None,
     ) -> LogicianRuntime:
         """`reap`: see `WorkspaceSession.open` (the kernel hands in the process guard's)."""
@@ -82,8 +86,11 @@ class LogicianRuntime:
                 snapshotter.large.configure(large_limits(config))
         if self.session.variables is not None:
             settings = config.settings.checkpoints
-            self.session.variables.configure(enabled=settings.variables,
-                max_bytes=settings.max_variable_bytes, ignore=settings.variable_ignore)  # fmt: skip
+            self.session.variables.configure(
+                enabled=settings.variables,
+                max_bytes=settings.max_variable_bytes,
+                ignore=settings.variable_ignore,
+            )
 
     def reload_config(self) -> EffectiveConfig:
         """Load the layers again (after `trust`), keeping this session's overrides."""
@@ -109,8 +116,9 @@ class LogicianRuntime:
             old = self.session
             stale = set(old.notices)
             old.close()
-            self.session = open_session(self.config, self.env, self.kernel_session, choice,
-                                        reap=self.reap)
+            self.session = open_session(
+                self.config, self.env, self.kernel_session, choice, reap=self.reap
+            )
             self._notices = [n for n in self._notices if n not in stale]
         for listener in list(self.thread_listeners):
             listener()
@@ -166,9 +174,14 @@ class LogicianRuntime:
     # -- frames -----------------------------------------------------------------------------
 
     def open_frame(
-        self, *, execution_count: int | None, cell_id: str | None, code: str, stream: TextIO,
+        self,
+        *,
+        execution_count: int | None,
+        cell_id: str | None,
+        code: str,
+        stream: TextIO,
         whole_first_snapshot: bool = False,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """`whole_first_snapshot`: a frame opened during the background first snapshot waits
         for it instead of deferring its pre-snapshot to its first write (a script's run: no
         cell to keep responsive, and another program's writes during it are then told apart
@@ -178,12 +191,17 @@ class LogicianRuntime:
         if healed := heal_state_dir(self.session.checkpoints):  # e.g. `rm -rf .logician`
             self._report(healed, stream, every_time=True)
         if whole_first_snapshot and self.session.checkpoints.warming_up:
-            self._report("Logician: finishing the first snapshot of this workspace before the "
-                         "run starts.", stream)  # fmt: skip
+            self._report(
+                "Logician: finishing the first snapshot of this workspace before the run starts.",
+                stream,
+            )
             self.session.checkpoints.wait_for_first_snapshot()
         elif self.session.checkpoints.first_snapshot_blocks:
-            self._report("Logician: finishing the first snapshot of this workspace before the "
-                         "cell runs (only the first cell after the kernel starts waits).", stream)  # fmt: skip
+            self._report(
+                "Logician: finishing the first snapshot of this workspace before the "
+                "cell runs (only the first cell after the kernel starts waits).",
+                stream,
+            )
         try:
             key = self.config.api_key()
             with self.frame_lock:  # a frontend's rewind (subshell thread) never interleaves
@@ -207,8 +225,9 @@ class LogicianRuntime:
             self._report(
                 f"Logician: this cell is not a frame: the ledger could not be written ({exc}); "
                 "the next cell tries again",
-                stream, every_time=True,
-            )  # fmt: skip
+                stream,
+                every_time=True,
+            )
 
     def close_frame(self, outcome: str, stream: TextIO) -> FrameClose | None:
         checkpoints = self.session.checkpoints
@@ -218,9 +237,12 @@ class LogicianRuntime:
             with self.frame_lock:  # a frontend's rewind asked meanwhile waits for the close
                 closed = checkpoints.close_frame(outcome)  # type: ignore[arg-type]
         except (JournalError, OSError) as exc:
-            self._report(f"Logician: this cell's frame could not be recorded ({exc}); the next "
-                         "cell closes it as 'failed' once the ledger can be written",
-                         stream, every_time=True)  # fmt: skip
+            self._report(
+                f"Logician: this cell's frame could not be recorded ({exc}); the next "
+                "cell closes it as 'failed' once the ledger can be written",
+                stream,
+                every_time=True,
+            )
             return None
         for text in checkpoints.drain_notices():
             print(text, file=stream)
@@ -261,8 +283,13 @@ class LogicianRuntime:
         """A run's acceptance check passed: record the conversation as committed (`run-commit`)."""
         ledger = self.session.ledger
         if ledger is not None:
-            ledger.append(ProjectionItem, reason="run-commit", messages=ledger.messages(),
-                          note="the acceptance check passed", durable=True)  # fmt: skip
+            ledger.append(
+                ProjectionItem,
+                reason="run-commit",
+                messages=ledger.messages(),
+                note="the acceptance check passed",
+                durable=True,
+            )
 
     def clear_conversation(self) -> int:
         """Start the conversation afresh (a `clear` projection item); returns messages dropped."""
@@ -286,14 +313,29 @@ class LogicianRuntime:
         include_external: bool = False,
     ) -> ProjectionItem:
         with self.frame_lock:  # never interleaved with a frame opening or closing
-            return self._rewind(spec, force=force, files=files, conversation=conversation,
-                                variables=variables, resume=resume, skip_failed=skip_failed,
-                                include_external=include_external)  # fmt: skip
+            return self._rewind(
+                spec,
+                force=force,
+                files=files,
+                conversation=conversation,
+                variables=variables,
+                resume=resume,
+                skip_failed=skip_failed,
+                include_external=include_external,
+            )
 
     def _rewind(
-        self, spec: str, *, force: bool, files: bool, conversation: bool, variables: bool,
-        resume: bool, skip_failed: bool, include_external: bool,
-    ) -> ProjectionItem:  # fmt: skip
+        self,
+        spec: str,
+        *,
+        force: bool,
+        files: bool,
+        conversation: bool,
+        variables: bool,
+        resume: bool,
+        skip_failed: bool,
+        include_external: bool,
+    ) -> ProjectionItem:
         checkpoints = self.checkpoints
         if resume or skip_failed:
             return self._resume(force=force, skip_failed=skip_failed, retry=resume)
@@ -301,10 +343,13 @@ class LogicianRuntime:
         namespace = self.session.variables if variables else None
         try:
             return checkpoints.rewind(
-                frame_id, force=force, files=files, conversation=conversation,
+                frame_id,
+                force=force,
+                files=files,
+                conversation=conversation,
                 include_external=include_external,
                 variables=(lambda: namespace.rewind(frame_id)) if namespace is not None else None,
-            )  # fmt: skip
+            )
         except JournalError as exc:
             raise RewindError(f"rewind: the ledger could not be written ({exc})") from exc
 
@@ -318,10 +363,13 @@ class LogicianRuntime:
             except CallRewindError as exc:
                 raise RewindError(str(exc)) from None
             except JournalError as exc:
-                raise RewindError(f"rewind --call: the ledger could not be written ({exc})") from exc
+                raise RewindError(
+                    f"rewind --call: the ledger could not be written ({exc})"
+                ) from exc
 
-    def _resume(self, *, force: bool, skip_failed: bool = False, retry: bool = True
-                ) -> ProjectionItem:  # fmt: skip
+    def _resume(
+        self, *, force: bool, skip_failed: bool = False, retry: bool = True
+    ) -> ProjectionItem:
         """Complete the rewind a crash cut short or a failed path left incomplete (`rewind
         --resume`), or finish an incomplete one without its failed paths (`--skip-failed`)."""
         checkpoints = self.checkpoints
@@ -329,17 +377,25 @@ class LogicianRuntime:
         record = state.pending
         command = "rewind --resume" if retry else "rewind --skip-failed"
         if record is None:
-            raise RewindError(f"{command}: no rewind was interrupted or is incomplete; "
-                              "nothing to resume")  # fmt: skip
+            raise RewindError(
+                f"{command}: no rewind was interrupted or is incomplete; nothing to resume"
+            )
         if not retry and not state.failed:
-            raise RewindError("rewind --skip-failed: the pending rewind failed no path (it was "
-                              "interrupted); `%logician rewind --resume` completes it")  # fmt: skip
+            raise RewindError(
+                "rewind --skip-failed: the pending rewind failed no path (it was "
+                "interrupted); `%logician rewind --resume` completes it"
+            )
         namespace = self.session.variables if record.variables else None
         try:
             return checkpoints.complete(
-                record, resume=retry, force=force, skip_failed=skip_failed,
-                variables=(lambda: namespace.rewind(record.frame)) if namespace is not None else None,
-            )  # fmt: skip
+                record,
+                resume=retry,
+                force=force,
+                skip_failed=skip_failed,
+                variables=(lambda: namespace.rewind(record.frame))
+                if namespace is not None
+                else None,
+            )
         except JournalError as exc:
             raise RewindError(f"rewind --resume: the ledger could not be written ({exc})") from exc
 
@@ -347,8 +403,9 @@ class LogicianRuntime:
         """Take back the most recent rewind exactly (`%logician undo`)."""
         try:
             with self.frame_lock:  # like a rewind: never interleaved with a frame's open or close
-                return undo.undo_rewind(self.checkpoints, self.session.variables, force=force,
-                                        skip_failed=skip_failed)  # fmt: skip
+                return undo.undo_rewind(
+                    self.checkpoints, self.session.variables, force=force, skip_failed=skip_failed
+                )
         except JournalError as exc:
             raise RewindError(f"undo: the ledger could not be written ({exc})") from exc
 
@@ -357,9 +414,13 @@ class LogicianRuntime:
 
 
 def open_session(
-    config: EffectiveConfig, env: Mapping[str, str], kernel_session: str,
-    thread: ThreadChoice | None = None, *, reap: Reaper | None = None,
-) -> WorkspaceSession:  # fmt: skip
+    config: EffectiveConfig,
+    env: Mapping[str, str],
+    kernel_session: str,
+    thread: ThreadChoice | None = None,
+    *,
+    reap: Reaper | None = None,
+) -> WorkspaceSession:
     """The workspace session for `config`, on `thread` (else the one `env` names)."""
     checkpoints = config.settings.checkpoints
     return WorkspaceSession.open(
@@ -375,7 +436,7 @@ def open_session(
             "enabled": checkpoints.variables,
             "max_bytes": checkpoints.max_variable_bytes,
             "ignore": tuple(checkpoints.variable_ignore),
-        },  # fmt: skip
+        },
         thread=thread,
         state_key=BlobKey.in_dir(config.user_dir),
         reap=reap,
@@ -385,5 +446,9 @@ def open_session(
 def large_limits(config: EffectiveConfig) -> LargeLimits:
     """The side store's limits from the `checkpoints.*` settings."""
     c = config.settings.checkpoints
-    return LargeLimits(threshold=c.large_file_bytes, max_store_bytes=c.max_store_bytes,
-                       keep_recent_frames=c.keep_recent_frames, min_free_bytes=c.min_free_bytes)  # fmt: skip
+    return LargeLimits(
+        threshold=c.large_file_bytes,
+        max_store_bytes=c.max_store_bytes,
+        keep_recent_frames=c.keep_recent_frames,
+        min_free_bytes=c.min_free_bytes,
+    )

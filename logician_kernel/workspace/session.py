@@ -118,8 +118,16 @@ class WorkspaceSession:
             check_state_dir(workspace, state)
         except UntrustedStateError as exc:
             choice = thread or named_thread(env) or ThreadChoice(thread_id_for(env)[0], "new")
-            return cls(workspace, choice.thread_id, False, None, None, [refused_notice(exc)],
-                       thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
+            return cls(
+                workspace,
+                choice.thread_id,
+                False,
+                None,
+                None,
+                [refused_notice(exc)],
+                thread_source=choice.source,
+                notebook=choice.notebook,
+            )
         choice = thread or choose_thread(env, state / "threads")
         thread_id, stable = choice.thread_id, True
         notices: list[str] = [choice.notice] if choice.notice else []
@@ -144,20 +152,38 @@ class WorkspaceSession:
             ledger = ThreadLedger(state / "threads", thread_id)
         except UnknownRecordError as exc:
             notices.append(f"Logician: frames are off for this session: {exc}.")
-            return cls(workspace, thread_id, stable, None, None, notices,
-                       thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
+            return cls(
+                workspace,
+                thread_id,
+                stable,
+                None,
+                None,
+                notices,
+                thread_source=choice.source,
+                notebook=choice.notebook,
+            )
         except (OSError, JournalError, Timeout) as exc:
             notices.append(
                 f"Logician: frames are off for this session: cannot use {state} "
                 f"({getattr(exc, 'strerror', None) or exc}). Cells run normally; nothing is "
                 "captured or rewindable until that directory is writable and the kernel restarts."
             )
-            return cls(workspace, thread_id, stable, None, None, notices,
-                       thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
+            return cls(
+                workspace,
+                thread_id,
+                stable,
+                None,
+                None,
+                notices,
+                thread_source=choice.source,
+                notebook=choice.notebook,
+            )
 
         if ledger.recovered_tail is not None:
-            notices.append(f"Logician: {ledger.entries[-1].detail}; cut bytes kept in "  # type: ignore[union-attr]
-                           f"{ledger.recovered_tail.side_file}")  # fmt: skip
+            notices.append(
+                f"Logician: {ledger.entries[-1].detail}; cut bytes kept in "  # type: ignore[union-attr]
+                f"{ledger.recovered_tail.side_file}"
+            )
         notices.extend(f"Logician: {e.detail}." for e in ledger.damaged)
         if ledger.checkpoint_notice:
             notices.append(f"Logician: {ledger.checkpoint_notice}.")
@@ -198,9 +224,11 @@ class WorkspaceSession:
             notices.insert(0, recent_notice(thread_id, len(checkpoints.active_frames())))
         since = len(ledger.entries)  # what is appended from here on: no need to read history
         if checkpoints.recover_incomplete():
-            notices.extend(f"Logician: {e.detail}." for e in ledger.entries[since:]
-                           if isinstance(e, Recovery) and e.what == "incomplete-frame"
-                           and e.seq > start.seq)  # fmt: skip
+            notices.extend(
+                f"Logician: {e.detail}."
+                for e in ledger.entries[since:]
+                if isinstance(e, Recovery) and e.what == "incomplete-frame" and e.seq > start.seq
+            )
         notices.extend(resolve_pending_approvals(ledger))  # before the calls: none of them ran
         notices.extend(resolve_dangling_calls(ledger))
         if interrupted := interrupted_notice(ledger):
@@ -214,8 +242,12 @@ class WorkspaceSession:
             notices.extend(reap(workspace, state_key))
         if stable and ledger.messages():
             # A restart rebuilt the conversation from the ledger: say so in it (`restore`).
-            ledger.append(ProjectionItem, reason="restore", messages=ledger.messages(),
-                          note=f"kernel session {kernel_session or 'new'}")  # fmt: skip
+            ledger.append(
+                ProjectionItem,
+                reason="restore",
+                messages=ledger.messages(),
+                note=f"kernel session {kernel_session or 'new'}",
+            )
         checkpoints.start_warmup()
         var_checkpoints = VariableCheckpoints(ledger, state, key=state_key, **(variables or {}))  # type: ignore[arg-type]
         if var_checkpoints.enabled:
@@ -223,8 +255,18 @@ class WorkspaceSession:
                 state_key.secret()
             except KeyFileError as exc:
                 notices.append(f"Logician: variables are not captured or restored: {exc}.")
-        return cls(workspace, thread_id, stable, ledger, checkpoints, notices, lock,
-                   var_checkpoints, thread_source=choice.source, notebook=choice.notebook)  # fmt: skip
+        return cls(
+            workspace,
+            thread_id,
+            stable,
+            ledger,
+            checkpoints,
+            notices,
+            lock,
+            var_checkpoints,
+            thread_source=choice.source,
+            notebook=choice.notebook,
+        )
 
     def close(self) -> None:
         if self.checkpoints is not None:

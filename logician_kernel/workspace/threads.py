@@ -102,10 +102,15 @@ def choose_thread(env: Mapping[str, str], threads_dir: Path) -> ThreadChoice:
         return named
     recent = most_recent(threads_dir)
     if recent is None:
-        return ThreadChoice(FIRST_THREAD, "new", notice=(
-            f"Logician: {_NO_NAME}; this workspace had no thread yet, so this kernel starts "
-            f"thread {FIRST_THREAD!r}. A restart without a name reopens it; "
-            "`%logician threads` lists the workspace's threads."))  # fmt: skip
+        return ThreadChoice(
+            FIRST_THREAD,
+            "new",
+            notice=(
+                f"Logician: {_NO_NAME}; this workspace had no thread yet, so this kernel starts "
+                f"thread {FIRST_THREAD!r}. A restart without a name reopens it; "
+                "`%logician threads` lists the workspace's threads."
+            ),
+        )
     # The notice is written once the ledger is open (`recent_notice`): its frames come from
     # the ledger's folds, so choosing reads no history.
     return ThreadChoice(recent.thread_id, "recent")
@@ -149,8 +154,9 @@ def describe(ledger: Path) -> ThreadInfo:
         entries = read_entries(ledger)
     except OSError:
         entries = []
-    notebook = next((e.notebook for e in reversed(entries)
-                     if isinstance(e, SessionStart) and e.notebook), None)  # fmt: skip
+    notebook = next(
+        (e.notebook for e in reversed(entries) if isinstance(e, SessionStart) and e.notebook), None
+    )
     frames = derive_frames(entries)
     return ThreadInfo(
         thread_id=ledger.stem,
@@ -173,9 +179,17 @@ def render_threads(infos: list[ThreadInfo], current: str) -> str:
         return "No threads in this workspace yet."
     rows = [("", "thread", "notebook", "frames", "last used")]
     for i in infos:
-        rows.append(("*" if i.thread_id == current else "", i.thread_id, i.notebook or "-",
-                     str(i.frames), _short_time(i.last_used) if i.last_used else "-"))  # fmt: skip
+        rows.append(
+            (
+                "*" if i.thread_id == current else "",
+                i.thread_id,
+                i.notebook or "-",
+                str(i.frames),
+                _short_time(i.last_used) if i.last_used else "-",
+            )
+        )
     widths = [max(len(r[c]) for r in rows) for c in range(5)]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
-             for r in rows]  # fmt: skip
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
     return "\n".join(lines) + "\n(* this kernel's thread; `%logician thread use ID` switches)"

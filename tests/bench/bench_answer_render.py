@@ -15,10 +15,17 @@ import time
 
 from logician_kernel.jupyter.display import answer_bundle
 
-PARAGRAPH = ("The function `load(path)` reads **each** row; see [the docs](https://example.org/x) "
-             "and $x_i^2 + y$ for the cost. A <b>tag</b> is shown as text.\n\n")  # fmt: skip
-UNIT = (PARAGRAPH * 4 + "```python\nfor i in range(10):\n    print(i)\n```\n\n- one\n- two\n\n"
-        + "| a | b |\n|---|---|\n" + "| 1 | 2 |\n" * 20 + "\n")  # fmt: skip
+PARAGRAPH = (
+    "The function `load(path)` reads **each** row; see [the docs](https://example.org/x) "
+    "and $x_i^2 + y$ for the cost. A <b>tag</b> is shown as text.\n\n"
+)
+UNIT = (
+    PARAGRAPH * 4
+    + "```python\nfor i in range(10):\n    print(i)\n```\n\n- one\n- two\n\n"
+    + "| a | b |\n|---|---|\n"
+    + "| 1 | 2 |\n" * 20
+    + "\n"
+)
 
 
 def main() -> None:
@@ -33,8 +40,10 @@ def main() -> None:
             started = time.perf_counter()
             answer_bundle(text)
             runs.append(time.perf_counter() - started)
-        print(f"{size:>7,} characters: median {statistics.median(runs) * 1e3:7.1f} ms, "
-              f"worst {max(runs) * 1e3:7.1f} ms")  # fmt: skip
+        print(
+            f"{size:>7,} characters: median {statistics.median(runs) * 1e3:7.1f} ms, "
+            f"worst {max(runs) * 1e3:7.1f} ms"
+        )
 
 
 if __name__ == "__main__":

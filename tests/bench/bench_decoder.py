@@ -22,8 +22,9 @@ from logician_kernel.providers._openai import ChatStreamDecoder
 
 
 def _chunk(delta: dict) -> SSEEvent:
-    return SSEEvent(data=json.dumps({"id": "c", "model": "m", "choices": [
-        {"index": 0, "delta": delta}]}))  # fmt: skip
+    return SSEEvent(
+        data=json.dumps({"id": "c", "model": "m", "choices": [{"index": 0, "delta": delta}]})
+    )
 
 
 def plain(n: int) -> list[SSEEvent]:
@@ -45,10 +46,22 @@ def think_tags(n: int) -> list[SSEEvent]:
 
 def ollama_calls(n: int) -> list[SSEEvent]:
     return [
-        _chunk({"tool_calls": [{"index": 0, "id": f"call_{i}", "function": {
-            "name": "read", "arguments": json.dumps({"path": f"f{i}.txt"})}}]})
+        _chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": f"call_{i}",
+                        "function": {
+                            "name": "read",
+                            "arguments": json.dumps({"path": f"f{i}.txt"}),
+                        },
+                    }
+                ]
+            }
+        )
         for i in range(n // 20)  # a reply with many whole calls, each at index 0
-    ]  # fmt: skip
+    ]
 
 
 KINDS: dict[str, Callable[[int], list[SSEEvent]]] = {
@@ -57,9 +70,10 @@ KINDS: dict[str, Callable[[int], list[SSEEvent]]] = {
     "<think> spans": think_tags,
     "Ollama parallel calls": ollama_calls,
 }
-END = [SSEEvent(data=json.dumps({"choices": [{"index": 0, "delta": {},
-                                              "finish_reason": "stop"}]})),
-       SSEEvent(data="[DONE]")]  # fmt: skip
+END = [
+    SSEEvent(data=json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
+    SSEEvent(data="[DONE]"),
+]
 
 
 def per_chunk_us(chunks: list[SSEEvent], repeat: int) -> float:
@@ -88,8 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, build in KINDS.items():
         small = per_chunk_us(build(short), args.repeat)
         large = per_chunk_us(build(args.chunks), args.repeat)
-        print(f"  {name:<22} {small:6.1f} µs  {large:6.1f} µs  ratio {large / small:4.2f}"
-              "  (target ≤ ~1.1)")  # fmt: skip
+        print(
+            f"  {name:<22} {small:6.1f} µs  {large:6.1f} µs  ratio {large / small:4.2f}"
+            "  (target ≤ ~1.1)"
+        )
     return 0
 
 

@@ -82,8 +82,9 @@ def first_scan(ws: Path, *, packed: bool) -> tuple[float, float, str, bytes]:
     finally:
         first_snapshot.PREPACK_MIN_PATHS = saved
     t = time.perf_counter()
-    listed = snap._git("ls-files", "-z", "--modified", "--deleted", "--others",
-                       "--exclude-standard")  # fmt: skip
+    listed = snap._git(
+        "ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard"
+    )
     again = snap._full_scan().tree
     second = time.perf_counter() - t
     assert again == tree, "the second full scan changed the tree"
@@ -105,8 +106,7 @@ def git_add(ws: Path) -> float:
         base = ["git", f"--git-dir={tmp}/repo", f"--work-tree={ws}"]
         subprocess.run(["git", "init", "-q", "--bare", f"{tmp}/repo"], check=True, env=env)
         t = time.perf_counter()
-        subprocess.run([*base, "add", "-A", "--", ".", ":!.logician"], check=True, env=env,
-                       cwd=ws)  # fmt: skip
+        subprocess.run([*base, "add", "-A", "--", ".", ":!.logician"], check=True, env=env, cwd=ws)
         return time.perf_counter() - t
 
 
@@ -118,8 +118,11 @@ def kernel_no_file_cell(ws: Path, tmp: Path) -> tuple[float, bool]:
     k = Kernel(ws, make_kernel_env(tmp))
     try:
         t = time.perf_counter()
-        r = k.run("print(get_ipython().find_line_magic('logician').__self__"
-                  ".runtime.checkpoints.warming_up)", timeout=600)  # fmt: skip
+        r = k.run(
+            "print(get_ipython().find_line_magic('logician').__self__"
+            ".runtime.checkpoints.warming_up)",
+            timeout=600,
+        )
         took = time.perf_counter() - t
         return took, "True" in r.stdout
     finally:
@@ -158,20 +161,28 @@ def main() -> None:
                 rows.append((n, reply, still))
             shutil.rmtree(ws)
     load_end = os.getloadavg()[0]
-    print(f"\nfirst full snapshot, no git repository ({args.repeat} rounds, medians; "
-          f"load average {load:.1f} -> {load_end:.1f}, {os.cpu_count()} cores)")  # fmt: skip
-    print("| files | before (loose objects) | packed (now) | ratio | second full scan | "
-          "`cp -r` | `git add -A` | packed / cp -r | packed / git add |")  # fmt: skip
+    print(
+        f"\nfirst full snapshot, no git repository ({args.repeat} rounds, medians; "
+        f"load average {load:.1f} -> {load_end:.1f}, {os.cpu_count()} cores)"
+    )
+    print(
+        "| files | before (loose objects) | packed (now) | ratio | second full scan | "
+        "`cp -r` | `git add -A` | packed / cp -r | packed / git add |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         if len(row) == 3:
             n, reply, still = row
-            print(f"\nkernel, {n} files: a no-file cell sent at ready replied in {reply * 1000:.0f} "
-                  f"ms; first snapshot still running then: {still}")  # fmt: skip
+            print(
+                f"\nkernel, {n} files: a no-file cell sent at ready replied in {reply * 1000:.0f} "
+                f"ms; first snapshot still running then: {still}"
+            )
             continue
         n, lo, pk, sec, cp, add = row
-        print(f"| {n:,} | {lo:.2f} s | {pk:.2f} s | {pk / lo:.2f}x | {sec:.2f} s | {cp:.2f} s | "
-              f"{add:.2f} s | {pk / cp:.2f}x | {pk / add:.2f}x |")  # fmt: skip
+        print(
+            f"| {n:,} | {lo:.2f} s | {pk:.2f} s | {pk / lo:.2f}x | {sec:.2f} s | {cp:.2f} s | "
+            f"{add:.2f} s | {pk / cp:.2f}x | {pk / add:.2f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,9 @@ from logician_kernel.snapshots.snapshot_diff import snapshot_diff
 
 
 def git(env: dict[str, str], base: list[str], *args: str, stdin: bytes | None = None) -> bytes:
-    return subprocess.run([*base, *args], input=stdin, env=env, check=True,
-                          capture_output=True).stdout  # fmt: skip
+    return subprocess.run(
+        [*base, *args], input=stdin, env=env, check=True, capture_output=True
+    ).stdout
 
 
 def main() -> int:
@@ -64,16 +65,27 @@ def main() -> int:
         env = dict(os.environ, GIT_INDEX_FILE=str(store / "index-a"), GIT_OPTIONAL_LOCKS="0")
         base = ["git", f"--git-dir={store}", f"--work-tree={ws}"]
         paths = sorted(str(p.relative_to(ws)) for p in ws.rglob("*.txt"))
-        git(env, base, "update-index", "-z", "--add", "--stdin",
-            stdin=b"".join(p.encode() + b"\0" for p in paths))  # fmt: skip
+        git(
+            env,
+            base,
+            "update-index",
+            "-z",
+            "--add",
+            "--stdin",
+            stdin=b"".join(p.encode() + b"\0" for p in paths),
+        )
         first = git(env, base, "write-tree").decode().strip()
         index_b = store / "index-b"
         index_b.write_bytes((store / "index-a").read_bytes())
         trees = {"processes": first, "pygit2": first, "inprocess": first, "batch": first}
         tree_store = TreeStore(store / "objects", lambda sha: ("missing", b""))
         times: dict[str, list[float]] = {k: [] for k in trees}
-        hasher = subprocess.Popen([*base, "hash-object", "-w", "--stdin-paths", "--no-filters"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)  # fmt: skip
+        hasher = subprocess.Popen(
+            [*base, "hash-object", "-w", "--stdin-paths", "--no-filters"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
         empty_snaps = (Snapshot(tree=first), Snapshot(tree=first))
         repo = pygit2.Repository(str(store)) if pygit2 else None
         kept: dict[str, object] = {}
@@ -89,11 +101,29 @@ def main() -> int:
                         continue
                     start = time.perf_counter()
                     if kind == "processes":
-                        git(env, base, "update-index", "-z", "--add", "--remove", "--replace",
-                            "--stdin", stdin=path.encode() + b"\0")  # fmt: skip
+                        git(
+                            env,
+                            base,
+                            "update-index",
+                            "-z",
+                            "--add",
+                            "--remove",
+                            "--replace",
+                            "--stdin",
+                            stdin=path.encode() + b"\0",
+                        )
                         tree = git(env, base, "write-tree").decode().strip()
-                        git(env, base, "diff-tree", "-r", "-z", "--no-renames", "--raw",
-                            trees[kind], tree)  # fmt: skip
+                        git(
+                            env,
+                            base,
+                            "diff-tree",
+                            "-r",
+                            "-z",
+                            "--no-renames",
+                            "--raw",
+                            trees[kind],
+                            tree,
+                        )
                     elif kind == "pygit2":
                         # The index stays loaded between frames (it is per thread): only written.
                         index = kept.setdefault("index", pygit2.Index(str(index_b)))
@@ -112,11 +142,26 @@ def main() -> int:
                         hasher.stdin.write(str(ws / path).encode() + b"\n")
                         hasher.stdin.flush()
                         sha = hasher.stdout.readline().decode().strip()
-                        git(env_c, base, "update-index", "-z", "--index-info",
-                            stdin=f"100644 {sha}\t{path}".encode() + b"\0")  # fmt: skip
+                        git(
+                            env_c,
+                            base,
+                            "update-index",
+                            "-z",
+                            "--index-info",
+                            stdin=f"100644 {sha}\t{path}".encode() + b"\0",
+                        )
                         tree = git(env_c, base, "write-tree").decode().strip()
-                        git(env_c, base, "diff-tree", "-r", "-z", "--no-renames", "--raw",
-                            trees[kind], tree)  # fmt: skip
+                        git(
+                            env_c,
+                            base,
+                            "diff-tree",
+                            "-r",
+                            "-z",
+                            "--no-renames",
+                            "--raw",
+                            trees[kind],
+                            tree,
+                        )
                     times[kind].append(time.perf_counter() - start)
                     trees[kind] = tree
         finally:
@@ -125,8 +170,10 @@ def main() -> int:
         assert len(set(trees.values()) - {first}) <= 1, trees  # every path wrote the same tree
 
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    print(f"git work of a frame that changed one file, {args.files:,} files, "
-          f"{args.rounds} rounds interleaved (load average {load})")  # fmt: skip
+    print(
+        f"git work of a frame that changed one file, {args.files:,} files, "
+        f"{args.rounds} rounds interleaved (load average {load})"
+    )
     ref = statistics.median(times["processes"])
     for kind, values in times.items():
         if not values:

@@ -69,12 +69,22 @@ def log(msg: str) -> None:
 
 
 def _git(cwd: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}  # fmt: skip
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    }
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         env.pop(var, None)
-    subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "gc.auto=0", *args], cwd=cwd,
-                   env=env, check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["git", "-c", "init.defaultBranch=main", "-c", "gc.auto=0", *args],
+        cwd=cwd,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
 
 
 def file_content(d: int, f: int) -> str:
@@ -120,8 +130,11 @@ class Reply:
     messages: list[dict[str, Any]]
 
     def stream(self, name: str) -> str:
-        return "".join(m["content"]["text"] for m in self.messages
-                       if m["msg_type"] == "stream" and m["content"]["name"] == name)  # fmt: skip
+        return "".join(
+            m["content"]["text"]
+            for m in self.messages
+            if m["msg_type"] == "stream" and m["content"]["name"] == name
+        )
 
     @property
     def text(self) -> str:
@@ -166,8 +179,14 @@ class BenchKernel:
         self.start_seconds = time.perf_counter() - t0
 
     def run(self, code: str, *, timeout: float = CELL_TIMEOUT, expect_ok: bool = True) -> Reply:
-        content = {"code": code, "silent": False, "store_history": True, "user_expressions": {},
-                   "allow_stdin": False, "stop_on_error": True}  # fmt: skip
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        }
         msg = self.kc.session.msg("execute_request", content)
         msg_id = msg["header"]["msg_id"]
         t0 = time.perf_counter()
@@ -187,8 +206,10 @@ class BenchKernel:
         reply = Reply(time.perf_counter() - t0, r["content"], messages)
         if expect_ok and reply.content.get("status") != "ok":
             shape = re.sub(r"\d+", "N", code)
-            self.anomalies[f"{self.label} in {self.ws}: cell {shape!r} -> "
-                                  f"{reply.content.get('status')}: {reply.text.strip()[:300]}"] += 1  # fmt: skip
+            self.anomalies[
+                f"{self.label} in {self.ws}: cell {shape!r} -> "
+                f"{reply.content.get('status')}: {reply.text.strip()[:300]}"
+            ] += 1
         err = reply.stream("stderr").strip()
         if err and self.label == "logician":
             for line in err.splitlines():
@@ -329,8 +350,9 @@ class Bench:
         log(f"{tag}: {self.repeat} interleaved cells that change no file, per kernel")
         nl, ni = self.interleaved(lk, ik, NO_CHANGE, self.repeat)
         nlm, nim = median_ms(nl), median_ms(ni)
-        self.rows.append(Row(f"cell changing no file {tag}, median ms (L-I)", nlm, nim,
-                             nlm - nim, "ms", 3.0))  # fmt: skip
+        self.rows.append(
+            Row(f"cell changing no file {tag}, median ms (L-I)", nlm, nim, nlm - nim, "ms", 3.0)
+        )
         self.summary[f"no_change_{tag}"] = f"{nlm - nim:.1f}ms"
         self.scan(n_files, sws, ik, lm)
         fl, fi = first["logician"] * 1000, first["ipykernel"] * 1000
@@ -362,8 +384,9 @@ class Bench:
         self.rows.append(
             Row(f"frame overhead {tag} with scan, median ms (S-I)", sm, im, sm - im, "ms", target)
         )
-        self.rows.append(Row(f"  scan / ipykernel {tag} (inotify: {inotify_ms / im:.2f})",
-                             sm, im, sm / im, "x"))  # fmt: skip
+        self.rows.append(
+            Row(f"  scan / ipykernel {tag} (inotify: {inotify_ms / im:.2f})", sm, im, sm / im, "x")
+        )
         self.summary[f"scan_{tag}"] = f"{sm / im:.2f}x({sm - im:.1f}ms)"
         # Cells run back to back above, so the scan reads the workspace once per cell; after
         # a pause longer than scan_detector.FRESH_S it is once too only thanks to the looks
@@ -388,8 +411,10 @@ class Bench:
             on_disk = [(lk.cwd / "d0002" / f"f{k:03d}.txt").read_text() for k in range(10)]
             wrong = [k for k in range(10) if on_disk[k] != file_content(2, k)]
             if restored != 10 or wrong:
-                self.anomalies[f"rewind #{i}: {restored} paths reported restored, files not "
-                                      f"restored on disk: {wrong}; output: {r.text.strip()[:300]}"] += 1  # fmt: skip
+                self.anomalies[
+                    f"rewind #{i}: {restored} paths reported restored, files not "
+                    f"restored on disk: {wrong}; output: {r.text.strip()[:300]}"
+                ] += 1
         rm, bm = median_ms(times), median_ms(base)
         self.rows.append(Row("rewind --last of 10 files (1k), median ms", rm, None, rm, "ms", 15.0))
         self.rows.append(
@@ -424,15 +449,19 @@ def print_table(bench: Bench, load_before: str, load_after: str, wall: float) ->
     head = (
         f"{'figure':<{w}}  {'logician':>9}  {'ipykernel':>9}  {'value':>9}  {'target':>9}  result"
     )
-    print(f"Logician Kernel benchmark  (repeat={bench.repeat}, warm-up={bench.warmup}, "
-          f"cpus={os.cpu_count()}, loadavg {load_before} -> {load_after}, {wall:.0f}s)")  # fmt: skip
+    print(
+        f"Logician Kernel benchmark  (repeat={bench.repeat}, warm-up={bench.warmup}, "
+        f"cpus={os.cpu_count()}, loadavg {load_before} -> {load_after}, {wall:.0f}s)"
+    )
     print(head)
     print("-" * len(head))
     for r in bench.rows:
         target = "-" if r.target is None else ("<= " + _fmt(r.target, r.unit))
         value = _fmt(r.value, r.unit) + (" x" if r.unit == "x" else "")
-        print(f"{r.figure:<{w}}  {_fmt(r.logician):>9}  {_fmt(r.ipykernel):>9}  {value:>9}  "
-              f"{target:>9}  {r.result}")  # fmt: skip
+        print(
+            f"{r.figure:<{w}}  {_fmt(r.logician):>9}  {_fmt(r.ipykernel):>9}  {value:>9}  "
+            f"{target:>9}  {r.result}"
+        )
     print("(logician/ipykernel columns are ms; value = the figure compared with its target)")
     if bench.anomalies:
         print("kernel notices and failures (stderr lines, failed cells; xN = how many cells):")
@@ -466,8 +495,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         KernelSpecManager().get_kernel_spec("python3")
     except Exception as exc:  # noqa: BLE001
-        sys.exit(f"bench_kernel: ipykernel's python3 kernelspec not found ({exc}); "
-                 f"use the venv interpreter")  # fmt: skip
+        sys.exit(
+            f"bench_kernel: ipykernel's python3 kernelspec not found ({exc}); "
+            f"use the venv interpreter"
+        )
     load_before, t0 = _loadavg(), time.perf_counter()
     bench = Bench(sizes, repeat, args.warmup, rewind_repeat=10, tmpdir=args.tmpdir)
     bench.run()

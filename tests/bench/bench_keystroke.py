@@ -28,10 +28,19 @@ def make_thread(workspace: Path, entries: int) -> None:
     frame = 0
     while len(ledger.entries) < entries:
         frame += 1
-        ledger.append(FrameOpen, frame=frame, execution_count=frame, cell_id=None,
-                      code=f"x = {frame}", pre_tree=None)  # fmt: skip
-        ledger.append(MessageEntry, frame=frame,
-                      message={"kind": "user", "content": [{"kind": "text", "text": f"m{frame}"}]})  # fmt: skip
+        ledger.append(
+            FrameOpen,
+            frame=frame,
+            execution_count=frame,
+            cell_id=None,
+            code=f"x = {frame}",
+            pre_tree=None,
+        )
+        ledger.append(
+            MessageEntry,
+            frame=frame,
+            message={"kind": "user", "content": [{"kind": "text", "text": f"m{frame}"}]},
+        )
         ledger.append(FrameClose, frame=frame, outcome="ok", post_tree=None)
     ledger.close()
 

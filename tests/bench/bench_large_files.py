@@ -70,8 +70,10 @@ def bench_capture(where: Path, mb: int, rounds: int) -> None:
     t_capture = timed(capture, rounds)
     link = "reflink" if store.reflinks else "streamed copy"
     print(f"write {mb} MB (the cell)          {t_write * 1000:8.0f} ms")
-    print(f"capture ({link:13})        {t_capture * 1000:8.0f} ms   "
-          f"ratio {t_capture / t_write:.2f} (target <= {'50 ms' if store.reflinks else '0.5'})")  # fmt: skip
+    print(
+        f"capture ({link:13})        {t_capture * 1000:8.0f} ms   "
+        f"ratio {t_capture / t_write:.2f} (target <= {'50 ms' if store.reflinks else '0.5'})"
+    )
     if store.reflinks:
         # What a frame waits for with reflinks: the clone; keying it runs in the background.
         clones: list[Path] = []
@@ -83,8 +85,10 @@ def bench_capture(where: Path, mb: int, rounds: int) -> None:
 
         t_clone = timed(clone, rounds)
         t_key = timed(lambda: store.adopt(clones.pop()), rounds)
-        print(f"  as a frame closes: clone      {t_clone * 1000:8.1f} ms   (target <= 50 ms); "
-              f"keyed in the background in {t_key * 1000:.0f} ms")  # fmt: skip
+        print(
+            f"  as a frame closes: clone      {t_clone * 1000:8.1f} ms   (target <= 50 ms); "
+            f"keyed in the background in {t_key * 1000:.0f} ms"
+        )
     key = next(store.list()).key
     obj = next(store.objects.rglob(key))
     dest, cp_dest = where / "restored.bin", where / "cp.bin"
@@ -95,16 +99,20 @@ def bench_capture(where: Path, mb: int, rounds: int) -> None:
     restores: list[float] = []
     cps: list[float] = []
     for r in range(max(rounds, 2) * 2):
-        steps = [(restores, lambda: store.restore(key, dest, 0o644)),
-                 (cps, lambda: subprocess.run(["cp", str(obj), str(cp_dest)], check=True))]  # fmt: skip
+        steps = [
+            (restores, lambda: store.restore(key, dest, 0o644)),
+            (cps, lambda: subprocess.run(["cp", str(obj), str(cp_dest)], check=True)),
+        ]
         for times, fn in steps if r % 2 == 0 else steps[::-1]:
             start = time.perf_counter()
             fn()
             times.append(time.perf_counter() - start)
     t_restore, t_cp = statistics.median(restores), statistics.median(cps)
-    print(f"rewind (restore)                {t_restore * 1000:8.0f} ms   "
-          f"ratio {t_restore / t_cp:.2f} to cp ({t_cp * 1000:.0f} ms; target <= 1.5; "
-          f"{len(cps)} of each, alternated)")  # fmt: skip
+    print(
+        f"rewind (restore)                {t_restore * 1000:8.0f} ms   "
+        f"ratio {t_restore / t_cp:.2f} to cp ({t_cp * 1000:.0f} ms; target <= 1.5; "
+        f"{len(cps)} of each, alternated)"
+    )
 
 
 def bench_frame(where: Path, mb: int, rounds: int) -> None:
@@ -131,8 +139,10 @@ def bench_frame(where: Path, mb: int, rounds: int) -> None:
     finally:
         s.close()
     w, c, t = (statistics.median(x) for x in (writes, closes, settles))
-    print(f"frame close after the write     {c * 1000:8.0f} ms   ratio {c / w:.2f} to the write "
-          f"({w * 1000:.0f} ms); copy done {t * 1000:.0f} ms after the close began")  # fmt: skip
+    print(
+        f"frame close after the write     {c * 1000:8.0f} ms   ratio {c / w:.2f} to the write "
+        f"({w * 1000:.0f} ms); copy done {t * 1000:.0f} ms after the close began"
+    )
 
 
 def bench_rewind_after_writes(where: Path, mb: int, rounds: int, versions: int = 4) -> None:
@@ -157,8 +167,10 @@ def bench_rewind_after_writes(where: Path, mb: int, rounds: int, versions: int =
             cp_dest = where / "cp-dest.bin"
             shutil.copyfile(ws / "big.bin", cp_dest)  # an existing file, as the rewound one is
             cmd = ["cp", str(obj), str(cp_dest)]
-            steps = [(rewinds, lambda cp=cp, last=last: cp.rewind(last)),
-                     (cps, lambda cmd=cmd: subprocess.run(cmd, check=True))]  # fmt: skip
+            steps = [
+                (rewinds, lambda cp=cp, last=last: cp.rewind(last)),
+                (cps, lambda cmd=cmd: subprocess.run(cmd, check=True)),
+            ]
             for times, fn in steps if trial % 2 == 0 else steps[::-1]:
                 start = time.perf_counter()
                 fn()
@@ -169,9 +181,11 @@ def bench_rewind_after_writes(where: Path, mb: int, rounds: int, versions: int =
     t_rw, t_cp = statistics.median(rewinds), statistics.median(cps)
     worst = max(a / b for a, b in zip(rewinds, cps, strict=True))
     label = f"rewind after {versions} writes"
-    print(f"{label:32}{t_rw * 1000:8.0f} ms   ratio {t_rw / t_cp:.2f} to cp "
-          f"({t_cp * 1000:.0f} ms; {len(cps)} of each, alternated; per pair "
-          f"{min(a / b for a, b in zip(rewinds, cps, strict=True)):.2f}-{worst:.2f})")  # fmt: skip
+    print(
+        f"{label:32}{t_rw * 1000:8.0f} ms   ratio {t_rw / t_cp:.2f} to cp "
+        f"({t_cp * 1000:.0f} ms; {len(cps)} of each, alternated; per pair "
+        f"{min(a / b for a, b in zip(rewinds, cps, strict=True)):.2f}-{worst:.2f})"
+    )
 
 
 def bench_idle(where: Path, mb: int, rounds: int) -> None:
@@ -181,8 +195,9 @@ def bench_idle(where: Path, mb: int, rounds: int) -> None:
         write_file(ws / "big.bin", mb, [os.urandom(MB)])
         limits = LargeLimits(threshold=4 * MB) if on else LargeLimits(threshold=1 << 62)
         max_bytes = 1 << 40 if on else MB  # off: the big file is only fingerprinted, as before
-        s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": name}, max_file_bytes=max_bytes,
-                                  large=limits)  # fmt: skip
+        s = WorkspaceSession.open(
+            ws, env={"LOGICIAN_THREAD": name}, max_file_bytes=max_bytes, large=limits
+        )
         assert s.checkpoints is not None
         s.checkpoints.open_frame(execution_count=1, cell_id=None, code="warm")
         s.checkpoints.close_frame("ok")
@@ -203,8 +218,10 @@ def bench_idle(where: Path, mb: int, rounds: int) -> None:
             ons.append(timed(lambda: cell(on), 1))
             offs.append(timed(lambda: cell(off), 1))
         t_on, t_off = statistics.median(ons), statistics.median(offs)
-        print(f"frame touching no large file    {t_on * 1000:8.1f} ms with the side store, "
-              f"{t_off * 1000:.1f} ms without; ratio {t_on / t_off:.2f} (target ~1.0)")  # fmt: skip
+        print(
+            f"frame touching no large file    {t_on * 1000:8.1f} ms with the side store, "
+            f"{t_off * 1000:.1f} ms without; ratio {t_on / t_off:.2f} (target ~1.0)"
+        )
     finally:
         on.close()
         off.close()
@@ -212,8 +229,10 @@ def bench_idle(where: Path, mb: int, rounds: int) -> None:
 
 def bench_hashes(mb: int) -> None:
     data = os.urandom(mb * MB)
-    candidates = {"sha1 (git)": lambda: hashlib.sha1(data).digest(),
-                  "blake2b": lambda: hashlib.blake2b(data).digest()}  # fmt: skip
+    candidates = {
+        "sha1 (git)": lambda: hashlib.sha1(data).digest(),
+        "blake2b": lambda: hashlib.blake2b(data).digest(),
+    }
     try:
         from blake3 import blake3
 
@@ -287,8 +306,10 @@ def bench_compression(mb: int) -> None:
         for name, fn in codecs.items():
             t = timed(lambda fn=fn, data=data: fn(data), 1)
             out = len(fn(data))
-            print(f"compress {kind:14} {len(data) / MB:6.1f} MB  {name:7} size x{out / len(data):.2f}"
-                  f"  {len(data) / MB / t:7.0f} MB/s")  # fmt: skip
+            print(
+                f"compress {kind:14} {len(data) / MB:6.1f} MB  {name:7} size x{out / len(data):.2f}"
+                f"  {len(data) / MB / t:7.0f} MB/s"
+            )
 
 
 def main() -> None:
@@ -296,8 +317,11 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=200)
     parser.add_argument("--dir", type=Path)
     parser.add_argument("--quick", action="store_true", help="50 MB, one round, no codecs")
-    parser.add_argument("--page-cache", action="store_true",
-                        help="copy through the page cache (copy_file_range), not O_DIRECT")  # fmt: skip
+    parser.add_argument(
+        "--page-cache",
+        action="store_true",
+        help="copy through the page cache (copy_file_range), not O_DIRECT",
+    )
     parser.add_argument("--only", default="capture,frame,rewind,idle,hashes,compression")
     opts = parser.parse_args()
     only = set(opts.only.split(","))
@@ -310,8 +334,12 @@ def main() -> None:
         load = open("/proc/loadavg").read().split()[0] if os.path.exists("/proc/loadavg") else "?"
         copies = "page cache" if opts.page_cache else "direct"
         print(f"in {where} ({fs.stdout.strip()}), {mb} MB, {copies} copies, load {load}")
-        for name, bench in (("capture", bench_capture), ("frame", bench_frame),
-                            ("rewind", bench_rewind_after_writes), ("idle", bench_idle)):  # fmt: skip
+        for name, bench in (
+            ("capture", bench_capture),
+            ("frame", bench_frame),
+            ("rewind", bench_rewind_after_writes),
+            ("idle", bench_idle),
+        ):
             if name in only:
                 bench(where, mb, rounds)
     if "hashes" in only:

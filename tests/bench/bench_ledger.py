@@ -65,7 +65,7 @@ def fill(ledger: ThreadLedger, entries: int) -> None:
                     "code": "%%logician",
                     "pre_tree": None,
                 },
-            ),  # fmt: skip
+            ),
             (MessageEntry, {"frame": frame, "message": message(frame, "user")}),
             (MessageEntry, {"frame": frame, "message": message(frame, "assistant")}),
             (FrameClose, {"frame": frame, "outcome": "ok", "post_tree": None}),
@@ -108,36 +108,77 @@ def realistic(ledger: ThreadLedger, entries: int) -> None:
         if frame % 4:
             steps: list[tuple[Any, dict[str, Any]]] = [
                 (FrameOpen, {**opened, "code": f"df = load({frame})"}),
-                (FrameClose, {"frame": frame, "outcome": "ok", "post_tree": "1" * 40,
-                              "changes": [PathChange(path=f"out/{frame % 50}.csv",
-                                                     before=blob(frame - 1), after=blob(frame))]}),
-                (VariablesCaptured, {"frame": frame, "records": [
-                    VariableRecord(name="df", action="changed", digest=f"{frame:032x}")]}),
-            ]  # fmt: skip
+                (
+                    FrameClose,
+                    {
+                        "frame": frame,
+                        "outcome": "ok",
+                        "post_tree": "1" * 40,
+                        "changes": [
+                            PathChange(
+                                path=f"out/{frame % 50}.csv",
+                                before=blob(frame - 1),
+                                after=blob(frame),
+                            )
+                        ],
+                    },
+                ),
+                (
+                    VariablesCaptured,
+                    {
+                        "frame": frame,
+                        "records": [
+                            VariableRecord(name="df", action="changed", digest=f"{frame:032x}")
+                        ],
+                    },
+                ),
+            ]
         else:
             agent += 1
             call = f"call_{agent}"
-            result = {"kind": "tool_result", "tool_call_id": call,
-                      "content": [{"kind": "text", "text": "x" * 200}], "is_error": False}
+            result = {
+                "kind": "tool_result",
+                "tool_call_id": call,
+                "content": [{"kind": "text", "text": "x" * 200}],
+                "is_error": False,
+            }
             steps = [
                 (FrameOpen, {**opened, "code": "%%logician"}),
                 (MessageEntry, {"frame": frame, "message": message(frame, "user")}),
-                (ToolIntent, {"frame": frame, "call_id": call, "name": "bash",
-                              "arguments": {"command": "ls"}, "recovery": "external"}),
-                (ToolOutcome, {"frame": frame, "call_id": call, "is_error": False,
-                               "content": "x" * 200}),
+                (
+                    ToolIntent,
+                    {
+                        "frame": frame,
+                        "call_id": call,
+                        "name": "bash",
+                        "arguments": {"command": "ls"},
+                        "recovery": "external",
+                    },
+                ),
+                (
+                    ToolOutcome,
+                    {"frame": frame, "call_id": call, "is_error": False, "content": "x" * 200},
+                ),
                 (MessageEntry, {"frame": frame, "message": result}),
                 (ToolCommit, {"call_id": call}),
                 (MessageEntry, {"frame": frame, "message": message(frame, "assistant")}),
-                (RunEnd, {"frame": frame, "status": "completed", "input_tokens": 900,
-                          "output_tokens": 60}),
+                (
+                    RunEnd,
+                    {
+                        "frame": frame,
+                        "status": "completed",
+                        "input_tokens": 900,
+                        "output_tokens": 60,
+                    },
+                ),
                 (FrameClose, {"frame": frame, "outcome": "ok", "post_tree": None}),
-            ]  # fmt: skip
+            ]
             if agent % 25 == 0:
                 kept = ledger.messages()[-4:]
                 summary = message(frame, "user")
-                steps.append((ProjectionItem, {"reason": "compaction",
-                                               "messages": [summary, *kept]}))  # fmt: skip
+                steps.append(
+                    (ProjectionItem, {"reason": "compaction", "messages": [summary, *kept]})
+                )
         for kind, fields in steps[: entries - len(ledger.entries)]:
             ledger.append(kind, **fields)
 
@@ -181,8 +222,9 @@ def time_opens(root: Path, sizes: Sequence[int], rounds: int) -> dict[tuple[int,
                 pristine, checkpoint = saved[n]
                 _reset(ws, pristine, checkpoint if with_checkpoint else None)
                 start = time.perf_counter()
-                session = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "bench"},
-                                                capture_enabled=False)  # fmt: skip
+                session = WorkspaceSession.open(
+                    ws, env={"LOGICIAN_THREAD": "bench"}, capture_enabled=False
+                )
                 assert session.checkpoints is not None and session.ledger is not None
                 session.checkpoints.frames()
                 took = time.perf_counter() - start
@@ -208,8 +250,11 @@ def time_kernel_starts(root: Path, sizes: Sequence[int], rounds: int) -> dict[An
     for n, ws in workspaces.items():
         path = ws / ".logician" / "threads" / "bench.jsonl"
         saved[n] = (path.read_bytes(), checkpoint_path(path).read_bytes())
-    env = dict(os.environ, LOGICIAN_THREAD="bench",
-               LOGICIAN_CONFIG_DIR=str(root / "kernel" / "user-config"))  # fmt: skip
+    env = dict(
+        os.environ,
+        LOGICIAN_THREAD="bench",
+        LOGICIAN_CONFIG_DIR=str(root / "kernel" / "user-config"),
+    )
     env.pop("JPY_SESSION_NAME", None)
     samples: dict[Any, list[float]] = {}
     for _ in range(rounds):
@@ -219,8 +264,12 @@ def time_kernel_starts(root: Path, sizes: Sequence[int], rounds: int) -> dict[An
                 _reset(ws, *saved[key])  # type: ignore[index]
             for stale in (empty / ".logician" / "threads").glob("bench.jsonl*"):
                 stale.unlink()  # an empty thread again; the store stays, as in the others
-            km = KernelManager(kernel_name="logician", kernel_spec_manager=LogicianSpecManager(),
-                               transport="ipc", ip=str(root / "kernel" / "k"))  # fmt: skip
+            km = KernelManager(
+                kernel_name="logician",
+                kernel_spec_manager=LogicianSpecManager(),
+                transport="ipc",
+                ip=str(root / "kernel" / "k"),
+            )
             start = time.perf_counter()
             km.start_kernel(cwd=str(ws), env=env)
             kc = km.client()
@@ -242,8 +291,11 @@ def main() -> int:
     parser.add_argument("--appends", type=int, default=200, help="appends per round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--open-rounds", type=int, default=5, help="rounds of the open times")
-    parser.add_argument("--kernel", action="store_true",
-                        help="also time kernel start -> first cell on a real kernel")
+    parser.add_argument(
+        "--kernel",
+        action="store_true",
+        help="also time kernel start -> first cell on a real kernel",
+    )
     parser.add_argument("--kernel-rounds", type=int, default=3)
     args = parser.parse_args()
 
@@ -292,22 +344,36 @@ def main() -> int:
     def mark(ok: bool) -> str:
         return "ok" if ok else "MISSED"
 
-    print(f"ledger bench: 100 vs {args.entries:,} entries (built in {build_s:.1f} s; "
-          f"{total:,} entries, {size_mb:.1f} MB on disk after appends)")  # fmt: skip
+    print(
+        f"ledger bench: 100 vs {args.entries:,} entries (built in {build_s:.1f} s; "
+        f"{total:,} entries, {size_mb:.1f} MB on disk after appends)"
+    )
     print(f"{'figure':44} {'value':>14}  {'target':>14}  status")
     rows = [
         ("append median @100 (buffered)", us(med[("small", False)]), "", ""),
         (f"append median @{args.entries:,} (buffered)", us(med[("big", False)]), "", ""),
-        ("  ratio", f"{ratio:9.2f} x", f"<= {APPEND_RATIO_TARGET}",
-         mark(ratio <= APPEND_RATIO_TARGET)),
+        (
+            "  ratio",
+            f"{ratio:9.2f} x",
+            f"<= {APPEND_RATIO_TARGET}",
+            mark(ratio <= APPEND_RATIO_TARGET),
+        ),
         ("append median @100 (durable, fsync)", us(med[("small", True)]), "", ""),
         (f"append median @{args.entries:,} (durable, fsync)", us(med[("big", True)]), "", ""),
-        ("  ratio", f"{ratio_durable:9.2f} x", f"<= {APPEND_RATIO_TARGET}",
-         mark(ratio_durable <= APPEND_RATIO_TARGET)),
-        (f"reopen + project @{total:,}", f"{reopen_s:9.2f} s ", f"<= {REOPEN_TARGET_S} s",
-         mark(reopen_s <= REOPEN_TARGET_S)),
+        (
+            "  ratio",
+            f"{ratio_durable:9.2f} x",
+            f"<= {APPEND_RATIO_TARGET}",
+            mark(ratio_durable <= APPEND_RATIO_TARGET),
+        ),
+        (
+            f"reopen + project @{total:,}",
+            f"{reopen_s:9.2f} s ",
+            f"<= {REOPEN_TARGET_S} s",
+            mark(reopen_s <= REOPEN_TARGET_S),
+        ),
         (f"read_entries + project @{total:,}", f"{pure_s:9.2f} s ", "", ""),
-    ]  # fmt: skip
+    ]
     for name, value, target, status in rows:
         print(f"{name:44} {value:>14}  {target:>14}  {status}")
     print(
@@ -324,22 +390,32 @@ def main() -> int:
     print(f"{'entries':>10} {'with checkpoint':>16} {'full replay':>12} {'speed-up':>9}")
     for n in SIZES:
         with_cp, without = opens[(n, True)], opens[(n, False)]
-        print(f"{n:>10,} {with_cp * 1000:13.1f} ms {without * 1000:9.1f} ms {without / with_cp:8.1f}x")
+        print(
+            f"{n:>10,} {with_cp * 1000:13.1f} ms {without * 1000:9.1f} ms {without / with_cp:8.1f}x"
+        )
     open_ratio = opens[(big, True)] / opens[(small, True)]
-    print(f"{'open @100k with checkpoint':44} {opens[(big, True)] * 1000:11.1f} ms  "
-          f"{'<= 300 ms':>14}  {mark(opens[(big, True)] <= OPEN_TARGET_S)}")
-    print(f"{'  vs @1k with checkpoint':44} {open_ratio:11.2f} x   {'<= 2 x':>14}  "
-          f"{mark(open_ratio <= OPEN_RATIO_TARGET)}")
+    print(
+        f"{'open @100k with checkpoint':44} {opens[(big, True)] * 1000:11.1f} ms  "
+        f"{'<= 300 ms':>14}  {mark(opens[(big, True)] <= OPEN_TARGET_S)}"
+    )
+    print(
+        f"{'  vs @1k with checkpoint':44} {open_ratio:11.2f} x   {'<= 2 x':>14}  "
+        f"{mark(open_ratio <= OPEN_RATIO_TARGET)}"
+    )
     if starts:
         print(f"kernel start -> first cell reply (median of {args.kernel_rounds}, interleaved)")
         for key, value in starts.items():
-            extra = "" if key == "empty" else f"  (+{(value - starts['empty']) * 1000:.0f} ms vs empty)"
+            extra = (
+                "" if key == "empty" else f"  (+{(value - starts['empty']) * 1000:.0f} ms vs empty)"
+            )
             label = "empty thread" if key == "empty" else f"{key:,} entries"
             print(f"  {label:>16}: {value * 1000:8.0f} ms{extra}")
         print(f"  100k / 1k: {starts[big] / starts[small]:.2f} x (target <= 2 x)")
-    print(f"ratios: open_100k_ms={opens[(big, True)] * 1000:.1f} "
-          f"open_100k_full_replay_ms={opens[(big, False)] * 1000:.1f} "
-          f"open_100k_vs_1k={open_ratio:.2f}")
+    print(
+        f"ratios: open_100k_ms={opens[(big, True)] * 1000:.1f} "
+        f"open_100k_full_replay_ms={opens[(big, False)] * 1000:.1f} "
+        f"open_100k_vs_1k={open_ratio:.2f}"
+    )
     return 0
 
 

@@ -74,8 +74,12 @@ def main() -> None:
                 k.shutdown()
                 cell[kind].append(first)
                 total[kind].append(whole)
-                print(f"[bench] round {i} {kind}: first cell {first * 1000:.0f} ms, "
-                      f"spawn to reply {whole * 1000:.0f} ms", file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"[bench] round {i} {kind}: first cell {first * 1000:.0f} ms, "
+                    f"spawn to reply {whole * 1000:.0f} ms",
+                    file=sys.stderr,
+                    flush=True,
+                )
     med = {k: statistics.median(v) for k, v in cell.items()}
     med_total = {k: statistics.median(v) for k, v in total.items()}
     ratio = med["mcp"] / med["none"]
@@ -89,7 +93,7 @@ def main() -> None:
         f"| spawn to first reply (median) | {med_total['none'] * 1000:.0f} ms | "
         f"{med_total['mcp'] * 1000:.0f} ms | {med_total['mcp'] / med_total['none']:.2f} | - |"
     )
-    print(f"ratios: first_cell={ratio:.2f}")  # fmt: skip
+    print(f"ratios: first_cell={ratio:.2f}")
 
 
 if __name__ == "__main__":

@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{rate:.1f}",
             "<= ~30",
             "PASS" if rate <= 31 else "MISS",
-        ),  # fmt: skip
+        ),
     ]
     print(f"Logician streaming benchmark  (tokens={args.tokens}, repeat={args.repeat})")
     print(f"{'figure':<52}{'value':>12}{'target':>10}{'result':>8}")

@@ -72,15 +72,24 @@ def main(argv: list[str] | None = None) -> int:
     big_mb, mut_mb = (50, 20) if opts.quick else (500, 200)
     tmp = Path(tempfile.mkdtemp(prefix="lk-bench-vars-"))
     anomalies: Counter[str] = Counter()
-    base_env = {**os.environ, "LOGICIAN_THREAD": "bench",
-                "LOGICIAN_CONFIG_DIR": str(tmp / "user-config")}  # fmt: skip
+    base_env = {
+        **os.environ,
+        "LOGICIAN_THREAD": "bench",
+        "LOGICIAN_CONFIG_DIR": str(tmp / "user-config"),
+    }
     base_env.pop("JPY_SESSION_NAME", None)
     kernels = {
-        "ipykernel": BenchKernel("ipykernel", make_workspace(tmp / "a" / "ws", 0), base_env, anomalies),
-        "off": BenchKernel("logician", make_workspace(tmp / "b" / "ws", 0),
-                           {**base_env, "LOGICIAN_CHECKPOINTS__VARIABLES": "false"}, anomalies),
+        "ipykernel": BenchKernel(
+            "ipykernel", make_workspace(tmp / "a" / "ws", 0), base_env, anomalies
+        ),
+        "off": BenchKernel(
+            "logician",
+            make_workspace(tmp / "b" / "ws", 0),
+            {**base_env, "LOGICIAN_CHECKPOINTS__VARIABLES": "false"},
+            anomalies,
+        ),
         "on": BenchKernel("logician", make_workspace(tmp / "c" / "ws", 0), base_env, anomalies),
-    }  # fmt: skip
+    }
     rows: list[tuple[str, str, str]] = []
     try:
         for k in kernels.values():
@@ -98,11 +107,18 @@ def main(argv: list[str] | None = None) -> int:
             ".variables.open(10**9, 'pass'), get_ipython().kernel.logician.session.variables"
             ".close()), number=200) / 200 * 1e6",
         )
-        rows.append(("no-variable cell: capture's own cost, in the kernel", f"{own_us / 1000:.3f} ms",
-                     "<= 2 ms"))  # fmt: skip
+        rows.append(
+            (
+                "no-variable cell: capture's own cost, in the kernel",
+                f"{own_us / 1000:.3f} ms",
+                "<= 2 ms",
+            )
+        )
         log(f"2. one small change among 1,000 live variables and a {big_mb} MB array")
-        setup = (f"import numpy as np\nbig = np.ones({big_mb} * 2**20 // 8)\n"
-                 "for _i in range(999): globals()[f'v{_i}'] = [_i]\nsmall = [0]")  # fmt: skip
+        setup = (
+            f"import numpy as np\nbig = np.ones({big_mb} * 2**20 // 8)\n"
+            "for _i in range(999): globals()[f'v{_i}'] = [_i]\nsmall = [0]"
+        )
         for k in kernels.values():
             k.run(setup)
         one = {n: median_ms(k, "small.append(1)", repeat) for n, k in kernels.items()}
@@ -122,27 +138,45 @@ def main(argv: list[str] | None = None) -> int:
         frame, capture_ms = last_capture(on.cwd)
         rss1 = value(on, "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss")
         extra = (rss1 - rss0) * 1024 / (mut_mb * 2**20)
-        dump_ms = value(on, f"(lambda t: (pickle.dump(arr, open({str(scratch)!r}, 'wb'), protocol=5), "
-                            "time.perf_counter() - t)[1])(time.perf_counter()) * 1000")  # fmt: skip
-        rows.append(("in-place mutation: capture / pickle.dump",
-                     f"{capture_ms / dump_ms:.2f}x ({capture_ms:.0f} / {dump_ms:.0f} ms)", "<= 1.5x"))  # fmt: skip
+        dump_ms = value(
+            on,
+            f"(lambda t: (pickle.dump(arr, open({str(scratch)!r}, 'wb'), protocol=5), "
+            "time.perf_counter() - t)[1])(time.perf_counter()) * 1000",
+        )
+        rows.append(
+            (
+                "in-place mutation: capture / pickle.dump",
+                f"{capture_ms / dump_ms:.2f}x ({capture_ms:.0f} / {dump_ms:.0f} ms)",
+                "<= 1.5x",
+            )
+        )
         rows.append(("in-place mutation: peak extra memory / array", f"{extra:.2f}x", "<= 1.2x"))
         log("4. rewinding the array")
-        load_ms = value(on, f"(lambda t: (pickle.load(open({str(scratch)!r}, 'rb')), "
-                            "time.perf_counter() - t)[1])(time.perf_counter()) * 1000")  # fmt: skip
+        load_ms = value(
+            on,
+            f"(lambda t: (pickle.load(open({str(scratch)!r}, 'rb')), "
+            "time.perf_counter() - t)[1])(time.perf_counter()) * 1000",
+        )
         r = on.run(f"%logician rewind {frame} --variables-only")
         ok = value(on, "float(arr[0] == 1.0)")
-        rows.append(("rewind the array: round trip / pickle.load",
-                     f"{r.seconds * 1000 / load_ms:.2f}x ({r.seconds * 1000:.0f} / {load_ms:.0f} ms)"
-                     + ("" if ok == 1.0 else " WRONG VALUE"), "<= 1.5x"))  # fmt: skip
+        rows.append(
+            (
+                "rewind the array: round trip / pickle.load",
+                f"{r.seconds * 1000 / load_ms:.2f}x ({r.seconds * 1000:.0f} / {load_ms:.0f} ms)"
+                + ("" if ok == 1.0 else " WRONG VALUE"),
+                "<= 1.5x",
+            )
+        )
     finally:
         for k in kernels.values():
             k.shutdown()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"Variable checkpoints (repeat {repeat}; ipykernel empty cell {empty['ipykernel']:.2f} ms, "
-          f"ratios on/ipykernel: empty {empty['on'] / empty['ipykernel']:.2f}, "
-          f"one change {one['on'] / one['ipykernel']:.2f}; off/ipykernel: empty "
-          f"{empty['off'] / empty['ipykernel']:.2f}, one change {one['off'] / one['ipykernel']:.2f})")  # fmt: skip
+    print(
+        f"Variable checkpoints (repeat {repeat}; ipykernel empty cell {empty['ipykernel']:.2f} ms, "
+        f"ratios on/ipykernel: empty {empty['on'] / empty['ipykernel']:.2f}, "
+        f"one change {one['on'] / one['ipykernel']:.2f}; off/ipykernel: empty "
+        f"{empty['off'] / empty['ipykernel']:.2f}, one change {one['off'] / one['ipykernel']:.2f})"
+    )
     width = max(len(r[0]) for r in rows)
     for name, figure, target in rows:
         print(f"  {name.ljust(width)}  {figure:<28} target {target}")

@@ -110,7 +110,7 @@ class LabServer:
                 "--LabApp.expose_app_in_browser=True",
                 "--ServerApp.disable_check_xsrf=True",
                 *self.args,
-            ],  # fmt: skip
+            ],
             cwd=self.root,
             env=self.env,
             stdout=self._log,
@@ -187,8 +187,14 @@ def seed_thread(notebook: Path, frames: int, thread: str | None = None) -> str:
     ledger = ThreadLedger(notebook.parent / ".logician" / "threads", thread)
     try:
         for frame in range(1, frames + 1):
-            ledger.append(FrameOpen, frame=frame, execution_count=frame, cell_id=f"old-{frame}",
-                          code=f"x = {frame}  # seeded frame", pre_tree=None)  # fmt: skip
+            ledger.append(
+                FrameOpen,
+                frame=frame,
+                execution_count=frame,
+                cell_id=f"old-{frame}",
+                code=f"x = {frame}  # seeded frame",
+                pre_tree=None,
+            )
             ledger.append(FrameClose, frame=frame, outcome="ok", post_tree=None)
     finally:
         ledger.close()

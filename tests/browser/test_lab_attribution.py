@@ -24,9 +24,11 @@ def test_a_save_in_the_editor_during_a_cell_survives_a_sidebar_rewind(tmp_path: 
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     (root / "mine.txt").write_text("v1\n")
-    write_notebook(root / "long.ipynb",
-                   ["import time; open('cell.txt', 'w').write('c'); time.sleep(12)"],
-                   ids=["long-cell"])  # fmt: skip
+    write_notebook(
+        root / "long.ipynb",
+        ["import time; open('cell.txt', 'w').write('c'); time.sleep(12)"],
+        ids=["long-cell"],
+    )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with LabServer(root, home) as lab, open_browser() as browser:
         context = browser.new_context(viewport={"width": 1400, "height": 900})

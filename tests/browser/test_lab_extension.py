@@ -50,8 +50,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     )
     (root / "undo").mkdir()
     (root / "undo" / "mine.txt").write_text("original\n")
-    write_notebook(root / "undo" / "undo.ipynb",
-                   ["open('mine.txt', 'w').write('changed by the cell\\n')"], ids=["undo-cell"])
+    write_notebook(
+        root / "undo" / "undo.ipynb",
+        ["open('mine.txt', 'w').write('changed by the cell\\n')"],
+        ids=["undo-cell"],
+    )
     copy_into(HERE / "lab-approval.ipynb", root / "agent" / "lab-approval.ipynb")
     copy_into(HERE / "recordings", root / "agent" / "recordings")
     (root / "plain").mkdir()
@@ -66,9 +69,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         nb = root / name / f"{name}.ipynb"
         write_notebook(nb, ["# type here\n"], ids=["typing"])
         seed_thread(nb, frames)
-    write_notebook(root / "switch" / "switch.ipynb",
-                   ["open('s.txt', 'w').write('s')", "%logician thread use other-notebook"],
-                   ids=["switch-writes", "switch-use"])  # fmt: skip
+    write_notebook(
+        root / "switch" / "switch.ipynb",
+        ["open('s.txt', 'w').write('s')", "%logician thread use other-notebook"],
+        ids=["switch-writes", "switch-use"],
+    )
     seed_thread(root / "switch" / "other-notebook.ipynb", 1, thread="other-notebook")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with LabServer(root, home) as server:
@@ -261,11 +266,16 @@ def test_a_frame_whose_large_files_were_evicted_says_so_in_the_timeline(
     root.mkdir()
     write = "open('f.bin', 'wb').write(bytes([{v}]) * 300_000)"
     # the last cell's frame opens after v4's background copy (and its eviction) is done
-    write_notebook(root / "evict.ipynb", [*(write.format(v=v) for v in (1, 2, 3, 4)), "x = 1"],
-                   ids=["v1", "v2", "v3", "v4", "after"])  # fmt: skip
-    env = {"LOGICIAN_CHECKPOINTS__LARGE_FILE_BYTES": "100000",
-           "LOGICIAN_CHECKPOINTS__MAX_STORE_BYTES": "1000000",
-           "LOGICIAN_CHECKPOINTS__KEEP_RECENT_FRAMES": "1"}  # fmt: skip
+    write_notebook(
+        root / "evict.ipynb",
+        [*(write.format(v=v) for v in (1, 2, 3, 4)), "x = 1"],
+        ids=["v1", "v2", "v3", "v4", "after"],
+    )
+    env = {
+        "LOGICIAN_CHECKPOINTS__LARGE_FILE_BYTES": "100000",
+        "LOGICIAN_CHECKPOINTS__MAX_STORE_BYTES": "1000000",
+        "LOGICIAN_CHECKPOINTS__KEEP_RECENT_FRAMES": "1",
+    }
     with LabServer(root, home, env=env) as server:
         context = browser.new_context(viewport={"width": 1400, "height": 900})
         page = context.new_page()
@@ -420,8 +430,10 @@ def test_the_sidebar_follows_thread_use_to_the_other_timeline(page: Any, lab: La
 def test_the_extension_is_installed_enabled_and_ok() -> None:
     out = subprocess.run(
         [str(Path(sys.executable).with_name("jupyter")), "labextension", "list"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     text = out.stdout + out.stderr
     line = next((ln for ln in text.splitlines() if "logician-kernel" in ln), "")
     assert "enabled" in line and "OK" in line, text

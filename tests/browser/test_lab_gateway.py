@@ -46,8 +46,9 @@ def test_lab_through_a_kernel_gateway_lists_the_frame_and_rewinds_from_the_cell_
     project.mkdir()
     data = project / "data.txt"
     data.write_text("original\n")
-    write_notebook(project / "gw.ipynb", ["open('data.txt', 'w').write('changed\\n')"],
-                   ids=["writes-file"])  # fmt: skip
+    write_notebook(
+        project / "gw.ipynb", ["open('data.txt', 'w').write('changed\\n')"], ids=["writes-file"]
+    )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     gw = Gateway(
         launch,

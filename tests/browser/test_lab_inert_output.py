@@ -77,10 +77,13 @@ def lab(
     (root / "payloads.txt").write_text(every + "\n")
     comment = " ".join(hostile)
     model.script(
-        profile_reply("llamacpp", reasoning=every,
-                      calls=(("c1", "bash", {"command": f"cat payloads.txt  # {comment}"}),)),
+        profile_reply(
+            "llamacpp",
+            reasoning=every,
+            calls=(("c1", "bash", {"command": f"cat payloads.txt  # {comment}"}),),
+        ),
         profile_reply("llamacpp", reasoning=every, text=f"The file says:\n\n{every}\n"),
-    )  # fmt: skip
+    )
     write_notebook(root / "inert.ipynb", _cells())
     env = {
         "LOGICIAN_MODEL__PROVIDER": "openai",
@@ -231,8 +234,9 @@ def test_hostile_model_output_stays_inert_before_and_after_reopening(
         while time.monotonic() < deadline and "lk-answer" not in saved.read_text():
             page.wait_for_timeout(250)
         notebook = json.loads(saved.read_text())
-        kinds = {k for c in notebook["cells"] for o in c.get("outputs", [])
-                 for k in o.get("data", {})}  # fmt: skip
+        kinds = {
+            k for c in notebook["cells"] for o in c.get("outputs", []) for k in o.get("data", {})
+        }
         assert "text/html" in kinds and "text/markdown" not in kinds
         _open(page, lab)
         _cell(page, 0).locator(".lk-answer").wait_for(timeout=60_000)

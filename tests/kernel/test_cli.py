@@ -32,8 +32,14 @@ def _inherited() -> dict[str, str]:
 def logician(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([LOGICIAN, *args], cwd=cwd, env=env or _inherited(),
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [LOGICIAN, *args],
+        cwd=cwd,
+        env=env or _inherited(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_install_into_a_prefix_writes_a_kernelspec_that_starts_this_interpreter(
@@ -68,9 +74,23 @@ def test_the_wheel_ships_the_kernelspec_and_the_lab_extension_without_nodejs(
     list the lab extension: built with only this interpreter's folder on PATH (no Node.js)."""
     env = {**os.environ, "PATH": str(Path(sys.executable).parent)}
     assert shutil.which("node", path=env["PATH"]) is None
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                        "-w", str(tmp_path), str(REPO)], capture_output=True, text=True,
-                       timeout=300, env=env)  # fmt: skip
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(REPO),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     (wheel,) = tmp_path.glob("logician_kernel-*.whl")
     with zipfile.ZipFile(wheel) as zf:
@@ -78,8 +98,10 @@ def test_the_wheel_ships_the_kernelspec_and_the_lab_extension_without_nodejs(
         spec = next(n for n in names if n.endswith("share/jupyter/kernels/logician/kernel.json"))
         assert ".data/data/share/jupyter/kernels/logician/" in spec
         assert json.loads(zf.read(spec)) == kernel_json()
-        assert any(n.endswith("entry_points.txt") and b"logician = logician_kernel.cli:main"
-                   in zf.read(n) for n in names)  # fmt: skip
+        assert any(
+            n.endswith("entry_points.txt") and b"logician = logician_kernel.cli:main" in zf.read(n)
+            for n in names
+        )
         lab = ".data/data/share/jupyter/labextensions/logician-kernel/"
         built = {n.split(lab, 1)[1] for n in names if lab in n}
         assert {"package.json", "install.json", "static/style.js"} <= built
@@ -87,8 +109,16 @@ def test_the_wheel_ships_the_kernelspec_and_the_lab_extension_without_nodejs(
 
 
 def _notebook(path: Path, *sources: str) -> Path:
-    nb = new_notebook(cells=[new_code_cell(s) for s in sources],
-                      metadata={"kernelspec": {"name": "logician", "display_name": "Python 3 (Logician)", "language": "python"}})  # fmt: skip
+    nb = new_notebook(
+        cells=[new_code_cell(s) for s in sources],
+        metadata={
+            "kernelspec": {
+                "name": "logician",
+                "display_name": "Python 3 (Logician)",
+                "language": "python",
+            }
+        },
+    )
     nbformat.write(nb, path)
     return path
 
@@ -114,8 +144,9 @@ def test_run_talks_to_its_kernel_over_ipc_and_shuts_it_down_quietly(tmp_path: Pa
     )
     r = logician("run", str(nb), "-o", str(tmp_path / "out.ipynb"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    transport, pid = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs[0][
-        "text"].split()  # fmt: skip
+    transport, pid = (
+        nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs[0]["text"].split()
+    )
     assert transport == "ipc"
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid), 0)  # the kernel is gone, not orphaned
@@ -138,8 +169,12 @@ def test_a_failed_run_names_the_error_and_its_notebook_shows_where_it_stopped(
     """The error's name, value and traceback in the terminal (not a row of dashes), and in the
     -o notebook the failing cell marked and the cells below it cleared, never stale outputs
     from an earlier run under a fresh failure."""
-    nb = _notebook(tmp_path / "sales.ipynb", "print('loaded')",
-                   "def total(d):\n    return d['sales']\n\ntotal({})", "print('after')")  # fmt: skip
+    nb = _notebook(
+        tmp_path / "sales.ipynb",
+        "print('loaded')",
+        "def total(d):\n    return d['sales']\n\ntotal({})",
+        "print('after')",
+    )
     stale = nbformat.read(nb, as_version=4)
     stale.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="STALE\n")]
     stale.cells[2].execution_count = 99

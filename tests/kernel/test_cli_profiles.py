@@ -17,8 +17,9 @@ LOGICIAN = str(Path(sys.executable).parent / "logician")
 
 
 def logician(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([LOGICIAN, *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    return subprocess.run(
+        [LOGICIAN, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_profiles_through_the_cli(tmp_path: Path) -> None:
@@ -43,12 +44,20 @@ def test_profiles_through_the_cli(tmp_path: Path) -> None:
     row = next(line for line in r.stdout.splitlines() if line.strip().startswith("profile "))
     assert f"cheap, defined in {user}; selected by environment variable LOGICIAN_PROFILE" in row
     shown = json.loads(
-        logician("config", "show", "--json", cwd=ws,
-                 env={**env, "LOGICIAN_PROFILE": "cheap", "LOGICIAN_BUDGET__MAX_TURNS": "2"}).stdout
-    )["settings"]  # fmt: skip
+        logician(
+            "config",
+            "show",
+            "--json",
+            cwd=ws,
+            env={**env, "LOGICIAN_PROFILE": "cheap", "LOGICIAN_BUDGET__MAX_TURNS": "2"},
+        ).stdout
+    )["settings"]
     # the profile outranks the project file; the environment outranks the profile
-    assert shown["model.name"] == {"value": "cheap-model", "layer": "profile",
-                                   "restart_required": False}  # fmt: skip
+    assert shown["model.name"] == {
+        "value": "cheap-model",
+        "layer": "profile",
+        "restart_required": False,
+    }
     assert (shown["budget.max_turns"]["value"], shown["budget.max_turns"]["layer"]) == (2, "env")
     assert shown["budget.max_cost_usd"]["layer"] == "profile"
 

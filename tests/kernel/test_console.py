@@ -19,10 +19,12 @@ from test_kernel_plain_text import OBJECT_REPR, WIDGET_REPR
 
 pytestmark = [
     pytest.mark.kernel,
-    pytest.mark.skipif(shutil.which("tmux") is None,
-                       reason="tmux is not installed (apt-get install tmux; scripts/setup.sh "
-                              "does it as root): this test drives jupyter console in it"),
-]  # fmt: skip
+    pytest.mark.skipif(
+        shutil.which("tmux") is None,
+        reason="tmux is not installed (apt-get install tmux; scripts/setup.sh "
+        "does it as root): this test drives jupyter console in it",
+    ),
+]
 
 ANSWER = "The console shows this answer exactly once."
 
@@ -32,16 +34,37 @@ class Tmux:
 
     def __init__(self, tmp_path: Path, env: dict[str, str], cwd: Path, command: list[str]):
         self.sock = str(tmp_path / "tmux.sock")
-        subprocess.run(["tmux", "-S", self.sock, "new-session", "-d", "-s", "lk", "-x", "200",
-                        "-y", "60", "-c", str(cwd), *command], env=env, check=True)  # fmt: skip
+        subprocess.run(
+            [
+                "tmux",
+                "-S",
+                self.sock,
+                "new-session",
+                "-d",
+                "-s",
+                "lk",
+                "-x",
+                "200",
+                "-y",
+                "60",
+                "-c",
+                str(cwd),
+                *command,
+            ],
+            env=env,
+            check=True,
+        )
 
     def keys(self, *keys: str) -> None:
         subprocess.run(["tmux", "-S", self.sock, "send-keys", "-t", "lk", *keys], check=True)
 
     def screen(self) -> str:
         """The whole pane, scrollback included, wrapped lines joined."""
-        return subprocess.run(["tmux", "-S", self.sock, "capture-pane", "-p", "-J", "-S", "-",
-                               "-t", "lk"], capture_output=True, text=True).stdout  # fmt: skip
+        return subprocess.run(
+            ["tmux", "-S", self.sock, "capture-pane", "-p", "-J", "-S", "-", "-t", "lk"],
+            capture_output=True,
+            text=True,
+        ).stdout
 
     def wait_for(self, text: str, timeout: float = 60) -> str:
         deadline = time.monotonic() + timeout
@@ -67,7 +90,7 @@ def test_a_logician_cell_in_jupyter_console_shows_the_answer_once_and_asks_on_st
             Reply(pieces=[sse(c) for c in chunks] + [b"data: [DONE]\n\n"]),
             text_reply(
                 *[w + " " for w in ANSWER.split(" ")[:-1]], ANSWER.split(" ")[-1], delay=0.08
-            ),  # fmt: skip
+            ),
         )
         env = {
             **kernel_env,
@@ -79,8 +102,14 @@ def test_a_logician_cell_in_jupyter_console_shows_the_answer_once_and_asks_on_st
         }
         # Enter asks the kernel whether the cell is complete; a loaded machine may answer
         # after the console's default one second, which then runs the cell too early.
-        console = [sys.executable, "-m", "jupyter_console", "--kernel", "logician",
-                   "--ZMQTerminalInteractiveShell.kernel_is_complete_timeout=30"]  # fmt: skip
+        console = [
+            sys.executable,
+            "-m",
+            "jupyter_console",
+            "--kernel",
+            "logician",
+            "--ZMQTerminalInteractiveShell.kernel_is_complete_timeout=30",
+        ]
         tmux = Tmux(tmp_path, env, workspace, console)
         try:
             tmux.wait_for("In [1]:")

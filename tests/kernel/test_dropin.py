@@ -40,9 +40,15 @@ class TestMessageSpec(jupyter_kernel_test.KernelTests):
         {"code": "[n*n for n in range(1, 4)]", "result": "[1, 4, 9]"},
     ]
     code_display_data = [
-        {"code": "from IPython.display import HTML, display; display(HTML('<b>test</b>'))", "mime": "text/html"},
-        {"code": "from IPython.display import Math, display; display(Math('\\\\frac{1}{2}'))", "mime": "text/latex"},
-    ]  # fmt: skip
+        {
+            "code": "from IPython.display import HTML, display; display(HTML('<b>test</b>'))",
+            "mime": "text/html",
+        },
+        {
+            "code": "from IPython.display import Math, display; display(Math('\\\\frac{1}{2}'))",
+            "mime": "text/latex",
+        },
+    ]
     code_history_pattern = "1?2*"
     supported_history_operations = ("tail", "search")
     code_inspect_sample = "zip"
@@ -72,8 +78,12 @@ class TestMessageSpec(jupyter_kernel_test.KernelTests):
         assert reply["content"]["language_info"]["name"] == "python"
 
     def test_frame_cells_and_magic_cells_reply_to_spec(self) -> None:
-        for code in ("open('f.txt', 'w').write('x')", "%logician frames", "%logician rewind --last",
-                     "%logician rewind 999"):  # fmt: skip
+        for code in (
+            "open('f.txt', 'w').write('x')",
+            "%logician frames",
+            "%logician rewind --last",
+            "%logician rewind 999",
+        ):
             self.flush_channels()
             reply, outputs = self.execute_helper(code)
             validate_message(reply, "execute_reply", reply["parent_header"]["msg_id"])
@@ -89,8 +99,13 @@ def kernel(tmp_path: Path, kernel_env: dict[str, str]):
 
 
 def test_input_reaches_the_frontend_and_back(kernel: Kernel) -> None:
-    content = {"code": "name = input('who? ')\nprint('hi', name)", "silent": False,
-               "store_history": True, "user_expressions": {}, "allow_stdin": True}  # fmt: skip
+    content = {
+        "code": "name = input('who? ')\nprint('hi', name)",
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": True,
+    }
     msg = kernel.kc.session.msg("execute_request", content)
     kernel.kc.shell_channel.send(msg)
     request = kernel.kc.get_stdin_msg(timeout=30)

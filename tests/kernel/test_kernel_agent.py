@@ -196,9 +196,11 @@ def test_rewind_can_take_files_or_conversation_alone_and_restart_records_restore
     workspace: Path, agent_env: dict[str, str], server: LoopbackServer
 ) -> None:
     server.script(
-        tool_reply("w1", "write", {"path": "a.txt", "content": "A"}), text_reply("Wrote a."),
-        text_reply("Second."), text_reply("Third."),
-    )  # fmt: skip
+        tool_reply("w1", "write", {"path": "a.txt", "content": "A"}),
+        text_reply("Wrote a."),
+        text_reply("Second."),
+        text_reply("Third."),
+    )
     k = Kernel(workspace, agent_env)
     try:
         k.run("%logician write a")
@@ -221,7 +223,8 @@ def test_branches_from_rewinds_merge_and_discard_and_compaction_on_demand(
     workspace: Path, agent_env: dict[str, str], server: LoopbackServer
 ) -> None:
     server.script(
-        text_reply("One."), text_reply("Two."),
+        text_reply("One."),
+        text_reply("Two."),
         text_reply("The branch tried plan B and found it slow."),  # the branch summary
         text_reply("Three."),
         text_reply("Earlier: the user counted to three."),  # the compaction summary
@@ -229,7 +232,7 @@ def test_branches_from_rewinds_merge_and_discard_and_compaction_on_demand(
         Reply.error(500, {"error": {"message": "down"}}),  # a compaction that fails...
         Reply.error(500, {"error": {"message": "down"}}),
         Reply.error(500, {"error": {"message": "down"}}),
-    )  # fmt: skip
+    )
     env = {**agent_env, "LOGICIAN_MODEL__MAX_RETRIES": "0"}
     k = Kernel(workspace, env)
     try:
@@ -275,15 +278,19 @@ def test_branches_from_rewinds_merge_and_discard_and_compaction_on_demand(
 def test_past_the_threshold_the_harness_compacts_before_the_request(
     workspace: Path, agent_env: dict[str, str], server: LoopbackServer
 ) -> None:
-    env = {**agent_env, "LOGICIAN_MODEL__CONTEXT_WINDOW": "400",
-           "LOGICIAN_COMPACTION__THRESHOLD_FRACTION": "0.5",
-           "LOGICIAN_COMPACTION__KEEP_RECENT_TURNS": "1"}  # fmt: skip
+    env = {
+        **agent_env,
+        "LOGICIAN_MODEL__CONTEXT_WINDOW": "400",
+        "LOGICIAN_COMPACTION__THRESHOLD_FRACTION": "0.5",
+        "LOGICIAN_COMPACTION__KEEP_RECENT_TURNS": "1",
+    }
     long = "lorem ipsum " * 40
     server.script(
-        text_reply("First answer. " + long), text_reply("Second answer. " + long),
+        text_reply("First answer. " + long),
+        text_reply("Second answer. " + long),
         text_reply("Earlier: two long answers about lorem ipsum."),  # the summary request
         text_reply("Third answer."),
-    )  # fmt: skip
+    )
     k = Kernel(workspace, env)
     try:
         k.run(f"%logician first {long}")

@@ -33,8 +33,9 @@ def _tool_results(server: LoopbackServer) -> list[str]:
     return [m["content"] for m in messages_sent(server) if m["role"] == "tool"]
 
 
-def _run_the_cell(here: Path, workspace: Path, env: dict[str, str],
-                  server: LoopbackServer) -> list[str]:  # fmt: skip
+def _run_the_cell(
+    here: Path, workspace: Path, env: dict[str, str], server: LoopbackServer
+) -> list[str]:
     (here / "data.csv").write_text("day,units\n1,10\n")
     (workspace.parent / "outside.txt").write_text("not yours\n")
     _script(server, os.path.relpath(workspace.parent / "outside.txt", here))

@@ -87,8 +87,9 @@ def test_a_comm_decision_reaches_the_running_cell(
         assert request["tool"] == "write" and "approved.txt" in request["description"]
         assert "+yes" in request["preview"]
         assert not (workspace / "approved.txt").exists()  # waiting for the decision
-        sidebar.send({"type": "approval.decide", "request_id": request["request_id"],
-                      "choice": "allow_once"})  # fmt: skip
+        sidebar.send(
+            {"type": "approval.decide", "request_id": request["request_id"], "choice": "allow_once"}
+        )
         r = k.collect(msg_id, timeout=30)
         assert r.status == "ok", r.text
         assert (workspace / "approved.txt").read_text() == "yes\n"
@@ -119,8 +120,14 @@ def test_deny_reaches_the_model_with_the_note_and_always_allow_persists_one_rule
         sidebar.wait_for("hello")
         msg_id = k.send("%logician check git")
         request = sidebar.wait_for("approval.requested")
-        sidebar.send({"type": "approval.decide", "request_id": request["request_id"],
-                      "choice": "deny", "note": "not on this branch"})  # fmt: skip
+        sidebar.send(
+            {
+                "type": "approval.decide",
+                "request_id": request["request_id"],
+                "choice": "deny",
+                "note": "not on this branch",
+            }
+        )
         assert k.collect(msg_id).status == "ok"
         told = json.dumps([m for m in messages_sent(server) if m["role"] == "tool"])
         assert "not on this branch" in told and "Denied" in told
@@ -128,8 +135,13 @@ def test_deny_reaches_the_model_with_the_note_and_always_allow_persists_one_rule
         msg_id = k.send("%logician check git again")
         request = sidebar.wait_for("approval.requested")
         assert request["suggested_rule"].startswith("bash(git status")
-        sidebar.send({"type": "approval.decide", "request_id": request["request_id"],
-                      "choice": "always_allow"})  # fmt: skip
+        sidebar.send(
+            {
+                "type": "approval.decide",
+                "request_id": request["request_id"],
+                "choice": "always_allow",
+            }
+        )
         assert k.collect(msg_id).status == "ok"
         rules = tomllib.loads(user_config.read_text())["permissions"]["allow"]
         assert rules == [request["suggested_rule"]]
@@ -244,8 +256,10 @@ def test_clicking_the_card_in_the_cell_decides_and_the_card_shows_it(
                 state = m["content"]["data"].get("state", {})
                 if state.get("_model_name") == "ButtonModel":
                     buttons[state.get("description", "")] = m["content"]["comm_id"]
-        click = {"comm_id": buttons["Allow for this session"],
-                 "data": {"method": "custom", "content": {"event": "click"}}}  # fmt: skip
+        click = {
+            "comm_id": buttons["Allow for this session"],
+            "data": {"method": "custom", "content": {"event": "click"}},
+        }
         k.kc.shell_channel.send(k.kc.session.msg("comm_msg", click))
         r = k.collect(msg_id, timeout=30)
         assert r.status == "ok", r.text
@@ -287,12 +301,16 @@ def test_the_comm_lists_frames_and_announces_rewinds(workspace: Path, env: dict[
         page = sidebar.wait_for("frames")
         assert page["total"] == 1 and page["rows"][0]["cell_id"] == "cell-a"
         r = k.run("%logician rewind --last")  # the announcement is part of that cell's output
-        (note,) = [m["content"]["data"] for m in r.messages if m["msg_type"] == "comm_msg"
-                   and m["content"]["data"].get("type") == "frames.rewound"]  # fmt: skip
+        (note,) = [
+            m["content"]["data"]
+            for m in r.messages
+            if m["msg_type"] == "comm_msg" and m["content"]["data"].get("type") == "frames.rewound"
+        ]
         assert note["frames"] == [1]
         for bad in ({"type": "frames.list", "limit": 10_000}, {"type": "nope"}, {"v": 2}):
             sidebar.send(bad) if "v" not in bad else sidebar._send(
-                "comm_msg", {"comm_id": sidebar.comm_id, "data": bad})  # fmt: skip
+                "comm_msg", {"comm_id": sidebar.comm_id, "data": bad}
+            )
             assert sidebar.wait_for("error")["error"]
         assert "alive" in k.run("print('alive')").stdout  # bad messages never hurt the kernel
     finally:
@@ -320,8 +338,13 @@ def test_deny_and_stop_from_stdin_comm_and_card_and_a_model_change_reaches_the_n
         sidebar.wait_for("hello")
         msg_id = k.send("%logician touch two")
         request = sidebar.wait_for("approval.requested")
-        sidebar.send({"type": "approval.decide", "request_id": request["request_id"],
-                      "choice": "deny_and_stop"})  # fmt: skip
+        sidebar.send(
+            {
+                "type": "approval.decide",
+                "request_id": request["request_id"],
+                "choice": "deny_and_stop",
+            }
+        )
         assert k.collect(msg_id, timeout=30).status == "ok"
 
         msg_id = k.send("%logician touch three")
@@ -336,19 +359,24 @@ def test_deny_and_stop_from_stdin_comm_and_card_and_a_model_change_reaches_the_n
                 state = m["content"]["data"].get("state", {})
                 if state.get("_model_name") == "ButtonModel":
                     buttons[state.get("description", "")] = m["content"]["comm_id"]
-        click = {"comm_id": buttons["Deny and stop"],
-                 "data": {"method": "custom", "content": {"event": "click"}}}  # fmt: skip
+        click = {
+            "comm_id": buttons["Deny and stop"],
+            "data": {"method": "custom", "content": {"event": "click"}},
+        }
         k.kc.shell_channel.send(k.kc.session.msg("comm_msg", click))
         assert k.collect(msg_id, timeout=30).status == "ok"
 
         assert not any((workspace / f).exists() for f in ("one.txt", "two.txt", "three.txt"))
         assert len(server.requests) == 3  # each run stopped at the denial
         text = (workspace / ".logician/threads/test-thread.jsonl").read_text()
-        resolved = [json.loads(line) for line in text.splitlines()
-                    if '"approval_resolution"' in line]  # fmt: skip
+        resolved = [
+            json.loads(line) for line in text.splitlines() if '"approval_resolution"' in line
+        ]
         assert [(r["choice"], r["via"]) for r in resolved] == [
-            ("deny_and_stop", "stdin"), ("deny_and_stop", "comm"), ("deny_and_stop", "widget"),
-        ]  # fmt: skip
+            ("deny_and_stop", "stdin"),
+            ("deny_and_stop", "comm"),
+            ("deny_and_stop", "widget"),
+        ]
         assert [a["resolution"] for a in audit_lines(workspace)[-3:]] == ["user:deny_and_stop"] * 3
 
         k.run("%logician config set model.name other-model")

@@ -22,7 +22,7 @@ from test_kernel_comm import valid
 
 pytestmark = pytest.mark.kernel
 
-WAIT_FIRST_SNAPSHOT = ("get_ipython().kernel.logician.checkpoints.wait_for_first_snapshot()")
+WAIT_FIRST_SNAPSHOT = "get_ipython().kernel.logician.checkpoints.wait_for_first_snapshot()"
 """A silent cell (no frame) that returns once the kernel's background first snapshot is done."""
 LONG_CELL = "import time; open('cell.txt', 'w').write('c'); time.sleep(3)"
 """Reproduction 1 of issue 12: a cell that writes its own file, then runs for a while."""
@@ -109,12 +109,24 @@ def test_a_save_during_a_write_of_the_cell_is_a_conflict_that_force_resolves(
     msg = kernel.send("open('shared.txt', 'w').write('cell'); import time; time.sleep(2.5)")
     time.sleep(1.0)
     (workspace / "shared.txt").write_text("user's save")
-    sidebar.send({"type": "document.saved", "path": "shared.txt", "id": "s1",
-                  "time": datetime.now(UTC).isoformat(), "notebook": "nb.ipynb"})  # fmt: skip
+    sidebar.send(
+        {
+            "type": "document.saved",
+            "path": "shared.txt",
+            "id": "s1",
+            "time": datetime.now(UTC).isoformat(),
+            "notebook": "nb.ipynb",
+        }
+    )
     saved = sidebar.wait_for("document.saved")
     valid([saved])
-    assert saved == {"v": 1, "type": "document.saved", "re": "s1", "path": "shared.txt",
-                     "recorded": True}  # fmt: skip
+    assert saved == {
+        "v": 1,
+        "type": "document.saved",
+        "re": "s1",
+        "path": "shared.txt",
+        "recorded": True,
+    }
     r = kernel.collect(msg)
     assert r.status == "ok", r.text
     assert "changed by the cell and also outside this kernel" in r.text, r.text
@@ -156,11 +168,25 @@ def test_a_save_announced_over_the_comm_is_external_and_survives_a_sidebar_rewin
     (workspace / "notes" / "mine.txt").write_text("v2 my precious edit")
     # server-relative: the notebook is at the server root (the kernel's directory); a save of
     # a document outside the workspace is not this kernel's and is ignored
-    sidebar.send({"type": "document.saved", "path": "notes/mine.txt", "notebook": "a.ipynb",
-                  "time": datetime.now(UTC).isoformat(), "id": 1})  # fmt: skip
+    sidebar.send(
+        {
+            "type": "document.saved",
+            "path": "notes/mine.txt",
+            "notebook": "a.ipynb",
+            "time": datetime.now(UTC).isoformat(),
+            "id": 1,
+        }
+    )
     assert sidebar.wait_for("document.saved")["recorded"] is True
-    sidebar.send({"type": "document.saved", "path": "../elsewhere.txt", "notebook": "a.ipynb",
-                  "time": datetime.now(UTC).isoformat(), "id": 2})  # fmt: skip
+    sidebar.send(
+        {
+            "type": "document.saved",
+            "path": "../elsewhere.txt",
+            "notebook": "a.ipynb",
+            "time": datetime.now(UTC).isoformat(),
+            "id": 2,
+        }
+    )
     outside = sidebar.wait_for("document.saved")
     assert outside["path"] is None and outside["recorded"] is False
     r = kernel.collect(msg)
@@ -203,8 +229,10 @@ def test_two_kernels_on_one_workspace_never_rewind_each_others_files(
     rewind takes back only its own kernel's files (issue 19)."""
     a = Kernel(workspace, make_kernel_env(tmp_path / "a", thread="nb-a"))
     b = Kernel(workspace, make_kernel_env(tmp_path / "b", thread="nb-b"))
-    cell = ("import time\nfor j in range(3):\n    open(f'{who}{i}_{{j}}.txt', 'w').write('{who}')\n"
-            "    time.sleep(0.03)")  # fmt: skip
+    cell = (
+        "import time\nfor j in range(3):\n    open(f'{who}{i}_{{j}}.txt', 'w').write('{who}')\n"
+        "    time.sleep(0.03)"
+    )
     try:
         # Both first snapshots are taken before the notebooks' cells interleave (issue 28).
         # Under load, b's first writes could land while a's first (background) snapshot still
@@ -220,8 +248,12 @@ def test_two_kernels_on_one_workspace_never_rewind_each_others_files(
             assert ra.status == rb.status == "ok", (ra.text, rb.text)
             assert "not captured" not in ra.text + rb.text, ra.text + rb.text
         # b's writes that a's frames saw (the cells overlap) are external to a; a's own are a's
-        seen = [ln for n in range(1, 21) for ln in a.run(f"%logician diff {n}").text.splitlines()
-                if ln.startswith("created")]  # fmt: skip
+        seen = [
+            ln
+            for n in range(1, 21)
+            for ln in a.run(f"%logician diff {n}").text.splitlines()
+            if ln.startswith("created")
+        ]
         theirs = [ln for ln in seen if " b" in ln[:16]]
         assert theirs and all("by external" in ln for ln in theirs), seen
         assert all("by cell" in ln for ln in seen if " a" in ln[:16]), seen
@@ -231,7 +263,9 @@ def test_two_kernels_on_one_workspace_never_rewind_each_others_files(
         assert len(list(workspace.glob("b*_*.txt"))) == 60, ra.text
         rb = b.run("%logician rewind 2")
         assert rb.status == "ok", rb.text
-        assert sorted(p.name for p in workspace.glob("b*_*.txt")) == [f"b0_{j}.txt" for j in range(3)]
+        assert sorted(p.name for p in workspace.glob("b*_*.txt")) == [
+            f"b0_{j}.txt" for j in range(3)
+        ]
     finally:
         a.shutdown()
         b.shutdown()
@@ -255,8 +289,11 @@ def test_each_tool_call_is_named_as_the_changer_of_its_paths(
         assert r.status == "ok", r.text
         for _ in range(2):  # and again after a restart: read back from the ledger
             diff = k.run("%logician diff --last").text
-            by = {ln.split()[1]: ln for ln in diff.splitlines()
-                  if ln.startswith(("created", "modified"))}  # fmt: skip
+            by = {
+                ln.split()[1]: ln
+                for ln in diff.splitlines()
+                if ln.startswith(("created", "modified"))
+            }
             assert "by tool write (w1)" in by["notes/summary.md"], diff
             assert "by tool edit (e1)" in by["data.csv"], diff
             assert "by tool bash (b1)" in by["bash.txt"], diff
@@ -321,8 +358,15 @@ def test_a_save_after_the_cell_is_a_conflict_that_names_the_save(
     sidebar.wait_for("hello")
     assert kernel.run("open('report.md', 'w').write('by the cell')").status == "ok"
     (workspace / "report.md").write_text("edited in the Lab")
-    sidebar.send({"type": "document.saved", "path": "report.md", "notebook": "nb.ipynb",
-                  "time": datetime.now(UTC).isoformat(), "id": "late"})  # fmt: skip
+    sidebar.send(
+        {
+            "type": "document.saved",
+            "path": "report.md",
+            "notebook": "nb.ipynb",
+            "time": datetime.now(UTC).isoformat(),
+            "id": "late",
+        }
+    )
     assert sidebar.wait_for("document.saved")["recorded"] is False  # no cell was running
     r = kernel.run("%logician rewind --last")
     assert (workspace / "report.md").read_text() == "edited in the Lab"

@@ -17,15 +17,21 @@ pytestmark = pytest.mark.kernel
 
 def _arm(k: Kernel, spec: str | None) -> None:
     # Silent: arming the fault is not a cell of its own (no frame, no prompt number).
-    code = (f"import os; os.environ[{FAULT!r}] = {spec!r}" if spec
-            else f"import os; os.environ.pop({FAULT!r}, None)")  # fmt: skip
+    code = (
+        f"import os; os.environ[{FAULT!r}] = {spec!r}"
+        if spec
+        else f"import os; os.environ.pop({FAULT!r}, None)"
+    )
     assert k.run(code, silent=True).status == "ok"
 
 
 def _frames(k: Kernel) -> dict[int, str]:
     listing = k.run("%logician frames --all").text
-    return {int(line.split()[0]): line for line in listing.splitlines()[1:]
-            if line.split()[:1] and line.split()[0].isdigit()}  # fmt: skip
+    return {
+        int(line.split()[0]): line
+        for line in listing.splitlines()[1:]
+        if line.split()[:1] and line.split()[0].isdigit()
+    }
 
 
 @pytest.mark.timeout(240)
@@ -45,7 +51,9 @@ def test_cells_become_frames_again_once_the_ledger_can_be_written(
         _arm(k, None)
         r = k.run("open('a.txt', 'w').write('4')")
         said = r.stderr
-        assert "frames resumed at In [4]" in said and "In [2]\u2013[3] were not recorded" in said, said
+        assert "frames resumed at In [4]" in said and "In [2]\u2013[3] were not recorded" in said, (
+            said
+        )
         again = k.run("open('a.txt', 'w').write('5')")
         assert "frames resumed" not in again.stderr, again.text  # said once
         frames = _frames(k)

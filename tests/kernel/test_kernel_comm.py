@@ -28,8 +28,11 @@ def run(k: Kernel, sidebar: Sidebar, code: str, cell_id: str) -> list[dict]:
     """Run a cell; the comm messages sent while it ran (they belong to its output)."""
     r = k.run(code, cell_id=cell_id)
     assert r.status == "ok", r.text
-    sent = [m["content"]["data"] for m in r.messages if m["msg_type"] == "comm_msg"
-            and m["content"]["comm_id"] == sidebar.comm_id]  # fmt: skip
+    sent = [
+        m["content"]["data"]
+        for m in r.messages
+        if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == sidebar.comm_id
+    ]
     sidebar.seen.extend(sent)
     return sent
 

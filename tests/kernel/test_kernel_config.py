@@ -98,8 +98,15 @@ def test_api_keys_never_reach_output_ledger_or_config_files(
     env = {**kernel_env, "OPENAI_API_KEY": secret, "LOGICIAN_MODEL__API_KEY_ENV": "OPENAI_API_KEY"}
     k = Kernel(workspace, env)
     try:
-        outputs = [k.run(c).text for c in ("%logician config", "%logician config show --json",
-                                            "%logician config get model.api_key_env", "x = 1")]  # fmt: skip
+        outputs = [
+            k.run(c).text
+            for c in (
+                "%logician config",
+                "%logician config show --json",
+                "%logician config get model.api_key_env",
+                "x = 1",
+            )
+        ]
         r = k.run("%logician config set model.api_key sk-other --persist user")
         assert r.status == "error"
         outputs.append(r.text)

@@ -218,8 +218,10 @@ def test_after_a_capture_failure_the_next_frame_recovers_by_itself(
     k = Kernel(workspace, kernel_env)
     try:
         k.run("open('x.txt', 'w').write('keep me')")
-        r = k.run(f"import os; os.replace('{objects}', '{objects}.saved'); "
-                  f"open('{objects}', 'w').close(); open('x.txt', 'w').write('changed')")  # fmt: skip
+        r = k.run(
+            f"import os; os.replace('{objects}', '{objects}.saved'); "
+            f"open('{objects}', 'w').close(); open('x.txt', 'w').write('changed')"
+        )
         assert "not captured" in r.stderr, r.text
         r = k.run(f"os.remove('{objects}'); os.replace('{objects}.saved', '{objects}')")
         assert "not captured" in r.stderr, r.text  # said again: this cell was affected too
@@ -247,8 +249,10 @@ def test_two_kernels_on_one_workspace_capture_and_rewind_only_their_own_cells(
         # Cells running at the same time: each kernel has its own index, so neither fails on
         # the other's index lock.
         for i in range(10):
-            sent = [(k, k.send(f"for j in range(40): open(f'{n}c{i}_{{j}}.tmp', 'w').write('x')"))
-                    for n, k in (("a", a), ("b", b))]  # fmt: skip
+            sent = [
+                (k, k.send(f"for j in range(40): open(f'{n}c{i}_{{j}}.tmp', 'w').write('x')"))
+                for n, k in (("a", a), ("b", b))
+            ]
             for k, msg in sent:
                 r = k.collect(msg)
                 assert r.status == "ok" and "not captured" not in r.stderr, (i, r.text)

@@ -26,8 +26,11 @@ def disk(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("the disk-full tests mount a tmpfs: run the suite as root to include them")
     mount = tmp_path / "disk"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()}): disk-full tests skipped")
     try:
@@ -87,8 +90,7 @@ def _digest(path: Path) -> str:
 
 def _frame_line(k: Kernel, frame: int) -> str:
     listing = k.run("%logician frames --all").text
-    return next((line for line in listing.splitlines()
-                 if line.split()[:1] == [str(frame)]), "")  # fmt: skip
+    return next((line for line in listing.splitlines() if line.split()[:1] == [str(frame)]), "")
 
 
 @pytest.mark.timeout(300)
@@ -100,8 +102,13 @@ def test_a_rewind_that_cannot_restore_a_file_stays_pending_until_resumed(
     try:
         assert k.run("open('big.bin', 'wb').write(b'A' * (12 << 20))").status == "ok"
         first = _digest(ws / "big.bin")
-        assert k.run("open('big.bin', 'wb').write(b'B' * (12 << 20))\n"
-                     "open('note.txt', 'w').write('frame 2')").status == "ok"  # fmt: skip
+        assert (
+            k.run(
+                "open('big.bin', 'wb').write(b'B' * (12 << 20))\n"
+                "open('note.txt', 'w').write('frame 2')"
+            ).status
+            == "ok"
+        )
         second = _digest(ws / "big.bin")
         assert "Logician storage" in k.run("%logician storage").text  # the copies are done
         filler = _fill(disk, int(2.1 * MB))  # the plan fits; a 12 MB file does not

@@ -24,14 +24,23 @@ pytestmark = pytest.mark.kernel
 OPS = ("write", "fsync", "rename")
 MAX_N = 8
 """Writes walked per op: past the scenario's own (the walk stops there) or this many."""
-FAILED_WORDS = ("No space left on device", "not captured", "could not be", "incomplete",
-                "not a frame", "interrupted")  # fmt: skip
+FAILED_WORDS = (
+    "No space left on device",
+    "not captured",
+    "could not be",
+    "incomplete",
+    "not a frame",
+    "interrupted",
+)
 
 
 def _frames(k: Kernel) -> dict[int, str]:
     listing = k.run("%logician frames --all").text
-    return {int(line.split()[0]): line for line in listing.splitlines()[1:]
-            if line.split()[:1] and line.split()[0].isdigit()}  # fmt: skip
+    return {
+        int(line.split()[0]): line
+        for line in listing.splitlines()[1:]
+        if line.split()[:1] and line.split()[0].isdigit()
+    }
 
 
 def _last_frame(k: Kernel) -> int:
@@ -56,8 +65,10 @@ class Walk:
             code = f"import os; os.environ.pop({FAULT!r}, None)"
         else:
             self.log.write_text("")
-            code = (f"import os; os.environ[{FAULT_LOG!r}] = {str(self.log)!r}; "
-                    f"os.environ[{FAULT!r}] = {spec!r}")  # fmt: skip
+            code = (
+                f"import os; os.environ[{FAULT_LOG!r}] = {str(self.log)!r}; "
+                f"os.environ[{FAULT!r}] = {spec!r}"
+            )
         assert self.k.run(code, silent=True).status == "ok"
 
     def fired(self) -> bool:
@@ -154,8 +165,10 @@ def _resume_check(w: Walk, tag: str) -> None:
 def _agent(w: Walk, tag: str) -> str:
     assert w.server is not None
     w.server.clear()
-    w.server.script(tool_reply(f"c-{tag}", "write", {"path": "agent.txt", "content": tag}),
-                    text_reply("Wrote agent.txt."))  # fmt: skip
+    w.server.script(
+        tool_reply(f"c-{tag}", "write", {"path": "agent.txt", "content": tag}),
+        text_reply("Wrote agent.txt."),
+    )
     return w.k.run("%%logician\nWrite agent.txt.").text
 
 
@@ -199,8 +212,9 @@ def _gc(w: Walk, tag: str) -> str:
 
 
 def _config(w: Walk, tag: str) -> str:
-    return w.k.run(f"%logician config set checkpoints.keep_recent_frames "
-                   f"{20 + len(w.probes)} --persist user").text  # fmt: skip
+    return w.k.run(
+        f"%logician config set checkpoints.keep_recent_frames {20 + len(w.probes)} --persist user"
+    ).text
 
 
 def _config_check(w: Walk, tag: str) -> None:
@@ -235,7 +249,10 @@ SCENARIOS = {
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_every_durable_write_of_a_scenario_fails_in_turn_and_nothing_is_lost(
-    name: str, workspace: Path, kernel_env: dict[str, str], tmp_path: Path,
+    name: str,
+    workspace: Path,
+    kernel_env: dict[str, str],
+    tmp_path: Path,
     request: pytest.FixtureRequest,
 ) -> None:
     scenario = SCENARIOS[name]
@@ -247,7 +264,8 @@ def test_every_durable_write_of_a_scenario_fails_in_turn_and_nothing_is_lost(
     config.mkdir(parents=True, exist_ok=True)
     # Files over 200 kB go to the large-file store, whatever the free space of the test disk.
     (config / "config.toml").write_text(
-        "[checkpoints]\nlarge_file_bytes = 200000\nmin_free_bytes = 0\n")
+        "[checkpoints]\nlarge_file_bytes = 200000\nmin_free_bytes = 0\n"
+    )
     w = Walk(Kernel(workspace, kernel_env), workspace, tmp_path / "faults.log", [], server=server)
     walked = 0
     try:

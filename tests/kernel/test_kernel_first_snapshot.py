@@ -44,8 +44,10 @@ def test_a_cell_touching_no_file_never_waits_for_the_first_snapshot_and_a_writer
         again = k.run(f"print(sum(range(10)), {CHECKPOINTS}.warming_up)")
         assert "45 True" in again.stdout, again.text
 
-        msg = k.send("open('data.csv', 'w').write('rewritten\\n')\n"
-                     "open('src/new.py', 'w').write('NEW = 1\\n')")  # fmt: skip
+        msg = k.send(
+            "open('data.csv', 'w').write('rewritten\\n')\n"
+            "open('src/new.py', 'w').write('NEW = 1\\n')"
+        )
         k.wait_for_output(WAIT_NOTICE)
         # The write is held at the gate: nothing changed yet.
         assert (ws / "data.csv").read_text() == "a,b\n1,2\n"
@@ -80,8 +82,9 @@ def test_a_subprocess_started_during_the_first_snapshot_waits_too(tmp_path: Path
     release = tmp_path / "release"
     k = Kernel(ws, {**make_kernel_env(tmp_path), HOLD_FULL_SCAN: str(release)})
     try:
-        msg = k.send("import subprocess\n"
-                     "subprocess.run(['sh', '-c', 'echo shell > data.csv'], check=True)")  # fmt: skip
+        msg = k.send(
+            "import subprocess\nsubprocess.run(['sh', '-c', 'echo shell > data.csv'], check=True)"
+        )
         k.wait_for_output("waits for it")
         assert (ws / "data.csv").read_text() == "a,b\n1,2\n"  # the process was not started yet
         release.touch()

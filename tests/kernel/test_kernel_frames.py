@@ -182,8 +182,10 @@ def test_kill9_mid_cell_is_recovered_and_rewindable(
     k = Kernel(workspace, kernel_env)
     try:
         k.run("open('kept.txt', 'w').write('kept')")
-        k.send("open('data.csv', 'w').write('half-written by a dying cell')\n"
-               "print('written', flush=True)\nimport time; time.sleep(60)")  # fmt: skip
+        k.send(
+            "open('data.csv', 'w').write('half-written by a dying cell')\n"
+            "print('written', flush=True)\nimport time; time.sleep(60)"
+        )
         k.wait_for_output("written")
         k.kill9()
         k.start_again()

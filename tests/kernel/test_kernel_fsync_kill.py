@@ -67,8 +67,10 @@ def _kill_in_frame_close(k: Kernel) -> None:
 def _three_frames_and_a_rewind(k: Kernel, ws: Path) -> tuple[dict[str, str], dict[str, str]]:
     """Frames 1-3, frame 3 rewound; (the workspace before frame 1, after frame 1)."""
     original = tree(ws)
-    assert k.run("open('one.txt', 'w').write('one\\n')\nopen('data.csv', 'a').write('3,4\\n')"
-                 ).status == "ok"  # fmt: skip
+    assert (
+        k.run("open('one.txt', 'w').write('one\\n')\nopen('data.csv', 'a').write('3,4\\n')").status
+        == "ok"
+    )
     after_one = tree(ws)
     assert k.run("open('two.txt', 'w').write('two\\n')").status == "ok"
     assert k.run("open('one.txt', 'w').write('three\\n')").status == "ok"
@@ -147,9 +149,7 @@ def test_a_power_cut_before_that_fsync_loses_only_the_closing_frame(
         assert "rewound" in frames[3], frames
         # The lost frame's writes are still on disk: nothing rewinds them behind the user's back.
         assert (workspace / "four.txt").read_text() == "four\n"
-        _earlier_frames_rewind_exactly(
-            k, workspace, original, after_one, {"four.txt", "script.sh"}
-        )
+        _earlier_frames_rewind_exactly(k, workspace, original, after_one, {"four.txt", "script.sh"})
         assert (workspace / "script.sh").read_text() == "#!/bin/sh\necho hi\n# four\n"
     finally:
         k.shutdown()

@@ -50,7 +50,10 @@ def test_a_pre_tool_deny_shows_in_the_cell_reaches_the_model_and_is_listed(
         assert sent["role"] == "tool" and "use trash/ rather than rm" in sent["content"]
         assert (workspace / "run-end.log").read_text() == "done\n"
         listing = k.run("%logician hooks").text
-        assert "pre_tool   python guard.py  [user]  last: denied (use trash/ rather than rm)" in listing
+        assert (
+            "pre_tool   python guard.py  [user]  last: denied (use trash/ rather than rm)"
+            in listing
+        )
         assert "run_end    echo done >> run-end.log  [user]  last: ok (exit 0)" in listing
         audit = k.run("%logician audit").text
         assert "denied" in audit and "hook:deny `python guard.py` [user]" in audit
@@ -117,8 +120,12 @@ def test_a_profile_for_one_cell_for_the_session_and_an_unknown_one(
         assert "model.temperature = 0.1" in shown
         assert k.run("%%logician\nFrom now on.").status == "ok"
         assert server.requests[2].body.get("temperature") == 0.1
-        assert json.loads(k.run("%logician config show --json").text.strip())["settings"][
-            "model.temperature"]["layer"] == "profile"  # fmt: skip
+        assert (
+            json.loads(k.run("%logician config show --json").text.strip())["settings"][
+                "model.temperature"
+            ]["layer"]
+            == "profile"
+        )
     finally:
         k.shutdown()
 
@@ -154,14 +161,17 @@ def test_run_start_gets_its_event_and_a_hanging_hook_times_out_in_the_cell(
         'run_start = ["cat > run-start.json"]\n'
         'pre_tool = ["sleep 61.75 & sleep 61.75"]\n'
     )
-    server.script(tool_reply("c1", "bash", {"command": "echo went on > on.txt"}),
-                  text_reply("Done."))  # fmt: skip
+    server.script(
+        tool_reply("c1", "bash", {"command": "echo went on > on.txt"}), text_reply("Done.")
+    )
     k = Kernel(workspace, agent_env)
     try:
         r = k.run("%%logician\nGo on.")
         assert r.status == "ok", r.text
-        assert "⚠ pre_tool hook `sleep 61.75 & sleep 61.75` timed out: still running after 1 s" \
+        assert (
+            "⚠ pre_tool hook `sleep 61.75 & sleep 61.75` timed out: still running after 1 s"
             in r.stdout
+        )
         assert (workspace / "on.txt").read_text() == "went on\n"  # the call still ran
         assert "completed" in r.stdout
         assert _alive("61.75") == []
@@ -179,8 +189,10 @@ def test_an_interrupt_or_a_killed_kernel_ends_a_running_hook(
     (user_dir / "config.toml").write_text(
         '[hooks]\npre_tool = ["touch hook.flag; sleep 62.5 & sleep 62.5"]\n'
     )
-    server.script(tool_reply("c1", "bash", {"command": "echo no > no.txt"}),
-                  tool_reply("c2", "bash", {"command": "echo no > no.txt"}))  # fmt: skip
+    server.script(
+        tool_reply("c1", "bash", {"command": "echo no > no.txt"}),
+        tool_reply("c2", "bash", {"command": "echo no > no.txt"}),
+    )
     k = Kernel(workspace, agent_env)
     try:
         msg_id = k.send("%%logician\nTry it.")

@@ -31,15 +31,16 @@ def _die_at_first_store_rename(k: Kernel, code: str) -> None:
 def _store_files(ws: Path, store: str) -> dict[str, int]:
     """Every file under `.logician/<store>` by relative path, with its size."""
     root = ws / ".logician" / store
-    return {str(p.relative_to(root)): p.stat().st_size
-            for p in root.rglob("*") if p.is_file()}  # fmt: skip
+    return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
 
 
 def _valid_names(files: dict[str, int]) -> dict[str, int]:
     """Objects under their content's name (`objects/ab/cdef...`): not temporaries."""
-    return {p: n for p, n in files.items()
-            if p.startswith("objects/") and not Path(p).name.startswith(".")
-            and not p.endswith(".tmp")}  # fmt: skip
+    return {
+        p: n
+        for p, n in files.items()
+        if p.startswith("objects/") and not Path(p).name.startswith(".") and not p.endswith(".tmp")
+    }
 
 
 def _only_whole_objects(ws: Path) -> None:
@@ -97,10 +98,11 @@ def test_kill_9_while_a_300_mb_file_is_copied_to_the_side_store(
     k = Kernel(workspace, kernel_env)
     try:
         _die_at_first_store_rename(
-            k, "with open('big.bin', 'wb') as f:\n"
-               "    for i in range(300):\n"
-               "        f.write(bytes([i % 251]) * (1 << 20))",
-        )  # fmt: skip
+            k,
+            "with open('big.bin', 'wb') as f:\n"
+            "    for i in range(300):\n"
+            "        f.write(bytes([i % 251]) * (1 << 20))",
+        )
         assert (workspace / "big.bin").stat().st_size == 300 * MB
         k.start_again()
         said = k.run("print('alive')").text

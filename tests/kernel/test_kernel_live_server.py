@@ -52,21 +52,26 @@ def _text(messages: list[dict]) -> str:
 
 
 @pytest.mark.timeout(1800)
-@pytest.mark.skipif(not URL, reason="set LOGICIAN_TEST_SERVER_URL to a running model server "
-                    "(docs/providers.md: llama.cpp server) to run the live test")  # fmt: skip
+@pytest.mark.skipif(
+    not URL,
+    reason="set LOGICIAN_TEST_SERVER_URL to a running model server "
+    "(docs/providers.md: llama.cpp server) to run the live test",
+)
 def test_a_real_server_drives_a_tool_call_approval_frame_and_rewind(
     workspace: Path, kernel_env: dict[str, str]
 ) -> None:
-    env = {**kernel_env,
-           "LOGICIAN_MODEL__PROVIDER": "openai",
-           "LOGICIAN_MODEL__NAME": os.environ.get("LOGICIAN_TEST_SERVER_MODEL", "local"),
-           "LOGICIAN_MODEL__BASE_URL": URL,
-           "LOGICIAN_MODEL__API_KEY_ENV": "",
-           "LOGICIAN_MODEL__TOOL_CHOICE": '"write"',
-           "LOGICIAN_MODEL__MAX_RESPONSE_TOKENS": "200",
-           "LOGICIAN_MODEL__TEMPERATURE": "0",
-           "LOGICIAN_MODEL__EXTRA_BODY": "{seed = 7, parallel_tool_calls = false}",
-           "LOGICIAN_BUDGET__MAX_TURNS": "3"}  # fmt: skip
+    env = {
+        **kernel_env,
+        "LOGICIAN_MODEL__PROVIDER": "openai",
+        "LOGICIAN_MODEL__NAME": os.environ.get("LOGICIAN_TEST_SERVER_MODEL", "local"),
+        "LOGICIAN_MODEL__BASE_URL": URL,
+        "LOGICIAN_MODEL__API_KEY_ENV": "",
+        "LOGICIAN_MODEL__TOOL_CHOICE": '"write"',
+        "LOGICIAN_MODEL__MAX_RESPONSE_TOKENS": "200",
+        "LOGICIAN_MODEL__TEMPERATURE": "0",
+        "LOGICIAN_MODEL__EXTRA_BODY": "{seed = 7, parallel_tool_calls = false}",
+        "LOGICIAN_BUDGET__MAX_TURNS": "3",
+    }
     before = {p.relative_to(workspace) for p in workspace.rglob("*") if ".git" not in p.parts}
     k = Kernel(workspace, env)
     try:
@@ -74,16 +79,21 @@ def test_a_real_server_drives_a_tool_call_approval_frame_and_rewind(
         msg_id = k.send("%logician Write the word hello into the file hello.txt.")
         request, seen = _approval_or_end(k, msg_id, timeout=600)
         if request is None:
-            pytest.fail("the server answered without the forced `write` call (does it enforce "
-                        "tool_choice with this model and template?):\n" + _text(seen))
+            pytest.fail(
+                "the server answered without the forced `write` call (does it enforce "
+                "tool_choice with this model and template?):\n" + _text(seen)
+            )
         assert "write" in request["content"]["prompt"], request["content"]["prompt"]
         k.kc.input("o")
         r = k.collect(msg_id, timeout=600)
         elapsed = time.monotonic() - started
         print(f"\nlive run: {elapsed:.1f} s\n{r.text}")
         assert "Traceback" not in r.text and "Event loop is closed" not in r.text
-        after = {p.relative_to(workspace) for p in workspace.rglob("*")
-                 if ".git" not in p.parts and ".logician" not in p.parts}  # fmt: skip
+        after = {
+            p.relative_to(workspace)
+            for p in workspace.rglob("*")
+            if ".git" not in p.parts and ".logician" not in p.parts
+        }
         created = after - before
         assert created, f"the write call created nothing:\n{r.text}"
         ledger = workspace / ".logician/threads/test-thread.jsonl"

@@ -115,12 +115,22 @@ def test_every_kind_of_failed_run_is_followed_by_a_good_one(
 ) -> None:
     """500s until the retries run out, a reset connection, a timeout, an interrupt: after
     each, the next cell in the same kernel gets its answer and shows no traceback."""
-    env = {**local_env, "LOGICIAN_MODEL__MAX_RETRIES": "1",
-           "LOGICIAN_MODEL__REQUEST_TIMEOUT_SECONDS": "3"}  # fmt: skip
+    env = {
+        **local_env,
+        "LOGICIAN_MODEL__MAX_RETRIES": "1",
+        "LOGICIAN_MODEL__REQUEST_TIMEOUT_SECONDS": "3",
+    }
     overloaded = {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
-    slow = sse(*[{"id": "x", "model": "loop-model", "choices": [
-        {"index": 0, "delta": {"content": f"word{n} "}, "finish_reason": None}]}
-        for n in range(400)])  # fmt: skip
+    slow = sse(
+        *[
+            {
+                "id": "x",
+                "model": "loop-model",
+                "choices": [{"index": 0, "delta": {"content": f"word{n} "}, "finish_reason": None}],
+            }
+            for n in range(400)
+        ]
+    )
     failures = {
         "500": [Reply.error(500, overloaded), Reply.error(500, overloaded)],
         "reset": [Reply(end="reset"), Reply(end="reset")],
@@ -140,9 +150,10 @@ def test_every_kind_of_failed_run_is_followed_by_a_good_one(
             assert f"Fine after {name}." in r.text
 
         # An interrupt while the reply streams, then a good run.
-        server.script(Reply(pieces=[slow[i:i + 400] for i in range(0, len(slow), 400)],
-                            delay=0.2),
-                      profile_reply("llamacpp", text="Fine after the interrupt."))  # fmt: skip
+        server.script(
+            Reply(pieces=[slow[i : i + 400] for i in range(0, len(slow), 400)], delay=0.2),
+            profile_reply("llamacpp", text="Fine after the interrupt."),
+        )
         sent = len(server.requests)
         msg_id = k.send("%%logician\nWrite a long essay.")
         wait_for(lambda: len(server.requests) > sent, "the streamed request")
@@ -159,16 +170,21 @@ def test_every_kind_of_failed_run_is_followed_by_a_good_one(
         k.shutdown()
 
 
-EXTRA = ("{top_k = 20, parallel_tool_calls = false, chat_template_kwargs = {enable_thinking "
-         "= false}, stream_options = {continuous_usage_stats = true}}")  # fmt: skip
+EXTRA = (
+    "{top_k = 20, parallel_tool_calls = false, chat_template_kwargs = {enable_thinking "
+    "= false}, stream_options = {continuous_usage_stats = true}}"
+)
 
 
 def test_tool_choice_and_extra_body_reach_the_requests(
     workspace: Path, local_env: dict[str, str], server: LoopbackServer
 ) -> None:
     (workspace / "a.txt").write_text("alpha\n")
-    env = {**local_env, "LOGICIAN_MODEL__TOOL_CHOICE": '"required"',
-           "LOGICIAN_MODEL__EXTRA_BODY": EXTRA}  # fmt: skip
+    env = {
+        **local_env,
+        "LOGICIAN_MODEL__TOOL_CHOICE": '"required"',
+        "LOGICIAN_MODEL__EXTRA_BODY": EXTRA,
+    }
     server.script(
         profile_reply("llamacpp", calls=(("c1", "read", {"path": "a.txt"}),)),
         profile_reply("llamacpp", text="It says alpha."),
@@ -184,8 +200,7 @@ def test_tool_choice_and_extra_body_reach_the_requests(
             assert body["top_k"] == 20 and body["parallel_tool_calls"] is False
             assert body["chat_template_kwargs"] == {"enable_thinking": False}
             # A table merges into the agent's own: usage is still asked for.
-            assert body["stream_options"] == {"include_usage": True,
-                                              "continuous_usage_stats": True}  # fmt: skip
+            assert body["stream_options"] == {"include_usage": True, "continuous_usage_stats": True}
             assert body["messages"][-1]["role"] in ("user", "tool")  # never replaced
 
         # A tool's name, on every request of the run.
@@ -242,10 +257,17 @@ def test_an_interrupted_reply_is_counted_as_an_estimate_and_labelled(
 ) -> None:
     """Before: an interrupt mid-stream recorded 0 tokens, though the prompt was read and
     tokens were generated."""
-    slow = sse(*[{"id": "x", "model": "loop-model", "choices": [
-        {"index": 0, "delta": {"content": f"word{n} "}, "finish_reason": None}]}
-        for n in range(300)])  # fmt: skip
-    server.script(Reply(pieces=[slow[i:i + 300] for i in range(0, len(slow), 300)], delay=0.1))
+    slow = sse(
+        *[
+            {
+                "id": "x",
+                "model": "loop-model",
+                "choices": [{"index": 0, "delta": {"content": f"word{n} "}, "finish_reason": None}],
+            }
+            for n in range(300)
+        ]
+    )
+    server.script(Reply(pieces=[slow[i : i + 300] for i in range(0, len(slow), 300)], delay=0.1))
     k = Kernel(workspace, local_env)
     try:
         msg_id = k.send("%%logician\nWrite a long essay about braces.")
@@ -254,8 +276,11 @@ def test_an_interrupted_reply_is_counted_as_an_estimate_and_labelled(
         r = k.collect(msg_id, timeout=60)
         assert r.reply["ename"] == "KeyboardInterrupt"
         assert "estimated" in r.text, r.text
-        (end,) = [json.loads(line) for line in ledger_text(workspace).splitlines()
-                  if json.loads(line).get("kind") == "run_end"]  # fmt: skip
+        (end,) = [
+            json.loads(line)
+            for line in ledger_text(workspace).splitlines()
+            if json.loads(line).get("kind") == "run_end"
+        ]
         assert end["status"] == "cancelled" and end["usage_estimated"] is True
         assert end["input_tokens"] > 100  # the system prompt and tool schemas at least
         assert end["output_tokens"] >= 12  # "word0 " ... "word12 " streamed, ~2 tokens each

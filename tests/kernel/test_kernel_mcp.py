@@ -69,8 +69,10 @@ def test_the_model_calls_an_mcp_tool_after_approval_and_the_result_reaches_it(
     pids = tmp_path / "pids"
     pids.mkdir()
     write_servers(env, {"notes": stdio_server(env={"MCP_PID_DIR": str(pids)})})
-    server.script(tool_reply("m1", "notes__search", {"query": "otters"}),
-                  text_reply("Two notes mention otters."))  # fmt: skip
+    server.script(
+        tool_reply("m1", "notes__search", {"query": "otters"}),
+        text_reply("Two notes mention otters."),
+    )
     k = Kernel(workspace, env)
     try:
         table = wait_ready(k, "notes")
@@ -94,8 +96,11 @@ def test_the_model_calls_an_mcp_tool_after_approval_and_the_result_reaches_it(
         ledger = (workspace / ".logician/threads/test-thread.jsonl").read_text()
         kinds = [json.loads(line)["kind"] for line in ledger.splitlines()]
         assert "approval_request" in kinds and "approval_resolution" in kinds
-        intent = next(json.loads(line) for line in ledger.splitlines()
-                      if json.loads(line)["kind"] == "tool_intent")  # fmt: skip
+        intent = next(
+            json.loads(line)
+            for line in ledger.splitlines()
+            if json.loads(line)["kind"] == "tool_intent"
+        )
         assert intent["recovery"] == "external"
         running = server_pids(pids)
         assert running and all(alive(p) for p in running)
@@ -109,11 +114,16 @@ def test_the_first_cell_does_not_wait_for_a_hung_server_and_mcp_shows_each_state
 ) -> None:
     pids = tmp_path / "pids"
     pids.mkdir()
-    write_servers(env, {
-        "hung": stdio_server("hang", env={"MCP_PID_DIR": str(pids)}, connect_timeout_seconds=60),
-        "crash": stdio_server("crash"),
-        "broken": {"command": "/nonexistent/mcp-server"},
-    })  # fmt: skip
+    write_servers(
+        env,
+        {
+            "hung": stdio_server(
+                "hang", env={"MCP_PID_DIR": str(pids)}, connect_timeout_seconds=60
+            ),
+            "crash": stdio_server("crash"),
+            "broken": {"command": "/nonexistent/mcp-server"},
+        },
+    )
     k = Kernel(workspace, env)
     try:
         r = k.run("print('first cell')")
@@ -141,8 +151,9 @@ def test_a_kernel_killed_mid_call_quarantines_it_and_leaves_no_server_running(
     pids, marker = tmp_path / "pids", tmp_path / "slow.started"
     pids.mkdir()
     env = {**env, "LOGICIAN_PERMISSIONS__MODE": "full-auto"}
-    write_servers(env, {"notes": stdio_server(
-        env={"MCP_PID_DIR": str(pids), "MCP_SLOW_MARKER": str(marker)})})  # fmt: skip
+    write_servers(
+        env, {"notes": stdio_server(env={"MCP_PID_DIR": str(pids), "MCP_SLOW_MARKER": str(marker)})}
+    )
     server.script(tool_reply("s1", "notes__slow", {"seconds": 120}), text_reply("Noted."))
     k = Kernel(workspace, env)
     try:

@@ -59,9 +59,12 @@ def test_profiles_parallel_reads_collapsed_thinking_and_invalid_arguments(
         assert [m["tool_call_id"] for m in sent] == ["call_a", "call_b"]
         assert "alpha contents" in sent[0]["content"] and "bravo contents" in sent[1]["content"]
         # Thinking is shown collapsed: a closed <details> for HTML, one summary line as text.
-        shown = [m["content"]["data"] for m in r.messages
-                 if m["msg_type"] in ("display_data", "update_display_data")
-                 and "thinking" in m["content"]["data"].get("text/plain", "")]  # fmt: skip
+        shown = [
+            m["content"]["data"]
+            for m in r.messages
+            if m["msg_type"] in ("display_data", "update_display_data")
+            and "thinking" in m["content"]["data"].get("text/plain", "")
+        ]
         assert shown, r.text
         assert shown[-1]["text/plain"].startswith("▸ thinking (")
         assert (
@@ -89,9 +92,10 @@ def test_profiles_parallel_reads_collapsed_thinking_and_invalid_arguments(
             profile_reply("llamacpp", calls=(("call_x", "read", '{"path": "a.txt"'),)),
             profile_reply("llamacpp", reasoning="Retrying is pointless.", text="Understood."),
             # A reasoning model without a reasoning parser, and no usage at all.
-            profile_reply("think-tags", reasoning="Short thought.", text="Plain answer.",
-                          usage=None),
-        )  # fmt: skip
+            profile_reply(
+                "think-tags", reasoning="Short thought.", text="Plain answer.", usage=None
+            ),
+        )
         r = k.run("%%logician\nRead a.txt again.")
         assert r.status == "ok", r.text
         (error,) = tool_messages(server, len(server.requests) - 1)[-1:]
@@ -117,8 +121,11 @@ def test_the_context_window_from_v1_models_sets_when_compaction_happens(
     compaction triggers at the configured fraction of that window, and the summary call is
     charged to the run."""
     server.route("GET", "/v1/models", vllm_models("loop-model", 4096))
-    env = {**agent_env, "LOGICIAN_COMPACTION__THRESHOLD_FRACTION": "0.5",
-           "LOGICIAN_COMPACTION__KEEP_RECENT_TURNS": "1"}  # fmt: skip
+    env = {
+        **agent_env,
+        "LOGICIAN_COMPACTION__THRESHOLD_FRACTION": "0.5",
+        "LOGICIAN_COMPACTION__KEEP_RECENT_TURNS": "1",
+    }
     long = "lorem ipsum dolor " * 250  # about 1,100 tokens by the estimate
     server.script(
         profile_reply("vllm", text="First answer. " + long, usage=(1200, 1150)),

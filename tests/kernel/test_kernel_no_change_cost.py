@@ -20,7 +20,7 @@ from kernel_harness import Kernel
 
 pytestmark = pytest.mark.kernel
 
-SITECUSTOMIZE = '''
+SITECUSTOMIZE = """
 import os
 _log = os.environ.get("FSYNC_COUNT_FILE")
 if _log:
@@ -36,7 +36,7 @@ if _log:
     os.fsync = _counting("fsync")
     if _real["fdatasync"] is not None:
         os.fdatasync = _counting("fdatasync")
-'''
+"""
 
 
 @pytest.fixture
@@ -50,9 +50,13 @@ def counted(tmp_path: Path, workspace: Path, kernel_env: dict[str, str]):
     shim.write_text(f'#!/bin/sh\necho "$*" >> {git_log}\nexec {real_git} "$@"\n')
     shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
     (shims / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    env = dict(kernel_env, PATH=f"{shims}{os.pathsep}{kernel_env['PATH']}",
-               PYTHONPATH=str(shims), FSYNC_COUNT_FILE=str(fsync_log),
-               LOGICIAN_CHECKPOINTS__CHANGE_DETECTION="inotify")  # fmt: skip
+    env = dict(
+        kernel_env,
+        PATH=f"{shims}{os.pathsep}{kernel_env['PATH']}",
+        PYTHONPATH=str(shims),
+        FSYNC_COUNT_FILE=str(fsync_log),
+        LOGICIAN_CHECKPOINTS__CHANGE_DETECTION="inotify",
+    )
     k = Kernel(workspace, env)
     try:
         yield k, git_log, fsync_log
@@ -95,4 +99,3 @@ def test_a_cell_that_changes_no_file_costs_no_git_process_and_no_fsync(counted) 
     r = k.run("%logician rewind --last")
     assert r.status == "ok", r.text
     assert (k.cwd / "data.csv").read_text() == "a,b\n1,2\n"
-

@@ -64,9 +64,7 @@ def script_the_model(server: LoopbackServer) -> None:
     Markdown output is re-rendered several times while it grows."""
     server.script(
         tool_reply("w1", "write", {"path": "hello.txt", "content": "Hello, plain text\n"}),
-        text_reply(
-            *[w + " " for w in ANSWER.split(" ")[:-1]], ANSWER.split(" ")[-1], delay=0.08
-        ),  # fmt: skip
+        text_reply(*[w + " " for w in ANSWER.split(" ")[:-1]], ANSWER.split(" ")[-1], delay=0.08),
     )
 
 
@@ -88,8 +86,10 @@ def run_clicking_allow_once(k: Kernel, code: str, timeout: float = 60) -> list[d
                 state.get("_model_name") == "ButtonModel"
                 and state.get("description") == "Allow once"
             ):
-                click = {"comm_id": m["content"]["comm_id"],
-                         "data": {"method": "custom", "content": {"event": "click"}}}  # fmt: skip
+                click = {
+                    "comm_id": m["content"]["comm_id"],
+                    "data": {"method": "custom", "content": {"event": "click"}},
+                }
                 k.kc.shell_channel.send(k.kc.session.msg("comm_msg", click))
                 clicked = True
         if m["parent_header"].get("msg_id") != msg_id:
@@ -109,8 +109,9 @@ def test_every_display_of_an_agent_cell_reads_as_plain_text(
     try:
         # JupyterLab's widget manager opens this comm on connect: status widget and card show.
         control = {"comm_id": "wm", "target_name": "jupyter.widget.control", "data": {}}
-        k.kc.shell_channel.send(k.kc.session.msg("comm_open", control,
-                                                 metadata={"version": "1.0.0"}))  # fmt: skip
+        k.kc.shell_channel.send(
+            k.kc.session.msg("comm_open", control, metadata={"version": "1.0.0"})
+        )
         messages = run_clicking_allow_once(k, "%%logician\nWrite hello.txt and say where it is.")
         assert (workspace / "hello.txt").read_text() == "Hello, plain text\n"
         texts = plain_texts(messages)
@@ -128,8 +129,13 @@ def test_every_display_of_an_agent_cell_reads_as_plain_text(
         assert re.search(r"── completed.* · [\d,]+ in / [\d,]+ out tokens", stdout)
 
         # The magics' own displays, the rewind control among them.
-        for code in ("%logician status", "%logician frames", "%logician diff --last",
-                     "%logician", "%logician help"):  # fmt: skip
+        for code in (
+            "%logician status",
+            "%logician frames",
+            "%logician diff --last",
+            "%logician",
+            "%logician help",
+        ):
             shown = plain_texts(k.run(code).messages)
             assert shown, f"{code} displayed nothing"
             assert [t for _, t in shown if unreadable(t) or not t.strip()] == [], code
@@ -146,14 +152,25 @@ def test_text_exports_of_an_executed_agent_notebook_read_as_text(tmp_path: Path)
     shutil.copytree(shipped / "recordings", tmp_path / "recordings")
     env = clean_env(LOGICIAN_CONFIG_DIR=str(tmp_path / "cfg"))  # no real key, no thread
     bin_dir = Path(sys.executable).parent
-    run = subprocess.run([str(bin_dir / "logician"), "run", "02-agent.ipynb", "-o", "done.ipynb"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [str(bin_dir / "logician"), "run", "02-agent.ipynb", "-o", "done.ipynb"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
 
     def export(to: str) -> str:
-        r = subprocess.run([str(bin_dir / "jupyter"), "nbconvert", "--to", to, "--stdout",
-                            "done.ipynb"], cwd=tmp_path, env=env, capture_output=True,
-                           text=True, timeout=120)  # fmt: skip
+        r = subprocess.run(
+            [str(bin_dir / "jupyter"), "nbconvert", "--to", to, "--stdout", "done.ipynb"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert r.returncode == 0, r.stderr
         return r.stdout
 

@@ -58,8 +58,12 @@ def test_kill_9_inside_a_write_call_offers_rewind_this_call_which_restores_the_p
         assert "the write call of frame 1 was cut off" in r.stderr, r.stderr
         assert "`%logician rewind --call w1`" in r.stderr
         assert "quarantined" not in r.stderr  # restorable, not merely quarantined
-        buttons = [m for m in r.messages if m["msg_type"] == "display_data"
-                   and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]]  # fmt: skip
+        buttons = [
+            m
+            for m in r.messages
+            if m["msg_type"] == "display_data"
+            and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+        ]
         assert buttons, "where widgets render, the notice comes with a 'Rewind this call' button"
 
         r = k.run("%logician rewind --call w1")
@@ -72,7 +76,10 @@ def test_kill_9_inside_a_write_call_offers_rewind_this_call_which_restores_the_p
         assert again.status == "error" and "already rewound" in again.text
         assert (workspace / "notes.txt").read_bytes() == ORIGINAL
         unknown = k.run("%logician rewind --call nope")
-        assert unknown.status == "error" and "no pre-image was recorded by a call 'nope'" in unknown.text
+        assert (
+            unknown.status == "error"
+            and "no pre-image was recorded by a call 'nope'" in unknown.text
+        )
     finally:
         k.shutdown()
 

@@ -70,8 +70,15 @@ def test_a_lab_save_between_back_to_back_cells_survives_a_rewind_of_a_cell_that_
         sidebar.wait_for("hello")
         assert k.run("open('notes.txt', 'w').write('by cell 1')").status == "ok"
         (workspace / "notes.txt").write_text("saved in the Lab")
-        sidebar.send({"type": "document.saved", "path": "notes.txt", "notebook": "nb.ipynb",
-                      "time": datetime.now(UTC).isoformat(), "id": "s"})  # fmt: skip
+        sidebar.send(
+            {
+                "type": "document.saved",
+                "path": "notes.txt",
+                "notebook": "nb.ipynb",
+                "time": datetime.now(UTC).isoformat(),
+                "id": "s",
+            }
+        )
         assert sidebar.wait_for("document.saved")["recorded"] is False  # between cells
         r = k.run("open('notes.txt', 'w').write('by cell 2')")
         assert r.status == "ok", r.text
@@ -91,8 +98,14 @@ def test_a_save_during_a_pause_survives_a_rewind_of_the_cell_that_overwrote_it(
     idle kernel read it during the pause (idle_look.py) and the cell walks once; either way a
     file another program saved in the pause is that cell's pre-image, and rewinding the cell
     brings the save back."""
-    k = Kernel(workspace, {**kernel_env, "LOGICIAN_CHECKPOINTS__CHANGE_DETECTION": "scan",
-                           "LOGICIAN_CHECKPOINTS__SCAN_IDLE_LOOKS": idle_looks})  # fmt: skip
+    k = Kernel(
+        workspace,
+        {
+            **kernel_env,
+            "LOGICIAN_CHECKPOINTS__CHANGE_DETECTION": "scan",
+            "LOGICIAN_CHECKPOINTS__SCAN_IDLE_LOOKS": idle_looks,
+        },
+    )
     try:
         assert k.run("open('notes.txt', 'w').write('by cell 1')").status == "ok"
         (workspace / "notes.txt").write_text("saved during the pause")
@@ -101,8 +114,9 @@ def test_a_save_during_a_pause_survives_a_rewind_of_the_cell_that_overwrote_it(
         r = k.run("open('notes.txt', 'w').write('by cell 2'); open('out.txt', 'w').write('o')")
         assert r.status == "ok", r.text
         assert sorted(c["path"] for c in frame_closes(workspace)[-1]["changes"]) == [
-            "notes.txt", "out.txt",
-        ]  # fmt: skip
+            "notes.txt",
+            "out.txt",
+        ]
         r = k.run("%logician rewind --last")
         assert r.status == "ok", r.text
         assert (workspace / "notes.txt").read_text() == "saved during the pause"

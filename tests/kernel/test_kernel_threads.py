@@ -98,8 +98,11 @@ def test_threads_lists_and_thread_use_switches_and_the_sidebar_follows(
         r = k.run("%logician thread use other-notebook")
         assert r.status == "ok", r.text
         assert "Now on thread 'other-notebook': 1 frame(s)" in r.text
-        told = {m["content"]["data"]["type"]: m["content"]["data"] for m in r.messages
-                if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == sidebar.comm_id}  # fmt: skip
+        told = {
+            m["content"]["data"]["type"]: m["content"]["data"]
+            for m in r.messages
+            if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == sidebar.comm_id
+        }
         assert told["status"]["thread"] == "other-notebook" and told["status"]["frames"] == 1
         assert told["frames.changed"]["total"] == 1
         sidebar.send({"type": "frames.list", "offset": 0, "limit": 10, "id": "l"})

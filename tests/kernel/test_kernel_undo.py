@@ -26,8 +26,10 @@ def tree(ws: Path) -> dict[str, tuple[str, int]]:
             out[str(Path(dirpath, name).relative_to(ws)) + "/"] = ("dir", 0)
         for name in filenames:
             full = Path(dirpath, name)
-            out[str(full.relative_to(ws))] = (hashlib.sha256(full.read_bytes()).hexdigest(),
-                                              os.lstat(full).st_mode & 0o7777)  # fmt: skip
+            out[str(full.relative_to(ws))] = (
+                hashlib.sha256(full.read_bytes()).hexdigest(),
+                os.lstat(full).st_mode & 0o7777,
+            )
     return out
 
 
@@ -80,8 +82,10 @@ def test_undo_after_a_kernel_restart(workspace: Path, kernel_env: dict[str, str]
     k = Kernel(workspace, kernel_env)
     try:
         assert k.run("open('a.txt', 'w').write('one')").status == "ok"
-        assert k.run("open('a.txt', 'w').write('two'); import os; os.remove('data.csv')"
-                     ).status == "ok"  # fmt: skip
+        assert (
+            k.run("open('a.txt', 'w').write('two'); import os; os.remove('data.csv')").status
+            == "ok"
+        )
         before_rewind = tree(workspace)
         assert k.run("%logician rewind 1").status == "ok"
         assert not (workspace / "a.txt").exists()
@@ -134,8 +138,11 @@ def test_kill9_during_a_5000_file_rewind_then_resume_is_exact(
     k = Kernel(workspace, kernel_env)
     try:
         before = tree(workspace)
-        r = k.run(f"for i in range({FILES}):\n"
-                  "    open(f'src/f{i:05d}.txt', 'w').write(f'changed {i}\\n')", timeout=300)  # fmt: skip
+        r = k.run(
+            f"for i in range({FILES}):\n"
+            "    open(f'src/f{i:05d}.txt', 'w').write(f'changed {i}\\n')",
+            timeout=300,
+        )
         assert r.status == "ok", r.text
         # Test-only hook: the kernel SIGKILLs itself after this many restored paths.
         k.run(f"import os; os.environ['LOGICIAN_TEST_REWIND_KILL_AFTER'] = '{KILL_AFTER}'")
@@ -148,16 +155,18 @@ def test_kill9_during_a_5000_file_rewind_then_resume_is_exact(
             time.sleep(0.2)
         k.kc.stop_channels()
         k.km.cleanup_resources()
-        restored = sum(1 for i in range(FILES)
-                       if (src / f"f{i:05d}.txt").read_text() == f"original {i}\n")  # fmt: skip
+        restored = sum(
+            1 for i in range(FILES) if (src / f"f{i:05d}.txt").read_text() == f"original {i}\n"
+        )
         assert restored == KILL_AFTER  # exactly as far as the hook let it go
         k.start_again()
         first = k.run("print('alive')")
         assert "was interrupted" in first.stderr + first.stdout
         assert "--resume" in first.stderr + first.stdout
         # the rewind control offers the resume (its source says what is left to do)
-        control = k.run("print(get_ipython().find_line_magic('logician').__self__"
-                        ".frames.interrupted())")  # fmt: skip
+        control = k.run(
+            "print(get_ipython().find_line_magic('logician').__self__.frames.interrupted())"
+        )
         assert "was interrupted" in control.stdout and f"of {FILES} path(s)" in control.stdout
         plain = k.run("%logician rewind --last")
         assert plain.status == "error" and "--resume" in plain.text

@@ -150,14 +150,20 @@ def test_the_agents_python_tool_changes_rewind_with_its_cell(
     workspace: Path, kernel_env: dict[str, str]
 ) -> None:
     args = json.dumps({"code": "made_by_agent = 42\nlst.append(99)"})
-    tool = Reply(pieces=[sse(*openai_chunks(tool=("c1", "python", [args]), finish="tool_calls"),
-                             done=True)])  # fmt: skip
+    tool = Reply(
+        pieces=[sse(*openai_chunks(tool=("c1", "python", [args]), finish="tool_calls"), done=True)]
+    )
     done = Reply(pieces=[sse(c) for c in openai_chunks(text=["Done."])] + [b"data: [DONE]\n\n"])
     with LoopbackServer() as server:
         server.script(tool, done)
-        env = dict(kernel_env, LOGICIAN_MODEL__PROVIDER="openai", LOGICIAN_MODEL__NAME="m",
-                   LOGICIAN_MODEL__BASE_URL=server.url + "/v1", OPENAI_API_KEY="test-key",
-                   LOGICIAN_PERMISSIONS__MODE="full-auto")  # fmt: skip
+        env = dict(
+            kernel_env,
+            LOGICIAN_MODEL__PROVIDER="openai",
+            LOGICIAN_MODEL__NAME="m",
+            LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
+            OPENAI_API_KEY="test-key",
+            LOGICIAN_PERMISSIONS__MODE="full-auto",
+        )
         k = Kernel(workspace, env)
         try:
             ok(k, "lst = [1]")

@@ -25,9 +25,13 @@ HOOKS = (
 
 @pytest.fixture
 def env(kernel_env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
-    return {**kernel_env, "LOGICIAN_MODEL__PROVIDER": "openai",
-            "LOGICIAN_MODEL__NAME": "loop-model", "LOGICIAN_MODEL__BASE_URL": server.url + "/v1",
-            "OPENAI_API_KEY": "test-key-not-secret"}  # fmt: skip
+    return {
+        **kernel_env,
+        "LOGICIAN_MODEL__PROVIDER": "openai",
+        "LOGICIAN_MODEL__NAME": "loop-model",
+        "LOGICIAN_MODEL__BASE_URL": server.url + "/v1",
+        "OPENAI_API_KEY": "test-key-not-secret",
+    }
 
 
 def ledger(workspace: Path) -> list[dict]:
@@ -99,11 +103,23 @@ def test_load_ext_in_the_ipython_terminal(
         "exit",
     ]
     done = subprocess.run(
-        [sys.executable, "-m", "IPython", "--simple-prompt", "--quick", "--no-banner",
-         "--colors=NoColor", "--HistoryManager.enabled=False"],
-        input="\n".join(lines) + "\n", cwd=workspace, env=env, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "IPython",
+            "--simple-prompt",
+            "--quick",
+            "--no-banner",
+            "--colors=NoColor",
+            "--HistoryManager.enabled=False",
+        ],
+        input="\n".join(lines) + "\n",
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=90,
-    )  # fmt: skip
+    )
     out = done.stdout + done.stderr
     assert done.returncode == 0, out[-3000:]
     assert "Logician loaded" in out and "asked at this terminal's prompt" in out

@@ -25,25 +25,35 @@ def python_call(call_id: str, code: str) -> Reply:
 
 
 def tool_messages(server: LoopbackServer) -> list[str]:
-    return [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
-            for m in server.requests[-1].body["messages"] if m["role"] == "tool"]  # fmt: skip
+    return [
+        m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+        for m in server.requests[-1].body["messages"]
+        if m["role"] == "tool"
+    ]
 
 
 def test_timeout_wall_time_and_interrupt_stop_the_python_tool(
     workspace: Path, kernel_env: dict[str, str], server: LoopbackServer
 ) -> None:
     server.script(
-        python_call("t1", SPIN), text_reply("The loop timed out."),
-        python_call("t2", SLEEP), text_reply("The sleep timed out."),
+        python_call("t1", SPIN),
+        text_reply("The loop timed out."),
+        python_call("t2", SLEEP),
+        text_reply("The sleep timed out."),
         python_call("w1", SLEEP),  # the wall-time budget gives this one up
         python_call("i1", SPIN),
         python_call("i2", SLEEP),
         text_reply("Both were interrupted."),
-    )  # fmt: skip
-    env = {**kernel_env, "LOGICIAN_MODEL__PROVIDER": "openai",
-           "LOGICIAN_MODEL__NAME": "loop-model", "LOGICIAN_MODEL__BASE_URL": server.url + "/v1",
-           "OPENAI_API_KEY": "test-key-not-secret", "LOGICIAN_PERMISSIONS__MODE": "full-auto",
-           "LOGICIAN_TOOLS__PYTHON_TIMEOUT_SECONDS": "1.5"}  # fmt: skip
+    )
+    env = {
+        **kernel_env,
+        "LOGICIAN_MODEL__PROVIDER": "openai",
+        "LOGICIAN_MODEL__NAME": "loop-model",
+        "LOGICIAN_MODEL__BASE_URL": server.url + "/v1",
+        "OPENAI_API_KEY": "test-key-not-secret",
+        "LOGICIAN_PERMISSIONS__MODE": "full-auto",
+        "LOGICIAN_TOOLS__PYTHON_TIMEOUT_SECONDS": "1.5",
+    }
     flag = workspace / "started.flag"
     k = Kernel(workspace, env)
     try:

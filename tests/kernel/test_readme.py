@@ -117,7 +117,9 @@ def test_every_cheat_sheet_command_is_accepted_by_the_kernel(tmp_path: Path, ker
                 continue
             assert result.status == "ok", (command, result.text)
             assert "unknown command" not in result.text and "usage:" not in result.text.lower(), (
-                command, result.text)  # fmt: skip
+                command,
+                result.text,
+            )
     finally:
         kernel.shutdown()
 
@@ -132,8 +134,9 @@ def test_the_model_lines_and_the_script_are_what_the_package_takes(tmp_path: Pat
     assert cfg.settings.model.name == "qwen2.5-coder:7b"
     assert cfg.settings.model.base_url == "http://localhost:11434/v1"
     (script,) = [body for lang, body in blocks(section("Other ways in")) if lang == "python"]
-    tree = ast.parse("\n".join(line[2:] if line.startswith("  ") else line
-                               for line in script.splitlines()))  # fmt: skip
+    tree = ast.parse(
+        "\n".join(line[2:] if line.startswith("  ") else line for line in script.splitlines())
+    )
     used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     assert {"open", "run", "rewind", "undo_rewind", "close"} <= used
     for method in {"open", "run", "rewind", "undo_rewind", "close"}:

@@ -31,9 +31,11 @@ def http_server(env: dict[str, str] | None = None) -> Iterator[str]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, str(SERVERS), "http", str(port)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    )
     try:
         wait_until(lambda: _listening(port), 30, "the HTTP MCP server to listen")
         yield f"http://127.0.0.1:{port}/mcp"

@@ -74,8 +74,10 @@ class _ManyTools(MCPServer):
     async def list_tools(self) -> Any:
         tools = list(await super().list_tools())  # the 4 of `_tools`
         search = tools[0]
-        extra = [search.model_copy(update={"name": "dup", "description": "first dup"}),
-                 search.model_copy(update={"name": "dup", "description": "second dup"})]
+        extra = [
+            search.model_copy(update={"name": "dup", "description": "first dup"}),
+            search.model_copy(update={"name": "dup", "description": "second dup"}),
+        ]
         extra += [search.model_copy(update={"name": f"t{i:03d}"}) for i in range(130 - 6)]
         return tools + extra
 

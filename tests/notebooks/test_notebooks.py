@@ -26,9 +26,25 @@ def test_notebook_validates_with_nbval(notebook: Path, tmp_path: Path) -> None:
     # it reopened, an output the stored notebook does not have.
     env = clean_env(LOGICIAN_CONFIG_DIR=str(tmp_path / "cfg"), JPY_SESSION_NAME=str(copy))
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--nbval", "--nbval-kernel-name", "logician",
-         "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(copy)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "--nbval",
+            "--nbval-kernel-name",
+            "logician",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            str(copy),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert " passed" in result.stdout

@@ -29,8 +29,11 @@ LOGICIAN = str(Path(sys.executable).with_name("logician"))
 def _clone_layout(base: Path) -> Path:
     """A git repository holding a copy of notebooks/ (with its recordings), committed."""
     repo = base / "repo"
-    shutil.copytree(ROOT / "notebooks", repo / "notebooks",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))  # fmt: skip
+    shutil.copytree(
+        ROOT / "notebooks",
+        repo / "notebooks",
+        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+    )
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "clone")
@@ -39,15 +42,19 @@ def _clone_layout(base: Path) -> Path:
 
 def _files(folder: Path) -> set[str]:
     """Every file and folder under `folder` but the kernel's own state."""
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")
-            if ".logician" not in p.relative_to(folder).parts}  # fmt: skip
+    return {
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if ".logician" not in p.relative_to(folder).parts
+    }
 
 
 def _run(notebook: Path, cwd: Path, config: Path) -> subprocess.CompletedProcess[str]:
     env = clean_env(LOGICIAN_CONFIG_DIR=str(config))
     rel = notebook.relative_to(cwd) if notebook.is_relative_to(cwd) else notebook
-    return subprocess.run([LOGICIAN, "run", str(rel)], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
+    return subprocess.run(
+        [LOGICIAN, "run", str(rel)], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.mark.timeout(900)
@@ -58,18 +65,22 @@ def test_the_notebook_runs_from_the_repository_top_its_folder_and_outside(
     top, folder = _clone_layout(tmp_path / "top"), _clone_layout(tmp_path / "folder")
     # Copied outside any repository (with its recordings), as a user who downloads it does.
     outside = tmp_path / "outside" / "work"
-    shutil.copytree(ROOT / "notebooks", outside,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))  # fmt: skip
+    shutil.copytree(
+        ROOT / "notebooks",
+        outside,
+        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+    )
     before = _files(outside)
     runs = {
         "from the repository's top": (top, top / "notebooks" / notebook.name, top),
-        "from its own folder": (folder, folder / "notebooks" / notebook.name,
-                                folder / "notebooks"),  # fmt: skip
+        "from its own folder": (folder, folder / "notebooks" / notebook.name, folder / "notebooks"),
         "copied outside a repository": (outside, outside / notebook.name, outside),
     }
     with ThreadPoolExecutor(max_workers=3) as pool:
-        done = {where: pool.submit(_run, nb, cwd, tmp_path / f"cfg-{i}")
-                for i, (where, (_, nb, cwd)) in enumerate(runs.items())}  # fmt: skip
+        done = {
+            where: pool.submit(_run, nb, cwd, tmp_path / f"cfg-{i}")
+            for i, (where, (_, nb, cwd)) in enumerate(runs.items())
+        }
     for where, future in done.items():
         result = future.result()
         assert result.returncode == 0, f"{notebook.name} {where}:\n{result.stderr[-3000:]}"

@@ -31,8 +31,12 @@ def other_account() -> Iterator[OtherAccount]:
     if useradd is None or userdel is None:
         pytest.skip("a second local account needs useradd/userdel, not found on PATH")
     name = f"lkt{uuid.uuid4().hex[:10]}"
-    subprocess.run([useradd, "--no-create-home", "--user-group", "--shell", "/bin/sh", name],
-                   check=True, capture_output=True, timeout=60)  # fmt: skip
+    subprocess.run(
+        [useradd, "--no-create-home", "--user-group", "--shell", "/bin/sh", name],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     try:
         entry = pwd.getpwnam(name)
         yield OtherAccount(name, entry.pw_uid, entry.pw_gid)

@@ -96,8 +96,9 @@ def test_a_planted_pickle_is_refused_by_name_and_never_runs(
     assert "not-restored" in line, report
     assert (REFUSED if magic == b"LGV2" else "older version of Logician") in line, report
     assert "restored  variable y" in report or "restored variable y" in report, report
-    assert "x, kept" in ok(kernel, "assert y == [1, 2, 3], y\nassert x == {'v': 2}, x\n"
-                                   "print('x, kept')")  # fmt: skip
+    assert "x, kept" in ok(
+        kernel, "assert y == [1, 2, 3], y\nassert x == {'v': 2}, x\nprint('x, kept')"
+    )
     assert not marker.exists()
 
 
@@ -128,9 +129,12 @@ def test_truncated_and_garbage_blobs_are_refused_by_name_and_the_rest_restored(
     report = ok(kernel, "%logician rewind --last")
     assert "failed its check" in refused_line(report, "x"), report
     assert "failed its check" in refused_line(report, "y"), report
-    assert "x and y refused" in ok(kernel, "assert z == {'z': 1}, z\n"
-                                           "assert x == 'changed' and y == [], (x, y)\n"
-                                           "print('x and y refused')")  # fmt: skip
+    assert "x and y refused" in ok(
+        kernel,
+        "assert z == {'z': 1}, z\n"
+        "assert x == 'changed' and y == [], (x, y)\n"
+        "print('x and y refused')",
+    )
 
 
 def test_the_key_is_private_outside_the_workspace_and_a_loose_one_is_refused(
@@ -171,8 +175,11 @@ def test_a_planted_large_file_copy_is_refused_and_the_file_left_alone(
     ok(kernel, "import os\nfirst = os.urandom(6 << 20)\nopen('big.bin', 'wb').write(first)")
     ok(kernel, "open('big.bin', 'wb').write(os.urandom(5 << 20))")
     assert "Logician storage" in ok(kernel, "%logician storage")  # the copies are done
-    first_copy = next(p for p in (workspace / ".logician" / "large" / "objects").rglob("*")
-                      if p.is_file() and p.stat().st_size == 6 << 20)  # fmt: skip
+    first_copy = next(
+        p
+        for p in (workspace / ".logician" / "large" / "objects").rglob("*")
+        if p.is_file() and p.stat().st_size == 6 << 20
+    )
     current = (workspace / "big.bin").read_bytes()
     planted = os.urandom(6 << 20)
     plant(first_copy, planted)
@@ -203,8 +210,11 @@ def test_a_planted_process_record_gets_nothing_killed_when_a_kernel_opens(
     try:
         record = workspace / ".logician" / "processes" / f"{victim.pid}.json"
         record.parent.mkdir(parents=True)
-        record.write_text(json.dumps({"pgid": victim.pid, "kernel_pid": dead.pid,
-                                      "tool": "bash", "call": "sleep 60"}))  # fmt: skip
+        record.write_text(
+            json.dumps(
+                {"pgid": victim.pid, "kernel_pid": dead.pid, "tool": "bash", "call": "sleep 60"}
+            )
+        )
         k = Kernel(workspace, kernel_env)
         try:
             first = k.run("print('opened')").text

@@ -71,10 +71,18 @@ def canary() -> Iterator[Canary]:
 
 
 def _env(kernel_env: dict[str, str], canary: Canary, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in kernel_env.items() if k.lower() not in ("no_proxy", "https_proxy",
-                                                                   "http_proxy", "all_proxy")}  # fmt: skip
-    env.update(HTTPS_PROXY=canary.url, HTTP_PROXY=canary.url, ALL_PROXY=canary.url,
-               NO_PROXY="127.0.0.1,localhost", OPENAI_API_KEY=API_KEY)  # fmt: skip
+    env = {
+        k: v
+        for k, v in kernel_env.items()
+        if k.lower() not in ("no_proxy", "https_proxy", "http_proxy", "all_proxy")
+    }
+    env.update(
+        HTTPS_PROXY=canary.url,
+        HTTP_PROXY=canary.url,
+        ALL_PROXY=canary.url,
+        NO_PROXY="127.0.0.1,localhost",
+        OPENAI_API_KEY=API_KEY,
+    )
     env.update(extra)
     return env
 
@@ -92,8 +100,13 @@ def test_an_unknown_env_variable_drops_alone_and_the_key_goes_to_the_configured_
 ) -> None:
     # The finding: one unknown variable left the whole environment layer out, base_url fell
     # back to the public endpoint and the next agent cell sent OPENAI_API_KEY there.
-    env = _env(kernel_env, canary, LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
-               LOGICIAN_MODEL__NAME="loop-model", LOGICIAN_MODEL__TOOL_CHOISE="required")  # fmt: skip
+    env = _env(
+        kernel_env,
+        canary,
+        LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
+        LOGICIAN_MODEL__NAME="loop-model",
+        LOGICIAN_MODEL__TOOL_CHOISE="required",
+    )
     server.script(text_reply("answered by the loopback server"))
     k = Kernel(workspace, env)
     try:
@@ -115,8 +128,9 @@ def test_a_broken_user_file_that_sets_the_endpoint_stops_model_calls(
     workspace: Path, kernel_env: dict[str, str], server: LoopbackServer, canary: Canary
 ) -> None:
     env = _env(kernel_env, canary)
-    path = _user_file(env, f'[model]\nname = "loop-model"\nbase_url = "{server.url}/v1"\n'
-                           '[budget\nmax_turns = 3\n')  # fmt: skip
+    path = _user_file(
+        env, f'[model]\nname = "loop-model"\nbase_url = "{server.url}/v1"\n[budget\nmax_turns = 3\n'
+    )
     server.script(text_reply("must never be asked"))
     k = Kernel(workspace, env)
     try:
@@ -140,8 +154,12 @@ def test_a_broken_user_file_that_sets_the_endpoint_stops_model_calls(
 def test_an_invalid_endpoint_value_stops_model_calls_instead_of_using_the_default(
     workspace: Path, kernel_env: dict[str, str], server: LoopbackServer, canary: Canary
 ) -> None:
-    env = _env(kernel_env, canary, LOGICIAN_MODEL__BASE_URL="127.0.0.1:8080/v1",
-               LOGICIAN_BUDGET__MAX_TURNS="7")  # fmt: skip
+    env = _env(
+        kernel_env,
+        canary,
+        LOGICIAN_MODEL__BASE_URL="127.0.0.1:8080/v1",
+        LOGICIAN_BUDGET__MAX_TURNS="7",
+    )
     k = Kernel(workspace, env)
     try:
         r = k.run("%%logician\nhello")
@@ -165,8 +183,11 @@ def test_a_project_cannot_select_a_profile_that_turns_on_full_auto_until_allowed
     workspace: Path, kernel_env: dict[str, str], server: LoopbackServer, canary: Canary
 ) -> None:
     env = _env(kernel_env, canary)
-    _user_file(env, f'[model]\nname = "loop-model"\nbase_url = "{server.url}/v1"\n\n'
-                    '[profiles.yolo]\npermissions = { mode = "full-auto", allow = ["bash"] }\n')  # fmt: skip
+    _user_file(
+        env,
+        f'[model]\nname = "loop-model"\nbase_url = "{server.url}/v1"\n\n'
+        '[profiles.yolo]\npermissions = { mode = "full-auto", allow = ["bash"] }\n',
+    )
     project = workspace / ".logician" / "config.toml"
     project.parent.mkdir()
     project.write_text('profile = "yolo"\n')
@@ -200,8 +221,7 @@ def test_a_project_lowering_capture_is_named_in_the_first_cell_and_in_config(
     env = _env(kernel_env, canary)
     project = workspace / ".logician" / "config.toml"
     project.parent.mkdir()
-    project.write_text('[checkpoints]\nvariables = false\nignore = ["**"]\n'
-                       "max_file_bytes = 10\n")  # fmt: skip
+    project.write_text('[checkpoints]\nvariables = false\nignore = ["**"]\nmax_file_bytes = 10\n')
     trust(workspace, user_dir=Path(env["LOGICIAN_CONFIG_DIR"]))
     k = Kernel(workspace, env)
     try:

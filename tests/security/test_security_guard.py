@@ -46,9 +46,14 @@ def _running(pid: int) -> bool:
 
 def _writer_started(workspace: Path) -> int:
     pid_file = workspace / "writer.pid"
-    _wait(lambda: pid_file.exists() and pid_file.read_text().strip().isdigit()
-          and len(list((workspace / "out").iterdir())) >= 3,
-          "the writer never started")  # fmt: skip
+    _wait(
+        lambda: (
+            pid_file.exists()
+            and pid_file.read_text().strip().isdigit()
+            and len(list((workspace / "out").iterdir())) >= 3
+        ),
+        "the writer never started",
+    )
     return int(pid_file.read_text())
 
 
@@ -115,8 +120,10 @@ def test_a_writer_that_also_scrubs_its_environment_is_held_by_the_subreaper_kern
         assert r.status == "ok", r.text
         writer = _writer_started(workspace)
         kernel = k.km.provisioner.process.pid  # type: ignore[union-attr]
-        _wait(lambda: (process_stat(writer) or ("", 0))[1] == kernel,
-              "the orphaned writer was not reparented to the kernel (no subreaper)")  # fmt: skip
+        _wait(
+            lambda: (process_stat(writer) or ("", 0))[1] == kernel,
+            "the orphaned writer was not reparented to the kernel (no subreaper)",
+        )
         # The guard looks every 0.25 s; 40 files is 2 s of writing, many looks even under load.
         _wait(lambda: len(list((workspace / "out").iterdir())) >= 40, "the writer stalled")
         _assert_dies_with_the_kernel(k, workspace, writer)

@@ -94,8 +94,10 @@ def test_obfuscated_links_schemes_and_tex_stay_text(text: str) -> None:
 
 
 def test_safe_links_and_math_still_work() -> None:
-    html = render_markdown("See [docs](https://example.org/a?b=1&c=2), <mailto:a@b.example>, "
-                           "and $x_1 * y^2$ or $$\\frac{a}{b}$$; `$not math$`.")  # fmt: skip
+    html = render_markdown(
+        "See [docs](https://example.org/a?b=1&c=2), <mailto:a@b.example>, "
+        "and $x_1 * y^2$ or $$\\frac{a}{b}$$; `$not math$`."
+    )
     assert '<a href="https://example.org/a?b=1&amp;c=2" rel="noopener noreferrer nofollow">' in html
     assert 'href="mailto:a@b.example"' in html
     assert 'class="lk-math mathjax_process tex2jax_process">\\(x_1 * y^2\\)</span>' in html
@@ -119,8 +121,15 @@ def test_the_reasoning_block_and_approval_preview_are_inert() -> None:
 
 
 def test_vars_table_escapes_hostile_names_types_and_notes() -> None:
-    view = FrameView(frame=3, execution_count=3, cell_id=None, code="", opened_at="",
-                     status="active", pre_tree=None)  # type: ignore[call-arg]  # fmt: skip
+    view = FrameView(
+        frame=3,
+        execution_count=3,
+        cell_id=None,
+        code="",
+        opened_at="",
+        status="active",
+        pre_tree=None,
+    )  # type: ignore[call-arg]
     records = [VariableRecord(name=p, action="created", type=p, not_captured=p) for p in PAYLOADS]
     rendered = vars_table(view, records)
     assert live_parts(rendered.html) == [], rendered.html
@@ -159,8 +168,11 @@ def _docstrings(tree: ast.AST) -> set[int]:
         body = getattr(node, "body", None)
         if isinstance(body, list):
             # a docstring, or a string under an attribute / a field (the house's field docs)
-            ids.update(id(s.value) for s in body
-                       if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))  # fmt: skip
+            ids.update(
+                id(s.value)
+                for s in body
+                if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+            )
     return ids
 
 
@@ -179,8 +191,11 @@ def test_no_kernel_module_builds_html_by_hand() -> None:
             if id(node) in docs:
                 continue
             if isinstance(node, ast.JoinedStr):
-                text = "".join(v.value for v in node.values
-                               if isinstance(v, ast.Constant) and isinstance(v.value, str))  # fmt: skip
+                text = "".join(
+                    v.value
+                    for v in node.values
+                    if isinstance(v, ast.Constant) and isinstance(v.value, str)
+                )
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 text = node.value
             else:
@@ -195,8 +210,11 @@ def test_no_kernel_module_builds_html_by_hand() -> None:
 
 
 def _bundles(messages: list[dict]) -> list[dict]:
-    return [m["content"]["data"] for m in messages
-            if m["msg_type"] in ("display_data", "update_display_data", "execute_result")]  # fmt: skip
+    return [
+        m["content"]["data"]
+        for m in messages
+        if m["msg_type"] in ("display_data", "update_display_data", "execute_result")
+    ]
 
 
 def _widget_html(messages: list[dict]) -> list[str]:
@@ -217,10 +235,13 @@ def test_a_kernel_shows_hostile_answer_reasoning_tool_and_names_as_text(
     (workspace / "payloads.txt").write_text(ALL + "\n")
     comment = " ".join(p for p in PAYLOADS if "\n" not in p)
     server.script(
-        profile_reply("llamacpp", reasoning=ALL,
-                      calls=(("c1", "bash", {"command": f"cat payloads.txt  # {comment}"}),)),
+        profile_reply(
+            "llamacpp",
+            reasoning=ALL,
+            calls=(("c1", "bash", {"command": f"cat payloads.txt  # {comment}"}),),
+        ),
         profile_reply("llamacpp", reasoning=ALL, text=f"The file says:\n\n{ALL}\n"),
-    )  # fmt: skip
+    )
     env = {
         **kernel_env,
         "LOGICIAN_MODEL__PROVIDER": "openai",
@@ -252,8 +273,13 @@ def test_a_kernel_shows_hostile_answer_reasoning_tool_and_names_as_text(
             "open('<img src=x onerror=alert(3)>.txt', 'w').write('x')\n"
         )
         assert r.status == "ok", r.text
-        for command in ("%logician vars --last", "%logician frames", "%logician diff --last",
-                        "%logician status", "%logician rewind 2 --dry-run"):  # fmt: skip
+        for command in (
+            "%logician vars --last",
+            "%logician frames",
+            "%logician diff --last",
+            "%logician status",
+            "%logician rewind 2 --dry-run",
+        ):
             shown = k.run(command)
             assert shown.status == "ok", shown.text
             html = "".join(b.get("text/html", "") for b in _bundles(shown.messages))
@@ -276,8 +302,10 @@ def test_the_approval_card_shows_a_hostile_command_as_text(
         profile_reply("openai", calls=(("c1", "bash", {"command": f"true  # {comment}"}),)),
         profile_reply("openai", text="Denied; stopping."),
     )
-    k = Kernel(workspace, {**model_env, "LOGICIAN_PERMISSIONS__MODE": "ask",
-                           "LOGICIAN_UI__STATUS_WIDGET": "false"})  # fmt: skip
+    k = Kernel(
+        workspace,
+        {**model_env, "LOGICIAN_PERMISSIONS__MODE": "ask", "LOGICIAN_UI__STATUS_WIDGET": "false"},
+    )
     try:
         # a widget-rendering frontend (JupyterLab's widget manager) opens this when it connects
         control = {"comm_id": "wm", "target_name": "jupyter.widget.control", "data": {}}
@@ -319,12 +347,67 @@ def test_the_approval_card_shows_a_hostile_command_as_text(
 
 # --- fuzzing: random Markdown built from the pieces attacks are made of ---------------------
 
-_PIECES = ["<", ">", "</", "/>", '"', "'", "`", "```", "~~~", "$", "$$", "\\(", "\\)", "\\[",
-           "\\]", "[", "]", "(", ")", "![", "](", "<http://x.y>", "javascript:", "jav&#x09;",
-           "&#106;", "&colon;", "data:", "http://127.0.0.1:9/", "mailto:", " onerror=",
-           " onclick=", "img", "svg", "script", "style", "iframe", "srcdoc=", "href=", "src=",
-           "\\href{", "\\class{", "\\style{", "{", "}", "|", "---", "\n", "\n\n", "    ", "*",
-           "_", "#", "> ", "- ", "1. ", "&", "&amp;", "\t", "\\"]  # fmt: skip
+_PIECES = [
+    "<",
+    ">",
+    "</",
+    "/>",
+    '"',
+    "'",
+    "`",
+    "```",
+    "~~~",
+    "$",
+    "$$",
+    "\\(",
+    "\\)",
+    "\\[",
+    "\\]",
+    "[",
+    "]",
+    "(",
+    ")",
+    "![",
+    "](",
+    "<http://x.y>",
+    "javascript:",
+    "jav&#x09;",
+    "&#106;",
+    "&colon;",
+    "data:",
+    "http://127.0.0.1:9/",
+    "mailto:",
+    " onerror=",
+    " onclick=",
+    "img",
+    "svg",
+    "script",
+    "style",
+    "iframe",
+    "srcdoc=",
+    "href=",
+    "src=",
+    "\\href{",
+    "\\class{",
+    "\\style{",
+    "{",
+    "}",
+    "|",
+    "---",
+    "\n",
+    "\n\n",
+    "    ",
+    "*",
+    "_",
+    "#",
+    "> ",
+    "- ",
+    "1. ",
+    "&",
+    "&amp;",
+    "\t",
+    "\\",
+]
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

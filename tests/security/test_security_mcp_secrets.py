@@ -58,8 +58,13 @@ def test_a_bearer_token_an_mcp_server_echoes_is_masked_everywhere(
             assert "You are known." in r.text, r.text
             cell = json.dumps(r.messages, default=str)
             assert "you are authenticated with token ****" in cell, cell[:3000]
-            shown += [cell, k.run("%logician mcp").text, k.run("%logician config show").text,
-                      k.run("%logician hooks").text, k.run("%logician audit").text]  # fmt: skip
+            shown += [
+                cell,
+                k.run("%logician mcp").text,
+                k.run("%logician config show").text,
+                k.run("%logician hooks").text,
+                k.run("%logician audit").text,
+            ]
         finally:
             k.shutdown()
     for text in shown:

@@ -110,8 +110,10 @@ def test_undo_through_a_swapped_directory_writes_nothing_outside(
     (outside / "d").mkdir(parents=True)
     k = Kernel(workspace, kernel_env)
     try:
-        r = k.run("import os\nos.makedirs('d')\n"
-                  f"for i in range({N}):\n    open(f'd/f{{i:02d}}.txt', 'w').write('x')\n")  # fmt: skip
+        r = k.run(
+            "import os\nos.makedirs('d')\n"
+            f"for i in range({N}):\n    open(f'd/f{{i:02d}}.txt', 'w').write('x')\n"
+        )
         assert r.status == "ok", r.text
         r = k.run("%logician rewind --last")
         assert r.status == "ok", r.text

@@ -65,8 +65,9 @@ class Swapper:
 
     def __init__(self, d: Path, link: Path) -> None:
         self.d, self.link = d, link
-        self.proc = subprocess.Popen([sys.executable, "-c", SWAPPER, str(d), str(link)],
-                                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", SWAPPER, str(d), str(link)], stdout=subprocess.PIPE, text=True
+        )
         assert self.proc.stdout is not None
         assert self.proc.stdout.readline().strip() == "ready"  # blocks until it swaps
 

@@ -125,8 +125,12 @@ def test_always_allow_saves_exactly_the_call_and_the_attack_still_asks(
         _wait_for_comm(k, comm_id, "hello")
 
         def decide(request: dict, choice: str) -> None:
-            data = {"v": 1, "type": "approval.decide", "request_id": request["request_id"],
-                    "choice": choice}  # fmt: skip
+            data = {
+                "v": 1,
+                "type": "approval.decide",
+                "request_id": request["request_id"],
+                "choice": choice,
+            }
             _comm_send(k, "comm_msg", {"comm_id": comm_id, "data": data})
 
         msg_id = k.send("%logician search for a")

@@ -22,10 +22,23 @@ from kernel_harness import Kernel, make_kernel_env
 pytestmark = pytest.mark.kernel
 
 MARKERS = (
-    "fsmonitor", "hookspath", "hook", "pager", "editor", "sshcommand", "askpass",
-    "diff-external", "filter-clean", "filter-smudge", "filter-process", "include",
-    "includeif", "commondir", "worktree-config", "global",
-)  # fmt: skip
+    "fsmonitor",
+    "hookspath",
+    "hook",
+    "pager",
+    "editor",
+    "sshcommand",
+    "askpass",
+    "diff-external",
+    "filter-clean",
+    "filter-smudge",
+    "filter-process",
+    "include",
+    "includeif",
+    "commondir",
+    "worktree-config",
+    "global",
+)
 
 
 def _touch(marker_dir: Path, name: str) -> str:

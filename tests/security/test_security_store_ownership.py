@@ -110,8 +110,11 @@ def test_own_store_writable_by_others_is_refused_until_tightened(
     finally:
         k.shutdown()
     state = workspace / ".logician"
-    target = {"state-dir": state, "threads": state / "threads",
-              "store-config": state / "git" / "config"}[loosen]  # fmt: skip
+    target = {
+        "state-dir": state,
+        "threads": state / "threads",
+        "store-config": state / "git" / "config",
+    }[loosen]
     target.chmod(target.stat().st_mode | 0o002)
 
     k = Kernel(workspace, make_kernel_env(tmp_path))

@@ -11,10 +11,16 @@ from logician_kernel.cli import main
 
 
 def notebook(path: Path, code: str) -> Path:
-    cell = {"cell_type": "code", "metadata": {}, "source": code, "outputs": [],
-            "execution_count": None}  # fmt: skip
-    path.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4,
-                                "nbformat_minor": 5}))  # fmt: skip
+    cell = {
+        "cell_type": "code",
+        "metadata": {},
+        "source": code,
+        "outputs": [],
+        "execution_count": None,
+    }
+    path.write_text(
+        json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
     return path
 
 

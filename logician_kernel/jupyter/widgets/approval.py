@@ -145,11 +145,13 @@ class ApprovalCard(PlainText, w.VBox):
         self._on_decide = on_decide
         rule = request.suggested_rule
         reason = tag("span", f" — {request.reason}", style="opacity: 0.75;")
-        self.header = w.HTML(inert(
-            tag("b", f"Approve {request.tool}?"),
-            reason if request.reason else "",
-            tag("div", request.description) if request.description.strip() else "",
-        ))  # fmt: skip
+        self.header = w.HTML(
+            inert(
+                tag("b", f"Approve {request.tool}?"),
+                reason if request.reason else "",
+                tag("div", request.description) if request.description.strip() else "",
+            )
+        )
         self.preview = w.HTML(preview_html(request.preview, request.preview_kind))
         self.buttons: dict[Choice, w.Button] = {
             "allow_once": w.Button(
@@ -217,8 +219,14 @@ class ApprovalCard(PlainText, w.VBox):
         ]
         lines.append("Choices: " + " · ".join(choices))
         if self.decided:
-            lines.append(decision_text(self.decision, self.note.value,  # type: ignore[arg-type]
-                                       request.suggested_rule, self.decided_via))  # fmt: skip
+            lines.append(
+                decision_text(
+                    self.decision,  # type: ignore[arg-type]
+                    self.note.value,
+                    request.suggested_rule,
+                    self.decided_via,
+                )
+            )
         return "\n".join(lines)
 
     @property

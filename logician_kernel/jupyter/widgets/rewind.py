@@ -137,13 +137,22 @@ def preview_html(preview: RewindPreview) -> Markup:
     else:
         parts.append(tag("i", "No files to restore"))
     if preview.variables:
-        parts.append(join([tag("b", "Variables"),
-                           _list_html(preview.variables, "", cls="lk-rewind-variable")]))  # fmt: skip
+        parts.append(
+            join(
+                [tag("b", "Variables"), _list_html(preview.variables, "", cls="lk-rewind-variable")]
+            )
+        )
     if preview.conflicts:
         style = f"color: {_ERROR}; font-weight: bold;"
         heading = 'Conflicts (changed since; left alone unless "Overwrite conflicts too")'
-        parts.append(join([tag("b", heading, style=f"color: {_ERROR};"),
-                           _list_html(preview.conflicts, style, cls="lk-rewind-conflict")]))  # fmt: skip
+        parts.append(
+            join(
+                [
+                    tag("b", heading, style=f"color: {_ERROR};"),
+                    _list_html(preview.conflicts, style, cls="lk-rewind-conflict"),
+                ]
+            )
+        )
     parts.append(tag("div", dropped_text(preview.messages_dropped)))
     return inert(*parts, class_="lk-rewind-preview")
 
@@ -209,14 +218,14 @@ class RewindControl(PlainText, w.VBox):
             description="Undo rewind",
             tooltip="Take back the most recent rewind: files, variables and conversation as they were",
             layout=w.Layout(width="auto"),
-        )  # fmt: skip
+        )
         self.undo_button.on_click(lambda _b: self._act("Undo", self.source.undo))
         self.resume_button = w.Button(
             description="Resume interrupted rewind",
             button_style="danger",
             tooltip="Complete the rewind the kernel was killed during",
             layout=w.Layout(width="auto", display="none"),
-        )  # fmt: skip
+        )
         self.resume_button.on_click(lambda _b: self._act("Resume", self.source.resume))
         self.include_external = w.Checkbox(
             value=False,
@@ -224,14 +233,14 @@ class RewindControl(PlainText, w.VBox):
             tooltip="Your saves in the Lab and other programs' writes are left alone unless this is on",
             indent=False,
             layout=w.Layout(width="auto"),
-        )  # fmt: skip
+        )
         self.force = w.Checkbox(
             value=False,
             description="Overwrite conflicts too",
             tooltip="Paths changed since the frame (by you or another program) are left alone unless this is on",
             indent=False,
             layout=w.Layout(width="auto"),
-        )  # fmt: skip
+        )
         for box in (self.include_external, self.force):
             box.observe(lambda _change: self._show_selection(self.selected_frame), names="value")
         self.result = w.HTML("")
@@ -289,9 +298,11 @@ class RewindControl(PlainText, w.VBox):
             lines.append(f"  … {hidden} more")
         if self.status:
             lines.append(("" if self.status_kind == "ok" else "Rewind failed: ") + self.status)
-        lines.append("Without widgets: %logician rewind N [--dry-run] [--files-only | "
-                     "--conversation-only] [--include-external] [--force]; %logician undo; "
-                     "%logician rewind --resume")  # fmt: skip
+        lines.append(
+            "Without widgets: %logician rewind N [--dry-run] [--files-only | "
+            "--conversation-only] [--include-external] [--force]; %logician undo; "
+            "%logician rewind --resume"
+        )
         return "\n".join(lines)
 
     def _selection_changed(self, change: dict) -> None:
@@ -306,8 +317,9 @@ class RewindControl(PlainText, w.VBox):
             self.preview.value = tag("i", "Select a frame to preview the rewind.")
             return
         try:
-            preview = self.source.preview(frame, include_external=self.include_external.value,
-                                          force=self.force.value)  # fmt: skip
+            preview = self.source.preview(
+                frame, include_external=self.include_external.value, force=self.force.value
+            )
         except ValueError as exc:
             preview = RewindPreview(error=str(exc))
         self.preview.value = preview_html(preview)
@@ -324,8 +336,9 @@ class RewindControl(PlainText, w.VBox):
         if frame is None:
             return
         try:
-            message = self.source.rewind(frame, mode, include_external=self.include_external.value,
-                                         force=self.force.value)  # fmt: skip
+            message = self.source.rewind(
+                frame, mode, include_external=self.include_external.value, force=self.force.value
+            )
             kind = "ok"
         except ValueError as exc:
             message, kind = str(exc) or "rewind failed", "error"

@@ -303,8 +303,16 @@ def _outcome_html(state: RuntimeState) -> Markup | str:
     colour = OUTCOME_COLOURS.get(outcome.status, "inherit")
     status = outcome.status.replace("_", " ")
     detail = f" — {outcome.detail}" if outcome.detail else ""
-    return inert(tag("span", tag("b", status), detail, style=f"color: {colour};",
-                     class_=f"lk-outcome lk-outcome-{outcome.status}"), block="span")  # fmt: skip
+    return inert(
+        tag(
+            "span",
+            tag("b", status),
+            detail,
+            style=f"color: {colour};",
+            class_=f"lk-outcome lk-outcome-{outcome.status}",
+        ),
+        block="span",
+    )
 
 
 def tasks_html(tasks: Sequence[tuple[str, str]]) -> Markup | str:
@@ -312,8 +320,11 @@ def tasks_html(tasks: Sequence[tuple[str, str]]) -> Markup | str:
     if not tasks:
         return ""
     items = join(
-        tag("li", f"{_TASK_MARKS.get(status, '•')} {title} ",
-            tag("span", f"({status})", style="opacity: 0.7;"))  # fmt: skip
+        tag(
+            "li",
+            f"{_TASK_MARKS.get(status, '•')} {title} ",
+            tag("span", f"({status})", style="opacity: 0.7;"),
+        )
         for title, status in tasks[:MAX_TASKS_SHOWN]
     )
     more = len(tasks) - MAX_TASKS_SHOWN

@@ -59,8 +59,14 @@ def _workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def _run(tmp_path: Path, server: LoopbackServer, ws: Path, user_config: str, prompt: str,
-         profile: str = "") -> dict:  # fmt: skip
+def _run(
+    tmp_path: Path,
+    server: LoopbackServer,
+    ws: Path,
+    user_config: str,
+    prompt: str,
+    profile: str = "",
+) -> dict:
     cfg = tmp_path / "cfg"
     cfg.mkdir(exist_ok=True)
     (cfg / "config.toml").write_text(user_config)
@@ -72,8 +78,14 @@ def _run(tmp_path: Path, server: LoopbackServer, ws: Path, user_config: str, pro
         LOGICIAN_PERMISSIONS__MODE="full-auto",
         OPENAI_API_KEY=KEY,
     )
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(ws), prompt, profile], env=env,
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(ws), prompt, profile],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -93,8 +105,10 @@ def test_a_pre_tool_deny_reaches_the_model_and_every_hook_point_gets_its_event(
         tool_reply("b2", "bash", {"command": "echo kept"}),
         text_reply("I moved nothing; data.csv stays."),
     )
-    hooks = ('[hooks]\npre_tool = ["python guard.py"]\npost_tool = ["python guard.py"]\n'
-             'run_start = ["python guard.py"]\nrun_end = ["python guard.py"]\n')  # fmt: skip
+    hooks = (
+        '[hooks]\npre_tool = ["python guard.py"]\npost_tool = ["python guard.py"]\n'
+        'run_start = ["python guard.py"]\nrun_end = ["python guard.py"]\n'
+    )
     out = _run(tmp_path, server, ws, hooks, f"Clean up. My key is {KEY}.")
     assert out["status"] == "completed"
     assert (ws / "data.csv").exists()  # the denied call never ran
@@ -107,20 +121,31 @@ def test_a_pre_tool_deny_reaches_the_model_and_every_hook_point_gets_its_event(
     assert "kept" in json.dumps(server.requests[2].body["messages"][-1])
     events = [json.loads(line) for line in (ws / "hook-events.jsonl").read_text().splitlines()]
     assert [e["event"] for e in events] == [
-        "run_start", "pre_tool", "pre_tool", "post_tool", "run_end"
-    ]  # fmt: skip
+        "run_start",
+        "pre_tool",
+        "pre_tool",
+        "post_tool",
+        "run_end",
+    ]
     start, deny, allow, post, end = events
     assert start["prompt"].startswith("Clean up.") and start["model"] == "loop-model"
     assert start["thread"] == "hooked" and Path(start["workspace"]) == ws.resolve()
-    assert (deny["tool"], deny["call_id"], deny["arguments"]) == ("bash", "b1",
-                                                                 {"command": "rm data.csv"})  # fmt: skip
+    assert (deny["tool"], deny["call_id"], deny["arguments"]) == (
+        "bash",
+        "b1",
+        {"command": "rm data.csv"},
+    )
     assert post["call_id"] == "b2" and "kept" in post["result"]["content"]
     assert post["result"]["is_error"] is False
     assert end["outcome"]["status"] == "completed" and end["tool_calls"] == 2
     assert KEY not in (ws / "hook-events.jsonl").read_text()  # secrets stay out
     # The cell (here: the event stream) and the audit log both say what the hook did.
     (reported,) = out["reported"]
-    assert (reported["hook"], reported["status"], reported["call_id"]) == ("pre_tool", "denied", "b1")
+    assert (reported["hook"], reported["status"], reported["call_id"]) == (
+        "pre_tool",
+        "denied",
+        "b1",
+    )
     assert out["log"]["pre_tool|python guard.py"] == "ok"  # its last run allowed b2
     denials = [e for e in _audit(ws) if e["resolution"] == "hook:deny"]
     (denial,) = denials
@@ -169,18 +194,21 @@ def test_a_hanging_hook_times_out_failures_are_reported_and_output_is_bounded(
     assert _alive("67.25") == []  # nothing the hanging hook started survived
     statuses = [(r["hook"], r["command"][:12], r["status"]) for r in out["reported"]]
     assert statuses[:4] == [
-        ("pre_tool", "sleep 67.25 ", "timed_out"), ("pre_tool", "exit 3", "failed"),
-        ("pre_tool", "no-such-prog", "failed"), ("post_tool", "python -c \"i", "failed"),
-    ]  # fmt: skip
-    assert statuses[-1] == ("run_end", "python -c \"p", "failed")
+        ("pre_tool", "sleep 67.25 ", "timed_out"),
+        ("pre_tool", "exit 3", "failed"),
+        ("pre_tool", "no-such-prog", "failed"),
+        ("post_tool", 'python -c "i', "failed"),
+    ]
+    assert statuses[-1] == ("run_end", 'python -c "p', "failed")
     details = {r["command"]: r["detail"] for r in out["reported"]}
     assert "still running after 1 s" in details["sleep 67.25 & sleep 67.25"]
     assert "exit 127 (program not found)" in details["no-such-program-xyz"]
     assert "ZeroDivisionError" in details['python -c "print(1/0)"']
     # post_tool's exit 2 is not a deny (only pre_tool denies), and its flood stayed bounded.
     assert len(details[flood]) < 1000
-    assert [m["tool_call_id"] for m in server.requests[2].body["messages"] if m["role"] == "tool"
-            ] == ["b1", "b2"]  # fmt: skip
+    assert [
+        m["tool_call_id"] for m in server.requests[2].body["messages"] if m["role"] == "tool"
+    ] == ["b1", "b2"]
     failures = [e for e in _audit(ws) if e["resolution"] == "hook:failed"]
     assert len(failures) == len(out["reported"])
     assert all(not e["routine"] for e in failures)
@@ -207,7 +235,7 @@ def test_a_profile_applies_to_that_run_only(
 ) -> None:
     ws = _workspace(tmp_path)
     server.script(text_reply("ok"))
-    user = '[profiles.cheap]\nmodel = { temperature = 0.1 }\n'
+    user = "[profiles.cheap]\nmodel = { temperature = 0.1 }\n"
     out = _run(tmp_path, server, ws, user, "Hello.", profile=selected)
     assert out["status"] == "completed"
     assert server.requests[0].body.get("temperature") == (0.1 if selected else None)

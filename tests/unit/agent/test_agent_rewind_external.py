@@ -70,8 +70,14 @@ def test_a_script_rewind_keeps_outside_writes_unless_asked(
         LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
         OPENAI_API_KEY="test-key-not-secret",
     )
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(ws)], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=90)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(ws)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["kept"] == "v2 mine"

@@ -84,8 +84,14 @@ def test_a_script_runs_approves_compacts_and_rewinds_without_jupyter(
         LOGICIAN_TOOLS__BASH_TIMEOUT_SECONDS="1",
         OPENAI_API_KEY="test-key-not-secret",
     )
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(ws)], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=90)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(ws)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["jupyter"] == []
@@ -104,8 +110,11 @@ def test_a_script_runs_approves_compacts_and_rewinds_without_jupyter(
     assert "Denied" in told  # the model heard about the denial
     assert "timed out after 1 s" in json.dumps(server.requests[4].body["messages"])
     ledger = ws / ".logician/threads/nightly-report.jsonl"
-    resolved = [json.loads(line) for line in ledger.read_text().splitlines()
-                if '"approval_resolution"' in line]  # fmt: skip
+    resolved = [
+        json.loads(line)
+        for line in ledger.read_text().splitlines()
+        if '"approval_resolution"' in line
+    ]
     assert [(r["choice"], r["via"]) for r in resolved] == [
         ("allow_once", "callback"),
         ("deny", "callback"),

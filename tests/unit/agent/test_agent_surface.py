@@ -14,8 +14,15 @@ from logician_kernel.policy.audit import Resolution
 from logician_kernel.types.approvals import APPROVAL_CHOICES, CHOICE_LABELS
 
 ROOT = Path(__file__).parents[3]
-AGENT_API = {"AgentError", "AgentSession", "ApprovalBroker", "ApprovalRequest", "RunOptions",
-             "RunResult", "reap_for_workspace"}  # fmt: skip
+AGENT_API = {
+    "AgentError",
+    "AgentSession",
+    "ApprovalBroker",
+    "ApprovalRequest",
+    "RunOptions",
+    "RunResult",
+    "reap_for_workspace",
+}
 
 
 def test_exported_names():
@@ -46,8 +53,13 @@ def test_the_architecture_is_documented_in_the_repository_and_names_real_modules
     readme = (ROOT / "README.md").read_text()
     assert "](docs/architecture.md)" in readme and "../shared" not in readme
     doc = (ROOT / "docs/architecture.md").read_text()
-    named = set(re.findall(r"`((?:agent|jupyter|loop|policy|session|compaction|config|events|"
-                           r"tools|providers|types)/[\w/]+\.py)`", doc))  # fmt: skip
+    named = set(
+        re.findall(
+            r"`((?:agent|jupyter|loop|policy|session|compaction|config|events|"
+            r"tools|providers|types)/[\w/]+\.py)`",
+            doc,
+        )
+    )
     assert len(named) >= 10
     missing = sorted(p for p in named if not (ROOT / "logician_kernel" / p).exists())
     assert not missing, f"docs/architecture.md names modules that do not exist: {missing}"

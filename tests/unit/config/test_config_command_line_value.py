@@ -15,7 +15,7 @@ DENY = ("permissions", "deny")
     [
         '["bash", "python", "edit"]',  # TOML = JSON, with spaces
         '["bash","python","edit"]',
-        "'[\"bash\", \"python\", \"edit\"]'",  # shell-quoted, as the old parser required
+        '\'["bash", "python", "edit"]\'',  # shell-quoted, as the old parser required
         '"[\\"bash\\", \\"python\\", \\"edit\\"]"'.replace('\\"', "'"),  # TOML literal strings
         "['bash', 'python', 'edit']",
         '  ["bash", "python", "edit"]  ',
@@ -51,9 +51,12 @@ def test_extra_body_takes_json_values_only_and_never_the_conversation() -> None:
 
     ok = LogicianSettings.model_validate({"model": {"extra_body": {"options": {"num_ctx": 1}}}})
     assert ok.model.extra_body == {"options": {"num_ctx": 1}}
-    for bad, named in (({"when": parse_literal("1979-05-27")}, "JSON values only"),
-                       ({"top_k": float("nan")}, "JSON values only"),
-                       ({"messages": []}, "messages"), ({"stream": False}, "stream")):  # fmt: skip
+    for bad, named in (
+        ({"when": parse_literal("1979-05-27")}, "JSON values only"),
+        ({"top_k": float("nan")}, "JSON values only"),
+        ({"messages": []}, "messages"),
+        ({"stream": False}, "stream"),
+    ):
         with pytest.raises(ValidationError, match=named):
             LogicianSettings.model_validate({"model": {"extra_body": bad}})
     with pytest.raises(ValidationError, match="a tool's name"):

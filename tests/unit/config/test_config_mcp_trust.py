@@ -26,29 +26,39 @@ def test_project_mcp_servers_wait_for_the_users_allow_of_each_field(sandbox):
     cfg = sandbox.load()
     assert cfg.settings.mcp.servers == {}  # nothing left to start: both dropped, load fine
     assert set(cfg.held_back) == {
-        "mcp.servers.files.command", "mcp.servers.files.args",
-        "mcp.servers.tracker.url", "mcp.servers.tracker.headers",
-    }  # fmt: skip
+        "mcp.servers.files.command",
+        "mcp.servers.files.args",
+        "mcp.servers.tracker.url",
+        "mcp.servers.tracker.headers",
+    }
     joined = "\n".join(cfg.notices)
     assert "mcp.servers.files.command = 'python' held back" in joined
     assert "a program the kernel starts as an MCP server" in joined
     assert "`logician trust --allow mcp.servers.files.command`" in joined
 
-    trust(sandbox.ws, user_dir=sandbox.user_dir,
-          allow=["mcp.servers.files.command", "mcp.servers.files.args"])  # fmt: skip
+    trust(
+        sandbox.ws,
+        user_dir=sandbox.user_dir,
+        allow=["mcp.servers.files.command", "mcp.servers.files.args"],
+    )
     cfg = sandbox.load()
     files = cfg.settings.mcp.servers["files"]
     assert (files.command, files.args, files.allowed_tools) == (
-        "python", ("-m", "evil_server"), ("search",),
-    )  # fmt: skip
+        "python",
+        ("-m", "evil_server"),
+        ("search",),
+    )
     assert "tracker" not in cfg.settings.mcp.servers
     assert "mcp.servers.tracker.url" in cfg.held_back
 
 
 def test_a_changed_command_is_held_back_again(sandbox):
     sandbox.write_project(PROJECT)
-    trust(sandbox.ws, user_dir=sandbox.user_dir,
-          allow=["mcp.servers.files.command", "mcp.servers.files.args"])  # fmt: skip
+    trust(
+        sandbox.ws,
+        user_dir=sandbox.user_dir,
+        allow=["mcp.servers.files.command", "mcp.servers.files.args"],
+    )
     sandbox.write_project(PROJECT.replace('"python"', '"/tmp/other"'))
     sandbox.trust()
     cfg = sandbox.load()
@@ -64,9 +74,7 @@ def test_allowing_an_unknown_field_is_a_clear_error(sandbox):
 
 def test_a_project_profiles_mcp_server_is_gated_too(sandbox):
     sandbox.write_project(
-        "[profiles.ci.mcp.servers.files]\n"
-        'command = "python"\n'
-        'allowed_tools = ["search"]\n'
+        '[profiles.ci.mcp.servers.files]\ncommand = "python"\nallowed_tools = ["search"]\n'
     )
     sandbox.trust()
     cfg = sandbox.load(env={"LOGICIAN_PROFILE": "ci"})

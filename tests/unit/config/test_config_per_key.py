@@ -24,8 +24,9 @@ def printable(text: str) -> bool:
 
 
 def test_the_finding_one_unknown_env_variable_no_longer_resets_the_endpoint(sandbox) -> None:
-    cfg = sandbox.load(env={"LOGICIAN_MODEL__BASE_URL": LOOPBACK,
-                            "LOGICIAN_MODEL__TOOL_CHOISE": "required"})  # fmt: skip
+    cfg = sandbox.load(
+        env={"LOGICIAN_MODEL__BASE_URL": LOOPBACK, "LOGICIAN_MODEL__TOOL_CHOISE": "required"}
+    )
     assert cfg.settings.model.base_url == LOOPBACK
     assert cfg.provenance("model.base_url") == "env"
     assert cfg.model_refusal is None
@@ -58,8 +59,11 @@ def test_a_bad_key_is_dropped_alone_in_every_layer(sandbox, layer, key, bad, why
             sandbox.trust()
         cfg = sandbox.load()
     elif layer == "env":
-        env = {"LOGICIAN_BUDGET__MAX_TOOL_CALLS": "7", "LOGICIAN_MODEL__NAME": "mine",
-               f"LOGICIAN_{section.upper()}__{name.upper()}": bad}  # fmt: skip
+        env = {
+            "LOGICIAN_BUDGET__MAX_TOOL_CALLS": "7",
+            "LOGICIAN_MODEL__NAME": "mine",
+            f"LOGICIAN_{section.upper()}__{name.upper()}": bad,
+        }
         cfg = sandbox.load(env=env)
     else:
         cfg = sandbox.load(session={**good, key: parse_literal(bad)})
@@ -73,7 +77,9 @@ def test_a_bad_key_is_dropped_alone_in_every_layer(sandbox, layer, key, bad, why
 
 def test_a_table_in_one_layer_and_a_value_in_another(sandbox) -> None:
     sandbox.write_user('[checkpoints]\nignore = ["*.tmp"]\n[ui]\ncoalesce_hz = 20\n')
-    cfg = sandbox.load(env={"LOGICIAN_CHECKPOINTS__IGNORE__X": "1", "LOGICIAN_UI__ANSWER": "stream"})
+    cfg = sandbox.load(
+        env={"LOGICIAN_CHECKPOINTS__IGNORE__X": "1", "LOGICIAN_UI__ANSWER": "stream"}
+    )
     assert cfg.settings.checkpoints.ignore == ("*.tmp",)  # the user's list, not the env table
     assert cfg.settings.ui.answer == "stream" and cfg.settings.ui.coalesce_hz == 20
     (notice,) = cfg.notices
@@ -93,8 +99,11 @@ def test_hostile_names_are_printed_inert_and_never_echo_a_key(sandbox) -> None:
         f'[ui]\n"{HOSTILE_NAME.encode("unicode_escape").decode()}" = 3\n'
         f'[budget]\nmax_turns = "{"x" * 100_000}"\n'
     )
-    env = {f"LOGICIAN_MODEL__{HOSTILE_NAME.upper()}": "1", f"LOGICIAN_UI__{KEYLIKE}": "1",
-           "LOGICIAN_UI__" + "Y" * 5000: "1"}  # fmt: skip
+    env = {
+        f"LOGICIAN_MODEL__{HOSTILE_NAME.upper()}": "1",
+        f"LOGICIAN_UI__{KEYLIKE}": "1",
+        "LOGICIAN_UI__" + "Y" * 5000: "1",
+    }
     cfg = sandbox.load(env=env)
     shown = "\n".join(cfg.notices) + config_show(cfg) + config_show(cfg, as_json=True)
     assert KEYLIKE not in shown and KEYLIKE.upper() not in shown
@@ -129,8 +138,9 @@ def test_an_unknown_credential_key_names_the_hint_not_the_value(sandbox) -> None
     ],
 )
 def test_a_broken_endpoint_in_the_user_file_refuses_model_calls(sandbox, text) -> None:
-    path = sandbox.write_user(text + '[budget]\nmax_tool_calls = 7\n' if "[budget\n" not in text
-                              else text)  # fmt: skip
+    path = sandbox.write_user(
+        text + "[budget]\nmax_tool_calls = 7\n" if "[budget\n" not in text else text
+    )
     cfg = sandbox.load()
     assert cfg.model_refusal is not None and str(path) in cfg.model_refusal
     assert "model calls are refused" in cfg.model_refusal
@@ -179,7 +189,7 @@ def test_fixing_the_file_lifts_the_refusal(sandbox) -> None:
 
 
 def test_setting_a_key_is_refused_only_for_what_it_adds(sandbox) -> None:
-    sandbox.write_user('[ui]\ncoalesce_hz = 0\n')
+    sandbox.write_user("[ui]\ncoalesce_hz = 0\n")
     cfg, _ = config_set(sandbox.load(), "budget.max_turns", "9", persist="user")
     assert cfg.settings.budget.max_turns == 9
     with pytest.raises(Exception, match="budget.max_tool_calls"):
@@ -223,7 +233,7 @@ def test_a_project_selecting_a_harmless_profile_applies_it(sandbox) -> None:
 
 
 def test_a_profile_loosening_a_budget_counts_as_turning_on_a_gated_field(sandbox) -> None:
-    sandbox.write_user('[budget]\nmax_turns = 10\n[profiles.long]\nbudget = { max_turns = 500 }\n')
+    sandbox.write_user("[budget]\nmax_turns = 10\n[profiles.long]\nbudget = { max_turns = 500 }\n")
     sandbox.write_project('profile = "long"\n')
     sandbox.trust()
     cfg = sandbox.load()
@@ -240,16 +250,25 @@ def test_the_users_own_selection_is_not_gated(sandbox) -> None:
 def test_a_project_lowering_capture_is_named_with_file_and_lines(sandbox) -> None:
     sandbox.write_user("[checkpoints]\nmax_file_bytes = 1000000\n")
     sandbox.write_project(
-        "[checkpoints]\nenabled = false\nvariables = false\nignore = [\"**\"]\n"
+        '[checkpoints]\nenabled = false\nvariables = false\nignore = ["**"]\n'
         "max_file_bytes = 10\nmax_variable_bytes = 0\nkeep_recent_frames = 0\n"
-        "min_free_bytes = 999999999999\nvariable_ignore = [\"*\"]\nattribution = false\n"
+        'min_free_bytes = 999999999999\nvariable_ignore = ["*"]\nattribution = false\n'
     )
     sandbox.trust()
     cfg = sandbox.load()
     (notice,) = cfg.notices
     assert notice.startswith("this project lowers capture: checkpoints.enabled = false (")
-    for key in ("enabled", "variables", "attribution", "ignore", "variable_ignore",
-                "max_file_bytes", "max_variable_bytes", "keep_recent_frames", "min_free_bytes"):  # fmt: skip
+    for key in (
+        "enabled",
+        "variables",
+        "attribution",
+        "ignore",
+        "variable_ignore",
+        "max_file_bytes",
+        "max_variable_bytes",
+        "keep_recent_frames",
+        "min_free_bytes",
+    ):
         assert f"checkpoints.{key} = " in notice, key
     assert f"{sandbox.project_file}, line 2" in notice
     assert cfg.settings.checkpoints.enabled is False  # applied, not held back
@@ -264,7 +283,7 @@ def test_raising_capture_or_being_overridden_is_not_reported(sandbox) -> None:
 
 
 def test_a_project_selected_profile_lowering_capture_is_named(sandbox) -> None:
-    sandbox.write_user('[profiles.fast]\ncheckpoints = { enabled = false }\n')
+    sandbox.write_user("[profiles.fast]\ncheckpoints = { enabled = false }\n")
     sandbox.write_project('profile = "fast"\n')
     sandbox.trust()
     cfg = sandbox.load()
@@ -312,7 +331,9 @@ def test_a_higher_layer_that_sets_the_endpoint_decides_it(sandbox) -> None:
     assert cfg.model_refusal is None and "LOGICIAN_MODEL__BASEURL" in cfg.notices[0]
 
 
-def test_a_refused_credential_key_in_a_project_is_named_without_its_key_shaped_name(sandbox) -> None:
+def test_a_refused_credential_key_in_a_project_is_named_without_its_key_shaped_name(
+    sandbox,
+) -> None:
     sandbox.write_project(f'[model]\n"{KEYLIKE}_token" = "x"\n')
     sandbox.trust()
     cfg = sandbox.load()

@@ -36,8 +36,10 @@ def test_the_profile_sits_between_project_and_env(sandbox) -> None:
     assert cfg.provenance("model.name") == "profile"
     assert cfg.provenance("budget.max_turns") == "default"  # a profile sets only what it names
     # env beats the profile, session beats env
-    cfg = sandbox.load(env={"LOGICIAN_PROFILE": "cheap", "LOGICIAN_MODEL__NAME": "env-model"},
-                       session={"model.temperature": 0.3})  # fmt: skip
+    cfg = sandbox.load(
+        env={"LOGICIAN_PROFILE": "cheap", "LOGICIAN_MODEL__NAME": "env-model"},
+        session={"model.temperature": 0.3},
+    )
     assert (cfg.settings.model.name, cfg.settings.model.temperature) == ("env-model", 0.3)
     assert (cfg.provenance("model.name"), cfg.provenance("model.temperature")) == ("env", "session")
     # without a selection the project beats the user
@@ -53,15 +55,25 @@ def test_config_show_names_the_profile_its_file_and_who_selected_it(sandbox) -> 
     row = next(line for line in text.splitlines() if line.strip().startswith("profile "))
     assert "applied" in row and f"cheap, defined in {sandbox.user_file}" in row
     assert "selected by session override" in row
-    assert any(line.strip().startswith('model.name = "cheap-model"') and line.endswith("# profile")
-               for line in text.splitlines())  # fmt: skip
+    assert any(
+        line.strip().startswith('model.name = "cheap-model"') and line.endswith("# profile")
+        for line in text.splitlines()
+    )
     document = json.loads(config_show(cfg, as_json=True))
-    assert document["profile"] == {"name": "cheap", "defined_in": [str(sandbox.user_file)],
-                                   "selected_by": "session override"}  # fmt: skip
+    assert document["profile"] == {
+        "name": "cheap",
+        "defined_in": [str(sandbox.user_file)],
+        "selected_by": "session override",
+    }
     layers = document["layers"]
     assert [layer["name"] for layer in layers] == [
-        "default", "user", "project", "profile", "env", "session"
-    ]  # fmt: skip
+        "default",
+        "user",
+        "project",
+        "profile",
+        "env",
+        "session",
+    ]
     selected = sandbox.load(env={"LOGICIAN_PROFILE": "deep"})
     assert "selected by environment variable LOGICIAN_PROFILE" in config_show(selected)
     assert "none selected" in config_show(sandbox.load())
@@ -84,7 +96,7 @@ def test_an_unknown_profile_names_the_known_ones(sandbox) -> None:
 
 
 def test_an_invalid_profile_names_the_profile_and_the_field(sandbox) -> None:
-    sandbox.write_user('[profiles.cheap]\nbudget = { max_cost_usd = -1 }\n')
+    sandbox.write_user("[profiles.cheap]\nbudget = { max_cost_usd = -1 }\n")
     (notice,) = sandbox.load().notices
     # Each bad key of a profile is dropped alone (issue 27): the notice names it in full.
     assert f"{sandbox.user_file}, line 2: profiles.cheap.budget.max_cost_usd" in notice
@@ -163,8 +175,10 @@ def test_profile_and_hooks_persist_one_field_atomically(sandbox) -> None:
     assert '[profiles.cheap]  # keep\nmodel = { name = "cheap-model" }\n' in text
     data = tomlkit.parse(text).unwrap()
     assert data["profile"] == "cheap" and data["hooks"] == {"run_end": ["ruff check --fix"]}
-    assert data["profiles"]["cheap"] == {"model": {"name": "cheap-model"},
-                                         "budget": {"max_cost_usd": 0.5}}  # fmt: skip
+    assert data["profiles"]["cheap"] == {
+        "model": {"name": "cheap-model"},
+        "budget": {"max_cost_usd": 0.5},
+    }
     fresh = sandbox.load()
     assert fresh.notices == () and fresh.settings.budget.max_cost_usd == 0.5
     before = sandbox.user_file.read_bytes()

@@ -185,7 +185,11 @@ def test_the_example_and_every_new_config_file_name_the_schema_on_their_first_li
 def test_example_config_mentions_every_key() -> None:
     text = EXAMPLE.read_text(encoding="utf-8")
     for spec in leaf_specs():
-        if spec.path[-1] == "*" and len(spec.path) > 1 and spec.path[-2] in ("env", "headers", "extra_body"):
+        if (
+            spec.path[-1] == "*"
+            and len(spec.path) > 1
+            and spec.path[-2] in ("env", "headers", "extra_body")
+        ):
             assert f"{spec.path[-2]} =" in text  # a scalar mapping's entries (`env = { ... }`)
         elif "*" in spec.path or len(spec.path) == 1:  # a mapping's entry, a top-level key
             assert f"{spec.path[-1]} =" in text

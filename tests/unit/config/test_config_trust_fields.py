@@ -39,9 +39,14 @@ def test_a_trusted_project_applies_only_harmless_fields_and_names_each_held_back
     assert s.budget.max_tool_calls == 200  # looser than the user's: held back
     assert (s.budget.max_turns, s.budget.max_wall_seconds) == (10, 10)  # tighter: applied
     assert set(cfg.held_back) == {
-        "model.base_url", "model.api_key_env", "model.record_file", "permissions.mode",
-        "permissions.headless", "permissions.allow", "budget.max_tool_calls",
-    }  # fmt: skip
+        "model.base_url",
+        "model.api_key_env",
+        "model.record_file",
+        "permissions.mode",
+        "permissions.headless",
+        "permissions.allow",
+        "budget.max_tool_calls",
+    }
     joined = "\n".join(cfg.notices)
     for key in cfg.held_back:
         assert f"{key} = " in joined and "held back" in joined
@@ -63,8 +68,9 @@ def test_allowing_a_field_applies_that_value_only(sandbox):
     shown = config_show(cfg)
     assert "project fields you allowed:" in shown and "model.base_url" in shown
     assert json.loads(config_show(cfg, as_json=True))["trust"]["allowed"] == [
-        "model.base_url", "permissions.mode",
-    ]  # fmt: skip
+        "model.base_url",
+        "permissions.mode",
+    ]
 
     # Another value for an allowed field: the file changed, so nothing applies until trusted
     # again; trusted again, the new value is still held back (allowed was the old value).

@@ -18,19 +18,58 @@ from logician_kernel.durable.redact import (
 )
 
 NOT_CREDENTIALS = (
-    "PWD", "OLDPWD", "HOME", "SSH_AUTH_SOCK", "GPG_KEY", "GPG_KEY_ID", "AUTH_DOMAIN",
-    "HF_HUB_DISABLE_TOKEN", "TRANSFORMERS_NO_TOKEN", "USE_AUTH_TOKEN", "TOKENIZERS_PARALLELISM",
-    "KEY_PATH", "SSH_KEY_PATH", "PASSWORD_FILE", "GOOGLE_APPLICATION_CREDENTIALS_PATH",
-    "TOKEN_URL", "AWS_ACCESS_KEY_ID", "SSH_PUBLIC_KEY", "publicKey", "max_input_tokens",
-    "KEYBOARD", "monkey", "XAUTHORITY", "api_key_env", "TOKEN_TYPE", "LANG", "PATH",
-)  # fmt: skip
+    "PWD",
+    "OLDPWD",
+    "HOME",
+    "SSH_AUTH_SOCK",
+    "GPG_KEY",
+    "GPG_KEY_ID",
+    "AUTH_DOMAIN",
+    "HF_HUB_DISABLE_TOKEN",
+    "TRANSFORMERS_NO_TOKEN",
+    "USE_AUTH_TOKEN",
+    "TOKENIZERS_PARALLELISM",
+    "KEY_PATH",
+    "SSH_KEY_PATH",
+    "PASSWORD_FILE",
+    "GOOGLE_APPLICATION_CREDENTIALS_PATH",
+    "TOKEN_URL",
+    "AWS_ACCESS_KEY_ID",
+    "SSH_PUBLIC_KEY",
+    "publicKey",
+    "max_input_tokens",
+    "KEYBOARD",
+    "monkey",
+    "XAUTHORITY",
+    "api_key_env",
+    "TOKEN_TYPE",
+    "LANG",
+    "PATH",
+)
 CREDENTIALS = (
-    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "HF_TOKEN",
-    "DB_PASSWORD", "POSTGRES_PASSWORD", "MYSQL_PWD", "SMTP_PASS", "AWS_SESSION_TOKEN",
-    "NPM_TOKEN", "SLACK_BOT_TOKEN", "STRIPE_SECRET_KEY", "CLIENT_SECRET", "DEPLOY_KEY",
-    "BASIC_AUTH", "authToken", "apiKey", "password", "passphrase", "SECRET_KEY_BASE",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GITHUB_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "HF_TOKEN",
+    "DB_PASSWORD",
+    "POSTGRES_PASSWORD",
+    "MYSQL_PWD",
+    "SMTP_PASS",
+    "AWS_SESSION_TOKEN",
+    "NPM_TOKEN",
+    "SLACK_BOT_TOKEN",
+    "STRIPE_SECRET_KEY",
+    "CLIENT_SECRET",
+    "DEPLOY_KEY",
+    "BASIC_AUTH",
+    "authToken",
+    "apiKey",
+    "password",
+    "passphrase",
+    "SECRET_KEY_BASE",
     "GOOGLE_APPLICATION_CREDENTIALS",
-)  # fmt: skip
+)
 
 
 @pytest.mark.parametrize("name", NOT_CREDENTIALS)
@@ -74,8 +113,10 @@ def test_real_secrets_in_the_environment_are_still_masked(
     monkeypatch.setenv("HF_TOKEN", "hf-plain-looking-value")
     monkeypatch.setenv("MYSQL_PWD", "mysql-plain-value")
     monkeypatch.setenv("DATABASE_URL", "postgres://app:correct-horse-battery@db:5432/app")
-    text = ("a plain-looking-openai-value b hf-plain-looking-value c mysql-plain-value "
-            "d correct-horse-battery")  # fmt: skip
+    text = (
+        "a plain-looking-openai-value b hf-plain-looking-value c mysql-plain-value "
+        "d correct-horse-battery"
+    )
     assert mask_values(text) == "a **** b **** c **** d ****"
     assert "correct-horse-battery" in environment_secrets()
 
@@ -96,9 +137,15 @@ def test_a_caller_secret_that_is_a_path_is_not_masked_into_paths(tmp_path: Path)
 
 
 def test_structured_records_keep_paths_and_mask_secrets() -> None:
-    data = {"SSH_AUTH_SOCK": "/tmp/ssh-x/agent.1", "AUTH_DOMAIN": "corp.example.com",
-            "HF_TOKEN": "hf_abcdefghijklmnop", "headers": {"Authorization": "Bearer abcdefghijk"}}
+    data = {
+        "SSH_AUTH_SOCK": "/tmp/ssh-x/agent.1",
+        "AUTH_DOMAIN": "corp.example.com",
+        "HF_TOKEN": "hf_abcdefghijklmnop",
+        "headers": {"Authorization": "Bearer abcdefghijk"},
+    }
     assert redact_data(data) == {
-        "SSH_AUTH_SOCK": "/tmp/ssh-x/agent.1", "AUTH_DOMAIN": "corp.example.com",
-        "HF_TOKEN": "****", "headers": {"Authorization": "Bearer ****"},
-    }  # fmt: skip
+        "SSH_AUTH_SOCK": "/tmp/ssh-x/agent.1",
+        "AUTH_DOMAIN": "corp.example.com",
+        "HF_TOKEN": "****",
+        "headers": {"Authorization": "Bearer ****"},
+    }

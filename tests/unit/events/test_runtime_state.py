@@ -85,7 +85,11 @@ def test_estimated_usage_and_the_context_window_fraction():
         state, ModelResponded(message=reply, usage=Usage(input_tokens=1000, output_tokens=24))
     )
     assert context_fraction(state) == 0.25 and not state.usage_estimated
-    state = fold(state, ModelResponded(message=reply, usage=Usage(input_tokens=2000,
-                                       output_tokens=48), usage_estimated=True))  # fmt: skip
+    state = fold(
+        state,
+        ModelResponded(
+            message=reply, usage=Usage(input_tokens=2000, output_tokens=48), usage_estimated=True
+        ),
+    )
     assert context_fraction(state) == 0.5 and state.usage_estimated
     assert context_fraction(RuntimeState()) is None

@@ -47,9 +47,13 @@ def test_the_kernel_process_own_writes_are_seen_with_the_call_they_ran_in(audite
     evidence = AUDIT.end()
     (ws / "read.txt").read_text()  # reading is never a write; nor is anything after end()
     assert evidence.writes == {
-        "a.txt": CELL, "b.txt": CELL, "tool.txt": "call_7", "low.bin": CELL,
-        "db.sqlite": CELL, "read.txt": CELL,
-    }  # fmt: skip
+        "a.txt": CELL,
+        "b.txt": CELL,
+        "tool.txt": "call_7",
+        "low.bin": CELL,
+        "db.sqlite": CELL,
+        "read.txt": CELL,
+    }
     assert evidence.spawned == {}
 
 
@@ -88,24 +92,43 @@ def test_nothing_is_recorded_outside_a_frame(tmp_path: Path) -> None:
 
 
 def _change(path: str, by: str | None = None, **more: object) -> PathChange:
-    return PathChange(path=path, before=PathState.absent(), after=PathState.blob("100644", "ab" * 20),
-                      by=by, **more)  # type: ignore[arg-type]  # fmt: skip
+    return PathChange(
+        path=path,
+        before=PathState.absent(),
+        after=PathState.blob("100644", "ab" * 20),
+        by=by,
+        **more,
+    )  # type: ignore[arg-type]
 
 
 def test_attribute_uses_the_strongest_evidence(tmp_path: Path) -> None:
     for name in ("cell.txt", "tool.txt", "spawned.txt", "saved.txt", "both.txt", "nobody.txt"):
         (tmp_path / name).write_text(name)
-    evidence = FrameEvidence(writes={"cell.txt": CELL, "both.txt": CELL},
-                             spawned={"call_b": "sh -c make"})  # fmt: skip
+    evidence = FrameEvidence(
+        writes={"cell.txt": CELL, "both.txt": CELL}, spawned={"call_b": "sh -c make"}
+    )
     saves = {"saved.txt": "2026-12-01T20:00:00+00:00", "both.txt": "2026-12-01T20:00:01+00:00"}
-    changes = [_change(n) for n in ("cell.txt", "tool.txt", "spawned.txt", "saved.txt",
-                                    "both.txt", "nobody.txt")]  # fmt: skip
-    out = {c.path: c for c in attribute(changes, evidence, saves, workspace=tmp_path,
-                                        tool_names={"call_w": "write", "call_b": "bash"},
-                                        checkpointed={"tool.txt": "call_w"})}  # fmt: skip
+    changes = [
+        _change(n)
+        for n in ("cell.txt", "tool.txt", "spawned.txt", "saved.txt", "both.txt", "nobody.txt")
+    ]
+    out = {
+        c.path: c
+        for c in attribute(
+            changes,
+            evidence,
+            saves,
+            workspace=tmp_path,
+            tool_names={"call_w": "write", "call_b": "bash"},
+            checkpointed={"tool.txt": "call_w"},
+        )
+    }
     assert (out["cell.txt"].by, out["cell.txt"].outside_write) == ("cell", "")
     assert (out["tool.txt"].by, out["tool.txt"].tool, out["tool.txt"].call_id) == (
-        "tool", "write", "call_w")
+        "tool",
+        "write",
+        "call_w",
+    )
     # a process the frame started: the bash call's, and the report says it is a guess
     assert (out["spawned.txt"].by, out["spawned.txt"].tool) == ("tool", "bash")
     assert "not told apart" in out["spawned.txt"].basis
@@ -122,11 +145,22 @@ def test_a_tool_calls_process_owns_only_what_changed_while_it_ran(tmp_path: Path
     for name, age in (("during_b1.txt", 30), ("during_b2.txt", 10), ("between.txt", 20)):
         (tmp_path / name).write_text(name)
         os.utime(tmp_path / name, (now - age, now - age))
-    evidence = FrameEvidence(spawned={"b1": "sh -c a", "b2": "sh -c b"},
-                             windows={"b1": (now - 31, now - 29), "b2": (now - 11, now - 9)})  # fmt: skip
+    evidence = FrameEvidence(
+        spawned={"b1": "sh -c a", "b2": "sh -c b"},
+        windows={"b1": (now - 31, now - 29), "b2": (now - 11, now - 9)},
+    )
     changes = [_change(n) for n in ("during_b1.txt", "during_b2.txt", "between.txt")]
-    out = {c.path: c for c in attribute(changes, evidence, {}, workspace=tmp_path,
-                                        tool_names={"b1": "bash", "b2": "bash"}, checkpointed={})}  # fmt: skip
+    out = {
+        c.path: c
+        for c in attribute(
+            changes,
+            evidence,
+            {},
+            workspace=tmp_path,
+            tool_names={"b1": "bash", "b2": "bash"},
+            checkpointed={},
+        )
+    }
     assert out["during_b1.txt"].call_id == "b1" and out["during_b2.txt"].call_id == "b2"
     # changed while the model was thinking and no process of ours ran: the user's
     assert out["between.txt"].by == "external"
@@ -142,8 +176,9 @@ def test_tool_call_windows_are_recorded_while_a_frame_is_open(audited: Path) -> 
 
 def test_a_change_nobody_in_the_kernel_made_is_external(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("x")
-    (out,) = attribute([_change("x.txt")], FrameEvidence(), {}, workspace=tmp_path,
-                       tool_names={}, checkpointed={})  # fmt: skip
+    (out,) = attribute(
+        [_change("x.txt")], FrameEvidence(), {}, workspace=tmp_path, tool_names={}, checkpointed={}
+    )
     assert out.by == "external" and "no write by this kernel" in out.basis
 
 
@@ -152,12 +187,14 @@ def test_a_modification_after_the_kernels_last_write_is_someone_elses_too(tmp_pa
 
     (tmp_path / "x.txt").write_text("x")
     evidence = FrameEvidence(writes={"x.txt": CELL}, last={"x.txt": time.time() - 5})
-    (out,) = attribute([_change("x.txt")], evidence, {}, workspace=tmp_path, tool_names={},
-                       checkpointed={})  # fmt: skip
+    (out,) = attribute(
+        [_change("x.txt")], evidence, {}, workspace=tmp_path, tool_names={}, checkpointed={}
+    )
     assert out.by == "cell" and "after this kernel's last write" in out.outside_write
     evidence.last["x.txt"] = time.time()
-    (out,) = attribute([_change("x.txt")], evidence, {}, workspace=tmp_path, tool_names={},
-                       checkpointed={})  # fmt: skip
+    (out,) = attribute(
+        [_change("x.txt")], evidence, {}, workspace=tmp_path, tool_names={}, checkpointed={}
+    )
     assert out.outside_write == ""
 
 
@@ -170,7 +207,8 @@ def test_judge_chain() -> None:
     assert judge_chain([(1, ext)], include_external=True).start == 0
     # an external change before ours is kept: restore to our change's pre-state
     assert judge_chain([(1, ext), (2, cell)], include_external=False) == judge_chain(
-        [(1, ext), (2, cell)], include_external=False).__class__(start=1)
+        [(1, ext), (2, cell)], include_external=False
+    ).__class__(start=1)
     later = judge_chain([(1, cell), (2, ext)], include_external=False)
     assert later.start == 0 and "frame 2" in later.conflict and "--force" in later.conflict
     mixed = _change("p", "cell", outside_write="saved in JupyterLab at 20:00:00")
@@ -195,27 +233,47 @@ def test_map_lab_path(tmp_path: Path, saved: str, notebook: str, expected: str |
     assert got == expected
 
 
-def test_map_lab_path_with_the_server_root_and_a_workspace_above_the_notebook(tmp_path: Path) -> None:
+def test_map_lab_path_with_the_server_root_and_a_workspace_above_the_notebook(
+    tmp_path: Path,
+) -> None:
     ws = tmp_path / "proj"
     (ws / "nbs").mkdir(parents=True)
-    got = map_lab_path("proj/data/x.csv", workspace=ws, launch_dir=ws / "nbs",
-                       notebook="proj/nbs/a.ipynb")  # fmt: skip
+    got = map_lab_path(
+        "proj/data/x.csv", workspace=ws, launch_dir=ws / "nbs", notebook="proj/nbs/a.ipynb"
+    )
     assert got == "data/x.csv"
-    assert map_lab_path("proj/x", workspace=ws, launch_dir=Path("/nowhere"), notebook=None,
-                        server_root=str(tmp_path)) == "x"  # fmt: skip
+    assert (
+        map_lab_path(
+            "proj/x",
+            workspace=ws,
+            launch_dir=Path("/nowhere"),
+            notebook=None,
+            server_root=str(tmp_path),
+        )
+        == "x"
+    )
 
 
 def test_a_ledger_with_attribution_reopens_to_the_same_frames(tmp_path: Path) -> None:
     """Deterministic replay: the attribution a frame recorded is what a restart folds."""
     ledger = ThreadLedger(tmp_path, "t")
     ledger.append(FrameOpen, frame=1, execution_count=1, cell_id=None, code="x", pre_tree=None)
-    ledger.append(FileCheckpoint, frame=1, path="c.txt", before=PathState.absent(),
-                  call_id="c2", durable=True)  # fmt: skip
+    ledger.append(
+        FileCheckpoint, frame=1, path="c.txt", before=PathState.absent(), call_id="c2", durable=True
+    )
     # a kernel killed here: the open frame already says which call captured c.txt
     assert derive_frames(ledger.entries)[1].changes[0].call_id == "c2"
-    ledger.append(FrameClose, frame=1, outcome="ok", post_tree=None,
-                  changes=[_change("a.txt", "external", basis="saved"),
-                           _change("b.txt", "tool", call_id="c1", tool="bash")], durable=True)  # fmt: skip
+    ledger.append(
+        FrameClose,
+        frame=1,
+        outcome="ok",
+        post_tree=None,
+        changes=[
+            _change("a.txt", "external", basis="saved"),
+            _change("b.txt", "tool", call_id="c1", tool="bash"),
+        ],
+        durable=True,
+    )
     first = derive_frames(ledger.entries)
     ledger.close()
     reopened = ThreadLedger(tmp_path, "t")
@@ -223,13 +281,24 @@ def test_a_ledger_with_attribution_reopens_to_the_same_frames(tmp_path: Path) ->
     reopened.close()
     assert first == again
     assert [(c.path, c.by, c.call_id) for c in again[1].changes] == [
-        ("a.txt", "external", None), ("b.txt", "tool", "c1")]
+        ("a.txt", "external", None),
+        ("b.txt", "tool", "c1"),
+    ]
 
 
 def test_an_entry_written_before_attribution_still_loads() -> None:
-    old = PathChange.model_validate({"path": "a", "before": {"kind": "absent"},
-                                     "after": {"kind": "absent"}})  # fmt: skip
+    old = PathChange.model_validate(
+        {"path": "a", "before": {"kind": "absent"}, "after": {"kind": "absent"}}
+    )
     assert old.by is None and old.outside_write == "" and old.basis == ""
-    entry = FileCheckpoint.model_validate({"seq": 1, "parent": None, "time": "t", "frame": 1,
-                                           "path": "a", "before": {"kind": "absent"}})  # fmt: skip
+    entry = FileCheckpoint.model_validate(
+        {
+            "seq": 1,
+            "parent": None,
+            "time": "t",
+            "frame": 1,
+            "path": "a",
+            "before": {"kind": "absent"},
+        }
+    )
     assert entry.call_id is None

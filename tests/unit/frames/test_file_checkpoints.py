@@ -82,7 +82,9 @@ def test_a_missing_pre_image_fails_that_file_only(session) -> None:
     with pytest.raises(RewindIncomplete) as incomplete:
         session.checkpoints.rewind(closed.frame)
     assert [p.path for p in incomplete.value.entry.failed] == ["keep.txt"]
-    assert [(p.path, p.action) for p in incomplete.value.entry.results] == [("other.txt", "deleted")]
+    assert [(p.path, p.action) for p in incomplete.value.entry.results] == [
+        ("other.txt", "deleted")
+    ]
     assert session.checkpoints.frames()[closed.frame].status == "active"
     record = pending_plan(session.checkpoints.ledger)
     assert record is not None

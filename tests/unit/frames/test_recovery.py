@@ -89,8 +89,15 @@ def test_a_waiting_approval_is_settled_once_and_the_conversation_answers_the_cal
     tmp_path: Path,
 ) -> None:
     ledger = ThreadLedger(tmp_path, "t")
-    ledger.append(ApprovalRequested, frame=4, request_id="r1", call_id="k1", tool="bash",
-                  description="rm -rf build", reason="no rule allows this bash command")  # fmt: skip
+    ledger.append(
+        ApprovalRequested,
+        frame=4,
+        request_id="r1",
+        call_id="k1",
+        tool="bash",
+        description="rm -rf build",
+        reason="no rule allows this bash command",
+    )
     ledger.close()
     reopened = ThreadLedger(tmp_path, "t")
     (notice,) = resolve_pending_approvals(reopened)
@@ -141,8 +148,9 @@ def test_a_second_call_on_a_path_is_rewound_to_just_before_it(ws: Path) -> None:
     s.checkpoints.open_frame(execution_count=1, cell_id=None, code="%%logician")
     store = LedgerRunStore(s.ledger, s.checkpoints.current_frame)
     for call_id, text in (("c1", b"first call\n"), ("c2", b"second, cut off")):
-        store.record_intent(ToolCall(id=call_id, name="write", arguments={"path": "a.txt"}),
-                            "restorable")  # fmt: skip
+        store.record_intent(
+            ToolCall(id=call_id, name="write", arguments={"path": "a.txt"}), "restorable"
+        )
         s.checkpoints.capture("a.txt", call_id=call_id)
         s.checkpoints.capture("a.txt", call_id=call_id)  # once per call
         (ws / "a.txt").write_bytes(text)

@@ -46,8 +46,9 @@ def test_a_failed_path_keeps_the_rewind_pending_and_the_retry_touches_only_it(ws
     session = _open(ws)
     cp = session.checkpoints
     assert cp is not None
-    frame = run_frame(session, lambda w: ((w / "new.txt").write_text("n"),
-                                       (w / "keep.txt").write_text("changed")))  # fmt: skip
+    frame = run_frame(
+        session, lambda w: ((w / "new.txt").write_text("n"), (w / "keep.txt").write_text("changed"))
+    )
     _block(ws / "keep.txt")  # the rewind must write keep.txt back: it cannot
     with pytest.raises(RewindIncomplete) as caught:
         cp.rewind(frame, force=True)
@@ -77,8 +78,7 @@ def test_a_failed_path_keeps_the_rewind_pending_and_the_retry_touches_only_it(ws
     assert (ws / "keep.txt").read_text() == "keep"
     assert (ws / "new.txt").read_text() == "the user's own, made meanwhile"
     assert cp.frames()[frame].status == "rewound" and cp.frames()[frame].incomplete is None
-    assert {p.path: p.action for p in item.paths} == {"keep.txt": "recreated",
-                                                      "new.txt": "deleted"}  # fmt: skip
+    assert {p.path: p.action for p in item.paths} == {"keep.txt": "recreated", "new.txt": "deleted"}
     session.close()
 
 

@@ -157,8 +157,12 @@ def test_undo_brings_back_the_conversation_as_it_was(ws: Path) -> None:
     try:
         ledger = session.ledger
         ledger.append(MessageEntry, frame=None, message={"role": "user", "content": "one"})
-        target = frame(session, lambda w: ledger.append(
-            MessageEntry, frame=2, message={"role": "user", "content": "two"}))  # fmt: skip
+        target = frame(
+            session,
+            lambda w: ledger.append(
+                MessageEntry, frame=2, message={"role": "user", "content": "two"}
+            ),
+        )
         assert len(ledger.messages()) == 2
         session.checkpoints.rewind(target)
         assert [m["content"] for m in ledger.messages()] == ["one"]
@@ -198,6 +202,7 @@ def test_created_empty_directories_go_and_existing_empty_ones_stay(ws: Path) -> 
         time.sleep(0.005)
     session = open_session(ws)
     try:
+
         def cell(w: Path) -> None:
             (w / "made" / "sub").mkdir(parents=True)
             (w / "made" / "sub" / "f.txt").write_text("f")
@@ -222,6 +227,7 @@ def test_chmod_600_is_restored_when_the_file_was_deleted_or_only_chmodded(ws: Pa
     (ws / "private.txt").chmod(0o600)
     session = open_session(ws)
     try:
+
         def cell(w: Path) -> None:
             (w / "secret.txt").unlink()
             (w / "private.txt").chmod(0o644)
@@ -271,8 +277,10 @@ def test_an_interrupted_rewind_is_announced_and_resumes_without_false_conflicts(
     session.close()
     session = open_session(ws)
     try:
-        assert any("rewind of frame(s) 1" in n and "interrupted" in n and "500 of 1201" in n
-                   for n in session.notices)  # fmt: skip
+        assert any(
+            "rewind of frame(s) 1" in n and "interrupted" in n and "500 of 1201" in n
+            for n in session.notices
+        )
         with pytest.raises(RewindError, match="--resume"):
             session.checkpoints.rewind(target)
         record = pending_plan(session.ledger.entries)
@@ -327,9 +335,17 @@ def test_a_torn_plan_record_means_nothing_was_touched(ws: Path) -> None:
     after_cell = tree(ws)
     # The plan is durable before the first path is touched: a crash that tore it left the
     # workspace as the cell left it.
-    record = rewind_plan.write_plan(session.ledger, session.checkpoints.snapshotter, target,
-                                    session.checkpoints.plan_rewind(target), since=None,
-                                    files=True, conversation=True, variables=False, force=False)  # fmt: skip
+    record = rewind_plan.write_plan(
+        session.ledger,
+        session.checkpoints.snapshotter,
+        target,
+        session.checkpoints.plan_rewind(target),
+        since=None,
+        files=True,
+        conversation=True,
+        variables=False,
+        force=False,
+    )
     assert isinstance(record, RewindPlanned)
     truncate_inside_last(session, RewindPlanned)
     session = open_session(ws)
@@ -398,22 +414,28 @@ def apply(ws: Path, model: Model, op: tuple[str, str, str]) -> None:
 
 
 def files_of(ws: Path) -> Model:
-    return {k: (Path(ws, k).read_text(), mode) for k, (_, mode) in tree(ws).items()
-            if not k.endswith("/")}  # fmt: skip
+    return {
+        k: (Path(ws, k).read_text(), mode)
+        for k, (_, mode) in tree(ws).items()
+        if not k.endswith("/")
+    }
 
 
-def rewound(model: Model, popped: list[int], pre: dict[int, Model],
-            post: dict[int, Model]) -> Model:
+def rewound(
+    model: Model, popped: list[int], pre: dict[int, Model], post: dict[int, Model]
+) -> Model:
     """What a rewind does (as `plan_rewind` decides): a path goes back to its state before the
     first popped frame that changed it, unless its chain of frames does not join up or it
     changed since (a conflict, left alone)."""
     out = dict(model)
-    paths = {p for f in popped for p in set(pre[f]) | set(post[f])
-             if pre[f].get(p) != post[f].get(p)}  # fmt: skip
+    paths = {
+        p for f in popped for p in set(pre[f]) | set(post[f]) if pre[f].get(p) != post[f].get(p)
+    }
     for path in paths:
         chain = [f for f in popped if pre[f].get(path) != post[f].get(path)]
-        joined = all(post[a].get(path) == pre[b].get(path) for a, b in
-                     zip(chain, chain[1:], strict=False))
+        joined = all(
+            post[a].get(path) == pre[b].get(path) for a, b in zip(chain, chain[1:], strict=False)
+        )
         if joined and model.get(path) == post[chain[-1]].get(path):
             if path in pre[chain[0]]:
                 out[path] = pre[chain[0]][path]
@@ -422,7 +444,9 @@ def rewound(model: Model, popped: list[int], pre: dict[int, Model],
     return out
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(steps=st.lists(step, min_size=1, max_size=10))
 def test_cells_rewinds_and_undos_agree_with_a_model(tmp_path_factory, steps) -> None:
     ws = tmp_path_factory.mktemp("prop")
@@ -437,7 +461,9 @@ def test_cells_rewinds_and_undos_agree_with_a_model(tmp_path_factory, steps) -> 
         for kind, arg in steps:
             if kind == "cell":
                 snapshot = dict(model)
-                frame_id = frame(session, lambda w, m=model, ops=arg: [apply(w, m, op) for op in ops])
+                frame_id = frame(
+                    session, lambda w, m=model, ops=arg: [apply(w, m, op) for op in ops]
+                )
                 pre[frame_id], post[frame_id] = snapshot, dict(model)
             elif kind == "rewind":
                 active = [f.frame for f in cp.active_frames()]

@@ -82,8 +82,10 @@ def test_an_old_unauthenticated_blob_is_refused_unread(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_bytes(struct.pack("<4sIQ", b"LGV1", 0, len(main)) + main)
     reason = store.load(digest)
-    assert reason == ("stored by an older version of Logician without a check, so it cannot "
-                      "be verified; not restored")  # fmt: skip
+    assert reason == (
+        "stored by an older version of Logician without a check, so it cannot "
+        "be verified; not restored"
+    )
     assert not marker.exists()
 
 

@@ -33,8 +33,14 @@ class Notebook:
 
     def run(self, code: str) -> list[Any]:
         self.frame += 1
-        self.ledger.append(FrameOpen, frame=self.frame, execution_count=self.frame,
-                           cell_id=None, code=code, pre_tree=None)  # fmt: skip
+        self.ledger.append(
+            FrameOpen,
+            frame=self.frame,
+            execution_count=self.frame,
+            cell_id=None,
+            code=code,
+            pre_tree=None,
+        )
         self.vars.open(self.frame, code)
         exec(code, self.ns)
         entry = self.vars.close()
@@ -47,8 +53,9 @@ class Notebook:
         from logician_kernel.ledger.thread_ledger import ProjectionItem
 
         results, taken = self.vars.rewind(frame)
-        self.ledger.append(ProjectionItem, reason="rewind", variables=results,
-                           variable_frames=taken)  # fmt: skip
+        self.ledger.append(
+            ProjectionItem, reason="rewind", variables=results, variable_frames=taken
+        )
         return {r.name: r.action for r in results}
 
 
@@ -69,7 +76,10 @@ def nb(tmp_path: Path) -> Notebook:
 
 def test_detects_binding_mutation_and_deletion_but_not_untouched_names(nb: Notebook) -> None:
     assert nb.changes("lst = [1, 2, 3]\nd = {'a': 1}\nkeep = 'x'") == {
-        "lst": "created", "d": "created", "keep": "created"}  # fmt: skip
+        "lst": "created",
+        "d": "created",
+        "keep": "created",
+    }
     assert nb.changes("lst.append(4)") == {"lst": "changed"}
     assert nb.changes("d['a'] = 2") == {"d": "changed"}  # same length: found by the hash
     assert nb.changes("print(len(lst))") == {}
@@ -178,8 +188,11 @@ def test_numpy_and_pandas_values_round_trip_through_the_store(tmp_path: Path) ->
     np = pytest.importorskip("numpy")
     pd = pytest.importorskip("pandas")
     nb = Notebook(tmp_path)
-    nb.run("arr = np.arange(10.0)\ndf = pd.DataFrame({'a': [1, 2]}, index=['x', 'y'])"
-           .replace("np.", "__import__('numpy').").replace("pd.", "__import__('pandas')."))  # fmt: skip
+    nb.run(
+        "arr = np.arange(10.0)\ndf = pd.DataFrame({'a': [1, 2]}, index=['x', 'y'])".replace(
+            "np.", "__import__('numpy')."
+        ).replace("pd.", "__import__('pandas').")
+    )
     nb.run("arr += 1\ndf['c'] = df['a'] * 2.5")
     nb.rewind(2)
     np.testing.assert_array_equal(nb.ns["arr"], np.arange(10.0))

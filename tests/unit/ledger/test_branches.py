@@ -31,8 +31,9 @@ def assistant(text: str) -> dict:
 
 
 def cell(ledger: ThreadLedger, frame: int, *messages: dict) -> None:
-    ledger.append(FrameOpen, frame=frame, execution_count=frame, cell_id=None, code="",
-                  pre_tree=None)  # fmt: skip
+    ledger.append(
+        FrameOpen, frame=frame, execution_count=frame, cell_id=None, code="", pre_tree=None
+    )
     for message in messages:
         ledger.append(MessageEntry, frame=frame, message=message)
     ledger.append(FrameClose, frame=frame, outcome="ok", post_tree=None)
@@ -147,8 +148,9 @@ def test_notes_that_name_no_branch_are_ignored(ledger: ThreadLedger) -> None:
         ledger.append(ProjectionItem, reason="branch-discard", messages=[], note=note)
     assert derive_branches(ledger.entries)[0].status == "open"
     # The convention allows free text after the id.
-    ledger.append(ProjectionItem, reason="branch-discard", messages=[],
-                  note=f"branch b{item.seq}: not needed")  # fmt: skip
+    ledger.append(
+        ProjectionItem, reason="branch-discard", messages=[], note=f"branch b{item.seq}: not needed"
+    )
     assert derive_branches(ledger.entries)[0].status == "discarded"
 
 

@@ -70,30 +70,50 @@ class History:
     def cell(self, text: str, changes: int) -> None:
         self.frame += 1
         f = self.frame
-        self.ledger.append(FrameOpen, frame=f, execution_count=f, cell_id=None, code=text,
-                           pre_tree=None)  # fmt: skip
+        self.ledger.append(
+            FrameOpen, frame=f, execution_count=f, cell_id=None, code=text, pre_tree=None
+        )
         if changes:
             self.ledger.append(FileCheckpoint, frame=f, path="a.txt", before=_blob(f))
         self.ledger.append(MessageEntry, frame=f, message=msg("user", text))
         self.ledger.append(
-            FrameClose, frame=f, outcome="ok", post_tree=None, durable=True,
-            changes=[PathChange(path=f"f{i}.txt", before=MISSING, after=_blob(i))
-                     for i in range(changes)],
-        )  # fmt: skip
-        self.ledger.append(VariablesCaptured, frame=f,
-                           records=[VariableRecord(name="x", action="changed", digest=text)])  # fmt: skip
+            FrameClose,
+            frame=f,
+            outcome="ok",
+            post_tree=None,
+            durable=True,
+            changes=[
+                PathChange(path=f"f{i}.txt", before=MISSING, after=_blob(i)) for i in range(changes)
+            ],
+        )
+        self.ledger.append(
+            VariablesCaptured,
+            frame=f,
+            records=[VariableRecord(name="x", action="changed", digest=text)],
+        )
 
     def tool(self, commit: bool, outcome: bool, answered: bool) -> None:
         self.calls += 1
         call_id = f"call_{self.calls}"
-        self.ledger.append(ToolIntent, frame=self.frame or None, call_id=call_id, name="bash",
-                           arguments={"command": "ls"}, recovery="external")  # fmt: skip
+        self.ledger.append(
+            ToolIntent,
+            frame=self.frame or None,
+            call_id=call_id,
+            name="bash",
+            arguments={"command": "ls"},
+            recovery="external",
+        )
         if outcome:
-            self.ledger.append(ToolOutcome, frame=None, call_id=call_id, is_error=False,
-                               content="ok")  # fmt: skip
+            self.ledger.append(
+                ToolOutcome, frame=None, call_id=call_id, is_error=False, content="ok"
+            )
         if answered:
-            result = {"kind": "tool_result", "tool_call_id": call_id,
-                      "content": [{"kind": "text", "text": "ok"}], "is_error": False}  # fmt: skip
+            result = {
+                "kind": "tool_result",
+                "tool_call_id": call_id,
+                "content": [{"kind": "text", "text": "ok"}],
+                "is_error": False,
+            }
             self.ledger.append(MessageEntry, frame=None, message=result)
         if commit:
             self.ledger.append(ToolCommit, call_id=call_id)
@@ -111,8 +131,9 @@ class History:
             self.ledger.append(RewindProgress, plan=plan.seq, done=count * 500)
         if not finish:
             return
-        item = self.ledger.append(ProjectionItem, reason="rewind",
-                                  messages=self.ledger.messages(), plan=plan.seq)  # fmt: skip
+        item = self.ledger.append(
+            ProjectionItem, reason="rewind", messages=self.ledger.messages(), plan=plan.seq
+        )
         if undo:
             self.ledger.append(RewindProgress, plan=plan.seq, done=500, undo=True)
         if undo == 2:
@@ -130,8 +151,12 @@ steps = st.lists(
     st.one_of(
         st.tuples(st.just("cell"), st.text(max_size=8), st.integers(0, 2)),
         st.tuples(st.just("tool"), st.booleans(), st.booleans(), st.booleans()),
-        st.tuples(st.just("project"), st.sampled_from(["rewind", "compaction", "clear"]),
-                  st.integers(0, 3), st.integers(0, 2)),  # fmt: skip
+        st.tuples(
+            st.just("project"),
+            st.sampled_from(["rewind", "compaction", "clear"]),
+            st.integers(0, 3),
+            st.integers(0, 2),
+        ),
         st.tuples(st.just("rewind_plan"), st.integers(0, 2), st.booleans(), st.integers(0, 2)),
         st.tuples(st.just("checkpoint")),
         st.tuples(st.just("reopen")),
@@ -184,8 +209,12 @@ def _open_calls_by_replay(entries: list[Any]) -> tuple[Any, ...]:
             committed.add(entry.call_id)
         elif isinstance(entry, MessageEntry) and entry.message.get("kind") == "tool_result":
             answered.add(entry.message.get("tool_call_id", ""))
-    return ([k for k in intents if k not in committed], [k for k in outcomes if k not in committed],
-            answered - committed, committed)  # fmt: skip
+    return (
+        [k for k in intents if k not in committed],
+        [k for k in outcomes if k not in committed],
+        answered - committed,
+        committed,
+    )
 
 
 def _rewinds_by_replay(entries: list[Any]) -> tuple[Any, ...]:
@@ -199,8 +228,17 @@ def _rewinds_by_replay(entries: list[Any]) -> tuple[Any, ...]:
         elif isinstance(entry, RewindPlanned):
             pending = None if entry.seq in finished else entry
             break
-    progress = max((e.done for e in entries if isinstance(e, RewindProgress) and not e.undo
-                    and pending is not None and e.plan == pending.seq), default=0)  # fmt: skip
+    progress = max(
+        (
+            e.done
+            for e in entries
+            if isinstance(e, RewindProgress)
+            and not e.undo
+            and pending is not None
+            and e.plan == pending.seq
+        ),
+        default=0,
+    )
     undone: set[int] = set()
     started: set[int] = set()
     pending_undo = None
@@ -275,13 +313,17 @@ def test_a_checkpointed_open_equals_the_full_replay(ops: list[tuple[Any, ...]], 
             assert notice is not None and "replaying every record" in notice
 
 
-@given(n=st.integers(0, 6), k=st.integers(0, 6), i=st.integers(-8, 8),
-       a=st.none() | st.integers(-8, 8), b=st.none() | st.integers(-8, 8),
-       step=st.sampled_from([None, 1, 2, -1]))  # fmt: skip
+@given(
+    n=st.integers(0, 6),
+    k=st.integers(0, 6),
+    i=st.integers(-8, 8),
+    a=st.none() | st.integers(-8, 8),
+    b=st.none() | st.integers(-8, 8),
+    step=st.sampled_from([None, 1, 2, -1]),
+)
 def test_entries_read_lazily_index_and_slice_like_a_list(n, k, i, a, b, step) -> None:
     items = list(range(n + k))
-    lazy = ledger_checkpoint.LedgerEntries(items[n:], prefix_count=n,
-                                           load_prefix=lambda: items[:n])  # fmt: skip
+    lazy = ledger_checkpoint.LedgerEntries(items[n:], prefix_count=n, load_prefix=lambda: items[:n])
     assert lazy[a:b:step] == items[a:b:step]
     if -len(items) <= i < len(items):
         assert lazy[i] == items[i]

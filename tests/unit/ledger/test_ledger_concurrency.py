@@ -40,8 +40,9 @@ def test_appends_from_several_threads_while_a_rewind_runs_stay_dense_and_replay_
         try:
             start.wait()
             for i in range(150):
-                ledger.append(MessageEntry, frame=None,
-                              message={"kind": "user", "text": f"{name} {i}"})  # fmt: skip
+                ledger.append(
+                    MessageEntry, frame=None, message={"kind": "user", "text": f"{name} {i}"}
+                )
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -65,7 +66,9 @@ def test_appends_from_several_threads_while_a_rewind_runs_stay_dense_and_replay_
     assert [e.parent for e in ledger.entries[1:]] == seqs[:-1]
     written = [e.model_dump() for e in ledger.entries]
     assert sum(isinstance(e, MessageEntry) for e in ledger.entries) == 600
-    (rewind,) = [e for e in ledger.entries if isinstance(e, ProjectionItem) and e.reason == "rewind"]
+    (rewind,) = [
+        e for e in ledger.entries if isinstance(e, ProjectionItem) and e.reason == "rewind"
+    ]
     assert rewind.frames == [1]
     assert all((ws / f"f{n}.txt").read_text() == f"before {n}\n" for n in range(40))
     s.close()

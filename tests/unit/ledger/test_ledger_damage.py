@@ -29,8 +29,14 @@ def ledger_bytes(tmp_path_factory) -> tuple[bytes, list[int]]:
     frame = 0
     while len(ledger.entries) < RECORDS:
         frame += 1
-        ledger.append(FrameOpen, frame=frame, execution_count=frame, cell_id=f"c{frame}",
-                      code=f"x = {frame}", pre_tree=None)  # fmt: skip
+        ledger.append(
+            FrameOpen,
+            frame=frame,
+            execution_count=frame,
+            cell_id=f"c{frame}",
+            code=f"x = {frame}",
+            pre_tree=None,
+        )
         ledger.append(MessageEntry, frame=frame, message={"role": "user", "content": f"hé {frame}"})
     ledger.close()
     data = (directory / "t.jsonl").read_bytes()

@@ -53,7 +53,7 @@ def test_repair_of_an_unrestorable_record_cleans_the_file_and_names_where_its_by
     assert _ledger(["check"], tmp_path) == 0
     reopened = ThreadLedger(threads, "t")
     seqs = [e.seq for e in reopened.entries]
-    assert seqs[:RECORDS - 1] == [*range(1, 10), *range(11, RECORDS + 1)]  # every whole one
+    assert seqs[: RECORDS - 1] == [*range(1, 10), *range(11, RECORDS + 1)]  # every whole one
     assert reopened.entries[-1].what == "repaired" and reopened.entries[-1].lost_seqs == [10]
     reopened.close()
 

@@ -25,8 +25,9 @@ def build(directory: Path, frames: int = 3) -> tuple[bytes, list[int]]:
     """A ledger of frames with messages; returns its bytes and each record's end offset."""
     ledger = ThreadLedger(directory, "t")
     for n in range(1, frames + 1):
-        ledger.append(FrameOpen, frame=n, execution_count=n, cell_id=f"c{n}", code=f"x = {n}",
-                      pre_tree=None)  # fmt: skip
+        ledger.append(
+            FrameOpen, frame=n, execution_count=n, cell_id=f"c{n}", code=f"x = {n}", pre_tree=None
+        )
         ledger.append(MessageEntry, frame=n, message={"role": "user", "content": f"hi {n} é"})
         ledger.append(FrameClose, frame=n, outcome="ok", post_tree=None, durable=True)
     ledger.close()

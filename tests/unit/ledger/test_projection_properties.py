@@ -69,8 +69,12 @@ def assistant(body: str, calls: list[tuple[str, str, dict]] = ()) -> dict[str, A
 
 
 def tool_result(call_id: str, body: str, is_error: bool) -> dict[str, Any]:
-    return {"kind": "tool_result", "tool_call_id": call_id,
-            "content": [{"kind": "text", "text": body}], "is_error": is_error}  # fmt: skip
+    return {
+        "kind": "tool_result",
+        "tool_call_id": call_id,
+        "content": [{"kind": "text", "text": body}],
+        "is_error": is_error,
+    }
 
 
 class Session:
@@ -91,8 +95,14 @@ class Session:
 
     def _cell(self) -> int:
         self.frame += 1
-        self.ledger.append(FrameOpen, frame=self.frame, execution_count=self.frame,
-                           cell_id=f"c{self.frame}", code="%%logician", pre_tree=None)  # fmt: skip
+        self.ledger.append(
+            FrameOpen,
+            frame=self.frame,
+            execution_count=self.frame,
+            cell_id=f"c{self.frame}",
+            code="%%logician",
+            pre_tree=None,
+        )
         return self.frame
 
     def _close(self, frame: int) -> None:
@@ -110,12 +120,21 @@ class Session:
         self.calls += 1
         call_id = f"call_{self.calls}"
         self.ledger.append(MessageEntry, frame=frame, message=user(prompt))
-        self.ledger.append(MessageEntry, frame=frame,
-                           message=assistant("", [(call_id, name, arguments)]))  # fmt: skip
-        self.ledger.append(ToolIntent, frame=frame, call_id=call_id, name=name,
-                           arguments=arguments, recovery="pure", durable=True)  # fmt: skip
-        self.ledger.append(ToolOutcome, frame=frame, call_id=call_id, is_error=error,
-                           content=result)  # fmt: skip
+        self.ledger.append(
+            MessageEntry, frame=frame, message=assistant("", [(call_id, name, arguments)])
+        )
+        self.ledger.append(
+            ToolIntent,
+            frame=frame,
+            call_id=call_id,
+            name=name,
+            arguments=arguments,
+            recovery="pure",
+            durable=True,
+        )
+        self.ledger.append(
+            ToolOutcome, frame=frame, call_id=call_id, is_error=error, content=result
+        )
         self.ledger.append(MessageEntry, frame=frame, message=tool_result(call_id, result, error))
         self.ledger.append(ToolCommit, call_id=call_id)
         self._close(frame)
@@ -197,8 +216,18 @@ class Session:
         assert {b.id: b.status for b in branches} == self.branch_status
 
 
-STEPS = ["turn", "tool_call", "rewind", "merge", "discard", "clear", "compaction", "restore",
-         "run-commit", "restart"]  # fmt: skip
+STEPS = [
+    "turn",
+    "tool_call",
+    "rewind",
+    "merge",
+    "discard",
+    "clear",
+    "compaction",
+    "restore",
+    "run-commit",
+    "restart",
+]
 
 
 def run_step(session: Session, step: str, data: st.DataObject) -> None:
@@ -225,8 +254,9 @@ def run_step(session: Session, step: str, data: st.DataObject) -> None:
         session.compaction(data.draw(text), data.draw(st.integers(0, 3)))
     elif step == "restore":
         earlier = [m.message for m in session.ledger.entries if isinstance(m, MessageEntry)]
-        session.restore(data.draw(st.lists(st.sampled_from(earlier), max_size=4))
-                        if earlier else [])  # fmt: skip
+        session.restore(
+            data.draw(st.lists(st.sampled_from(earlier), max_size=4)) if earlier else []
+        )
     elif step == "run-commit":
         session.run_commit(data.draw(text))
     elif step == "restart":
@@ -255,7 +285,7 @@ def test_every_projection_reason_appears_and_replays(tmp_path: Path) -> None:
             lambda: session.turn("hello\nthere", "hi"),
             lambda: session.tool_call(
                 "read it", "read_file", {"path": "a.py", "n": [1.5, None]}, "x = 1", False
-            ),  # fmt: skip
+            ),
             lambda: session.turn("more", "ok"),
             lambda: session.rewind(1, 2),
             lambda: session.resolve(0, True, "tried more"),
@@ -283,8 +313,9 @@ def test_every_projection_reason_appears_and_replays(tmp_path: Path) -> None:
 def test_non_finite_floats_replay_as_they_were_live(tmp_path: Path) -> None:
     ledger = ThreadLedger(tmp_path, "t")
     try:
-        ledger.append(MessageEntry, frame=None,
-                      message=assistant("", [("c1", "f", {"x": float("inf")})]))  # fmt: skip
+        ledger.append(
+            MessageEntry, frame=None, message=assistant("", [("c1", "f", {"x": float("inf")})])
+        )
         assert project(read_entries(ledger.path)) == ledger.messages()
     finally:
         ledger.close()

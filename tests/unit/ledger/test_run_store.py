@@ -70,9 +70,12 @@ def test_a_pure_call_is_re_offered_and_a_known_result_is_not_lost(tmp_path: Path
 def test_secrets_in_arguments_and_messages_are_masked(tmp_path: Path) -> None:
     ledger = ThreadLedger(tmp_path, "t")
     store = LedgerRunStore(ledger, 1, secrets=["super-secret-value"])
-    store.record_intent(ToolCall(id="b", name="bash",
-                                 arguments={"command": "curl -H 'token: super-secret-value' x"}),
-                        "external")  # fmt: skip
+    store.record_intent(
+        ToolCall(
+            id="b", name="bash", arguments={"command": "curl -H 'token: super-secret-value' x"}
+        ),
+        "external",
+    )
     ledger.close()
     text = (tmp_path / "t.jsonl").read_text()
     assert "super-secret-value" not in text and "****" in text

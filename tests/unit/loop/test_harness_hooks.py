@@ -51,8 +51,12 @@ def test_a_refused_call_never_runs_and_the_model_reads_why() -> None:
         tool_reply(call("c1", "write", path="a"), call("c2", "write", path="b")), reply("ok")
     )
     guard = Guard({"c1"})
-    harness, store = make_harness(provider, FakeTool("write", write, read_only=False),
-                                  hooks=guard, limits=RunBudgetLimits(max_tool_calls=1))  # fmt: skip
+    harness, store = make_harness(
+        provider,
+        FakeTool("write", write, read_only=False),
+        hooks=guard,
+        limits=RunBudgetLimits(max_tool_calls=1),
+    )
     events = run_all(harness, "Write both.")
     assert ran == ["b"]  # c1 refused; c2 ran, within a budget of one call
     assert events[-1].outcome.status == "completed"
@@ -63,9 +67,12 @@ def test_a_refused_call_never_runs_and_the_model_reads_why() -> None:
         told[0].model_dump()
     )
     assert guard.seen == [
-        "run_start:Write both.:scripted-model", "check:c1", "check:c2", "before_tool:c2",
+        "run_start:Write both.:scripted-model",
+        "check:c1",
+        "check:c2",
+        "before_tool:c2",
         "run_end:completed:2:2",
-    ]  # fmt: skip
+    ]
 
 
 def test_a_raising_check_lets_the_call_run() -> None:

@@ -78,8 +78,11 @@ def test_request_limits_stop_before_the_next_request(limits, limit, value, used)
 
     outcome = outcome_of(events)
     assert (outcome.status, outcome.limit, outcome.value, outcome.used) == (
-        "budget_exhausted", limit, value, used,
-    )  # fmt: skip
+        "budget_exhausted",
+        limit,
+        value,
+        used,
+    )
     assert f"{limit}={value:g}" in outcome.detail
     assert len(provider.requests) == 1 and store.shape()[-1] == "commit:c1"
 
@@ -107,8 +110,11 @@ def test_tool_call_limit_stops_before_the_call_and_answers_the_rest():
 
     outcome = outcome_of(events)
     assert (outcome.status, outcome.limit, outcome.value, outcome.used) == (
-        "budget_exhausted", "max_tool_calls", 2, 2,
-    )  # fmt: skip
+        "budget_exhausted",
+        "max_tool_calls",
+        2,
+        2,
+    )
     assert ran == [1, 2] and len(provider.requests) == 2
     assert "intent:c3" not in store.shape() and "intent:c4" not in store.shape()
     texts = results(store)
@@ -133,7 +139,11 @@ def test_wall_time_limit_interrupts_a_slow_tool(tmp_path):
     elapsed = time.monotonic() - started
 
     outcome = outcome_of(events)
-    assert (outcome.status, outcome.limit, outcome.value) == ("budget_exhausted", "max_wall_seconds", 0.5)  # fmt: skip
+    assert (outcome.status, outcome.limit, outcome.value) == (
+        "budget_exhausted",
+        "max_wall_seconds",
+        0.5,
+    )
     assert elapsed < 5
     assert store.shape()[-4:] == ["intent:c1", "result:c1", "message:tool_result", "commit:c1"]
     assert "interrupted by the run's wall-time limit" in results(store)["c1"]
@@ -311,7 +321,9 @@ def test_a_denied_call_gets_an_error_result_and_the_run_goes_on():
     harness, store = make_harness(
         provider, FakeTool("read"), FakeTool("bash", work, read_only=False)
     )
-    harness.gate = ScriptedGate(store, {"bash": GateResult(False, note="denied by the user: not today")})  # fmt: skip
+    harness.gate = ScriptedGate(
+        store, {"bash": GateResult(False, note="denied by the user: not today")}
+    )
 
     events = run_all(harness)
 
@@ -333,7 +345,9 @@ def test_a_gate_outcome_stops_the_run_and_answers_the_rest():
     )
     harness, store = make_harness(provider, FakeTool("read"), FakeTool("bash", read_only=False))
     stop = RunOutcome(status="denied", detail="the user denied `make` and stopped")
-    harness.gate = ScriptedGate(store, {"bash": GateResult(False, note="denied by the user", outcome=stop)})  # fmt: skip
+    harness.gate = ScriptedGate(
+        store, {"bash": GateResult(False, note="denied by the user", outcome=stop)}
+    )
 
     events = run_all(harness)
 

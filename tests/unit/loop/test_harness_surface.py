@@ -9,15 +9,35 @@ import logician_kernel.events as events
 import logician_kernel.loop as loop
 
 LOOP_API = {
-    "DEFAULT_SYSTEM_PROMPT", "UNANSWERED_CALL", "AgentHarness", "Hooks", "RunStore", "drive_run",
+    "DEFAULT_SYSTEM_PROMPT",
+    "UNANSWERED_CALL",
+    "AgentHarness",
+    "Hooks",
+    "RunStore",
+    "drive_run",
     "system_prompt",
-}  # fmt: skip
+}
 EVENTS_API = {
-    "HARNESS_EVENT_ADAPTER", "MAX_PENDING_SHOWN", "AssistantTextDelta", "HarnessEvent",
-    "ModelCallStarted", "ModelResponded", "Phase", "RetryScheduled", "RunEnded", "RunStarted",
-    "RuntimeState", "ToolCallStreaming", "ToolFinished", "ToolStarted", "TurnEnded",
-    "TurnStarted", "fold", "AssistantReasoningDelta", "context_fraction",
-}  # fmt: skip
+    "HARNESS_EVENT_ADAPTER",
+    "MAX_PENDING_SHOWN",
+    "AssistantTextDelta",
+    "HarnessEvent",
+    "ModelCallStarted",
+    "ModelResponded",
+    "Phase",
+    "RetryScheduled",
+    "RunEnded",
+    "RunStarted",
+    "RuntimeState",
+    "ToolCallStreaming",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnEnded",
+    "TurnStarted",
+    "fold",
+    "AssistantReasoningDelta",
+    "context_fraction",
+}
 
 
 def test_exported_names():

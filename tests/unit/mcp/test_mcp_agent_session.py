@@ -57,8 +57,14 @@ def test_a_script_session_uses_mcp_tools_through_its_approve_callback(
         LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
         OPENAI_API_KEY="test-key-not-secret",
     )
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(ws)], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(ws)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["at_open"] == ["connecting"]

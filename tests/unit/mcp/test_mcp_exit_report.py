@@ -24,8 +24,11 @@ DIES = (
 
 
 def _error(manager: McpManager, name: str) -> str:
-    wait_until(lambda: next(s.state for s in manager.status() if s.name == name) == "failed",
-               60, f"{name} to fail")  # fmt: skip
+    wait_until(
+        lambda: next(s.state for s in manager.status() if s.name == name) == "failed",
+        60,
+        f"{name} to fail",
+    )
     return next(s.error for s in manager.status() if s.name == name) or ""
 
 
@@ -34,11 +37,20 @@ def test_a_server_dying_at_start_shows_its_status_and_last_stderr_line(tmp_path:
     log.parent.mkdir(parents=True)
     log.write_text("an old line from an earlier start\n")
     manager = McpManager(tmp_path, {"SECRET_TOKEN": SECRET})
-    manager.apply(McpSettings.model_validate({"servers": {
-        "dies": {"command": sys.executable, "args": ["-c", DIES],
-                 "env": {"API_TOKEN": "env:SECRET_TOKEN"}},
-        "quiet": {"command": sys.executable, "args": ["-c", "raise SystemExit(0)"]},
-    }}))  # fmt: skip
+    manager.apply(
+        McpSettings.model_validate(
+            {
+                "servers": {
+                    "dies": {
+                        "command": sys.executable,
+                        "args": ["-c", DIES],
+                        "env": {"API_TOKEN": "env:SECRET_TOKEN"},
+                    },
+                    "quiet": {"command": sys.executable, "args": ["-c", "raise SystemExit(0)"]},
+                }
+            }
+        )
+    )
     try:
         error = _error(manager, "dies")
         assert "exited with status 3" in error, error

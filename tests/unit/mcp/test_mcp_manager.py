@@ -58,8 +58,14 @@ def test_stdio_server_connects_in_the_background_and_serves_calls(tmp_path, pid_
         assert not result.is_error and "found 2 notes about otters" in result.content
         bounded = _call(manager, "notes__big", {"size": 200_000}, tmp_path, max_output_bytes=4000)
         assert len(bounded.content.encode()) <= 4200 and "x" * 100 in bounded.content
-        wait_until(lambda: "search called with 'otters'" in
-                   (tmp_path / ".logician/logs/mcp-notes.log").read_text(), 10, "the log")  # fmt: skip
+        wait_until(
+            lambda: (
+                "search called with 'otters'"
+                in (tmp_path / ".logician/logs/mcp-notes.log").read_text()
+            ),
+            10,
+            "the log",
+        )
         pids = server_pids(pid_dir)
         assert pids and all(alive(p) for p in pids)
     finally:
@@ -92,8 +98,10 @@ def test_http_server_with_a_header_from_the_environment(tmp_path) -> None:
 
 
 def test_a_missing_header_variable_fails_the_server_naming_it(tmp_path) -> None:
-    manager = _manager(tmp_path, {"web": {"url": "http://127.0.0.1:9/mcp",
-                                          "headers": {"Authorization": "env:NOPE"}}})  # fmt: skip
+    manager = _manager(
+        tmp_path,
+        {"web": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "env:NOPE"}}},
+    )
     try:
         wait_until(lambda: _state(manager, "web") == "failed", 10, "web to fail")
         assert "NOPE" in (manager.status()[0].error or "")
@@ -103,11 +111,14 @@ def test_a_missing_header_variable_fails_the_server_naming_it(tmp_path) -> None:
 
 def test_hung_and_crashing_servers_fail_with_their_reason(tmp_path, pid_dir) -> None:
     env = {"MCP_PID_DIR": str(pid_dir)}
-    manager = _manager(tmp_path, {
-        "hung": stdio_server("hang", env=env, connect_timeout_seconds=2),
-        "crash": stdio_server("crash", env=env),
-        "notes": stdio_server(env=env),
-    })  # fmt: skip
+    manager = _manager(
+        tmp_path,
+        {
+            "hung": stdio_server("hang", env=env, connect_timeout_seconds=2),
+            "crash": stdio_server("crash", env=env),
+            "notes": stdio_server(env=env),
+        },
+    )
     try:
         wait_until(lambda: _state(manager, "crash") == "failed", 30, "crash to fail")
         assert "exited" in (next(s for s in manager.status() if s.name == "crash").error or "")
@@ -193,8 +204,11 @@ def test_a_real_server_listing_duplicates_and_130_tools(tmp_path) -> None:
         status = next(s for s in manager.status() if s.name == "many")
         assert status.notice is not None and "'many'" in status.notice
         assert "130 tools" in status.notice and "first 128" in status.notice
-        manager.apply(McpSettings.model_validate(
-            {"servers": {"many": stdio_server("many")}, "max_tools_per_server": 200}))  # fmt: skip
+        manager.apply(
+            McpSettings.model_validate(
+                {"servers": {"many": stdio_server("many")}, "max_tools_per_server": 200}
+            )
+        )
         assert len(manager.tools()) == 130
         assert next(s for s in manager.status() if s.name == "many").notice is None
     finally:

@@ -29,14 +29,18 @@ def test_a_configured_server_fails_naming_the_extra_and_nothing_is_started(
 ) -> None:
     manager = McpManager(tmp_path, {})
     try:
-        manager.apply(McpSettings.model_validate(
-            {"servers": {"notes": {"command": sys.executable, "args": ["-c", "pass"]}}}))  # fmt: skip
+        manager.apply(
+            McpSettings.model_validate(
+                {"servers": {"notes": {"command": sys.executable, "args": ["-c", "pass"]}}}
+            )
+        )
         (status,) = manager.status()
         assert status.state == "failed"
         assert FIX in (status.error or "")
         assert manager.tools() == {}
         assert not (tmp_path / ".logician/processes").exists() or not list(
-            (tmp_path / ".logician/processes").glob("*.json"))  # fmt: skip
+            (tmp_path / ".logician/processes").glob("*.json")
+        )
     finally:
         manager.close()
 
@@ -53,8 +57,12 @@ def test_the_kernel_and_agent_session_import_without_the_sdk(tmp_path: Path) -> 
         print("ok", "mcp.client" in " ".join(sys.modules))
         """
     )
-    r = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
-                       text=True, timeout=120, env={"LOGICIAN_CONFIG_DIR": str(tmp_path / "c"),
-                                                    "PATH": "/usr/bin:/bin"})  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"LOGICIAN_CONFIG_DIR": str(tmp_path / "c"), "PATH": "/usr/bin:/bin"},
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split() == ["ok", "False"]

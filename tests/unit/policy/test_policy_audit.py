@@ -77,7 +77,9 @@ def test_routine_allows_and_action_required_decisions_are_told_apart(tmp_path):
     assert not denied.allowed and "rm -rf" in denied.note and denied.outcome is None
     assert not refused.allowed and refused.note == "denied by the user: not now"
     entries = audit.recent(10)
-    rows = [(e.call_id, e.action, e.allowed, e.routine, e.rule, e.layer, e.resolution) for e in entries]  # fmt: skip
+    rows = [
+        (e.call_id, e.action, e.allowed, e.routine, e.rule, e.layer, e.resolution) for e in entries
+    ]
     assert rows == [
         ("c1", "allow", True, True, None, None, "mode"),
         ("c2", "allow", True, True, "bash(git status*)", "user", "rule"),
@@ -87,7 +89,10 @@ def test_routine_allows_and_action_required_decisions_are_told_apart(tmp_path):
     ]
     assert all((e.thread, e.frame) == ("t1", 3) for e in entries)
     # Only the action-required decisions become (typed) ledger entries.
-    assert [(req.call_id, res.choice) for req, res in ledger] == [("c4", "allow_once"), ("c5", "deny")]  # fmt: skip
+    assert [(req.call_id, res.choice) for req, res in ledger] == [
+        ("c4", "allow_once"),
+        ("c5", "deny"),
+    ]
     assert ledger[0][0].kind == "approval_request" and ledger[0][0].suggested_rule == "bash(make)"
     assert "routine" in format_audit(entries) and "bash(rm -rf*)" in format_audit(entries)
 
@@ -100,8 +105,11 @@ def test_allowing_for_the_session_adds_a_rule_and_later_calls_are_routine(tmp_pa
     first, second = audit.recent(2)
     assert (first.resolution, first.routine) == (f"user:{choice}", False)
     assert (second.resolution, second.routine, second.rule, second.layer) == (
-        "session", True, "bash(pytest -q)", "session",
-    )  # fmt: skip
+        "session",
+        True,
+        "bash(pytest -q)",
+        "session",
+    )
     assert ledger[0][1].rule == "bash(pytest -q)" and len(ledger) == 1
 
 
@@ -142,15 +150,20 @@ def test_long_arguments_are_cut_and_credential_names_masked(tmp_path):
     from logician_kernel.policy import mask_arguments
 
     assert mask_arguments({"api_key": "abc", "nested": {"token": "t"}}) == {
-        "api_key": "****", "nested": {"token": "****"},
-    }  # fmt: skip
+        "api_key": "****",
+        "nested": {"token": "****"},
+    }
 
 
 def _entry(call_id: str) -> AuditEntry:
     return AuditEntry(
-        time="2025-01-01T00:00:00+00:00", tool="read", action="allow", allowed=True,
-        routine=True, call_id=call_id,
-    )  # fmt: skip
+        time="2025-01-01T00:00:00+00:00",
+        tool="read",
+        action="allow",
+        allowed=True,
+        routine=True,
+        call_id=call_id,
+    )
 
 
 def test_each_record_is_one_fsynced_line(tmp_path, monkeypatch):

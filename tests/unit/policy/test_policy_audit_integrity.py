@@ -16,9 +16,13 @@ from logician_kernel.types import ToolCall
 
 def _entry(call_id: str) -> AuditEntry:
     return AuditEntry(
-        time="2025-01-01T00:00:00+00:00", tool="read", action="allow", allowed=True,
-        routine=True, call_id=call_id,
-    )  # fmt: skip
+        time="2025-01-01T00:00:00+00:00",
+        tool="read",
+        action="allow",
+        allowed=True,
+        routine=True,
+        call_id=call_id,
+    )
 
 
 def test_a_flipped_byte_is_reported_never_no_decisions(tmp_path):

@@ -98,9 +98,19 @@ def test_bash_deny_matches_any_segment(tmp_path):
 
 def test_deny_beats_allow_and_every_mode(tmp_path):
     for mode in MODES:
-        p = policy(tmp_path, mode=mode, allow=("write(src/**)", "read"), deny=("write(src/secret*)", "read(.env*)"))  # fmt: skip
+        p = policy(
+            tmp_path,
+            mode=mode,
+            allow=("write(src/**)", "read"),
+            deny=("write(src/secret*)", "read(.env*)"),
+        )
         d = p.decide("write", False, {"path": "src/secret.txt", "content": ""})
-        assert (d.action, d.rule, d.basis, d.routine) == ("deny", "write(src/secret*)", "deny_rule", False)  # fmt: skip
+        assert (d.action, d.rule, d.basis, d.routine) == (
+            "deny",
+            "write(src/secret*)",
+            "deny_rule",
+            False,
+        )
         assert p.decide("read", True, {"path": ".env"}).action == "deny"
 
 
@@ -125,7 +135,10 @@ def test_outside_the_workspace_always_asks(tmp_path, mode):
             if mode == "read-only" and not read_only:
                 assert d.action == "deny"  # read-only mode is stricter still
                 continue
-            assert (d.action, d.basis, d.routine) == ("ask", "outside_workspace", False), (tool, path)  # fmt: skip
+            assert (d.action, d.basis, d.routine) == ("ask", "outside_workspace", False), (
+                tool,
+                path,
+            )
     assert p.decide("glob", True, {"pattern": "../**"}).action == "ask"
     assert p.decide("read", True, {"path": "src/../inside.txt"}).action == "allow"
 
@@ -157,7 +170,7 @@ EXPECTED = {
         "edit": "ask",
         "bash": "ask",
         "python": "ask",
-    },  # fmt: skip
+    },
     "read-only": {
         "read": "allow",
         "grep": "allow",
@@ -165,7 +178,7 @@ EXPECTED = {
         "edit": "deny",
         "bash": "deny",
         "python": "deny",
-    },  # fmt: skip
+    },
     "auto-edit": {
         "read": "allow",
         "grep": "allow",
@@ -173,7 +186,7 @@ EXPECTED = {
         "edit": "allow",
         "bash": "ask",
         "python": "ask",
-    },  # fmt: skip
+    },
     "full-auto": {
         "read": "allow",
         "grep": "allow",
@@ -181,7 +194,7 @@ EXPECTED = {
         "edit": "allow",
         "bash": "allow",
         "python": "allow",
-    },  # fmt: skip
+    },
 }
 
 
@@ -231,8 +244,11 @@ def test_suggest_rule_and_allow_for_session(tmp_path):
     after = p.decide("bash", False, {"command": "git status --short"})
     assert before.action == "ask"
     assert (after.action, after.basis, after.layer, after.rule) == (
-        "allow", "session_rule", "session", "bash(git status --short)",
-    )  # fmt: skip
+        "allow",
+        "session_rule",
+        "session",
+        "bash(git status --short)",
+    )
     # The saved rule is the call, not `git status *`: other arguments still ask.
     assert p.decide("bash", False, {"command": "git status -uall"}).action == "ask"
     assert p.decide("bash", False, {"command": "git status; rm -rf ~"}).action == "ask"

@@ -8,12 +8,29 @@ import sys
 import logician_kernel.policy as policy
 
 POLICY_API = {
-    "AUDIT_FILE", "MODES", "AcceptanceCheck", "AcceptanceResult", "ApprovalChoice",
-    "ApprovalRequest", "ApprovalResolution", "AuditEntry", "AuditLog", "AuditLogError",
-    "GateResult", "PermissionDecision", "PermissionGate", "PermissionMode", "PermissionPolicy",
-    "PolicyGate", "RunBudget", "RunController", "config_layer_of", "format_audit",
-    "mask_arguments", "parse_rule",
-}  # fmt: skip
+    "AUDIT_FILE",
+    "MODES",
+    "AcceptanceCheck",
+    "AcceptanceResult",
+    "ApprovalChoice",
+    "ApprovalRequest",
+    "ApprovalResolution",
+    "AuditEntry",
+    "AuditLog",
+    "AuditLogError",
+    "GateResult",
+    "PermissionDecision",
+    "PermissionGate",
+    "PermissionMode",
+    "PermissionPolicy",
+    "PolicyGate",
+    "RunBudget",
+    "RunController",
+    "config_layer_of",
+    "format_audit",
+    "mask_arguments",
+    "parse_rule",
+}
 
 
 def test_exported_names():

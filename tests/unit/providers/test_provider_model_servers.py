@@ -24,8 +24,13 @@ from .support import REQUEST, run_stream
 
 
 def window(server: LoopbackServer | None, name: str = "loop-model", **settings: object):
-    base = {"provider": "openai", "name": name, "context_window": None,
-            "base_url": server.url + "/v1" if server else None, **settings}  # fmt: skip
+    base = {
+        "provider": "openai",
+        "name": name,
+        "context_window": None,
+        "base_url": server.url + "/v1" if server else None,
+        **settings,
+    }
     with httpx.Client(timeout=2, trust_env=False) as client:
         return resolve_context_window(SimpleNamespace(**base), client=client)
 
@@ -51,14 +56,17 @@ def test_llama_cpp_props_n_ctx_beats_n_ctx_train(server: LoopbackServer) -> None
     )
     assert window(server, "local").tokens == 32768
     server.route("GET", "/props", {"default_generation_settings": {"n_ctx": 8192}})
-    assert window(server, "local").tokens == 8192  # fmt: skip
+    assert window(server, "local").tokens == 8192
 
 
 def test_ollama_api_show(server: LoopbackServer) -> None:
     """Ollama's `/v1/models` says nothing of the window; `POST /api/show` has the model's
     `<arch>.context_length`, and an explicit `num_ctx` parameter wins (docs/api.md)."""
-    server.route("GET", "/v1/models", {"object": "list", "data": [
-        {"id": "qwen3:8b", "object": "model", "owned_by": "library"}]})  # fmt: skip
+    server.route(
+        "GET",
+        "/v1/models",
+        {"object": "list", "data": [{"id": "qwen3:8b", "object": "model", "owned_by": "library"}]},
+    )
     show = {"model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960}}
     server.route("POST", "/api/show", show)
     assert window(server, "qwen3:8b").tokens == 40960
@@ -85,8 +93,9 @@ def test_known_prices_cost_a_run_and_configuration_overrides_them() -> None:
     budget.record_usage(Usage(input_tokens=1_000_000, output_tokens=100_000))
     assert budget.cost_usd == pytest.approx(3.0 + 1.5)
     mine = SimpleNamespace(input_per_mtok=1.0, output_per_mtok=1.0)
-    budget = RunBudget(RunBudgetLimits(), prices={"claude-sonnet-4-5": mine},
-                       model="claude-sonnet-4-5")  # fmt: skip
+    budget = RunBudget(
+        RunBudgetLimits(), prices={"claude-sonnet-4-5": mine}, model="claude-sonnet-4-5"
+    )
     budget.record_usage(Usage(input_tokens=1_000_000, output_tokens=1_000_000))
     assert budget.cost_usd == pytest.approx(2.0)
     assert known_model("llama3") is None
@@ -110,15 +119,23 @@ def test_llama_cpp_without_jinja_names_the_flag_and_is_not_retried(server) -> No
     outcome = run_stream("openai", server)
     assert isinstance(outcome.error, BadRequestError) and not outcome.error.retryable
     assert "--jinja" in str(outcome.error) and "restart it" in str(outcome.error)
-    assert len(server.requests) == 1  # fmt: skip
+    assert len(server.requests) == 1
 
 
 def test_ollama_model_without_tools_names_the_fix(server) -> None:
     """Ollama refuses tools for a model whose template has none: HTTP 400
     `registry.ollama.ai/library/gemma:2b does not support tools` (ollama/ollama#5796)."""
-    server.script(Reply.error(400, {"error": {
-        "message": "registry.ollama.ai/library/gemma:2b does not support tools",
-        "type": "api_error"}}))  # fmt: skip
+    server.script(
+        Reply.error(
+            400,
+            {
+                "error": {
+                    "message": "registry.ollama.ai/library/gemma:2b does not support tools",
+                    "type": "api_error",
+                }
+            },
+        )
+    )
     outcome = run_stream("openai", server)
     assert isinstance(outcome.error, BadRequestError)
     assert "no tool support" in str(outcome.error) and "ollama pull" in str(outcome.error)
@@ -133,12 +150,30 @@ def test_cannot_use_tools_with_stream_points_at_stream_false(server) -> None:
 
 
 def test_stream_false_sends_no_stream_and_decodes_the_whole_reply(server) -> None:
-    whole = {"id": "chatcmpl-w", "object": "chat.completion", "model": "loop-model",
-             "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                 "role": "assistant", "content": "Reading.", "reasoning": "Need the file.",
-                 "tool_calls": [{"id": "c1", "type": "function", "function": {
-                     "name": "read", "arguments": "{\"path\": \"a.txt\"}"}}]}}],
-             "usage": {"prompt_tokens": 12, "completion_tokens": 8}}  # fmt: skip
+    whole = {
+        "id": "chatcmpl-w",
+        "object": "chat.completion",
+        "model": "loop-model",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": "Reading.",
+                    "reasoning": "Need the file.",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "read", "arguments": '{"path": "a.txt"}'},
+                        }
+                    ],
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 8},
+    }
     server.script(Reply.error(200, whole))
     outcome = run_stream("openai", server, stream=False)
     assert outcome.error is None
@@ -147,16 +182,25 @@ def test_stream_false_sends_no_stream_and_decodes_the_whole_reply(server) -> Non
     assert any(isinstance(e, ReasoningDelta) for e in outcome.events)
     response = outcome.events[-1]
     assert isinstance(response, ModelResponse) and response.message.text == "Reading."
-    assert response.message.tool_calls == [ToolCall(id="c1", name="read",
-                                                    arguments={"path": "a.txt"})]  # fmt: skip
+    assert response.message.tool_calls == [
+        ToolCall(id="c1", name="read", arguments={"path": "a.txt"})
+    ]
     assert response.usage == Usage(input_tokens=12, output_tokens=8)
 
 
 def test_anthropic_thinking_budget_and_a_whole_reply(server) -> None:
-    reply = {"id": "msg_w", "type": "message", "model": "loop-claude", "role": "assistant",
-             "content": [{"type": "thinking", "thinking": "Plan.", "signature": "s1"},
-                         {"type": "text", "text": "Done."}],
-             "stop_reason": "end_turn", "usage": {"input_tokens": 9, "output_tokens": 4}}  # fmt: skip
+    reply = {
+        "id": "msg_w",
+        "type": "message",
+        "model": "loop-claude",
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "Plan.", "signature": "s1"},
+            {"type": "text", "text": "Done."},
+        ],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 9, "output_tokens": 4},
+    }
     server.script(Reply.error(200, reply))
     request = REQUEST.model_copy(update={"temperature": 0.3})
     outcome = run_stream("anthropic", server, request, stream=False, thinking_budget_tokens=2048)

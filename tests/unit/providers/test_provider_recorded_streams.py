@@ -56,14 +56,18 @@ def _check(response: ModelResponse, expected: dict) -> None:
         else:
             assert call.arguments == arguments and call.invalid_arguments is None
     assert response.provider_stop_reason == expected["finish_reason"]
-    assert response.stop_reason == ("tool_use" if calls else
-                                     {"stop": "end_turn", "length": "max_tokens"}.get(
-                                         expected["finish_reason"], "other"))  # fmt: skip
+    assert response.stop_reason == (
+        "tool_use"
+        if calls
+        else {"stop": "end_turn", "length": "max_tokens"}.get(expected["finish_reason"], "other")
+    )
     usage = expected["usage"]
     if usage is not None:
         assert not response.usage_estimated
         assert (response.usage.input_tokens, response.usage.output_tokens) == (
-            usage["prompt_tokens"], usage["completion_tokens"])  # fmt: skip
+            usage["prompt_tokens"],
+            usage["completion_tokens"],
+        )
 
 
 def test_there_are_stream_fixtures_and_each_says_whether_it_was_recorded() -> None:

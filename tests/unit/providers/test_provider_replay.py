@@ -213,8 +213,9 @@ def test_where_the_notebook_runs_is_not_part_of_a_recordings_fingerprint() -> No
     from logician_kernel.types import SystemMessage
 
     def request(system: str, text: str = "hi") -> ModelRequest:
-        return ModelRequest(messages=[SystemMessage(content=system),
-                                      UserMessage(content=[TextPart(text=text)])])  # fmt: skip
+        return ModelRequest(
+            messages=[SystemMessage(content=system), UserMessage(content=[TextPart(text=text)])]
+        )
 
     top = request(system_prompt("."))
     sub = request(system_prompt("notebooks"))

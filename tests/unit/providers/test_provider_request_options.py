@@ -13,10 +13,15 @@ from .support import REQUEST, run_stream
 
 def test_tool_choice_in_each_apis_words_and_only_with_tools() -> None:
     openai, anthropic = OpenAIChatFormat(), AnthropicMessagesFormat()
-    words = {"auto": ("auto", {"type": "auto"}), "required": ("required", {"type": "any"}),
-             "none": ("none", {"type": "none"}),
-             "read": ({"type": "function", "function": {"name": "read"}},
-                      {"type": "tool", "name": "read"})}  # fmt: skip
+    words = {
+        "auto": ("auto", {"type": "auto"}),
+        "required": ("required", {"type": "any"}),
+        "none": ("none", {"type": "none"}),
+        "read": (
+            {"type": "function", "function": {"name": "read"}},
+            {"type": "tool", "name": "read"},
+        ),
+    }
     for choice, (chat, messages) in words.items():
         request = REQUEST.model_copy(update={"tool_choice": choice})
         assert openai.body(request, "m")["tool_choice"] == chat
@@ -28,17 +33,22 @@ def test_tool_choice_in_each_apis_words_and_only_with_tools() -> None:
 
 
 def test_extra_body_merges_tables_and_never_leaks_between_requests(server) -> None:
-    extra = {"top_k": 20, "stream_options": {"continuous_usage_stats": True},
-             "options": {"num_ctx": 8192}}  # fmt: skip
+    extra = {
+        "top_k": 20,
+        "stream_options": {"continuous_usage_stats": True},
+        "options": {"num_ctx": 8192},
+    }
     body = {"model": "m", "stream_options": {"include_usage": True}}
     merged = merge_body(body, extra)
     assert merged["stream_options"] == {"include_usage": True, "continuous_usage_stats": True}
     assert body == {"model": "m", "stream_options": {"include_usage": True}}  # not mutated
-    server.script(*(Reply(pieces=[sse(*openai_chunks(text=["ok"]), done=True)])
-                    for _ in range(2)))  # fmt: skip
+    server.script(*(Reply(pieces=[sse(*openai_chunks(text=["ok"]), done=True)]) for _ in range(2)))
     for _ in range(2):
         assert run_stream("openai", server, extra_body=extra).error is None
     first, second = (r.body for r in server.requests)
     assert first == second and first["top_k"] == 20 and first["options"] == {"num_ctx": 8192}
-    assert extra == {"top_k": 20, "stream_options": {"continuous_usage_stats": True},
-                     "options": {"num_ctx": 8192}}  # fmt: skip
+    assert extra == {
+        "top_k": 20,
+        "stream_options": {"continuous_usage_stats": True},
+        "options": {"num_ctx": 8192},
+    }

@@ -61,12 +61,24 @@ def test_ollama_parallel_calls_all_at_index_zero_stay_two_calls() -> None:
     """Ollama's OpenAI endpoint sends every parallel call with `index: 0`, each whole in its
     own chunk with its own id, then `finish_reason: "stop"` (ollama/ollama#15457, #15497)."""
     response = decode(
-        calls({"id": "call_a", "index": 0, "type": "function",
-               "function": {"name": "read", "arguments": '{"path":"a.txt"}'}}),
-        calls({"id": "call_b", "index": 0, "type": "function",
-               "function": {"name": "read", "arguments": '{"path":"b.txt"}'}}),
+        calls(
+            {
+                "id": "call_a",
+                "index": 0,
+                "type": "function",
+                "function": {"name": "read", "arguments": '{"path":"a.txt"}'},
+            }
+        ),
+        calls(
+            {
+                "id": "call_b",
+                "index": 0,
+                "type": "function",
+                "function": {"name": "read", "arguments": '{"path":"b.txt"}'},
+            }
+        ),
         chunk(finish="stop"),
-    )  # fmt: skip
+    )
     assert response.message.tool_calls == [read("call_a", "a.txt"), read("call_b", "b.txt")]
     assert response.stop_reason == "tool_use"
 
@@ -90,12 +102,18 @@ def test_empty_string_id_on_continuations_is_absent() -> None:
     """DashScope (Qwen) repeats `id: ""` on every continuation delta of a call
     (anomalyco/opencode#40969, symfony/ai#2220)."""
     response = decode(
-        calls({"id": "call_q", "index": 0, "type": "function",
-               "function": {"name": "read", "arguments": ""}}),
+        calls(
+            {
+                "id": "call_q",
+                "index": 0,
+                "type": "function",
+                "function": {"name": "read", "arguments": ""},
+            }
+        ),
         calls({"id": "", "index": 0, "type": "function", "function": {"arguments": '{"path": '}}),
         calls({"id": "", "index": 0, "type": "function", "function": {"arguments": '"a.txt"}'}}),
         chunk(finish="tool_calls"),
-    )  # fmt: skip
+    )
     assert response.message.tool_calls == [read("call_q", "a.txt")]
 
 
@@ -116,14 +134,26 @@ def test_openai_interleaved_indices_with_type_and_name_only_first() -> None:
     """OpenAI streams parallel calls by `index`, with `id`, `type` and `name` only on each
     call's first delta (platform.openai.com, "Streaming" in the function-calling guide)."""
     response = decode(
-        calls({"index": 0, "id": "c0", "type": "function",
-               "function": {"name": "read", "arguments": ""}}),
-        calls({"index": 1, "id": "c1", "type": "function",
-               "function": {"name": "read", "arguments": ""}}),
+        calls(
+            {
+                "index": 0,
+                "id": "c0",
+                "type": "function",
+                "function": {"name": "read", "arguments": ""},
+            }
+        ),
+        calls(
+            {
+                "index": 1,
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "read", "arguments": ""},
+            }
+        ),
         calls({"index": 0, "function": {"arguments": '{"path": "a.txt"}'}}),
         calls({"index": 1, "function": {"arguments": '{"path": "b.txt"}'}}),
         chunk(finish="tool_calls"),
-    )  # fmt: skip
+    )
     assert response.message.tool_calls == [read("c0", "a.txt"), read("c1", "b.txt")]
 
 
@@ -157,10 +187,15 @@ def test_concatenated_arguments_are_invalid_not_empty() -> None:
     """Before this decoder, Ollama's two calls became one call with `{"path":"a.txt"}{"path":
     "b.txt"}`, silently `{}`. Arguments that do not parse are kept, and the model is told."""
     response = decode(
-        calls({"index": 0, "id": "c",
-               "function": {"name": "read", "arguments": '{"path":"a.txt"}{"path":'}}),
+        calls(
+            {
+                "index": 0,
+                "id": "c",
+                "function": {"name": "read", "arguments": '{"path":"a.txt"}{"path":'},
+            }
+        ),
         chunk(finish="tool_calls"),
-    )  # fmt: skip
+    )
     (call,) = response.message.tool_calls
     assert call.arguments == {} and call.invalid_arguments == '{"path":"a.txt"}{"path":'
     reason = refusal(call, object(), {"read": object()})  # type: ignore[arg-type]
@@ -230,8 +265,9 @@ def test_think_tags_inline_split_across_chunks() -> None:
 def test_reasoning_counts_toward_an_estimated_usage() -> None:
     """Servers that report no usage (no `stream_options.include_usage` support) get an
     estimate, flagged as one, and the reasoning is part of the output it estimates."""
-    _, response = reasoning_of(chunk({"reasoning": "x" * 400}), chunk({"content": "ok"}),
-                               chunk(finish="stop"))  # fmt: skip
+    _, response = reasoning_of(
+        chunk({"reasoning": "x" * 400}), chunk({"content": "ok"}), chunk(finish="stop")
+    )
     assert response.usage_estimated and response.usage.output_tokens == 101
 
 
@@ -250,17 +286,36 @@ def test_a_whole_reply_decodes_like_a_stream() -> None:
     """`stream = false`: the server answers one `chat.completion` object, tool calls without
     an index (platform.openai.com, the chat completion object)."""
     decoder = ChatStreamDecoder("m")
-    events = decoder.whole({
-        "id": "chatcmpl-w", "model": "m",
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-            "role": "assistant", "content": None, "reasoning_content": "Both.",
-            "tool_calls": [
-                {"id": "c1", "type": "function",
-                 "function": {"name": "read", "arguments": '{"path": "a.txt"}'}},
-                {"id": "c2", "type": "function",
-                 "function": {"name": "read", "arguments": '{"path": "b.txt"}'}}]}}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 6},
-    })  # fmt: skip
+    events = decoder.whole(
+        {
+            "id": "chatcmpl-w",
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "reasoning_content": "Both.",
+                        "tool_calls": [
+                            {
+                                "id": "c1",
+                                "type": "function",
+                                "function": {"name": "read", "arguments": '{"path": "a.txt"}'},
+                            },
+                            {
+                                "id": "c2",
+                                "type": "function",
+                                "function": {"name": "read", "arguments": '{"path": "b.txt"}'},
+                            },
+                        ],
+                    },
+                }
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 6},
+        }
+    )
     assert decoder.done and isinstance(events[0], ReasoningDelta)
     assert events[-1].message.tool_calls == [read("c1", "a.txt"), read("c2", "b.txt")]
 
@@ -282,30 +337,51 @@ def test_anthropic_thinking_is_streamed_kept_signed_and_sent_back_only_with_tool
     thinking": preserving thinking blocks)."""
     events = anthropic(
         {"type": "message_start", "message": {"id": "msg", "usage": {"input_tokens": 10}}},
-        {"type": "content_block_start", "index": 0,
-         "content_block": {"type": "thinking", "thinking": ""}},
-        {"type": "content_block_delta", "index": 0,
-         "delta": {"type": "thinking_delta", "thinking": "Read it."}},
-        {"type": "content_block_delta", "index": 0,
-         "delta": {"type": "signature_delta", "signature": "sig=="}},
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "thinking", "thinking": ""},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": "Read it."},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "signature_delta", "signature": "sig=="},
+        },
         {"type": "content_block_stop", "index": 0},
-        {"type": "content_block_start", "index": 1,
-         "content_block": {"type": "tool_use", "id": "tu", "name": "read", "input": {}}},
-        {"type": "content_block_delta", "index": 1,
-         "delta": {"type": "input_json_delta", "partial_json": '{"path": "a"}'}},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"type": "tool_use", "id": "tu", "name": "read", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": '{"path": "a"}'},
+        },
         {"type": "content_block_stop", "index": 1},
-        {"type": "message_delta", "delta": {"stop_reason": "tool_use"},
-         "usage": {"output_tokens": 40}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use"},
+            "usage": {"output_tokens": 40},
+        },
         {"type": "message_stop"},
-    )  # fmt: skip
+    )
     assert [e.text for e in events if isinstance(e, ReasoningDelta)] == ["Read it."]
     message = events[-1].message
     assert message.text == "" and message.content[0] == ThinkingPart(
         text="Read it.", signature="sig=="
     )
     _, wire = encode_messages([UserMessage(content=[TextPart(text="go")]), message])
-    assert wire[1]["content"][0] == {"type": "thinking", "thinking": "Read it.",
-                                     "signature": "sig=="}  # fmt: skip
+    assert wire[1]["content"][0] == {
+        "type": "thinking",
+        "thinking": "Read it.",
+        "signature": "sig==",
+    }
     answer = AssistantMessage(content=[message.content[0], TextPart(text="Done.")])
     _, wire = encode_messages([UserMessage(content=[TextPart(text="go")]), answer])
     assert wire[1]["content"] == [{"type": "text", "text": "Done."}]

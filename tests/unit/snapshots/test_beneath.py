@@ -51,16 +51,23 @@ def listing(root: Path) -> dict[str, bytes | str]:
         for name in dirnames:
             out[os.path.relpath(os.path.join(dirpath, name), root)] = "dir"
         for name in filenames:
-            out[os.path.relpath(os.path.join(dirpath, name), root)] = Path(dirpath, name).read_bytes()
+            out[os.path.relpath(os.path.join(dirpath, name), root)] = Path(
+                dirpath, name
+            ).read_bytes()
     return out
 
 
-@pytest.mark.parametrize("path", ["../x", "a/../../x", "/etc/passwd", "", "a//f", "a/./f",
-                                  "a/b/", "a\0b"])  # fmt: skip
+@pytest.mark.parametrize(
+    "path", ["../x", "a/../../x", "/etc/passwd", "", "a//f", "a/./f", "a/b/", "a\0b"]
+)
 def test_hostile_paths_are_refused_by_name(ws: Path, mode: str, path: str) -> None:
     with Beneath(ws) as tree:
-        for op in (lambda: tree.write_file(path, b"x", 0o644), lambda: tree.unlink(path),
-                   lambda: tree.symlink(path, "t"), lambda: tree.lstat(path)):  # fmt: skip
+        for op in (
+            lambda: tree.write_file(path, b"x", 0o644),
+            lambda: tree.unlink(path),
+            lambda: tree.symlink(path, "t"),
+            lambda: tree.lstat(path),
+        ):
             with pytest.raises(PathRefused) as caught:
                 op()
             assert repr(path) in str(caught.value)
@@ -106,8 +113,9 @@ def test_a_parent_that_became_a_file_is_a_conflict(ws: Path, mode: str) -> None:
     assert (ws / "a" / "b").read_text() == "a file now"
 
 
-def test_a_final_symlink_is_replaced_never_written_through(ws: Path, outside: Path,
-                                                           mode: str) -> None:  # fmt: skip
+def test_a_final_symlink_is_replaced_never_written_through(
+    ws: Path, outside: Path, mode: str
+) -> None:
     target = ws / "a" / "b" / "c" / "f.txt"
     target.unlink()
     os.symlink(outside / "f.txt", target)

@@ -74,8 +74,11 @@ def _loose_blobs(store: Path) -> int:
     for sub in objects.iterdir():
         if len(sub.name) == 2:
             for obj in sub.iterdir():
-                kind = subprocess.run(["git", f"--git-dir={store}", "cat-file", "-t",
-                                       sub.name + obj.name], capture_output=True, text=True)  # fmt: skip
+                kind = subprocess.run(
+                    ["git", f"--git-dir={store}", "cat-file", "-t", sub.name + obj.name],
+                    capture_output=True,
+                    text=True,
+                )
                 found += kind.stdout.strip() == "blob"
     return found
 
@@ -108,12 +111,14 @@ def test_the_index_carries_stat_data_so_the_next_full_scan_lists_nothing(
     ws = _workspace(tmp_path / "ws")
     snap = snapshotters(ws)
     first = snap.snapshot()
-    listed = snap._git("ls-files", "-z", "--modified", "--deleted", "--others",
-                       "--exclude-standard")  # fmt: skip
+    listed = snap._git(
+        "ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard"
+    )
     assert listed == b"big.dat\0"  # only what lives in the side store, as with loose objects
     (ws / "d00" / "f0001.txt").write_text("changed\n")
-    listed = snap._git("ls-files", "-z", "--modified", "--deleted", "--others",
-                       "--exclude-standard")  # fmt: skip
+    listed = snap._git(
+        "ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard"
+    )
     assert listed == b"big.dat\0d00/f0001.txt\0"
     second = snap._full_scan()
     assert second.tree != first.tree

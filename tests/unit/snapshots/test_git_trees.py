@@ -33,8 +33,11 @@ def git(store: Path, ws: Path, index: Path, *args: str, stdin: bytes | None = No
     env.update(GIT_INDEX_FILE=str(index), GIT_LITERAL_PATHSPECS="1")
     return subprocess.run(
         ["git", f"--git-dir={store}", f"--work-tree={ws}", *args],
-        input=stdin, env=env, check=True, capture_output=True,
-    ).stdout  # fmt: skip
+        input=stdin,
+        env=env,
+        check=True,
+        capture_output=True,
+    ).stdout
 
 
 def apply(ws: Path, op: str, path: str, n: int) -> None:
@@ -70,12 +73,19 @@ def files_of(ws: Path) -> list[str]:
     for root, dirs, files in os.walk(ws):
         dirs[:] = [d for d in dirs if d != ".git-store" and not Path(root, d).is_symlink()]
         out += [str(Path(root, f).relative_to(ws)) for f in files]
-        out += [str(Path(root, d).relative_to(ws)) for d in os.listdir(root)
-                if Path(root, d).is_symlink() and Path(root, d).is_dir()]  # fmt: skip
+        out += [
+            str(Path(root, d).relative_to(ws))
+            for d in os.listdir(root)
+            if Path(root, d).is_symlink() and Path(root, d).is_dir()
+        ]
     return sorted(out)
 
 
-@settings(max_examples=int(os.environ.get("LOGICIAN_TREE_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=int(os.environ.get("LOGICIAN_TREE_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(steps=st.lists(OPS, min_size=1, max_size=4))
 def test_update_and_diff_match_git(tmp_path_factory: pytest.TempPathFactory, steps) -> None:
     tmp = tmp_path_factory.mktemp("trees")
@@ -102,7 +112,9 @@ def test_update_and_diff_match_git(tmp_path_factory: pytest.TempPathFactory, ste
         git(store, ws, index, "add", "-A", "--", ".")
         new_theirs = git(store, ws, index, "write-tree").decode().strip()
         assert new_ours == new_theirs
-        raw = git(store, ws, index, "diff-tree", "-r", "-z", "--no-renames", "--raw", theirs, new_theirs)
+        raw = git(
+            store, ws, index, "diff-tree", "-r", "-z", "--no-renames", "--raw", theirs, new_theirs
+        )
         assert trees.diff_raw(ours, new_ours) == raw
         ours, theirs = new_ours, new_theirs
     fsck = subprocess.run(["git", f"--git-dir={store}", "fsck", "--strict"], capture_output=True)
@@ -110,7 +122,11 @@ def test_update_and_diff_match_git(tmp_path_factory: pytest.TempPathFactory, ste
 
 
 def test_serialize_round_trips_in_git_order() -> None:
-    entries = {b"a.txt": ("100644", "1" * 40), b"a": ("40000", "2" * 40), b"a-b": ("120000", "3" * 40)}
+    entries = {
+        b"a.txt": ("100644", "1" * 40),
+        b"a": ("40000", "2" * 40),
+        b"a-b": ("120000", "3" * 40),
+    }
     body = serialize(entries)
     # "a-b" < "a.txt" < "a/" in git's order: a directory sorts as if its name ended in "/".
     assert [name for name in parse(body)] == [b"a-b", b"a.txt", b"a"]

@@ -12,8 +12,17 @@ import pytest
 from logician_kernel.snapshots import ignore_checker
 from logician_kernel.snapshots.ignore_checker import IgnoreChecker
 
-PATHS = ["a.log", "keep.log", "build/x.o", "src/main.py", "src/tmp/cache.bin", "deep/a/b.log",
-         "name with space.log", "ünïcode.log", "plain.txt"]  # fmt: skip
+PATHS = [
+    "a.log",
+    "keep.log",
+    "build/x.o",
+    "src/main.py",
+    "src/tmp/cache.bin",
+    "deep/a/b.log",
+    "name with space.log",
+    "ünïcode.log",
+    "plain.txt",
+]
 
 
 @pytest.fixture
@@ -30,9 +39,13 @@ def one_shot(repo) -> set[str]:
     base, ws, env = repo
 
     def ask(paths: list[str]) -> set[str]:
-        proc = subprocess.run([*base, "check-ignore", "-z", "--stdin"], cwd=ws, env=env,
-                              input=b"".join(p.encode() + b"\0" for p in paths),
-                              capture_output=True)  # fmt: skip
+        proc = subprocess.run(
+            [*base, "check-ignore", "-z", "--stdin"],
+            cwd=ws,
+            env=env,
+            input=b"".join(p.encode() + b"\0" for p in paths),
+            capture_output=True,
+        )
         return {p.decode() for p in proc.stdout.split(b"\0") if p}
 
     return ask  # type: ignore[return-value]
@@ -43,8 +56,14 @@ def test_answers_match_a_one_shot_check_ignore_question_after_question(repo) -> 
     checker = IgnoreChecker(repo[0], repo[1], repo[2], lambda paths: pytest.fail("fell back"))
     try:
         expected = ask(PATHS)
-        assert expected == {"a.log", "build/x.o", "src/tmp/cache.bin", "deep/a/b.log",
-                            "name with space.log", "ünïcode.log"}  # fmt: skip
+        assert expected == {
+            "a.log",
+            "build/x.o",
+            "src/tmp/cache.bin",
+            "deep/a/b.log",
+            "name with space.log",
+            "ünïcode.log",
+        }
         for path in PATHS:  # one at a time, as frames ask, then all at once
             assert checker.ignored([path]) == expected & {path}
         assert checker.ignored(PATHS) == expected

@@ -21,9 +21,11 @@ def session(tmp_path: Path):
     ws = tmp_path / "ws"
     ws.mkdir()
     s = WorkspaceSession.open(
-        ws, env={"LOGICIAN_THREAD": "unit"}, max_file_bytes=100_000,
+        ws,
+        env={"LOGICIAN_THREAD": "unit"},
+        max_file_bytes=100_000,
         large=LargeLimits(threshold=1000, max_store_bytes=10_000, keep_recent_frames=1),
-    )  # fmt: skip
+    )
     yield s
     s.close()
 
@@ -93,11 +95,16 @@ def test_a_file_another_process_keeps_writing_is_reported_unstable(
     cp = session.checkpoints
     cp.open_frame(execution_count=None, cell_id=None, code="cell")
     writer = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time\nf = open(sys.argv[1], 'wb')\nf.write(b'x' * 5000); f.flush()\n"
-         "print('ready', flush=True)\ntime.sleep(30)", str(path)],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nf = open(sys.argv[1], 'wb')\nf.write(b'x' * 5000); f.flush()\n"
+            "print('ready', flush=True)\ntime.sleep(30)",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert writer.stdout.readline().strip() == "ready"  # type: ignore[union-attr]
         closed = cp.close_frame("ok")
@@ -171,8 +178,10 @@ def test_direct_copies_keep_every_byte_whatever_the_size(tmp_path: Path, monkeyp
     out.write_bytes(b"old")
     store.restore(key, out, 0o644)
     assert out.read_bytes() == src.read_bytes()
-    assert not list(store.tmp.iterdir()) and [p.name for p in tmp_path.iterdir()].count(
-        ".out.bin.logician-restore") == 0  # fmt: skip
+    assert (
+        not list(store.tmp.iterdir())
+        and [p.name for p in tmp_path.iterdir()].count(".out.bin.logician-restore") == 0
+    )
 
 
 def test_where_direct_io_is_refused_the_copy_goes_through_the_page_cache(
@@ -226,20 +235,28 @@ def test_a_source_truncated_during_the_copy_fails_the_copy_not_the_process(
 def test_a_process_mapping_the_old_file_keeps_its_bytes_through_a_rewind(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    session = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"},
-                                    large=LargeLimits(threshold=1000, max_store_bytes=1 << 30))  # fmt: skip
+    session = WorkspaceSession.open(
+        ws,
+        env={"LOGICIAN_THREAD": "unit"},
+        large=LargeLimits(threshold=1000, max_store_bytes=1 << 30),
+    )
     old, new = os.urandom(1 << 20), os.urandom(1 << 20)  # whole blocks: copied with O_DIRECT
     frame(session, lambda ws: (ws / "big.bin").write_bytes(old))
     closed = frame(session, lambda ws: (ws / "big.bin").write_bytes(new))
     reader = subprocess.Popen(
-        [sys.executable, "-c",
-         "import hashlib, mmap, sys\n"
-         "f = open(sys.argv[1], 'rb'); m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n"
-         "print('mapped', flush=True); sys.stdin.readline()\n"
-         "print(hashlib.sha256(m[:]).hexdigest(), flush=True)",
-         str(session.workspace / "big.bin")],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import hashlib, mmap, sys\n"
+            "f = open(sys.argv[1], 'rb'); m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n"
+            "print('mapped', flush=True); sys.stdin.readline()\n"
+            "print(hashlib.sha256(m[:]).hexdigest(), flush=True)",
+            str(session.workspace / "big.bin"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert reader.stdout.readline().strip() == "mapped"  # type: ignore[union-attr]
         session.checkpoints.rewind(closed.frame)

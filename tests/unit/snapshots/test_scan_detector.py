@@ -136,8 +136,13 @@ def test_mount_table_decides_auto(tmp_path: Path) -> None:
     assert filesystem_type(Path("/scratch"), table) == "tmpfs"
     assert filesystem_type(Path("/x"), tmp_path / "missing") is None
     assert [is_remote(t) for t in ("nfs4", "fuse.sshfs", "overlay", "cifs", "ext4", None)] == [
-        True, True, True, True, False, False,
-    ]  # fmt: skip
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux")
@@ -204,8 +209,11 @@ def test_frames_from_the_scan_capture_type_changes(tmp_path: Path) -> None:
         closed = cp.close_frame("ok")
         assert closed is not None and not closed.capture_error
         assert {(c.path, c.action) for c in closed.changes} == {
-            ("p", "deleted"), ("p/q", "created"), ("d/f", "deleted"), ("d", "created"),
-        }  # fmt: skip
+            ("p", "deleted"),
+            ("p/q", "created"),
+            ("d/f", "deleted"),
+            ("d", "created"),
+        }
         # Where a file became a directory the pre-image is known, so the path is still
         # judged (not a crash) when a later rewind looks at it.
         assert cp.snapshotter.hash_path("d/f").kind == "absent"

@@ -100,8 +100,15 @@ def test_symlinked_state_and_gitfile_store_are_refused(tmp_path: Path) -> None:
 
 
 def test_isolated_env_drops_every_inherited_git_variable() -> None:
-    env = isolated_env({"PATH": "/bin", "GIT_DIR": "/x", "GIT_CONFIG_PARAMETERS": "'a.b'='c'",
-                        "GIT_EXTERNAL_DIFF": "evil", "GIT_SSH_COMMAND": "evil"})  # fmt: skip
+    env = isolated_env(
+        {
+            "PATH": "/bin",
+            "GIT_DIR": "/x",
+            "GIT_CONFIG_PARAMETERS": "'a.b'='c'",
+            "GIT_EXTERNAL_DIFF": "evil",
+            "GIT_SSH_COMMAND": "evil",
+        }
+    )
     assert "evil" not in env.values() and env["GIT_CONFIG_GLOBAL"] == os.devnull
     assert env["PATH"] == "/bin" and "GIT_DIR" not in env and "GIT_CONFIG_PARAMETERS" not in env
     keys = {env[f"GIT_CONFIG_KEY_{i}"] for i in range(int(env["GIT_CONFIG_COUNT"]))}

@@ -12,8 +12,9 @@ from logician_kernel.snapshots.store_repair import repair_store
 
 
 def _git_opens(store: Path) -> bool:
-    done = subprocess.run(["git", f"--git-dir={store}", "rev-parse", "--git-dir"],
-                          capture_output=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["git", f"--git-dir={store}", "rev-parse", "--git-dir"], capture_output=True, check=False
+    )
     return done.returncode == 0
 
 

@@ -25,8 +25,12 @@ def _record(workspace: Path, pgid: int, owner: int, *, signed: bool = True) -> P
     """A record as `watch` writes it (signed with the user's state key), or as planted."""
     path = workspace / PROCESS_DIR / f"{pgid}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    record: dict[str, object] = {"pgid": pgid, "kernel_pid": owner, "tool": "bash",
-                                 "call": "sleep 30 &"}  # fmt: skip
+    record: dict[str, object] = {
+        "pgid": pgid,
+        "kernel_pid": owner,
+        "tool": "bash",
+        "call": "sleep 30 &",
+    }
     record["mac"] = _record_mac(record, state_key()) if signed else "0" * 64
     path.write_text(json.dumps(record))
     return path
@@ -79,8 +83,9 @@ def test_a_planted_record_kills_nothing_and_is_said_once(tmp_path: Path) -> None
         odd = _record(tmp_path, victim.pid + 3, dead.pid)
         odd.write_text(json.dumps({"pgid": victim.pid, "kernel_pid": dead.pid, "mac": "é" * 64}))
         copied = _record(tmp_path, victim.pid + 1, dead.pid)  # a valid MAC, for another pgid
-        copied.write_text(copied.read_text().replace(f'"pgid": {victim.pid + 1}',
-                                                     f'"pgid": {victim.pid}'))  # fmt: skip
+        copied.write_text(
+            copied.read_text().replace(f'"pgid": {victim.pid + 1}', f'"pgid": {victim.pid}')
+        )
         notices = reap_orphans(tmp_path)
         assert len(notices) == 1 and "4 record(s)" in notices[0], notices
         assert "no process was killed" in notices[0]
@@ -97,8 +102,11 @@ def test_the_guard_kills_a_setsid_double_fork_of_its_subreaper_parent_on_eof(
     """The guard script in tree mode, under a stand-in kernel that is a subreaper: closing the
     kernel's pipe (its death) kills the detached grandchild and leaves the count."""
     kernel = subprocess.Popen(
-        [sys.executable, "-c", _STAND_IN, str(tmp_path)], stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, text=True)  # fmt: skip
+        [sys.executable, "-c", _STAND_IN, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert kernel.stdout is not None and kernel.stdin is not None
     writer = int(kernel.stdout.readline())
     assert process_stat(writer) is not None
@@ -156,7 +164,10 @@ def test_a_guard_killed_by_a_tool_is_replaced_and_still_kills_the_tree(tmp_path:
     dies."""
     kernel = subprocess.Popen(
         [sys.executable, "-c", _STAND_IN_KILLING_THE_GUARD, str(tmp_path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert kernel.stdout is not None and kernel.stdin is not None
     writer = int(kernel.stdout.readline())
     kernel.stdin.close()
@@ -221,8 +232,11 @@ def test_kill_tree_kills_what_it_saw_and_their_children_never_a_recycled_pid() -
         child = next(iter(descendants(parent.pid, process_table())))
         bystander_stat = process_stat(bystander.pid)
         assert bystander_stat is not None
-        seen = {parent.pid: parent_stat[3], older.pid: older_stat[3],
-                bystander.pid: bystander_stat[3] + 1}  # a recycled pid: another start time
+        seen = {
+            parent.pid: parent_stat[3],
+            older.pid: older_stat[3],
+            bystander.pid: bystander_stat[3] + 1,
+        }  # a recycled pid: another start time
         assert kill_tree(seen, spare=set(), floor=parent_stat[3]) == 2
         assert parent.wait(10) == -9
         while (stat := process_stat(child)) is not None and stat[0] != "Z":

@@ -168,8 +168,9 @@ def test_a_write_inside_a_call_names_the_call_that_captured_its_pre_image(ws, ca
         seen.append((path, call_id, (ws / path).read_text()))
 
     plain: list[str] = []
-    ctx = ToolContext(workspace=ws, capture=plain.append, capture_for_call=capture_for_call,
-                      call_id="call-7")  # fmt: skip
+    ctx = ToolContext(
+        workspace=ws, capture=plain.append, capture_for_call=capture_for_call, call_id="call-7"
+    )
     result = call("write", ctx, path="a.txt", content="after")
     assert not result.is_error
     assert seen == [("a.txt", "call-7", "before")] and plain == []

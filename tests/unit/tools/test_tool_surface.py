@@ -100,7 +100,7 @@ def test_describe_is_a_readable_one_liner():
             "edit",
             {"path": "a", "old_string": "x", "new_string": "y", "replace_all": "yes"},
             "edit: argument 'replace_all' must be true or false",
-        ),  # fmt: skip
+        ),
         ("write", {"path": "a", "content": "x", "mode": "w"}, "write: unknown argument 'mode'"),
         ("bash", {"command": None}, "bash: missing required argument 'command'"),
     ],

@@ -16,8 +16,14 @@ SCHEMA = json.loads((Path(jupyter_pkg.__file__).parent / "comm_schema.json").rea
 KERNEL_SIDE = jsonschema.Draft202012Validator({**SCHEMA, **SCHEMA["kernel"]})
 FRONTEND_SIDE = jsonschema.Draft202012Validator({**SCHEMA, **SCHEMA["frontend"]})
 
-STATUS = {"thread": "t", "phase": "idle", "model": "m", "frames": 0,
-          "input_tokens": 0, "output_tokens": 0}  # fmt: skip
+STATUS = {
+    "thread": "t",
+    "phase": "idle",
+    "model": "m",
+    "frames": 0,
+    "input_tokens": 0,
+    "output_tokens": 0,
+}
 
 
 class FakeComm:
@@ -104,9 +110,18 @@ def test_the_schema_describes_what_the_extension_sends() -> None:
 
 
 def test_a_frame_row_may_name_its_evicted_large_files() -> None:
-    row = {"frame": 2, "execution_count": 2, "cell_id": None, "code": "x", "time": "t",
-           "outcome": "completed", "status": "active", "files": 1,
-           "input_tokens": 0, "output_tokens": 0}  # fmt: skip
+    row = {
+        "frame": 2,
+        "execution_count": 2,
+        "cell_id": None,
+        "code": "x",
+        "time": "t",
+        "outcome": "completed",
+        "status": "active",
+        "files": 1,
+        "input_tokens": 0,
+        "output_tokens": 0,
+    }
     page = {"v": 1, "type": "frames", "total": 1, "offset": 0}
     assert not list(KERNEL_SIDE.iter_errors({**page, "rows": [row]}))
     assert not list(KERNEL_SIDE.iter_errors({**page, "rows": [{**row, "evicted": ["f.bin"]}]}))
@@ -118,6 +133,9 @@ def test_the_kernel_accepts_every_rewind_mode_the_schema_offers() -> None:
     must not refuse one of them (it once had its own, shorter list)."""
     from logician_kernel.jupyter.comm import REWIND_MODES
 
-    rewind = next(b for b in SCHEMA["frontend"]["oneOf"]
-                  if b["properties"]["type"].get("const") == "frames.rewind")  # fmt: skip
+    rewind = next(
+        b
+        for b in SCHEMA["frontend"]["oneOf"]
+        if b["properties"]["type"].get("const") == "frames.rewind"
+    )
     assert set(REWIND_MODES) == set(rewind["properties"]["mode"]["enum"])

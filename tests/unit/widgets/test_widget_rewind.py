@@ -261,7 +261,10 @@ def test_undo_rewind_button_brings_the_frames_back_and_says_so() -> None:
     assert [v for _l, v in control.frames.options] == [3, 2, 1]
     source.fail = "undo: the last rewind (frame(s) 2, ledger entry 9) was already undone"
     control.undo_button.click()
-    assert control.status_kind == "error" and "Undo failed: undo: the last rewind" in control.result.value
+    assert (
+        control.status_kind == "error"
+        and "Undo failed: undo: the last rewind" in control.result.value
+    )
 
 
 def test_resume_button_shows_only_while_a_rewind_is_interrupted() -> None:

@@ -199,8 +199,12 @@ def test_text_plain_is_one_readable_line_of_the_state() -> None:
     assert line.startswith("Logician · turn 3 · claude-x · streaming · 12,345 in / 678 out tokens")
     assert "$0.0123" in line and "5 pending" in line and "tasks 1/2 done" in line
     assert "\n" not in line and "children=" not in line
-    done = RuntimeState(model="claude-x", input_tokens=240, output_tokens=60,
-                        last_outcome=RunOutcome(status="completed", detail="the model answered"))  # fmt: skip
+    done = RuntimeState(
+        model="claude-x",
+        input_tokens=240,
+        output_tokens=60,
+        last_outcome=RunOutcome(status="completed", detail="the model answered"),
+    )
     widget.update(done)
     assert widget.plain_text().endswith(
         "240 in / 60 out tokens · $0.0123 · tasks 1/2 done · completed: the model answered"
@@ -222,8 +226,9 @@ def test_estimated_tokens_and_context_fraction_are_shown() -> None:
     import dataclasses
 
     status = StatusWidget()
-    state = dataclasses.replace(RUNNING, usage_estimated=True, context_window=128_000,
-                                context_tokens=32_000)  # fmt: skip
+    state = dataclasses.replace(
+        RUNNING, usage_estimated=True, context_window=128_000, context_tokens=32_000
+    )
     status.update(state)
     shown = texts(status)
     assert "tokens 12,345 in / 678 out (estimate: the server reports no usage)" in shown

@@ -24,14 +24,19 @@ from logician_kernel.workspace.threads import (
 def test_the_thread_comes_from_the_server_then_vs_code_then_logician_thread() -> None:
     nb = "/home/u/proj/analysis.ipynb"
     both = {"JPY_SESSION_NAME": nb, "LOGICIAN_THREAD": "mine"}
-    assert named_thread(both, vscode_file="/x/other.ipynb") == named_thread({"JPY_SESSION_NAME": nb})
+    assert named_thread(both, vscode_file="/x/other.ipynb") == named_thread(
+        {"JPY_SESSION_NAME": nb}
+    )
     chosen = named_thread(both)
     assert chosen is not None and chosen.source == "jupyter" and chosen.notebook == nb
     vs = named_thread({"LOGICIAN_THREAD": "mine"}, vscode_file=nb)
     assert vs is not None and vs.source == "vscode"
     assert vs.thread_id == chosen.thread_id  # Jupyter and VS Code on one file: one timeline
     explicit = named_thread({"LOGICIAN_THREAD": "my report!"})
-    assert explicit is not None and (explicit.thread_id, explicit.source) == ("my-report", "explicit")
+    assert explicit is not None and (explicit.thread_id, explicit.source) == (
+        "my-report",
+        "explicit",
+    )
     assert named_thread({}) is None
     assert notebook_thread_id("/a/analysis.ipynb") != notebook_thread_id("/b/analysis.ipynb")
 
@@ -80,8 +85,9 @@ def test_the_listing_names_each_thread_its_notebook_frames_and_last_use(tmp_path
     assert [r.frames for r in rows] == [1, 1]
     text = render_threads(rows, current=a)
     assert f"* {a}" in text.replace("  ", " ") and "a.ipynb" in text and "UTC" in text
-    (start,) = [e for e in read_entries(ws / f".logician/threads/{a}.jsonl")
-                if isinstance(e, SessionStart)]  # fmt: skip
+    (start,) = [
+        e for e in read_entries(ws / f".logician/threads/{a}.jsonl") if isinstance(e, SessionStart)
+    ]
     assert start.notebook == str(ws / "a.ipynb")
 
 
@@ -104,7 +110,9 @@ def test_a_script_lists_and_switches_threads(tmp_path: Path) -> None:
     with AgentSession.open(ws, thread="script", env=env) as session:
         assert {t.thread_id for t in session.threads()} == {other, "script"}
         runtime = session.runtime
-        with pytest.raises(AgentError, match="no thread 'scrip' in this workspace; did you mean 'script'"):
+        with pytest.raises(
+            AgentError, match="no thread 'scrip' in this workspace; did you mean 'script'"
+        ):
             session.use_thread("scrip")
         with pytest.raises(AgentError, match="already on thread 'script'"):
             session.use_thread("script")
