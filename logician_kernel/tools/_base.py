@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from ..durable.redact import mask_values
+from ..durable import mask_values
 from ..types import ToolSpec
 from ._output import bound_output
 
