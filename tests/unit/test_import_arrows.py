@@ -7,6 +7,7 @@ a run or a UI. Lazy imports inside functions and `TYPE_CHECKING` imports count t
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -182,3 +183,34 @@ def test_every_known_exception_is_still_needed() -> None:
     }
     stale = sorted(pair for pair in KNOWN if pair not in used)
     assert not stale, f"no longer imported, remove from KNOWN: {stale}"
+
+
+def test_the_architecture_document_shows_this_table() -> None:
+    doc = (PACKAGE.parent / "docs/architecture.md").read_text()
+    table = doc.split("| package | owns | may import |\n", 1)[1].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| `(\w+)/` \| .* \| (.*) \|$", table, re.M)
+    shown = {pkg: set(re.findall(r"`(\w+)/`", may)) for pkg, may in rows}
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert set(shown) == packages - {"examples"}
+    for pkg, may in shown.items():
+        assert may == ALLOWED[pkg] - {"_version"}, f"docs/architecture.md, row {pkg}/"
+
+
+def test_the_architecture_document_shows_each_package_on_its_floor() -> None:
+    """Its floor: one above the highest floor it imports (the vocabulary is floor 1)."""
+    floor: dict[str, int] = {}
+
+    def level(name: str) -> int:
+        if name not in floor:
+            floor[name] = 1 + max((level(d) for d in ALLOWED[name] - {"_version"}), default=0)
+        return floor[name]
+
+    doc = (PACKAGE.parent / "docs/architecture.md").read_text()
+    shown = {
+        name: int(number)
+        for number, rest in re.findall(r"^floor (\d+) (.*)$", doc, re.M)
+        for name in re.findall(r"\b(\w+)/", rest)
+    }
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert set(shown) == packages - {"examples"}
+    assert shown == {name: level(name) for name in shown}
