@@ -20,8 +20,7 @@ from typing import Any
 
 from ..agent import AgentSession, reap_for_workspace
 from ..agent.threads import follow_vscode
-from ..workspace.runtime import LogicianRuntime
-from ..workspace.threads import VSCODE_NOTEBOOK
+from ..workspace import VSCODE_NOTEBOOK, LogicianRuntime
 from .kernel import is_management_cell
 from .magics import LogicianMagics, protect_prompt_lines
 

@@ -27,9 +27,13 @@ from traitlets import Type
 from .._version import __version__
 from ..agent import AgentSession, reap_for_workspace
 from ..agent.threads import follow_vscode
-from ..workspace.launch import enter, starting_directory, workspace_notice
-from ..workspace.runtime import LogicianRuntime
-from ..workspace.threads import VSCODE_NOTEBOOK
+from ..workspace import (
+    VSCODE_NOTEBOOK,
+    LogicianRuntime,
+    enter,
+    starting_directory,
+    workspace_notice,
+)
 from . import call_rewind
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
 from .variables_view import frame_line

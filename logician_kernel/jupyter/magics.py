@@ -20,15 +20,17 @@ from IPython.display import display
 
 from ..agent import AgentError, AgentSession
 from ..agent.hooks_setup import hooks_report
-from ..config import ConfigError
+from ..config import ConfigError, command_line_value
 from ..config import commands as config_commands
-from ..config._keys import command_line_value
-from ..frames.file_checkpoints import RewindError
-from ..frames.frame_report import frame_diff
-from ..frames.storage_commands import collect_garbage, storage_text
-from ..ledger.repair import check as ledger_check
-from ..ledger.thread_ledger import ThreadLedger
 from ..policy import AuditLog
+from ..workspace import (
+    RewindError,
+    ThreadLedger,
+    collect_garbage,
+    frame_diff,
+    storage_text,
+)
+from ..workspace import check_ledger as ledger_check
 from . import call_rewind, thread_commands, undo_view, variables_view
 from . import display as render
 from .agent import AgentCell

@@ -10,13 +10,17 @@ import os
 import threading
 from typing import Any
 
-from ..frames import rewind_plan
-from ..frames.attribution import launch_dir, map_lab_path
-from ..frames.file_checkpoints import FileCheckpoints, RewindError
-from ..frames.store_budget import usage
-from ..ledger.frame_view import FrameView
-from ..ledger.thread_ledger import ProjectionItem
-from ..workspace.runtime import LogicianRuntime
+from ..workspace import (
+    FileCheckpoints,
+    FrameView,
+    LogicianRuntime,
+    ProjectionItem,
+    RewindError,
+    interrupted_notice,
+    launch_dir,
+    map_lab_path,
+)
+from ..workspace import store_usage as usage
 from . import display as render
 from . import undo_view, variables_view
 from .comm import LogicianComms
@@ -104,7 +108,7 @@ class LedgerRewindSource:
         checkpoints = self.runtime.checkpoints_if_on
         if checkpoints is None:
             return ""
-        return rewind_plan.interrupted_notice(checkpoints.ledger) or ""
+        return interrupted_notice(checkpoints.ledger) or ""
 
     # -- the comm (`frames.*` messages of the lab extension) -----------------------------------
 

@@ -226,7 +226,7 @@ class AgentHarness:
             outcome = RunOutcome(status="cancelled", detail="interrupted by the user")
         except ProviderError as exc:
             outcome = RunOutcome(status="failed", detail=str(exc))
-        except Exception as exc:
+        except Exception as exc:  # a bug ends this run as failed (logged), never the kernel
             logger.exception("agent run failed")
             outcome = RunOutcome(status="failed", detail=f"{type(exc).__name__}: {exc}")
         await self._run_end_hook(outcome, run)
@@ -322,7 +322,7 @@ class AgentHarness:
             return
         try:
             extra = self._more_tools()
-        except Exception:
+        except Exception:  # a broken MCP listing must not stop the run
             logger.exception("listing the extra tools failed; offering ours only")
             extra = {}
         self.tools = {**self._own_tools}
@@ -452,7 +452,7 @@ class AgentHarness:
     async def _check_tool(self, call: ToolCall) -> str | None:
         try:
             return await self.hooks.check_tool(call)
-        except Exception:
+        except Exception:  # hooks must not raise; one that does is logged
             logger.exception("hook check_tool raised; the call runs")
             return None
 
@@ -465,7 +465,7 @@ class AgentHarness:
     async def _hook(self, name: str, *args: Any) -> None:
         try:
             await getattr(self.hooks, name)(*args)
-        except Exception:
+        except Exception:  # hooks only observe here: logged, never the run's end
             logger.exception("hook %s raised; ignored", name)
 
 

@@ -1,4 +1,93 @@
 """The front door of everything durable: a workspace's `.logician/` state, its threads, and
 the frame bracket the kernel, `%load_ext` and scripts share.
 
-Uses everything durable below it; nothing below imports it."""
+Uses everything durable below it (`frames/`, `snapshots/`, `ledger/`, `durable/`) and
+`config/`; nothing below imports it, and it never imports `tools/`, a run or a UI. `__all__` is
+its own API plus what `jupyter/` reads of the layers below (ledger entries, the frame view,
+frame reports, their errors): `jupyter/` imports nothing durable except through here
+(`tests/unit/workspace/test_workspace_surface.py`, `tests/unit/test_imports.py`)."""
+
+from ..durable import JournalError
+from ..frames import (
+    FileCheckpoints,
+    FileDiff,
+    RewindError,
+    RewindPlan,
+    VariableCheckpoints,
+    VariableStep,
+    collect_garbage,
+    describe_call_rewind,
+    frame_diff,
+    interrupted_notice,
+    launch_dir,
+    map_lab_path,
+    storage_text,
+    store_usage,
+)
+from ..ledger import (
+    Branch,
+    CallRewound,
+    FrameView,
+    ProjectionItem,
+    SessionStart,
+    ThreadLedger,
+    VariableRecord,
+    check_ledger,
+    derive_frames,
+    found_at_this_start,
+    read_entries,
+)
+from .launch import enter, starting_directory, workspace_notice
+from .runtime import LogicianRuntime
+from .session import STATE_DIR, thread_id_for
+from .threads import (
+    VSCODE_NOTEBOOK,
+    ThreadChoice,
+    ThreadInfo,
+    list_threads,
+    named_thread,
+    render_threads,
+)
+
+__all__ = [
+    # the workspace's own
+    "STATE_DIR",
+    "VSCODE_NOTEBOOK",
+    "LogicianRuntime",
+    "ThreadChoice",
+    "ThreadInfo",
+    "enter",
+    "list_threads",
+    "named_thread",
+    "render_threads",
+    "starting_directory",
+    "thread_id_for",
+    "workspace_notice",
+    # what the notebook side reads of the layers below
+    "Branch",
+    "CallRewound",
+    "FileCheckpoints",
+    "FileDiff",
+    "FrameView",
+    "JournalError",
+    "ProjectionItem",
+    "RewindError",
+    "RewindPlan",
+    "SessionStart",
+    "ThreadLedger",
+    "VariableCheckpoints",
+    "VariableRecord",
+    "VariableStep",
+    "check_ledger",
+    "collect_garbage",
+    "derive_frames",
+    "describe_call_rewind",
+    "found_at_this_start",
+    "frame_diff",
+    "interrupted_notice",
+    "launch_dir",
+    "map_lab_path",
+    "read_entries",
+    "storage_text",
+    "store_usage",
+]
