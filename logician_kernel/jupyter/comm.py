@@ -31,14 +31,14 @@ from pydantic import BaseModel, ValidationError
 
 from ..agent.approvals import Answer, ApprovalBroker, ApprovalEvent, ApprovalRequest
 from . import comm_messages as m
-from .comm_messages import FRONTEND_TYPES, SCHEMA_VERSION, TARGET, explain
+from .comm_messages import FRONTEND_TYPES, SCHEMA_VERSION, TARGET
 
 STATUS_PUSH_HZ = 4.0
 """Pushed `status` messages per second at most, however fast a run streams."""
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["STATUS_PUSH_HZ", "TARGET", "FrameSource", "LogicianComms", "outgoing"]
+__all__ = ["STATUS_PUSH_HZ", "TARGET", "FrameSource", "LogicianComms", "explain", "outgoing"]
 
 
 class FrameSource(Protocol):
@@ -257,6 +257,66 @@ def outgoing(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
 def _prompt(request: ApprovalRequest) -> dict[str, Any]:
     """What a frontend is shown of a request: its `ApprovalPrompt` part."""
     return request.model_dump(mode="json", include=set(m.ApprovalPrompt.model_fields))
+
+
+def explain(error: ValidationError) -> str:
+    """A validation error in one line, naming each field: `limit must be <= 500, not 501`.
+    The alternatives of a union (an id is a string or an integer) are said together."""
+    said: dict[str, list[str]] = {}
+    inputs: dict[str, Any] = {}
+    for problem in error.errors(include_url=False):
+        where = ".".join(str(p) for p in problem["loc"][1:] if not _union_member(p))
+        text = _wanted(problem)
+        if text not in said.setdefault(where, []):
+            said[where].append(text)
+        inputs[where] = problem.get("input")
+    parts = []
+    for where, texts in said.items():
+        if not where:  # the whole message, e.g. a frame and a cell id both given
+            parts.append("; ".join(texts))
+        elif texts == ["is required"] or texts == ["is not a field of this message"]:
+            parts.append(f"{where} {texts[0]}")
+        else:
+            parts.append(f"{where} must be {' or '.join(texts)}, not {inputs[where]!r:.80}")
+    return "; ".join(parts)
+
+
+_WANTED = {
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "none_required": "null",
+}
+
+
+def _wanted(problem: Any) -> str:
+    """What a field must be, in words, from one pydantic error."""
+    kind, ctx = problem["type"], problem.get("ctx") or {}
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        return "is not a field of this message"
+    if kind == "literal_error":
+        return f"one of {ctx.get('expected')}"
+    if kind in ("greater_than_equal", "less_than_equal"):
+        return f"{'>=' if kind == 'greater_than_equal' else '<='} {ctx.get('ge', ctx.get('le'))}"
+    if kind == "string_too_short":
+        return "a non-empty string"
+    if kind in _WANTED:
+        return _WANTED[kind]
+    return str(problem["msg"]).removeprefix("Value error, ")
+
+
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
+
+
+def _union_member(part: object) -> bool:
+    """Whether a location part names a union's alternative (`str`, `function-after[...]`),
+    not a field or an index."""
+    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or "-" in part)
 
 
 def _error(text: str, echo: dict[str, Any] | None = None) -> dict[str, Any]:

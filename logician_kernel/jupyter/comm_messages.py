@@ -5,23 +5,16 @@
 `{"v": 1, "type": ...}`; a request may carry an `id`, which its answer echoes as `re`. The
 comm (`comm.py`) validates every incoming message against `FrontendMessage` (a malformed one is
 answered with an `error` naming the field, and changes nothing) and builds every outgoing one
-through `KernelMessage`. `comm_schema.json` is generated from these unions:
-
-    python -m logician_kernel.jupyter.comm_messages --write
-
-and a test fails when the committed file differs; the lab extension's `protocol.ts` is tested
-against that file. An approval request is the gate's own `ApprovalPrompt` (the part of its
+through `KernelMessage`. `comm_schema.json` is generated from these unions (`comm_schema.py`:
+`python -m logician_kernel.jupyter.comm_schema --write`) and a test fails when the committed
+file differs; the lab extension's `protocol.ts` is tested against that file. An approval request is the gate's own `ApprovalPrompt` (the part of its
 `ApprovalRequest` that leaves the kernel), never a copy re-keyed by hand.
 
-Must never: do I/O beyond writing the schema file when asked to, or talk to a comm (the models
-are plain data; `comm.py` owns the wire).
+Must never: do I/O or talk to a comm (the models are plain data; `comm.py` owns the wire).
 """
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
@@ -32,7 +25,6 @@ from pydantic import (
     StrictInt,
     StrictStr,
     TypeAdapter,
-    ValidationError,
     model_validator,
 )
 
@@ -47,9 +39,6 @@ SCHEMA_VERSION = 1
 
 TARGET = "logician"
 """The comm target a frontend opens."""
-
-SCHEMA_FILE = Path(__file__).resolve().parent / "comm_schema.json"
-"""The generated JSON schema, committed (the lab extension's tests read it)."""
 
 Version = Literal[1]
 RequestId = StrictStr | StrictInt
@@ -463,160 +452,3 @@ def types_of(union: Any) -> tuple[str, ...]:
 
 FRONTEND_TYPES = types_of(FrontendMessage)
 KERNEL_TYPES = types_of(KernelMessage)
-
-
-def explain(error: ValidationError) -> str:
-    """A validation error in one line, naming each field: `limit must be <= 500, not 501`.
-    The alternatives of a union (an id is a string or an integer) are said together."""
-    said: dict[str, list[str]] = {}
-    inputs: dict[str, Any] = {}
-    for problem in error.errors(include_url=False):
-        where = ".".join(str(p) for p in problem["loc"][1:] if not _union_member(p))
-        text = _wanted(problem)
-        if text not in said.setdefault(where, []):
-            said[where].append(text)
-        inputs[where] = problem.get("input")
-    parts = []
-    for where, texts in said.items():
-        if not where:  # the whole message, e.g. a frame and a cell id both given
-            parts.append("; ".join(texts))
-        elif texts == ["is required"] or texts == ["is not a field of this message"]:
-            parts.append(f"{where} {texts[0]}")
-        else:
-            parts.append(f"{where} must be {' or '.join(texts)}, not {inputs[where]!r:.80}")
-    return "; ".join(parts)
-
-
-_WANTED = {
-    "int_type": "an integer",
-    "int_parsing": "an integer",
-    "string_type": "a string",
-    "bool_type": "true or false",
-    "list_type": "a list",
-    "dict_type": "an object",
-    "none_required": "null",
-}
-
-
-def _wanted(problem: Any) -> str:
-    """What a field must be, in words, from one pydantic error."""
-    kind, ctx = problem["type"], problem.get("ctx") or {}
-    if kind == "missing":
-        return "is required"
-    if kind == "extra_forbidden":
-        return "is not a field of this message"
-    if kind == "literal_error":
-        return f"one of {ctx.get('expected')}"
-    if kind in ("greater_than_equal", "less_than_equal"):
-        return f"{'>=' if kind == 'greater_than_equal' else '<='} {ctx.get('ge', ctx.get('le'))}"
-    if kind == "string_too_short":
-        return "a non-empty string"
-    if kind in _WANTED:
-        return _WANTED[kind]
-    return str(problem["msg"]).removeprefix("Value error, ")
-
-
-_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
-
-
-def _union_member(part: object) -> bool:
-    """Whether a location part names a union's alternative (`str`, `function-after[...]`),
-    not a field or an index."""
-    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or "-" in part)
-
-
-# -- the generated schema -------------------------------------------------------------------
-
-
-def schema() -> dict[str, Any]:
-    """The JSON schema of both unions, as `comm_schema.json` holds it."""
-    template = "#/$defs/{model}"
-    frontend = FRONTEND.json_schema(mode="validation", ref_template=template)
-    kernel = KERNEL.json_schema(mode="serialization", ref_template=template)
-    defs: dict[str, Any] = {}
-    for side in (frontend, kernel):
-        for name, body in side.pop("$defs", {}).items():
-            if name in defs and defs[name] != body:
-                raise ValueError(f"two different models are both named {name}")
-            defs[name] = body
-    sides = {}
-    for name, side in (("frontend", frontend), ("kernel", kernel)):
-        branches = [defs.pop(ref["$ref"].rsplit("/", 1)[1]) for ref in side["oneOf"]]
-        for branch in branches:
-            branch["properties"]["v"] = {"$ref": "#/$defs/v"}  # one version, stated once
-            if branch["properties"]["type"]["const"] in _TARGETED:
-                branch["allOf"] = [{"$ref": "#/$defs/frameTarget"}]  # the model's validator
-        sides[name] = {"oneOf": branches}
-    defs = {
-        "v": {"const": SCHEMA_VERSION},
-        "frameTarget": {
-            "oneOf": [
-                {"required": ["frame"], "not": {"required": ["cell_id"]}},
-                {"required": ["cell_id"], "not": {"required": ["frame"]}},
-            ]
-        },
-        **{_def_name(k): _tidy(v) for k, v in defs.items()},
-    }
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"https://logician-kernel.invalid/comm/v{SCHEMA_VERSION}",
-        "title": f"The `{TARGET}` comm target, schema version {SCHEMA_VERSION}",
-        "description": (
-            "Generated from logician_kernel/jupyter/comm_messages.py (do not edit; run "
-            "`python -m logician_kernel.jupyter.comm_messages --write`). Messages between a "
-            "frontend (the lab extension) and logician_kernel/jupyter/comm.py. A request may "
-            "carry `id`; its answer echoes it as `re`. Unknown or malformed requests are "
-            "answered with `error`."
-        ),
-        "version": SCHEMA_VERSION,
-        "target": TARGET,
-        "$defs": defs,
-        **{name: _tidy(side) for name, side in sides.items()},
-    }
-
-
-_TARGETED = {get_args(m.model_fields["type"].annotation)[0] for m in (FramesPreview, FramesRewind)}
-
-
-def schema_text() -> str:
-    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
-
-
-def _def_name(name: str) -> str:
-    return name[:1].lower() + name[1:]
-
-
-def _tidy(node: Any, *, in_properties: bool = False) -> Any:
-    """Drop what pydantic adds for people reading Python (titles) and OpenAPI's
-    `discriminator`; point references at the renamed definitions."""
-    if isinstance(node, list):
-        return [_tidy(n) for n in node]
-    if not isinstance(node, dict):
-        return node
-    out = {}
-    for key, value in node.items():
-        if not in_properties and key in ("title", "discriminator"):
-            continue
-        if key == "$ref" and isinstance(value, str):
-            value = "#/$defs/" + _def_name(value.rsplit("/", 1)[1])
-        out[key] = _tidy(value, in_properties=key == "properties" and not in_properties)
-    return out
-
-
-def main(argv: list[str]) -> int:
-    """`--write`: regenerate `comm_schema.json`; `--check`: exit 1 when it is stale;
-    otherwise print the schema."""
-    text = schema_text()
-    if "--write" in argv:
-        SCHEMA_FILE.write_text(text)
-    elif "--check" in argv:
-        if SCHEMA_FILE.read_text() != text:
-            print(f"{SCHEMA_FILE} is stale: run {__spec__.name} --write", file=sys.stderr)
-            return 1
-    else:
-        sys.stdout.write(text)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

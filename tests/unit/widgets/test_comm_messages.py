@@ -8,12 +8,14 @@ from typing import Any
 
 import jsonschema
 import pytest
+from pydantic import ValidationError
 
 from logician_kernel.agent.approvals import ApprovalBroker, ApprovalRequest
 from logician_kernel.jupyter import comm_messages as m
-from logician_kernel.jupyter.comm import LogicianComms, outgoing
+from logician_kernel.jupyter import comm_schema
+from logician_kernel.jupyter.comm import LogicianComms, explain, outgoing
 
-SCHEMA = json.loads(m.SCHEMA_FILE.read_text())
+SCHEMA = json.loads(comm_schema.SCHEMA_FILE.read_text())
 KERNEL_SIDE = jsonschema.Draft202012Validator({**SCHEMA, **SCHEMA["kernel"]})
 FRONTEND_SIDE = jsonschema.Draft202012Validator({**SCHEMA, **SCHEMA["frontend"]})
 
@@ -104,10 +106,11 @@ ANSWERS: dict[str, dict[str, Any]] = {
 
 
 def test_the_committed_schema_is_the_generated_one() -> None:
-    assert m.SCHEMA_FILE.read_text() == m.schema_text(), (
+    assert comm_schema.SCHEMA_FILE.read_text() == comm_schema.schema_text(), (
         "logician_kernel/jupyter/comm_schema.json is stale: "
-        "python -m logician_kernel.jupyter.comm_messages --write"
+        "python -m logician_kernel.jupyter.comm_schema --write"
     )
+    assert comm_schema.main(["--check"]) == 0
 
 
 def test_the_examples_cover_every_message_type() -> None:
@@ -136,9 +139,9 @@ def test_every_kernel_message_type_round_trips(kind: str) -> None:
 
 
 def test_a_malformed_kernel_message_is_refused_naming_the_field() -> None:
-    with pytest.raises(m.ValidationError) as bad:
+    with pytest.raises(ValidationError) as bad:
         outgoing("frames", {"rows": [{**ROW, "status": "gone"}], "total": 1, "offset": 0})
-    assert "rows.0.status must be one of 'open', 'active' or 'rewound'" in m.explain(bad.value)
+    assert "rows.0.status must be one of 'open', 'active' or 'rewound'" in explain(bad.value)
 
 
 class Frames:
