@@ -7,8 +7,9 @@ comm (`comm.py`) validates every incoming message against `FrontendMessage` (a m
 answered with an `error` naming the field, and changes nothing) and builds every outgoing one
 through `KernelMessage`. `comm_schema.json` is generated from these unions (`comm_schema.py`:
 `python -m logician_kernel.jupyter.comm_schema --write`) and a test fails when the committed
-file differs; the lab extension's `protocol.ts` is tested against that file. An approval request is the gate's own `ApprovalPrompt` (the part of its
-`ApprovalRequest` that leaves the kernel), never a copy re-keyed by hand.
+file differs; the lab extension's `protocol.ts` is tested against that file. An approval
+request is the gate's own `ApprovalPrompt` (the part of its `ApprovalRequest` that leaves the
+kernel), never a copy re-keyed by hand.
 
 Must never: do I/O or talk to a comm (the models are plain data; `comm.py` owns the wire).
 """
@@ -34,13 +35,14 @@ from ..mcp.connection import State as McpState
 from ..types.approvals import ApprovalChannel, ApprovalChoice
 from .widgets.rewind import RewindMode  # one declaration, with the rewind control's buttons
 
-SCHEMA_VERSION = 1
+Version = Literal[1]
 """The protocol's version: every message carries it as `v`."""
+
+SCHEMA_VERSION: int = get_args(Version)[0]
 
 TARGET = "logician"
 """The comm target a frontend opens."""
 
-Version = Literal[1]
 RequestId = StrictStr | StrictInt
 """A request's id: a string or an integer (never a boolean), echoed as `re`."""
 Count = Annotated[int, Field(ge=0)]
