@@ -26,6 +26,7 @@ from IPython.core.error import UsageError
 from IPython.display import display
 
 from ..agent import AgentError, AgentSession, RunOptions
+from ..agent.approvals import Answer, ApprovalEvent
 from ..agent.policy import ApprovalItem
 from ..agent.run import AgentRun, PythonRequest, RunItem
 from ..mcp import report as mcp_report
@@ -34,7 +35,7 @@ from .agent_run import RunView, tasks_of
 from .answer import answer_output, is_terminal, widgets_render
 from .comm import LogicianComms
 from .python_tool import PythonCalls
-from .widgets import ApprovalCard, ApprovalRequestView, StatusWidget
+from .widgets import ApprovalCard, StatusWidget
 
 _VARIABLE = re.compile(
     r"\{\{(?P<literal>[A-Za-z_][A-Za-z0-9_]*)\}\}|(?<!\{)\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}"
@@ -211,22 +212,12 @@ class AgentCell:
         if self._approval_channel() == "stdin":
             self._ask_on_stdin(item)
             return
-        payload = item.pending.payload
         request_id = item.pending.id
-        view = ApprovalRequestView(
-            id=request_id,
-            tool=payload["tool"],
-            description=payload["description"],
-            preview=payload["preview"],
-            preview_kind=payload["preview_kind"],
-            suggested_rule=payload["suggested_rule"],
-            reason=payload["reason"],
-        )
 
         def decide(choice: str, note: str) -> None:
             self.broker.resolve(request_id, choice, note, via="widget")
 
-        card = ApprovalCard(view, on_decide=decide)
+        card = ApprovalCard(item.request, on_decide=decide)
         self._cards[request_id] = card
         display(card)
 
@@ -243,11 +234,11 @@ class AgentCell:
 
     def _ask_on_stdin(self, item: ApprovalItem) -> None:
         """The fallback where widgets cannot render: an `input_request` in the frontend."""
-        payload = item.pending.payload
-        print(f"Approve {payload['tool']}: {payload['description']}  ({payload['reason']})")
-        if payload["preview"] and payload["preview_kind"] != "text":
-            print("\n".join(payload["preview"].splitlines()[:40]))
-        rule = payload["suggested_rule"]
+        request = item.request
+        print(f"Approve {request.tool}: {request.description}  ({request.reason})")
+        if request.preview and request.preview_kind != "text":
+            print("\n".join(request.preview.splitlines()[:40]))
+        rule = request.suggested_rule
         options = (
             "[o]nce, [s]ession, "
             + (f"[a]lways ({rule}), " if rule else "")
@@ -265,13 +256,13 @@ class AgentCell:
             print(f"Please answer with one of: {options}")
         self.broker.resolve(item.pending.id, choice, answer[1:].strip(), via="stdin")
 
-    def _resolved_elsewhere(self, event: str, payload: dict[str, Any]) -> None:
+    def _resolved_elsewhere(self, event: ApprovalEvent) -> None:
         """A decision from the sidebar or a comm client shows on the card too."""
-        if event != "resolved":
+        if not isinstance(event, Answer):
             return
-        card = self._cards.pop(payload["request_id"], None)
-        if card is not None and payload.get("via") != "widget":
-            card.resolve(payload["choice"], payload.get("note", ""), via=payload.get("via", ""))
+        card = self._cards.pop(event.request_id, None)
+        if card is not None and event.via != "widget":
+            card.resolve(event.choice, event.note, via=event.via)
 
 
 @contextmanager

@@ -1,7 +1,8 @@
 """`%logician <sub>`: the notebook's commands for frames, rewind and configuration.
 
-Subcommands dispatch through a table to `handle_<sub>` methods (as ipykernel's kernelbase
-dispatches `shell_handlers`). Handlers return a `Rendered` (plain text + HTML) or raise
+Subcommands dispatch through one table, `COMMANDS`, to `handle_<sub>` methods (as ipykernel's
+kernelbase dispatches `shell_handlers`); the subcommand names (`MANAGEMENT_COMMANDS`) are
+derived from it. Handlers return a `Rendered` (plain text + HTML) or raise
 `UsageError` with a one-line message; they never print tracebacks for user mistakes.
 """
 
@@ -41,35 +42,6 @@ from .magic_parts import branches_table, classify, run_options, unknown_command
 from .mcp_view import handle_mcp
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
-
-MANAGEMENT_COMMANDS = frozenset(
-    {
-        "",
-        "help",
-        "frames",
-        "diff",
-        "rewind",
-        "undo",
-        "config",
-        "trust",
-        "mcp",
-        "clear",
-        "status",
-        "audit",
-        "branches",
-        "branch",
-        "compact",
-        "storage",
-        "gc",
-        "vars",
-        "ledger",
-        "threads",
-        "thread",
-        "hooks",
-    }
-)
-"""Subcommands that manage the session; a cell made only of these is not a frame."""
-
 
 _LINE_MAGIC = re.compile(r"^(\s*)%logician(?:\s+(.*))?$")
 _AGENT_CALL = (
@@ -125,30 +97,6 @@ class LogicianMagics(Magics):
         super().__init__(shell=shell)
         self.session = agent
         self.runtime = agent.runtime
-        self._handlers: dict[str, Callable[[list[str]], render.Rendered | None]] = {
-            "": self.handle_help,
-            "help": self.handle_help,
-            "frames": self.handle_frames,
-            "diff": self.handle_diff,
-            "rewind": self.handle_rewind,
-            "undo": self.handle_undo,
-            "config": self.handle_config,
-            "trust": self.handle_trust,
-            "clear": self.handle_clear,
-            "status": self.handle_status,
-            "audit": self.handle_audit,
-            "branches": self.handle_branches,
-            "branch": self.handle_branch,
-            "compact": self.handle_compact,
-            "storage": self.handle_storage,
-            "gc": self.handle_gc,
-            "vars": self.handle_vars,
-            "ledger": self.handle_ledger,
-            "threads": lambda args: thread_commands.threads(self.session, args),
-            "thread": lambda args: thread_commands.thread(self.session, args),
-            "hooks": self.handle_hooks,
-            "mcp": lambda args: handle_mcp(self.session, args),
-        }
         self.broker = agent.broker
         self.comms = LogicianComms(self.broker, self._comm_status)
         self.frames = LedgerRewindSource(self.runtime, self.comms)
@@ -177,11 +125,11 @@ class LogicianMagics(Magics):
         except ValueError as exc:
             raise UsageError(f"%logician: cannot parse the arguments ({exc})") from None
         sub, args = (argv[0], argv[1:]) if argv else ("", [])
-        handler = self._handlers.get(sub) if sub else self.handle_control
+        handler = COMMANDS.get(sub)
         if handler is None:
             raise unknown_command(sub, MANAGEMENT_COMMANDS)
         try:
-            result = handler(args)
+            result = handler(self, args)
         except (RewindError, ConfigError, AgentError) as exc:
             raise UsageError(str(exc)) from None
         if result is not None:
@@ -510,6 +458,15 @@ class LogicianMagics(Magics):
         finally:
             self.session.state = dataclasses.replace(self.session.state, phase=before.phase)
 
+    def handle_threads(self, args: list[str]) -> render.Rendered:
+        return thread_commands.threads(self.session, args)
+
+    def handle_thread(self, args: list[str]) -> render.Rendered:
+        return thread_commands.thread(self.session, args)
+
+    def handle_mcp(self, args: list[str]) -> render.Rendered:
+        return handle_mcp(self.session, args)
+
     # -- the rewind control -----------------------------------------------------------------
 
     def handle_control(self, args: list[str]) -> None:
@@ -534,3 +491,35 @@ class LogicianMagics(Magics):
                 control.refresh()
             except Exception:  # noqa: BLE001 - a closed widget must not break a cell
                 self._controls.remove(control)
+
+
+COMMANDS: dict[str, Callable[[LogicianMagics, list[str]], render.Rendered | None]] = {
+    "": LogicianMagics.handle_control,
+    "help": LogicianMagics.handle_help,
+    "frames": LogicianMagics.handle_frames,
+    "diff": LogicianMagics.handle_diff,
+    "rewind": LogicianMagics.handle_rewind,
+    "undo": LogicianMagics.handle_undo,
+    "config": LogicianMagics.handle_config,
+    "trust": LogicianMagics.handle_trust,
+    "clear": LogicianMagics.handle_clear,
+    "status": LogicianMagics.handle_status,
+    "audit": LogicianMagics.handle_audit,
+    "branches": LogicianMagics.handle_branches,
+    "branch": LogicianMagics.handle_branch,
+    "compact": LogicianMagics.handle_compact,
+    "storage": LogicianMagics.handle_storage,
+    "gc": LogicianMagics.handle_gc,
+    "vars": LogicianMagics.handle_vars,
+    "ledger": LogicianMagics.handle_ledger,
+    "threads": LogicianMagics.handle_threads,
+    "thread": LogicianMagics.handle_thread,
+    "hooks": LogicianMagics.handle_hooks,
+    "mcp": LogicianMagics.handle_mcp,
+}
+"""`%logician <sub>` -> its handler: the one declaration of the subcommands (`""` is
+`%logician` alone, the rewind control)."""
+
+MANAGEMENT_COMMANDS = frozenset(COMMANDS)
+"""Subcommands that manage the session, derived from `COMMANDS`; a cell made only of these is
+not a frame."""
