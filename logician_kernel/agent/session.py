@@ -29,12 +29,13 @@ from ..events.runtime_state import RuntimeState
 from ..frames.file_checkpoints import RewindError
 from ..ledger.run_store import LedgerRunStore, resolve_dangling_calls
 from ..ledger.thread_ledger import ProjectionItem, RunEnd, ThreadLedger
-from ..loop.agent_harness import AgentHarness
 from ..loop.command_hooks import HookLog
+from ..loop.deps import HarnessDeps
 from ..loop.todo import TodoCapability
 from ..mcp import McpManager
 from ..policy import PermissionPolicy, RunBudget, config_layer_of
 from ..providers import Provider
+from ..snapshots.write_audit import AUDIT
 from ..tools import default_tools
 from ..tools._process_guard import reap_for_workspace
 from ..types import MESSAGE_ADAPTER
@@ -44,15 +45,14 @@ from . import conversation, script
 from .approvals import ApprovalBroker
 from .errors import AgentError
 from .hooks_setup import build_hooks
-from .model_calls import allowed_model, checked_tool_choice, new_provider
+from .model_calls import allowed_model, new_provider
 from .policy import (
     RunOptions,
     build_controller,
     build_gate,
-    compaction_policy,
     prompt_for,
 )
-from .run import AgentRun, RunItem, tool_context
+from .run import AgentRun, RunItem, build_harness, tool_context
 from .run_profile import ProfileSwap, use_profile
 from .script import Approve, Compacted, Merged, RunResult
 from .threads import ThreadsAndRecovery
@@ -218,24 +218,20 @@ class AgentSession(ThreadsAndRecovery):
         todo_tool = todo.tool()
         tools[todo_tool.name] = todo_tool
         provider = self.provider()
-        harness = AgentHarness(
+        deps = HarnessDeps(
             provider,
             tools,
             ctx,
             store,
-            controller=controller,
-            gate=gate,
             hooks=build_hooks(
                 runtime, requests=items, frame=frame, log=self.hook_log, secrets=secrets
             ),
-            compaction=compaction_policy(settings, ledger),
-            max_tokens=settings.model.max_response_tokens,
-            temperature=settings.model.temperature,
+            gate=gate,
+            controller=controller,
+            audit=AUDIT,  # what the process writes during a call is that call's
             more_tools=self.mcp.tools,
-            system_prompt=prompt_for(policy),
-            tool_choice=checked_tool_choice(settings.model.tool_choice, tools, self.mcp.tools()),
-            tool_choice_scope=settings.model.tool_choice_scope,
         )
+        harness = build_harness(deps, settings, ledger, prompt_for(policy))
         run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
         self.budget = controller.budget
         run.start(harness.run(prompt, history), release=provider.aclose)

@@ -30,7 +30,7 @@ from ..agent.policy import ApprovalItem
 from ..agent.run import AgentRun, PythonRequest, RunItem
 from ..mcp import report as mcp_report
 from ..types.approvals import ApprovalChannel, ApprovalChoice
-from .agent_run import RunView, tasks_of
+from .agent_run import RunView, is_fragment, tasks_of
 from .answer import answer_output, is_terminal, widgets_render
 from .comm import LogicianComms
 from .python_tool import PythonCalls
@@ -185,9 +185,7 @@ class AgentCell:
             self.agent.take(run, item)
             self.comms.push_status(force=item.kind in ("run_started", "run_ended"))
             view.handle(item)
-            if viewed.status is not None and (
-                item.kind not in ("text_delta", "reasoning_delta") or view.renders != viewed.seen
-            ):
+            if viewed.status is not None and (not is_fragment(item) or view.renders != viewed.seen):
                 viewed.seen = view.renders  # status follows the coalesced rhythm of the text
                 viewed.status.update(
                     self.agent.state,
