@@ -14,6 +14,7 @@ messages to the ledger at turn and tool boundaries only).
 from __future__ import annotations
 
 import asyncio
+import logging
 import queue
 import re
 import signal
@@ -35,6 +36,8 @@ from .answer import answer_output, is_terminal, widgets_render
 from .comm import LogicianComms
 from .python_tool import PythonCalls
 from .widgets import ApprovalCard, ApprovalRequestView, StatusWidget
+
+logger = logging.getLogger(__name__)
 
 _VARIABLE = re.compile(
     r"\{\{(?P<literal>[A-Za-z_][A-Za-z0-9_]*)\}\}|(?<!\{)\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}"
@@ -96,7 +99,10 @@ class AgentCell:
         """Whether the cell running now may ask on stdin (its execute request allowed it)."""
         self._cards: dict[str, ApprovalCard] = {}
         self._python = PythonCalls(shell)
+        self._status: StatusWidget | None = None
+        """The status widget shown last: it follows the agent's phase after its run, too."""
         self.broker.listen(self._resolved_elsewhere)
+        agent.listeners.append(self._reported)
 
     # -- one run ----------------------------------------------------------------------------
 
@@ -159,6 +165,7 @@ class AgentCell:
         if settings.ui.status_widget and not terminal:  # a terminal has the outcome line
             status = StatusWidget(run.controller.budget.limits)
             status.show(final_text=not widgets_render(kernel))
+            self._status = status
         return _ViewedRun(run, view, status)
 
     def _handle(self, viewed: _ViewedRun, item: RunItem) -> None:
@@ -193,6 +200,17 @@ class AgentCell:
                     tasks=tasks_of(run.todo),
                 )
                 viewed.status.show_mcp(mcp_report.summary(self.agent.mcp.status()))
+
+    def _reported(self, event: object) -> None:
+        """The agent's work outside a run (a compaction on demand, a branch merge) began or
+        ended: the sidebar and the last status widget show its phase now, while the cell that
+        asked for it waits."""
+        try:
+            self.comms.push_status(force=True)
+            if self._status is not None:
+                self._status.update(self.agent.state)
+        except Exception:  # noqa: BLE001 - a status view that cannot update must not fail the work
+            logger.exception("showing the agent's phase failed")
 
     def _finish(self, viewed: _ViewedRun) -> None:
         viewed.view.flush(force=True)
