@@ -29,12 +29,13 @@ from ..events.runtime_state import RuntimeState
 from ..frames.file_checkpoints import RewindError
 from ..ledger.run_store import LedgerRunStore, resolve_dangling_calls
 from ..ledger.thread_ledger import ProjectionItem, RunEnd, ThreadLedger
-from ..loop.agent_harness import AgentHarness
 from ..loop.command_hooks import HookLog
+from ..loop.deps import HarnessDeps
 from ..loop.todo import TodoCapability
 from ..mcp import McpManager
 from ..policy import PermissionPolicy, RunBudget, config_layer_of
 from ..providers import Provider
+from ..snapshots.write_audit import AUDIT
 from ..tools import default_tools
 from ..tools._process_guard import reap_for_workspace
 from ..types import MESSAGE_ADAPTER
@@ -44,17 +45,16 @@ from . import conversation, script
 from .approvals import ApprovalBroker
 from .errors import AgentError
 from .hooks_setup import build_hooks
-from .model_calls import allowed_model, checked_tool_choice, new_provider
+from .model_calls import allowed_model, new_provider
 from .policy import (
     RunOptions,
     build_controller,
     build_gate,
-    compaction_policy,
     prompt_for,
 )
-from .run import AgentRun, RunItem, tool_context
+from .run import AgentRun, RunItem, build_harness, tool_context
 from .run_profile import ProfileSwap, use_profile
-from .script import Approve, Compacted, Merged, RunResult
+from .script import Approve, Compacted, Listener, Merged, RunResult
 from .threads import ThreadsAndRecovery
 
 
@@ -66,6 +66,8 @@ class AgentSession(ThreadsAndRecovery):
         self.broker = broker or ApprovalBroker()
         self.state = RuntimeState()
         """The ephemeral status of the agent, folded from its events (never persisted)."""
+        self.listeners: list[Callable[[HarnessEvent], None]] = []
+        """Told each event of work outside a run (`compact`, `merge_branch`); must not raise."""
         self.budget: RunBudget | None = None
         """The current (or last) run's budget: what status reports of cost and limits."""
         self._provider: Provider | None = None
@@ -218,24 +220,20 @@ class AgentSession(ThreadsAndRecovery):
         todo_tool = todo.tool()
         tools[todo_tool.name] = todo_tool
         provider = self.provider()
-        harness = AgentHarness(
+        deps = HarnessDeps(
             provider,
             tools,
             ctx,
             store,
-            controller=controller,
-            gate=gate,
             hooks=build_hooks(
                 runtime, requests=items, frame=frame, log=self.hook_log, secrets=secrets
             ),
-            compaction=compaction_policy(settings, ledger),
-            max_tokens=settings.model.max_response_tokens,
-            temperature=settings.model.temperature,
+            gate=gate,
+            controller=controller,
+            audit=AUDIT,  # what the process writes during a call is that call's
             more_tools=self.mcp.tools,
-            system_prompt=prompt_for(policy),
-            tool_choice=checked_tool_choice(settings.model.tool_choice, tools, self.mcp.tools()),
-            tool_choice_scope=settings.model.tool_choice_scope,
         )
+        harness = build_harness(deps, settings, ledger, prompt_for(policy))
         run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
         self.budget = controller.budget
         run.start(harness.run(prompt, history), release=provider.aclose)
@@ -371,17 +369,19 @@ class AgentSession(ThreadsAndRecovery):
         self.forget_provider()
         return dropped
 
-    def compact(self, focus: str | None = None) -> Compacted:
-        """Summarise the older turns now."""
+    def compact(self, focus: str | None = None, *, on_event: Listener | None = None) -> Compacted:
+        """Summarise the older turns now; the status's phase is `compaction` meanwhile."""
         keep = self.settings.compaction.keep_recent_turns
-        return conversation.compact_on_demand(self.ledger, self.provider(), keep, focus)
+        report = conversation.reporter(self, on_event)
+        return conversation.compact_on_demand(self.ledger, self.provider(), keep, focus, report)
 
     def branches(self) -> list[conversation.Branch]:
         return conversation.branches(self.ledger)
 
-    def merge_branch(self, branch_id: str) -> Merged:
-        """Merge a summary of a rewound branch into the conversation."""
-        return conversation.merge_branch(self.ledger, self.provider(), branch_id)
+    def merge_branch(self, branch_id: str, *, on_event: Listener | None = None) -> Merged:
+        """Merge a summary of a rewound branch into the conversation (phase `branch_summary`)."""
+        report = conversation.reporter(self, on_event)
+        return conversation.merge_branch(self.ledger, self.provider(), branch_id, report)
 
     def discard_branch(self, branch_id: str) -> None:
         conversation.discard(self.ledger, conversation.open_branch(self.ledger, branch_id))

@@ -8,11 +8,9 @@ derived from it. Handlers return a `Rendered` (plain text + HTML) or raise
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import re
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -431,8 +429,7 @@ class LogicianMagics(Magics):
             return render.preformatted(
                 f"Discarded branch {branch_id}; the conversation is unchanged."
             )
-        with self._phase("branch_summary"):  # what the status views show while it runs
-            merged = self.session.merge_branch(branch_id)
+        merged = self.session.merge_branch(branch_id)
         return render.preformatted(
             f"Merged a summary of branch {branch_id} into the conversation "
             f"({merged.spent}):\n\n{merged.summary}"
@@ -441,22 +438,12 @@ class LogicianMagics(Magics):
     def handle_compact(self, args: list[str]) -> render.Rendered:
         self._ledger()
         keep = self.runtime.config.settings.compaction.keep_recent_turns
-        with self._phase("compaction"):
-            done = self.session.compact(" ".join(args) or None)
+        done = self.session.compact(" ".join(args) or None)
         return render.preformatted(
             f"Compacted the conversation: {done.before} message(s) -> {done.after} "
             f"(the last {keep} turn(s) kept verbatim; the ledger keeps everything; "
             f"{done.spent})."
         )
-
-    @contextlib.contextmanager
-    def _phase(self, phase: str) -> Iterator[None]:
-        before = self.session.state
-        self.session.state = dataclasses.replace(before, phase=phase)  # type: ignore[arg-type]
-        try:
-            yield
-        finally:
-            self.session.state = dataclasses.replace(self.session.state, phase=before.phase)
 
     def handle_threads(self, args: list[str]) -> render.Rendered:
         return thread_commands.threads(self.session, args)

@@ -58,9 +58,6 @@ ALLOWED: dict[str, set[str]] = {
 # Imports the table does not allow yet, each with why it stays for now. A pair that is gone must
 # leave this list too (the last test says so).
 KNOWN: dict[tuple[str, str], str] = {
-    # The harness takes the write audit handed in instead of the module global; the merge of
-    # that change removes this pair.
-    ("loop/agent_harness.py", "snapshots"): "the write audit's module global",
     # jupyter/ still reads these packages directly: the run's events and status fold, the todo
     # capability, the MCP report, the permission modes and audit log, a tool result, the
     # output bound and the process guard. They are not durable state; agent/ does not wrap them.
