@@ -30,7 +30,7 @@ from ..agent import AgentError, AgentSession, RunOptions
 from ..agent.approvals import Answer, ApprovalEvent
 from ..agent.policy import ApprovalItem
 from ..agent.run import AgentRun, PythonRequest, RunItem
-from ..mcp import report as mcp_report
+from ..agent.ui import mcp_report
 from ..types.approvals import ApprovalChannel, ApprovalChoice
 from .agent_run import RunView, is_fragment, tasks_of
 from .answer import answer_output, is_terminal, widgets_render

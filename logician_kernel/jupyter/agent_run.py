@@ -11,15 +11,15 @@ from typing import Any
 
 from IPython.display import display
 
-from ..events.events import (
+from ..agent.ui import (
     HarnessEvent,
     HookReported,
     ModelStreamed,
     RunEnded,
+    TodoCapability,
     ToolFinished,
     ToolStarted,
 )
-from ..loop.todo import TodoCapability
 from ..types.messages import ReasoningDelta, RetryAttempt, StreamEvent, TextDelta
 from .answer import markdown_answer
 from .display import thinking

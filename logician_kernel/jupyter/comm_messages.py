@@ -30,8 +30,7 @@ from pydantic import (
 )
 
 from ..agent.approvals import ApprovalPrompt
-from ..events.runtime_state import Phase
-from ..mcp.connection import State as McpState
+from ..agent.ui import McpState, Phase
 from ..types.approvals import ApprovalChannel, ApprovalChoice
 from .widgets.rewind import RewindMode  # one declaration, with the rewind control's buttons
 

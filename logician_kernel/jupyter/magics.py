@@ -19,9 +19,9 @@ from IPython.display import display
 
 from ..agent import AgentError, AgentSession
 from ..agent.hooks_setup import hooks_report
+from ..agent.ui import AuditLog
 from ..config import ConfigError, command_line_value
 from ..config import commands as config_commands
-from ..policy import AuditLog
 from ..workspace import (
     RewindError,
     ThreadLedger,

@@ -58,19 +58,6 @@ ALLOWED: dict[str, set[str]] = {
 # Imports the table does not allow yet, each with why it stays for now. A pair that is gone must
 # leave this list too (the last test says so).
 KNOWN: dict[tuple[str, str], str] = {
-    # jupyter/ still reads these packages directly: the run's events and status fold, the todo
-    # capability, the MCP report, the permission modes and audit log, a tool result, the
-    # output bound and the process guard. They are not durable state; agent/ does not wrap them.
-    ("jupyter/agent_run.py", "events"): "the run's events, rendered",
-    ("jupyter/widgets/status.py", "events"): "the status fold the widget shows",
-    ("jupyter/agent_run.py", "loop"): "the todo capability, rendered",
-    ("jupyter/agent.py", "mcp"): "the MCP servers' report",
-    ("jupyter/mcp_view.py", "mcp"): "the MCP servers' report",
-    ("jupyter/magic_parts.py", "policy"): "the permission modes a magic accepts",
-    ("jupyter/magics.py", "policy"): "the audit log `%logician audit` reads",
-    ("jupyter/python_tool.py", "tools"): "the python tool's result",
-    ("jupyter/python_capture.py", "tools"): "the tools' output bound",
-    ("jupyter/kernelapp.py", "tools"): "the process guard the kernel starts under",
 }
 
 
