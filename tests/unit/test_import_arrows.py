@@ -57,8 +57,7 @@ ALLOWED: dict[str, set[str]] = {
 
 # Imports the table does not allow yet, each with why it stays for now. A pair that is gone must
 # leave this list too (the last test says so).
-KNOWN: dict[tuple[str, str], str] = {
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def owner(path: Path) -> str:
