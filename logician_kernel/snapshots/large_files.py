@@ -14,6 +14,7 @@ the `keep_recent_frames` newest frames or the current content of a workspace fil
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -144,11 +145,12 @@ class LargeFiles:
     stored by `finish_pending`: the frame closes without reading the file."""
 
     via_backup: set[str] = field(default_factory=set)
-    """Keys stored through the backup API in this session: a restore of one says its header
-    may differ from the file's bytes when it was captured."""
+    """Keys stored through the backup API (kept by the store across sessions): a restore of
+    one says its header may differ from the file's bytes when it was captured."""
 
     def __post_init__(self) -> None:
         self.store.sweep()
+        self.via_backup = self.store.rebuilt()
         self.budget = self.limits.max_store_bytes or default_budget(self.workspace)
 
     def configure(self, limits: LargeLimits) -> None:
@@ -322,7 +324,10 @@ class LargeFiles:
             key = self.store.put(tmp)
         finally:
             tmp.unlink(missing_ok=True)
-        self.via_backup.add(key)
+        if key not in self.via_backup:
+            self.via_backup.add(key)
+            with contextlib.suppress(OSError):  # the copy stands; later sessions lose the note
+                self.store.mark_rebuilt(key)
         return key
 
     def finish_pending(

@@ -62,6 +62,7 @@ def test_git_init_is_rewound_to_nothing_and_undone_to_the_same_tree(
         assert "inside a nested git repository" not in r.text, r.text
         r = k.run("%logician undo")
         assert r.status == "ok", r.text
+        assert "recreated d/.git/objects/pack/ (a directory the rewind removed)" in r.text
         now = whole_tree(workspace)
         assert sorted(set(after) ^ set(now)) == []
         assert now == after
