@@ -84,8 +84,11 @@ def restore_path(
                 target.perms or _perms(st, executable=target.mode == "100755"),
             )
             snap.large.restored(path, target.sha or "")
+            notes = [moved] if moved else []
+            if target.sha in snap.large.via_backup:
+                notes.append(BACKUP_NOTE)
             return RestoredPath(
-                path=path, action="restored" if existed else "recreated", detail=moved or ""
+                path=path, action="restored" if existed else "recreated", detail="; ".join(notes)
             )
         data = snap.read_blob(target.sha or "")
         if target.mode == "120000":
@@ -102,6 +105,11 @@ def restore_path(
     except (OSError, SnapshotError) as exc:
         return RestoredPath(path=path, action="failed", detail=str(exc))
 
+
+BACKUP_NOTE = (
+    "a connection held this database when it was captured, so it was copied through SQLite's "
+    "backup API: the same content, but header bytes (change counter, schema cookie) may differ"
+)
 
 SKIP_TEXT = {
     "too-large": "larger than the capture size limit (checkpoints.max_file_bytes)",

@@ -15,6 +15,7 @@ touch a path that neither the rewind's before- nor after-state describes (unless
 from __future__ import annotations
 
 import os
+import re
 import signal
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -33,9 +34,9 @@ from ..ledger.thread_ledger import (
 )
 from ..snapshots.beneath import Beneath
 from ..snapshots.git_snapshot import GitSnapshotter
-from ..snapshots.perms import current_perms, remove_debris, with_perms
+from ..snapshots.perms import current_perms, make_directories, remove_debris, with_perms
 from ..types.path_states import PathState
-from .restore import restore_order, restore_path, still_as_left
+from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
 from .rewind_incomplete import start_notice
 
 if TYPE_CHECKING:
@@ -78,11 +79,43 @@ def write_plan(
         force=force,
         include_external=include_external,
         steps=steps,
-        known=(plan.conflicts + plan.skipped + plan.external) if plan is not None else [],
+        known=(plan.conflicts + nested_once(plan.skipped, [s.path for s in steps]) + plan.external)
+        if plan is not None
+        else [],
         since=since,
         durable=True,
     )
     return record
+
+
+_NESTED = re.compile(r"not captured by frame (\d+): " + re.escape(SKIP_TEXT["nested-repository"]))
+
+
+def nested_once(skipped: list[RestoredPath], steps: list[str]) -> list[RestoredPath]:
+    """The skips, each nested repository named once whatever the number of frames that saw
+    it, and truthfully: when the plan restores files beneath it (frames that saw them one by
+    one captured them), it is not "not captured" as a whole."""
+    frames: dict[str, list[str]] = {}
+    out: list[RestoredPath] = []
+    for skip in skipped:
+        found = _NESTED.fullmatch(skip.detail)
+        if found is None:
+            out.append(skip)
+        elif skip.path not in frames:
+            frames[skip.path] = [found.group(1)]
+        elif found.group(1) not in frames[skip.path]:
+            frames[skip.path].append(found.group(1))
+    for path, seen in frames.items():
+        which = f"frame{'s' if len(seen) > 1 else ''} {', '.join(seen)}"
+        inside = sum(1 for s in steps if s.startswith(path + "/"))
+        detail = (
+            f"a nested git repository: {inside} of its files were captured and are restored; "
+            f"what {which} changed in it was seen only as the repository and not captured"
+            if inside
+            else f"not captured by {which}: {SKIP_TEXT['nested-repository']}"
+        )
+        out.append(RestoredPath(path=path, action="skipped", detail=detail))
+    return out
 
 
 def carry_out(
@@ -95,9 +128,11 @@ def carry_out(
     force: bool = False,
     on_path: Callable[[str], None] | None = None,
     steps: Sequence[RewindStep] | None = None,
+    dirs: Sequence[RestoredPath] = (),
 ) -> list[RestoredPath]:
     """Bring every path of the plan to its target (or, `undo`, back to what stood there);
     `steps`, when given, only those (a retry of the paths an incomplete pass failed).
+    `dirs` (an undo): the directories the rewind removed (`bits` set), made again.
 
     `verify` (a resume, an undo) first reads each path: one already as wanted is done, not a
     conflict; one in neither state changed under us and is left alone unless `force`.
@@ -120,7 +155,7 @@ def carry_out(
                 ledger.append(RewindProgress, plan=record.seq, done=index, undo=undo)
         emptied = [s.path for s in record.steps if not (s.current if undo else s.target).exists]
         since = record.time if undo else record.since
-        for directory in remove_debris(snap.workspace, emptied, since, tree):
+        for directory, bits in remove_debris(snap.workspace, emptied, since, tree):
             results.append(
                 RestoredPath(
                     path=directory + "/",
@@ -130,7 +165,19 @@ def carry_out(
                         if undo
                         else "an empty directory the rewound frames made"
                     ),
+                    bits=bits,
                 )
+            )
+        if undo:  # after the debris pass: these are born now, and may be empty
+            made = [(d.path.rstrip("/"), d.bits) for d in dirs if d.bits is not None]
+            failed = dict(make_directories(tree, made))
+            results.extend(
+                RestoredPath(
+                    path=path + "/",
+                    action="failed" if path in failed else "recreated",
+                    detail=failed.get(path, "a directory the rewind removed"),
+                )
+                for path, _ in made
             )
     snap.invalidate()
     return results

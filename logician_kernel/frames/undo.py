@@ -109,6 +109,7 @@ def undo_rewind(
             force=force,
             on_path=on_path,
             steps=steps,
+            dirs=[p for p in last.paths if p.path.endswith("/") and p.action == "deleted"],
         )
         if failed_of(results):
             raise RewindIncomplete(record_incomplete(ledger, record, results, undo=True))

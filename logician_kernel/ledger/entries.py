@@ -322,6 +322,9 @@ class RestoredPath(BaseModel):
     """What happened to it; `external`: changed outside this kernel, so left alone."""
     detail: str = ""
     """Why, for conflicts, skips and failures."""
+    bits: int | None = None
+    """A directory's permission bits when the rewind removed it (its path ends in "/"): an
+    undo makes it again with them."""
 
 
 class CallRewound(_Entry):

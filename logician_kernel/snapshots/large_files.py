@@ -2,8 +2,9 @@
 
 The snapshotter asks `LargeFiles.capture` for every changed path above the threshold (and for
 SQLite databases of any size). A file whose stat fingerprint is unchanged since it was last
-stored costs nothing; otherwise it is stored - after any writer lets go of it, through SQLite's
-backup API when a connection holds a database, and only within `checkpoints.max_store_bytes`
+stored costs nothing; otherwise it is stored byte for byte - after any writer lets go of it; a
+database a connection holds under a read lock, or through SQLite's backup API where that
+cannot give a whole copy (WAL mode) - and only within `checkpoints.max_store_bytes`
 and above the free-space floor. What cannot be captured becomes an `uncaptured` state with its
 reason, so a frame says so instead of pretending.
 
@@ -13,6 +14,7 @@ the `keep_recent_frames` newest frames or the current content of a workspace fil
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -142,8 +144,13 @@ class LargeFiles:
     """Path -> a reflink taken when the frame closed (the content at that moment), keyed and
     stored by `finish_pending`: the frame closes without reading the file."""
 
+    via_backup: set[str] = field(default_factory=set)
+    """Keys stored through the backup API (kept by the store across sessions): a restore of
+    one says its header may differ from the file's bytes when it was captured."""
+
     def __post_init__(self) -> None:
         self.store.sweep()
+        self.via_backup = self.store.rebuilt()
         self.budget = self.limits.max_store_bytes or default_budget(self.workspace)
 
     def configure(self, limits: LargeLimits) -> None:
@@ -180,7 +187,9 @@ class LargeFiles:
             holders = open_by_others([full])
             key: str | None
             if sqlite and full in holders:
-                key = self._backup_sqlite(full)
+                # A connection holds it (the kernel's own, too): its bytes under a read lock,
+                # else (WAL, busy) a consistent copy through the backup API.
+                key = self._copy_sqlite_locked(full) or self._backup_sqlite(full)
             else:
                 if holders.get(full) and not self._settle(full):
                     return PathState.uncaptured("unstable", fp)
@@ -278,8 +287,30 @@ class LargeFiles:
             time.sleep(0.2)
         return None, after
 
+    def _copy_sqlite_locked(self, full: Path) -> str | None:
+        """The database's own bytes, copied while our read transaction holds its SHARED lock
+        (no connection can commit meanwhile, in this process or another); None where that
+        does not make a whole copy: WAL mode (commits live in `-wal`) or a busy database."""
+        if os.path.exists(f"{full}-wal"):
+            return None
+        con = sqlite3.connect(f"file:{full}?mode=ro", uri=True, timeout=2, isolation_level=None)
+        try:
+            if str(con.execute("pragma journal_mode").fetchone()[0]).lower() == "wal":
+                return None
+            con.execute("begin")
+            con.execute("select count(*) from sqlite_master").fetchone()  # takes SHARED
+            try:
+                return self.store.put(full)
+            finally:
+                con.execute("rollback")
+        except sqlite3.Error:
+            return None
+        finally:
+            con.close()
+
     def _backup_sqlite(self, full: Path) -> str:
-        """A consistent copy of a database another connection holds (SQLite's backup API)."""
+        """A consistent copy of a database a connection holds (SQLite's backup API): the same
+        content, but the header's counters (change counter, schema cookie) may differ."""
         self.store.ensure()
         tmp = self.store.tmp / f"db-{os.getpid()}-{time.monotonic_ns()}"
         try:
@@ -290,9 +321,14 @@ class LargeFiles:
             finally:
                 dst.close()
                 src.close()
-            return self.store.put(tmp)
+            key = self.store.put(tmp)
         finally:
             tmp.unlink(missing_ok=True)
+        if key not in self.via_backup:
+            self.via_backup.add(key)
+            with contextlib.suppress(OSError):  # the copy stands; later sessions lose the note
+                self.store.mark_rebuilt(key)
+        return key
 
     def finish_pending(
         self, large: dict[str, PathState], uncaptured: dict[str, tuple[SkipReason, Fingerprint]]

@@ -244,6 +244,20 @@ class LargeFileStore:
             log.write(json.dumps(record) + "\n")
         return size
 
+    def mark_rebuilt(self, key: str) -> None:
+        """Note that `key` is a database rebuilt by SQLite's backup API, not the file's own
+        bytes (a restore of it says so, in later sessions too)."""
+        fd = open_private(self.root / "rebuilt.txt", os.O_WRONLY | os.O_APPEND)
+        with os.fdopen(fd, "a", encoding="utf-8") as log:
+            log.write(key + "\n")
+
+    def rebuilt(self) -> set[str]:
+        """Every key `mark_rebuilt` noted."""
+        try:
+            return set((self.root / "rebuilt.txt").read_text(encoding="utf-8").split())
+        except OSError:
+            return set()
+
     def evictions(self) -> builtins.list[dict]:
         """Every eviction so far, oldest first (the log a user reads through `storage`)."""
         try:

@@ -1,5 +1,6 @@
 """Permission bits git does not keep, and directory birth times: the two facts a rewind needs
-to leave no debris (`chmod 600` comes back; directories the rewound frames made go away).
+to leave no debris (`chmod 600` comes back; directories the rewound frames made go away, and
+an undo makes them again with their bits).
 
 Git trees record a file as 100644 or 100755 only, so the snapshotter keeps the full bits of
 files whose bits differ from what that mode and the umask give; everything else is implied.
@@ -20,10 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from ..types.path_states import PathChange, PathState
-from .beneath import Beneath
+from .beneath import Beneath, PathRefused
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)  # read once, at import: os.umask is process-wide and not thread-safe
+
+
+_DIR_READ = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def default_perms(executable: bool) -> int:
@@ -149,10 +153,12 @@ def birth_time(full: Path, dir_fd: int = _AT_FDCWD) -> float | None:
 
 def remove_debris(
     workspace: Path, paths: Iterable[str], since: str | None, tree: Beneath | None = None
-) -> list[str]:
-    """Remove the empty directories above `paths` that were born after `since` (ISO time),
-    deepest first; a directory that existed before (or whose birth is unknown) stays. Through
-    `tree` (beneath.py): a directory behind a symlinked parent is not ours to remove."""
+) -> list[tuple[str, int]]:
+    """Remove the directories born after `since` (ISO time) that are empty once `paths` are
+    gone: those above `paths`, and those beneath them that never held a file (`git init`
+    makes `objects/pack/`, `refs/tags/`...), deepest first; (path, permission bits) of each,
+    so an undo can make it again. A directory that existed before (or whose birth is
+    unknown) stays. Through `tree` (beneath.py): nothing behind a symlinked parent."""
     if since is None:
         return []
     if tree is None:
@@ -166,15 +172,77 @@ def remove_debris(
         while parent:
             candidates.add(parent)
             parent = parent.rpartition("/")[0]
+    born_after: dict[str, bool] = {}
+
+    def new(rel: str) -> bool:
+        if rel not in born_after:
+            try:
+                dir_fd, name = tree.parent(rel)
+                born = birth_time(Path(name), dir_fd)
+            except OSError:  # gone, or behind a symlink (Conflict)
+                born = None
+            born_after[rel] = born is not None and born >= cutoff
+        return born_after[rel]
+
+    # Below a directory the frames made, every directory they made is debris if empty.
+    stack = [c for c in candidates if new(c)]
+    while stack:
+        for sub in _subdirectories(tree, stack.pop()):
+            if sub not in candidates and new(sub):
+                candidates.add(sub)
+                stack.append(sub)
     removed = []
     for rel in sorted(candidates, key=lambda p: (p.count("/"), p), reverse=True):
+        if not new(rel):
+            continue
         try:
-            dir_fd, name = tree.parent(rel)
-            born = birth_time(Path(name), dir_fd)
-            if born is None or born < cutoff:
+            st = tree.lstat(rel)
+            if st is None or not stat.S_ISDIR(st.st_mode):
                 continue
             tree.rmdir(rel)  # fails, harmlessly, for a directory that holds anything
         except OSError:  # gone, not empty, or behind a symlink (Conflict): left as it is
             continue
-        removed.append(rel)
+        removed.append((rel, st.st_mode & 0o7777))
     return removed
+
+
+def _subdirectories(tree: Beneath, rel: str) -> list[str]:
+    """The directories directly inside `rel` (never through a symlink); [] when unreadable."""
+    try:
+        parent, name = tree.parent(rel)
+        fd = os.open(name, _DIR_READ, dir_fd=parent)
+    except OSError:
+        return []
+    try:
+        with os.scandir(fd) as entries:
+            return [f"{rel}/{e.name}" for e in entries if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+
+
+def make_directories(tree: Beneath, made: Iterable[tuple[str, int]]) -> list[tuple[str, str]]:
+    """Make each directory (path, permission bits) a rewind removed, parents first, then give
+    each its bits again, deepest first (a read-only parent is made read-only last); an
+    existing one keeps its content. (path, why) of each that could not be made."""
+    failed: dict[str, str] = {}
+    wanted = sorted(made, key=lambda m: (m[0].count("/"), m[0]))
+    for rel, _ in wanted:
+        try:
+            tree.dir_fd(rel, create=True)
+        except (OSError, PathRefused) as exc:  # Conflict: a file or a symlink stands there
+            failed[rel] = str(exc)
+    for rel, bits in reversed(wanted):
+        if rel in failed:
+            continue
+        try:
+            parent, name = tree.parent(rel)
+            fd = os.open(name, _DIR_READ, dir_fd=parent)
+            try:
+                os.fchmod(fd, bits)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            failed[rel] = str(exc)
+    return sorted(failed.items())

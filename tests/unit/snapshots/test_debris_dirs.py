@@ -1,0 +1,91 @@
+"""Directories a rewind removes and an undo makes again: judged by birth time, including the
+ones that never held a file, and made again with their permission bits."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from logician_kernel.snapshots.beneath import Beneath
+from logician_kernel.snapshots.perms import birth_time, make_directories, remove_debris
+
+pytestmark = pytest.mark.skipif(
+    birth_time(Path("/tmp")) is None, reason="the file system does not record birth times"
+)
+
+
+def _iso(seconds_ago: float) -> str:
+    return (datetime.now(UTC) - timedelta(seconds=seconds_ago)).isoformat()
+
+
+def _after(older: Path) -> str:
+    """A frame start later than `older`'s birth (past the coarse clock's tick)."""
+    born = birth_time(older)
+    assert born is not None
+    while datetime.now(UTC).timestamp() < born + 0.05:
+        pass
+    return datetime.now(UTC).isoformat()
+
+
+def test_directories_that_never_held_a_file_go_with_the_ones_that_did(tmp_path: Path) -> None:
+    (tmp_path / "old" / "kept").mkdir(parents=True)
+    since = _after(tmp_path / "old" / "kept")
+    for d in ("repo/.git/objects/pack", "repo/.git/refs/tags", "old/new/empty"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "repo" / ".git" / "objects" / "pack").chmod(0o700)
+    # the files the rewind deleted, under repo/.git/ and old/new/
+    removed = dict(remove_debris(tmp_path, ["repo/.git/HEAD", "old/new/f.txt"], since))
+    assert set(removed) == {
+        "repo",
+        "repo/.git",
+        "repo/.git/objects",
+        "repo/.git/objects/pack",
+        "repo/.git/refs",
+        "repo/.git/refs/tags",
+        "old/new",
+        "old/new/empty",
+    }
+    assert removed["repo/.git/objects/pack"] == 0o700
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old"]
+    assert (tmp_path / "old" / "kept").is_dir()  # older than the frame: stays
+
+    with Beneath(tmp_path) as tree:
+        assert make_directories(tree, removed.items()) == []
+    assert (tmp_path / "repo/.git/refs/tags").is_dir()
+    assert os.stat(tmp_path / "repo/.git/objects/pack").st_mode & 0o7777 == 0o700
+    assert os.stat(tmp_path / "old/new/empty").st_mode & 0o7777 == removed["old/new/empty"]
+
+
+def test_a_directory_holding_a_file_stays_and_a_read_only_parent_is_made_last(
+    tmp_path: Path,
+) -> None:
+    since = _iso(1)
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "keep.txt").write_text("x")
+    assert remove_debris(tmp_path, ["a/b/f.txt"], since) == [("a/b", 0o755 & ~_umask())]
+    assert (tmp_path / "a" / "keep.txt").exists()
+
+    (tmp_path / "a" / "keep.txt").unlink()
+    (tmp_path / "a").rmdir()
+    with Beneath(tmp_path) as tree:
+        assert make_directories(tree, [("a", 0o555), ("a/b", 0o700)]) == []
+    assert os.stat(tmp_path / "a").st_mode & 0o7777 == 0o555
+    assert (tmp_path / "a" / "b").is_dir()
+    (tmp_path / "a").chmod(0o755)
+
+
+def test_a_file_where_a_directory_is_to_be_made_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "x").write_text("a file")
+    with Beneath(tmp_path) as tree:
+        failed = make_directories(tree, [("x", 0o755), ("x/y", 0o755)])
+    assert [p for p, _ in failed] == ["x", "x/y"]
+    assert (tmp_path / "x").read_text() == "a file"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
