@@ -21,7 +21,7 @@ from ..loop.todo import TodoCapability
 from ..policy import RunController
 from ..tools import ToolContext, ToolResult
 from ..types.run import RunOutcome
-from ..workspace.runtime import LogicianRuntime
+from ..workspace import Workspace
 from ._loop import WorkerLoop
 from .policy import ApprovalItem, current_directory
 
@@ -146,7 +146,7 @@ def python_runner(
 
 
 def tool_context(
-    runtime: LogicianRuntime,
+    runtime: Workspace,
     items: queue.Queue[RunItem],
     *,
     python: bool,

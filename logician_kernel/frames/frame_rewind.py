@@ -95,10 +95,13 @@ class FrameRewinds:
 
         def settle(self) -> None: ...
 
-    def resolve_target(self, spec: str) -> int:
-        """Turn a user's `7` or `--last` into a frame id, or say exactly why not."""
+    def resolve_target(self, spec: int | str) -> int:
+        """Turn a frame id, or a user's `7`, `--last` or `cell:N`, into an active frame's id,
+        or say exactly why not."""
         frames = self.frames()
         active = self.active_frames()
+        if isinstance(spec, int):
+            return self._check_target(frames, spec)
         if spec in ("--last", "last"):
             if not active:
                 raise RewindError("nothing to rewind: no frame of this notebook is recorded yet")
@@ -118,6 +121,9 @@ class FrameRewinds:
             raise RewindError(
                 f"rewind: {spec!r} is not a frame id; use a number from `%logician frames` or --last"
             ) from None
+        return self._check_target(frames, frame_id)
+
+    def _check_target(self, frames: dict[int, FrameView], frame_id: int) -> int:
         if frame_id not in frames:
             last = max(frames, default=None)
             known = f"frames are 1..{last}" if last else "no frame is recorded yet"
@@ -325,7 +331,7 @@ class FrameRewinds:
             "--resume" if resume else "",
             "--skip-failed" if skip_failed else "",
             "--include-external" if record.include_external else "",
-            _only(record.files, record.conversation, variables is not None),
+            f"--{record.scope.single}-only" if record.scope.single else "",
         ]
         messages = (
             self._messages_before(record.frame) if record.conversation else self.ledger.messages()
@@ -337,15 +343,6 @@ class FrameRewinds:
             messages=messages,
             restored=restored,
             variable_frames=variable_frames,
+            scope=record.scope,
             note=" ".join(n for n in notes if n),
         )
-
-
-def _only(files: bool, conversation: bool, variables: bool) -> str:
-    """The `--X-only` note of a rewind that restored one part only ("" for a whole rewind)."""
-    parts = [
-        name
-        for name, on in (("files", files), ("conversation", conversation), ("variables", variables))
-        if on
-    ]
-    return f"--{parts[0]}-only" if len(parts) == 1 else ""

@@ -29,6 +29,7 @@ from ..frames.storage_commands import collect_garbage, storage_text
 from ..ledger.repair import check as ledger_check
 from ..ledger.thread_ledger import ThreadLedger
 from ..policy import AuditLog
+from ..workspace import RewindPart, RewindScope
 from . import call_rewind, thread_commands, undo_view, variables_view
 from . import display as render
 from .agent import AgentCell
@@ -122,7 +123,7 @@ class LogicianMagics(Magics):
     def __init__(self, shell: Any, agent: AgentSession) -> None:
         super().__init__(shell=shell)
         self.session = agent
-        self.runtime = agent.runtime
+        self.runtime = agent.workspace
         self._handlers: dict[str, Callable[[list[str]], render.Rendered | None]] = {
             "": self.handle_help,
             "help": self.handle_help,
@@ -257,8 +258,8 @@ class LogicianMagics(Magics):
                     "%logician rewind --resume/--skip-failed: take no frame (they "
                     "finish the pending rewind) and no --dry-run"
                 )
-            item = self.runtime.rewind(
-                "", resume=opts.resume, skip_failed=opts.skip_failed, force=opts.force
+            item = self.runtime.resume(
+                retry=opts.resume, skip_failed=opts.skip_failed, force=opts.force
             )
             self.frames.announce(item)
             return undo_view.resume_result(item)
@@ -267,32 +268,25 @@ class LogicianMagics(Magics):
         spec = (
             "--last" if opts.last else f"cell:{opts.cell}" if opts.cell is not None else opts.target
         )
-        checkpoints = self.runtime.checkpoints
-        variables = self.runtime.variables
+        part: RewindPart | None = (
+            "files"
+            if opts.files_only
+            else "conversation"
+            if opts.conversation_only
+            else "variables"
+            if opts.variables_only
+            else None
+        )
+        scope = RewindScope.only(part) if part else RewindScope()
         if opts.dry_run:
-            frame_id = checkpoints.resolve_target(spec)
-            plan = (
-                None
-                if opts.variables_only
-                else checkpoints.plan_rewind(
-                    frame_id, force=opts.force, include_external=opts.include_external
-                )
+            preview = self.runtime.preview(
+                spec, scope, force=opts.force, include_external=opts.include_external
             )
-            if variables is None or opts.files_only or opts.conversation_only:
-                return (
-                    render.rewind_plan(plan)
-                    if plan is not None
-                    else variables_view.dry_run(None, [], frame_id)
-                )
-            return variables_view.dry_run(plan, variables.plan(frame_id), frame_id)
-        one = opts.files_only or opts.conversation_only or opts.variables_only
+            if preview.plan is not None and (self.runtime.variables is None or not scope.variables):
+                return render.rewind_plan(preview.plan)
+            return variables_view.dry_run(preview.plan, preview.variables, preview.frame)
         item = self.runtime.rewind(
-            spec,
-            force=opts.force,
-            include_external=opts.include_external,
-            files=opts.files_only or not one,
-            conversation=opts.conversation_only or not one,
-            variables=opts.variables_only or not one,
+            spec, scope, force=opts.force, include_external=opts.include_external
         )
         self.frames.announce(item)
         return variables_view.rewind_result(item)
@@ -403,7 +397,7 @@ class LogicianMagics(Magics):
         return render.status(
             self.session.state,
             thread=runtime.thread_id,
-            workspace=str(runtime.workspace),
+            workspace=str(runtime.root),
             frames=len(frames),
             messages=len(ledger.messages()) if ledger is not None else 0,
             model=f"{runtime.config.settings.model.provider}:{runtime.config.settings.model.name}",

@@ -4,19 +4,19 @@ one-line results the rewind control and the sidebar show (split out of `magics.p
 from __future__ import annotations
 
 from ..ledger.thread_ledger import ProjectionItem
-from ..workspace.runtime import LogicianRuntime
+from ..workspace import Workspace
 from . import display as render
 from . import variables_view
 from .magic_parts import ArgParser
 
 
-def run_undo(runtime: LogicianRuntime, args: list[str]) -> ProjectionItem:
+def run_undo(runtime: Workspace, args: list[str]) -> ProjectionItem:
     """`%logician undo [--force]`: take back the most recent rewind."""
     parser = ArgParser(prog="undo", add_help=False)
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--skip-failed", action="store_true")
     opts = parser.parse_args(args)
-    return runtime.undo_rewind(force=opts.force, skip_failed=opts.skip_failed)
+    return runtime.undo(force=opts.force, skip_failed=opts.skip_failed)
 
 
 def undo_result(item: ProjectionItem) -> render.Rendered:

@@ -1,4 +1,34 @@
-"""The front door of everything durable: a workspace's `.logician/` state, its threads, and
-the frame bracket the kernel, `%load_ext` and scripts share.
+"""The front door of everything durable: `Workspace` - a workspace's `.logician/` state, its
+threads, the frame bracket the kernel, `%load_ext` and scripts share, and the rewinds.
 
-Uses everything durable below it; nothing below imports it."""
+Uses everything durable below it; nothing below imports it. Above it (`agent/`, `jupyter/`)
+everything durable is reached through the names exported here."""
+
+from ..ledger.thread_ledger import FrameOutcome
+from ..types.rewind_scope import RewindMode, RewindPart, RewindScope
+from .frame import CellFrame, OpenFrame, not_captured_line
+from .rewinds import FramePage, Preview
+from .session import STATE_DIR, Reaper, thread_id_for
+from .threads import VSCODE_NOTEBOOK, ThreadChoice, ThreadInfo, ThreadSource
+from .workspace import RewindTarget, Workspace
+
+__all__ = [
+    "STATE_DIR",
+    "VSCODE_NOTEBOOK",
+    "CellFrame",
+    "FrameOutcome",
+    "FramePage",
+    "OpenFrame",
+    "Preview",
+    "Reaper",
+    "RewindMode",
+    "RewindPart",
+    "RewindScope",
+    "RewindTarget",
+    "ThreadChoice",
+    "ThreadInfo",
+    "ThreadSource",
+    "Workspace",
+    "not_captured_line",
+    "thread_id_for",
+]

@@ -14,7 +14,7 @@ from logician_kernel.ledger.thread_ledger import (
     ThreadLedger,
     read_entries,
 )
-from logician_kernel.workspace.runtime import LogicianRuntime
+from logician_kernel.workspace import Workspace
 from logician_kernel.workspace.session import WorkspaceSession
 
 
@@ -85,9 +85,10 @@ def test_a_rewind_asked_while_a_frame_closes_waits_for_the_close(tmp_path: Path)
     ws.mkdir()
     (ws / "data.txt").write_text("v1\n")
     env = {"LOGICIAN_THREAD": "closing", "LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
-    runtime = LogicianRuntime.start(ws, env=env)
+    runtime = Workspace.open(ws, env)
     cp = runtime.checkpoints
-    runtime.open_frame(execution_count=1, cell_id=None, code="cell", stream=_Sink())
+    bracket = runtime.frame(1, None, "cell", stream=_Sink())
+    frame = bracket.__enter__()
     (ws / "data.txt").write_text("v2\n")
 
     closing = threading.Event()
@@ -110,7 +111,8 @@ def test_a_rewind_asked_while_a_frame_closes_waits_for_the_close(tmp_path: Path)
 
     t = threading.Thread(target=sidebar)
     t.start()
-    closed = runtime.close_frame("ok", _Sink())
+    bracket.__exit__(None, None, None)  # the cell ends: its frame closes
+    closed = frame.closed
     t.join(30)
     assert closed is not None and closed.frame == 1
     (item,) = results

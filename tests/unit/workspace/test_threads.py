@@ -109,7 +109,7 @@ def test_a_script_lists_and_switches_threads(tmp_path: Path) -> None:
     other = _frame(ws, {"JPY_SESSION_NAME": str(ws / "other.ipynb")}, "o.txt")
     with AgentSession.open(ws, thread="script", env=env) as session:
         assert {t.thread_id for t in session.threads()} == {other, "script"}
-        runtime = session.runtime
+        workspace = session.workspace
         with pytest.raises(
             AgentError, match="no thread 'scrip' in this workspace; did you mean 'script'"
         ):
@@ -117,14 +117,13 @@ def test_a_script_lists_and_switches_threads(tmp_path: Path) -> None:
         with pytest.raises(AgentError, match="already on thread 'script'"):
             session.use_thread("script")
         session.use_thread(other)
-        assert runtime.thread_id == other
-        assert len(runtime.checkpoints.active_frames()) == 1  # that notebook's frames
-        runtime.open_frame(execution_count=1, cell_id=None, code="x", stream=_Sink())
-        with pytest.raises(AgentError, match="switch in a cell of its own"):
-            session.use_thread("script")
-        runtime.close_frame("ok", _Sink())
+        assert workspace.thread_id == other
+        assert len(workspace.checkpoints.active_frames()) == 1  # that notebook's frames
+        with workspace.frame(1, None, "x", stream=_Sink()):
+            with pytest.raises(AgentError, match="switch in a cell of its own"):
+                session.use_thread("script")
         session.use_thread("fresh", create=True)
-        assert runtime.thread_id == "fresh" and runtime.checkpoints.active_frames() == []
+        assert workspace.thread_id == "fresh" and workspace.checkpoints.active_frames() == []
         with pytest.raises(AgentError, match="exists already"):
             session.use_thread(other, create=True)
     # the switch released each thread: another kernel can open them without forking
@@ -163,14 +162,14 @@ def test_vs_code_is_followed_before_the_first_frame_only(tmp_path: Path) -> None
     env = {"LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
     notebook = str(ws / "vs.ipynb")
     with AgentSession.open(ws, env=env) as session:
-        start = session.runtime.thread_id
+        start = session.workspace.thread_id
         said = follow_vscode(session, {"__vsc_ipynb_file__": notebook}, framed=True)
         assert said is not None and "stays there" in said
-        assert session.runtime.thread_id == start
+        assert session.workspace.thread_id == start
         said = follow_vscode(session, {"__vsc_ipynb_file__": notebook}, framed=False)
         assert said is not None and "VS Code names this notebook" in said
-        assert session.runtime.thread_id == notebook_thread_id(notebook)
-        assert session.runtime.thread_source == "vscode"
+        assert session.workspace.thread_id == notebook_thread_id(notebook)
+        assert session.workspace.thread_source == "vscode"
         assert follow_vscode(session, {"__vsc_ipynb_file__": notebook}, framed=False) is None
     with AgentSession.open(ws, env={**env, "JPY_SESSION_NAME": str(ws / "lab.ipynb")}) as lab:
         # the server's name is stronger: a stale VS Code variable never moves a Lab kernel
