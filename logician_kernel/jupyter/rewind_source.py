@@ -239,18 +239,7 @@ class LedgerRewindSource:
         )
 
     def _resolve(self, frame: int | None, cell_id: str | None) -> int:
-        checkpoints = self.workspace.checkpoints
-        if cell_id is None:
-            if frame is None:
-                raise RewindError("frame: give a frame id or a cell id")
-            return checkpoints.resolve_target(frame)
-        matches = [f.frame for f in checkpoints.active_frames() if f.cell_id == cell_id]
-        if not matches:
-            raise RewindError(
-                "this cell has no frame left to rewind (it has not run on this kernel's thread, "
-                "did no work, or was already rewound)"
-            )
-        return matches[-1]
+        return self.workspace.target(frame, cell_id)
 
     def _preview(
         self, frame: int, *, force: bool = False, include_external: bool = False

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..durable.journal import JournalError
+from ..frames import frame_rewind
 from ..frames import undo as undo_
 from ..frames.file_checkpoints import FileCheckpoints, RewindError, RewindPlan
 from ..frames.recovery import CallRewindError
@@ -74,10 +75,11 @@ def rewind(
     refuse_if_running: bool,
 ) -> ProjectionItem:
     _refuse_if_running(checkpoints, refuse_if_running, "rewind")
-    frame_id = checkpoints.resolve_target(target)
+    frame_id = frame_rewind.resolve_target(checkpoints, target)
     namespace = variables if scope.variables else None
     try:
-        return checkpoints.rewind(
+        return frame_rewind.rewind(
+            checkpoints,
             frame_id,
             force=force,
             files=scope.files,
@@ -113,7 +115,8 @@ def resume(
         )
     namespace = variables if record.variables else None
     try:
-        return checkpoints.complete(
+        return frame_rewind.complete(
+            checkpoints,
             record,
             resume=retry,
             force=force,
@@ -157,14 +160,31 @@ def preview(
     force: bool,
     include_external: bool,
 ) -> Preview:
-    frame_id = checkpoints.resolve_target(target)
+    frame_id = frame_rewind.resolve_target(checkpoints, target)
     plan = (
-        checkpoints.plan_rewind(frame_id, force=force, include_external=include_external)
+        frame_rewind.plan_rewind(
+            checkpoints, frame_id, force=force, include_external=include_external
+        )
         if scope.files or scope.conversation
         else None
     )
     steps = variables.plan(frame_id) if variables is not None and scope.variables else []
     return Preview(frame_id, scope, plan, steps)
+
+
+def cell_target(checkpoints: FileCheckpoints, frame: int | None, cell_id: str | None) -> int:
+    """The frame a frontend names: by id, else the newest active frame of its cell."""
+    if cell_id is None:
+        if frame is None:
+            raise RewindError("frame: give a frame id or a cell id")
+        return frame_rewind.resolve_target(checkpoints, frame)
+    matches = [f.frame for f in checkpoints.active_frames() if f.cell_id == cell_id]
+    if not matches:
+        raise RewindError(
+            "this cell has no frame left to rewind (it has not run on this kernel's thread, "
+            "did no work, or was already rewound)"
+        )
+    return matches[-1]
 
 
 def page(checkpoints: FileCheckpoints | None, offset: int, limit: int) -> FramePage:

@@ -313,6 +313,10 @@ class Workspace:
             include_external=include_external,
         )
 
+    def target(self, frame: int | None, cell_id: str | None = None) -> int:
+        """The active frame a frontend names: by id, else its cell's newest frame."""
+        return rewinds.cell_target(self.checkpoints, frame, cell_id)
+
     def page(self, offset: int, limit: int) -> FramePage:
         """A page of the thread's frames, newest first (empty when frames are off)."""
         return rewinds.page(self.checkpoints_if_on, offset, limit)

@@ -34,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.snapshots import large_store
 from logician_kernel.snapshots.large_files import LargeLimits
 from logician_kernel.snapshots.large_store import LargeFileStore
@@ -168,7 +169,7 @@ def bench_rewind_after_writes(where: Path, mb: int, rounds: int, versions: int =
             shutil.copyfile(ws / "big.bin", cp_dest)  # an existing file, as the rewound one is
             cmd = ["cp", str(obj), str(cp_dest)]
             steps = [
-                (rewinds, lambda cp=cp, last=last: cp.rewind(last)),
+                (rewinds, lambda cp=cp, last=last: frame_rewind.rewind(cp, last)),
                 (cps, lambda cmd=cmd: subprocess.run(cmd, check=True)),
             ]
             for times, fn in steps if trial % 2 == 0 else steps[::-1]:

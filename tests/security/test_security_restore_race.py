@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.frames.undo import undo_rewind
 from logician_kernel.workspace.session import WorkspaceSession
 
@@ -114,7 +115,7 @@ def test_a_swap_racing_a_3000_file_rewind_and_undo_writes_nothing_outside(
                 swapper = Swapper(d, link)
                 try:
                     if op == "rewind":
-                        item = cp.rewind(frame, force=True)
+                        item = frame_rewind.rewind(cp, frame, force=True)
                     else:
                         item = undo_rewind(cp, None, force=True)
                 finally:

@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.ledger.thread_ledger import (
     MessageEntry,
     ProjectionItem,
@@ -49,7 +50,7 @@ def test_appends_from_several_threads_while_a_rewind_runs_stay_dense_and_replay_
     def rewinder() -> None:
         try:
             start.wait()
-            cp.rewind(1)
+            frame_rewind.rewind(cp, 1)
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from logician_kernel.durable.test_hooks import HOLD_FULL_SCAN
+from logician_kernel.frames import frame_rewind
 from logician_kernel.snapshots.first_snapshot_wait import CarryingDetector
 from logician_kernel.snapshots.watcher import WorkspaceWatcher
 from logician_kernel.workspace.session import WorkspaceSession
@@ -99,6 +100,6 @@ def test_the_first_write_waits_for_the_first_snapshot_and_rewinds_exactly(held) 
     assert closed.capture_error is None
     assert sorted(c.path for c in closed.changes) == ["f003.txt", "new.txt"]
     assert all(c.by == "cell" for c in closed.changes), closed.changes  # not "external"
-    cp.rewind(closed.frame)
+    frame_rewind.rewind(cp, closed.frame)
     assert (session.workspace / "f003.txt").read_text() == "3\n"
     assert not (session.workspace / "new.txt").exists()

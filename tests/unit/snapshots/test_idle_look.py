@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.frames.file_checkpoints import FileCheckpoints
 from logician_kernel.snapshots import idle_look
 from logician_kernel.snapshots.idle_look import IdleLook
@@ -75,7 +76,7 @@ def test_a_save_during_a_pause_is_the_pre_image_of_a_cell_that_overwrites_it(
         assert closed is not None and not closed.capture_error
         assert walks == [1]  # one walk for this cell, after it: the look was fresh
         assert [(c.path, c.action) for c in closed.changes] == [("notes.txt", "modified")]
-        cp.rewind(frame)
+        frame_rewind.rewind(cp, frame)
         assert (s.workspace / "notes.txt").read_text() == "saved by an editor during the pause"
         assert (s.workspace / "other.txt").read_text() == "created by another program"
     finally:

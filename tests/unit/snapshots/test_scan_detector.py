@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.snapshots import scan_detector
 from logician_kernel.snapshots.change_detection import (
     AutoDetector,
@@ -305,7 +306,7 @@ def test_one_drain_frames_keep_between_cell_changes_out_of_the_cell(tmp_path: Pa
         assert closed is not None and not closed.capture_error
         assert [(c.path, c.action) for c in closed.changes] == [("data.txt", "modified")]
         assert closed.start_tree is not None and cp.frames()[frame].pre_tree == closed.start_tree
-        cp.rewind(frame)
+        frame_rewind.rewind(cp, frame)
         assert (ws / "data.txt").read_text() == "d1"
         assert (ws / "notes.txt").read_text() == "v2 from the editor"  # not the cell's to undo
         assert not (ws / "old.txt").exists()
