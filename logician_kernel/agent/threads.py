@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..events.runtime_state import RuntimeState
 from ..frames.file_checkpoints import RewindError
-from ..workspace.session import STATE_DIR
+from ..workspace import STATE_DIR
 from ..workspace.threads import (
     VSCODE_NOTEBOOK,
     ThreadChoice,

@@ -24,7 +24,7 @@ from traitlets.config import Config
 
 from ..ledger.frame_view import derive_frames
 from ..ledger.thread_ledger import SessionStart, read_entries
-from ..workspace.session import STATE_DIR, thread_id_for
+from ..workspace import STATE_DIR, thread_id_for
 from .kernelspec import KERNEL_NAME, kernel_json
 
 

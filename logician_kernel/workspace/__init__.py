@@ -7,8 +7,8 @@ everything durable is reached through the names exported here."""
 from ..ledger.thread_ledger import FrameOutcome
 from ..types.rewind_scope import RewindMode, RewindPart, RewindScope
 from .frame import CellFrame, OpenFrame, not_captured_line
+from .open_thread import STATE_DIR, Reaper, thread_id_for
 from .rewinds import FramePage, Preview
-from .session import STATE_DIR, Reaper, thread_id_for
 from .threads import VSCODE_NOTEBOOK, ThreadChoice, ThreadInfo, ThreadSource
 from .workspace import RewindTarget, Workspace
 

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from ..config import EffectiveConfig
 from ..durable.blob_key import BlobKey
 from ..snapshots.large_files import LargeLimits
-from .session import Reaper, WorkspaceSession
+from .open_thread import OpenThread, Reaper
 from .threads import ThreadChoice
 
 
-def apply_config(thread: WorkspaceSession, config: EffectiveConfig) -> None:
+def apply_config(thread: OpenThread, config: EffectiveConfig) -> None:
     """Hand `config`'s capture settings to the open thread; they apply from the next cell."""
     checkpoints = thread.checkpoints
     snapshotter = checkpoints.snapshotter if checkpoints is not None else None
@@ -43,10 +43,10 @@ def open_thread(
     thread: ThreadChoice | None = None,
     *,
     reap: Reaper | None = None,
-) -> WorkspaceSession:
+) -> OpenThread:
     """The open thread of `config`'s workspace: `thread`, else the one `env` names."""
     checkpoints = config.settings.checkpoints
-    return WorkspaceSession.open(
+    return OpenThread.open(
         config.workspace,
         env=env,
         capture_enabled=checkpoints.enabled,

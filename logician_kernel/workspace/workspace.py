@@ -27,8 +27,8 @@ from ..frames.variable_checkpoints import VariableCheckpoints
 from ..ledger.thread_ledger import CallRewound, ProjectionItem, ThreadLedger
 from . import rewinds
 from .frame import CellFrame
+from .open_thread import OpenThread, Reaper
 from .rewinds import FramePage, Preview
-from .session import Reaper, WorkspaceSession
 from .thread_config import apply_config, open_thread
 from .threads import ThreadChoice, ThreadSource
 
@@ -42,7 +42,7 @@ class Workspace:
     def __init__(
         self,
         config: EffectiveConfig,
-        thread: WorkspaceSession,
+        thread: OpenThread,
         env: Mapping[str, str],
         *,
         kernel_session: str = "",
@@ -58,7 +58,7 @@ class Workspace:
         self.heal = CaptureHeal()
         """Cells the ledger missed; healed before the next frame opens."""
         self.reap = reap
-        """Handed to each thread as it opens (see `WorkspaceSession.open`)."""
+        """Handed to each thread as it opens (see `OpenThread.open`)."""
         self.kernel_session = kernel_session
         """The kernel session id recorded in each thread this workspace opens."""
         self.thread_listeners: list[Callable[[], None]] = []

@@ -13,7 +13,7 @@ from logician_kernel.frames.file_checkpoints import RewindError
 from logician_kernel.frames.frame_rewind import RewindIncomplete
 from logician_kernel.ledger.rewind_state import pending_plan
 from logician_kernel.ledger.thread_ledger import ProjectionItem, read_entries
-from logician_kernel.workspace.session import WorkspaceSession, thread_id_for
+from logician_kernel.workspace.open_thread import OpenThread, thread_id_for
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def session(tmp_path: Path):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "keep.txt").write_text("keep")
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, max_file_bytes=1000)
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "unit"}, max_file_bytes=1000)
     assert s.checkpoints is not None
     # Frames in steady state: those opened during the first snapshot are test_first_snapshot_wait's.
     s.checkpoints.wait_for_first_snapshot()
@@ -29,7 +29,7 @@ def session(tmp_path: Path):
     s.close()
 
 
-def frame(session: WorkspaceSession, action, outcome: str = "ok"):
+def frame(session: OpenThread, action, outcome: str = "ok"):
     cp = session.checkpoints
     assert cp is not None
     cp.open_frame(execution_count=None, cell_id=None, code="cell")
@@ -166,7 +166,7 @@ def test_the_user_git_repository_is_never_written(tmp_path: Path) -> None:
     (ws / "f.txt").write_text("f")
     subprocess.run(["git", "add", "f.txt"], cwd=ws, check=True)
     index = (ws / ".git/index").read_bytes()
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "g"})
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "g"})
     try:
         closed = frame(s, lambda w: (w / "f.txt").write_text("g"))
         frame_rewind.rewind(s.checkpoints, closed.frame)

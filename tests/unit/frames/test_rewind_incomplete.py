@@ -14,13 +14,13 @@ from logician_kernel.frames import frame_rewind
 from logician_kernel.frames.frame_rewind import RewindError, RewindIncomplete
 from logician_kernel.frames.undo import undo_rewind
 from logician_kernel.ledger.rewind_state import pending_plan
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 ENV = {"LOGICIAN_THREAD": "incomplete"}
 
 
-def _open(ws: Path) -> WorkspaceSession:
-    return WorkspaceSession.open(ws, env=ENV, max_file_bytes=100_000)
+def _open(ws: Path) -> OpenThread:
+    return OpenThread.open(ws, env=ENV, max_file_bytes=100_000)
 
 
 def _block(path: Path) -> None:

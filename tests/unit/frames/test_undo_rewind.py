@@ -25,13 +25,13 @@ from logician_kernel.ledger.thread_ledger import (
     RewindProgress,
     read_entries,
 )
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 ENV = {"LOGICIAN_THREAD": "undo"}
 
 
-def open_session(ws: Path) -> WorkspaceSession:
-    return WorkspaceSession.open(ws, env=ENV, max_file_bytes=100_000)
+def open_session(ws: Path) -> OpenThread:
+    return OpenThread.open(ws, env=ENV, max_file_bytes=100_000)
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def tree(ws: Path) -> dict[str, tuple[str, int]]:
     return out
 
 
-def frame(session: WorkspaceSession, action) -> int:
+def frame(session: OpenThread, action) -> int:
     cp = session.checkpoints
     assert cp is not None
     frame_id = cp.open_frame(execution_count=None, cell_id=None, code="cell")
@@ -318,7 +318,7 @@ def test_an_interrupted_undo_is_announced_and_undo_again_finishes_it(ws: Path) -
         session.close()
 
 
-def truncate_inside_last(session: WorkspaceSession, kind: type) -> None:
+def truncate_inside_last(session: OpenThread, kind: type) -> None:
     """Tear the ledger inside its last record of `kind`, as a crash mid-write would."""
     path = session.ledger.path
     lines = path.read_bytes().splitlines(keepends=True)

@@ -16,7 +16,7 @@ from logician_kernel.ledger.thread_ledger import (
     read_entries,
 )
 from logician_kernel.workspace import Workspace
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 
 def test_appends_from_several_threads_while_a_rewind_runs_stay_dense_and_replay_exactly(
@@ -26,7 +26,7 @@ def test_appends_from_several_threads_while_a_rewind_runs_stay_dense_and_replay_
     ws.mkdir()
     for n in range(40):
         (ws / f"f{n}.txt").write_text(f"before {n}\n")
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "conc"})
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "conc"})
     cp, ledger = s.checkpoints, s.ledger
     assert cp is not None and ledger is not None
     cp.open_frame(execution_count=1, cell_id=None, code="cell")

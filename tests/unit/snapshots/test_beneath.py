@@ -192,14 +192,14 @@ def test_undo_of_a_rewind_that_brought_a_symlink_back_writes_nothing_through_it(
     tmp_path: Path,
 ) -> None:
     from logician_kernel.frames.undo import undo_rewind
-    from logician_kernel.workspace.session import WorkspaceSession
+    from logician_kernel.workspace.open_thread import OpenThread
 
     ws = tmp_path / "ws"
     (ws / "real").mkdir(parents=True)
     (ws / "real" / "x").write_text("x")
     os.symlink("real", ws / "ld")
     (ws / "df").write_text("a file")
-    session = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "t"}, max_file_bytes=100_000)
+    session = OpenThread.open(ws, env={"LOGICIAN_THREAD": "t"}, max_file_bytes=100_000)
     try:
         cp = session.checkpoints
         assert cp is not None

@@ -13,7 +13,7 @@ from logician_kernel.durable.test_hooks import HOLD_FULL_SCAN
 from logician_kernel.frames import frame_rewind
 from logician_kernel.snapshots.first_snapshot_wait import CarryingDetector
 from logician_kernel.snapshots.watcher import WorkspaceWatcher
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 
 def test_a_peek_never_takes_a_change_from_the_snapshotter(tmp_path: Path) -> None:
@@ -54,7 +54,7 @@ def held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         (ws / f"f{i:03d}.txt").write_text(f"{i}\n")
     release = tmp_path / "release"
     monkeypatch.setenv(HOLD_FULL_SCAN, str(release))
-    session = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"})
+    session = OpenThread.open(ws, env={"LOGICIAN_THREAD": "unit"})
     assert session.checkpoints is not None and session.checkpoints.warming_up
     yield session, release
     release.touch()

@@ -14,14 +14,14 @@ from logician_kernel.frames import frame_rewind
 from logician_kernel.snapshots import large_files
 from logician_kernel.snapshots.large_files import LargeLimits
 from logician_kernel.snapshots.large_store import LargeFileStore, hash_file
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 
 @pytest.fixture
 def session(tmp_path: Path):
     ws = tmp_path / "ws"
     ws.mkdir()
-    s = WorkspaceSession.open(
+    s = OpenThread.open(
         ws,
         env={"LOGICIAN_THREAD": "unit"},
         max_file_bytes=100_000,
@@ -31,7 +31,7 @@ def session(tmp_path: Path):
     s.close()
 
 
-def frame(session: WorkspaceSession, action):
+def frame(session: OpenThread, action):
     cp = session.checkpoints
     assert cp is not None
     cp.open_frame(execution_count=None, cell_id=None, code="cell")
@@ -236,7 +236,7 @@ def test_a_source_truncated_during_the_copy_fails_the_copy_not_the_process(
 def test_a_process_mapping_the_old_file_keeps_its_bytes_through_a_rewind(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    session = WorkspaceSession.open(
+    session = OpenThread.open(
         ws,
         env={"LOGICIAN_THREAD": "unit"},
         large=LargeLimits(threshold=1000, max_store_bytes=1 << 30),

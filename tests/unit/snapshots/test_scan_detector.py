@@ -22,7 +22,7 @@ from logician_kernel.snapshots.change_detection import (
 )
 from logician_kernel.snapshots.scan_detector import ScanDetector
 from logician_kernel.snapshots.watcher import WorkspaceWatcher
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 
 @pytest.fixture
@@ -196,7 +196,7 @@ def test_frames_from_the_scan_capture_type_changes(tmp_path: Path) -> None:
     (ws / "p").write_text("was a file")
     (ws / "d").mkdir()
     (ws / "d" / "f").write_text("in a dir")
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
     try:
         cp = s.checkpoints
         assert cp is not None and cp.snapshotter is not None
@@ -288,7 +288,7 @@ def test_one_drain_frames_keep_between_cell_changes_out_of_the_cell(tmp_path: Pa
     (ws / "notes.txt").write_text("v1")
     (ws / "data.txt").write_text("d1")
     (ws / "old.txt").write_text("o1")
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
     try:
         cp = s.checkpoints
         assert cp is not None and cp.snapshotter is not None
@@ -335,7 +335,7 @@ def test_new_ignore_rules_between_back_to_back_cells(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "keep.txt").write_text("k")
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
     try:
         cp = s.checkpoints
         assert cp is not None
