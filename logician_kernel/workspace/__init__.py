@@ -1,9 +1,11 @@
 """The front door of everything durable: `Workspace` - a workspace's `.logician/` state, its
 threads, the frame bracket the kernel, `%load_ext` and scripts share, and the rewinds.
 
-Uses everything durable below it; nothing below imports it. Above it (`agent/`, `jupyter/`)
-everything durable is reached through the names exported here."""
+Uses everything durable below it; nothing below imports it, and it imports neither Jupyter nor
+`tools/` (the process reaper is handed in). The names exported here are its surface for the
+floors above (`agent/`, `jupyter/`)."""
 
+from ..frames.file_checkpoints import RewindError
 from ..ledger.thread_ledger import FrameOutcome
 from ..types.rewind_scope import RewindMode, RewindPart, RewindScope
 from .frame import CellFrame, OpenFrame, not_captured_line
@@ -21,6 +23,7 @@ __all__ = [
     "OpenFrame",
     "Preview",
     "Reaper",
+    "RewindError",
     "RewindMode",
     "RewindPart",
     "RewindScope",
