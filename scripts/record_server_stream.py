@@ -80,7 +80,7 @@ CASES: dict[str, dict[str, Any]] = {
         ],
         "tools": [PYTHON],
         "tool_choice": "required",
-        "max_tokens": 12,
+        "max_tokens": 75,
     },
     "reasoning": {
         "messages": [{"role": "user", "content": "Think step by step: what is 17 * 23?"}],
@@ -167,6 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="directory (default: by server and version)")
     parser.add_argument("--case", action="append", choices=sorted(CASES), help="only these")
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument(
+        "--extra-body",
+        type=json.loads,
+        default={},
+        help="JSON merged into every request (recorded with it), e.g. a model's logit_bias",
+    )
+    parser.add_argument("--command", default="", help="how the server was started, for meta.json")
     args = parser.parse_args(argv)
     # A fresh connection per request: llama-server drops a connection that a streamed reply
     # came on when the next request arrives on it ("Server disconnected without sending a
@@ -187,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
                 "stream_options": {"include_usage": True},
                 "temperature": 0,
                 "seed": 7,
+                **args.extra_body,
                 **case,
                 "messages": [{"role": "system", "content": SYSTEM}, *case["messages"]],
             }
@@ -213,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "cases": recorded,
         "by": "scripts/record_server_stream.py",
+        **({"server_command": args.command} if args.command else {}),
     }
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     print(f"recorded {len(recorded)} case(s) into {out}", file=sys.stderr)

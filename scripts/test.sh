@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The test command: lint and format (ruff; the Jupyter-free core is enforced by its banned-api rule), type
 # checking (mypy over logician_kernel/, zero errors), the lab
-# extension's TypeScript unit tests (vitest), then the whole pytest suite - unit, real-kernel,
+# extension's TypeScript unit tests (vitest), the keystroke and streaming flatness gates, then
+# the whole pytest suite - unit, real-kernel,
 # notebooks (nbval), and the extension in a real JupyterLab in headless Chromium.
 # Installs the test tools itself (scripts/setup.sh) when .venv lacks any of them, e.g. on a
 # fresh clone or after scripts/tour.sh, which installs only what the tour needs.
-# Extra arguments go to pytest.
+# Extra arguments go to pytest, and then only the lint, format, type checks and pytest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=""
@@ -25,5 +26,9 @@ if [ "$#" -eq 0 ]; then
   # The committed prebuilt extension (what `pip install` ships without Node.js) must have been
   # built from labextension/ as it is now: its build carries the sources' digest.
   .venv/bin/python labextension/source_digest.py --check
+  # The seed's flatness gates: keystrokes and streaming must cost no more than 2x with 10,000
+  # history entries as with 10 (a ratio measured in one run; docs/benchmarks.md).
+  .venv/bin/python tests/bench/bench_keystroke.py --quick
+  .venv/bin/python tests/bench/bench_streaming.py --quick
 fi
 .venv/bin/python -m pytest "$@"

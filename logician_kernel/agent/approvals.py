@@ -1,12 +1,14 @@
 """Approvals of a running agent: one broker, several ways for the user's answer to arrive.
 
-A tool call that needs a decision becomes a pending request in the `ApprovalBroker`. The cell
-shows an approval card (ipywidgets); the `logician` comm target (the lab extension's sidebar,
-or any client that speaks it) can answer too; whichever answers first wins and every view is
-told, so deciding in one place resolves all. With nobody to ask (`logician run`, a client with
-no widgets, no stdin and no `logician` comm), the configured headless policy decides and says
-so. Answers may come from any thread (the kernel's main loop, a subshell thread): the broker
-resolves thread-safe `concurrent.futures.Future`s that the agent's worker loop awaits.
+A tool call that needs a decision becomes a pending request in the `ApprovalBroker`: the gate's
+`ApprovalRequest` itself, its preview filled in, never a copy re-keyed by hand. The cell shows
+an approval card (ipywidgets); the `logician` comm target (the lab extension's sidebar, or any
+client that speaks it) can answer too; whichever answers first wins and every view is told
+(listeners get the request, then its `Answer`), so deciding in one place resolves all. With
+nobody to ask (`logician run`, a client with no widgets, no stdin and no `logician` comm), the
+configured headless policy decides and says so. Answers may come from any thread (the kernel's
+main loop, a subshell thread): the broker resolves thread-safe `concurrent.futures.Future`s
+that the agent's worker loop awaits.
 
 Must never: resolve a request twice, block the kernel's event loop, or echo a secret.
 """
@@ -15,14 +17,27 @@ from __future__ import annotations
 
 import difflib
 import threading
-import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..policy import ApprovalPrompt, ApprovalRequest
 from ..types.approvals import APPROVAL_CHANNELS, APPROVAL_CHOICES, ApprovalChannel, ApprovalChoice
+
+__all__ = [
+    "CHOICES",
+    "MAX_PREVIEW",
+    "Answer",
+    "ApprovalBroker",
+    "ApprovalEvent",
+    "ApprovalPrompt",
+    "ApprovalRequest",
+    "Choice",
+    "Pending",
+    "preview",
+]
 
 Choice = ApprovalChoice
 CHOICES = APPROVAL_CHOICES
@@ -33,6 +48,8 @@ MAX_PREVIEW = 20_000
 class Answer:
     """The user's (or the headless policy's) decision on one request."""
 
+    request_id: str
+    """The request decided (`ApprovalPrompt.request_id`)."""
     choice: Choice
     """What was decided."""
     note: str = ""
@@ -43,10 +60,20 @@ class Answer:
 
 @dataclass
 class Pending:
-    id: str
-    payload: dict[str, Any]
-    """What frontends are shown (JSON-able; secrets already masked)."""
+    """One open request and the future its answer resolves."""
+
+    request: ApprovalRequest
+    """The gate's request (secrets already masked), its preview filled in; views show its
+    `ApprovalPrompt` part."""
     future: Future[Answer] = field(default_factory=Future)
+
+    @property
+    def id(self) -> str:
+        return self.request.request_id
+
+
+ApprovalEvent = ApprovalRequest | Answer
+"""What listeners are told: a request opened, or the answer that settled one."""
 
 
 class ApprovalBroker:
@@ -55,18 +82,19 @@ class ApprovalBroker:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pending: dict[str, Pending] = {}
-        self._listeners: list[Callable[[str, dict[str, Any]], None]] = []
+        self._listeners: list[Callable[[ApprovalEvent], None]] = []
 
-    def listen(self, callback: Callable[[str, dict[str, Any]], None]) -> None:
-        """`callback(event, payload)` for "requested" and "resolved"; must not raise."""
+    def listen(self, callback: Callable[[ApprovalEvent], None]) -> None:
+        """`callback(event)` for each request opened and each answer; must not raise."""
         self._listeners.append(callback)
 
-    def open(self, payload: dict[str, Any]) -> Pending:
-        pending = Pending(id=uuid.uuid4().hex[:12], payload={**payload})
-        pending.payload["request_id"] = pending.id
+    def open(self, request: ApprovalRequest) -> Pending:
+        pending = Pending(request)
         with self._lock:
+            if pending.id in self._pending:
+                raise ValueError(f"approval request {pending.id!r} is already open")
             self._pending[pending.id] = pending
-        self._tell("requested", pending.payload)
+        self._tell(request)
         return pending
 
     def resolve(
@@ -81,21 +109,19 @@ class ApprovalBroker:
             pending = self._pending.pop(request_id, None)
         if pending is None:
             return False
-        answer = Answer(choice=choice, note=note, via=via)  # type: ignore[arg-type]
+        answer = Answer(request_id, choice=choice, note=note, via=via)  # type: ignore[arg-type]
         pending.future.set_result(answer)
-        self._tell(
-            "resolved", {"request_id": request_id, "choice": choice, "note": note, "via": via}
-        )
+        self._tell(answer)
         return True
 
-    def pending(self) -> list[dict[str, Any]]:
+    def pending(self) -> list[ApprovalRequest]:
         with self._lock:
-            return [p.payload for p in self._pending.values()]
+            return [p.request for p in self._pending.values()]
 
-    def _tell(self, event: str, payload: dict[str, Any]) -> None:
+    def _tell(self, event: ApprovalEvent) -> None:
         for listener in list(self._listeners):
             try:
-                listener(event, payload)
+                listener(event)
             except Exception:  # noqa: BLE001 - a broken view must not break the decision
                 continue
 

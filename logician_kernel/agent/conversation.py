@@ -2,13 +2,28 @@
 
 Those that need the model (a branch summary, a compaction summary) are coroutines the session
 runs on its worker loop (`_loop.run_coroutine`); they either append one projection item or
-change nothing: a failed summary leaves the conversation exactly as it was. Rendering is the
-caller's business.
+change nothing: a failed summary leaves the conversation exactly as it was. Each reports
+itself through the session's `report` as a pair of events (`CompactionStarted`/`Finished`,
+`BranchSummaryStarted`/`Finished`) on the calling thread, before and after the work, however
+it ends: the runtime phase (`compaction`, `branch_summary`, then `idle`) comes from these for
+every entry point. Rendering is the caller's business.
 """
 
 from __future__ import annotations
 
-from ..compaction import CompactionFailed, compact
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..compaction import CompactionFailed, compact, estimate_total
+from ..events.events import (
+    BranchSummaryFinished,
+    BranchSummaryStarted,
+    CompactionFinished,
+    CompactionStarted,
+    HarnessEvent,
+)
+from ..events.runtime_state import fold
 from ..ledger.branches import (
     Branch,
     branch_discard_fields,
@@ -22,7 +37,10 @@ from ..types import MESSAGE_ADAPTER
 from ._loop import run_coroutine
 from .errors import AgentError
 from .model_calls import released
-from .script import Compacted, Merged
+from .script import Compacted, Listener, Merged
+
+if TYPE_CHECKING:
+    from .session import AgentSession
 
 __all__ = ["Branch", "branches", "compact_now", "discard", "merge", "open_branch"]
 
@@ -87,23 +105,75 @@ async def compact_now(
     return len(current), len(new), metered.spent()
 
 
+Report = Callable[[HarnessEvent], None]
+"""Where an operation's events go: folded into the session's status, then to its listeners."""
+
+
+def reporter(session: AgentSession, on_event: Listener | None) -> Report:
+    """Folds each event into the session's status, then tells its listeners and `on_event`."""
+
+    def report(event: HarnessEvent) -> None:
+        session.state = fold(session.state, event)
+        for listener in [*session.listeners, *([on_event] if on_event else [])]:
+            listener(event)
+
+    return report
+
+
 def compact_on_demand(
-    ledger: ThreadLedger, provider: Provider, keep: int, focus: str | None
+    ledger: ThreadLedger, provider: Provider, keep: int, focus: str | None, report: Report
 ) -> Compacted:
     """`%logician compact`: summarise the older turns now, on the worker loop."""
-    return Compacted(
-        *run_coroutine(
-            released(
-                provider,
-                lambda p: compact_now(ledger, p, keep_recent_turns=keep, focus=focus),
-            ),
-            name="logician-compaction",
-        )
+    before = _tokens(ledger)
+    report(
+        CompactionStarted(reason=f"asked for{': ' + focus if focus else ''}", trigger="on_demand")
     )
+    end = CompactionFinished(
+        result="failed", before=before, after=before, detail="interrupted", trigger="on_demand"
+    )
+    try:
+        done = Compacted(
+            *run_coroutine(
+                released(
+                    provider,
+                    lambda p: compact_now(ledger, p, keep_recent_turns=keep, focus=focus),
+                ),
+                name="logician-compaction",
+            )
+        )
+        end = end.model_copy(update={"result": "summary", "after": _tokens(ledger), "detail": ""})
+        return done
+    except BaseException as exc:
+        end = end.model_copy(update={"detail": _why(exc)})
+        raise
+    finally:
+        report(end)
 
 
-def merge_branch(ledger: ThreadLedger, provider: Provider, branch_id: str) -> Merged:
+def merge_branch(
+    ledger: ThreadLedger, provider: Provider, branch_id: str, report: Report
+) -> Merged:
     """Merge a summary of the rewound branch `branch_id` into the conversation."""
     chosen = open_branch(ledger, branch_id, merging=True)
-    merging = released(provider, lambda p: merge(ledger, p, chosen))
-    return Merged(*run_coroutine(merging, name="logician-merge"))
+    report(BranchSummaryStarted(branch_id=branch_id))
+    end = BranchSummaryFinished(branch_id=branch_id, result="failed", detail="interrupted")
+    try:
+        merging = released(provider, lambda p: merge(ledger, p, chosen))
+        done = Merged(*run_coroutine(merging, name="logician-merge"))
+        end = BranchSummaryFinished(branch_id=branch_id, result="merged")
+        return done
+    except BaseException as exc:
+        end = end.model_copy(update={"detail": _why(exc)})
+        raise
+    finally:
+        report(end)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
+        return "interrupted"
+    return str(exc) or type(exc).__name__
+
+
+def _tokens(ledger: ThreadLedger) -> int:
+    return estimate_total([MESSAGE_ADAPTER.validate_python(m) for m in ledger.messages()])

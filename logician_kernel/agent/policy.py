@@ -66,9 +66,13 @@ class ApprovalItem:
     """Asks the run's consumer to get a decision on `pending`."""
 
     pending: Pending
-    """The broker's open request (its payload is what views show)."""
-    request: ApprovalRequest
-    """The gate's request: the call, its arguments (secrets masked) and why it asks."""
+    """The broker's open request: the gate's `ApprovalRequest` (the call, its arguments with
+    secrets masked, why it asks, its preview) and the future its answer resolves."""
+
+    @property
+    def request(self) -> ApprovalRequest:
+        """The request to decide."""
+        return self.pending.request
 
 
 def build_controller(runtime: Workspace, options: RunOptions) -> RunController:
@@ -98,27 +102,15 @@ def build_gate(
     config = runtime.config
     workspace = config.workspace
     ledger = runtime.ledger
-    request_ids: dict[str, str] = {}
     channels: dict[str, ApprovalChannel] = {}
 
     async def ask(request: ApprovalRequest) -> ApprovalResolution:
         kind, text = preview(request.tool, request.arguments, policy.base_dir())
-        pending = broker.open(
-            {
-                "call_id": request.call_id,
-                "tool": request.tool,
-                "description": request.description,
-                "reason": request.reason,
-                "suggested_rule": request.suggested_rule or "",
-                "preview_kind": kind,
-                "preview": text,
-            }
-        )
-        request_ids[request.call_id] = pending.id
+        pending = broker.open(request.model_copy(update={"preview_kind": kind, "preview": text}))
         # Durable before anyone is asked: a kernel killed while the card waits leaves a
         # record the restart can name ("this call was waiting for your decision").
-        record_request(request, pending.id)
-        requests.put(ApprovalItem(pending, request))
+        record_request(request)
+        requests.put(ApprovalItem(pending))
         try:
             answer = await asyncio.wrap_future(pending.future)
         except asyncio.CancelledError:
@@ -147,14 +139,14 @@ def build_gate(
 
     recorded: set[str] = set()
 
-    def record_request(request: ApprovalRequest, request_id: str) -> None:
-        if ledger is None or request_id in recorded:
+    def record_request(request: ApprovalRequest) -> None:
+        if ledger is None or request.request_id in recorded:
             return
-        recorded.add(request_id)
+        recorded.add(request.request_id)
         ledger.append(
             ApprovalRequested,
             frame=frame,
-            request_id=request_id,
+            request_id=request.request_id,
             call_id=request.call_id,
             tool=request.tool,
             description=request.description,
@@ -165,11 +157,10 @@ def build_gate(
     def record(request: ApprovalRequest, resolution: ApprovalResolution) -> None:
         if ledger is None:
             return
-        request_id = request_ids.get(request.call_id, request.call_id)
-        record_request(request, request_id)  # a headless decision was never asked
+        record_request(request)  # a headless decision was never asked
         ledger.append(
             ApprovalResolved,
-            request_id=request_id,
+            request_id=request.request_id,
             choice=resolution.choice,
             via="headless"
             if resolution.by == "headless"

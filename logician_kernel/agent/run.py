@@ -3,7 +3,8 @@
 The consumer (the kernel's main thread, or `AgentSession.run` in a script) takes items from
 `requests`: harness events, approval requests (`ApprovalItem`), `python` tool calls that must
 run where the user's namespace lives (`PythonRequest`), or the exception that ended the
-worker. Nothing here renders or decides policy.
+worker. `build_harness` makes the run's harness from its `HarnessDeps`. Nothing here renders
+or decides policy.
 """
 
 from __future__ import annotations
@@ -15,15 +16,20 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 
+from ..config import LogicianSettings
 from ..events.events import HarnessEvent
 from ..events.runtime_state import RuntimeState, fold
+from ..ledger.thread_ledger import ThreadLedger
+from ..loop.agent_harness import AgentHarness
+from ..loop.deps import HarnessDeps
 from ..loop.todo import TodoCapability
 from ..policy import RunController
 from ..tools import ToolContext, ToolResult
 from ..types.run import RunOutcome
 from ..workspace import Workspace
 from ._loop import WorkerLoop
-from .policy import ApprovalItem, current_directory
+from .model_calls import checked_tool_choice
+from .policy import ApprovalItem, compaction_policy, current_directory
 
 
 @dataclass
@@ -143,6 +149,24 @@ def python_runner(
             raise
 
     return run_python
+
+
+def build_harness(
+    deps: HarnessDeps, settings: LogicianSettings, ledger: ThreadLedger, system_prompt: str
+) -> AgentHarness:
+    """The harness of one run: its collaborators (`deps`), and how it runs by the `[model]`
+    and `[compaction]` settings; a `model.tool_choice` naming no tool of the run is refused."""
+    model = settings.model
+    extra = deps.more_tools() if deps.more_tools is not None else {}
+    return AgentHarness(
+        deps,
+        compaction=compaction_policy(settings, ledger),
+        max_tokens=model.max_response_tokens,
+        temperature=model.temperature,
+        system_prompt=system_prompt,
+        tool_choice=checked_tool_choice(model.tool_choice, deps.tools, extra),
+        tool_choice_scope=model.tool_choice_scope,
+    )
 
 
 def tool_context(

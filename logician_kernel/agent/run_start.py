@@ -3,8 +3,8 @@ harness started on its worker loop.
 
 Owns what a run is built from - the conversation so far, the secrets to mask, the run store
 in the open frame, the tool context, the controller and gate, the tools (with the todo list
-and the MCP servers'), the hooks, the compaction policy - so that `AgentSession` keeps only
-what lasts across runs.
+and the MCP servers'), the hooks, bundled as the harness's `HarnessDeps` - so that
+`AgentSession` keeps only what lasts across runs.
 
 Must never: import IPython, ipykernel, ipywidgets or comm; print; or consume the run's queue
 (the kernel and `script.consume` do).
@@ -16,15 +16,14 @@ import queue
 from typing import TYPE_CHECKING
 
 from ..ledger.run_store import LedgerRunStore
-from ..loop.agent_harness import AgentHarness
+from ..loop.deps import HarnessDeps
 from ..loop.todo import TodoCapability
 from ..tools import default_tools
 from ..types import MESSAGE_ADAPTER
 from .errors import AgentError
 from .hooks_setup import build_hooks
-from .model_calls import checked_tool_choice
-from .policy import RunOptions, build_controller, build_gate, compaction_policy, prompt_for
-from .run import AgentRun, RunItem, tool_context
+from .policy import RunOptions, build_controller, build_gate, prompt_for
+from .run import AgentRun, RunItem, build_harness, tool_context
 
 if TYPE_CHECKING:
     from .session import AgentSession
@@ -70,24 +69,20 @@ def start_run(
     todo_tool = todo.tool()
     tools[todo_tool.name] = todo_tool
     provider = session.provider()
-    harness = AgentHarness(
+    deps = HarnessDeps(
         provider,
         tools,
         ctx,
         store,
-        controller=controller,
-        gate=gate,
         hooks=build_hooks(
             workspace, requests=items, frame=frame, log=session.hook_log, secrets=secrets
         ),
-        compaction=compaction_policy(settings, ledger),
-        max_tokens=settings.model.max_response_tokens,
-        temperature=settings.model.temperature,
+        gate=gate,
+        controller=controller,
+        audit=workspace.write_audit,  # what the process writes during a call is that call's
         more_tools=session.mcp.tools,
-        system_prompt=prompt_for(policy),
-        tool_choice=checked_tool_choice(settings.model.tool_choice, tools, session.mcp.tools()),
-        tool_choice_scope=settings.model.tool_choice_scope,
     )
+    harness = build_harness(deps, settings, ledger, prompt_for(policy))
     run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
     session.budget = controller.budget
     run.start(harness.run(prompt, history), release=provider.aclose)

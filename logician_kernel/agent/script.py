@@ -27,6 +27,9 @@ from .run import AgentRun, PythonRequest
 if TYPE_CHECKING:
     from .session import AgentSession
 
+Listener = Callable[[HarnessEvent], None]
+"""Sees agent events as they happen (`run`'s, `compact`'s and `merge_branch`'s `on_event`)."""
+
 Approve = Callable[[ApprovalRequest], "bool | ApprovalChoice"]
 """A script's approval callback: True allows once, False denies, or a choice by name."""
 

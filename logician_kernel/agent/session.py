@@ -47,13 +47,11 @@ from . import threads as _threads
 from .approvals import ApprovalBroker
 from .errors import AgentError
 from .model_calls import allowed_model, new_provider
-from .policy import (
-    RunOptions,
-)
+from .policy import RunOptions
 from .run import AgentRun
 from .run_profile import ProfileSwap, use_profile
 from .run_start import start_run
-from .script import Approve, Compacted, Merged, RunResult
+from .script import Approve, Compacted, Listener, Merged, RunResult
 
 
 class AgentSession:
@@ -65,6 +63,8 @@ class AgentSession:
         self.broker = broker or ApprovalBroker()
         self.state = RuntimeState()
         """The ephemeral status of the agent, folded from its events (never persisted)."""
+        self.listeners: list[Callable[[HarnessEvent], None]] = []
+        """Told each event of work outside a run (`compact`, `merge_branch`); must not raise."""
         self.budget: RunBudget | None = None
         """The current (or last) run's budget: what status reports of cost and limits."""
         self._provider: Provider | None = None
@@ -314,17 +314,19 @@ class AgentSession:
         self.forget_provider()
         return dropped
 
-    def compact(self, focus: str | None = None) -> Compacted:
-        """Summarise the older turns now."""
+    def compact(self, focus: str | None = None, *, on_event: Listener | None = None) -> Compacted:
+        """Summarise the older turns now; the status's phase is `compaction` meanwhile."""
         keep = self.settings.compaction.keep_recent_turns
-        return conversation.compact_on_demand(self.ledger, self.provider(), keep, focus)
+        report = conversation.reporter(self, on_event)
+        return conversation.compact_on_demand(self.ledger, self.provider(), keep, focus, report)
 
     def branches(self) -> list[conversation.Branch]:
         return conversation.branches(self.ledger)
 
-    def merge_branch(self, branch_id: str) -> Merged:
-        """Merge a summary of a rewound branch into the conversation."""
-        return conversation.merge_branch(self.ledger, self.provider(), branch_id)
+    def merge_branch(self, branch_id: str, *, on_event: Listener | None = None) -> Merged:
+        """Merge a summary of a rewound branch into the conversation (phase `branch_summary`)."""
+        report = conversation.reporter(self, on_event)
+        return conversation.merge_branch(self.ledger, self.provider(), branch_id, report)
 
     def discard_branch(self, branch_id: str) -> None:
         conversation.discard(self.ledger, conversation.open_branch(self.ledger, branch_id))

@@ -11,6 +11,7 @@ atomically. This package never imports IPython, ipykernel, ipywidgets or comm.
 
 from ._effective import EffectiveConfig, load_effective_config, user_config_dir
 from ._errors import ConfigError
+from ._keys import command_line_value
 from ._mcp_schema import McpServerSettings, McpSettings
 from ._schema import (
     BudgetSettings,
@@ -50,6 +51,7 @@ __all__ = [
     "PermissionSettings",
     "UiSettings",
     "WorkspaceSettings",
+    "command_line_value",
     "config_get",
     "config_schema",
     "config_set",

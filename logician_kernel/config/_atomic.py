@@ -20,7 +20,7 @@ from tomlkit.container import Container
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
-from ..durable.fsync import durable_fsync, durable_replace, durable_write, fsync_dir
+from ..durable import durable_fsync, durable_replace, durable_write, fsync_dir
 from ._errors import ConfigError
 from ._keys import KeyPath, format_key
 from ._schema import SCHEMA_FILE

@@ -18,8 +18,8 @@ import tomlkit
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
-from ..durable.redact import MASK as _REDACT_MASK
-from ..durable.redact import is_credential_name, redact
+from ..durable import MASK as _REDACT_MASK
+from ..durable import is_credential_name, redact
 from ._schema import LogicianSettings
 
 __all__ = [

@@ -307,7 +307,9 @@ def resolve(
         for layer in layers:
             notices.extend(layer.notes)
         stack = list(active)
-        if project.exists and lapsed:
+        if project.unreadable:  # a permission problem, whatever the workspace's trust
+            excluded.setdefault("project", project.problems)
+        elif project.exists and lapsed:
             notices.append(
                 f"project config {project.path} was NOT applied: {lapsed}. Review the file, "
                 f"then run `logician trust {ws}` in a terminal or `%logician trust` in the "

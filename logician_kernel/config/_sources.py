@@ -66,6 +66,9 @@ class Layer:
     notes: tuple[str, ...] = ()
     """Notices that do not leave the layer out (e.g. a lookalike environment variable)."""
     exists: bool = True
+    unreadable: bool = False
+    """The file exists but could not be read (permissions): said as that, never as "not
+    trusted", whatever the trust of its workspace."""
     profile: str | None = None
     """For the `profile` layer: the selected profile's name."""
     origins: tuple[Layer, ...] = field(default=(), repr=False)
@@ -127,7 +130,8 @@ def read_file_layer(name: LayerName, path: Path) -> Layer:
     except FileNotFoundError:
         return Layer(name, {}, path=path, exists=False)
     except OSError as exc:
-        return Layer(name, {}, path=path, problems=(f"{path}: cannot read: {exc.strerror}",))
+        problem = f"{path}: cannot read: {exc.strerror}"
+        return Layer(name, {}, path=path, problems=(problem,), unreadable=True)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -57,7 +57,7 @@ def _literal(value: Any) -> str:
         value = list(value)
     try:
         return to_toml_literal(value)
-    except Exception:
+    except Exception:  # a value TOML cannot spell is still shown, as Python writes it
         return repr(value)
 
 

@@ -1,9 +1,12 @@
-"""The harness event stream: what one agent run reports, in order, as it happens.
+"""The harness event stream: what one agent run reports, in order, as it happens, and what
+the agent reports of the conversation work it does outside a run (a compaction asked for on
+demand, a branch merge): the runtime phases all come from these events.
 
 A closed union discriminated by `kind`. Events are ephemeral: the UI folds them into
 `RuntimeState` and forgets them. They are never persisted (the durable side of a run goes
 through the `RunStore` at turn and tool boundaries), so text deltas may be as fine-grained as
-the provider streams them.
+the provider streams them. The provider's own stream events are wrapped (`ModelStreamed`),
+never re-declared here.
 """
 
 from __future__ import annotations
@@ -12,7 +15,13 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from logician_kernel.types.messages import AssistantMessage, StopReason, ToolCall, Usage
+from logician_kernel.types.messages import (
+    AssistantMessage,
+    StopReason,
+    StreamEvent,
+    ToolCall,
+    Usage,
+)
 from logician_kernel.types.run import RunOutcome
 
 
@@ -51,49 +60,17 @@ class ModelCallStarted(_Event):
     """The turn it belongs to."""
 
 
-class AssistantTextDelta(_Event):
-    """A fragment of the model's text, as it streams."""
+class ModelStreamed(_Event):
+    """A provider event of the reply in flight, forwarded unchanged: text and reasoning
+    fragments, a tool call beginning, its argument fragments, usage so far, a retry.
 
-    kind: Literal["text_delta"] = "text_delta"
+    The harness wraps what the provider declares rather than re-declaring it; the complete
+    reply comes as `ModelResponded`."""
+
+    kind: Literal["model_streamed"] = "model_streamed"
     """Discriminator."""
-    text: str
-    """The new text."""
-
-
-class AssistantReasoningDelta(_Event):
-    """A fragment of the model's reasoning, as it streams: shown collapsed, never stored and
-    never part of the answer."""
-
-    kind: Literal["reasoning_delta"] = "reasoning_delta"
-    """Discriminator."""
-    text: str
-    """The new reasoning text."""
-
-
-class ToolCallStreaming(_Event):
-    """The model began writing a tool call; its arguments are still streaming."""
-
-    kind: Literal["tool_call_streaming"] = "tool_call_streaming"
-    """Discriminator."""
-    call_id: str
-    """The call's id."""
-    name: str
-    """The tool's name."""
-
-
-class RetryScheduled(_Event):
-    """The model request failed transiently; the provider waits and tries again."""
-
-    kind: Literal["retry_scheduled"] = "retry_scheduled"
-    """Discriminator."""
-    attempt: int
-    """Which retry this is, from 1."""
-    max_retries: int
-    """How many retries are allowed in all."""
-    delay: float
-    """Seconds until the retry."""
-    reason: str
-    """Why the previous attempt failed."""
+    event: StreamEvent
+    """The provider's event, as it streamed (`event.kind` says which)."""
 
 
 class ModelResponded(_Event):
@@ -146,13 +123,20 @@ class TurnEnded(_Event):
     """Which turn ended."""
 
 
+CompactionTrigger = Literal["threshold", "on_demand"]
+"""What started a compaction: the conversation reached the policy's threshold before a model
+request of a run, or the user asked for one (`%logician compact`, `AgentSession.compact`)."""
+
+
 class CompactionStarted(_Event):
-    """The harness began compacting the conversation before a model request."""
+    """Compacting the conversation began: before a model request, or on demand."""
 
     kind: Literal["compaction_started"] = "compaction_started"
     """Discriminator."""
     reason: str
     """Why, for a human (e.g. the estimate against the threshold)."""
+    trigger: CompactionTrigger = "threshold"
+    """What started it; an on-demand compaction happens outside any run."""
 
 
 class CompactionFinished(_Event):
@@ -167,6 +151,31 @@ class CompactionFinished(_Event):
     """Estimated tokens of the conversation before."""
     after: int
     """Estimated tokens after (equal to `before` when it failed)."""
+    detail: str = ""
+    """Why it failed, when it did."""
+    trigger: CompactionTrigger = "threshold"
+    """What started it (as in its `CompactionStarted`)."""
+
+
+class BranchSummaryStarted(_Event):
+    """Merging a rewound branch began: the model is summarising what the branch did."""
+
+    kind: Literal["branch_summary_started"] = "branch_summary_started"
+    """Discriminator."""
+    branch_id: str
+    """The branch being summarised."""
+
+
+class BranchSummaryFinished(_Event):
+    """The branch merge is over: its summary is in the conversation, or nothing changed."""
+
+    kind: Literal["branch_summary_finished"] = "branch_summary_finished"
+    """Discriminator."""
+    branch_id: str
+    """The branch that was summarised."""
+    result: Literal["merged", "failed"]
+    """`merged`: the summary was appended to the conversation; `failed`: the conversation is
+    unchanged."""
     detail: str = ""
     """Why it failed, when it did."""
 
@@ -212,16 +221,15 @@ HarnessEvent = Annotated[
     RunStarted
     | TurnStarted
     | ModelCallStarted
-    | AssistantTextDelta
-    | AssistantReasoningDelta
-    | ToolCallStreaming
-    | RetryScheduled
+    | ModelStreamed
     | ModelResponded
     | ToolStarted
     | ToolFinished
     | TurnEnded
     | CompactionStarted
     | CompactionFinished
+    | BranchSummaryStarted
+    | BranchSummaryFinished
     | HookReported
     | RunEnded,
     Field(discriminator="kind"),

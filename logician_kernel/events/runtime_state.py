@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from logician_kernel.types.messages import RetryAttempt, ToolCallStarted
 from logician_kernel.types.run import RunOutcome
 
 from .events import (
@@ -20,10 +21,9 @@ from .events import (
     HarnessEvent,
     ModelCallStarted,
     ModelResponded,
-    RetryScheduled,
+    ModelStreamed,
     RunEnded,
     RunStarted,
-    ToolCallStreaming,
     ToolFinished,
     ToolStarted,
     TurnStarted,
@@ -98,15 +98,19 @@ def _model_call_started(state: RuntimeState, event: ModelCallStarted) -> Runtime
     return replace(state, streaming=True, turn=event.turn, retry_attempt=0)
 
 
-def _text_delta(state: RuntimeState, event: Any) -> RuntimeState:
+def _model_streamed(state: RuntimeState, event: ModelStreamed) -> RuntimeState:
+    return _STREAM_FOLDS[event.event.kind](state, event.event)
+
+
+def _streaming(state: RuntimeState, event: Any) -> RuntimeState:
     return state if state.streaming else replace(state, streaming=True)
 
 
-def _tool_call_streaming(state: RuntimeState, event: ToolCallStreaming) -> RuntimeState:
-    return _add_pending(replace(state, streaming=True), event.call_id, maybe_hidden=False)
+def _tool_call_started(state: RuntimeState, event: ToolCallStarted) -> RuntimeState:
+    return _add_pending(replace(state, streaming=True), event.id, maybe_hidden=False)
 
 
-def _retry_scheduled(state: RuntimeState, event: RetryScheduled) -> RuntimeState:
+def _retry(state: RuntimeState, event: RetryAttempt) -> RuntimeState:
     return replace(
         state,
         retry_attempt=event.attempt,
@@ -158,7 +162,16 @@ def _compaction_started(state: RuntimeState, event: CompactionStarted) -> Runtim
 
 
 def _compaction_finished(state: RuntimeState, event: CompactionFinished) -> RuntimeState:
-    return replace(state, phase="turn")
+    # A compaction inside a run hands back to its turn; one asked for on demand ran alone.
+    return replace(state, phase="turn" if event.trigger == "threshold" else "idle")
+
+
+def _branch_summary_started(state: RuntimeState, event: Any) -> RuntimeState:
+    return replace(state, phase="branch_summary", streaming=False)
+
+
+def _back_to_idle(state: RuntimeState, event: Any) -> RuntimeState:
+    return replace(state, phase="idle")
 
 
 def _run_ended(state: RuntimeState, event: RunEnded) -> RuntimeState:
@@ -194,19 +207,30 @@ _FOLDS: dict[str, Callable[[RuntimeState, Any], RuntimeState]] = {
     "run_started": _run_started,
     "turn_started": _turn_started,
     "model_call_started": _model_call_started,
-    "text_delta": _text_delta,
-    "reasoning_delta": _text_delta,
-    "tool_call_streaming": _tool_call_streaming,
-    "retry_scheduled": _retry_scheduled,
+    "model_streamed": _model_streamed,
     "model_responded": _model_responded,
     "tool_started": _tool_started,
     "tool_finished": _tool_finished,
     "turn_ended": _unchanged,
     "compaction_started": _compaction_started,
     "compaction_finished": _compaction_finished,
+    "branch_summary_started": _branch_summary_started,
+    "branch_summary_finished": _back_to_idle,
     "hook_reported": _unchanged,
     "run_ended": _run_ended,
 }
+
+
+_STREAM_FOLDS: dict[str, Callable[[RuntimeState, Any], RuntimeState]] = {
+    "text_delta": _streaming,
+    "reasoning_delta": _streaming,
+    "tool_call_started": _tool_call_started,
+    "tool_call_arguments_delta": _streaming,
+    "tool_call_finished": _streaming,
+    "usage": _unchanged,
+    "retry": _retry,
+}
+"""How each provider stream event inside a `ModelStreamed` changes the state."""
 
 
 def fold(state: RuntimeState, event: HarnessEvent) -> RuntimeState:

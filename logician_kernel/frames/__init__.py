@@ -1,4 +1,41 @@
 """The frame stack: open and close, pre-images, attribution, rewind plans, restore, undo,
 resume, recovery, the store budget, and variables (capture, store, restore).
 
-Uses `snapshots/`, `ledger/`, `durable/` and `types/`."""
+Uses `snapshots/`, `ledger/`, `durable/` and `types/`, never anything above. `__all__` is what
+the other packages use (`tests/unit/frames/test_frames_surface.py` holds it to that)."""
+
+from .attribution import external_notice, launch_dir, map_lab_path
+from .capture_heal import CaptureHeal
+from .file_checkpoints import FileCheckpoints
+from .frame_report import FileDiff, frame_diff
+from .frame_rewind import RewindError, RewindPlan
+from .recovery import CallRewindError, describe_call_rewind, rewind_call
+from .rewind_plan import interrupted_notice
+from .state_guard import heal_state_dir
+from .storage_commands import collect_garbage, storage_text
+from .store_budget import FrameUsage
+from .store_budget import usage as store_usage
+from .variable_checkpoints import VariableCheckpoints, VariableStep
+
+__all__ = [
+    "CallRewindError",
+    "CaptureHeal",
+    "FileCheckpoints",
+    "FileDiff",
+    "FrameUsage",
+    "RewindError",
+    "RewindPlan",
+    "VariableCheckpoints",
+    "VariableStep",
+    "collect_garbage",
+    "describe_call_rewind",
+    "external_notice",
+    "frame_diff",
+    "heal_state_dir",
+    "interrupted_notice",
+    "launch_dir",
+    "map_lab_path",
+    "rewind_call",
+    "storage_text",
+    "store_usage",
+]

@@ -14,6 +14,7 @@ messages to the ledger at turn and tool boundaries only).
 from __future__ import annotations
 
 import asyncio
+import logging
 import queue
 import re
 import signal
@@ -26,15 +27,18 @@ from IPython.core.error import UsageError
 from IPython.display import display
 
 from ..agent import AgentError, AgentSession, RunOptions
+from ..agent.approvals import Answer, ApprovalEvent
 from ..agent.policy import ApprovalItem
 from ..agent.run import AgentRun, PythonRequest, RunItem
-from ..mcp import report as mcp_report
+from ..agent.ui import mcp_report
 from ..types.approvals import ApprovalChannel, ApprovalChoice
-from .agent_run import RunView, tasks_of
+from .agent_run import RunView, is_fragment, tasks_of
 from .answer import answer_output, is_terminal, widgets_render
 from .comm import LogicianComms
 from .python_tool import PythonCalls
-from .widgets import ApprovalCard, ApprovalRequestView, StatusWidget
+from .widgets import ApprovalCard, StatusWidget
+
+logger = logging.getLogger(__name__)
 
 _VARIABLE = re.compile(
     r"\{\{(?P<literal>[A-Za-z_][A-Za-z0-9_]*)\}\}|(?<!\{)\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}"
@@ -96,7 +100,10 @@ class AgentCell:
         """Whether the cell running now may ask on stdin (its execute request allowed it)."""
         self._cards: dict[str, ApprovalCard] = {}
         self._python = PythonCalls(shell)
+        self._status: StatusWidget | None = None
+        """The status widget shown last: it follows the agent's phase after its run, too."""
         self.broker.listen(self._resolved_elsewhere)
+        agent.listeners.append(self._reported)
 
     # -- one run ----------------------------------------------------------------------------
 
@@ -159,6 +166,7 @@ class AgentCell:
         if settings.ui.status_widget and not terminal:  # a terminal has the outcome line
             status = StatusWidget(run.controller.budget.limits)
             status.show(final_text=not widgets_render(kernel))
+            self._status = status
         return _ViewedRun(run, view, status)
 
     def _handle(self, viewed: _ViewedRun, item: RunItem) -> None:
@@ -185,9 +193,7 @@ class AgentCell:
             self.agent.take(run, item)
             self.comms.push_status(force=item.kind in ("run_started", "run_ended"))
             view.handle(item)
-            if viewed.status is not None and (
-                item.kind not in ("text_delta", "reasoning_delta") or view.renders != viewed.seen
-            ):
+            if viewed.status is not None and (not is_fragment(item) or view.renders != viewed.seen):
                 viewed.seen = view.renders  # status follows the coalesced rhythm of the text
                 viewed.status.update(
                     self.agent.state,
@@ -195,6 +201,17 @@ class AgentCell:
                     tasks=tasks_of(run.todo),
                 )
                 viewed.status.show_mcp(mcp_report.summary(self.agent.mcp.status()))
+
+    def _reported(self, event: object) -> None:
+        """The agent's work outside a run (a compaction on demand, a branch merge) began or
+        ended: the sidebar and the last status widget show its phase now, while the cell that
+        asked for it waits."""
+        try:
+            self.comms.push_status(force=True)
+            if self._status is not None:
+                self._status.update(self.agent.state)
+        except Exception:  # noqa: BLE001 - a status view that cannot update must not fail the work
+            logger.exception("showing the agent's phase failed")
 
     def _finish(self, viewed: _ViewedRun) -> None:
         viewed.view.flush(force=True)
@@ -211,22 +228,12 @@ class AgentCell:
         if self._approval_channel() == "stdin":
             self._ask_on_stdin(item)
             return
-        payload = item.pending.payload
         request_id = item.pending.id
-        view = ApprovalRequestView(
-            id=request_id,
-            tool=payload["tool"],
-            description=payload["description"],
-            preview=payload["preview"],
-            preview_kind=payload["preview_kind"],
-            suggested_rule=payload["suggested_rule"],
-            reason=payload["reason"],
-        )
 
         def decide(choice: str, note: str) -> None:
             self.broker.resolve(request_id, choice, note, via="widget")
 
-        card = ApprovalCard(view, on_decide=decide)
+        card = ApprovalCard(item.request, on_decide=decide)
         self._cards[request_id] = card
         display(card)
 
@@ -243,11 +250,11 @@ class AgentCell:
 
     def _ask_on_stdin(self, item: ApprovalItem) -> None:
         """The fallback where widgets cannot render: an `input_request` in the frontend."""
-        payload = item.pending.payload
-        print(f"Approve {payload['tool']}: {payload['description']}  ({payload['reason']})")
-        if payload["preview"] and payload["preview_kind"] != "text":
-            print("\n".join(payload["preview"].splitlines()[:40]))
-        rule = payload["suggested_rule"]
+        request = item.request
+        print(f"Approve {request.tool}: {request.description}  ({request.reason})")
+        if request.preview and request.preview_kind != "text":
+            print("\n".join(request.preview.splitlines()[:40]))
+        rule = request.suggested_rule
         options = (
             "[o]nce, [s]ession, "
             + (f"[a]lways ({rule}), " if rule else "")
@@ -265,13 +272,13 @@ class AgentCell:
             print(f"Please answer with one of: {options}")
         self.broker.resolve(item.pending.id, choice, answer[1:].strip(), via="stdin")
 
-    def _resolved_elsewhere(self, event: str, payload: dict[str, Any]) -> None:
+    def _resolved_elsewhere(self, event: ApprovalEvent) -> None:
         """A decision from the sidebar or a comm client shows on the card too."""
-        if event != "resolved":
+        if not isinstance(event, Answer):
             return
-        card = self._cards.pop(payload["request_id"], None)
-        if card is not None and payload.get("via") != "widget":
-            card.resolve(payload["choice"], payload.get("note", ""), via=payload.get("via", ""))
+        card = self._cards.pop(event.request_id, None)
+        if card is not None and event.via != "widget":
+            card.resolve(event.choice, event.note, via=event.via)
 
 
 @contextmanager

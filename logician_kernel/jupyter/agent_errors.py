@@ -13,8 +13,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..durable.journal import JournalError
-from ..frames.file_checkpoints import RewindError
+from ..workspace import JournalError, RewindError
 
 
 def positive(kind: type) -> Callable[[str], Any]:

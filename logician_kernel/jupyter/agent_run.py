@@ -11,17 +11,16 @@ from typing import Any
 
 from IPython.display import display
 
-from ..events.events import (
-    AssistantReasoningDelta,
-    AssistantTextDelta,
+from ..agent.ui import (
     HarnessEvent,
     HookReported,
-    RetryScheduled,
+    ModelStreamed,
     RunEnded,
+    TodoCapability,
     ToolFinished,
     ToolStarted,
 )
-from ..loop.todo import TodoCapability
+from ..types.messages import ReasoningDelta, RetryAttempt, StreamEvent, TextDelta
 from .answer import markdown_answer
 from .display import thinking
 
@@ -31,6 +30,15 @@ def tasks_of(todo: TodoCapability | None) -> list[tuple[str, str]] | None:
     if ledger is None or not ledger.items:
         return None
     return [(item.title, item.status) for item in ledger.items]
+
+
+_FRAGMENTS = frozenset({"text_delta", "reasoning_delta", "tool_call_arguments_delta", "usage"})
+
+
+def is_fragment(event: HarnessEvent) -> bool:
+    """Whether `event` is a fragment of the reply in flight (text, reasoning, arguments,
+    usage so far): views follow these at the coalesced rhythm of the text, not one by one."""
+    return isinstance(event, ModelStreamed) and event.event.kind in _FRAGMENTS
 
 
 def _show_thinking(text: str, handle: Any) -> Any:
@@ -103,27 +111,14 @@ class RunView:
 
     def handle(self, event: HarnessEvent) -> None:
         # isinstance, not `event.kind ==`: it narrows the union for the type checker.
-        if isinstance(event, AssistantReasoningDelta):
-            self.thinking += event.text
-            self.dirty = self._thinking_dirty = True
-            self.flush()
-        elif isinstance(event, AssistantTextDelta):
-            self.text += event.text
-            self.dirty = True
-            self.flush()
+        if isinstance(event, ModelStreamed):
+            self._streamed(event.event)
         elif isinstance(event, ToolStarted):
             self.end_text()
             print(f"▸ {event.description}", flush=True)
         elif isinstance(event, ToolFinished):
             mark = "✗" if event.is_error else "✓"
             print(f"  {mark} {event.result_display}", flush=True)
-        elif isinstance(event, RetryScheduled):
-            self.flush(force=True)
-            print(
-                f"  … retry {event.attempt}/{event.max_retries} in {event.delay:.1f} s: "
-                f"{event.reason}",
-                flush=True,
-            )
         elif isinstance(event, HookReported):
             self.end_text()
             print(
@@ -143,3 +138,22 @@ class RunView:
                 if getattr(event, "usage_estimated", False):
                     line += " (estimated: the reply was cut off before the server reported it)"
             print(line, flush=True)
+
+    def _streamed(self, event: StreamEvent) -> None:
+        """A provider event of the reply in flight (tool call and usage fragments are shown
+        by the tool lines and the outcome line, from the complete reply)."""
+        if isinstance(event, ReasoningDelta):
+            self.thinking += event.text
+            self.dirty = self._thinking_dirty = True
+            self.flush()
+        elif isinstance(event, TextDelta):
+            self.text += event.text
+            self.dirty = True
+            self.flush()
+        elif isinstance(event, RetryAttempt):
+            self.flush(force=True)
+            print(
+                f"  … retry {event.attempt}/{event.max_retries} in {event.delay:.1f} s: "
+                f"{event.reason}",
+                flush=True,
+            )

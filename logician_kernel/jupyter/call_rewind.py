@@ -16,9 +16,7 @@ from IPython.display import display
 
 from ..agent import AgentSession
 from ..agent.errors import AgentError
-from ..frames.recovery import describe_call_rewind
-from ..ledger.settle import found_at_this_start
-from ..ledger.thread_ledger import CallRewound
+from ..workspace import CallRewound, describe_call_rewind, found_at_this_start
 from . import display as render
 from .rewind_source import LedgerRewindSource
 from .safe_html import inert, tag

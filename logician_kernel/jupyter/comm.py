@@ -1,50 +1,44 @@
-"""The `logician` comm target: a small, versioned message schema for frontends.
+"""The `logician` comm target: answers a frontend's requests and tells it what happened.
 
-Every message is a JSON object `{"v": 1, "type": ...}`; a request may carry an `id` (string or
-number), which its answer echoes as `re`. Frontend -> kernel:
-  - `approvals.list`                                  -> `approvals` (the pending requests)
-  - `approval.decide` {request_id, choice, note?}     -> `approval.decided` {ok, request_id}
-  - `status`                                          -> `status` {thread, phase, frames, ...}
-  - `frames.list` {offset?, limit? (<= 500)}           -> `frames` {rows (newest first), total}
-  - `frames.preview` {frame | cell_id}                 -> `frames.preview` {frame, files, ...}
-  - `frames.rewind` {frame | cell_id, mode?, force?, include_external?}
-                                                      -> `frames.rewind` {ok, frame, summary}
-  - `frames.undo` {force?}                             -> `frames.undo` {ok, frames, summary}
-  - `frames.resume` {force?}                           -> `frames.resume` {ok, frames, summary}
-  - `document.saved` {path, time, notebook?, server_root?} (JupyterLab saved a document; the
-    kernel attributes the change to the user)            -> `document.saved` {path, recorded}
-Kernel -> frontend (unasked): `hello` {pending, status} when the comm opens,
-`approval.requested` {request...}, `approval.resolved` {request_id, choice, via},
-`frames.changed` {total} after every cell, `frames.rewound` {frames, cell_ids, at, by} after
-every rewind (so a frontend can grey out the cells of rewound frames), `frames.undone`
-{frames, cell_ids, at, by, undoes} after an undo made them active again, `status` while it
-changes (at most `STATUS_PUSH_HZ` a second). Anything unknown or malformed is answered with
-`error` {error}, never an exception: a bad message must not crash the kernel.
+The messages are declared once, in `comm_messages.py` (two pydantic unions, from which
+`comm_schema.json` is generated; the lab extension's `protocol.ts` is tested against that
+file). Frontend -> kernel: `approvals.list`, `approval.decide`, `status`, `frames.list`,
+`frames.preview`, `frames.rewind`, `frames.undo`, `frames.resume`, `document.saved`; each is
+answered (its `id` echoed as `re`). Kernel -> frontend, unasked: `hello` when the comm opens,
+`approval.requested` / `approval.resolved`, `frames.changed` after every cell, `frames.rewound`
+and `frames.undone`, and `status` while it changes (at most `STATUS_PUSH_HZ` a second).
 
-`logician_kernel/jupyter/comm_schema.json` describes these messages; the lab extension's
-`labextension/src/protocol.ts` is written against it and both are tested against it.
+Every incoming message is validated against `FrontendMessage` before a handler sees it:
+anything unknown or malformed is answered with `error` naming the field, and changes nothing;
+never an exception (a bad message must not crash the kernel). Every outgoing message is built
+through `KernelMessage`, so what is sent is what the schema says.
 
-Message handlers dispatch through a table, as ipykernel's `shell_handlers` do. They may run on
-the kernel's main thread or on a subshell thread; the broker they call is thread-safe.
+Handlers dispatch through a table derived from the message types (`handle_<type>`), as
+ipykernel builds `shell_handlers` from its `msg_types`. They may run on the kernel's main
+thread or on a subshell thread; the broker they call is thread-safe.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from comm.base_comm import BaseComm
+from pydantic import BaseModel, ValidationError
 
-from ..agent.approvals import ApprovalBroker
-from ..types.approvals import APPROVAL_CHOICES as CHOICES
-from .widgets.rewind import REWIND_MODES  # one declaration, with the rewind control's buttons
+from ..agent.approvals import Answer, ApprovalBroker, ApprovalEvent, ApprovalRequest
+from . import comm_messages as m
+from .comm_messages import FRONTEND_TYPES, SCHEMA_VERSION, TARGET
 
-SCHEMA_VERSION = 1
-TARGET = "logician"
 STATUS_PUSH_HZ = 4.0
 """Pushed `status` messages per second at most, however fast a run streams."""
+
+_log = logging.getLogger(__name__)
+
+__all__ = ["STATUS_PUSH_HZ", "TARGET", "FrameSource", "LogicianComms", "explain", "outgoing"]
 
 
 class FrameSource(Protocol):
@@ -97,16 +91,8 @@ class LogicianComms:
         self._last_status_push = float("-inf")
         self._comms: dict[str, BaseComm] = {}
         self._lock = threading.Lock()
-        self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-            "approvals.list": self.handle_approvals_list,
-            "approval.decide": self.handle_approval_decide,
-            "status": self.handle_status,
-            "frames.list": self.handle_frames_list,
-            "frames.preview": self.handle_frames_preview,
-            "frames.rewind": self.handle_frames_rewind,
-            "frames.undo": self.handle_frames_undo,
-            "frames.resume": self.handle_frames_resume,
-            "document.saved": self.handle_document_saved,
+        self._handlers: dict[str, Callable[[Any], dict[str, Any]]] = {
+            kind: getattr(self, "handle_" + kind.replace(".", "_")) for kind in FRONTEND_TYPES
         }
         broker.listen(self._broadcast)
 
@@ -132,16 +118,12 @@ class LogicianComms:
             with self._lock:
                 self._comms.pop(comm.comm_id, None)
 
-        hello: dict[str, Any] = {
-            "v": SCHEMA_VERSION,
-            "type": "hello",
-            "pending": self.broker.pending(),
-        }
+        hello: dict[str, Any] = {"pending": self._pending()}
         try:
             hello["status"] = self.status()
         except Exception:  # noqa: BLE001 - a status that cannot be read must not block hello
             pass
-        comm.send(hello)
+        comm.send(outgoing("hello", hello))
 
     def reply(self, data: Any) -> dict[str, Any]:
         """The answer to one message (pure apart from what the handlers call); never raises."""
@@ -154,82 +136,71 @@ class LogicianComms:
             return _error(
                 f"unsupported schema version {data.get('v')!r}; this kernel speaks v1", echo
             )
-        handler = self._handlers.get(str(data.get("type")))
-        if handler is None:
+        kind = data.get("type")
+        if not isinstance(kind, str) or kind not in self._handlers:
             known = ", ".join(sorted(self._handlers))
-            return _error(f"unknown message type {data.get('type')!r}; known: {known}", echo)
+            return _error(f"unknown message type {kind!r}; known: {known}", echo)
         try:
-            return {"v": SCHEMA_VERSION, **handler(data), **echo}
+            message = m.FRONTEND.validate_python(data)
+        except ValidationError as exc:
+            return _error(f"{kind}: {explain(exc)}", echo)
+        try:
+            answer = self._handlers[kind](message)
         except Exception as exc:  # noqa: BLE001 - answered, never raised into the kernel
-            return _error(f"{data.get('type')}: {exc}", echo)
+            return _error(f"{kind}: {exc}", echo)
+        try:
+            return outgoing(answer.pop("type"), {**answer, **echo})
+        except ValidationError as exc:  # our own answer broke the schema: say so, never send it
+            return _error(f"{kind}: the kernel's answer is malformed: {explain(exc)}", echo)
 
-    def handle_approvals_list(self, data: dict[str, Any]) -> dict[str, Any]:
-        return {"type": "approvals", "pending": self.broker.pending()}
+    def handle_approvals_list(self, message: m.ApprovalsList) -> dict[str, Any]:
+        return {"type": "approvals", "pending": self._pending()}
 
-    def handle_approval_decide(self, data: dict[str, Any]) -> dict[str, Any]:
-        request_id, choice = data.get("request_id"), data.get("choice")
-        if not isinstance(request_id, str) or choice not in CHOICES:
-            raise ValueError(f"needs request_id and choice (one of {', '.join(CHOICES)})")
-        note = data.get("note") or ""
-        ok = self.broker.resolve(request_id, choice, str(note), via="comm")
-        return {"type": "approval.decided", "ok": ok, "request_id": request_id}
+    def handle_approval_decide(self, message: m.ApprovalDecide) -> dict[str, Any]:
+        ok = self.broker.resolve(message.request_id, message.choice, message.note, via="comm")
+        return {"type": "approval.decided", "ok": ok, "request_id": message.request_id}
 
-    def handle_status(self, data: dict[str, Any]) -> dict[str, Any]:
+    def handle_status(self, message: m.StatusRequest) -> dict[str, Any]:
         return {"type": "status", **self.status()}
 
-    def handle_frames_list(self, data: dict[str, Any]) -> dict[str, Any]:
-        offset, limit = data.get("offset", 0), data.get("limit", 100)
-        if (
-            not isinstance(offset, int)
-            or not isinstance(limit, int)
-            or offset < 0
-            or not 0 < limit <= 500
-        ):
-            raise ValueError("offset must be an integer >= 0 and limit an integer in 1..500")
+    def handle_frames_list(self, message: m.FramesList) -> dict[str, Any]:
+        offset, limit = message.offset, message.limit
         rows, total = self.frames.page(offset, limit) if self.frames else ([], 0)
         return {"type": "frames", "rows": rows, "total": total, "offset": offset}
 
-    def handle_frames_preview(self, data: dict[str, Any]) -> dict[str, Any]:
-        frame, cell_id = _target(data)
-        force, include_external = _flag(data, "force"), _flag(data, "include_external")
+    def handle_frames_preview(self, message: m.FramesPreview) -> dict[str, Any]:
         preview = self._frame_source().preview_target(
-            frame, cell_id, force=force, include_external=include_external
+            message.frame,
+            message.cell_id,
+            force=message.force,
+            include_external=message.include_external,
         )
         return {"type": "frames.preview", **preview}
 
-    def handle_frames_rewind(self, data: dict[str, Any]) -> dict[str, Any]:
-        frame, cell_id = _target(data)
-        mode, force = data.get("mode", "both"), data.get("force", False)
-        if mode not in REWIND_MODES:
-            raise ValueError(f"mode must be one of {', '.join(REWIND_MODES)}, not {mode!r}")
-        if not isinstance(force, bool):
-            raise ValueError("force must be true or false")
-        include_external = _flag(data, "include_external")
+    def handle_frames_rewind(self, message: m.FramesRewind) -> dict[str, Any]:
         done = self._frame_source().rewind_target(
-            frame, cell_id, mode, force, include_external=include_external
+            message.frame,
+            message.cell_id,
+            message.mode,
+            message.force,
+            include_external=message.include_external,
         )
         return {"type": "frames.rewind", **done}
 
-    def handle_frames_undo(self, data: dict[str, Any]) -> dict[str, Any]:
-        return {"type": "frames.undo", **self._frame_source().undo_target(_force(data))}
+    def handle_frames_undo(self, message: m.FramesUndo) -> dict[str, Any]:
+        return {"type": "frames.undo", **self._frame_source().undo_target(message.force)}
 
-    def handle_frames_resume(self, data: dict[str, Any]) -> dict[str, Any]:
-        return {"type": "frames.resume", **self._frame_source().resume_target(_force(data))}
+    def handle_frames_resume(self, message: m.FramesResume) -> dict[str, Any]:
+        return {"type": "frames.resume", **self._frame_source().resume_target(message.force)}
 
-    def handle_document_saved(self, data: dict[str, Any]) -> dict[str, Any]:
-        path, at = data.get("path"), data.get("time")
-        if not isinstance(path, str) or not path:
-            raise ValueError("path must be the saved document's non-empty server path")
-        if not isinstance(at, str) or not at:
-            raise ValueError("time must be the save's ISO 8601 time")
-        notebook, root = data.get("notebook"), data.get("server_root")
-        for name, value in (("notebook", notebook), ("server_root", root)):
-            if value is not None and not isinstance(value, str):
-                raise ValueError(f"{name} must be a string")
-        return {
-            "type": "document.saved",
-            **self._frame_source().note_save(path, at, notebook, root),
-        }
+    def handle_document_saved(self, message: m.DocumentSavedRequest) -> dict[str, Any]:
+        saved = self._frame_source().note_save(
+            message.path, message.time, message.notebook, message.server_root
+        )
+        return {"type": "document.saved", **saved}
+
+    def _pending(self) -> list[dict[str, Any]]:
+        return [_prompt(r) for r in self.broker.pending()]
 
     def _frame_source(self) -> FrameSource:
         if self.frames is None:
@@ -250,35 +221,102 @@ class LogicianComms:
         """Tell every open `logician` comm something happened (`kind` is the message type)."""
         with self._lock:
             comms = list(self._comms.values())
+        if not comms:
+            return
+        try:
+            message = outgoing(kind, payload)
+        except ValidationError as exc:  # a kernel bug: say so where it is seen, never raise
+            _log.warning("logician comm: not sending a malformed %s: %s", kind, explain(exc))
+            message = _error(f"the kernel could not announce {kind}: {explain(exc)}")
         for comm in comms:
-            comm.send({"v": SCHEMA_VERSION, "type": kind, **payload})
+            comm.send(message)
 
-    def _broadcast(self, event: str, payload: dict[str, Any]) -> None:
-        self.notify(f"approval.{event}", payload)
+    def _broadcast(self, event: ApprovalEvent) -> None:
+        if isinstance(event, Answer):
+            self.notify(
+                "approval.resolved",
+                {
+                    "request_id": event.request_id,
+                    "choice": event.choice,
+                    "note": event.note,
+                    "via": event.via,
+                },
+            )
+        else:
+            self.notify("approval.requested", _prompt(event))
         self.push_status(force=True)  # the count of pending approvals changed
 
 
-def _target(data: dict[str, Any]) -> tuple[int | None, str | None]:
-    """The frame a preview or rewind names: `frame` (an id) or `cell_id` (its latest frame)."""
-    frame, cell_id = data.get("frame"), data.get("cell_id")
-    if (frame is None) == (cell_id is None):
-        raise ValueError("give exactly one of frame (an integer) or cell_id (a string)")
-    if frame is not None and (not isinstance(frame, int) or isinstance(frame, bool) or frame < 1):
-        raise ValueError(f"frame must be an integer >= 1, not {frame!r}")
-    if cell_id is not None and (not isinstance(cell_id, str) or not cell_id):
-        raise ValueError(f"cell_id must be a non-empty string, not {cell_id!r}")
-    return frame, cell_id
+def outgoing(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The message of type `kind` as sent: validated against `KernelMessage` (a
+    `ValidationError` names the field) and dumped to JSON-able values."""
+    message: BaseModel = m.KERNEL.validate_python({**payload, "v": SCHEMA_VERSION, "type": kind})
+    return message.model_dump(mode="json")
 
 
-def _force(data: dict[str, Any]) -> bool:
-    return _flag(data, "force")
+def _prompt(request: ApprovalRequest) -> dict[str, Any]:
+    """What a frontend is shown of a request: its `ApprovalPrompt` part."""
+    return request.model_dump(mode="json", include=set(m.ApprovalPrompt.model_fields))
 
 
-def _flag(data: dict[str, Any], name: str) -> bool:
-    value = data.get(name, False)
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be true or false")
-    return value
+def explain(error: ValidationError) -> str:
+    """A validation error in one line, naming each field: `limit must be <= 500, not 501`.
+    The alternatives of a union (an id is a string or an integer) are said together."""
+    said: dict[str, list[str]] = {}
+    inputs: dict[str, Any] = {}
+    for problem in error.errors(include_url=False):
+        where = ".".join(str(p) for p in problem["loc"][1:] if not _union_member(p))
+        text = _wanted(problem)
+        if text not in said.setdefault(where, []):
+            said[where].append(text)
+        inputs[where] = problem.get("input")
+    parts = []
+    for where, texts in said.items():
+        if not where:  # the whole message, e.g. a frame and a cell id both given
+            parts.append("; ".join(texts))
+        elif texts == ["is required"] or texts == ["is not a field of this message"]:
+            parts.append(f"{where} {texts[0]}")
+        else:
+            parts.append(f"{where} must be {' or '.join(texts)}, not {inputs[where]!r:.80}")
+    return "; ".join(parts)
+
+
+_WANTED = {
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "none_required": "null",
+}
+
+
+def _wanted(problem: Any) -> str:
+    """What a field must be, in words, from one pydantic error."""
+    kind, ctx = problem["type"], problem.get("ctx") or {}
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        return "is not a field of this message"
+    if kind == "literal_error":
+        return f"one of {ctx.get('expected')}"
+    if kind in ("greater_than_equal", "less_than_equal"):
+        return f"{'>=' if kind == 'greater_than_equal' else '<='} {ctx.get('ge', ctx.get('le'))}"
+    if kind == "string_too_short":
+        return "a non-empty string"
+    if kind in _WANTED:
+        return _WANTED[kind]
+    return str(problem["msg"]).removeprefix("Value error, ")
+
+
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
+
+
+def _union_member(part: object) -> bool:
+    """Whether a location part names a union's alternative (`str`, `function-after[...]`),
+    not a field or an index."""
+    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or "-" in part)
 
 
 def _error(text: str, echo: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -11,10 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..frames.file_checkpoints import RewindPlan
-from ..frames.frame_report import FileDiff
-from ..ledger.frame_view import FrameView
-from ..ledger.thread_ledger import ProjectionItem
+from ..workspace import FileDiff, FrameView, ProjectionItem, RewindPlan
 from .markdown_html import render_markdown
 from .safe_html import MATH_IGNORE, Markup, inert, join, tag
 

@@ -27,8 +27,14 @@ from traitlets import Type
 from .._version import __version__
 from ..agent import AgentSession, reap_for_workspace
 from ..agent.threads import follow_vscode
-from ..workspace import VSCODE_NOTEBOOK, FrameOutcome, Workspace
-from ..workspace.launch import enter, starting_directory, workspace_notice
+from ..workspace import (
+    VSCODE_NOTEBOOK,
+    FrameOutcome,
+    Workspace,
+    enter,
+    starting_directory,
+    workspace_notice,
+)
 from . import call_rewind
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 def main() -> None:
     from ipykernel.kernelapp import IPKernelApp
 
-    from ..tools._process_guard import guard_kernel_tree
+    from ..agent.ui import guard_kernel_tree
     from .kernel import LogicianKernel
 
     # Before anything is started: every process of this kernel, `setsid` or not, dies with it.

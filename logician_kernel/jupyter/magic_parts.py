@@ -13,8 +13,8 @@ from typing import Any, Literal, NoReturn
 from IPython.core.error import UsageError
 
 from ..agent import RunOptions
-from ..ledger.branches import Branch
-from ..policy import MODES
+from ..agent.ui import MODES
+from ..workspace import Branch
 from . import display as render
 from .agent_errors import positive
 

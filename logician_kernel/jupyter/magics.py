@@ -1,17 +1,16 @@
 """`%logician <sub>`: the notebook's commands for frames, rewind and configuration.
 
-Subcommands dispatch through a table to `handle_<sub>` methods (as ipykernel's kernelbase
-dispatches `shell_handlers`). Handlers return a `Rendered` (plain text + HTML) or raise
+Subcommands dispatch through one table, `COMMANDS`, to `handle_<sub>` methods (as ipykernel's
+kernelbase dispatches `shell_handlers`); the subcommand names (`MANAGEMENT_COMMANDS`) are
+derived from it. Handlers return a `Rendered` (plain text + HTML) or raise
 `UsageError` with a one-line message; they never print tracebacks for user mistakes.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import re
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -20,16 +19,19 @@ from IPython.display import display
 
 from ..agent import AgentError, AgentSession
 from ..agent.hooks_setup import hooks_report
-from ..config import ConfigError
+from ..agent.ui import AuditLog
+from ..config import ConfigError, command_line_value
 from ..config import commands as config_commands
-from ..config._keys import command_line_value
-from ..frames.file_checkpoints import RewindError
-from ..frames.frame_report import frame_diff
-from ..frames.storage_commands import collect_garbage, storage_text
-from ..ledger.repair import check as ledger_check
-from ..ledger.thread_ledger import ThreadLedger
-from ..policy import AuditLog
-from ..workspace import RewindPart, RewindScope
+from ..workspace import (
+    RewindError,
+    RewindPart,
+    RewindScope,
+    ThreadLedger,
+    collect_garbage,
+    frame_diff,
+    storage_text,
+)
+from ..workspace import check_ledger as ledger_check
 from . import call_rewind, thread_commands, undo_view, variables_view
 from . import display as render
 from .agent import AgentCell
@@ -40,35 +42,6 @@ from .magic_parts import branches_table, classify, run_options, unknown_command
 from .mcp_view import handle_mcp
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
-
-MANAGEMENT_COMMANDS = frozenset(
-    {
-        "",
-        "help",
-        "frames",
-        "diff",
-        "rewind",
-        "undo",
-        "config",
-        "trust",
-        "mcp",
-        "clear",
-        "status",
-        "audit",
-        "branches",
-        "branch",
-        "compact",
-        "storage",
-        "gc",
-        "vars",
-        "ledger",
-        "threads",
-        "thread",
-        "hooks",
-    }
-)
-"""Subcommands that manage the session; a cell made only of these is not a frame."""
-
 
 _LINE_MAGIC = re.compile(r"^(\s*)%logician(?:\s+(.*))?$")
 _AGENT_CALL = (
@@ -124,30 +97,6 @@ class LogicianMagics(Magics):
         super().__init__(shell=shell)
         self.session = agent
         self.runtime = agent.workspace
-        self._handlers: dict[str, Callable[[list[str]], render.Rendered | None]] = {
-            "": self.handle_help,
-            "help": self.handle_help,
-            "frames": self.handle_frames,
-            "diff": self.handle_diff,
-            "rewind": self.handle_rewind,
-            "undo": self.handle_undo,
-            "config": self.handle_config,
-            "trust": self.handle_trust,
-            "clear": self.handle_clear,
-            "status": self.handle_status,
-            "audit": self.handle_audit,
-            "branches": self.handle_branches,
-            "branch": self.handle_branch,
-            "compact": self.handle_compact,
-            "storage": self.handle_storage,
-            "gc": self.handle_gc,
-            "vars": self.handle_vars,
-            "ledger": self.handle_ledger,
-            "threads": lambda args: thread_commands.threads(self.session, args),
-            "thread": lambda args: thread_commands.thread(self.session, args),
-            "hooks": self.handle_hooks,
-            "mcp": lambda args: handle_mcp(self.session, args),
-        }
         self.broker = agent.broker
         self.comms = LogicianComms(self.broker, self._comm_status)
         self.frames = LedgerRewindSource(self.runtime, self.comms)
@@ -176,11 +125,11 @@ class LogicianMagics(Magics):
         except ValueError as exc:
             raise UsageError(f"%logician: cannot parse the arguments ({exc})") from None
         sub, args = (argv[0], argv[1:]) if argv else ("", [])
-        handler = self._handlers.get(sub) if sub else self.handle_control
+        handler = COMMANDS.get(sub)
         if handler is None:
             raise unknown_command(sub, MANAGEMENT_COMMANDS)
         try:
-            result = handler(args)
+            result = handler(self, args)
         except (RewindError, ConfigError, AgentError) as exc:
             raise UsageError(str(exc)) from None
         if result is not None:
@@ -475,8 +424,7 @@ class LogicianMagics(Magics):
             return render.preformatted(
                 f"Discarded branch {branch_id}; the conversation is unchanged."
             )
-        with self._phase("branch_summary"):  # what the status views show while it runs
-            merged = self.session.merge_branch(branch_id)
+        merged = self.session.merge_branch(branch_id)
         return render.preformatted(
             f"Merged a summary of branch {branch_id} into the conversation "
             f"({merged.spent}):\n\n{merged.summary}"
@@ -485,22 +433,21 @@ class LogicianMagics(Magics):
     def handle_compact(self, args: list[str]) -> render.Rendered:
         self._ledger()
         keep = self.runtime.config.settings.compaction.keep_recent_turns
-        with self._phase("compaction"):
-            done = self.session.compact(" ".join(args) or None)
+        done = self.session.compact(" ".join(args) or None)
         return render.preformatted(
             f"Compacted the conversation: {done.before} message(s) -> {done.after} "
             f"(the last {keep} turn(s) kept verbatim; the ledger keeps everything; "
             f"{done.spent})."
         )
 
-    @contextlib.contextmanager
-    def _phase(self, phase: str) -> Iterator[None]:
-        before = self.session.state
-        self.session.state = dataclasses.replace(before, phase=phase)  # type: ignore[arg-type]
-        try:
-            yield
-        finally:
-            self.session.state = dataclasses.replace(self.session.state, phase=before.phase)
+    def handle_threads(self, args: list[str]) -> render.Rendered:
+        return thread_commands.threads(self.session, args)
+
+    def handle_thread(self, args: list[str]) -> render.Rendered:
+        return thread_commands.thread(self.session, args)
+
+    def handle_mcp(self, args: list[str]) -> render.Rendered:
+        return handle_mcp(self.session, args)
 
     # -- the rewind control -----------------------------------------------------------------
 
@@ -526,3 +473,35 @@ class LogicianMagics(Magics):
                 control.refresh()
             except Exception:  # noqa: BLE001 - a closed widget must not break a cell
                 self._controls.remove(control)
+
+
+COMMANDS: dict[str, Callable[[LogicianMagics, list[str]], render.Rendered | None]] = {
+    "": LogicianMagics.handle_control,
+    "help": LogicianMagics.handle_help,
+    "frames": LogicianMagics.handle_frames,
+    "diff": LogicianMagics.handle_diff,
+    "rewind": LogicianMagics.handle_rewind,
+    "undo": LogicianMagics.handle_undo,
+    "config": LogicianMagics.handle_config,
+    "trust": LogicianMagics.handle_trust,
+    "clear": LogicianMagics.handle_clear,
+    "status": LogicianMagics.handle_status,
+    "audit": LogicianMagics.handle_audit,
+    "branches": LogicianMagics.handle_branches,
+    "branch": LogicianMagics.handle_branch,
+    "compact": LogicianMagics.handle_compact,
+    "storage": LogicianMagics.handle_storage,
+    "gc": LogicianMagics.handle_gc,
+    "vars": LogicianMagics.handle_vars,
+    "ledger": LogicianMagics.handle_ledger,
+    "threads": LogicianMagics.handle_threads,
+    "thread": LogicianMagics.handle_thread,
+    "hooks": LogicianMagics.handle_hooks,
+    "mcp": LogicianMagics.handle_mcp,
+}
+"""`%logician <sub>` -> its handler: the one declaration of the subcommands (`""` is
+`%logician` alone, the rewind control)."""
+
+MANAGEMENT_COMMANDS = frozenset(COMMANDS)
+"""Subcommands that manage the session, derived from `COMMANDS`; a cell made only of these is
+not a frame."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from IPython.core.error import UsageError
 
 from ..agent import AgentSession
-from ..mcp import report
+from ..agent.ui import mcp_report as report
 from . import display as render
 
 

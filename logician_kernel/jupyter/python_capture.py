@@ -16,8 +16,7 @@ from typing import Any
 
 from IPython.utils.capture import capture_output
 
-from ..tools._base import MAX_OUTPUT_BYTES
-from ..tools._output import BoundedText
+from ..agent.ui import MAX_OUTPUT_BYTES, BoundedText
 
 CELL_OUTPUT_BYTES = MAX_OUTPUT_BYTES
 """What a `python` call may print into the cell: the same bound as a `bash` call's output."""

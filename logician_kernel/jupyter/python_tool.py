@@ -22,7 +22,7 @@ from types import FrameType
 from typing import Any
 
 from ..agent.run import PythonRequest
-from ..tools import ToolResult
+from ..agent.ui import ToolResult
 from .python_capture import bounded_capture
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

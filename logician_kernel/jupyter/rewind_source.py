@@ -12,13 +12,16 @@ import os
 import threading
 from typing import Any
 
-from ..frames import rewind_plan
-from ..frames.attribution import launch_dir, map_lab_path
-from ..frames.file_checkpoints import RewindError
-from ..ledger.frame_view import FrameView
-from ..ledger.thread_ledger import ProjectionItem
-from ..workspace import RewindScope, Workspace
-from ..workspace.rewinds import evicted as evicted_paths
+from ..workspace import (
+    FrameView,
+    ProjectionItem,
+    RewindError,
+    RewindScope,
+    Workspace,
+    interrupted_notice,
+    launch_dir,
+    map_lab_path,
+)
 from . import display as render
 from . import undo_view, variables_view
 from .comm import LogicianComms
@@ -45,7 +48,7 @@ class LedgerRewindSource:
         if checkpoints is None:
             return []
         active = checkpoints.active_frames()
-        evicted = evicted_paths(checkpoints, active)
+        evicted = self.workspace.evicted(active)
         return [
             FrameRow(
                 frame=f.frame,
@@ -110,7 +113,7 @@ class LedgerRewindSource:
         checkpoints = self.workspace.checkpoints_if_on
         if checkpoints is None:
             return ""
-        return rewind_plan.interrupted_notice(checkpoints.ledger) or ""
+        return interrupted_notice(checkpoints.ledger) or ""
 
     # -- the comm (`frames.*` messages of the lab extension) -----------------------------------
 

@@ -22,9 +22,7 @@ from nbclient.exceptions import CellExecutionError
 from traitlets import default
 from traitlets.config import Config
 
-from ..ledger.frame_view import derive_frames
-from ..ledger.thread_ledger import SessionStart, read_entries
-from ..workspace import STATE_DIR, thread_id_for
+from ..workspace import STATE_DIR, SessionStart, derive_frames, read_entries, thread_id_for
 from .kernelspec import KERNEL_NAME, kernel_json
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from IPython.core.error import UsageError
 
 from ..agent import AgentError, AgentSession
-from ..workspace.threads import render_threads
+from ..workspace import render_threads
 from . import display as render
 from .safe_html import inert, tag
 

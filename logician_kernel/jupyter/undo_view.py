@@ -3,8 +3,7 @@ one-line results the rewind control and the sidebar show (split out of `magics.p
 
 from __future__ import annotations
 
-from ..ledger.thread_ledger import ProjectionItem
-from ..workspace import Workspace
+from ..workspace import ProjectionItem, Workspace
 from . import display as render
 from . import variables_view
 from .magic_parts import ArgParser

@@ -6,10 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..frames.file_checkpoints import FileCheckpoints, RewindError, RewindPlan
-from ..frames.variable_checkpoints import VariableCheckpoints, VariableStep
-from ..ledger.frame_view import FrameView
-from ..ledger.thread_ledger import ProjectionItem, VariableRecord
+from ..workspace import (
+    FileCheckpoints,
+    FrameView,
+    ProjectionItem,
+    RewindError,
+    RewindPlan,
+    VariableCheckpoints,
+    VariableRecord,
+    VariableStep,
+)
 from . import display as render
 from .safe_html import inert, tag
 

@@ -95,7 +95,7 @@ def derive_branches(entries: Sequence[BaseModel]) -> list[Branch]:
     return list(branches.values())
 
 
-def branch_discard_fields(branch: Branch, current_messages: list[dict[str, Any]]) -> dict:
+def branch_discard_fields(branch: Branch, current_messages: list[dict[str, Any]]) -> dict[str, Any]:
     """Fields for `ledger.append(ProjectionItem, **fields)` discarding `branch`.
 
     The conversation stays as it is; the item only records the decision.
@@ -110,7 +110,7 @@ def branch_discard_fields(branch: Branch, current_messages: list[dict[str, Any]]
 
 def branch_merge_fields(
     branch: Branch, summary_text: str, current_messages: list[dict[str, Any]]
-) -> dict:
+) -> dict[str, Any]:
     """Fields for `ledger.append(ProjectionItem, **fields)` merging `branch` as a summary.
 
     The current conversation gains one user message:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -66,11 +67,11 @@ class RewindState:
                     self.undone, self.undo_failed, self.undo_results = True, [], []
         return self
 
-    def dump(self) -> dict:
-        def entry(e: BaseModel | None) -> dict | None:
+    def dump(self) -> dict[str, Any]:
+        def entry(e: BaseModel | None) -> dict[str, Any] | None:
             return e.model_dump(mode="json") if e is not None else None
 
-        def paths(items: list[RestoredPath]) -> list[dict]:
+        def paths(items: list[RestoredPath]) -> list[dict[str, Any]]:
             return [p.model_dump(mode="json") for p in items]
 
         return {
@@ -86,7 +87,7 @@ class RewindState:
         }
 
     @classmethod
-    def load(cls, data: dict) -> RewindState:
+    def load(cls, data: dict[str, Any]) -> RewindState:
         pending, last = data["pending"], data["last_rewind"]
         return cls(
             pending=RewindPlanned.model_validate(pending) if pending else None,

@@ -93,7 +93,8 @@ def _result_message(call_id: str, text: str, *, is_error: bool) -> dict[str, Any
     message = ToolResultMessage(
         tool_call_id=call_id, content=[TextPart(text=text)], is_error=is_error
     )
-    return MESSAGE_ADAPTER.dump_python(message, mode="json")
+    dumped: dict[str, Any] = MESSAGE_ADAPTER.dump_python(message, mode="json")
+    return dumped
 
 
 def resolve_dangling_calls(ledger: ThreadLedger, *, interrupted: bool = False) -> list[str]:

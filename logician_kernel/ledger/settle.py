@@ -31,7 +31,8 @@ from .thread_ledger import (
 
 def _result_message(call_id: str, text: str) -> dict[str, Any]:
     message = ToolResultMessage(tool_call_id=call_id, content=[TextPart(text=text)], is_error=True)
-    return MESSAGE_ADAPTER.dump_python(message, mode="json")
+    dumped: dict[str, Any] = MESSAGE_ADAPTER.dump_python(message, mode="json")
+    return dumped
 
 
 def unread_tail(ledger: ThreadLedger) -> Sequence[Any]:

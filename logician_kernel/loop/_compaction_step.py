@@ -1,6 +1,7 @@
 """The harness's compaction step: before a model request, compact the conversation when the
 policy says it is too large (a summary of the older turns, or, after too many, a reset to a
-run checkpoint). Split out of `agent_harness.py`; the harness owns it, one per harness.
+run checkpoint). Split out of `agent_harness.py`; one per harness, built from the harness's
+`HarnessDeps` (its provider, tools and store) and compaction policy, never from the harness.
 
 The summary is the model's (`summarizer.summariser` over the harness's provider); building
 the request and the new projection is `compaction/`'s pure work.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, Sequence
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 from logician_kernel.compaction import (
     CompactionFailed,
@@ -29,11 +30,9 @@ from logician_kernel.providers import MeteredProvider
 from logician_kernel.types.messages import Message, Usage
 
 from .compaction_policy import CompactionPolicy
+from .deps import HarnessDeps
 from .summarizer import summariser
 from .todo import TodoTool, render
-
-if TYPE_CHECKING:
-    from .agent_harness import AgentHarness
 
 logger = logging.getLogger("logician_kernel.loop")
 
@@ -51,9 +50,9 @@ class RunMessages(Protocol):
 class CompactionStep:
     """Compaction for one harness; counts the thread's compactions since its last checkpoint."""
 
-    def __init__(self, harness: AgentHarness) -> None:
-        self.harness = harness
-        policy = harness.compaction
+    def __init__(self, deps: HarnessDeps, policy: CompactionPolicy | None) -> None:
+        self.deps = deps
+        self.policy = policy
         self.compactions = policy.compactions_so_far if policy is not None else 0
 
     async def maybe_compact(
@@ -62,7 +61,7 @@ class CompactionStep:
         """Compact the conversation if the policy says it is too large: a summary of the older
         turns, or (after too many compactions) a reset to a run checkpoint. On failure the
         conversation is kept exactly as it was and the request goes ahead."""
-        policy = self.harness.compaction
+        policy = self.policy
         if policy is None or not policy.enabled:
             return
         history = run.messages[run.prefix :]
@@ -80,7 +79,7 @@ class CompactionStep:
         else:
             try:
                 # The summary is a model call made for this run: it counts against its budget.
-                metered = MeteredProvider(self.harness.provider, lambda usage: _charge(run, usage))
+                metered = MeteredProvider(self.deps.provider, lambda usage: _charge(run, usage))
                 replacement = await compact(
                     summariser(metered),
                     history,
@@ -107,7 +106,7 @@ class CompactionStep:
         return build_run_checkpoint(history, task_state=self._task_state(), objective=prompt)
 
     def _task_state(self) -> str | None:
-        for tool in self.harness.tools.values():
+        for tool in self.deps.tools.values():
             if isinstance(tool, TodoTool):
                 snapshot = tool.capability.snapshot()
                 return render(snapshot) if snapshot.items else None
@@ -115,7 +114,7 @@ class CompactionStep:
 
     def _replace(self, run: RunMessages, messages: list[Message], note: str) -> None:
         """Make `messages` the conversation (after the system prompt), durably first."""
-        replace_messages = getattr(self.harness.store, "replace_messages", None)
+        replace_messages = getattr(self.deps.store, "replace_messages", None)
         if replace_messages is not None:
             replace_messages(list(messages), "compaction", note)
         del run.messages[run.prefix :]

@@ -1,29 +1,16 @@
-"""Pure helpers of the turn loop that build or translate messages and events.
+"""Pure helpers of the turn loop that build messages.
 
-No I/O, no state: what a provider event becomes for the UI, the error result an unanswered
-call gets.
+No I/O, no state: a tool's result message, the error result an unanswered call gets.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from logician_kernel.events.events import (
-    AssistantReasoningDelta,
-    AssistantTextDelta,
-    HarnessEvent,
-    RetryScheduled,
-    ToolCallStreaming,
-)
 from logician_kernel.types.messages import (
     AssistantMessage,
     Message,
-    ProviderEvent,
-    ReasoningDelta,
-    RetryAttempt,
-    TextDelta,
     TextPart,
-    ToolCallStarted,
     ToolResultMessage,
 )
 
@@ -32,25 +19,6 @@ UNANSWERED_CALL = (
     "had any effect is unknown. Check before repeating it."
 )
 """The result given to a call left unanswered at the end of the history."""
-
-
-def forwarded(event: ProviderEvent) -> HarnessEvent | None:
-    """The harness event a provider event becomes, if any (argument deltas and usage
-    reports are not forwarded: the reply carries both in full)."""
-    if isinstance(event, TextDelta):
-        return AssistantTextDelta(text=event.text)
-    if isinstance(event, ReasoningDelta):
-        return AssistantReasoningDelta(text=event.text)
-    if isinstance(event, ToolCallStarted):
-        return ToolCallStreaming(call_id=event.id, name=event.name)
-    if isinstance(event, RetryAttempt):
-        return RetryScheduled(
-            attempt=event.attempt,
-            max_retries=event.max_retries,
-            delay=event.delay,
-            reason=event.reason,
-        )
-    return None
 
 
 def tool_result(call_id: str, text: str, *, is_error: bool) -> ToolResultMessage:

@@ -82,7 +82,7 @@ def describe(call: ToolCall, tool: Tool) -> str:
     """The tool's one-line description of the call, or its name if describing fails."""
     try:
         return tool.describe(call.arguments) or call.name
-    except Exception:
+    except Exception:  # a subclass's describe() that raises costs only the label
         return call.name
 
 

@@ -2,12 +2,15 @@
 
 A run is intake (the cell's prompt) -> model call (streamed) -> tool execution -> hooks,
 repeated until the model answers without tool calls or a stop condition holds. It reports
-itself as a stream of `HarnessEvent`s, and writes its durable facts through a `RunStore` at
-turn and tool boundaries only. It owns no state between runs: the conversation comes in as
-`history` and goes out through the store.
+itself as a stream of `HarnessEvent`s (the provider's stream events wrapped in `ModelStreamed`,
+never re-declared), and writes its durable facts through a `RunStore` at turn and tool
+boundaries only. Everything it calls comes in one `HarnessDeps` bundle (provider, tools,
+store, hooks, gate, controller, write audit). It owns no state between runs: the conversation
+comes in as `history` and goes out through the store.
 
-Must never: import Jupyter, persist a streaming delta, let a hook or a tool's exception break
-a run, or repeat a tool call on its own.
+Must never: import Jupyter, `snapshots/` or `frames/` (the write audit is handed in), persist
+a streaming delta, let a hook or a tool's exception break a run, or repeat a tool call on its
+own.
 
 Cancellation. The kernel runs a harness in its worker thread's event loop and cancels the
 consuming task on interrupt. When that `asyncio.CancelledError` lands inside the run (it
@@ -42,7 +45,7 @@ import asyncio
 import dataclasses
 import json
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -53,6 +56,7 @@ from logician_kernel.events.events import (
     HarnessEvent,
     ModelCallStarted,
     ModelResponded,
+    ModelStreamed,
     RunEnded,
     RunStarted,
     ToolFinished,
@@ -60,15 +64,9 @@ from logician_kernel.events.events import (
     TurnEnded,
     TurnStarted,
 )
-from logician_kernel.policy.gate import PermissionGate
 from logician_kernel.policy.run_controller import RunController
-from logician_kernel.providers import (
-    IncompleteStreamError,
-    Provider,
-    ProviderError,
-)
-from logician_kernel.snapshots.write_audit import AUDIT
-from logician_kernel.tools import Tool, ToolContext, ToolResult, bound_output
+from logician_kernel.providers import IncompleteStreamError, ProviderError
+from logician_kernel.tools import Tool, ToolResult, bound_output
 from logician_kernel.types.messages import (
     Message,
     ModelRequest,
@@ -82,11 +80,7 @@ from logician_kernel.types.messages import (
 from logician_kernel.types.run import BudgetExhausted, RunBudgetLimits, RunOutcome, RunStopped
 
 from ._compaction_step import CompactionStep
-from ._conversation import (
-    answers_to_unanswered_calls,
-    forwarded,
-    tool_result,
-)
+from ._conversation import answers_to_unanswered_calls, tool_result
 from ._tool_calls import (
     Batch,
     Refused,
@@ -98,9 +92,9 @@ from ._tool_calls import (
     plan,
 )
 from .compaction_policy import CompactionPolicy
+from .deps import HarnessDeps
 from .hooks import Hooks
 from .prompt import DEFAULT_SYSTEM_PROMPT
-from .run_store import RunStore
 
 logger = logging.getLogger("logician_kernel.loop")
 
@@ -129,50 +123,38 @@ class _Run:
 
 
 class AgentHarness:
-    """Runs the agent loop over one provider, one tool set and one store."""
+    """Runs the agent loop over the collaborators of one `HarnessDeps` bundle."""
 
     def __init__(
         self,
-        provider: Provider,
-        tools: Mapping[str, Tool],
-        ctx: ToolContext,
-        store: RunStore,
+        deps: HarnessDeps,
         *,
-        hooks: Hooks | None = None,
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         limits: RunBudgetLimits | None = None,
-        controller: RunController | None = None,
-        gate: PermissionGate | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
         compaction: CompactionPolicy | None = None,
-        more_tools: Callable[[], Mapping[str, Tool]] | None = None,
         tool_choice: str | None = None,
         tool_choice_scope: Literal["first", "every"] = "first",
     ) -> None:
-        """`controller` enforces the run budget and the acceptance check (restarted at every
-        run); without it, one is built from `limits` for each run (`limits` is ignored when a
-        controller is given). `gate` decides each tool call; without it every call runs.
-        `compaction` makes the harness compact the conversation before a model request once
-        it reaches the policy's threshold; without it (or disabled) it never compacts.
-        `more_tools` is asked before every model request for tools that come and go (the
-        MCP servers that are ready by then); it never replaces one of `tools`. `tool_choice`
-        goes with the run's first model request, or with every one (`tool_choice_scope`)."""
-        self.provider = provider
-        self.tools = dict(tools)
-        self.ctx = ctx
-        self.store = store
-        self.hooks = hooks or Hooks()
+        """`deps` holds everything the harness calls: provider, tools, store, hooks, gate,
+        controller, write audit (see `HarnessDeps`); the rest is how it runs. Without a
+        controller in `deps`, one is built from `limits` for each run (`limits` is ignored
+        when a controller is given). `compaction` makes the harness compact the conversation
+        before a model request once it reaches the policy's threshold; without it (or
+        disabled) it never compacts. `tool_choice` goes with the run's first model request,
+        or with every one (`tool_choice_scope`)."""
+        self.deps = deps
+        self.provider = deps.provider
+        self.hooks = deps.hooks or Hooks()
+        self.tools = dict(deps.tools)
+        """The tools offered to the model now: `deps.tools`, plus `deps.more_tools()`."""
         self.system_prompt = system_prompt
         self.limits = limits or RunBudgetLimits()
-        self.controller = controller
-        self.gate = gate
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.compaction = compaction
-        self._compactor = CompactionStep(self)
-        self._own_tools = dict(tools)
-        self._more_tools = more_tools
+        self._compactor = CompactionStep(deps, compaction)
         self.tool_choice = tool_choice
         self.tool_choice_scope = tool_choice_scope
         self._specs = [tool.spec() for tool in self.tools.values()]
@@ -184,7 +166,7 @@ class AgentHarness:
         system prompt). Yields events; always ends with exactly one `RunEnded`, then re-raises
         a cancellation (see the module docstring)."""
         system = [SystemMessage(content=self.system_prompt)] if self.system_prompt else []
-        controller = self.controller or _default_controller(self.limits, self.provider.model)
+        controller = self.deps.controller or _default_controller(self.limits, self.provider.model)
         controller.start()
         run = _Run(messages=[*system, *history], controller=controller, prefix=len(system))
         window = self.compaction.context_window if self.compaction is not None else 0
@@ -213,7 +195,7 @@ class AgentHarness:
                     outcome = run.stop
                     break
                 if run.response is None or not run.response.message.tool_calls:
-                    note = await controller.on_final_answer(self.ctx)
+                    note = await controller.on_final_answer(self.deps.ctx)
                     if note is not None:
                         self._append(run, UserMessage(content=[TextPart(text=note)]))
                         continue
@@ -226,7 +208,7 @@ class AgentHarness:
             outcome = RunOutcome(status="cancelled", detail="interrupted by the user")
         except ProviderError as exc:
             outcome = RunOutcome(status="failed", detail=str(exc))
-        except Exception as exc:
+        except Exception as exc:  # a bug ends this run as failed (logged), never the kernel
             logger.exception("agent run failed")
             outcome = RunOutcome(status="failed", detail=f"{type(exc).__name__}: {exc}")
         await self._run_end_hook(outcome, run)
@@ -268,9 +250,7 @@ class AgentHarness:
                         response = provider_event
                         continue
                     streamed = max(streamed, 0) + _streamed_chars(provider_event)
-                    event = forwarded(provider_event)
-                    if event is not None:
-                        yield event
+                    yield ModelStreamed(event=provider_event)
         except BaseException as exc:
             # A reply cut off (an interrupt, a broken stream) was paid for all the same, but
             # the server never reported it: count an estimate, and say it is one.
@@ -318,14 +298,15 @@ class AgentHarness:
 
     def _refresh_tools(self) -> None:
         """Offer the tools that are available now (an MCP server may have become ready)."""
-        if self._more_tools is None:
+        more_tools = self.deps.more_tools
+        if more_tools is None:
             return
         try:
-            extra = self._more_tools()
-        except Exception:
+            extra = more_tools()
+        except Exception:  # a broken MCP listing must not stop the run
             logger.exception("listing the extra tools failed; offering ours only")
             extra = {}
-        self.tools = {**self._own_tools}
+        self.tools = dict(self.deps.tools)
         for name, tool in extra.items():
             self.tools.setdefault(name, tool)
         self._specs = [tool.spec() for tool in self.tools.values()]
@@ -344,8 +325,8 @@ class AgentHarness:
             except BudgetExhausted as exc:
                 run.stop = exc.outcome
                 break
-            if self.gate is not None:
-                verdict = await self.gate.check(call, tool)
+            if self.deps.gate is not None:
+                verdict = await self.deps.gate.check(call, tool)
                 if not verdict.allowed:
                     yield self._refuse(run, call, denied(call, verdict.note))
                     if verdict.outcome is not None:
@@ -359,7 +340,7 @@ class AgentHarness:
             run.controller.record_tool_call()
             admitted.append((call, tool))
         for call, tool in admitted:
-            self.store.record_intent(call, tool.recovery)
+            self.deps.store.record_intent(call, tool.recovery)
             yield ToolStarted(call=call, description=describe(call, tool))
             await self._hook("on_before_tool", call)
         if len(admitted) == 1 and run.controller.remaining_wall_seconds() is None:
@@ -404,8 +385,8 @@ class AgentHarness:
     async def _invoke(self, call: ToolCall, tool: Tool) -> ToolResult:
         try:
             # Whatever the process writes or spawns inside the call is attributed to it.
-            with AUDIT.tool_call(call.id, call.name):
-                ctx = dataclasses.replace(self.ctx, call_id=call.id)
+            with self.deps.audit.tool_call(call.id, call.name):
+                ctx = dataclasses.replace(self.deps.ctx, call_id=call.id)
                 result = await tool.run(call.arguments, ctx)
                 stop_inside_call(call.name)  # tests only: the effect happened, no result kept
                 return result
@@ -419,10 +400,10 @@ class AgentHarness:
             )
 
     def _commit(self, run: _Run, call: ToolCall, result: ToolResult) -> ToolFinished:
-        self.store.record_result(call.id, result)
-        text = bound_output(result.content, self.ctx.max_output_bytes)
+        self.deps.store.record_result(call.id, result)
+        text = bound_output(result.content, self.deps.ctx.max_output_bytes)
         self._append(run, tool_result(call.id, text, is_error=result.is_error))
-        self.store.record_commit(call.id)
+        self.deps.store.record_commit(call.id)
         run.answered.add(call.id)
         return ToolFinished(
             call_id=call.id,
@@ -446,13 +427,13 @@ class AgentHarness:
     # -- plumbing ---------------------------------------------------------------------------
 
     def _append(self, run: _Run, message: Message) -> None:
-        self.store.append_message(message)
+        self.deps.store.append_message(message)
         run.messages.append(message)
 
     async def _check_tool(self, call: ToolCall) -> str | None:
         try:
             return await self.hooks.check_tool(call)
-        except Exception:
+        except Exception:  # hooks must not raise; one that does is logged
             logger.exception("hook check_tool raised; the call runs")
             return None
 
@@ -465,7 +446,7 @@ class AgentHarness:
     async def _hook(self, name: str, *args: Any) -> None:
         try:
             await getattr(self.hooks, name)(*args)
-        except Exception:
+        except Exception:  # hooks only observe here: logged, never the run's end
             logger.exception("hook %s raised; ignored", name)
 
 

@@ -24,7 +24,7 @@ import mcp_types
 from anyio.streams.text import TextReceiveStream
 from mcp.shared.message import SessionMessage
 
-from ..durable.private import open_private, private_dir
+from ..durable import open_private, private_dir
 from ..tools import _process_guard
 from ..tools._bash import _group_alive
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import McpServerSettings
-from ..durable.private import private_dir, write_private
+from ..durable import private_dir, write_private
 
 
 def config_hash(settings: McpServerSettings) -> str:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from ..config import McpServerSettings
-from ..durable.redact import is_credential_name, is_maskable_value, redact
+from ..durable import is_credential_name, is_maskable_value, redact
 from . import cache
 
 if TYPE_CHECKING:  # the SDK is imported only when a server is configured

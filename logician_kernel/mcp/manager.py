@@ -218,7 +218,7 @@ class McpManager:
 
         try:
             asyncio.run_coroutine_threadsafe(stop_all(), loop).result(timeout=_STOP_SECONDS)
-        except Exception:
+        except Exception:  # servers that do not stop in time are cancelled below
             pass
         # The MCP thread cancels what is left and closes the loop itself (`_serve`): run from
         # here, the loop would meet the caller's own running loop (the kernel's, at shutdown)

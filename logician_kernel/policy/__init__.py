@@ -11,6 +11,7 @@ from .audit import AUDIT_FILE, AuditEntry, AuditLog, AuditLogError, format_audit
 from .execution_policy import AcceptanceCheck, AcceptanceResult
 from .gate import (
     ApprovalChoice,
+    ApprovalPrompt,
     ApprovalRequest,
     ApprovalResolution,
     GateResult,
@@ -32,6 +33,7 @@ __all__ = [
     "AcceptanceCheck",
     "AcceptanceResult",
     "ApprovalChoice",
+    "ApprovalPrompt",
     "ApprovalRequest",
     "ApprovalResolution",
     "AuditEntry",

@@ -29,8 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..durable.journal import Journal, decode_record
-from ..durable.redact import MASK, is_credential_name, redact
+from ..durable import MASK, Journal, decode_record, is_credential_name, redact
 from .permissions import PermissionDecision
 
 AUDIT_FILE = Path(".logician") / "audit.jsonl"

@@ -11,15 +11,16 @@ audited: they never reach `record`, the transcript or the cell.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..durable.redact import redact
 from ..tools import Tool
-from ..types.approvals import ApprovalChoice
+from ..types.approvals import ApprovalChoice, PreviewKind
 from ..types.messages import ToolCall
 from ..types.run import RunOutcome
 from .audit import AuditEntry, AuditLog, Resolution, mask_arguments
@@ -50,26 +51,45 @@ class PermissionGate(Protocol):
 _CONFIG = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
-class ApprovalRequest(BaseModel):
-    """A tool call the policy wants the user to decide: a ledger entry, never chat text."""
+def _request_id() -> str:
+    return uuid.uuid4().hex[:12]
 
-    model_config = _CONFIG
 
-    kind: Literal["approval_request"] = "approval_request"
-    """Discriminator."""
+class ApprovalPrompt(BaseModel):
+    """What every view of an approval request shows: the card, the stdin prompt, a `logician`
+    comm client (the comm's approval messages are this model). The part of an
+    `ApprovalRequest` that leaves the kernel: the arguments never do, the preview shows them."""
+
+    # Sent whole: every field is on the wire, the id and the preview included.
+    model_config = ConfigDict(**_CONFIG, json_schema_serialization_defaults_required=True)
+
+    request_id: str = Field(default_factory=_request_id)
+    """The id a view answers by (`ApprovalBroker.resolve`); unique per request."""
     call_id: str
     """The call awaiting the decision."""
     tool: str
     """The tool's name."""
     description: str
     """The tool's one-line description of the call, e.g. the command."""
-    arguments: dict[str, Any]
-    """The call's arguments, secrets masked."""
     reason: str
     """Why the policy asks, e.g. `no rule allows this bash command`."""
     suggested_rule: str | None
     """The rule "Always allow" would add; None when it would contain a secret (then only
     "Allow once" makes sense)."""
+    preview_kind: PreviewKind = "text"
+    """How `preview` reads: a shell command, a unified diff, source code, or prose."""
+    preview: str = ""
+    """The call in readable form, bounded (the agent fills it in before anyone is asked)."""
+
+
+class ApprovalRequest(ApprovalPrompt):
+    """A tool call the policy wants the user to decide: a ledger entry, never chat text. The
+    broker holds it while it waits; every view shows its `ApprovalPrompt` part."""
+
+    kind: Literal["approval_request"] = "approval_request"
+    """Discriminator."""
+    arguments: dict[str, Any]
+    """The call's arguments, secrets masked."""
     mode: str
     """The permission mode in force."""
 

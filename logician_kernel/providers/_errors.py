@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from ..durable.redact import redact
+from ..durable import redact
 
 _DETAIL_LIMIT = 500
 _CONTEXT_LENGTH_MARKERS = (

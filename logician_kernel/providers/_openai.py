@@ -105,10 +105,11 @@ _ENCODERS: dict[str, Callable[[Any], dict[str, Any]]] = {
 }
 
 
-def _tool_choice(choice: str) -> str | dict[str, Any]:
-    if choice in ("auto", "required", "none"):
-        return choice
-    return {"type": "function", "function": {"name": choice}}
+_CHOICE_WORDS = ("auto", "required", "none")
+"""`tool_choice` values sent as they are; a tool's name is sent as `required` with that tool
+alone. The named form (`{"type": "function", ...}`) is standard, but llama.cpp's server reads
+`tool_choice` as a string and takes an object for `auto`, silently: the model was never
+forced. `required` with one tool forces the same call on every server."""
 
 
 def encode_message(message: Message) -> dict[str, Any]:
@@ -129,7 +130,11 @@ class OpenAIChatFormat:
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if request.tools:
+        tools = request.tools
+        named = request.tool_choice not in (None, *_CHOICE_WORDS)
+        if named:
+            tools = [tool for tool in tools if tool.name == request.tool_choice] or tools
+        if tools:
             body["tools"] = [
                 {
                     "type": "function",
@@ -139,7 +144,7 @@ class OpenAIChatFormat:
                         "parameters": tool.parameters,
                     },
                 }
-                for tool in request.tools
+                for tool in tools
             ]
         if request.max_tokens is not None:
             body["max_tokens"] = request.max_tokens
@@ -148,7 +153,7 @@ class OpenAIChatFormat:
         if request.stop:
             body["stop"] = request.stop
         if request.tools and request.tool_choice:
-            body["tool_choice"] = _tool_choice(request.tool_choice)
+            body["tool_choice"] = "required" if named else request.tool_choice
         return body
 
     def decoder(self, model: str) -> ChatStreamDecoder:

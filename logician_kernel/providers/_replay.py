@@ -28,7 +28,7 @@ from logician_kernel.types.messages import (
     RetryAttempt,
 )
 
-from ..durable.redact import redact_data
+from ..durable import redact_data
 from ._base import Provider
 from ._errors import ReplayError, ReplayMismatchError
 

@@ -55,7 +55,12 @@ _OWN_THREADS = frozenset(
         "logician-merge",
     }
 )
-_SESSION = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_DURABLE_LAYER = tuple(
+    os.path.join(_PACKAGE, room) + os.sep
+    for room in ("durable", "ledger", "snapshots", "frames", "workspace")
+)
+"""The kernel's own durable code: its writes (stores, ledger, rewinds) never wait."""
 WAIT_NOTICE = (
     "Logician: this cell writes to the workspace while its first snapshot is still being "
     "taken; it waits for it (once, after the kernel starts) so the write can be rewound."
@@ -285,7 +290,7 @@ class _WriteGate:
         name = threading.current_thread().name
         if self._handling() or name in _OWN_THREADS or name.startswith("logician-prepack-"):
             return  # the warm-up, a large-file copy, the gate itself: the kernel's own work
-        if not self._writes_inside(event, args) or _from_session():
+        if not self._writes_inside(event, args) or _from_durable_layer():
             return
         with self._lock:
             fire, self._fire = self._fire, None
@@ -325,12 +330,12 @@ class _WriteGate:
         return False
 
 
-def _from_session() -> bool:
-    """Whether the write comes from the kernel's own session code (its store, a rewind)."""
+def _from_durable_layer() -> bool:
+    """Whether the write comes from the kernel's own durable layer (its stores, a rewind)."""
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if name.startswith(_SESSION) and name != __file__:
+        if name.startswith(_DURABLE_LAYER) and name != __file__:
             return True
         frame = frame.f_back  # type: ignore[assignment]
     return False

@@ -248,7 +248,7 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _OWN_SPAWNERS = tuple(
     os.path.join(_PACKAGE, *p)
     for p in (
-        ("session", ""),
+        *((room, "") for room in ("durable", "ledger", "snapshots", "frames", "workspace")),
         ("config", ""),
         ("tools", "_process_guard.py"),
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from ..durable.redact import mask_values
+from ..durable import mask_values
 from ..types import ToolSpec
 from ._output import bound_output
 
@@ -116,7 +116,7 @@ class Tool(ABC):
         """A readable one-liner of a call for the UI. Never raises, whatever the arguments."""
         try:
             text = self._describe(arguments if isinstance(arguments, dict) else {})
-        except Exception:
+        except Exception:  # describe() never raises: bad arguments get the name
             text = self.name
         return _one_line(text, _DESCRIBE_LIMIT)
 

@@ -39,8 +39,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..durable.blob_key import BlobKey
-from ..durable.private import private_dir, write_private
+from ..durable import BlobKey, private_dir, write_private
 from . import _guard_script as script
 
 _RECORD_DOMAIN = b"logician process record v1\0"

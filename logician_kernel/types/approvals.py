@@ -25,6 +25,10 @@ callback (`AgentSession.run`)."""
 APPROVAL_CHANNELS: tuple[ApprovalChannel, ...] = get_args(ApprovalChannel)
 """Every channel."""
 
+PreviewKind = Literal["command", "diff", "code", "text"]
+"""How an approval request's preview reads: a shell command, a unified diff, source code, or
+prose."""
+
 CHOICE_LABELS: dict[ApprovalChoice, str] = {
     "allow_once": "Allowed once",
     "allow_session": "Allowed for this session",

@@ -292,6 +292,19 @@ class ModelResponse(_Vocabulary):
     """The server's id for the response, for support requests."""
 
 
+StreamEvent = Annotated[
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallArgumentsDelta
+    | ToolCallFinished
+    | UsageReported
+    | RetryAttempt,
+    Field(discriminator="kind"),
+]
+"""What a provider yields while a reply streams: every `ProviderEvent` but the final
+`ModelResponse`. The harness forwards these unchanged, wrapped in its `ModelStreamed`."""
+
 ProviderEvent = Annotated[
     TextDelta
     | ReasoningDelta

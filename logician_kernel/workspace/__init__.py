@@ -1,29 +1,69 @@
 """The front door of everything durable: `Workspace` - a workspace's `.logician/` state, its
 threads, the frame bracket the kernel, `%load_ext` and scripts share, and the rewinds.
 
-Uses everything durable below it; nothing below imports it, and it imports neither Jupyter nor
-`tools/` (the process reaper is handed in). The names exported here are its surface for the
-floors above (`agent/`, `jupyter/`)."""
+Uses everything durable below it (`frames/`, `snapshots/`, `ledger/`, `durable/`) and
+`config/`; nothing below imports it, and it never imports `tools/` (the process reaper is
+handed in), a run or a UI. `__all__` is its own API plus what `jupyter/` reads of the layers
+below (ledger entries, the frame view, frame reports, their errors): `jupyter/` imports nothing
+durable except through here (`tests/unit/workspace/test_workspace_surface.py`,
+`tests/unit/test_imports.py`)."""
 
-from ..frames.file_checkpoints import RewindError
-from ..ledger.thread_ledger import FrameOutcome
+from ..durable import JournalError
+from ..frames import (
+    FileCheckpoints,
+    FileDiff,
+    RewindError,
+    RewindPlan,
+    VariableCheckpoints,
+    VariableStep,
+    collect_garbage,
+    describe_call_rewind,
+    frame_diff,
+    interrupted_notice,
+    launch_dir,
+    map_lab_path,
+    storage_text,
+    store_usage,
+)
+from ..ledger import (
+    Branch,
+    CallRewound,
+    FrameOutcome,
+    FrameView,
+    ProjectionItem,
+    SessionStart,
+    ThreadLedger,
+    VariableRecord,
+    check_ledger,
+    derive_frames,
+    found_at_this_start,
+    read_entries,
+)
 from ..types.rewind_scope import RewindMode, RewindPart, RewindScope
 from .frame import CellFrame, OpenFrame, not_captured_line
+from .launch import enter, starting_directory, workspace_notice
 from .open_thread import STATE_DIR, Reaper, thread_id_for
 from .rewinds import FramePage, Preview
-from .threads import VSCODE_NOTEBOOK, ThreadChoice, ThreadInfo, ThreadSource
+from .threads import (
+    VSCODE_NOTEBOOK,
+    ThreadChoice,
+    ThreadInfo,
+    ThreadSource,
+    list_threads,
+    named_thread,
+    render_threads,
+)
 from .workspace import RewindTarget, Workspace
 
 __all__ = [
+    # the workspace's own
     "STATE_DIR",
     "VSCODE_NOTEBOOK",
     "CellFrame",
-    "FrameOutcome",
     "FramePage",
     "OpenFrame",
     "Preview",
     "Reaper",
-    "RewindError",
     "RewindMode",
     "RewindPart",
     "RewindScope",
@@ -32,6 +72,40 @@ __all__ = [
     "ThreadInfo",
     "ThreadSource",
     "Workspace",
+    "enter",
+    "list_threads",
+    "named_thread",
     "not_captured_line",
+    "render_threads",
+    "starting_directory",
     "thread_id_for",
+    "workspace_notice",
+    # what the notebook side reads of the layers below
+    "Branch",
+    "CallRewound",
+    "FileCheckpoints",
+    "FileDiff",
+    "FrameOutcome",
+    "FrameView",
+    "JournalError",
+    "ProjectionItem",
+    "RewindError",
+    "RewindPlan",
+    "SessionStart",
+    "ThreadLedger",
+    "VariableCheckpoints",
+    "VariableRecord",
+    "VariableStep",
+    "check_ledger",
+    "collect_garbage",
+    "derive_frames",
+    "describe_call_rewind",
+    "found_at_this_start",
+    "frame_diff",
+    "interrupted_notice",
+    "launch_dir",
+    "map_lab_path",
+    "read_entries",
+    "storage_text",
+    "store_usage",
 ]

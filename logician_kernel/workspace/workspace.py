@@ -24,7 +24,9 @@ from ..config import EffectiveConfig, load_effective_config
 from ..frames.capture_heal import CaptureHeal
 from ..frames.file_checkpoints import FileCheckpoints, RewindError
 from ..frames.variable_checkpoints import VariableCheckpoints
+from ..ledger.frame_view import FrameView
 from ..ledger.thread_ledger import CallRewound, ProjectionItem, ThreadLedger
+from ..snapshots.write_audit import AUDIT, WriteAudit
 from . import rewinds
 from .frame import CellFrame
 from .open_thread import OpenThread, Reaper
@@ -117,6 +119,12 @@ class Workspace:
                 "could not be opened; see the first cell's output)"
             )
         return self._thread.checkpoints
+
+    @property
+    def write_audit(self) -> WriteAudit:
+        """The process's write audit: what a run's tool calls write, the frames attribute
+        (handed to the harness through its `HarnessDeps`)."""
+        return AUDIT
 
     @property
     def variables(self) -> VariableCheckpoints | None:
@@ -316,6 +324,11 @@ class Workspace:
     def target(self, frame: int | None, cell_id: str | None = None) -> int:
         """The active frame a frontend names: by id, else its cell's newest frame."""
         return rewinds.cell_target(self.checkpoints, frame, cell_id)
+
+    def evicted(self, views: list[FrameView]) -> dict[int, list[str]]:
+        """Frame -> paths whose large pre-image the disk budget evicted, for these frames."""
+        checkpoints = self.checkpoints_if_on
+        return rewinds.evicted(checkpoints, views) if checkpoints is not None else {}
 
     def page(self, offset: int, limit: int) -> FramePage:
         """A page of the thread's frames, newest first (empty when frames are off)."""

@@ -2,11 +2,21 @@
 often the cell's output is re-rendered while tokens stream.
 
     .venv/bin/python tests/bench/bench_streaming.py [--tokens N] [--repeat R]
+    .venv/bin/python tests/bench/bench_streaming.py --quick     # the gate scripts/test.sh runs
 
 It runs the same path the kernel runs for `%%logician` (the harness on a worker thread's
 event loop, events through a queue, the main thread folding the runtime state and feeding
 the cell view that coalesces Markdown renders), with a scripted in-process model so the
-figures are the kernel's own cost, not a network's. Prints figures with targets; exit 0.
+figures are the kernel's own cost, not a network's. The full run prints figures with targets
+and exits 0.
+
+`--quick` is a flatness gate, a ratio measured in one run rather than an absolute time (so a
+loaded machine slows both sides alike): the per-token cost of the stream itself (first to last
+text delta, as the consumer sees them) with 10 and with 10,000 messages of history, the two
+sizes interleaved round by round, the cheapest round of each kept. The cost is the process's
+CPU time over that span (both threads), which a busy machine does not inflate as it does the
+wall time. It exits 1 when the cost at
+10,000 is more than `--max-ratio` (2) times the cost at 10.
 """
 
 from __future__ import annotations
@@ -23,7 +33,7 @@ from pathlib import Path
 
 from logician_kernel.events.runtime_state import RuntimeState, fold
 from logician_kernel.jupyter.agent_run import RunView
-from logician_kernel.loop.agent_harness import AgentHarness
+from logician_kernel.loop import AgentHarness, HarnessDeps
 from logician_kernel.tools import ToolContext, default_tools
 from logician_kernel.types import (
     AssistantMessage,
@@ -74,10 +84,13 @@ def history(n: int) -> list:
     return out
 
 
-def run_once(workspace: Path, messages: list, model: ScriptedModel) -> tuple[float, int, float]:
-    """Seconds for the whole run, renders, and seconds spent streaming (first to last delta)."""
+def run_once(
+    workspace: Path, messages: list, model: ScriptedModel
+) -> tuple[float, int, float, float]:
+    """Seconds for the whole run, renders, seconds spent streaming (first to last delta), and
+    the process's CPU seconds in that span (what other processes' load does not inflate)."""
     ctx = ToolContext(workspace=workspace, capture=lambda path: None)
-    harness = AgentHarness(model, default_tools(), ctx, NullStore())
+    harness = AgentHarness(HarnessDeps(model, default_tools(), ctx, NullStore()))
     events: queue.Queue = queue.Queue()
     loop = asyncio.new_event_loop()
 
@@ -91,6 +104,7 @@ def run_once(workspace: Path, messages: list, model: ScriptedModel) -> tuple[flo
     started = time.perf_counter()
     thread.start()
     first = last = None
+    cpu_first = cpu_last = 0.0
     while True:
         try:
             event = events.get(timeout=view.wait())
@@ -98,17 +112,19 @@ def run_once(workspace: Path, messages: list, model: ScriptedModel) -> tuple[flo
             view.flush()
             continue
         state = fold(state, event)
-        if event.kind == "text_delta":
-            now = time.perf_counter()
-            first = first or now
-            last = now
+        if event.kind == "model_streamed" and event.event.kind == "text_delta":
+            now, cpu = time.perf_counter(), time.process_time()
+            if first is None:
+                first, cpu_first = now, cpu
+            last, cpu_last = now, cpu
             view.handle(event)  # the kernel's own per-delta path
         elif event.kind == "run_ended":
             view.flush(force=True)
             break
     thread.join()
     loop.close()
-    return time.perf_counter() - started, view.renders, (last or 0) - (first or 0)
+    streaming = (last or 0) - (first or 0)
+    return time.perf_counter() - started, view.renders, streaming, cpu_last - cpu_first
 
 
 def per_token_us(workspace: Path, n_messages: int, tokens: int, repeat: int) -> float:
@@ -122,16 +138,44 @@ def per_token_us(workspace: Path, n_messages: int, tokens: int, repeat: int) -> 
     return (with_tokens - without) / tokens * 1e6
 
 
+def quick(workspace: Path, tokens: int, rounds: int, max_ratio: float) -> int:
+    """The flatness gate: per-token streaming cost at 10,000 vs 10 messages of history."""
+    sizes = (10, 10_000)
+    histories = {n: history(n) for n in sizes}
+    best = {n: float("inf") for n in sizes}
+    run_once(workspace, histories[10], ScriptedModel(tokens))  # warm-up: imports, caches
+    for round_ in range(rounds):
+        # Alternate which size goes first, so a burst of load does not always hit the same one.
+        for n in sizes if round_ % 2 == 0 else sizes[::-1]:
+            cpu = run_once(workspace, histories[n], ScriptedModel(tokens))[3]
+            best[n] = min(best[n], cpu / tokens)
+    ratio = best[10_000] / best[10]
+    verdict = "PASS" if ratio <= max_ratio else "FAIL"
+    print(
+        f"streaming flatness: {best[10] * 1e6:.1f} us/token at 10 messages, "
+        f"{best[10_000] * 1e6:.1f} us/token at 10,000; ratio {ratio:.2f} "
+        f"(limit {max_ratio:g}; {tokens} tokens, CPU time, cheapest of {rounds} rounds) {verdict}"
+    )
+    return 0 if ratio <= max_ratio else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="the flatness gate only")
+    parser.add_argument("--max-ratio", type=float, default=2.0, help="the gate's limit")
     args = parser.parse_args(argv)
+    if args.quick:
+        with tempfile.TemporaryDirectory() as tmp:
+            return quick(Path(tmp), tokens=5_000, rounds=7, max_ratio=args.max_ratio)
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
         short = per_token_us(ws, 10, args.tokens, args.repeat)
         long = per_token_us(ws, 10_000, args.tokens, args.repeat)
-        duration, renders, streaming = run_once(ws, history(10), ScriptedModel(3000, pace=0.0005))
+        duration, renders, streaming, _ = run_once(
+            ws, history(10), ScriptedModel(3000, pace=0.0005)
+        )
     rate = renders / streaming if streaming else float("inf")
     ratio = long / short
     rows = [

@@ -23,6 +23,9 @@ from kernel_harness import Kernel
 pytestmark = pytest.mark.kernel
 
 URL = os.environ.get("LOGICIAN_TEST_SERVER_URL", "")
+EXTRA = os.environ.get("LOGICIAN_TEST_SERVER_EXTRA_BODY", "")
+"""More `model.extra_body` fields, as TOML key = value pairs (a tiny model may need a
+`logit_bias` to reach its template's call marker: docs/providers.md)."""
 
 
 def _approval_or_end(k: Kernel, msg_id: str, timeout: float) -> tuple[dict | None, list[dict]]:
@@ -69,7 +72,9 @@ def test_a_real_server_drives_a_tool_call_approval_frame_and_rewind(
         "LOGICIAN_MODEL__TOOL_CHOICE": '"write"',
         "LOGICIAN_MODEL__MAX_RESPONSE_TOKENS": "200",
         "LOGICIAN_MODEL__TEMPERATURE": "0",
-        "LOGICIAN_MODEL__EXTRA_BODY": "{seed = 7, parallel_tool_calls = false}",
+        "LOGICIAN_MODEL__EXTRA_BODY": "{seed = 7, parallel_tool_calls = false"
+        + (f", {EXTRA}" if EXTRA else "")
+        + "}",
         "LOGICIAN_BUDGET__MAX_TURNS": "3",
     }
     before = {p.relative_to(workspace) for p in workspace.rglob("*") if ".git" not in p.parts}

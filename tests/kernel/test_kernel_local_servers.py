@@ -212,8 +212,14 @@ def test_tool_choice_and_extra_body_reach_the_requests(
         )
         r = k.run("%%logician\nRead it again.")
         assert r.status == "ok", r.text
-        named = {"type": "function", "function": {"name": "read"}}
-        assert [req.body.get("tool_choice") for req in server.requests[2:]] == [named, named]
+        # Sent as `required` with the named tool alone (what llama.cpp's server enforces).
+        assert [req.body.get("tool_choice") for req in server.requests[2:]] == ["required"] * 2
+        assert [
+            [t["function"]["name"] for t in req.body["tools"]] for req in server.requests[2:]
+        ] == [
+            ["read"],
+            ["read"],
+        ]
 
         # A name that is no tool of the run: said before any request is sent.
         k.run("%logician config set model.tool_choice reed")

@@ -7,7 +7,7 @@ show.
 
 from __future__ import annotations
 
-from .approval import CHOICES, ApprovalCard, ApprovalRequestView, Choice, PreviewKind
+from .approval import CHOICES, ApprovalCard, Choice, PreviewKind
 from .rewind import (
     REWIND_MODES,
     FrameRow,
@@ -21,7 +21,6 @@ from .status import StatusWidget
 __all__ = [
     "CHOICES",
     "ApprovalCard",
-    "ApprovalRequestView",
     "Choice",
     "PreviewKind",
     "StatusWidget",

@@ -1,4 +1,5 @@
-"""The approval card: one pending permission request, shown inline where the agent asked.
+"""The approval card: one pending permission request (the gate's own `ApprovalRequest`, seen as
+its `ApprovalPrompt`), shown inline where the agent asked.
 
 A thin view: stock `ipywidgets` controls composed in a `VBox`, one callback out
 (`on_decide(choice, note)`), called at most once. A decision made elsewhere (the sidebar,
@@ -11,18 +12,14 @@ a huge diff or command cannot flood the notebook.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
 
 import ipywidgets as w
 from traitlets import Unicode
 
-from ...types.approvals import APPROVAL_CHOICES, CHOICE_LABELS, ApprovalChoice
+from ...agent.approvals import ApprovalPrompt
+from ...types.approvals import APPROVAL_CHOICES, CHOICE_LABELS, ApprovalChoice, PreviewKind
 from ..safe_html import Markup, inert, join, tag
 from ._plain import PlainText
-
-PreviewKind = Literal["command", "diff", "code", "text"]
-"""How a request's preview reads: a shell command, a unified diff, source code, or prose."""
 
 Choice = ApprovalChoice
 """What the user decided about one request (declared once, in `types.approvals`)."""
@@ -56,26 +53,6 @@ _DIFF_COLOURS = (
     ("+", "color: #1a7f37; background: #e6ffec;"),
     ("-", "color: #cf222e; background: #ffebe9;"),
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalRequestView:
-    """What the card shows of one permission request (a projection, not the request itself)."""
-
-    id: str
-    """The request's id (the tool call's id)."""
-    tool: str
-    """The tool asking, e.g. `bash`."""
-    description: str
-    """One line on what the call does, from the tool."""
-    preview: str
-    """The call's arguments in readable form: the command, the diff, the code."""
-    preview_kind: PreviewKind
-    """How `preview` reads, and so how it is rendered."""
-    suggested_rule: str
-    """The rule *Always allow* persists, e.g. `bash(git status:*)`; empty: none offered."""
-    reason: str
-    """Why the policy asks, e.g. "commands ask in `ask` mode"."""
 
 
 def bounded_lines(text: str, max_lines: int = MAX_PREVIEW_LINES) -> tuple[list[str], int]:
@@ -140,10 +117,11 @@ class ApprovalCard(PlainText, w.VBox):
         "", help="Where a decision made outside the card came from ('' when clicked here)."
     )
 
-    def __init__(self, request: ApprovalRequestView, on_decide: Callable[[str, str], None]):
+    def __init__(self, request: ApprovalPrompt, on_decide: Callable[[str, str], None]):
         self.request = request
+        """The request shown (the gate's `ApprovalRequest`, or any `ApprovalPrompt`)."""
         self._on_decide = on_decide
-        rule = request.suggested_rule
+        rule = self.rule_offered
         reason = tag("span", f" — {request.reason}", style="opacity: 0.75;")
         self.header = w.HTML(
             inert(
@@ -200,6 +178,11 @@ class ApprovalCard(PlainText, w.VBox):
         )
         self.add_class("lk-approval-card")
 
+    @property
+    def rule_offered(self) -> str:
+        """The rule *Always allow* persists, e.g. `bash(git status:*)`; '' when none is offered."""
+        return self.request.suggested_rule or ""
+
     def plain_text(self) -> str:
         """The question, the bounded preview, the choices, and the decision once made."""
         request = self.request
@@ -212,10 +195,11 @@ class ApprovalCard(PlainText, w.VBox):
             lines += [f"  {prompt if i == 0 else ''}{line}" for i, line in enumerate(shown)]
             if more:
                 lines.append(f"  … {more} more line{'s' if more > 1 else ''}")
+        rule = self.rule_offered
         choices = [
-            b.description + (f" ({request.suggested_rule})" if c == "always_allow" else "")
+            b.description + (f" ({rule})" if c == "always_allow" else "")
             for c, b in self.buttons.items()
-            if not (c == "always_allow" and not request.suggested_rule)
+            if not (c == "always_allow" and not rule)
         ]
         lines.append("Choices: " + " · ".join(choices))
         if self.decided:
@@ -223,7 +207,7 @@ class ApprovalCard(PlainText, w.VBox):
                 decision_text(
                     self.decision,  # type: ignore[arg-type]
                     self.note.value,
-                    request.suggested_rule,
+                    rule,
                     self.decided_via,
                 )
             )
@@ -261,7 +245,7 @@ class ApprovalCard(PlainText, w.VBox):
         if note and not self.note.value:
             self.note.value = note
         colour = "#cf222e" if choice in _DENIALS else "#1a7f37"
-        text = decision_text(choice, note, self.request.suggested_rule, via)
+        text = decision_text(choice, note, self.rule_offered, via)
         self.outcome.value = inert(tag("b", text, style=f"color: {colour};"))
         return True
 

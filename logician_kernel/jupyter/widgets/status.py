@@ -15,7 +15,7 @@ from typing import Any
 import ipywidgets as w
 from IPython.display import display
 
-from ...events.runtime_state import Phase, RuntimeState, context_fraction
+from ...agent.ui import Phase, RuntimeState, context_fraction
 from ...types.run import RunBudgetLimits, RunOutcomeStatus
 from ..safe_html import Markup, inert, join, tag
 from ._plain import PlainText

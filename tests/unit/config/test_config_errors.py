@@ -6,6 +6,9 @@ model calls, in a second notice."""
 
 from __future__ import annotations
 
+import errno
+from pathlib import Path
+
 import pytest
 
 from logician_kernel.config import ConfigError, config_get, config_set
@@ -215,3 +218,25 @@ def test_lines_are_found_for_dotted_and_inline_keys(sandbox) -> None:
     cfg = sandbox.load()
     assert any("line 2: model.max_retries" in n for n in cfg.notices)
     assert any("line 3: ui.coalesce_hz" in n for n in cfg.notices)
+
+
+def test_an_unreadable_project_file_is_reported_as_unreadable_never_as_untrusted(
+    sandbox, monkeypatch
+) -> None:
+    # A team folder: another member's .logician/ that this user cannot read. The workspace is
+    # not trusted either, but what the user must fix is the permission. (Refused by the read
+    # itself: root, who runs the suite, reads files whatever their mode.)
+    blocked = sandbox.write_project('[model]\nname = "theirs"\n')
+    read_bytes = Path.read_bytes
+
+    def refuse(path: Path) -> bytes:
+        if path == blocked:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return read_bytes(path)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    cfg = sandbox.load()
+    text = "\n".join(cfg.notices)
+    assert str(blocked) in text and "cannot read: Permission denied" in text
+    assert "not trusted" not in text and "NOT applied: the workspace" not in text
+    assert cfg.settings.model.name != "theirs"

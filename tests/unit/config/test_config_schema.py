@@ -39,6 +39,7 @@ def test_exported_names_are_the_intended_surface() -> None:
         "PermissionSettings",
         "UiSettings",
         "WorkspaceSettings",
+        "command_line_value",
         "config_get",
         "config_schema",
         "config_set",

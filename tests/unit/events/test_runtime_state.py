@@ -9,22 +9,35 @@ import sys
 
 from logician_kernel.events import (
     MAX_PENDING_SHOWN,
-    AssistantTextDelta,
+    BranchSummaryFinished,
+    BranchSummaryStarted,
+    CompactionFinished,
+    CompactionStarted,
     ModelResponded,
-    RetryScheduled,
+    ModelStreamed,
+    RunStarted,
     RuntimeState,
-    ToolCallStreaming,
     ToolFinished,
     ToolStarted,
     fold,
 )
-from logician_kernel.types import AssistantMessage, ToolCall, Usage
+from logician_kernel.types import (
+    AssistantMessage,
+    ReasoningDelta,
+    RetryAttempt,
+    TextDelta,
+    ToolCall,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    Usage,
+    UsageReported,
+)
 
 
 def test_pending_calls_stay_bounded():
     state = RuntimeState()
     for i in range(100):
-        state = fold(state, ToolCallStreaming(call_id=f"c{i}", name="read"))
+        state = fold(state, ModelStreamed(event=ToolCallStarted(id=f"c{i}", name="read")))
     assert len(state.pending_tool_calls) == MAX_PENDING_SHOWN and state.pending_count == 100
 
     calls = [ToolCall(id=f"c{i}", name="read") for i in range(100)]
@@ -47,10 +60,12 @@ def _size(state: RuntimeState) -> int:
 
 def test_fold_cost_is_flat_in_the_number_of_events():
     cycle = [
-        AssistantTextDelta(text="token "),
-        ToolCallStreaming(call_id="c", name="read"),
+        ModelStreamed(event=TextDelta(text="token ")),
+        ModelStreamed(event=ToolCallStarted(id="c", name="read")),
+        ModelStreamed(event=ToolCallArgumentsDelta(id="c", delta='{"path": "a"}')),
+        ModelStreamed(event=UsageReported(usage=Usage(input_tokens=3))),
         ToolStarted(call=ToolCall(id="c", name="read"), description="read"),
-        RetryScheduled(attempt=1, max_retries=3, delay=0.0, reason="overloaded"),
+        ModelStreamed(event=RetryAttempt(attempt=1, max_retries=3, delay=0.0, reason="busy")),
         ToolFinished(call_id="c", name="read", result_display="ok", is_error=False),
     ]
     state = RuntimeState()
@@ -63,7 +78,7 @@ def test_fold_cost_is_flat_in_the_number_of_events():
     assert _size(state) == early
     assert state.pending_tool_calls == () and state.tool_calls == 2_020
     # A text delta never accumulates text: the state is unchanged by it.
-    assert fold(state, AssistantTextDelta(text="x" * 10_000)) is state
+    assert fold(state, ModelStreamed(event=TextDelta(text="x" * 10_000))) is state
 
 
 def test_tool_finished_for_an_unknown_call_does_not_go_negative():
@@ -74,11 +89,11 @@ def test_tool_finished_for_an_unknown_call_does_not_go_negative():
 
 
 def test_estimated_usage_and_the_context_window_fraction():
-    from logician_kernel.events import AssistantReasoningDelta, RunStarted, context_fraction
+    from logician_kernel.events import context_fraction
 
     state = fold(RuntimeState(), RunStarted(prompt="p", model="m", context_window=4096))
     assert context_fraction(state) == 0.0
-    state = fold(state, AssistantReasoningDelta(text="thinking"))
+    state = fold(state, ModelStreamed(event=ReasoningDelta(text="thinking")))
     assert state.streaming  # reasoning is activity: no silent pause that looks like a hang
     reply = AssistantMessage()
     state = fold(
@@ -93,3 +108,23 @@ def test_estimated_usage_and_the_context_window_fraction():
     )
     assert context_fraction(state) == 0.5 and state.usage_estimated
     assert context_fraction(RuntimeState()) is None
+
+
+def test_a_compaction_inside_a_run_hands_back_to_the_turn():
+    state = fold(RuntimeState(), RunStarted(prompt="p"))
+    state = fold(state, CompactionStarted(reason="over the threshold"))
+    assert state.phase == "compaction" and state.running
+    state = fold(state, CompactionFinished(result="summary", before=900, after=300))
+    assert state.phase == "turn"
+
+
+def test_an_on_demand_compaction_and_a_branch_summary_end_idle():
+    state = fold(RuntimeState(), CompactionStarted(reason="asked", trigger="on_demand"))
+    assert state.phase == "compaction" and state.running
+    done = CompactionFinished(result="failed", before=9, after=9, trigger="on_demand")
+    assert fold(state, done).phase == "idle"
+
+    state = fold(RuntimeState(), BranchSummaryStarted(branch_id="b1"))
+    assert state.phase == "branch_summary" and state.running
+    state = fold(state, BranchSummaryFinished(branch_id="b1", result="merged"))
+    assert state.phase == "idle" and not state.running

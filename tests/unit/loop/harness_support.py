@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from logician_kernel.loop import AgentHarness, Hooks
+from logician_kernel.loop import AgentHarness, HarnessDeps, Hooks
 from logician_kernel.tools import ToolContext, ToolResult
 from logician_kernel.types import (
     AssistantMessage,
@@ -174,8 +174,15 @@ def make_harness(
 ) -> tuple[AgentHarness, MemoryStore]:
     store = store or MemoryStore()
     ctx = options.pop("ctx", None) or make_ctx()
-    harness = AgentHarness(provider, {t.name: t for t in tools}, ctx, store, hooks=hooks, **options)
-    return harness, store
+    collaborators = {k: options.pop(k) for k in list(options) if k in _DEPS}
+    deps = HarnessDeps(
+        provider, {t.name: t for t in tools}, ctx, store, hooks=hooks, **collaborators
+    )
+    return AgentHarness(deps, **options), store
+
+
+_DEPS = {"gate", "controller", "audit", "more_tools"}
+"""`make_harness` options that are collaborators (`HarnessDeps`), not harness settings."""
 
 
 async def collect(harness: AgentHarness, prompt: str = "Hi", history: Sequence[Message] = ()):
@@ -186,5 +193,10 @@ def run_all(harness: AgentHarness, prompt: str = "Hi", history: Sequence[Message
     return asyncio.run(collect(harness, prompt, history))
 
 
+def kind_of(event: Any) -> str:
+    """The event's kind; for a provider event the harness forwarded, the provider's kind."""
+    return event.event.kind if event.kind == "model_streamed" else event.kind
+
+
 def kinds(events: Sequence[Any]) -> list[str]:
-    return [event.kind for event in events]
+    return [kind_of(event) for event in events]

@@ -14,6 +14,7 @@ from .harness_support import (
     FakeTool,
     ScriptedProvider,
     call,
+    kind_of,
     make_harness,
     reply,
     tool_reply,
@@ -30,7 +31,7 @@ async def _interrupt_when(harness, trigger: str, sink_events: list):
 
     def sink(event):
         sink_events.append(event)
-        if event.kind == trigger and not cancelled_at:
+        if kind_of(event) == trigger and not cancelled_at:
             cancelled_at.append(loop.time())
             # Interrupts arrive from another thread, between events: call_soon is the same.
             loop.call_soon(task.cancel)
@@ -50,7 +51,7 @@ def test_cancel_mid_stream():
     elapsed = asyncio.run(_interrupt_when(harness, "text_delta", events))
 
     assert elapsed < PROMPT_SECONDS
-    assert [e.kind for e in events][-2:] == ["text_delta", "run_ended"]
+    assert [kind_of(e) for e in events][-2:] == ["text_delta", "run_ended"]
     ended = events[-1]
     assert ended.outcome.status == "cancelled" and ended.turns == 1
     assert provider.closed_streams == 1
@@ -121,7 +122,7 @@ def test_plain_iteration_sees_run_ended_then_the_cancellation():
     async def consume():
         async for event in harness.run("Hi", []):
             seen.append(event.kind)
-            if event.kind == "text_delta":
+            if kind_of(event) == "text_delta":
                 asyncio.get_running_loop().call_soon(task.cancel)
 
     async def scenario():
@@ -143,7 +144,7 @@ def test_closing_the_run_early_closes_the_stream():
     async def scenario():
         events = harness.run("Hi", [])
         async for event in events:
-            if event.kind == "text_delta":
+            if kind_of(event) == "text_delta":
                 break
         await events.aclose()
 

@@ -48,12 +48,14 @@ def test_plain_answer_streams_and_completes():
         "model_call_started",
         "text_delta",
         "text_delta",
+        "usage",
         "model_responded",
         "turn_ended",
         "run_ended",
     ]
     assert events[0].prompt == "Hi" and events[0].model == "scripted-model"
-    assert "".join(e.text for e in events if e.kind == "text_delta") == "Hello there"
+    streamed = [e.event for e in events if e.kind == "model_streamed"]
+    assert "".join(e.text for e in streamed if e.kind == "text_delta") == "Hello there"
     ended = events[-1]
     assert ended.outcome.status == "completed"
     assert ended.turns == 1 and ended.tool_calls == 0
@@ -82,7 +84,8 @@ def test_one_tool_round_trip_in_store_order():
         "turn_started",
         "model_call_started",
         "text_delta",
-        "tool_call_streaming",
+        "tool_call_started",
+        "tool_call_finished",
         "model_responded",
         "tool_started",
         "tool_finished",
@@ -91,6 +94,7 @@ def test_one_tool_round_trip_in_store_order():
         "model_call_started",
         "text_delta",
         "text_delta",
+        "usage",
         "model_responded",
         "turn_ended",
         "run_ended",

@@ -28,6 +28,7 @@ from logician_kernel.types.run import RunBudgetLimits, RunOutcome
 
 from .harness_support import (
     FakeTool,
+    MemoryStore,
     ScriptedProvider,
     call,
     make_ctx,
@@ -129,10 +130,10 @@ def test_wall_time_limit_interrupts_a_slow_tool(tmp_path):
     provider = ScriptedProvider(tool_reply(call("c1", "bash", command="sleep 30")), reply("never"))
     harness, store = make_harness(
         provider,
+        default_tools()["bash"],
         controller=controller(max_wall_seconds=0.5),
         ctx=make_ctx(tmp_path),
     )
-    harness.tools = {"bash": default_tools()["bash"]}
 
     started = time.monotonic()
     events = run_all(harness)
@@ -318,11 +319,10 @@ def test_a_denied_call_gets_an_error_result_and_the_run_goes_on():
     provider = ScriptedProvider(
         tool_reply(call("c1", "read"), call("c2", "bash", command="make")), reply("I see.")
     )
-    harness, store = make_harness(
-        provider, FakeTool("read"), FakeTool("bash", work, read_only=False)
-    )
-    harness.gate = ScriptedGate(
-        store, {"bash": GateResult(False, note="denied by the user: not today")}
+    store = MemoryStore()
+    gate = ScriptedGate(store, {"bash": GateResult(False, note="denied by the user: not today")})
+    harness, _ = make_harness(
+        provider, FakeTool("read"), FakeTool("bash", work, read_only=False), store=store, gate=gate
     )
 
     events = run_all(harness)
@@ -343,10 +343,11 @@ def test_a_gate_outcome_stops_the_run_and_answers_the_rest():
     provider = ScriptedProvider(
         tool_reply(call("c1", "bash", command="make"), call("c2", "read")), reply("never")
     )
-    harness, store = make_harness(provider, FakeTool("read"), FakeTool("bash", read_only=False))
     stop = RunOutcome(status="denied", detail="the user denied `make` and stopped")
-    harness.gate = ScriptedGate(
-        store, {"bash": GateResult(False, note="denied by the user", outcome=stop)}
+    store = MemoryStore()
+    gate = ScriptedGate(store, {"bash": GateResult(False, note="denied by the user", outcome=stop)})
+    harness, _ = make_harness(
+        provider, FakeTool("read"), FakeTool("bash", read_only=False), store=store, gate=gate
     )
 
     events = run_all(harness)
@@ -386,13 +387,15 @@ def test_denied_calls_do_not_count_against_the_tool_call_budget():
     provider = ScriptedProvider(
         tool_reply(call("c1", "bash"), call("c2", "bash"), call("c3", "read")), reply("done")
     )
-    harness, store = make_harness(
+    store = MemoryStore()
+    harness, _ = make_harness(
         provider,
         FakeTool("read"),
         FakeTool("bash", read_only=False),
+        store=store,
+        gate=ScriptedGate(store, {"bash": GateResult(False, note="no")}),
         controller=controller(max_tool_calls=1),
     )
-    harness.gate = ScriptedGate(store, {"bash": GateResult(False, note="no")})
 
     events = run_all(harness)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from logician_kernel.loop import DEFAULT_SYSTEM_PROMPT, AgentHarness
+from logician_kernel.loop import DEFAULT_SYSTEM_PROMPT, AgentHarness, HarnessDeps
 from logician_kernel.providers import RecordedExchange, ReplayProvider, request_fingerprint
 from logician_kernel.tools import default_tools
 from logician_kernel.types import ModelRequest, SystemMessage, TextPart, UserMessage
@@ -25,7 +25,7 @@ def _write_recording(path, exchanges: list[tuple[ModelRequest, list]]) -> None:
 
 def _harness(provider, workspace, store):
     read = default_tools()["read"]
-    return AgentHarness(provider, {"read": read}, make_ctx(workspace), store)
+    return AgentHarness(HarnessDeps(provider, {"read": read}, make_ctx(workspace), store))
 
 
 def _run(harness, prompt):
@@ -94,7 +94,9 @@ def test_a_drifted_prompt_fails_with_the_difference(tmp_path):
     _write_recording(recording, [(request, reply("Hello"))])
     provider = ReplayProvider(recording)
     store = MemoryStore()
-    harness = AgentHarness(provider, {}, make_ctx(tmp_path), store, system_prompt="Be brief.")
+    harness = AgentHarness(
+        HarnessDeps(provider, {}, make_ctx(tmp_path), store), system_prompt="Be brief."
+    )
 
     assert _run(harness, "Hi")[-1].outcome.status == "completed"
     provider.reset()

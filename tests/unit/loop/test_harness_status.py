@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from logician_kernel.events import RuntimeState, fold
-from logician_kernel.loop import AgentHarness
+from logician_kernel.loop import AgentHarness, HarnessDeps
 from logician_kernel.types import RetryAttempt
 
 from .harness_support import (
@@ -14,6 +14,7 @@ from .harness_support import (
     MemoryStore,
     ScriptedProvider,
     call,
+    kind_of,
     make_ctx,
     reply,
     tool_reply,
@@ -26,7 +27,7 @@ def _run_states(harness: AgentHarness) -> list[tuple[str, RuntimeState]]:
         states = []
         async for event in harness.run("Hi", []):
             state = fold(state, event)
-            states.append((event.kind, state))
+            states.append((kind_of(event), state))
         return states
 
     return asyncio.run(scenario())
@@ -39,7 +40,7 @@ def test_fold_over_a_full_run():
         reply("Done."),
     )
     tools = {"read": FakeTool("read")}
-    harness = AgentHarness(provider, tools, make_ctx(), MemoryStore())
+    harness = AgentHarness(HarnessDeps(provider, tools, make_ctx(), MemoryStore()))
 
     states = _run_states(harness)
     by_kind: dict[str, list[RuntimeState]] = {}
@@ -50,11 +51,11 @@ def test_fold_over_a_full_run():
     assert by_kind["run_started"][0].model == "scripted-model"
     assert all(s.running for _, s in states[:-1])
     assert by_kind["model_call_started"][0].streaming
-    retried = by_kind["retry_scheduled"][0]
+    retried = by_kind["retry"][0]
     assert (retried.retry_attempt, retried.retries) == (1, 1)
     assert retried.last_retry_reason == "HTTP 429 rate limited"
     assert by_kind["text_delta"][0].streaming
-    streamed = by_kind["tool_call_streaming"][-1]
+    streamed = by_kind["tool_call_started"][-1]
     assert streamed.pending_tool_calls == ("c1", "c2") and streamed.pending_count == 2
     responded = by_kind["model_responded"][0]
     assert not responded.streaming and responded.pending_count == 2
@@ -74,7 +75,7 @@ def test_fold_over_a_full_run():
 
 def test_last_outcome_survives_into_the_next_run():
     provider = ScriptedProvider(reply("one"), reply("two"))
-    harness = AgentHarness(provider, {}, make_ctx(), MemoryStore())
+    harness = AgentHarness(HarnessDeps(provider, {}, make_ctx(), MemoryStore()))
 
     async def scenario():
         state = RuntimeState()

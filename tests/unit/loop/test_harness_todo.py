@@ -31,8 +31,7 @@ def test_the_todo_tool_updates_the_snapshot_the_status_widget_reads():
     provider = ScriptedProvider(
         tool_reply(call("c1", "todo", tasks=TASKS)), reply("Working on it.")
     )
-    harness, store = make_harness(provider)
-    harness.tools = {"todo": todo.tool()}
+    harness, store = make_harness(provider, todo.tool())
 
     events = run_all(harness)
 

@@ -62,7 +62,7 @@ def test_independent_reads_run_concurrently_and_commit_in_call_order():
     texts = [m.content[0].text for m in provider.requests[1].messages[-2:]]
     assert texts == ["A", "B"]
     tool_events = [(e.kind, getattr(e, "call_id", None)) for e in events if "tool_" in e.kind]
-    assert [k for k, _ in tool_events if k != "tool_call_streaming"] == [
+    assert [k for k, _ in tool_events] == [
         "tool_started",
         "tool_started",
         "tool_finished",
@@ -171,3 +171,35 @@ def test_empty_output_is_not_sent_empty():
     run_all(harness)
 
     assert provider.requests[1].messages[-1].content[0].text == "(no output)"
+
+
+def test_every_call_runs_inside_the_write_audit_it_was_handed():
+    """What a tool writes is attributed to its call by the audit in `HarnessDeps`, which the
+    composition root hands in (no module-global): the tool runs inside its context."""
+    import contextlib
+
+    open_calls: list[str] = []
+    seen: list[tuple[str, list[str]]] = []
+
+    class RecordingAudit:
+        @contextlib.contextmanager
+        def tool_call(self, call_id: str, name: str):
+            open_calls.append(call_id)
+            try:
+                yield
+            finally:
+                open_calls.remove(call_id)
+
+    async def write(arguments):
+        seen.append(("write", list(open_calls)))
+        return "written"
+
+    provider = ScriptedProvider(
+        tool_reply(call("w1", "write"), call("w2", "write")), reply("Done.")
+    )
+    harness, _ = make_harness(
+        provider, FakeTool("write", write, read_only=False), audit=RecordingAudit()
+    )
+
+    assert run_all(harness)[-1].outcome.status == "completed"
+    assert seen == [("write", ["w1"]), ("write", ["w2"])] and open_calls == []

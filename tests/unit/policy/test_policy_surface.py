@@ -13,6 +13,7 @@ POLICY_API = {
     "AcceptanceCheck",
     "AcceptanceResult",
     "ApprovalChoice",
+    "ApprovalPrompt",
     "ApprovalRequest",
     "ApprovalResolution",
     "AuditEntry",

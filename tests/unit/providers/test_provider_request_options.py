@@ -7,6 +7,7 @@ from loopback import Reply, openai_chunks, sse
 from logician_kernel.providers._anthropic import AnthropicMessagesFormat
 from logician_kernel.providers._http import merge_body
 from logician_kernel.providers._openai import OpenAIChatFormat
+from logician_kernel.types import ToolSpec
 
 from .support import REQUEST, run_stream
 
@@ -17,14 +18,19 @@ def test_tool_choice_in_each_apis_words_and_only_with_tools() -> None:
         "auto": ("auto", {"type": "auto"}),
         "required": ("required", {"type": "any"}),
         "none": ("none", {"type": "none"}),
-        "read": (
-            {"type": "function", "function": {"name": "read"}},
-            {"type": "tool", "name": "read"},
-        ),
+        # A name: `required` with that tool alone in Chat Completions (llama.cpp's server
+        # takes the named object form for `auto`, silently).
+        "read": ("required", {"type": "tool", "name": "read"}),
     }
+    write = ToolSpec(name="write", description="Write a file.", parameters={"type": "object"})
+    two = REQUEST.model_copy(update={"tools": [*REQUEST.tools, write]})
+    offered = ["read", "write"]
     for choice, (chat, messages) in words.items():
-        request = REQUEST.model_copy(update={"tool_choice": choice})
-        assert openai.body(request, "m")["tool_choice"] == chat
+        request = two.model_copy(update={"tool_choice": choice})
+        body = openai.body(request, "m")
+        assert body["tool_choice"] == chat
+        names = [t["function"]["name"] for t in body["tools"]]
+        assert names == (["read"] if choice == "read" else offered)
         assert anthropic.body(request, "m")["tool_choice"] == messages
     bare = REQUEST.model_copy(update={"tool_choice": "required", "tools": []})
     assert "tool_choice" not in openai.body(bare, "m")  # a summary request offers no tools

@@ -75,6 +75,7 @@ TYPES_API = {
     "ReasoningDelta",
     "RetryAttempt",
     "StopReason",
+    "StreamEvent",
     "ThinkingPart",
     "SystemMessage",
     "TextDelta",

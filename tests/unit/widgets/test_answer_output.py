@@ -66,8 +66,9 @@ def test_ui_answer_overrides_the_guess() -> None:
 
 def test_a_slow_render_stretches_the_gap_before_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
     """The answer is rendered in the kernel: a long one must not take the kernel's whole time."""
-    from logician_kernel.events.events import AssistantTextDelta
+    from logician_kernel.events.events import ModelStreamed
     from logician_kernel.jupyter import agent_run
+    from logician_kernel.types import TextDelta
 
     clock = [100.0]
     monkeypatch.setattr(agent_run.time, "monotonic", lambda: clock[0])
@@ -79,13 +80,13 @@ def test_a_slow_render_stretches_the_gap_before_the_next(monkeypatch: pytest.Mon
         return "handle"
 
     view = agent_run.RunView(hz=10, show=slow_show)
-    view.handle(AssistantTextDelta(text="a"))
+    view.handle(ModelStreamed(event=TextDelta(text="a")))
     assert shown == ["a"]
     clock[0] += 0.6  # past 1/hz, but not past 3 x the last render's 0.5 s
-    view.handle(AssistantTextDelta(text="b"))
+    view.handle(ModelStreamed(event=TextDelta(text="b")))
     assert shown == ["a"]
     clock[0] += 1.0
-    view.handle(AssistantTextDelta(text="c"))
+    view.handle(ModelStreamed(event=TextDelta(text="c")))
     assert shown == ["a", "abc"]
     view.end_text()  # the end of the block always shows the whole answer
     assert shown == ["a", "abc"]  # nothing new since

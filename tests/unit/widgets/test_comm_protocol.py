@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 
 import logician_kernel.jupyter as jupyter_pkg
-from logician_kernel.agent.approvals import ApprovalBroker
+from logician_kernel.agent.approvals import ApprovalBroker, ApprovalRequest
 from logician_kernel.jupyter.comm import STATUS_PUSH_HZ, LogicianComms
 
 SCHEMA = json.loads((Path(jupyter_pkg.__file__).parent / "comm_schema.json").read_text())
@@ -90,11 +90,31 @@ def test_status_pushes_are_throttled_but_forced_ones_go_out() -> None:
 
 def test_an_approval_request_pushes_the_new_pending_count() -> None:
     c, fake = comms()
-    pending = c.broker.open({"tool": "bash", "description": "ls"})
+    pending = c.broker.open(
+        ApprovalRequest(
+            call_id="c1",
+            tool="bash",
+            description="ls",
+            arguments={"command": "ls"},
+            reason="commands ask",
+            suggested_rule=None,
+            mode="default",
+        )
+    )
     kinds = [m["type"] for m in fake.sent]
     assert kinds == ["approval.requested", "status"]
+    assert fake.sent[0]["request_id"] == pending.id and "arguments" not in fake.sent[0]
+    assert not list(KERNEL_SIDE.iter_errors(fake.sent[0]))
     c.broker.resolve(pending.id, "deny", via="comm")
     assert [m["type"] for m in fake.sent][2:] == ["approval.resolved", "status"]
+    assert fake.sent[2] == {
+        "v": 1,
+        "type": "approval.resolved",
+        "request_id": pending.id,
+        "choice": "deny",
+        "note": "",
+        "via": "comm",
+    }
 
 
 def test_the_schema_describes_what_the_extension_sends() -> None:
@@ -131,7 +151,7 @@ def test_a_frame_row_may_name_its_evicted_large_files() -> None:
 def test_the_kernel_accepts_every_rewind_mode_the_schema_offers() -> None:
     """The sidebar may send any mode the schema lists (`variables` included); the kernel's check
     must not refuse one of them (it once had its own, shorter list)."""
-    from logician_kernel.jupyter.comm import REWIND_MODES
+    from logician_kernel.jupyter.widgets import REWIND_MODES
 
     rewind = next(
         b

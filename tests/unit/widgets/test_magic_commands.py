@@ -47,3 +47,18 @@ def test_the_stdin_prompt_offers_every_approval_choice() -> None:
     from logician_kernel.types.approvals import APPROVAL_CHOICES
 
     assert sorted(STDIN_CHOICES.values()) == sorted(APPROVAL_CHOICES)
+
+
+def test_the_command_names_are_the_handler_tables_and_the_help_names_only_those() -> None:
+    import re
+
+    from logician_kernel.jupyter.display import help_text
+    from logician_kernel.jupyter.magics import COMMANDS, LogicianMagics
+
+    assert MANAGEMENT_COMMANDS == frozenset(COMMANDS)
+    assert all(getattr(LogicianMagics, h.__name__) is h for h in COMMANDS.values())
+    assert len(COMMANDS) == 22 and COMMANDS[""] is LogicianMagics.handle_control
+    helped = set(re.findall(r"%logician (\w+)", help_text().text))
+    assert helped - {"ask"} <= MANAGEMENT_COMMANDS, helped - MANAGEMENT_COMMANDS
+    # `branch merge|discard ID` is told on the `branches` line; `%logician` alone is the control
+    assert MANAGEMENT_COMMANDS - helped == {"", "help", "branch"}

@@ -9,7 +9,8 @@ pytest.importorskip("ipywidgets")
 
 from ipywidgets.widgets.tests.utils import setup_test_comm, teardown_test_comm  # noqa: E402
 
-from logician_kernel.jupyter.widgets import CHOICES, ApprovalCard, ApprovalRequestView  # noqa: E402
+from logician_kernel.agent.approvals import ApprovalPrompt  # noqa: E402
+from logician_kernel.jupyter.widgets import CHOICES, ApprovalCard  # noqa: E402
 from logician_kernel.jupyter.widgets.approval import MAX_PREVIEW_LINES, preview_html  # noqa: E402
 
 
@@ -22,9 +23,10 @@ def _dummy_comm():
     teardown_test_comm()
 
 
-def request(**changes: str) -> ApprovalRequestView:
+def request(**changes: str) -> ApprovalPrompt:
     fields = {
-        "id": "call_1",
+        "request_id": "r1",
+        "call_id": "call_1",
         "tool": "bash",
         "description": "List the files",
         "preview": "ls -la",
@@ -32,7 +34,7 @@ def request(**changes: str) -> ApprovalRequestView:
         "suggested_rule": "bash(ls:*)",
         "reason": "commands ask in `ask` mode",
     }
-    return ApprovalRequestView(**{**fields, **changes})  # type: ignore[arg-type]
+    return ApprovalPrompt.model_validate({**fields, **changes})
 
 
 def make_card(**changes: str) -> tuple[ApprovalCard, list[tuple[str, str]]]:
@@ -160,3 +162,23 @@ def test_text_plain_of_the_card_is_bounded_and_offers_no_rule_it_has_not() -> No
     text = card.plain_text()
     assert "line 19" in text and "line 20" not in text and "… 480 more lines" in text
     assert "Always allow" not in text
+
+
+def test_the_card_shows_the_gates_own_request_and_offers_no_rule_when_there_is_none() -> None:
+    from logician_kernel.agent.approvals import ApprovalRequest
+
+    gate_request = ApprovalRequest(
+        call_id="call_9",
+        tool="bash",
+        description="curl -H 'Authorization: ***' example.com",
+        arguments={"command": "curl -H 'Authorization: ***' example.com"},
+        reason="commands ask in `ask` mode",
+        suggested_rule=None,  # the rule would have held a secret
+        mode="ask",
+    )
+    card = ApprovalCard(gate_request, lambda choice, note: None)
+    assert card.buttons["always_allow"].disabled
+    text = card.plain_text()
+    assert "Approve bash?" in text and "Always allow" not in text
+    assert card.resolve("deny", "not now", via="comm")
+    assert "Denied: not now (decided in the sidebar)" in card.plain_text()

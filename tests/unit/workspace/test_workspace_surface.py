@@ -1,23 +1,25 @@
-"""The front door's surface: what `logician_kernel.workspace` exports, and what it must never
-pull in (Jupyter, or the tools whose reaper it is handed)."""
+"""The public surface of `logician_kernel.workspace`, the front door of everything durable: its
+own API, plus what the notebook side reads of the layers below (the same objects, re-exported),
+and importing it starts nothing above it."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import logician_kernel.durable as durable
+import logician_kernel.frames as frames
+import logician_kernel.ledger as ledger
 import logician_kernel.workspace as workspace
 
-WORKSPACE_API = {
+OWN = {
     "STATE_DIR",
     "VSCODE_NOTEBOOK",
     "CellFrame",
-    "FrameOutcome",
     "FramePage",
     "OpenFrame",
     "Preview",
     "Reaper",
-    "RewindError",
     "RewindMode",
     "RewindPart",
     "RewindScope",
@@ -26,21 +28,66 @@ WORKSPACE_API = {
     "ThreadInfo",
     "ThreadSource",
     "Workspace",
+    "enter",
+    "list_threads",
+    "named_thread",
     "not_captured_line",
+    "render_threads",
+    "starting_directory",
     "thread_id_for",
+    "workspace_notice",
+}
+FROM_BELOW = {
+    "Branch",
+    "CallRewound",
+    "FileCheckpoints",
+    "FileDiff",
+    "FrameOutcome",
+    "FrameView",
+    "JournalError",
+    "ProjectionItem",
+    "RewindError",
+    "RewindPlan",
+    "SessionStart",
+    "ThreadLedger",
+    "VariableCheckpoints",
+    "VariableRecord",
+    "VariableStep",
+    "check_ledger",
+    "collect_garbage",
+    "derive_frames",
+    "describe_call_rewind",
+    "found_at_this_start",
+    "frame_diff",
+    "interrupted_notice",
+    "launch_dir",
+    "map_lab_path",
+    "read_entries",
+    "storage_text",
+    "store_usage",
 }
 
 
-def test_exported_names() -> None:
-    assert set(workspace.__all__) == WORKSPACE_API
-    assert all(hasattr(workspace, name) for name in workspace.__all__)
+def test_exported_names_are_what_we_mean_to_export() -> None:
+    assert set(workspace.__all__) == OWN | FROM_BELOW
+    assert len(workspace.__all__) == len(OWN | FROM_BELOW)  # no name listed twice
 
 
-def test_the_front_door_imports_no_jupyter_and_no_tools() -> None:
+def test_re_exports_are_the_lower_surfaces_own_objects() -> None:
+    below = {durable, frames, ledger}
+    for name in FROM_BELOW:
+        homes = [pkg for pkg in below if name in pkg.__all__]
+        assert len(homes) == 1, f"{name} is in no (or more than one) lower surface"
+        assert getattr(workspace, name) is getattr(homes[0], name), name
+
+
+def test_importing_the_workspace_starts_nothing_above_it() -> None:
     code = (
         "import sys, logician_kernel.workspace\n"
-        "bad = {'IPython', 'ipykernel', 'ipywidgets', 'comm', 'logician_kernel.tools'}\n"
-        "print(sorted(bad & set(sys.modules)))\n"
+        "above = ('agent', 'jupyter', 'loop', 'tools', 'policy', 'providers', 'mcp', 'events',"
+        " 'compaction')\n"
+        "bad = sorted(m for m in sys.modules if m in ('IPython', 'ipykernel', 'ipywidgets', 'comm')"
+        " or m.split('.')[:2] in [['logician_kernel', a] for a in above])\n"
+        "assert not bad, bad\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

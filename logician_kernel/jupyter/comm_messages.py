@@ -1,0 +1,455 @@
+"""The `logician` comm's messages, declared once: two closed unions of pydantic models.
+
+`FrontendMessage` is what a frontend (the lab extension's sidebar, or any client) may send;
+`KernelMessage` is what the kernel answers or announces. Every message is a JSON object
+`{"v": 1, "type": ...}`; a request may carry an `id`, which its answer echoes as `re`. The
+comm (`comm.py`) validates every incoming message against `FrontendMessage` (a malformed one is
+answered with an `error` naming the field, and changes nothing) and builds every outgoing one
+through `KernelMessage`. `comm_schema.json` is generated from these unions (`comm_schema.py`:
+`python -m logician_kernel.jupyter.comm_schema --write`) and a test fails when the committed
+file differs; the lab extension's `protocol.ts` is tested against that file. An approval
+request is the gate's own `ApprovalPrompt` (the part of its `ApprovalRequest` that leaves the
+kernel), never a copy re-keyed by hand.
+
+Must never: do I/O or talk to a comm (the models are plain data; `comm.py` owns the wire).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import (
+    MISSING,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    model_validator,
+)
+
+from ..agent.approvals import ApprovalPrompt
+from ..agent.ui import McpState, Phase
+from ..types.approvals import ApprovalChannel, ApprovalChoice
+from .widgets.rewind import RewindMode  # one declaration, with the rewind control's buttons
+
+Version = Literal[1]
+"""The protocol's version: every message carries it as `v`."""
+
+SCHEMA_VERSION: int = get_args(Version)[0]
+
+TARGET = "logician"
+"""The comm target a frontend opens."""
+
+RequestId = StrictStr | StrictInt
+"""A request's id: a string or an integer (never a boolean), echoed as `re`."""
+Count = Annotated[int, Field(ge=0)]
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+# -- frontend -> kernel ---------------------------------------------------------------------
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
+    )
+
+    v: Version
+    """The schema version the frontend speaks."""
+    id: RequestId | None = None
+    """Echoed as `re` in the answer."""
+
+
+class ApprovalsList(_Request):
+    """Ask for the pending approval requests (answered by `approvals`)."""
+
+    type: Literal["approvals.list"]
+
+
+class ApprovalDecide(_Request):
+    """Decide one pending approval request (answered by `approval.decided`)."""
+
+    type: Literal["approval.decide"]
+    request_id: str
+    """The request decided (`ApprovalPrompt.request_id`)."""
+    choice: ApprovalChoice
+    note: str = ""
+    """What the user said with it (the model reads it on a denial)."""
+
+
+class StatusRequest(_Request):
+    """Ask for the runtime status (answered by `status`)."""
+
+    type: Literal["status"]
+
+
+class FramesList(_Request):
+    """Ask for a page of frames, newest first (answered by `frames`)."""
+
+    type: Literal["frames.list"]
+    offset: Count = 0
+    """Frames to skip, newest first."""
+    limit: Annotated[int, Field(ge=1, le=500)] = 100
+    """Rows at most."""
+
+
+class _FrameTarget(_Request):
+    frame: Annotated[int, Field(ge=1)] | None = None
+    """The frame's id; give this or `cell_id`."""
+    cell_id: NonEmpty | None = None
+    """A notebook cell's id: its latest active frame; give this or `frame`."""
+    force: bool = False
+    """Also overwrite paths changed since the frame (conflicts)."""
+    include_external: bool = False
+    """Also revert changes made outside this kernel (JupyterLab saves, other programs)."""
+
+    @model_validator(mode="after")
+    def _one_target(self) -> _FrameTarget:
+        if (self.frame is None) == (self.cell_id is None):
+            raise ValueError("give exactly one of frame (an integer) or cell_id (a string)")
+        return self
+
+
+class FramesPreview(_FrameTarget):
+    """What a rewind to the frame would do (answered by `frames.preview`)."""
+
+    type: Literal["frames.preview"]
+
+
+class FramesRewind(_FrameTarget):
+    """Rewind to just before the frame (answered by `frames.rewind`)."""
+
+    type: Literal["frames.rewind"]
+    mode: RewindMode = "both"
+
+
+class FramesUndo(_Request):
+    """Undo the most recent rewind (answered by `frames.undo`)."""
+
+    type: Literal["frames.undo"]
+    force: bool = False
+    """Also overwrite paths changed since the rewind."""
+
+
+class FramesResume(_Request):
+    """Complete an interrupted rewind (answered by `frames.resume`)."""
+
+    type: Literal["frames.resume"]
+    force: bool = False
+    """Also overwrite paths changed since the rewind began."""
+
+
+class DocumentSavedRequest(_Request):
+    """JupyterLab saved a document: the running cell's frame attributes it to the user
+    (answered by `document.saved`)."""
+
+    type: Literal["document.saved"]
+    path: NonEmpty
+    """The saved document's server-relative path."""
+    time: NonEmpty
+    """When it was saved, ISO 8601."""
+    notebook: str | None = None
+    """Server-relative path of this connection's notebook (tells the kernel the offset to its
+    workspace)."""
+    server_root: str | None = None
+    """The server's root directory, when the Lab knows it."""
+
+
+FrontendMessage = Annotated[
+    ApprovalsList
+    | ApprovalDecide
+    | StatusRequest
+    | FramesList
+    | FramesPreview
+    | FramesRewind
+    | FramesUndo
+    | FramesResume
+    | DocumentSavedRequest,
+    Field(discriminator="type"),
+]
+"""Everything a frontend may send."""
+
+FRONTEND: TypeAdapter[FrontendMessage] = TypeAdapter(FrontendMessage)
+
+
+# -- kernel -> frontend: the parts ----------------------------------------------------------
+
+
+class _Part(BaseModel):
+    # Extra keys pass: a newer kernel may add a field an older frontend ignores.
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+
+class McpServer(_Part):
+    """One MCP server as the status shows it."""
+
+    name: str
+    state: McpState
+    tools: Count
+    """Tools it offers."""
+    stale: bool | MISSING = MISSING
+    """Whether its tool list may be out of date."""
+    error: str | None | MISSING = MISSING
+
+
+class Status(_Part):
+    """The runtime status the sidebar and the status bar show."""
+
+    thread: str | None
+    phase: Phase
+    model: str
+    frames: Count
+    """Active frames."""
+    running_cell: bool | MISSING = MISSING
+    turn: int | MISSING = MISSING
+    tool_calls: int | MISSING = MISSING
+    input_tokens: Count
+    output_tokens: Count
+    cost_usd: float | None | MISSING = MISSING
+    budget: dict[str, int | float] | MISSING = MISSING
+    """The run budget's limits in force, by name."""
+    pending_approvals: Count | MISSING = MISSING
+    last_outcome: str | None | MISSING = MISSING
+    audit_problems: Count | MISSING = MISSING
+    """Records of .logician/audit.jsonl that fail their checksum or carry none; 0 when intact."""
+    mcp: list[McpServer] | MISSING = MISSING
+    """The MCP servers."""
+
+
+class FrameRow(_Part):
+    """One frame in the sidebar's list."""
+
+    frame: Annotated[int, Field(ge=1)]
+    execution_count: int | None
+    cell_id: str | None
+    code: Annotated[str, Field(max_length=240)]
+    """The cell's code, cut short."""
+    time: str
+    """When the frame opened, ISO 8601."""
+    outcome: str | None
+    status: Literal["open", "active", "rewound"]
+    rewound_at: str | None | MISSING = MISSING
+    rewound_by: int | None | MISSING = MISSING
+    """The ledger entry of the rewind that popped it."""
+    files: Count
+    """Paths it changed."""
+    skipped: Count | MISSING = MISSING
+    evicted: Annotated[list[str], Field(max_length=20)] | MISSING = MISSING
+    """Paths whose large pre-image the disk budget evicted (absent when none was)."""
+    incomplete: str | MISSING = MISSING
+    """"rewind incomplete: N path(s) failed" while a rewind of it left paths failed."""
+    input_tokens: Count
+    output_tokens: Count
+
+
+class PathDetail(_Part):
+    """A path and what about it."""
+
+    path: str
+    detail: str
+
+
+class PreviewFile(_Part):
+    """What a rewind would do to one path."""
+
+    path: str
+    action: Literal["restore", "delete"]
+
+
+class VariableStep(_Part):
+    """What a rewind would do to one user variable."""
+
+    name: str
+    action: Literal["restore", "delete", "not-restorable", "not-live"]
+    detail: str | MISSING = MISSING
+
+
+# -- kernel -> frontend: the messages -------------------------------------------------------
+
+
+class _Kernel(_Part):
+    v: Version
+    """The schema version the kernel speaks."""
+
+
+class _Answer(_Kernel):
+    re: RequestId | MISSING = MISSING
+    """The `id` of the request answered, when it had one."""
+
+
+class Hello(_Kernel):
+    """Sent when the comm opens."""
+
+    type: Literal["hello"]
+    pending: list[ApprovalPrompt]
+    status: Status | MISSING = MISSING
+    """Absent when the status could not be read."""
+
+
+class Error(_Answer):
+    """A request that was unknown, malformed, or failed."""
+
+    type: Literal["error"]
+    error: NonEmpty
+    """What is wrong, naming the field."""
+
+
+class Approvals(_Answer):
+    type: Literal["approvals"]
+    pending: list[ApprovalPrompt]
+
+
+class ApprovalDecided(_Answer):
+    type: Literal["approval.decided"]
+    ok: bool
+    """False when the request was unknown or already decided (the first answer wins)."""
+    request_id: str
+
+
+class StatusMessage(_Answer, Status):
+    """The status: asked for, or pushed while it changes (at most `STATUS_PUSH_HZ` a second)."""
+
+    type: Literal["status"]
+
+
+class Frames(_Answer):
+    type: Literal["frames"]
+    rows: Annotated[list[FrameRow], Field(max_length=500)]
+    """Newest first."""
+    total: Count
+    offset: Count
+
+
+class FramesPreviewed(_Answer):
+    type: Literal["frames.preview"]
+    frame: int
+    frames: list[int]
+    """Every frame the rewind would pop."""
+    files: list[PreviewFile]
+    skipped: list[PathDetail]
+    conflicts: list[PathDetail]
+    external: list[PathDetail] | MISSING = MISSING
+    """Paths changed outside this kernel only: left alone unless include_external."""
+    messages_dropped: Count
+    variables: list[VariableStep] | MISSING = MISSING
+    error: str | MISSING = MISSING
+    """Why no rewind is possible (the lists are then empty)."""
+
+
+class FramesRewound(_Answer):
+    type: Literal["frames.rewind"]
+    ok: Literal[True]
+    frame: int
+    frames: list[int]
+    conflicts: list[str]
+    external: list[str] | MISSING = MISSING
+    """Paths left alone because they were changed outside this kernel."""
+    summary: str
+
+
+class DocumentSaved(_Answer):
+    type: Literal["document.saved"]
+    path: str | None
+    """Workspace-relative path; null when outside this kernel's workspace."""
+    recorded: bool
+    """Whether a running cell's frame attributed the save to the user."""
+
+
+class FramesUndoDone(_Answer):
+    type: Literal["frames.undo"]
+    ok: Literal[True]
+    frames: list[int]
+    undoes: int
+    """The ledger entry of the rewind undone."""
+    conflicts: list[str]
+    summary: str
+
+
+class FramesResumed(_Answer):
+    type: Literal["frames.resume"]
+    ok: Literal[True]
+    frames: list[int]
+    conflicts: list[str]
+    summary: str
+
+
+class FramesUndone(_Kernel):
+    """Announced after an undo made frames active again."""
+
+    type: Literal["frames.undone"]
+    frames: list[int]
+    cell_ids: list[str]
+    at: str
+    by: int
+    undoes: int
+
+
+class FramesChanged(_Kernel):
+    """Announced after every cell."""
+
+    type: Literal["frames.changed"]
+    total: Count
+
+
+class FramesRewoundNotice(_Kernel):
+    """Announced after every rewind (a frontend greys out the cells of rewound frames)."""
+
+    type: Literal["frames.rewound"]
+    frames: list[int]
+    cell_ids: list[str]
+    at: str
+    by: int
+
+
+class ApprovalRequested(_Kernel, ApprovalPrompt):
+    """Announced when the agent asks: the gate's request, as every view shows it."""
+
+    model_config = ConfigDict(extra="allow", frozen=False)
+
+    type: Literal["approval.requested"]
+
+
+class ApprovalResolved(_Kernel):
+    """Announced when a request was decided, wherever that was."""
+
+    type: Literal["approval.resolved"]
+    request_id: str
+    choice: ApprovalChoice
+    note: str | MISSING = MISSING
+    via: ApprovalChannel | MISSING = MISSING
+
+
+KernelMessage = Annotated[
+    Hello
+    | Error
+    | Approvals
+    | ApprovalDecided
+    | StatusMessage
+    | Frames
+    | FramesPreviewed
+    | FramesRewound
+    | DocumentSaved
+    | FramesUndoDone
+    | FramesResumed
+    | FramesUndone
+    | FramesChanged
+    | FramesRewoundNotice
+    | ApprovalRequested
+    | ApprovalResolved,
+    Field(discriminator="type"),
+]
+"""Everything the kernel sends: answers (with `re`) and announcements."""
+
+KERNEL: TypeAdapter[KernelMessage] = TypeAdapter(KernelMessage)
+
+
+def types_of(union: Any) -> tuple[str, ...]:
+    """The `type` tags of a message union, in declaration order."""
+    members = get_args(get_args(union)[0])
+    return tuple(get_args(m.model_fields["type"].annotation)[0] for m in members)
+
+
+FRONTEND_TYPES = types_of(FrontendMessage)
+KERNEL_TYPES = types_of(KernelMessage)

@@ -1,0 +1,248 @@
+"""The comm's messages declared once: every type round-trips, a malformed request is refused
+naming its field (and changes nothing), and `comm_schema.json` is what the models generate."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+from pydantic import ValidationError
+
+from logician_kernel.agent.approvals import ApprovalBroker, ApprovalRequest
+from logician_kernel.jupyter import comm_messages as m
+from logician_kernel.jupyter import comm_schema
+from logician_kernel.jupyter.comm import LogicianComms, explain, outgoing
+
+SCHEMA = json.loads(comm_schema.SCHEMA_FILE.read_text())
+KERNEL_SIDE = jsonschema.Draft202012Validator({**SCHEMA, **SCHEMA["kernel"]})
+FRONTEND_SIDE = jsonschema.Draft202012Validator({**SCHEMA, **SCHEMA["frontend"]})
+
+PROMPT = {
+    "request_id": "r1",
+    "call_id": "c1",
+    "tool": "bash",
+    "description": "rm -rf build",
+    "reason": "commands ask",
+    "suggested_rule": None,
+    "preview_kind": "command",
+    "preview": "rm -rf build",
+}
+STATUS = {
+    "thread": "t1",
+    "phase": "turn",
+    "model": "m",
+    "frames": 2,
+    "running_cell": True,
+    "input_tokens": 10,
+    "output_tokens": 3,
+    "cost_usd": None,
+    "budget": {"max_turns": 8, "max_cost_usd": 0.5},
+    "mcp": [{"name": "fs", "state": "ready", "tools": 3, "stale": False, "error": None}],
+}
+ROW = {
+    "frame": 3,
+    "execution_count": 7,
+    "cell_id": None,
+    "code": "x = 1",
+    "time": "2026-12-03T12:00:00+00:00",
+    "outcome": "completed",
+    "status": "rewound",
+    "rewound_at": "2026-12-03T12:01:00+00:00",
+    "rewound_by": 12,
+    "files": 1,
+    "skipped": 0,
+    "evicted": ["big.bin"],
+    "input_tokens": 0,
+    "output_tokens": 0,
+}
+
+REQUESTS: dict[str, dict[str, Any]] = {
+    "approvals.list": {"id": 1},
+    "approval.decide": {"id": "a", "request_id": "r1", "choice": "deny", "note": "no"},
+    "status": {},
+    "frames.list": {"offset": 5, "limit": 50},
+    "frames.preview": {"cell_id": "cell-a", "force": True},
+    "frames.rewind": {"frame": 2, "mode": "files", "include_external": True},
+    "frames.undo": {"force": False},
+    "frames.resume": {"id": 9},
+    "document.saved": {"path": "a.txt", "time": "2026-12-03T12:00:00Z", "notebook": "n.ipynb"},
+}
+ANSWERS: dict[str, dict[str, Any]] = {
+    "hello": {"pending": [PROMPT], "status": STATUS},
+    "error": {"error": "nope", "re": 4},
+    "approvals": {"pending": [PROMPT], "re": "a1"},
+    "approval.decided": {"ok": True, "request_id": "r1", "re": 2},
+    "status": {**STATUS, "re": 3},
+    "frames": {"rows": [ROW], "total": 1, "offset": 0},
+    "frames.preview": {
+        "frame": 2,
+        "frames": [2, 3],
+        "files": [{"path": "a.txt", "action": "delete"}],
+        "skipped": [],
+        "conflicts": [{"path": "b.txt", "detail": "changed since"}],
+        "external": [],
+        "messages_dropped": 1,
+        "variables": [{"name": "x", "action": "restore", "detail": ""}],
+    },
+    "frames.rewind": {
+        "ok": True,
+        "frame": 2,
+        "frames": [2],
+        "conflicts": [],
+        "external": [],
+        "summary": "Rewound",
+    },
+    "document.saved": {"path": None, "recorded": False},
+    "frames.undo": {"ok": True, "frames": [2], "undoes": 14, "conflicts": [], "summary": "Undid"},
+    "frames.resume": {"ok": True, "frames": [2], "conflicts": [], "summary": "Resumed"},
+    "frames.undone": {"frames": [2], "cell_ids": ["c"], "at": "t", "by": 15, "undoes": 14},
+    "frames.changed": {"total": 9},
+    "frames.rewound": {"frames": [2], "cell_ids": [], "at": "t", "by": 12},
+    "approval.requested": PROMPT,
+    "approval.resolved": {"request_id": "r1", "choice": "deny", "note": "", "via": "comm"},
+}
+
+
+def test_the_committed_schema_is_the_generated_one() -> None:
+    assert comm_schema.SCHEMA_FILE.read_text() == comm_schema.schema_text(), (
+        "logician_kernel/jupyter/comm_schema.json is stale: "
+        "python -m logician_kernel.jupyter.comm_schema --write"
+    )
+    assert comm_schema.main(["--check"]) == 0
+
+
+def test_the_examples_cover_every_message_type() -> None:
+    assert set(REQUESTS) == set(m.FRONTEND_TYPES)
+    assert set(ANSWERS) == set(m.KERNEL_TYPES)
+    assert [b["properties"]["type"]["const"] for b in SCHEMA["kernel"]["oneOf"]] == list(
+        m.KERNEL_TYPES
+    )
+
+
+@pytest.mark.parametrize("kind", sorted(REQUESTS))
+def test_every_request_type_round_trips(kind: str) -> None:
+    wire = {"v": 1, "type": kind, **REQUESTS[kind]}
+    message = m.FRONTEND.validate_python(wire)
+    assert message.type == kind
+    assert message.model_dump(mode="json", exclude_unset=True) == wire
+    assert not list(FRONTEND_SIDE.iter_errors(wire))
+
+
+@pytest.mark.parametrize("kind", sorted(ANSWERS))
+def test_every_kernel_message_type_round_trips(kind: str) -> None:
+    sent = outgoing(kind, ANSWERS[kind])
+    assert sent == {"v": 1, "type": kind, **ANSWERS[kind]}
+    assert not list(KERNEL_SIDE.iter_errors(sent)), sent
+    assert m.KERNEL.validate_python(sent).type == kind
+
+
+def test_a_malformed_kernel_message_is_refused_naming_the_field() -> None:
+    with pytest.raises(ValidationError) as bad:
+        outgoing("frames", {"rows": [{**ROW, "status": "gone"}], "total": 1, "offset": 0})
+    assert "rows.0.status must be one of 'open', 'active' or 'rewound'" in explain(bad.value)
+
+
+class Frames:
+    """A frame source that records what it was asked to do."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+        self.calls.append(("page", offset, limit))
+        return [], 0
+
+    def preview_target(self, frame: Any, cell_id: Any, **flags: bool) -> dict[str, Any]:
+        self.calls.append(("preview", frame, cell_id, flags))
+        return {k: v for k, v in ANSWERS["frames.preview"].items()}
+
+    def rewind_target(self, frame: Any, cell_id: Any, mode: str, force: bool, **kw: bool) -> Any:
+        self.calls.append(("rewind", frame, cell_id, mode, force, kw))
+        return dict(ANSWERS["frames.rewind"])
+
+    def note_save(self, *args: Any) -> dict[str, Any]:
+        self.calls.append(("save", *args))
+        return {"path": "a.txt", "recorded": True}
+
+    def undo_target(self, force: bool) -> dict[str, Any]:
+        self.calls.append(("undo", force))
+        return dict(ANSWERS["frames.undo"])
+
+    def resume_target(self, force: bool) -> dict[str, Any]:
+        self.calls.append(("resume", force))
+        return dict(ANSWERS["frames.resume"])
+
+
+def comms() -> tuple[LogicianComms, Frames]:
+    frames = Frames()
+    status = {k: v for k, v in STATUS.items()}
+    return LogicianComms(ApprovalBroker(), lambda: dict(status), frames), frames
+
+
+def test_every_request_type_has_its_handler_and_a_schema_valid_answer() -> None:
+    c, frames = comms()
+    assert set(c._handlers) == set(m.FRONTEND_TYPES)
+    for kind, fields in REQUESTS.items():
+        answer = c.reply({"v": 1, "type": kind, **fields, "id": kind})
+        assert answer["type"] != "error", answer
+        assert answer["re"] == kind
+        assert not list(KERNEL_SIDE.iter_errors(answer)), answer
+    assert ("rewind", 2, None, "files", False, {"include_external": True}) in frames.calls
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "named"),
+    [
+        ("frames.rewind", {"frame": 2, "mode": "sideways"}, "mode must be one of"),
+        ("frames.rewind", {"frame": "2"}, "frame must be an integer, not '2'"),
+        ("frames.rewind", {"frame": 0}, "frame must be >= 1, not 0"),
+        ("frames.rewind", {"frame": 2, "force": "yes"}, "force must be true or false"),
+        ("frames.rewind", {"frame": 2, "forse": True}, "forse is not a field"),
+        ("frames.rewind", {"frame": 2, "cell_id": "c"}, "exactly one of frame"),
+        ("frames.rewind", {}, "exactly one of frame"),
+        ("frames.preview", {"cell_id": ""}, "cell_id must be a non-empty string"),
+        ("frames.undo", {"force": 1}, "force must be true or false"),
+        ("frames.resume", {"force": None}, "force must be true or false"),
+        ("frames.list", {"limit": 501}, "limit must be <= 500, not 501"),
+        ("frames.list", {"offset": -1}, "offset must be >= 0"),
+        ("document.saved", {"path": "", "time": "t"}, "path must be a non-empty string"),
+        ("document.saved", {"path": "a.txt"}, "time is required"),
+        (
+            "document.saved",
+            {"path": "a.txt", "time": "t", "notebook": 3},
+            "notebook must be a string",
+        ),
+        ("approval.decide", {"request_id": "r1", "choice": "maybe"}, "choice must be one of"),
+        ("approval.decide", {"choice": "deny"}, "request_id is required"),
+        (
+            "approval.decide",
+            {"request_id": "r1", "choice": "deny", "note": 5},
+            "note must be a string",
+        ),
+        ("status", {"id": True}, "id must be a string or an integer"),
+    ],
+)
+def test_a_malformed_request_is_refused_naming_the_field_and_changes_nothing(
+    kind: str, fields: dict[str, Any], named: str
+) -> None:
+    c, frames = comms()
+    pending = c.broker.open(
+        ApprovalRequest(
+            request_id="r1",
+            call_id="c1",
+            tool="bash",
+            description="ls",
+            arguments={},
+            reason="asks",
+            suggested_rule=None,
+            mode="default",
+        )
+    )
+    answer = c.reply({"v": 1, "type": kind, **fields})
+    assert answer["type"] == "error", answer
+    assert answer["error"].startswith(f"{kind}: ") and named in answer["error"], answer
+    assert not list(KERNEL_SIDE.iter_errors(answer))
+    assert frames.calls == []
+    assert [p.request_id for p in c.broker.pending()] == ["r1"] and not pending.future.done()
