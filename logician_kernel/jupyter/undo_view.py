@@ -42,7 +42,7 @@ def resume_result(item: ProjectionItem) -> render.Rendered:
     already = sum(1 for p in item.paths if "before the interruption" in p.detail)
     given = [p.path for p in item.paths if p.action == "failed"]
     head = f"Resumed the interrupted rewind ({already} path(s) were already restored). "
-    if "--skip-failed" in item.note.split():
+    if given:  # a finished rewind names failed paths only when they were given up on purpose
         head = (
             f"Finished the incomplete rewind without {len(given)} failed path(s), given up "
             f"on purpose: {', '.join(given) or '-'}. "
