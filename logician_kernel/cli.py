@@ -46,7 +46,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_ledger(args: argparse.Namespace) -> int:
     from .ledger.repair import RepairError, check, repair
-    from .workspace.session import STATE_DIR
+    from .workspace import STATE_DIR
 
     given = Path(args.thread)
     path = (
@@ -69,7 +69,7 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
 
 def _cmd_state(args: argparse.Namespace) -> int:
     from .snapshots.state_trust import UntrustedStateError, check_state_dir
-    from .workspace.session import STATE_DIR
+    from .workspace import STATE_DIR
 
     workspace = Path(args.workspace).resolve()
     state = workspace / STATE_DIR

@@ -7,6 +7,7 @@ this package imports IPython, ipykernel, ipywidgets or comm (a subprocess test c
 
 from ..policy import ApprovalRequest
 from ..tools._process_guard import reap_for_workspace
+from ..types.rewind_scope import RewindScope
 from .approvals import ApprovalBroker
 from .errors import AgentError
 from .policy import RunOptions
@@ -17,6 +18,7 @@ __all__ = [
     "AgentSession",
     "ApprovalBroker",
     "ApprovalRequest",
+    "RewindScope",
     "RunOptions",
     "RunResult",
     "reap_for_workspace",

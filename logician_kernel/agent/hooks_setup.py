@@ -16,7 +16,7 @@ from ..config._hooks_schema import HOOK_EVENTS
 from ..durable.redact import redact
 from ..loop.command_hooks import CommandHooks, HookLog
 from ..policy import AuditLog
-from ..workspace.runtime import LogicianRuntime
+from ..workspace import Workspace
 
 __all__ = ["build_hooks", "hooks_report"]
 
@@ -32,7 +32,7 @@ def hook_layers(config: EffectiveConfig) -> dict[tuple[str, str], str]:
 
 
 def build_hooks(
-    runtime: LogicianRuntime,
+    runtime: Workspace,
     *,
     requests: queue.Queue[Any],
     frame: int | None,

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from ..config import ModelSettings
 from ..providers import Provider
-from ..workspace.runtime import LogicianRuntime
+from ..workspace import Workspace
 from .errors import AgentError
 
 T = TypeVar("T")
@@ -42,7 +42,7 @@ def checked_tool_choice(choice: str | None, *toolsets: Mapping[str, object]) -> 
     return choice
 
 
-def allowed_model(runtime: LogicianRuntime) -> ModelSettings:
+def allowed_model(runtime: Workspace) -> ModelSettings:
     """The `[model]` settings, or `AgentError` naming the broken layer when the configuration
     cannot say where the model is (never a default endpoint with the user's key)."""
     refusal = runtime.config.model_refusal
@@ -51,7 +51,7 @@ def allowed_model(runtime: LogicianRuntime) -> ModelSettings:
     return runtime.config.settings.model
 
 
-def new_provider(runtime: LogicianRuntime) -> Provider:
+def new_provider(runtime: Workspace) -> Provider:
     """A provider for the current `[model]` settings; a setup failure is an `AgentError`."""
     from ..providers import create_provider
 

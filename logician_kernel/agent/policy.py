@@ -39,7 +39,7 @@ from ..policy import (
 from ..providers import resolve_context_window
 from ..types.approvals import ApprovalChannel
 from ..types.run import RunBudgetLimits
-from ..workspace.runtime import LogicianRuntime
+from ..workspace import Workspace
 from .approvals import ApprovalBroker, Pending, preview
 
 
@@ -75,7 +75,7 @@ class ApprovalItem:
         return self.pending.request
 
 
-def build_controller(runtime: LogicianRuntime, options: RunOptions) -> RunController:
+def build_controller(runtime: Workspace, options: RunOptions) -> RunController:
     settings = runtime.config.settings
     limits = RunBudgetLimits.from_settings(
         settings.budget,
@@ -89,7 +89,7 @@ def build_controller(runtime: LogicianRuntime, options: RunOptions) -> RunContro
 
 
 def build_gate(
-    runtime: LogicianRuntime,
+    runtime: Workspace,
     options: RunOptions,
     *,
     policy: PermissionPolicy,
@@ -202,7 +202,7 @@ def compaction_policy(settings: LogicianSettings, ledger: ThreadLedger) -> Compa
     )
 
 
-def persist_rule(runtime: LogicianRuntime, rule: str) -> None:
+def persist_rule(runtime: Workspace, rule: str) -> None:
     """Add one allow rule to the user file (one field, atomically) and use the new snapshot."""
     config = runtime.config
     current = list(config.layer("user").data.get("permissions", {}).get("allow", []))

@@ -26,7 +26,7 @@ from ..loop.todo import TodoCapability
 from ..policy import RunController
 from ..tools import ToolContext, ToolResult
 from ..types.run import RunOutcome
-from ..workspace.runtime import LogicianRuntime
+from ..workspace import Workspace
 from ._loop import WorkerLoop
 from .model_calls import checked_tool_choice
 from .policy import ApprovalItem, compaction_policy, current_directory
@@ -170,7 +170,7 @@ def build_harness(
 
 
 def tool_context(
-    runtime: LogicianRuntime,
+    runtime: Workspace,
     items: queue.Queue[RunItem],
     *,
     python: bool,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..config import ConfigError, EffectiveConfig
-from ..workspace.runtime import LogicianRuntime
+from ..workspace import Workspace
 from .errors import AgentError
 
 __all__ = ["ProfileSwap", "use_profile"]
@@ -26,7 +26,7 @@ class ProfileSwap:
     during: EffectiveConfig
     """The run's snapshot (the profile selected)."""
 
-    def restore(self, runtime: LogicianRuntime) -> None:
+    def restore(self, runtime: Workspace) -> None:
         current = runtime.config
         if current is self.during:
             runtime.use_config(self.before)
@@ -44,7 +44,7 @@ class ProfileSwap:
             runtime.use_config(self.before)
 
 
-def use_profile(runtime: LogicianRuntime, name: str | None) -> ProfileSwap | None:
+def use_profile(runtime: Workspace, name: str | None) -> ProfileSwap | None:
     """Select profile `name` for the next run; an unknown one is an `AgentError` naming the
     known profiles."""
     if name is None:

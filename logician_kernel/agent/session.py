@@ -18,51 +18,48 @@ but on a worker loop (`_loop`).
 from __future__ import annotations
 
 import os
-import queue
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..config import EffectiveConfig, LogicianSettings, ModelSettings
 from ..events.events import HarnessEvent
 from ..events.runtime_state import RuntimeState
 from ..frames.file_checkpoints import RewindError
-from ..ledger.run_store import LedgerRunStore, resolve_dangling_calls
-from ..ledger.thread_ledger import ProjectionItem, RunEnd, ThreadLedger
+from ..ledger.run_store import resolve_dangling_calls
+from ..ledger.settle import restorable_calls
+from ..ledger.thread_ledger import (
+    CallRewound,
+    ProjectionItem,
+    RestorableCall,
+    RunEnd,
+    ThreadLedger,
+)
 from ..loop.command_hooks import HookLog
-from ..loop.deps import HarnessDeps
-from ..loop.todo import TodoCapability
 from ..mcp import McpManager
 from ..policy import PermissionPolicy, RunBudget, config_layer_of
 from ..providers import Provider
-from ..snapshots.write_audit import AUDIT
-from ..tools import default_tools
 from ..tools._process_guard import reap_for_workspace
-from ..types import MESSAGE_ADAPTER
 from ..types.run import RunOutcome
-from ..workspace.runtime import LogicianRuntime
+from ..workspace import RewindScope, ThreadInfo, Workspace
 from . import conversation, script
+from . import threads as _threads
 from .approvals import ApprovalBroker
 from .errors import AgentError
-from .hooks_setup import build_hooks
 from .model_calls import allowed_model, new_provider
-from .policy import (
-    RunOptions,
-    build_controller,
-    build_gate,
-    prompt_for,
-)
-from .run import AgentRun, RunItem, build_harness, tool_context
+from .policy import RunOptions
+from .run import AgentRun
 from .run_profile import ProfileSwap, use_profile
+from .run_start import start_run
 from .script import Approve, Compacted, Listener, Merged, RunResult
-from .threads import ThreadsAndRecovery
 
 
-class AgentSession(ThreadsAndRecovery):
+class AgentSession:
     """One workspace and one thread, with the agent's moving parts wired once."""
 
-    def __init__(self, runtime: LogicianRuntime, *, broker: ApprovalBroker | None = None) -> None:
-        self.runtime = runtime
+    def __init__(self, workspace: Workspace, *, broker: ApprovalBroker | None = None) -> None:
+        self.workspace = workspace
+        """The front door of everything durable: the thread, its frames, the rewinds."""
         self.broker = broker or ApprovalBroker()
         self.state = RuntimeState()
         """The ephemeral status of the agent, folded from its events (never persisted)."""
@@ -77,9 +74,9 @@ class AgentSession(ThreadsAndRecovery):
         self.hook_log = HookLog()
         """The last result of each `[hooks]` command (what `%logician hooks` shows)."""
         self._profile_swap: ProfileSwap | None = None
-        self.mcp = McpManager(runtime.config.workspace, runtime.env)
+        self.mcp = McpManager(workspace.config.workspace, workspace.env)
         """The MCP servers: connecting in the background from now on, never awaited."""
-        self.mcp.apply(runtime.config.settings.mcp)
+        self.mcp.apply(workspace.config.settings.mcp)
 
     @classmethod
     def open(
@@ -91,7 +88,7 @@ class AgentSession(ThreadsAndRecovery):
     ) -> AgentSession:
         """Open `workspace`'s `.logician/` state and `thread`; when None, the thread `env`
         names (`JPY_SESSION_NAME`, `LOGICIAN_THREAD`), else the workspace's most recent one
-        (said in `runtime`'s notices). `threads()` lists them.
+        (said in the workspace's notices). `threads()` lists them.
 
         Configuration comes from the usual layers (user, trusted project, `LOGICIAN_*` in
         `env`, which defaults to this process's environment)."""
@@ -99,19 +96,17 @@ class AgentSession(ThreadsAndRecovery):
         if thread is not None:
             environ["LOGICIAN_THREAD"] = thread
             environ.pop("JPY_SESSION_NAME", None)  # the script's own name beats its parent's
-        return cls(
-            LogicianRuntime.start(Path(workspace).resolve(), env=environ, reap=reap_for_workspace)
-        )
+        return cls(Workspace.open(Path(workspace).resolve(), environ, reap=reap_for_workspace))
 
     # -- what a run is built from --------------------------------------------------------------
 
     @property
     def settings(self) -> LogicianSettings:
-        return self.runtime.config.settings
+        return self.workspace.config.settings
 
     @property
     def ledger(self) -> ThreadLedger:
-        ledger = self.runtime.ledger
+        ledger = self.workspace.ledger
         if ledger is None:
             raise AgentError(
                 "the thread ledger is unavailable for this session (`.logician/` could not "
@@ -123,9 +118,9 @@ class AgentSession(ThreadsAndRecovery):
         """The model provider for the current `[model]` settings; any change rebuilds it."""
         # Checked on every call, before any cached provider: a configuration whose endpoint
         # source is broken must not reach the provider built from an older snapshot.
-        model = allowed_model(self.runtime)
+        model = allowed_model(self.workspace)
         if self._provider is None or self._provider_model != model:
-            self._provider, self._provider_model = new_provider(self.runtime), model
+            self._provider, self._provider_model = new_provider(self.workspace), model
         return self._provider
 
     def forget_provider(self) -> None:
@@ -139,7 +134,7 @@ class AgentSession(ThreadsAndRecovery):
     def permission_policy(self) -> PermissionPolicy:
         """The session's permission policy, rebuilt when the configuration changes, keeping the
         rules the user allowed "for this session"."""
-        config = self.runtime.config
+        config = self.workspace.config
         if self._policy is None or self._policy_config is not config:
             kept = self._policy.session_rules if self._policy is not None else ()
             self._policy = PermissionPolicy(
@@ -171,72 +166,16 @@ class AgentSession(ThreadsAndRecovery):
         if not prompt:
             raise AgentError("the prompt is empty")
         if self._profile_swap is not None:  # a run that was never finished
-            self._profile_swap.restore(self.runtime)
+            self._profile_swap.restore(self.workspace)
             self._profile_swap = None
-        swap = use_profile(self.runtime, options.profile)
+        swap = use_profile(self.workspace, options.profile)
         try:
-            run = self._start(prompt, options, can_ask=can_ask, python=python)
+            run = start_run(self, prompt, options, can_ask=can_ask, python=python)
         except BaseException:
             if swap is not None:
-                swap.restore(self.runtime)
+                swap.restore(self.workspace)
             raise
         self._profile_swap = swap
-        return run
-
-    def _start(self, prompt: str, options: RunOptions, *, can_ask: bool, python: bool) -> AgentRun:
-        runtime = self.runtime
-        ledger = self.ledger
-        settings = self.settings
-        history = [MESSAGE_ADAPTER.validate_python(m) for m in ledger.messages()]
-        key = runtime.config.api_key()
-        self.mcp.apply(settings.mcp)  # a changed `[mcp]` reconnects in the background
-        # The MCP servers' tokens are masked like the model's key: a server that echoes its
-        # bearer token must not put it into the cell, the ledger, hooks or the audit log.
-        secrets = ((key.get_secret_value(),) if key else ()) + self.mcp.secrets()
-        checkpoints = runtime.checkpoints
-        frame = checkpoints.current_frame
-        store = LedgerRunStore(ledger, frame, secrets=secrets)
-        items: queue.Queue[RunItem] = queue.Queue()
-        ctx = tool_context(runtime, items, python=python, secrets=secrets)
-        policy = self.permission_policy()
-        policy.cwd = ctx.cwd  # the gate reads paths where the tools resolve them
-        try:
-            controller = build_controller(runtime, options)
-            gate = build_gate(
-                runtime,
-                options,
-                policy=policy,
-                broker=self.broker,
-                requests=items,
-                frame=frame,
-                headless=not can_ask,
-                secrets=secrets,
-            )
-        except ValueError as exc:
-            raise AgentError(str(exc)) from None
-        tools = default_tools()
-        todo = TodoCapability()
-        todo.restore(history)
-        todo_tool = todo.tool()
-        tools[todo_tool.name] = todo_tool
-        provider = self.provider()
-        deps = HarnessDeps(
-            provider,
-            tools,
-            ctx,
-            store,
-            hooks=build_hooks(
-                runtime, requests=items, frame=frame, log=self.hook_log, secrets=secrets
-            ),
-            gate=gate,
-            controller=controller,
-            audit=AUDIT,  # what the process writes during a call is that call's
-            more_tools=self.mcp.tools,
-        )
-        harness = build_harness(deps, settings, ledger, prompt_for(policy))
-        run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
-        self.budget = controller.budget
-        run.start(harness.run(prompt, history), release=provider.aclose)
         return run
 
     def take(self, run: AgentRun, event: HarnessEvent) -> None:
@@ -250,8 +189,8 @@ class AgentSession(ThreadsAndRecovery):
         run.join()
         swap, self._profile_swap = self._profile_swap, None
         if swap is not None:
-            swap.restore(self.runtime)
-        ledger = self.runtime.ledger
+            swap.restore(self.workspace)
+        ledger = self.workspace.ledger
         if ledger is not None and run.outcome is not None:
             ledger.append(
                 RunEnd,
@@ -272,7 +211,7 @@ class AgentSession(ThreadsAndRecovery):
             and run.controller.accepted
         ):
             # The acceptance check passed: the conversation up to here is a committed result.
-            self.runtime.commit_run()
+            self.workspace.commit_run()
         return run.outcome
 
     # -- one run, for a script -------------------------------------------------------------
@@ -296,7 +235,6 @@ class AgentSession(ThreadsAndRecovery):
         `call.description`); without it, nobody can be asked and `permissions.headless`
         decides. `on_event` sees every harness event. `profile` applies `[profiles.NAME]` to
         this run only. A KeyboardInterrupt cancels the run (still recorded) and is re-raised."""
-        runtime = self.runtime
         options = RunOptions(
             max_turns=max_turns,
             max_tool_calls=max_tool_calls,
@@ -305,24 +243,16 @@ class AgentSession(ThreadsAndRecovery):
             accept=accept,
             profile=profile,
         )
-        runtime.open_frame(
-            execution_count=None,
-            cell_id=None,
-            code=prompt,
-            stream=sys.stderr,
-            whole_first_snapshot=True,
-        )
-        outcome = "error"
-        try:
+        # No cell to keep responsive: the frame waits for the first snapshot (`frame.py`).
+        with self.workspace.frame(None, None, prompt, whole_first_snapshot=True) as frame:
             run = self.start(prompt, options=options, can_ask=approve is not None)
             script.consume(self, run, approve, on_event)
             self.finish(run)
-            outcome = "interrupted" if run.interrupted else "ok"
-        finally:
-            closed = runtime.close_frame(outcome, sys.stderr)
+            frame.outcome = "interrupted" if run.interrupted else "ok"
         if run.interrupted:
             raise KeyboardInterrupt
         assert run.outcome is not None  # a drained run always reported its end
+        closed = frame.closed
         return RunResult(
             frame=closed.frame if closed else run.frame, outcome=run.outcome, text=run.text
         )
@@ -332,40 +262,55 @@ class AgentSession(ThreadsAndRecovery):
     def rewind(
         self,
         frame: int | str = "--last",
+        scope: RewindScope | None = None,
         *,
         force: bool = False,
-        files: bool = True,
-        conversation: bool = True,
         include_external: bool = False,
-        resume: bool = False,
     ) -> ProjectionItem:
-        """Undo `frame` and every frame after it: files and conversation (or one of them).
-        Changes made outside this kernel are left alone unless `include_external`; a path the
-        frames changed that someone else changed too is a conflict unless `force`.
-        `resume=True` completes a rewind a crash interrupted (`frame` is then ignored)."""
-        try:
-            return self.runtime.rewind(
-                str(frame),
-                force=force,
-                files=files,
-                conversation=conversation,
-                include_external=include_external,
-                resume=resume,
+        """Undo `frame` and every frame after it: files and conversation (and variables, in
+        a notebook), or the parts `scope` names. Changes made outside this kernel are left
+        alone unless `include_external`; a path the frames changed that someone else changed
+        too is a conflict unless `force`."""
+        with _agent_errors():
+            return self.workspace.rewind(
+                frame, scope, force=force, include_external=include_external
             )
-        except RewindError as exc:
-            raise AgentError(str(exc)) from None
+
+    def resume_rewind(self, *, force: bool = False) -> ProjectionItem:
+        """Complete the rewind a crash interrupted or a failed path left incomplete."""
+        with _agent_errors():
+            return self.workspace.resume(force=force)
 
     def undo_rewind(self, *, force: bool = False) -> ProjectionItem:
         """Take back the most recent rewind: files (bytes, modes, deleted and created ones),
         variables and the conversation as they were; its frames are active again."""
-        try:
-            return self.runtime.undo_rewind(force=force)
-        except RewindError as exc:
-            raise AgentError(str(exc)) from None
+        with _agent_errors():
+            return self.workspace.undo(force=force)
+
+    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
+        """Put back what one tool call cut off by a dead kernel had captured
+        (`restorable_calls` lists them)."""
+        with _agent_errors():
+            return self.workspace.rewind_call(call_id, force=force)
+
+    def restorable_calls(self) -> list[RestorableCall]:
+        """Calls a dead kernel cut off whose pre-images were recorded, not yet rewound."""
+        return restorable_calls(self.ledger)
+
+    # -- threads (threads.py) ----------------------------------------------------------------
+
+    def threads(self) -> list[ThreadInfo]:
+        """The workspace's threads (id, notebook, frames, last used), most recent first."""
+        return _threads.listing(self.workspace)
+
+    def use_thread(self, thread_id: str, *, create: bool = False) -> list[str]:
+        """Move to another thread of the workspace (a new one with `create`): its frames and
+        its conversation from now on. Refused while a frame is open. Returns its notices."""
+        return _threads.use(self, thread_id, create=create)
 
     def clear(self) -> int:
         """Start the conversation afresh; returns how many messages the model no longer sees."""
-        dropped = self.runtime.clear_conversation()
+        dropped = self.workspace.clear_conversation()
         self.forget_provider()
         return dropped
 
@@ -388,10 +333,19 @@ class AgentSession(ThreadsAndRecovery):
 
     def close(self) -> None:
         self.mcp.close()
-        self.runtime.close()
+        self.workspace.close()
 
     def __enter__(self) -> AgentSession:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextmanager
+def _agent_errors() -> Iterator[None]:
+    """A refused rewind reaches a script as an `AgentError` with the same one-line message."""
+    try:
+        yield
+    except RewindError as exc:
+        raise AgentError(str(exc)) from None

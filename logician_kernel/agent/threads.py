@@ -1,7 +1,7 @@
 """Moving an `AgentSession` between the workspace's threads.
 
 `%logician thread use ID`, scripts (`AgentSession.use_thread`) and the kernel following VS
-Code's notebook name all go through `switch`: the runtime closes the thread's ledger and
+Code's notebook name all go through `switch`: the workspace closes the thread's ledger and
 opens the other's (refused while a frame is open); the agent's status and budget start over,
 and its conversation is the new thread's, rebuilt from that ledger.
 
@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..events.runtime_state import RuntimeState
 from ..frames.file_checkpoints import RewindError
-from ..ledger.settle import restorable_calls
-from ..ledger.thread_ledger import CallRewound, RestorableCall, ThreadLedger
-from ..workspace.session import STATE_DIR
+from ..workspace import STATE_DIR
 from ..workspace.threads import (
     VSCODE_NOTEBOOK,
     ThreadChoice,
@@ -30,50 +28,15 @@ from ..workspace.threads import (
 from .errors import AgentError
 
 if TYPE_CHECKING:
-    from ..policy import RunBudget
-    from ..workspace.runtime import LogicianRuntime
+    from ..workspace import Workspace
     from .session import AgentSession
 
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
-class ThreadsAndRecovery:
-    """`AgentSession`'s threads and crash-recovery methods (kept here so the session module
-    stays one responsibility): the workspace's threads, switching, restorable calls."""
-
-    runtime: LogicianRuntime
-    state: RuntimeState
-    budget: RunBudget | None
-
-    @property
-    def ledger(self) -> ThreadLedger:
-        raise NotImplementedError
-
-    def threads(self) -> list[ThreadInfo]:
-        """The workspace's threads (id, notebook, frames, last used), most recent first."""
-        return threads(self)  # type: ignore[arg-type]
-
-    def use_thread(self, thread_id: str, *, create: bool = False) -> list[str]:
-        """Move to another thread of the workspace (a new one with `create`): its frames and
-        its conversation from now on. Refused while a frame is open. Returns its notices."""
-        return use(self, thread_id, create=create)  # type: ignore[arg-type]
-
-    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
-        """Put back what one tool call cut off by a dead kernel had captured
-        (`restorable_calls` lists them)."""
-        try:
-            return self.runtime.rewind_call(call_id, force=force)
-        except RewindError as exc:
-            raise AgentError(str(exc)) from None
-
-    def restorable_calls(self) -> list[RestorableCall]:
-        """Calls a dead kernel cut off whose pre-images were recorded, not yet rewound."""
-        return restorable_calls(self.ledger)
-
-
-def threads(session: AgentSession) -> list[ThreadInfo]:
+def listing(workspace: Workspace) -> list[ThreadInfo]:
     """The workspace's threads, most recently used first."""
-    return list_threads(session.runtime.workspace / STATE_DIR / "threads")
+    return list_threads(workspace.root / STATE_DIR / "threads")
 
 
 def use(session: AgentSession, thread_id: str, *, create: bool = False) -> list[str]:
@@ -81,9 +44,9 @@ def use(session: AgentSession, thread_id: str, *, create: bool = False) -> list[
     thread_id = thread_id.strip()
     if not _THREAD_ID.match(thread_id):
         raise AgentError(f"thread {thread_id!r}: use letters, digits, '.', '_' or '-'")
-    if thread_id == session.runtime.thread_id:
+    if thread_id == session.workspace.thread_id:
         raise AgentError(f"this kernel is already on thread {thread_id!r}")
-    known = {t.thread_id: t for t in threads(session)}
+    known = {t.thread_id: t for t in listing(session.workspace)}
     if thread_id in known and create:
         raise AgentError(f"thread {thread_id!r} exists already; `thread use {thread_id}` opens it")
     if thread_id not in known and not create:
@@ -100,7 +63,7 @@ def use(session: AgentSession, thread_id: str, *, create: bool = False) -> list[
 def switch(session: AgentSession, choice: ThreadChoice) -> list[str]:
     """Move the session to `choice`'s thread; the new thread's notices."""
     try:
-        notices = session.runtime.use_thread(choice)
+        notices = session.workspace.use_thread(choice)
     except RewindError as exc:
         raise AgentError(str(exc)) from None
     session.state = RuntimeState()  # the status was about the other thread's runs
@@ -113,21 +76,21 @@ def follow_vscode(
 ) -> str | None:
     """Follow VS Code's `__vsc_ipynb_file__` to that notebook's thread, before the kernel's
     first frame; a notice for the next cell, or None when there is nothing to say."""
-    runtime = session.runtime
+    workspace = session.workspace
     path = namespace.get(VSCODE_NOTEBOOK)
     if (
         not isinstance(path, str)
         or not path.strip()
-        or runtime.thread_source in ("jupyter", "vscode")
+        or workspace.thread_source in ("jupyter", "vscode")
     ):
         return None
-    choice = named_thread(runtime.env, vscode_file=path.strip())
-    if choice is None or choice.thread_id == runtime.thread_id:
+    choice = named_thread(workspace.env, vscode_file=path.strip())
+    if choice is None or choice.thread_id == workspace.thread_id:
         return None
     if framed:
         return (
             f"Logician: VS Code names this notebook {path}, but this kernel already recorded "
-            f"frames on thread {runtime.thread_id!r}, so it stays there; "
+            f"frames on thread {workspace.thread_id!r}, so it stays there; "
             f"`%logician thread use {choice.thread_id}` moves to the notebook's thread."
         )
     try:
@@ -135,7 +98,7 @@ def follow_vscode(
     except AgentError as exc:
         return f"Logician: could not follow VS Code's notebook {path}: {exc}"
     for text in notices:
-        runtime.notice(text)
+        workspace.notice(text)
     return (
         f"Logician: VS Code names this notebook {path}; this kernel uses its thread "
         f"{choice.thread_id!r} (one timeline per notebook, kept across restarts)."

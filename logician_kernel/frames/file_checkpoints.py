@@ -1,4 +1,4 @@
-"""File checkpoints: the frame stack, per-frame pre-images, and (frame_rewind.py) per-file rewind.
+"""File checkpoints: the frame stack and per-frame pre-images (frame_rewind.py rewinds it).
 
 Owns the life of a frame (open -> pre-snapshot -> the cell runs -> post-snapshot -> diff ->
 close) and the rewind that pops frames. The stack itself is derived from the thread ledger,
@@ -32,7 +32,7 @@ from ..snapshots.git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from ..snapshots.idle_look import IdleLook
 from ..snapshots.write_audit import AUDIT
 from .attribution import SaveLog, attribute, tool_names
-from .frame_rewind import FrameRewinds, RewindError, RewindPlan
+from .frame_rewind import RewindError, RewindPlan
 from .store_budget import SideStoreBudget
 
 __all__ = ["FileCheckpoints", "RewindError", "RewindPlan"]
@@ -52,7 +52,7 @@ class _OpenFrame:
     """Opened while the first snapshot ran: its pre-snapshot waits for a write (first_snapshot_wait.py)."""
 
 
-class FileCheckpoints(FrameRewinds):
+class FileCheckpoints:
     """The frame stack of one thread, over one workspace snapshotter."""
 
     def __init__(
@@ -67,12 +67,12 @@ class FileCheckpoints(FrameRewinds):
         self.capture_disabled_reason = capture_disabled_reason
         self._open: _OpenFrame | None = None
         # The snapshotter is not thread-safe; the warm-up thread and cells take turns.
-        self._snap_lock = threading.Lock()
+        self.snap_lock = threading.Lock()
         self._frames_lock = threading.Lock()
         self._warmup: threading.Thread | None = None
         self._first = (
             FirstSnapshotWait(
-                snapshotter, self._snap_lock, lambda: self._warmup, self._record_late_pre
+                snapshotter, self.snap_lock, lambda: self._warmup, self._record_late_pre
             )
             if snapshotter is not None
             else None
@@ -84,7 +84,7 @@ class FileCheckpoints(FrameRewinds):
         large = snapshotter.large if snapshotter is not None else None
         self.budget = SideStoreBudget(self.frames, large, self._open_large) if large else None
         """The side store's budget keeper; None when large files are not captured."""
-        self.idle = IdleLook(self._snap_lock, self._look_between_cells, self._look_failed)
+        self.idle = IdleLook(self.snap_lock, self._look_between_cells, self._look_failed)
         """Looks at the workspace between cells (a stat scan's cell after a pause walks once)."""
 
     def _look_between_cells(self) -> bool:
@@ -187,7 +187,7 @@ class FileCheckpoints(FrameRewinds):
     ) -> tuple[Snapshot | None, str | None]:
         if self.snapshotter is None:
             return None, self.capture_disabled_reason or "capture is off"
-        with self._snap_lock:
+        with self.snap_lock:
             try:
                 if defer_large:
                     return self.snapshotter.snapshot_deferring_large(), None
@@ -204,7 +204,7 @@ class FileCheckpoints(FrameRewinds):
         snap = self.snapshotter
         if snap is None or snap.large is None or not snap.large.pending:
             return
-        self._snap_lock.acquire()
+        self.snap_lock.acquire()
 
         def run() -> None:
             try:
@@ -212,7 +212,7 @@ class FileCheckpoints(FrameRewinds):
             except (OSError, SnapshotError) as exc:  # never lost silently: the next cell says so
                 snap.large.notices.append(f"Logician: large files were not captured: {exc}")  # type: ignore[union-attr]
             finally:
-                self._snap_lock.release()
+                self.snap_lock.release()
 
         threading.Thread(target=run, name="logician-large-capture", daemon=True).start()
 
@@ -220,7 +220,7 @@ class FileCheckpoints(FrameRewinds):
         """Wait for a background capture of large files (or a look between cells) to finish;
         no look starts after it (the caller uses the snapshotter next)."""
         self.idle.disarm()
-        with self._snap_lock:
+        with self.snap_lock:
             pass
 
     def open_frame(

@@ -1,6 +1,7 @@
 """The rewind side of the frame stack: which frame a request names, what rewinding it would
 do (per path: restore, conflict, external, skipped), and carrying that out through a recorded
-plan (`rewind_plan.py`). `FileCheckpoints` (file_checkpoints.py) owns the frames themselves.
+plan (`rewind_plan.py`). `FileCheckpoints` (file_checkpoints.py) owns the frames themselves;
+these functions are handed it (no mixin: the frame stack does not know how it is rewound).
 
 Must never: touch a path no popped frame changed, revert a change made outside this kernel
 unless asked (`include_external`), overwrite a conflict unless forced, or plan a path behind
@@ -9,7 +10,6 @@ a parent that became a symlink (a conflict even when forced).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -22,14 +22,12 @@ from ..ledger.thread_ledger import (
     RestoredVariable,
     RewindPlanned,
     RewindProgress,
-    ThreadLedger,
     project,
 )
 from ..snapshots.beneath import Beneath
-from ..snapshots.git_snapshot import GitSnapshotter
 from ..types.path_states import PathChange, PathState
 from . import rewind_plan
-from .attribution import SaveLog, clock, judge_chain
+from .attribution import clock, judge_chain
 from .restore import SKIP_TEXT, still_as_left
 from .rewind_incomplete import (
     failed_of,
@@ -42,7 +40,7 @@ from .rewind_incomplete import (
 
 if TYPE_CHECKING:
     from ..ledger.frame_view import FrameView
-    from .store_budget import SideStoreBudget
+    from .file_checkpoints import FileCheckpoints
 
 
 class RewindError(ValueError):
@@ -77,275 +75,265 @@ class RewindPlan:
     """Conversation messages the rewind takes out of the projection."""
 
 
-class FrameRewinds:
-    """Rewinds over the frame stack; mixed into `FileCheckpoints`, which provides the state."""
-
-    ledger: ThreadLedger
-    snapshotter: GitSnapshotter | None
-    capture_disabled_reason: str | None
-    budget: SideStoreBudget | None
-    saves: SaveLog
-    _snap_lock: threading.Lock
-
-    if TYPE_CHECKING:
-
-        def frames(self) -> dict[int, FrameView]: ...
-
-        def active_frames(self) -> list[FrameView]: ...
-
-        def settle(self) -> None: ...
-
-    def resolve_target(self, spec: str) -> int:
-        """Turn a user's `7` or `--last` into a frame id, or say exactly why not."""
-        frames = self.frames()
-        active = self.active_frames()
-        if spec in ("--last", "last"):
-            if not active:
-                raise RewindError("nothing to rewind: no frame of this notebook is recorded yet")
-            return active[-1].frame
-        if spec.startswith("cell:"):
-            count = spec[5:]
-            matches = [f.frame for f in active if str(f.execution_count) == count]
-            if not matches:
-                raise RewindError(
-                    f"rewind: no frame left for cell In [{count}] (it did no work, was already "
-                    "rewound, or ran in an earlier kernel session; see `%logician frames`)"
-                )
-            return matches[-1]
-        try:
-            frame_id = int(spec)
-        except ValueError:
+def resolve_target(checkpoints: FileCheckpoints, spec: int | str) -> int:
+    """Turn a frame id, or a user's `7`, `--last` or `cell:N`, into an active frame's id,
+    or say exactly why not."""
+    frames = checkpoints.frames()
+    active = checkpoints.active_frames()
+    if isinstance(spec, int):
+        return _check_target(frames, spec)
+    if spec in ("--last", "last"):
+        if not active:
+            raise RewindError("nothing to rewind: no frame of this notebook is recorded yet")
+        return active[-1].frame
+    if spec.startswith("cell:"):
+        count = spec[5:]
+        matches = [f.frame for f in active if str(f.execution_count) == count]
+        if not matches:
             raise RewindError(
-                f"rewind: {spec!r} is not a frame id; use a number from `%logician frames` or --last"
-            ) from None
-        if frame_id not in frames:
-            last = max(frames, default=None)
-            known = f"frames are 1..{last}" if last else "no frame is recorded yet"
-            raise RewindError(f"rewind: there is no frame {frame_id} ({known})")
-        view = frames[frame_id]
-        if view.status == "rewound":
-            raise RewindError(
-                f"rewind: frame {frame_id} was already rewound at {view.rewound_at} "
-                f"(ledger entry {view.rewound_by})"
+                f"rewind: no frame left for cell In [{count}] (it did no work, was already "
+                "rewound, or ran in an earlier kernel session; see `%logician frames`)"
             )
-        if view.status == "open":
-            raise RewindError(f"rewind: frame {frame_id} is still running")
-        return frame_id
+        return matches[-1]
+    try:
+        frame_id = int(spec)
+    except ValueError:
+        raise RewindError(
+            f"rewind: {spec!r} is not a frame id; use a number from `%logician frames` or --last"
+        ) from None
+    return _check_target(frames, frame_id)
 
-    def plan_rewind(
-        self, frame_id: int, *, force: bool = False, include_external: bool = False
-    ) -> RewindPlan:
-        self.settle()
-        popped = [f for f in self.active_frames() if f.frame >= frame_id]
-        chains: dict[str, list[tuple[int, PathChange]]] = {}
-        for view in popped:
-            for change in view.changes:
-                chains.setdefault(change.path, []).append((view.frame, change))
-        plan = RewindPlan(frames=[f.frame for f in popped])
-        for view in popped:
-            for skip in view.skipped:
-                plan.skipped.append(
-                    RestoredPath(
-                        path=skip.path,
-                        action="skipped",
-                        detail=f"not captured by frame {view.frame}: {SKIP_TEXT[skip.reason]}",
-                    )
-                )
-        tree = Beneath(self.snapshotter.workspace) if self.snapshotter else None
-        for path, full_chain in sorted(chains.items()):
-            verdict = judge_chain(full_chain, include_external=include_external)
-            if verdict.start is None:
-                plan.external.append(
-                    RestoredPath(path=path, action="external", detail=verdict.external)
-                )
-                continue
-            # A parent that became a symlink (or a file) is never followed, --force or not
-            # (beneath.py), unless the popped frames made it so: then the rewind itself
-            # deletes it first (restore_order), and the restore checks again.
-            why = tree.blocking(path) if tree is not None else None
-            if why is not None and getattr(why, "where", "").rstrip("/") not in chains:
-                plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=str(why)))
-                continue
-            chain = full_chain[verdict.start :]
-            target = chain[0][1].before
-            if (
-                target.kind == "large"
-                and self.budget
-                and not self.budget.large.store.has(target.sha or "")
-            ):
-                plan.skipped.append(
-                    RestoredPath(
-                        path=path,
-                        action="skipped",
-                        detail=f"its large pre-image from before frame {chain[0][0]} was evicted from "
-                        "the side store (checkpoints.max_store_bytes); see `%logician storage`",
-                    )
-                )
-                continue
-            if target.kind == "uncaptured":
-                plan.skipped.append(
-                    RestoredPath(
-                        path=path,
-                        action="skipped",
-                        detail=f"its state before frame {chain[0][0]} was not captured "
-                        f"({SKIP_TEXT[target.reason or 'not-a-file']})",
-                    )
-                )
-                continue
-            conflict = verdict.conflict or None
-            for (f1, c1), (f2, c2) in zip(chain, chain[1:], strict=False):
-                if conflict is not None:
-                    break
-                if not c1.after.same_as(c2.before):
-                    conflict = f"changed outside the kernel between frame {f1} and frame {f2}"
-                    break
-            if conflict is None:
-                current = self.snapshotter.hash_path(path) if self.snapshotter else None
-                after = chain[-1][1].after
-                if self.budget is not None:
-                    after = self.budget.large.resolve(path, after)
-                if not still_as_left(current, after):
-                    saved = self.saves.last_save(path)
-                    conflict = f"changed since frame {chain[-1][0]} recorded it" + (
-                        f" (saved in JupyterLab at {clock(saved)})" if saved else ""
-                    )
-            if conflict is not None and not force:
-                plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
-                continue
-            plan.restore.append((path, target))
-        if tree is not None:
-            tree.close()
-        before = self._messages_before(frame_id)
-        plan.messages_dropped = max(0, len(project(self.ledger.entries)) - len(before))
-        return plan
 
-    def _messages_before(self, frame_id: int) -> list[dict]:
-        for index, entry in enumerate(self.ledger.entries):
-            if isinstance(entry, FrameOpen) and entry.frame == frame_id:
-                return project(self.ledger.entries[:index])
-        return project(self.ledger.entries)
+def _check_target(frames: dict[int, FrameView], frame_id: int) -> int:
+    if frame_id not in frames:
+        last = max(frames, default=None)
+        known = f"frames are 1..{last}" if last else "no frame is recorded yet"
+        raise RewindError(f"rewind: there is no frame {frame_id} ({known})")
+    view = frames[frame_id]
+    if view.status == "rewound":
+        raise RewindError(
+            f"rewind: frame {frame_id} was already rewound at {view.rewound_at} "
+            f"(ledger entry {view.rewound_by})"
+        )
+    if view.status == "open":
+        raise RewindError(f"rewind: frame {frame_id} is still running")
+    return frame_id
 
-    def rewind(
-        self,
-        frame_id: int,
-        *,
-        force: bool = False,
-        include_external: bool = False,
-        files: bool = True,
-        conversation: bool = True,
-        on_path: Callable[[str], None] | None = None,
-        variables: Callable[[], tuple[list[RestoredVariable], list[int]]] | None = None,
-    ) -> ProjectionItem:
-        """Rewind to just before `frame_id`: its files (popping frames `frame_id..latest`,
-        restoring per file), then its variables (`variables` restores them and says which
-        frames it took back), then its conversation (the messages as they were when the frame
-        opened), in any combination; recorded durably as one `rewind` projection item."""
-        if not (files or conversation or variables):
-            raise RewindError("rewind: nothing to do (neither files nor conversation)")
-        if files and self.snapshotter is None:
-            raise RewindError(
-                f"rewind: file capture is unavailable ({self.capture_disabled_reason}); "
-                "nothing can be restored (`--conversation-only` still works)"
+
+def plan_rewind(
+    checkpoints: FileCheckpoints,
+    frame_id: int,
+    *,
+    force: bool = False,
+    include_external: bool = False,
+) -> RewindPlan:
+    checkpoints.settle()
+    popped = [f for f in checkpoints.active_frames() if f.frame >= frame_id]
+    chains: dict[str, list[tuple[int, PathChange]]] = {}
+    for view in popped:
+        for change in view.changes:
+            chains.setdefault(change.path, []).append((view.frame, change))
+    plan = RewindPlan(frames=[f.frame for f in popped])
+    for view in popped:
+        for skip in view.skipped:
+            plan.skipped.append(
+                RestoredPath(
+                    path=skip.path,
+                    action="skipped",
+                    detail=f"not captured by frame {view.frame}: {SKIP_TEXT[skip.reason]}",
+                )
             )
-        if (waiting := pending_text(rewind_state(self.ledger), "rewind")) is not None:
-            raise RewindError(waiting)
-        plan = (
-            self.plan_rewind(frame_id, force=force, include_external=include_external)
-            if files
-            else None
-        )
-        popped = [self.frames()[f] for f in plan.frames] if plan is not None else []
-        record = rewind_plan.write_plan(
-            self.ledger,
-            self.snapshotter,
-            frame_id,
-            plan,
-            since=popped[0].opened_at if popped else None,
-            files=files,
-            conversation=conversation,
-            variables=variables is not None,
-            force=force,
-            include_external=include_external,
-        )
-        return self.complete(record, on_path=on_path, variables=variables)
-
-    def complete(
-        self,
-        record: RewindPlanned,
-        *,
-        resume: bool = False,
-        force: bool = False,
-        skip_failed: bool = False,
-        on_path: Callable[[str], None] | None = None,
-        variables: Callable[[], tuple[list[RestoredVariable], list[int]]] | None = None,
-    ) -> ProjectionItem:
-        """Carry out a recorded rewind plan: files, then variables, then the conversation;
-        `resume` after a crash reads each path first (what was restored is not a conflict).
-
-        Done only when every path is: a pass that leaves paths failed records them and raises
-        `RewindIncomplete` before variables or the conversation move. Resuming an incomplete
-        rewind retries exactly its failed paths; `skip_failed` finishes it without them (after
-        the retry, with `resume`), naming each one."""
-        results: list[RestoredPath] = []
-        state = rewind_state(self.ledger)
-        mine = state.pending is not None and state.pending.seq == record.seq
-        earlier = state.failed if mine else []  # an incomplete pass: retry exactly these
-        if record.files:
-            if self.snapshotter is None and not skip_failed:
-                raise RewindError(
-                    f"rewind: file capture is unavailable "
-                    f"({self.capture_disabled_reason}); the rewind's files cannot "
-                    "be restored in this session (`--skip-failed` gives them up)"
+    tree = Beneath(checkpoints.snapshotter.workspace) if checkpoints.snapshotter else None
+    for path, full_chain in sorted(chains.items()):
+        verdict = judge_chain(full_chain, include_external=include_external)
+        if verdict.start is None:
+            plan.external.append(
+                RestoredPath(path=path, action="external", detail=verdict.external)
+            )
+            continue
+        # A parent that became a symlink (or a file) is never followed, --force or not
+        # (beneath.py), unless the popped frames made it so: then the rewind itself
+        # deletes it first (restore_order), and the restore checks again.
+        why = tree.blocking(path) if tree is not None else None
+        if why is not None and getattr(why, "where", "").rstrip("/") not in chains:
+            plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=str(why)))
+            continue
+        chain = full_chain[verdict.start :]
+        target = chain[0][1].before
+        if (
+            target.kind == "large"
+            and checkpoints.budget
+            and not checkpoints.budget.large.store.has(target.sha or "")
+        ):
+            plan.skipped.append(
+                RestoredPath(
+                    path=path,
+                    action="skipped",
+                    detail=f"its large pre-image from before frame {chain[0][0]} was evicted from "
+                    "the side store (checkpoints.max_store_bytes); see `%logician storage`",
                 )
-            results = list(state.results) if earlier else []
-            if self.snapshotter is not None and (resume or not earlier):
-                steps = retry_steps(record, earlier) if earlier else None
-                with self._snap_lock:
-                    results += rewind_plan.carry_out(
-                        self.ledger,
-                        self.snapshotter,
-                        record,
-                        verify=resume,
-                        force=force,
-                        on_path=on_path,
-                        steps=steps,
-                    )
-            else:
-                results += earlier
-            failed = failed_of(results)
-            if failed and not skip_failed:
-                raise RewindIncomplete(record_incomplete(self.ledger, record, results, undo=False))
-            if failed:
-                results = [r for r in results if r.action != "failed"] + given_up(
-                    failed, undo=False
+            )
+            continue
+        if target.kind == "uncaptured":
+            plan.skipped.append(
+                RestoredPath(
+                    path=path,
+                    action="skipped",
+                    detail=f"its state before frame {chain[0][0]} was not captured "
+                    f"({SKIP_TEXT[target.reason or 'not-a-file']})",
                 )
-        restored, variable_frames = variables() if variables is not None else ([], [])
-        notes = [
-            "--force" if record.force or force else "",
-            "--resume" if resume else "",
-            "--skip-failed" if skip_failed else "",
-            "--include-external" if record.include_external else "",
-            _only(record.files, record.conversation, variables is not None),
-        ]
-        messages = (
-            self._messages_before(record.frame) if record.conversation else self.ledger.messages()
-        )
-        return rewind_plan.finish(
-            self.ledger,
-            record,
-            results,
-            messages=messages,
-            restored=restored,
-            variable_frames=variable_frames,
-            note=" ".join(n for n in notes if n),
-        )
+            )
+            continue
+        conflict = verdict.conflict or None
+        for (f1, c1), (f2, c2) in zip(chain, chain[1:], strict=False):
+            if conflict is not None:
+                break
+            if not c1.after.same_as(c2.before):
+                conflict = f"changed outside the kernel between frame {f1} and frame {f2}"
+                break
+        if conflict is None:
+            current = checkpoints.snapshotter.hash_path(path) if checkpoints.snapshotter else None
+            after = chain[-1][1].after
+            if checkpoints.budget is not None:
+                after = checkpoints.budget.large.resolve(path, after)
+            if not still_as_left(current, after):
+                saved = checkpoints.saves.last_save(path)
+                conflict = f"changed since frame {chain[-1][0]} recorded it" + (
+                    f" (saved in JupyterLab at {clock(saved)})" if saved else ""
+                )
+        if conflict is not None and not force:
+            plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
+            continue
+        plan.restore.append((path, target))
+    if tree is not None:
+        tree.close()
+    before = _messages_before(checkpoints, frame_id)
+    plan.messages_dropped = max(0, len(project(checkpoints.ledger.entries)) - len(before))
+    return plan
 
 
-def _only(files: bool, conversation: bool, variables: bool) -> str:
-    """The `--X-only` note of a rewind that restored one part only ("" for a whole rewind)."""
-    parts = [
-        name
-        for name, on in (("files", files), ("conversation", conversation), ("variables", variables))
-        if on
+def _messages_before(checkpoints: FileCheckpoints, frame_id: int) -> list[dict]:
+    for index, entry in enumerate(checkpoints.ledger.entries):
+        if isinstance(entry, FrameOpen) and entry.frame == frame_id:
+            return project(checkpoints.ledger.entries[:index])
+    return project(checkpoints.ledger.entries)
+
+
+def rewind(
+    checkpoints: FileCheckpoints,
+    frame_id: int,
+    *,
+    force: bool = False,
+    include_external: bool = False,
+    files: bool = True,
+    conversation: bool = True,
+    on_path: Callable[[str], None] | None = None,
+    variables: Callable[[], tuple[list[RestoredVariable], list[int]]] | None = None,
+) -> ProjectionItem:
+    """Rewind to just before `frame_id`: its files (popping frames `frame_id..latest`,
+    restoring per file), then its variables (`variables` restores them and says which
+    frames it took back), then its conversation (the messages as they were when the frame
+    opened), in any combination; recorded durably as one `rewind` projection item."""
+    if not (files or conversation or variables):
+        raise RewindError("rewind: nothing to do (neither files nor conversation)")
+    if files and checkpoints.snapshotter is None:
+        raise RewindError(
+            f"rewind: file capture is unavailable ({checkpoints.capture_disabled_reason}); "
+            "nothing can be restored (`--conversation-only` still works)"
+        )
+    if (waiting := pending_text(rewind_state(checkpoints.ledger), "rewind")) is not None:
+        raise RewindError(waiting)
+    plan = (
+        plan_rewind(checkpoints, frame_id, force=force, include_external=include_external)
+        if files
+        else None
+    )
+    popped = [checkpoints.frames()[f] for f in plan.frames] if plan is not None else []
+    record = rewind_plan.write_plan(
+        checkpoints.ledger,
+        checkpoints.snapshotter,
+        frame_id,
+        plan,
+        since=popped[0].opened_at if popped else None,
+        files=files,
+        conversation=conversation,
+        variables=variables is not None,
+        force=force,
+        include_external=include_external,
+    )
+    return complete(checkpoints, record, on_path=on_path, variables=variables)
+
+
+def complete(
+    checkpoints: FileCheckpoints,
+    record: RewindPlanned,
+    *,
+    resume: bool = False,
+    force: bool = False,
+    skip_failed: bool = False,
+    on_path: Callable[[str], None] | None = None,
+    variables: Callable[[], tuple[list[RestoredVariable], list[int]]] | None = None,
+) -> ProjectionItem:
+    """Carry out a recorded rewind plan: files, then variables, then the conversation;
+    `resume` after a crash reads each path first (what was restored is not a conflict).
+
+    Done only when every path is: a pass that leaves paths failed records them and raises
+    `RewindIncomplete` before variables or the conversation move. Resuming an incomplete
+    rewind retries exactly its failed paths; `skip_failed` finishes it without them (after
+    the retry, with `resume`), naming each one."""
+    results: list[RestoredPath] = []
+    state = rewind_state(checkpoints.ledger)
+    mine = state.pending is not None and state.pending.seq == record.seq
+    earlier = state.failed if mine else []  # an incomplete pass: retry exactly these
+    if record.files:
+        if checkpoints.snapshotter is None and not skip_failed:
+            raise RewindError(
+                f"rewind: file capture is unavailable "
+                f"({checkpoints.capture_disabled_reason}); the rewind's files cannot "
+                "be restored in this session (`--skip-failed` gives them up)"
+            )
+        results = list(state.results) if earlier else []
+        if checkpoints.snapshotter is not None and (resume or not earlier):
+            steps = retry_steps(record, earlier) if earlier else None
+            with checkpoints.snap_lock:
+                results += rewind_plan.carry_out(
+                    checkpoints.ledger,
+                    checkpoints.snapshotter,
+                    record,
+                    verify=resume,
+                    force=force,
+                    on_path=on_path,
+                    steps=steps,
+                )
+        else:
+            results += earlier
+        failed = failed_of(results)
+        if failed and not skip_failed:
+            raise RewindIncomplete(
+                record_incomplete(checkpoints.ledger, record, results, undo=False)
+            )
+        if failed:
+            results = [r for r in results if r.action != "failed"] + given_up(failed, undo=False)
+    restored, variable_frames = variables() if variables is not None else ([], [])
+    notes = [
+        "--force" if record.force or force else "",
+        "--resume" if resume else "",
+        "--skip-failed" if skip_failed else "",
+        "--include-external" if record.include_external else "",
+        f"--{record.scope.single}-only" if record.scope.single else "",
     ]
-    return f"--{parts[0]}-only" if len(parts) == 1 else ""
+    messages = (
+        _messages_before(checkpoints, record.frame)
+        if record.conversation
+        else checkpoints.ledger.messages()
+    )
+    return rewind_plan.finish(
+        checkpoints.ledger,
+        record,
+        results,
+        messages=messages,
+        restored=restored,
+        variable_frames=variable_frames,
+        scope=record.scope,
+        note=" ".join(n for n in notes if n),
+    )

@@ -36,6 +36,7 @@ from ..snapshots.beneath import Beneath
 from ..snapshots.git_snapshot import GitSnapshotter
 from ..snapshots.perms import current_perms, make_directories, remove_debris, with_perms
 from ..types.path_states import PathState
+from ..types.rewind_scope import RewindScope
 from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
 from .rewind_incomplete import start_notice
 
@@ -242,6 +243,7 @@ def finish(
     messages: list[dict],
     restored: Sequence[RestoredVariable],
     variable_frames: list[int],
+    scope: RewindScope,
     note: str,
 ) -> ProjectionItem:
     """The rewind's `rewind` projection item: it pops the frames and completes the plan."""
@@ -252,6 +254,7 @@ def finish(
         frames=record.frames if record.files else [],
         paths=sorted(list(record.known) + results, key=lambda r: r.path),
         note=note,
+        scope=scope,
         variables=list(restored),
         variable_frames=variable_frames,
         plan=record.seq,

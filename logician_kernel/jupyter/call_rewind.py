@@ -46,7 +46,7 @@ def handle(
 
 def announce(frames: LedgerRewindSource, item: CallRewound) -> None:
     """The sidebar re-reads the frames: the call's paths are back."""
-    checkpoints = frames.runtime.checkpoints_if_on
+    checkpoints = frames.workspace.checkpoints_if_on
     total = len(checkpoints.frames()) if checkpoints is not None else 0
     frames.comms.notify("frames.changed", {"total": total})
 

@@ -136,7 +136,8 @@ def rewind_result(item: ProjectionItem) -> Rendered:
     tally = _counts(
         p.action for p in item.paths if p.action in ("restored", "deleted", "recreated")
     )
-    if "--conversation-only" in item.note:
+    only = item.scope.single if item.scope is not None else None
+    if only == "conversation":
         lines = [
             f"Rewound the conversation ({len(item.messages)} message(s) remain); "
             "files and frames untouched."
@@ -145,7 +146,7 @@ def rewind_result(item: ProjectionItem) -> Rendered:
         lines = [
             f"Rewound frame(s) {_span(item.frames)}: "
             f"{tally if tally != '-' else 'no files to restore'}"
-            + (" (conversation kept)" if "--files-only" in item.note else "")
+            + (" (conversation kept)" if only == "files" else "")
         ]
     for p in item.paths:
         detail = f" ({p.detail})" if p.detail else ""

@@ -2,8 +2,9 @@
 
 For people who cannot switch kernels (a stock `python3` kernel in VS Code, Colab or a managed
 hub, or the `ipython` terminal): the same `AgentSession` and magics as the Logician kernel,
-with frames opened and closed by IPython's `pre_run_cell` / `post_run_cell` events instead of
-the kernel's `do_execute`. `%unload_ext logician_kernel` removes every hook it added.
+and the same frame bracket (`Workspace.frame`: files and variables), entered by IPython's
+`pre_run_cell` event and left by `post_run_cell` instead of wrapping the kernel's
+`do_execute`. `%unload_ext logician_kernel` removes every hook it added.
 
 Must never: open a frame for a nested `run_cell` (the `python` tool's), leave a hook behind on
 unload, or break a cell because capture failed.
@@ -12,17 +13,25 @@ unload, or break a cell because capture failed.
 from __future__ import annotations
 
 import os
-import sys
 import threading
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import IPython
+from IPython.display import display
+
 from ..agent import AgentSession, reap_for_workspace
 from ..agent.threads import follow_vscode
-from ..workspace import VSCODE_NOTEBOOK, LogicianRuntime
+from ..workspace import VSCODE_NOTEBOOK, FrameOutcome, OpenFrame, Workspace
 from .kernel import is_management_cell
 from .magics import LogicianMagics, protect_prompt_lines
+
+COUNTED_BEFORE_PRE_RUN_CELL = IPython.version_info >= (9, 8)
+"""IPython 9.8 made `run_cell` count the cell before `pre_run_cell` (so that cells can run
+concurrently); before it, the count moved on after the cell. Either way a frame carries the
+number the prompt shows (`In [n]`)."""
 
 
 @dataclass
@@ -55,23 +64,29 @@ def notice(shell: Any, thread: str) -> str:
 
 
 class _CellFrames:
-    """Opens a frame before each top-level cell and closes it after, like the kernel's
-    `do_execute`; the `python` tool's nested cells are part of the frame they run in."""
+    """Enters the workspace's frame bracket before each top-level cell and leaves it after,
+    like the kernel's `do_execute`; the `python` tool's nested cells are part of the frame
+    they run in (their code is noted for the variables' close)."""
 
-    def __init__(self, shell: Any, runtime: LogicianRuntime, magics: LogicianMagics) -> None:
+    def __init__(self, shell: Any, workspace: Workspace, magics: LogicianMagics) -> None:
         self.shell = shell
-        self.runtime = runtime
+        self.workspace = workspace
         self.magics = magics
         self._depth = 0
-        self._opened = False
+        self._open = ExitStack()
+        """Holds the open cell's frame bracket between `pre` and `post`."""
+        self._frame: OpenFrame | None = None
         self._framed = False
         self._vscode_seen: object = None
 
     def pre(self, info: Any) -> None:
         self._depth += 1
-        if self._depth > 1 or threading.current_thread() is not threading.main_thread():
+        code = getattr(info, "raw_cell", "") or ""
+        if self._depth > 1:  # the `python` tool's cell, inside the frame of the cell running it
+            self.workspace.note_code(code)
             return
-        self._opened = False
+        if threading.current_thread() is not threading.main_thread():
+            return
         kernel = getattr(self.shell, "kernel", None)
         # A terminal can always be asked; a kernel's cell only if its request allowed stdin.
         self.magics.agent.frontend_can_answer = (
@@ -82,36 +97,34 @@ class _CellFrames:
             self._vscode_seen = named
             said = follow_vscode(self.magics.session, self.shell.user_ns, framed=self._framed)
             if said:
-                self.runtime.notice(said)
-        self.runtime.flush_notices(sys.stderr)
-        code = getattr(info, "raw_cell", "") or ""
+                self.workspace.notice(said)
+        self.workspace.flush_notices()
         if getattr(info, "silent", False) or is_management_cell(code):
             return
-        self.runtime.open_frame(
-            execution_count=self.shell.execution_count,
-            cell_id=getattr(info, "cell_id", None),
-            code=code,
-            stream=sys.stderr,
+        count = self.shell.execution_count
+        if COUNTED_BEFORE_PRE_RUN_CELL and getattr(info, "store_history", True):
+            count -= 1
+        self._frame = self._open.enter_context(
+            self.workspace.frame(count, getattr(info, "cell_id", None), code)
         )
-        self._opened = self._framed = True
+        self._framed = True
 
     def post(self, result: Any) -> None:
         self._depth = max(0, self._depth - 1)
         if self._depth > 0:
             return
-        if self._opened:
-            self._opened = False
-            self.runtime.close_frame(_outcome(result), sys.stderr)
+        self.close_open_frame(_outcome(result))
         self.magics.after_cell()
 
-    def close_open_frame(self) -> None:
-        """On unload from inside a cell: the cell's frame ends here."""
-        if self._opened:
-            self._opened = False
-            self.runtime.close_frame("ok", sys.stderr)
+    def close_open_frame(self, outcome: FrameOutcome = "ok") -> None:
+        """The cell's frame ends here (after the cell, or on unload from inside it)."""
+        if self._frame is not None:
+            self._frame.outcome = outcome
+            self._frame = None
+            self._open.close()
 
 
-def _outcome(result: Any) -> str:
+def _outcome(result: Any) -> FrameOutcome:
     error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
     if error is None:
         return "ok"
@@ -120,27 +133,29 @@ def _outcome(result: Any) -> str:
 
 def load(shell: Any) -> None:
     if id(shell) in _LOADED:
-        print("Logician is already loaded in this IPython.", file=sys.stderr)
+        display({"text/plain": "Logician is already loaded in this IPython."}, raw=True)
         return
     kernel = getattr(shell, "kernel", None)
     kernel_session = getattr(getattr(kernel, "session", None), "session", "") or ""
-    runtime = LogicianRuntime.start(
-        Path.cwd(), env=os.environ, kernel_session=str(kernel_session), reap=reap_for_workspace
+    workspace = Workspace.open(
+        Path.cwd(), os.environ, kernel_session=str(kernel_session), reap=reap_for_workspace
     )
-    agent = AgentSession(runtime)
+    workspace.bind_namespace(shell.user_ns, getattr(shell, "user_ns_hidden", None))
+    agent = AgentSession(workspace)
     magics = LogicianMagics(shell, agent)
     shell.register_magics(magics)
     comm_manager = getattr(kernel, "comm_manager", None)
     if comm_manager is not None:
         magics.comms.register(comm_manager)
     shell.input_transformers_cleanup.append(protect_prompt_lines)
-    hooks = _CellFrames(shell, runtime, magics)
+    hooks = _CellFrames(shell, workspace, magics)
     # The cell running `%load_ext` is under way: its post_run_cell is not one of ours.
     hooks._depth = 1
     shell.events.register("pre_run_cell", hooks.pre)
     shell.events.register("post_run_cell", hooks.post)
     _LOADED[id(shell)] = _Loaded(agent, magics, hooks, comm_manager)
-    print(notice(shell, runtime.thread_id), file=sys.stderr)
+    # A display, not stderr: the Lab shows stderr in pink, like an error.
+    display({"text/plain": notice(shell, workspace.thread_id)}, raw=True)
 
 
 def unload(shell: Any) -> None:
@@ -160,4 +175,4 @@ def unload(shell: Any) -> None:
         loaded.comm_manager.unregister_target("logician", loaded.magics.comms._opened)
     hooks.close_open_frame()
     loaded.agent.close()
-    print("Logician unloaded: cells are no longer frames.", file=sys.stderr)
+    display({"text/plain": "Logician unloaded: cells are no longer frames."}, raw=True)

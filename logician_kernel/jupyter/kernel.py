@@ -1,7 +1,8 @@
 """LogicianKernel: ipykernel's IPythonKernel, with every executed cell a checkpoint frame.
 
 Everything ipykernel does is inherited unchanged; `do_execute` brackets the inherited
-execution with a frame (pre-snapshot, run, post-snapshot, diff, durable close). Cells made
+execution with `Workspace.frame` (files and variables: pre-snapshot, run, post-snapshot,
+diff, durable close), the bracket `%load_ext` and scripts use too. Cells made
 only of `%logician` management commands are not frames, so `rewind --last` always means the
 last cell that did work. Silent executions (widgets' and frontends' background requests) and
 executions on subshells are never frames.
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -29,14 +29,14 @@ from ..agent import AgentSession, reap_for_workspace
 from ..agent.threads import follow_vscode
 from ..workspace import (
     VSCODE_NOTEBOOK,
-    LogicianRuntime,
+    FrameOutcome,
+    Workspace,
     enter,
     starting_directory,
     workspace_notice,
 )
 from . import call_rewind
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
-from .variables_view import frame_line
 
 _MAGIC_LINE = re.compile(r"^\s*%logician(?:\s+(\S+))?")
 
@@ -88,11 +88,8 @@ class LogicianKernel(IPythonKernel):
         # A gateway starts us in its own directory; KERNEL_WORKING_DIR names the notebook's.
         start = starting_directory(os.environ, Path.cwd())
         moved = enter(start)
-        self.logician = LogicianRuntime.start(
-            start.path,
-            env=os.environ,
-            kernel_session=str(kernel_session),
-            reap=reap_for_workspace,
+        self.logician = Workspace.open(
+            start.path, os.environ, kernel_session=str(kernel_session), reap=reap_for_workspace
         )
         config = self.logician.config
         where = workspace_notice(config.workspace, start, config.settings.workspace.root)
@@ -110,22 +107,13 @@ class LogicianKernel(IPythonKernel):
         self.shell.input_transformers_cleanup.append(protect_prompt_lines)
         self._framed = False
         self._vscode_seen: object = None
-        self._bind_variables()
-        self.logician.thread_listeners.append(self._bind_variables)
+        self.logician.bind_namespace(self.shell.user_ns, self.shell.user_ns_hidden)
         # Every cell run inside a frame (an agent's `python` tool calls too) names the
         # variables it may have mutated: they are the ones hashed at the frame's close.
-        self.shell.events.register("pre_run_cell", self._add_code)
+        self.shell.events.register("pre_run_cell", self._note_code)
 
-    def _bind_variables(self) -> None:
-        """The thread's variables store watches this namespace (again, after a switch)."""
-        variables = self.logician.variables
-        if variables is not None and self.shell is not None:
-            variables.bind(self.shell.user_ns, self.shell.user_ns_hidden)
-
-    def _add_code(self, info: Any) -> None:
-        variables = self.logician.variables
-        if variables is not None:
-            variables.add_code(info.raw_cell or "")
+    def _note_code(self, info: Any) -> None:
+        self.logician.note_code(info.raw_cell or "")
 
     async def do_execute(  # type: ignore[override]
         self,
@@ -147,7 +135,7 @@ class LogicianKernel(IPythonKernel):
             cell_meta=cell_meta,
             cell_id=cell_id,
         )
-        runtime = self.logician
+        workspace = self.logician
         if silent or threading.current_thread() is not threading.main_thread():
             return await run
         self._executions += 1
@@ -158,57 +146,30 @@ class LogicianKernel(IPythonKernel):
             self._vscode_seen = named
             said = follow_vscode(self.agent, self.shell.user_ns, framed=self._framed)
             if said:
-                runtime.notice(said)
-        runtime.flush_notices(sys.stderr)
+                workspace.notice(said)
+        workspace.flush_notices()
         if self._executions == 1:  # the restart notice's "Rewind this call", where widgets render
             call_rewind.offer(self.agent, self._magics.frames)
         if is_management_cell(code):
             return await run
         self._framed = True
-        runtime.open_frame(
-            # In [n] as the user sees it; a frontend that runs cells without storing history
-            # (nbval) has no prompt numbers, so there the n-th execution of this kernel stands in.
-            execution_count=self.shell.execution_count if store_history else self._executions,
-            cell_id=cell_id,
-            code=code,
-            stream=sys.stderr,
-        )
-        variables = runtime.variables
-        if variables is not None and runtime.checkpoints_if_on is not None:
-            variables.open(runtime.checkpoints.current_frame, code)
-        reply: dict[str, Any] | None = None
+        # In [n] as the user sees it; a frontend that runs cells without storing history
+        # (nbval) has no prompt numbers, so there the n-th execution of this kernel stands in.
+        count = self.shell.execution_count if store_history else self._executions
         try:
-            reply = await run
+            with workspace.frame(count, cell_id, code) as frame:
+                reply = await run
+                frame.outcome = _outcome(reply)
         finally:
-            with runtime.frame_lock:  # the whole close: a sidebar's rewind waits for it
-                _close_variables(runtime, sys.stderr)
-                runtime.close_frame(_outcome(reply), sys.stderr)
             self._magics.after_cell()
         return reply
 
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
-        self.agent.close()  # the MCP servers stop with the kernel, then the runtime closes
+        self.agent.close()  # the MCP servers stop with the kernel, then the workspace closes
         return super().do_shutdown(restart)
 
 
-def _close_variables(runtime: LogicianRuntime, stream: Any) -> None:
-    """Store what the cell did to the namespace before its frame closes; never raises."""
-    variables = runtime.variables
-    if variables is None:
-        return
-    try:
-        entry = variables.close()
-    except Exception as exc:  # noqa: BLE001 - the ledger or disk failed; the cell stands
-        print(f"Logician: this cell's variables were not captured ({exc})", file=stream)
-        return
-    line = frame_line(entry.frame, entry.records) if entry is not None else None
-    if line:
-        print(line, file=stream)
-
-
-def _outcome(reply: dict[str, Any] | None) -> str:
-    if reply is None:
-        return "interrupted"
+def _outcome(reply: dict[str, Any]) -> FrameOutcome:
     if reply.get("status") == "ok":
         return "ok"
     if reply.get("ename") == "KeyboardInterrupt" or reply.get("status") == "aborted":

@@ -24,6 +24,8 @@ from ..config import ConfigError, command_line_value
 from ..config import commands as config_commands
 from ..workspace import (
     RewindError,
+    RewindPart,
+    RewindScope,
     ThreadLedger,
     collect_garbage,
     frame_diff,
@@ -94,14 +96,14 @@ class LogicianMagics(Magics):
     def __init__(self, shell: Any, agent: AgentSession) -> None:
         super().__init__(shell=shell)
         self.session = agent
-        self.runtime = agent.runtime
+        self.workspace = agent.workspace
         self.broker = agent.broker
         self.comms = LogicianComms(self.broker, self._comm_status)
-        self.frames = LedgerRewindSource(self.runtime, self.comms)
+        self.frames = LedgerRewindSource(self.workspace, self.comms)
         self.comms.frames = self.frames
         self.agent = AgentCell(shell, agent, self.comms)
         self._controls: list[RewindControl] = []
-        self.runtime.thread_listeners.append(self.after_cell)  # the frontends follow a switch
+        self.workspace.thread_listeners.append(self.after_cell)  # the frontends follow a switch
 
     @line_cell_magic
     def logician(self, line: str, cell: str | None = None) -> None:
@@ -152,32 +154,32 @@ class LogicianMagics(Magics):
         parser = _ArgParser(prog="frames", add_help=False)
         parser.add_argument("--all", action="store_true", help="include rewound frames")
         opts = parser.parse_args(args)
-        checkpoints = self.runtime.checkpoints
+        checkpoints = self.workspace.checkpoints
         frames = list(checkpoints.frames().values())
         if not opts.all:
             frames = [f for f in frames if f.status != "rewound"]
         budget = checkpoints.budget
         return render.frames_table(
-            frames, thread=self.runtime.thread_id, evicted=budget.evicted() if budget else {}
+            frames, thread=self.workspace.thread_id, evicted=budget.evicted() if budget else {}
         )
 
     def handle_storage(self, args: list[str]) -> render.Rendered:
         if args:
             raise UsageError("%logician storage: takes no arguments")
-        return render.preformatted(storage_text(self.runtime.checkpoints))
+        return render.preformatted(storage_text(self.workspace.checkpoints))
 
     def handle_gc(self, args: list[str]) -> render.Rendered:
         parser = _ArgParser(prog="gc", add_help=False)
         parser.add_argument("--keep", type=int, metavar="N")
         opts = parser.parse_args(args)
-        return render.preformatted(collect_garbage(self.runtime.checkpoints, opts.keep))
+        return render.preformatted(collect_garbage(self.workspace.checkpoints, opts.keep))
 
     def handle_diff(self, args: list[str]) -> render.Rendered:
         if len(args) != 1:
             raise UsageError(
                 "%logician diff: give one frame id (or --last), e.g. `%logician diff 7`"
             )
-        view, diffs = frame_diff(self.runtime.checkpoints, args[0])
+        view, diffs = frame_diff(self.workspace.checkpoints, args[0])
         return render.frame_diff(view, diffs)
 
     def handle_rewind(self, args: list[str]) -> render.Rendered:
@@ -205,8 +207,8 @@ class LogicianMagics(Magics):
                     "%logician rewind --resume/--skip-failed: take no frame (they "
                     "finish the pending rewind) and no --dry-run"
                 )
-            item = self.runtime.rewind(
-                "", resume=opts.resume, skip_failed=opts.skip_failed, force=opts.force
+            item = self.workspace.resume(
+                retry=opts.resume, skip_failed=opts.skip_failed, force=opts.force
             )
             self.frames.announce(item)
             return undo_view.resume_result(item)
@@ -215,39 +217,34 @@ class LogicianMagics(Magics):
         spec = (
             "--last" if opts.last else f"cell:{opts.cell}" if opts.cell is not None else opts.target
         )
-        checkpoints = self.runtime.checkpoints
-        variables = self.runtime.variables
+        part: RewindPart | None = (
+            "files"
+            if opts.files_only
+            else "conversation"
+            if opts.conversation_only
+            else "variables"
+            if opts.variables_only
+            else None
+        )
+        scope = RewindScope.only(part) if part else RewindScope()
         if opts.dry_run:
-            frame_id = checkpoints.resolve_target(spec)
-            plan = (
-                None
-                if opts.variables_only
-                else checkpoints.plan_rewind(
-                    frame_id, force=opts.force, include_external=opts.include_external
-                )
+            preview = self.workspace.preview(
+                spec, scope, force=opts.force, include_external=opts.include_external
             )
-            if variables is None or opts.files_only or opts.conversation_only:
-                return (
-                    render.rewind_plan(plan)
-                    if plan is not None
-                    else variables_view.dry_run(None, [], frame_id)
-                )
-            return variables_view.dry_run(plan, variables.plan(frame_id), frame_id)
-        one = opts.files_only or opts.conversation_only or opts.variables_only
-        item = self.runtime.rewind(
-            spec,
-            force=opts.force,
-            include_external=opts.include_external,
-            files=opts.files_only or not one,
-            conversation=opts.conversation_only or not one,
-            variables=opts.variables_only or not one,
+            if preview.plan is not None and (
+                self.workspace.variables is None or not scope.variables
+            ):
+                return render.rewind_plan(preview.plan)
+            return variables_view.dry_run(preview.plan, preview.variables, preview.frame)
+        item = self.workspace.rewind(
+            spec, scope, force=opts.force, include_external=opts.include_external
         )
         self.frames.announce(item)
         return variables_view.rewind_result(item)
 
     def handle_undo(self, args: list[str]) -> render.Rendered:
         """`%logician undo [--force]`: take back the most recent rewind."""
-        item = undo_view.run_undo(self.runtime, args)
+        item = undo_view.run_undo(self.workspace, args)
         self.frames.announce_undo(item)
         return undo_view.undo_result(item)
 
@@ -257,16 +254,20 @@ class LogicianMagics(Magics):
             raise UsageError(
                 "%logician vars: give one frame id (or --last), e.g. `%logician vars 7`"
             )
-        return variables_view.vars_report(self.runtime.checkpoints, self.runtime.variables, args[0])
+        return variables_view.vars_report(
+            self.workspace.checkpoints, self.workspace.variables, args[0]
+        )
 
     def handle_config(self, args: list[str]) -> render.Rendered:
-        runtime = self.runtime
+        workspace = self.workspace
         if not args or args[0] == "show":
             as_json = "--json" in args[1:]
-            return render.preformatted(config_commands.config_show(runtime.config, as_json=as_json))
+            return render.preformatted(
+                config_commands.config_show(workspace.config, as_json=as_json)
+            )
         sub, rest = args[0], args[1:]
         if sub == "get" and len(rest) == 1:
-            return render.preformatted(config_commands.config_get(runtime.config, rest[0]))
+            return render.preformatted(config_commands.config_get(workspace.config, rest[0]))
         if sub == "set":
             parser = _ArgParser(prog="config set", add_help=False)
             parser.add_argument("key")
@@ -274,9 +275,9 @@ class LogicianMagics(Magics):
             parser.add_argument("--persist", choices=["user", "project"])
             opts = parser.parse_args(rest)
             config, message = config_commands.config_set(
-                runtime.config, opts.key, opts.value, persist=opts.persist
+                workspace.config, opts.key, opts.value, persist=opts.persist
             )
-            runtime.use_config(config)
+            workspace.use_config(config)
             return render.preformatted(message)
         if sub == "schema":
             return render.preformatted(config_commands.config_schema())
@@ -295,23 +296,23 @@ class LogicianMagics(Magics):
                 "%logician config set: give a value after the key, e.g. "
                 '`config set permissions.deny ["bash", "edit"]`'
             )
-        runtime = self.runtime
+        workspace = self.workspace
         try:
             config, message = config_commands.config_set(
-                runtime.config,
+                workspace.config,
                 key,
                 value,
                 persist=persist["where"] if persist is not None else None,  # type: ignore[arg-type]
             )
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
-        runtime.use_config(config)
+        workspace.use_config(config)
         display(render.preformatted(message).bundle(), raw=True)
 
     def handle_hooks(self, args: list[str]) -> render.Rendered:
         if args:
             raise UsageError("%logician hooks: takes no arguments")
-        return render.preformatted(hooks_report(self.runtime.config, self.session.hook_log))
+        return render.preformatted(hooks_report(self.workspace.config, self.session.hook_log))
 
     def handle_trust(self, args: list[str]) -> render.Rendered:
         parser = _ArgParser(prog="trust", add_help=False)
@@ -319,15 +320,15 @@ class LogicianMagics(Magics):
         opts = parser.parse_args(args)
         try:
             message = config_commands.trust(
-                self.runtime.config.workspace,
-                user_dir=self.runtime.config.user_dir,
+                self.workspace.config.workspace,
+                user_dir=self.workspace.config.user_dir,
                 allow=opts.allow,
             )
         except ConfigError as exc:
             raise UsageError(f"%logician trust: {exc}") from None
         # A newly allowed model.* field applies to the next run: AgentSession.provider()
         # rebuilds the provider whenever the [model] settings differ.
-        config = self.runtime.reload_config()
+        config = self.workspace.reload_config()
         if config.notices:
             message += "\n" + "\n".join(config.notices)
         return render.preformatted(message)
@@ -344,17 +345,17 @@ class LogicianMagics(Magics):
     def handle_status(self, args: list[str]) -> render.Rendered:
         if args:
             raise UsageError("%logician status: takes no arguments")
-        runtime = self.runtime
-        checkpoints = runtime.checkpoints_if_on
+        workspace = self.workspace
+        checkpoints = workspace.checkpoints_if_on
         frames = checkpoints.active_frames() if checkpoints is not None else []
-        ledger = runtime.ledger
+        ledger = workspace.ledger
         return render.status(
             self.session.state,
-            thread=runtime.thread_id,
-            workspace=str(runtime.workspace),
+            thread=workspace.thread_id,
+            workspace=str(workspace.root),
             frames=len(frames),
             messages=len(ledger.messages()) if ledger is not None else 0,
-            model=f"{runtime.config.settings.model.provider}:{runtime.config.settings.model.name}",
+            model=f"{workspace.config.settings.model.provider}:{workspace.config.settings.model.name}",
         )
 
     def handle_audit(self, args: list[str]) -> render.Rendered:
@@ -362,7 +363,7 @@ class LogicianMagics(Magics):
         parser.add_argument("-n", type=int, default=20, help="how many recent decisions")
         opts = parser.parse_args(args)
         return render.preformatted(
-            AuditLog.for_workspace(self.runtime.config.workspace).report(opts.n)
+            AuditLog.for_workspace(self.workspace.config.workspace).report(opts.n)
         )
 
     def handle_ledger(self, args: list[str]) -> render.Rendered:
@@ -378,14 +379,14 @@ class LogicianMagics(Magics):
     def _comm_status(self) -> dict:  # type: ignore[type-arg]
         """The runtime status the lab extension shows (sidebar and status bar)."""
         state = self.session.state
-        runtime = self.runtime
-        checkpoints = runtime.checkpoints_if_on
+        workspace = self.workspace
+        checkpoints = workspace.checkpoints_if_on
         budget = self.session.budget
         limits = budget.limits.model_dump(exclude_none=True) if budget is not None else {}
         return {
-            "thread": runtime.thread_id,
+            "thread": workspace.thread_id,
             "phase": state.phase,
-            "model": state.model or runtime.config.settings.model.name,
+            "model": state.model or workspace.config.settings.model.name,
             "frames": len(checkpoints.active_frames()) if checkpoints is not None else 0,
             "running_cell": bool(checkpoints is not None and checkpoints.is_open),
             "turn": state.turn,
@@ -396,7 +397,7 @@ class LogicianMagics(Magics):
             "budget": limits,
             "pending_approvals": len(self.broker.pending()),
             "last_outcome": state.last_outcome.status if state.last_outcome else None,
-            "audit_problems": AuditLog.for_workspace(runtime.config.workspace).problem_count(),
+            "audit_problems": AuditLog.for_workspace(workspace.config.workspace).problem_count(),
             "mcp": [
                 {
                     "name": s.name,
@@ -410,7 +411,7 @@ class LogicianMagics(Magics):
         }
 
     def _ledger(self) -> ThreadLedger:
-        ledger = self.runtime.ledger
+        ledger = self.workspace.ledger
         if ledger is None:
             raise UsageError("%logician: the thread ledger is unavailable for this session")
         return ledger
@@ -437,7 +438,7 @@ class LogicianMagics(Magics):
 
     def handle_compact(self, args: list[str]) -> render.Rendered:
         self._ledger()
-        keep = self.runtime.config.settings.compaction.keep_recent_turns
+        keep = self.workspace.config.settings.compaction.keep_recent_turns
         done = self.session.compact(" ".join(args) or None)
         return render.preformatted(
             f"Compacted the conversation: {done.before} message(s) -> {done.after} "
@@ -465,7 +466,7 @@ class LogicianMagics(Magics):
 
     def after_cell(self) -> None:
         """After every cell: the controls and the lab extension see the ledger as it is now."""
-        checkpoints = self.runtime.checkpoints_if_on
+        checkpoints = self.workspace.checkpoints_if_on
         if checkpoints is not None:
             self.comms.notify("frames.changed", {"total": len(checkpoints.frames())})
         self.comms.push_status(force=True)

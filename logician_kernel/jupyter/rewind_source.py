@@ -1,7 +1,9 @@
-"""What the rewind control and the lab extension read and do, over one session's frames.
+"""What the rewind control and the lab extension read and do, over one workspace's frames.
 
 The widget (`RewindControl`) and the `logician` comm (`frames.*` messages) share this one
-source, so a rewind from either says the same thing and announces itself the same way.
+source, so a rewind from either says the same thing and announces itself the same way. The
+rewinds themselves (and the "a cell is running" refusal, under one `frame_lock`) are the
+`Workspace`'s; this module turns them into rows, one-line results and announcements.
 """
 
 from __future__ import annotations
@@ -11,16 +13,15 @@ import threading
 from typing import Any
 
 from ..workspace import (
-    FileCheckpoints,
     FrameView,
-    LogicianRuntime,
     ProjectionItem,
     RewindError,
+    RewindScope,
+    Workspace,
     interrupted_notice,
     launch_dir,
     map_lab_path,
 )
-from ..workspace import store_usage as usage
 from . import display as render
 from . import undo_view, variables_view
 from .comm import LogicianComms
@@ -36,18 +37,18 @@ EVICTED_SHOWN = 20
 class LedgerRewindSource:
     """What the rewind control reads and does, over the session's frames and ledger."""
 
-    def __init__(self, runtime: LogicianRuntime, comms: LogicianComms) -> None:
-        self.runtime = runtime
+    def __init__(self, workspace: Workspace, comms: LogicianComms) -> None:
+        self.workspace = workspace
         self.comms = comms
 
     # -- the widget --------------------------------------------------------------------------
 
     def rows(self) -> list[FrameRow]:
-        checkpoints = self.runtime.checkpoints_if_on
+        checkpoints = self.workspace.checkpoints_if_on
         if checkpoints is None:
             return []
         active = checkpoints.active_frames()
-        evicted = _evicted(checkpoints, active)
+        evicted = self.workspace.evicted(active)
         return [
             FrameRow(
                 frame=f.frame,
@@ -84,7 +85,11 @@ class LedgerRewindSource:
     ) -> str:
         try:
             item = self._rewind(
-                frame, mode, force=force, frontend=False, include_external=include_external
+                frame,
+                RewindScope.from_mode(mode),
+                force=force,
+                frontend=False,
+                include_external=include_external,
             )
         except RewindError as exc:
             raise ValueError(str(exc)) from None
@@ -105,7 +110,7 @@ class LedgerRewindSource:
         return undo_view.resume_result(item).text.splitlines()[0]
 
     def interrupted(self) -> str:
-        checkpoints = self.runtime.checkpoints_if_on
+        checkpoints = self.workspace.checkpoints_if_on
         if checkpoints is None:
             return ""
         return interrupted_notice(checkpoints.ledger) or ""
@@ -114,14 +119,8 @@ class LedgerRewindSource:
 
     def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
         """A page of frames, newest first: the rows sent are bounded by `limit`."""
-        checkpoints = self.runtime.checkpoints_if_on
-        if checkpoints is None:
-            return [], 0
-        frames = checkpoints.frames()
-        ids = sorted(frames, reverse=True)
-        shown = [frames[i] for i in ids[offset : offset + limit]]
-        evicted = _evicted(checkpoints, shown)  # only the page's frames: 10,000 stay cheap
-        return [_row(f, evicted.get(f.frame)) for f in shown], len(ids)
+        page = self.workspace.page(offset, limit)
+        return [_row(f, page.evicted.get(f.frame)) for f in page.frames], page.total
 
     def preview_target(
         self,
@@ -148,7 +147,11 @@ class LedgerRewindSource:
     ) -> dict[str, Any]:
         frame_id = self._resolve(frame, cell_id)
         item = self._rewind(
-            frame_id, mode, force=force, frontend=True, include_external=include_external
+            frame_id,
+            RewindScope.from_mode(mode),
+            force=force,
+            frontend=True,
+            include_external=include_external,
         )
         conflicts = [p.path for p in item.paths if p.action == "conflict"]
         return {
@@ -184,10 +187,10 @@ class LedgerRewindSource:
     ) -> dict[str, Any]:
         """JupyterLab saved `path` (server-relative): the open frame attributes it to the user.
         A path outside this kernel's workspace is not ours and is ignored."""
-        checkpoints = self.runtime.checkpoints_if_on
+        checkpoints = self.workspace.checkpoints_if_on
         rel = map_lab_path(
             path,
-            workspace=self.runtime.workspace,
+            workspace=self.workspace.root,
             launch_dir=launch_dir(),
             notebook=notebook or os.environ.get("JPY_SESSION_NAME"),
             server_root=server_root,
@@ -200,7 +203,7 @@ class LedgerRewindSource:
 
     def announce_undo(self, item: ProjectionItem) -> None:
         """Tell every frontend which frames (and cells) an undo made active again."""
-        checkpoints = self.runtime.checkpoints_if_on
+        checkpoints = self.workspace.checkpoints_if_on
         frames = checkpoints.frames() if checkpoints is not None else {}
         cell_ids = sorted(
             {c for i in item.frames if (c := getattr(frames.get(i), "cell_id", None))}
@@ -217,24 +220,18 @@ class LedgerRewindSource:
         )
 
     def _undo(self, *, force: bool) -> ProjectionItem:
-        with self.runtime.frame_lock:
-            if self.runtime.checkpoints.is_open:
-                raise RewindError("a cell is running; undo when it has finished")
-            item = self.runtime.undo_rewind(force=force)
+        item = self.workspace.undo(force=force, refuse_if_running=True)
         self.announce_undo(item)
         return item
 
     def _resume(self, *, force: bool) -> ProjectionItem:
-        with self.runtime.frame_lock:
-            if self.runtime.checkpoints.is_open:
-                raise RewindError("a cell is running; resume the rewind when it has finished")
-            item = self.runtime.rewind("", resume=True, force=force)
+        item = self.workspace.resume(force=force, refuse_if_running=True)
         self.announce(item)
         return item
 
     def announce(self, item: ProjectionItem) -> None:
         """Tell every frontend which frames (and cells) a rewind popped, and when."""
-        checkpoints = self.runtime.checkpoints_if_on
+        checkpoints = self.workspace.checkpoints_if_on
         frames = checkpoints.frames() if checkpoints is not None else {}
         cell_ids = sorted(
             {c for i in item.frames if (c := getattr(frames.get(i), "cell_id", None))}
@@ -245,24 +242,13 @@ class LedgerRewindSource:
         )
 
     def _resolve(self, frame: int | None, cell_id: str | None) -> int:
-        checkpoints = self.runtime.checkpoints
-        if cell_id is None:
-            return checkpoints.resolve_target(str(frame))
-        matches = [f.frame for f in checkpoints.active_frames() if f.cell_id == cell_id]
-        if not matches:
-            raise RewindError(
-                "this cell has no frame left to rewind (it has not run on this kernel's thread, "
-                "did no work, or was already rewound)"
-            )
-        return matches[-1]
+        return self.workspace.target(frame, cell_id)
 
     def _preview(
         self, frame: int, *, force: bool = False, include_external: bool = False
     ) -> dict[str, Any]:
         try:
-            plan = self.runtime.checkpoints.plan_rewind(
-                frame, force=force, include_external=include_external
-            )
+            preview = self.workspace.preview(frame, force=force, include_external=include_external)
         except (RewindError, ValueError) as exc:
             return {
                 "files": [],
@@ -273,6 +259,8 @@ class LedgerRewindSource:
                 "frames": [],
                 "error": str(exc),
             }
+        plan = preview.plan
+        assert plan is not None  # a whole rewind's preview plans the files
         return {
             "frames": plan.frames,
             "files": [
@@ -283,49 +271,33 @@ class LedgerRewindSource:
             "conflicts": [{"path": c.path, "detail": c.detail} for c in plan.conflicts],
             "external": [{"path": e.path, "detail": e.detail} for e in plan.external],
             "messages_dropped": plan.messages_dropped,
-            "variables": self._variables(frame),
+            "variables": [
+                {"name": s.name, "action": s.action, "detail": s.detail} for s in preview.variables
+            ],
         }
 
-    def _variables(self, frame: int) -> list[dict[str, str]]:
-        """What a rewind would do to each user variable (the dialog lists them by name)."""
-        variables = self.runtime.variables
-        if variables is None:
-            return []
-        return [
-            {"name": s.name, "action": s.action, "detail": s.detail} for s in variables.plan(frame)
-        ]
-
     def _rewind(
-        self, frame: int, mode: str, *, force: bool, frontend: bool, include_external: bool = False
+        self,
+        frame: int,
+        scope: RewindScope,
+        *,
+        force: bool,
+        frontend: bool,
+        include_external: bool = False,
     ) -> ProjectionItem:
         """`frontend`: asked over the comm, never by the running cell's own code. A widget
         click on the main thread while a frame is open comes from that cell (it pops only the
         closed frames, as before); from another thread, a cell is running concurrently."""
         concurrent = frontend or threading.current_thread() is not threading.main_thread()
-        with self.runtime.frame_lock:
-            if concurrent and self.runtime.checkpoints.is_open:
-                raise RewindError(
-                    "a cell is running; rewind when it has finished (or interrupt it first)"
-                )
-            item = self.runtime.rewind(
-                str(frame),
-                force=force,
-                include_external=include_external,
-                files=mode in ("both", "files"),
-                conversation=mode in ("both", "conversation"),
-                variables=mode in ("both", "variables"),
-            )
+        item = self.workspace.rewind(
+            frame,
+            scope,
+            force=force,
+            include_external=include_external,
+            refuse_if_running=concurrent,
+        )
         self.announce(item)
         return item
-
-
-def _evicted(checkpoints: FileCheckpoints, views: list[FrameView]) -> dict[int, list[str]]:
-    """Frame -> paths whose large pre-image the disk budget evicted, for these frames (empty
-    without a side store)."""
-    budget = checkpoints.budget
-    if budget is None:
-        return {}
-    return {u.frame: u.evicted for u in usage(views, budget.large.store) if u.evicted}
 
 
 def _row(f: FrameView, evicted: list[str] | None = None) -> dict[str, Any]:

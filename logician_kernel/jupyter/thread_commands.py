@@ -23,14 +23,14 @@ def threads(session: AgentSession, args: list[str]) -> render.Rendered:
     """`%logician threads`: id, notebook, frames and last use of every thread."""
     if args:
         raise UsageError("%logician threads takes no arguments (`thread use ID` switches)")
-    text = render_threads(session.threads(), session.runtime.thread_id)
+    text = render_threads(session.threads(), session.workspace.thread_id)
     return render.preformatted(text)
 
 
 def thread(session: AgentSession, args: list[str]) -> render.Rendered:
     """`%logician thread use ID` / `thread new NAME`; `thread` alone names the current one."""
     if not args:
-        text = f"This kernel's thread: {session.runtime.thread_id}"
+        text = f"This kernel's thread: {session.workspace.thread_id}"
         return render.Rendered(text, inert(tag("p", text)))
     if len(args) != 2 or args[0] not in ("use", "new"):
         raise UsageError(_USAGE)
@@ -38,7 +38,7 @@ def thread(session: AgentSession, args: list[str]) -> render.Rendered:
         notices = session.use_thread(args[1], create=args[0] == "new")
     except AgentError as exc:
         raise UsageError(f"%logician thread {args[0]}: {exc}") from None
-    runtime = session.runtime
+    runtime = session.workspace
     checkpoints = runtime.checkpoints_if_on
     frames = len(checkpoints.active_frames()) if checkpoints is not None else 0
     messages = len(runtime.ledger.messages()) if runtime.ledger is not None else 0

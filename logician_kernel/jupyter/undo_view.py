@@ -3,19 +3,19 @@ one-line results the rewind control and the sidebar show (split out of `magics.p
 
 from __future__ import annotations
 
-from ..workspace import LogicianRuntime, ProjectionItem
+from ..workspace import ProjectionItem, Workspace
 from . import display as render
 from . import variables_view
 from .magic_parts import ArgParser
 
 
-def run_undo(runtime: LogicianRuntime, args: list[str]) -> ProjectionItem:
+def run_undo(runtime: Workspace, args: list[str]) -> ProjectionItem:
     """`%logician undo [--force]`: take back the most recent rewind."""
     parser = ArgParser(prog="undo", add_help=False)
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--skip-failed", action="store_true")
     opts = parser.parse_args(args)
-    return runtime.undo_rewind(force=opts.force, skip_failed=opts.skip_failed)
+    return runtime.undo(force=opts.force, skip_failed=opts.skip_failed)
 
 
 def undo_result(item: ProjectionItem) -> render.Rendered:
@@ -42,7 +42,7 @@ def resume_result(item: ProjectionItem) -> render.Rendered:
     already = sum(1 for p in item.paths if "before the interruption" in p.detail)
     given = [p.path for p in item.paths if p.action == "failed"]
     head = f"Resumed the interrupted rewind ({already} path(s) were already restored). "
-    if "--skip-failed" in item.note.split():
+    if given:  # a finished rewind names failed paths only when they were given up on purpose
         head = (
             f"Finished the incomplete rewind without {len(given)} failed path(s), given up "
             f"on purpose: {', '.join(given) or '-'}. "

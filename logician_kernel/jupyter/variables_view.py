@@ -1,5 +1,6 @@
 """Renderings of variable checkpoints: `%logician vars N`, and the variables part of a rewind
-report, a dry run and a cell's frame line. Pure formatting over session views."""
+report and a dry run (a cell's not-captured line is the frame bracket's, `workspace/frame.py`).
+Pure formatting over the workspace's views."""
 
 from __future__ import annotations
 
@@ -31,19 +32,6 @@ def size_text(n: int) -> str:
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{n} B"
-
-
-def frame_line(frame: int, records: Sequence[VariableRecord]) -> str | None:
-    """The line a cell shows when some of its variables could not be captured."""
-    missed = [r for r in records if r.not_captured]
-    if not missed:
-        return None
-    named = "; ".join(f"{r.name} ({r.not_captured})" for r in missed[:3])
-    more = f"; and {len(missed) - 3} more" if len(missed) > 3 else ""
-    return (
-        f"Logician: frame {frame}: {len(missed)} variable(s) not captured, a rewind cannot "
-        f"restore them: {named}{more}. `%logician vars {frame}` lists them."
-    )
 
 
 def vars_report(
@@ -125,7 +113,7 @@ def rewind_result(item: ProjectionItem) -> render.Rendered:
     """The rewind report: files (as before), then what happened to each variable."""
     variables = item.variables
     tally = render._counts(v.action for v in variables) if variables else "none to restore"
-    if "--variables-only" in item.note:
+    if item.scope is not None and item.scope.single == "variables":
         lines = [f"Rewound the variables ({tally}); files, frames and conversation untouched."]
     else:
         lines = render.rewind_result(item).text.splitlines()

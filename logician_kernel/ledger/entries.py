@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ..types.approvals import ApprovalChoice
 from ..types.path_states import PathChange, PathState, SkippedPath
+from ..types.rewind_scope import RewindScope
 
 ProjectionReason = Literal[
     "restore", "rewind", "branch-discard", "branch-merge", "compaction", "clear", "run-commit"
@@ -354,7 +355,10 @@ class ProjectionItem(_Entry):
     paths: list[RestoredPath] = Field(default_factory=list)
     """What a rewind did to each path."""
     note: str = ""
-    """Free text for the user (e.g. `--force`, `--files-only`)."""
+    """Free text for people (e.g. `--force`); never read back by the code (`scope` is typed)."""
+    scope: RewindScope | None = None
+    """For a rewind: what it restored (files, conversation, variables); None for the other
+    reasons, and for rewinds recorded before the scope was (they read as whole rewinds)."""
     variables: list[RestoredVariable] = Field(default_factory=list)
     """What a rewind did to each user variable (restored after the files)."""
     variable_frames: list[int] = Field(default_factory=list)
@@ -409,6 +413,13 @@ class RewindPlanned(_Entry):
     since: str | None = None
     """UTC time the first popped frame opened: directories born after it, left empty by the
     restore, are the frames' debris and are removed."""
+
+    @property
+    def scope(self) -> RewindScope:
+        """`files`, `conversation` and `variables` as one scope (kept apart on disk: older ledgers)."""
+        return RewindScope(
+            files=self.files, conversation=self.conversation, variables=self.variables
+        )
 
 
 class RewindProgress(_Entry):

@@ -369,7 +369,7 @@ def _owner_is_kernel(pid: int, pgid: int) -> bool:
 
 
 def reap_for_workspace(workspace: Path, key: BlobKey) -> list[str]:
-    """What a workspace hands in as its reaper (`WorkspaceSession.open(reap=...)`): note
+    """What a workspace hands in as its reaper (`OpenThread.open(reap=...)`): note
     where this kernel's guard leaves its count, then kill the groups a dead kernel left."""
     note_state_dir(workspace)
     return reap_orphans(workspace, key)

@@ -1,11 +1,12 @@
-"""The front door of everything durable: a workspace's `.logician/` state, its threads, and
-the frame bracket the kernel, `%load_ext` and scripts share.
+"""The front door of everything durable: `Workspace` - a workspace's `.logician/` state, its
+threads, the frame bracket the kernel, `%load_ext` and scripts share, and the rewinds.
 
 Uses everything durable below it (`frames/`, `snapshots/`, `ledger/`, `durable/`) and
-`config/`; nothing below imports it, and it never imports `tools/`, a run or a UI. `__all__` is
-its own API plus what `jupyter/` reads of the layers below (ledger entries, the frame view,
-frame reports, their errors): `jupyter/` imports nothing durable except through here
-(`tests/unit/workspace/test_workspace_surface.py`, `tests/unit/test_imports.py`)."""
+`config/`; nothing below imports it, and it never imports `tools/` (the process reaper is
+handed in), a run or a UI. `__all__` is its own API plus what `jupyter/` reads of the layers
+below (ledger entries, the frame view, frame reports, their errors): `jupyter/` imports nothing
+durable except through here (`tests/unit/workspace/test_workspace_surface.py`,
+`tests/unit/test_imports.py`)."""
 
 from ..durable import JournalError
 from ..frames import (
@@ -27,6 +28,7 @@ from ..frames import (
 from ..ledger import (
     Branch,
     CallRewound,
+    FrameOutcome,
     FrameView,
     ProjectionItem,
     SessionStart,
@@ -37,28 +39,43 @@ from ..ledger import (
     found_at_this_start,
     read_entries,
 )
+from ..types.rewind_scope import RewindMode, RewindPart, RewindScope
+from .frame import CellFrame, OpenFrame, not_captured_line
 from .launch import enter, starting_directory, workspace_notice
-from .runtime import LogicianRuntime
-from .session import STATE_DIR, thread_id_for
+from .open_thread import STATE_DIR, Reaper, thread_id_for
+from .rewinds import FramePage, Preview
 from .threads import (
     VSCODE_NOTEBOOK,
     ThreadChoice,
     ThreadInfo,
+    ThreadSource,
     list_threads,
     named_thread,
     render_threads,
 )
+from .workspace import RewindTarget, Workspace
 
 __all__ = [
     # the workspace's own
     "STATE_DIR",
     "VSCODE_NOTEBOOK",
-    "LogicianRuntime",
+    "CellFrame",
+    "FramePage",
+    "OpenFrame",
+    "Preview",
+    "Reaper",
+    "RewindMode",
+    "RewindPart",
+    "RewindScope",
+    "RewindTarget",
     "ThreadChoice",
     "ThreadInfo",
+    "ThreadSource",
+    "Workspace",
     "enter",
     "list_threads",
     "named_thread",
+    "not_captured_line",
     "render_threads",
     "starting_directory",
     "thread_id_for",
@@ -68,6 +85,7 @@ __all__ = [
     "CallRewound",
     "FileCheckpoints",
     "FileDiff",
+    "FrameOutcome",
     "FrameView",
     "JournalError",
     "ProjectionItem",

@@ -120,7 +120,7 @@ def kernel_no_file_cell(ws: Path, tmp: Path) -> tuple[float, bool]:
         t = time.perf_counter()
         r = k.run(
             "print(get_ipython().find_line_magic('logician').__self__"
-            ".runtime.checkpoints.warming_up)",
+            ".workspace.checkpoints.warming_up)",
             timeout=600,
         )
         took = time.perf_counter() - t

@@ -34,10 +34,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.snapshots import large_store
 from logician_kernel.snapshots.large_files import LargeLimits
 from logician_kernel.snapshots.large_store import LargeFileStore
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 MB = 1 << 20
 
@@ -120,7 +121,7 @@ def bench_frame(where: Path, mb: int, rounds: int) -> None:
     is made (it runs while the reply goes out); the next frame waits for it."""
     ws = where / "frame"
     ws.mkdir()
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "frame"}, large=LargeLimits())
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "frame"}, large=LargeLimits())
     cp = s.checkpoints
     assert cp is not None
     writes, closes, settles = [], [], []
@@ -153,7 +154,7 @@ def bench_rewind_after_writes(where: Path, mb: int, rounds: int, versions: int =
     for trial in range(2 * ((rounds + 1) // 2)):  # an even number: each order as often
         ws = where / f"after-writes-{trial}"
         ws.mkdir()
-        s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "aw"}, large=LargeLimits())
+        s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "aw"}, large=LargeLimits())
         cp = s.checkpoints
         assert cp is not None and cp.budget is not None
         try:
@@ -168,7 +169,7 @@ def bench_rewind_after_writes(where: Path, mb: int, rounds: int, versions: int =
             shutil.copyfile(ws / "big.bin", cp_dest)  # an existing file, as the rewound one is
             cmd = ["cp", str(obj), str(cp_dest)]
             steps = [
-                (rewinds, lambda cp=cp, last=last: cp.rewind(last)),
+                (rewinds, lambda cp=cp, last=last: frame_rewind.rewind(cp, last)),
                 (cps, lambda cmd=cmd: subprocess.run(cmd, check=True)),
             ]
             for times, fn in steps if trial % 2 == 0 else steps[::-1]:
@@ -189,13 +190,13 @@ def bench_rewind_after_writes(where: Path, mb: int, rounds: int, versions: int =
 
 
 def bench_idle(where: Path, mb: int, rounds: int) -> None:
-    def session(name: str, on: bool) -> WorkspaceSession:
+    def session(name: str, on: bool) -> OpenThread:
         ws = where / name
         ws.mkdir()
         write_file(ws / "big.bin", mb, [os.urandom(MB)])
         limits = LargeLimits(threshold=4 * MB) if on else LargeLimits(threshold=1 << 62)
         max_bytes = 1 << 40 if on else MB  # off: the big file is only fingerprinted, as before
-        s = WorkspaceSession.open(
+        s = OpenThread.open(
             ws, env={"LOGICIAN_THREAD": name}, max_file_bytes=max_bytes, large=limits
         )
         assert s.checkpoints is not None
@@ -206,7 +207,7 @@ def bench_idle(where: Path, mb: int, rounds: int) -> None:
     on, off = session("on", True), session("off", False)
     try:
 
-        def cell(s: WorkspaceSession) -> None:
+        def cell(s: OpenThread) -> None:
             cp = s.checkpoints
             assert cp is not None
             cp.open_frame(execution_count=2, cell_id=None, code="small")

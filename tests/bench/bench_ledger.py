@@ -14,7 +14,7 @@ thread shaped like a real one (`realistic`: plain cells with file changes and va
 cells with a tool call, compaction every 25 agent cells, which bounds the conversation as a
 context window does): what opening a thread costs the kernel before its first cell - the
 ledger open, settling open tool calls, the conversation and the frame stack
-(`WorkspaceSession.open` without file capture). With `--kernel`, also kernel start -> first
+(`OpenThread.open` without file capture). With `--kernel`, also kernel start -> first
 cell reply on a real Logician kernel for each size, against an empty thread, interleaved.
 Prints figures with targets; exit 0.
 """
@@ -207,8 +207,8 @@ def _reset(ws: Path, pristine: bytes, checkpoint: bytes | None) -> None:
 
 
 def time_opens(root: Path, sizes: Sequence[int], rounds: int) -> dict[tuple[int, bool], float]:
-    """Best time of `WorkspaceSession.open` (no file capture) per size, with/without checkpoint."""
-    from logician_kernel.workspace.session import WorkspaceSession
+    """Best time of `OpenThread.open` (no file capture) per size, with/without checkpoint."""
+    from logician_kernel.workspace.open_thread import OpenThread
 
     workspaces = _build_threads(root, sizes)
     saved = {}
@@ -222,7 +222,7 @@ def time_opens(root: Path, sizes: Sequence[int], rounds: int) -> dict[tuple[int,
                 pristine, checkpoint = saved[n]
                 _reset(ws, pristine, checkpoint if with_checkpoint else None)
                 start = time.perf_counter()
-                session = WorkspaceSession.open(
+                session = OpenThread.open(
                     ws, env={"LOGICIAN_THREAD": "bench"}, capture_enabled=False
                 )
                 assert session.checkpoints is not None and session.ledger is not None

@@ -23,7 +23,7 @@ import httpx
 import nbformat
 
 from logician_kernel.ledger.thread_ledger import FrameClose, FrameOpen, ThreadLedger
-from logician_kernel.workspace.session import thread_id_for
+from logician_kernel.workspace.open_thread import thread_id_for
 
 CHROMIUM = os.environ.get("LOGICIAN_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -15,7 +15,7 @@ from logician_kernel.snapshots.first_snapshot_wait import WAIT_NOTICE
 
 pytestmark = pytest.mark.kernel
 
-CHECKPOINTS = "get_ipython().find_line_magic('logician').__self__.runtime.checkpoints"
+CHECKPOINTS = "get_ipython().find_line_magic('logician').__self__.workspace.checkpoints"
 
 
 def _plain_workspace(tmp_path: Path) -> Path:

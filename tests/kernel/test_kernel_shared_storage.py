@@ -11,7 +11,7 @@ import pytest
 from kernel_harness import Kernel
 
 from logician_kernel.snapshots.git_snapshot import GitSnapshotter
-from logician_kernel.workspace.session import index_name_for
+from logician_kernel.workspace.open_thread import index_name_for
 
 pytestmark = pytest.mark.kernel
 

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.frames.undo import undo_rewind
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 FILES = 3000
 RUNS = 20
@@ -98,7 +99,7 @@ def test_a_swap_racing_a_3000_file_rewind_and_undo_writes_nothing_outside(
         (outside / f"f{i:04d}.txt").write_text(f"changed {i}\n")
     link = ws / "d-swap"
     os.symlink(outside, link)
-    session = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "race"}, max_file_bytes=100_000)
+    session = OpenThread.open(ws, env={"LOGICIAN_THREAD": "race"}, max_file_bytes=100_000)
     try:
         cp = session.checkpoints
         assert cp is not None
@@ -114,7 +115,7 @@ def test_a_swap_racing_a_3000_file_rewind_and_undo_writes_nothing_outside(
                 swapper = Swapper(d, link)
                 try:
                     if op == "rewind":
-                        item = cp.rewind(frame, force=True)
+                        item = frame_rewind.rewind(cp, frame, force=True)
                     else:
                         item = undo_rewind(cp, None, force=True)
                 finally:

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, get_args
+from typing import Protocol, get_args
 
 import ipywidgets as w
 from traitlets import Int, Unicode
 
+from ...types.rewind_scope import RewindMode
 from ..safe_html import Markup, inert, join, tag
 from ._plain import PlainText
-
-RewindMode = Literal["both", "files", "conversation", "variables"]
-"""What a rewind restores: files, variables and conversation; or only one of them."""
 
 REWIND_MODES: tuple[RewindMode, ...] = get_args(RewindMode)
 """Every mode, in the order the control's buttons show them."""

@@ -31,7 +31,7 @@ before, after, _ = session.compact("the report")
 session.rewind(first.frame)
 import os
 after_rewind = os.path.exists(sys.argv[1] + "/report.md")
-rewound_messages = len(session.runtime.ledger.messages())
+rewound_messages = len(session.workspace.ledger.messages())
 session.undo_rewind()
 from logician_kernel import AgentError
 try:
@@ -41,7 +41,7 @@ except AgentError as exc:
     twice = str(exc)
 out = {
     "after_undo": open(sys.argv[1] + "/report.md").read(),
-    "messages_after_undo": len(session.runtime.ledger.messages()),
+    "messages_after_undo": len(session.workspace.ledger.messages()),
     "undo_twice": twice,
     "asked": asked,
     "frame": first.frame,

@@ -19,6 +19,7 @@ AGENT_API = {
     "AgentSession",
     "ApprovalBroker",
     "ApprovalRequest",
+    "RewindScope",
     "RunOptions",
     "RunResult",
     "reap_for_workspace",

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.frames.file_checkpoints import RewindError
 from logician_kernel.frames.frame_rewind import RewindIncomplete
 from logician_kernel.ledger.rewind_state import pending_plan
 from logician_kernel.ledger.thread_ledger import ProjectionItem, read_entries
-from logician_kernel.workspace.session import WorkspaceSession, thread_id_for
+from logician_kernel.workspace.open_thread import OpenThread, thread_id_for
 
 
 @pytest.fixture
@@ -20,7 +21,7 @@ def session(tmp_path: Path):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "keep.txt").write_text("keep")
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, max_file_bytes=1000)
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "unit"}, max_file_bytes=1000)
     assert s.checkpoints is not None
     # Frames in steady state: those opened during the first snapshot are test_first_snapshot_wait's.
     s.checkpoints.wait_for_first_snapshot()
@@ -28,7 +29,7 @@ def session(tmp_path: Path):
     s.close()
 
 
-def frame(session: WorkspaceSession, action, outcome: str = "ok"):
+def frame(session: OpenThread, action, outcome: str = "ok"):
     cp = session.checkpoints
     assert cp is not None
     cp.open_frame(execution_count=None, cell_id=None, code="cell")
@@ -43,7 +44,7 @@ def test_only_the_first_pre_state_in_a_frame_counts_and_rewind_restores_it(sessi
 
     closed = frame(session, cell)
     assert [c.action for c in closed.changes] == ["modified"]
-    session.checkpoints.rewind(closed.frame)
+    frame_rewind.rewind(session.checkpoints, closed.frame)
     assert (session.workspace / "keep.txt").read_text() == "keep"
 
 
@@ -51,22 +52,22 @@ def test_an_outside_edit_between_two_frames_is_a_conflict(session) -> None:
     frame(session, lambda ws: (ws / "keep.txt").write_text("by frame 1"))
     (session.workspace / "keep.txt").write_text("by the editor")
     frame(session, lambda ws: (ws / "keep.txt").write_text("by frame 2"))
-    plan = session.checkpoints.plan_rewind(1)
+    plan = frame_rewind.plan_rewind(session.checkpoints, 1)
     assert [c.path for c in plan.conflicts] == ["keep.txt"]
     assert "between frame 1 and frame 2" in plan.conflicts[0].detail
-    session.checkpoints.rewind(1, force=True)
+    frame_rewind.rewind(session.checkpoints, 1, force=True)
     assert (session.workspace / "keep.txt").read_text() == "keep"
 
 
 def test_a_file_that_vanished_since_the_frame_is_reported_and_force_recreates_it(session) -> None:
     closed = frame(session, lambda ws: (ws / "keep.txt").write_text("changed"))
     (session.workspace / "keep.txt").unlink()
-    item = session.checkpoints.rewind(closed.frame)
+    item = frame_rewind.rewind(session.checkpoints, closed.frame)
     assert [(p.path, p.action) for p in item.paths] == [("keep.txt", "conflict")]
     assert not (session.workspace / "keep.txt").exists()
     closed = frame(session, lambda ws: (ws / "new.txt").write_text("n"))
     (session.workspace / "new.txt").unlink()
-    item = session.checkpoints.rewind(closed.frame, force=True)
+    item = frame_rewind.rewind(session.checkpoints, closed.frame, force=True)
     assert item.paths[0].action == "deleted" and "already gone" in item.paths[0].detail
 
 
@@ -80,7 +81,7 @@ def test_a_missing_pre_image_fails_that_file_only(session) -> None:
     (session.workspace / ".logician/git/objects" / sha[:2] / sha[2:]).unlink()
     # A failed path keeps the rewind pending (issue 28): recorded, the frame still active.
     with pytest.raises(RewindIncomplete) as incomplete:
-        session.checkpoints.rewind(closed.frame)
+        frame_rewind.rewind(session.checkpoints, closed.frame)
     assert [p.path for p in incomplete.value.entry.failed] == ["keep.txt"]
     assert [(p.path, p.action) for p in incomplete.value.entry.results] == [
         ("other.txt", "deleted")
@@ -88,7 +89,7 @@ def test_a_missing_pre_image_fails_that_file_only(session) -> None:
     assert session.checkpoints.frames()[closed.frame].status == "active"
     record = pending_plan(session.checkpoints.ledger)
     assert record is not None
-    item = session.checkpoints.complete(record, skip_failed=True)
+    item = frame_rewind.complete(session.checkpoints, record, skip_failed=True)
     actions = {p.path: p.action for p in item.paths}
     assert actions == {"keep.txt": "failed", "other.txt": "deleted"}
     assert "given up with --skip-failed" in item.paths[0].detail
@@ -106,7 +107,7 @@ def test_symlinks_and_the_executable_bit_round_trip(session) -> None:
         os.symlink("elsewhere", w / "link")
 
     closed = frame(session, cell)
-    session.checkpoints.rewind(closed.frame)
+    frame_rewind.rewind(session.checkpoints, closed.frame)
     assert os.readlink(ws / "link") == "keep.txt"
     assert not os.stat(ws / "tool.sh").st_mode & 0o111
 
@@ -115,14 +116,14 @@ def test_a_small_file_that_grows_past_the_cap_can_still_be_rewound(session) -> N
     closed = frame(session, lambda ws: (ws / "keep.txt").write_text("x" * 5000))
     (change,) = closed.changes
     assert change.before.kind == "blob" and change.after.kind == "uncaptured"
-    session.checkpoints.rewind(closed.frame)
+    frame_rewind.rewind(session.checkpoints, closed.frame)
     assert (session.workspace / "keep.txt").read_text() == "keep"
 
 
 def test_a_large_file_created_by_a_frame_is_skipped_with_its_reason(session) -> None:
     closed = frame(session, lambda ws: (ws / "big.bin").write_bytes(b"b" * 5000))
     assert [(s.path, s.reason) for s in closed.skipped] == [("big.bin", "too-large")]
-    item = session.checkpoints.rewind(closed.frame)
+    item = frame_rewind.rewind(session.checkpoints, closed.frame)
     assert item.paths[0].action == "skipped" and "size limit" in item.paths[0].detail
     assert (session.workspace / "big.bin").exists()
 
@@ -130,7 +131,7 @@ def test_a_large_file_created_by_a_frame_is_skipped_with_its_reason(session) -> 
 def test_rewind_is_an_appended_projection_item_and_history_is_kept(session) -> None:
     closed = frame(session, lambda ws: (ws / "a.txt").write_text("a"))
     before = read_entries(session.ledger.path)
-    session.checkpoints.rewind(closed.frame)
+    frame_rewind.rewind(session.checkpoints, closed.frame)
     after = read_entries(session.ledger.path)
     assert after[: len(before)] == before
     assert isinstance(after[-1], ProjectionItem) and after[-1].reason == "rewind"
@@ -140,12 +141,12 @@ def test_rewind_is_an_appended_projection_item_and_history_is_kept(session) -> N
 def test_target_resolution_errors_are_specific(session) -> None:
     cp = session.checkpoints
     with pytest.raises(RewindError, match="no frame of this notebook is recorded yet"):
-        cp.resolve_target("--last")
+        frame_rewind.resolve_target(cp, "--last")
     frame(session, lambda ws: None)
     with pytest.raises(RewindError, match=r"there is no frame 5 \(frames are 1..1\)"):
-        cp.resolve_target("5")
+        frame_rewind.resolve_target(cp, "5")
     with pytest.raises(RewindError, match="'x' is not a frame id"):
-        cp.resolve_target("x")
+        frame_rewind.resolve_target(cp, "x")
 
 
 def test_capture_failure_is_recorded_and_the_frame_still_closes(session) -> None:
@@ -165,10 +166,10 @@ def test_the_user_git_repository_is_never_written(tmp_path: Path) -> None:
     (ws / "f.txt").write_text("f")
     subprocess.run(["git", "add", "f.txt"], cwd=ws, check=True)
     index = (ws / ".git/index").read_bytes()
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "g"})
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "g"})
     try:
         closed = frame(s, lambda w: (w / "f.txt").write_text("g"))
-        s.checkpoints.rewind(closed.frame)
+        frame_rewind.rewind(s.checkpoints, closed.frame)
     finally:
         s.close()
     assert (ws / ".git/index").read_bytes() == index
@@ -195,7 +196,7 @@ def test_a_fifo_a_cell_makes_is_reported_and_the_rest_of_the_frame_is_captured(s
     closed = frame(session, cell)
     assert closed.capture_error is None
     assert [(s.path, s.reason) for s in closed.skipped] == [("pipe", "not-a-file")]
-    session.checkpoints.rewind(closed.frame)
+    frame_rewind.rewind(session.checkpoints, closed.frame)
     assert (session.workspace / "keep.txt").read_text() == "keep"
 
 
@@ -213,7 +214,7 @@ def test_frames_written_without_the_index_agree_with_the_next_full_scan(session)
     last = frame(session, lambda ws: (ws / ".gitignore").write_text("*.log\n"))
     assert [(c.path, c.action) for c in last.changes] == [(".gitignore", "created")]
     for c in reversed(closed):
-        session.checkpoints.rewind(c.frame)
+        frame_rewind.rewind(session.checkpoints, c.frame)
     assert (ws / "keep.txt").read_text() == "keep" and not (ws / "link").is_symlink()
     assert not (ws / "d" / "e" / "f.txt").exists()
 
@@ -226,5 +227,5 @@ def test_a_captured_file_stays_captured_when_an_ignore_rule_later_matches_it(ses
     frame(session, lambda ws: (ws / ".gitignore").write_text("*.log\n"))
     closed = frame(session, lambda ws: (ws / "run.log").write_text("two"))
     assert [(c.path, c.action) for c in closed.changes] == [("run.log", "modified")]
-    session.checkpoints.rewind(closed.frame)
+    frame_rewind.rewind(session.checkpoints, closed.frame)
     assert (ws / "run.log").read_text() == "one"

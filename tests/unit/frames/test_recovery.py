@@ -23,14 +23,14 @@ from logician_kernel.ledger.thread_ledger import (
     read_entries,
 )
 from logician_kernel.types import ToolCall
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 ENV = {"LOGICIAN_THREAD": "rec"}
 
 
 def _die_mid_write(ws: Path, *, capture: bool = True) -> None:
     """A kernel session that dies inside a `write` call (its pre-image recorded or not)."""
-    s = WorkspaceSession.open(ws, env=ENV)
+    s = OpenThread.open(ws, env=ENV)
     assert s.checkpoints is not None and s.ledger is not None
     s.checkpoints.open_frame(execution_count=1, cell_id=None, code="%%logician")
     store = LedgerRunStore(s.ledger, s.checkpoints.current_frame)
@@ -54,7 +54,7 @@ def ws(tmp_path: Path) -> Path:
 
 def test_a_cut_off_write_with_its_pre_image_is_offered_and_rewinds_exactly(ws: Path) -> None:
     _die_mid_write(ws)
-    s = WorkspaceSession.open(ws, env=ENV)
+    s = OpenThread.open(ws, env=ENV)
     ledger = s.ledger
     assert ledger is not None
     said = " ".join(s.notices)
@@ -78,7 +78,7 @@ def test_a_cut_off_write_with_its_pre_image_is_offered_and_rewinds_exactly(ws: P
 
 def test_a_cut_off_write_without_a_recorded_pre_image_is_still_quarantined(ws: Path) -> None:
     _die_mid_write(ws, capture=False)
-    s = WorkspaceSession.open(ws, env=ENV)
+    s = OpenThread.open(ws, env=ENV)
     assert s.ledger is not None
     assert any("quarantined the write call" in n for n in s.notices)
     assert restorable_calls(s.ledger) == []
@@ -116,7 +116,7 @@ def test_torn_writes_of_the_recovery_records_keep_every_whole_record_and_replay_
     ws: Path, tmp_path: Path
 ) -> None:
     _die_mid_write(ws)
-    s = WorkspaceSession.open(ws, env=ENV)
+    s = OpenThread.open(ws, env=ENV)
     assert s.ledger is not None
     rewind_call(s.ledger, s.checkpoints.snapshotter, "c1")  # type: ignore[union-attr]
     path = s.ledger.path
@@ -143,7 +143,7 @@ def test_torn_writes_of_the_recovery_records_keep_every_whole_record_and_replay_
 
 
 def test_a_second_call_on_a_path_is_rewound_to_just_before_it(ws: Path) -> None:
-    s = WorkspaceSession.open(ws, env=ENV)
+    s = OpenThread.open(ws, env=ENV)
     assert s.checkpoints is not None and s.ledger is not None
     s.checkpoints.open_frame(execution_count=1, cell_id=None, code="%%logician")
     store = LedgerRunStore(s.ledger, s.checkpoints.current_frame)
@@ -163,7 +163,7 @@ def test_a_second_call_on_a_path_is_rewound_to_just_before_it(ws: Path) -> None:
     assert s._lock is not None
     s._lock.release()
 
-    again = WorkspaceSession.open(ws, env=ENV)
+    again = OpenThread.open(ws, env=ENV)
     assert again.ledger is not None and again.checkpoints is not None
     assert [c.call_id for c in restorable_calls(again.ledger)] == ["c2"]
     (killed,) = again.checkpoints.active_frames()

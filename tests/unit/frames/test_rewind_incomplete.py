@@ -10,16 +10,17 @@ from pathlib import Path
 import pytest
 from test_undo_rewind import frame as run_frame
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.frames.frame_rewind import RewindError, RewindIncomplete
 from logician_kernel.frames.undo import undo_rewind
 from logician_kernel.ledger.rewind_state import pending_plan
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 ENV = {"LOGICIAN_THREAD": "incomplete"}
 
 
-def _open(ws: Path) -> WorkspaceSession:
-    return WorkspaceSession.open(ws, env=ENV, max_file_bytes=100_000)
+def _open(ws: Path) -> OpenThread:
+    return OpenThread.open(ws, env=ENV, max_file_bytes=100_000)
 
 
 def _block(path: Path) -> None:
@@ -51,7 +52,7 @@ def test_a_failed_path_keeps_the_rewind_pending_and_the_retry_touches_only_it(ws
     )
     _block(ws / "keep.txt")  # the rewind must write keep.txt back: it cannot
     with pytest.raises(RewindIncomplete) as caught:
-        cp.rewind(frame, force=True)
+        frame_rewind.rewind(cp, frame, force=True)
     assert "rewind incomplete: 1 path(s) failed" in str(caught.value)
     assert [p.path for p in caught.value.entry.failed] == ["keep.txt"]
     assert not (ws / "new.txt").exists()  # the rest was restored
@@ -59,7 +60,7 @@ def test_a_failed_path_keeps_the_rewind_pending_and_the_retry_touches_only_it(ws
     assert cp.frames()[frame].incomplete == "rewind incomplete: 1 path(s) failed"
     # Hostile: a new rewind or an undo while it is pending: refused, saying why.
     with pytest.raises(RewindError, match="is incomplete"):
-        cp.rewind(frame)
+        frame_rewind.rewind(cp, frame)
     with pytest.raises(RewindError, match="is incomplete"):
         undo_rewind(cp, None)
     (ws / "new.txt").write_text("the user's own, made meanwhile")  # done: never retried
@@ -72,9 +73,9 @@ def test_a_failed_path_keeps_the_rewind_pending_and_the_retry_touches_only_it(ws
     record = pending_plan(cp.ledger)
     assert record is not None
     with pytest.raises(RewindIncomplete):  # still blocked: still pending
-        cp.complete(record, resume=True, force=True)
+        frame_rewind.complete(cp, record, resume=True, force=True)
     _unblock(ws / "keep.txt")
-    item = cp.complete(record, resume=True, force=True)
+    item = frame_rewind.complete(cp, record, resume=True, force=True)
     assert (ws / "keep.txt").read_text() == "keep"
     assert (ws / "new.txt").read_text() == "the user's own, made meanwhile"
     assert cp.frames()[frame].status == "rewound" and cp.frames()[frame].incomplete is None
@@ -87,7 +88,7 @@ def test_an_undo_that_fails_a_path_is_incomplete_until_retried(ws: Path) -> None
     cp = session.checkpoints
     assert cp is not None
     frame = run_frame(session, lambda w: (w / "keep.txt").write_text("changed"))
-    cp.rewind(frame)
+    frame_rewind.rewind(cp, frame)
     assert (ws / "keep.txt").read_text() == "keep"
     # The undo must write keep.txt back; a directory with a file stands there now.
     (ws / "keep.txt").unlink()

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logician_kernel.frames import rewind_plan
+from logician_kernel.frames import frame_rewind, rewind_plan
 from logician_kernel.frames.file_checkpoints import RewindError
 from logician_kernel.frames.undo import undo_rewind
 from logician_kernel.ledger.branches import derive_branches
@@ -25,13 +25,13 @@ from logician_kernel.ledger.thread_ledger import (
     RewindProgress,
     read_entries,
 )
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 ENV = {"LOGICIAN_THREAD": "undo"}
 
 
-def open_session(ws: Path) -> WorkspaceSession:
-    return WorkspaceSession.open(ws, env=ENV, max_file_bytes=100_000)
+def open_session(ws: Path) -> OpenThread:
+    return OpenThread.open(ws, env=ENV, max_file_bytes=100_000)
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def tree(ws: Path) -> dict[str, tuple[str, int]]:
     return out
 
 
-def frame(session: WorkspaceSession, action) -> int:
+def frame(session: OpenThread, action) -> int:
     cp = session.checkpoints
     assert cp is not None
     frame_id = cp.open_frame(execution_count=None, cell_id=None, code="cell")
@@ -84,7 +84,7 @@ def test_rewind_then_undo_restores_every_byte_and_mode_and_the_frames(ws: Path) 
         frame(session, lambda w: (w / "first.txt").write_text("1"))
         target = frame(session, edit_everything)
         before = tree(ws)
-        session.checkpoints.rewind(target)
+        frame_rewind.rewind(session.checkpoints, target)
         assert (ws / "keep.txt").read_text() == "keep" and not (ws / "new").exists()
         assert os.stat(ws / "run.sh").st_mode & 0o777 == 0o755
         item = undo_rewind(session.checkpoints, None)
@@ -92,7 +92,7 @@ def test_rewind_then_undo_restores_every_byte_and_mode_and_the_frames(ws: Path) 
         assert item.reason == "restore" and item.undoes is not None
         assert [f.frame for f in session.checkpoints.active_frames()] == [1, target]
         # The undone frame is rewindable again, exactly as before.
-        session.checkpoints.rewind(target)
+        frame_rewind.rewind(session.checkpoints, target)
         assert not (ws / "new").exists() and (ws / "lib" / "a.py").read_text() == "a = 1\n"
     finally:
         session.close()
@@ -102,7 +102,7 @@ def test_plans_progress_and_undos_replay_exactly_from_the_file(ws: Path) -> None
     session = open_session(ws)
     try:
         target = frame(session, many_files(600))
-        session.checkpoints.rewind(target)
+        frame_rewind.rewind(session.checkpoints, target)
         undo_rewind(session.checkpoints, None)
         on_disk = read_entries(session.ledger.path)
         assert on_disk == session.ledger.entries  # what a replay reads is what was appended
@@ -119,7 +119,7 @@ def test_undo_twice_says_so_and_changes_nothing(ws: Path) -> None:
     session = open_session(ws)
     try:
         target = frame(session, edit_everything)
-        session.checkpoints.rewind(target)
+        frame_rewind.rewind(session.checkpoints, target)
         undo_rewind(session.checkpoints, None)
         after_undo, entries = tree(ws), len(session.ledger.entries)
         with pytest.raises(RewindError, match="already undone"):
@@ -142,7 +142,7 @@ def test_undo_after_reopening_the_thread(ws: Path) -> None:
     session = open_session(ws)
     target = frame(session, edit_everything)
     before = tree(ws)
-    session.checkpoints.rewind(target)
+    frame_rewind.rewind(session.checkpoints, target)
     session.close()
     session = open_session(ws)
     try:
@@ -164,7 +164,7 @@ def test_undo_brings_back_the_conversation_as_it_was(ws: Path) -> None:
             ),
         )
         assert len(ledger.messages()) == 2
-        session.checkpoints.rewind(target)
+        frame_rewind.rewind(session.checkpoints, target)
         assert [m["content"] for m in ledger.messages()] == ["one"]
         assert [b.id for b in derive_branches(ledger.entries)] != []
         undo_rewind(session.checkpoints, None)
@@ -179,7 +179,7 @@ def test_an_edit_made_after_the_rewind_stops_the_undo_unless_forced(ws: Path) ->
     try:
         target = frame(session, lambda w: (w / "keep.txt").write_text("by the cell"))
         frame(session, lambda w: (w / "other.txt").write_text("o"))
-        session.checkpoints.rewind(target)
+        frame_rewind.rewind(session.checkpoints, target)
         (ws / "keep.txt").write_text("by hand, after the rewind")
         state = tree(ws)
         with pytest.raises(RewindError, match=r"1 file\(s\) changed since the rewind \(keep.txt\)"):
@@ -210,7 +210,7 @@ def test_created_empty_directories_go_and_existing_empty_ones_stay(ws: Path) -> 
             (w / "lib" / "h.txt").write_text("h")
 
         target = frame(session, cell)
-        item = session.checkpoints.rewind(target)
+        item = frame_rewind.rewind(session.checkpoints, target)
         assert not (ws / "made").exists()
         assert (ws / "empty_before").is_dir() and not list((ws / "empty_before").iterdir())
         assert (ws / "lib").is_dir()
@@ -233,7 +233,7 @@ def test_chmod_600_is_restored_when_the_file_was_deleted_or_only_chmodded(ws: Pa
             (w / "private.txt").chmod(0o644)
 
         target = frame(session, cell)
-        session.checkpoints.rewind(target)
+        frame_rewind.rewind(session.checkpoints, target)
         assert (ws / "secret.txt").read_text() == "s3cret"
         assert os.stat(ws / "secret.txt").st_mode & 0o7777 == 0o600
         assert os.stat(ws / "private.txt").st_mode & 0o7777 == 0o600
@@ -272,7 +272,7 @@ def test_an_interrupted_rewind_is_announced_and_resumes_without_false_conflicts(
     target = frame(session, many_files(1200))
     cp = session.checkpoints
     with pytest.raises(Interrupted):
-        cp.rewind(target, on_path=interrupt_after(700))
+        frame_rewind.rewind(cp, target, on_path=interrupt_after(700))
     assert any(isinstance(e, RewindProgress) and e.done == 500 for e in session.ledger.entries)
     session.close()
     session = open_session(ws)
@@ -282,10 +282,10 @@ def test_an_interrupted_rewind_is_announced_and_resumes_without_false_conflicts(
             for n in session.notices
         )
         with pytest.raises(RewindError, match="--resume"):
-            session.checkpoints.rewind(target)
+            frame_rewind.rewind(session.checkpoints, target)
         record = pending_plan(session.ledger.entries)
         assert record is not None
-        item = session.checkpoints.complete(record, resume=True)
+        item = frame_rewind.complete(session.checkpoints, record, resume=True)
         assert not [p for p in item.paths if p.action == "conflict"]
         done_before = [p for p in item.paths if "before the interruption" in p.detail]
         assert len(done_before) == 700
@@ -302,7 +302,7 @@ def test_an_interrupted_undo_is_announced_and_undo_again_finishes_it(ws: Path) -
     session = open_session(ws)
     target = frame(session, many_files(300))
     before_rewind = tree(ws)
-    session.checkpoints.rewind(target)
+    frame_rewind.rewind(session.checkpoints, target)
     with pytest.raises(Interrupted):
         undo_rewind(session.checkpoints, None, on_path=interrupt_after(120))
     session.close()
@@ -318,7 +318,7 @@ def test_an_interrupted_undo_is_announced_and_undo_again_finishes_it(ws: Path) -
         session.close()
 
 
-def truncate_inside_last(session: WorkspaceSession, kind: type) -> None:
+def truncate_inside_last(session: OpenThread, kind: type) -> None:
     """Tear the ledger inside its last record of `kind`, as a crash mid-write would."""
     path = session.ledger.path
     lines = path.read_bytes().splitlines(keepends=True)
@@ -339,7 +339,7 @@ def test_a_torn_plan_record_means_nothing_was_touched(ws: Path) -> None:
         session.ledger,
         session.checkpoints.snapshotter,
         target,
-        session.checkpoints.plan_rewind(target),
+        frame_rewind.plan_rewind(session.checkpoints, target),
         since=None,
         files=True,
         conversation=True,
@@ -353,7 +353,7 @@ def test_a_torn_plan_record_means_nothing_was_touched(ws: Path) -> None:
         assert pending_plan(session.ledger.entries) is None
         assert not any("interrupted" in n and "rewind" in n for n in session.notices)
         assert tree(ws) == after_cell
-        session.checkpoints.rewind(target)
+        frame_rewind.rewind(session.checkpoints, target)
         assert (ws / "keep.txt").read_text() == "keep"
     finally:
         session.close()
@@ -366,15 +366,15 @@ def test_a_torn_progress_or_final_record_resumes_exactly(ws: Path, torn: type) -
     target = frame(session, many_files(600))
     if torn is RewindProgress:
         with pytest.raises(Interrupted):
-            session.checkpoints.rewind(target, on_path=interrupt_after(550))
+            frame_rewind.rewind(session.checkpoints, target, on_path=interrupt_after(550))
     else:
-        session.checkpoints.rewind(target)
+        frame_rewind.rewind(session.checkpoints, target)
     truncate_inside_last(session, torn)
     session = open_session(ws)
     try:
         record = pending_plan(session.ledger.entries)
         assert record is not None and any("interrupted" in n for n in session.notices)
-        item = session.checkpoints.complete(record, resume=True)
+        item = frame_rewind.complete(session.checkpoints, record, resume=True)
         assert not [p for p in item.paths if p.action == "conflict"]
         assert tree(ws) == before
         assert pending_plan(session.ledger.entries) is None
@@ -470,7 +470,7 @@ def test_cells_rewinds_and_undos_agree_with_a_model(tmp_path_factory, steps) -> 
                 if not active:
                     continue
                 target = active[arg % len(active)]
-                cp.rewind(target)
+                frame_rewind.rewind(cp, target)
                 before = dict(model)
                 model = rewound(model, [f for f in active if f >= target], pre, post)
                 last, undone = (before, dict(model)), False

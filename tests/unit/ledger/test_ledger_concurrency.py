@@ -8,14 +8,15 @@ import threading
 import time
 from pathlib import Path
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.ledger.thread_ledger import (
     MessageEntry,
     ProjectionItem,
     ThreadLedger,
     read_entries,
 )
-from logician_kernel.workspace.runtime import LogicianRuntime
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace import Workspace
+from logician_kernel.workspace.open_thread import OpenThread
 
 
 def test_appends_from_several_threads_while_a_rewind_runs_stay_dense_and_replay_exactly(
@@ -25,7 +26,7 @@ def test_appends_from_several_threads_while_a_rewind_runs_stay_dense_and_replay_
     ws.mkdir()
     for n in range(40):
         (ws / f"f{n}.txt").write_text(f"before {n}\n")
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "conc"})
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "conc"})
     cp, ledger = s.checkpoints, s.ledger
     assert cp is not None and ledger is not None
     cp.open_frame(execution_count=1, cell_id=None, code="cell")
@@ -49,7 +50,7 @@ def test_appends_from_several_threads_while_a_rewind_runs_stay_dense_and_replay_
     def rewinder() -> None:
         try:
             start.wait()
-            cp.rewind(1)
+            frame_rewind.rewind(cp, 1)
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
@@ -85,9 +86,10 @@ def test_a_rewind_asked_while_a_frame_closes_waits_for_the_close(tmp_path: Path)
     ws.mkdir()
     (ws / "data.txt").write_text("v1\n")
     env = {"LOGICIAN_THREAD": "closing", "LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
-    runtime = LogicianRuntime.start(ws, env=env)
+    runtime = Workspace.open(ws, env)
     cp = runtime.checkpoints
-    runtime.open_frame(execution_count=1, cell_id=None, code="cell", stream=_Sink())
+    bracket = runtime.frame(1, None, "cell", stream=_Sink())
+    frame = bracket.__enter__()
     (ws / "data.txt").write_text("v2\n")
 
     closing = threading.Event()
@@ -110,7 +112,8 @@ def test_a_rewind_asked_while_a_frame_closes_waits_for_the_close(tmp_path: Path)
 
     t = threading.Thread(target=sidebar)
     t.start()
-    closed = runtime.close_frame("ok", _Sink())
+    bracket.__exit__(None, None, None)  # the cell ends: its frame closes
+    closed = frame.closed
     t.join(30)
     assert closed is not None and closed.frame == 1
     (item,) = results

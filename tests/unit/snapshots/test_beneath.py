@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.snapshots import beneath
 from logician_kernel.snapshots.beneath import Beneath, Conflict, PathRefused, blocked_parent
 from logician_kernel.snapshots.perms import remove_debris
@@ -191,14 +192,14 @@ def test_undo_of_a_rewind_that_brought_a_symlink_back_writes_nothing_through_it(
     tmp_path: Path,
 ) -> None:
     from logician_kernel.frames.undo import undo_rewind
-    from logician_kernel.workspace.session import WorkspaceSession
+    from logician_kernel.workspace.open_thread import OpenThread
 
     ws = tmp_path / "ws"
     (ws / "real").mkdir(parents=True)
     (ws / "real" / "x").write_text("x")
     os.symlink("real", ws / "ld")
     (ws / "df").write_text("a file")
-    session = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "t"}, max_file_bytes=100_000)
+    session = OpenThread.open(ws, env={"LOGICIAN_THREAD": "t"}, max_file_bytes=100_000)
     try:
         cp = session.checkpoints
         assert cp is not None
@@ -211,7 +212,7 @@ def test_undo_of_a_rewind_that_brought_a_symlink_back_writes_nothing_through_it(
         (ws / "df").mkdir()
         (ws / "df" / "a.txt").write_text("a")
         frame = cp.close_frame("ok").frame
-        cp.rewind(frame)
+        frame_rewind.rewind(cp, frame)
         assert os.readlink(ws / "ld") == "real" and (ws / "df").read_text() == "a file"
         item = undo_rewind(cp, None, force=True)
         actions = {p.path: (p.action, p.detail) for p in item.paths}

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from logician_kernel.durable.test_hooks import HOLD_FULL_SCAN
+from logician_kernel.frames import frame_rewind
 from logician_kernel.snapshots.first_snapshot_wait import CarryingDetector
 from logician_kernel.snapshots.watcher import WorkspaceWatcher
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 
 def test_a_peek_never_takes_a_change_from_the_snapshotter(tmp_path: Path) -> None:
@@ -53,7 +54,7 @@ def held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         (ws / f"f{i:03d}.txt").write_text(f"{i}\n")
     release = tmp_path / "release"
     monkeypatch.setenv(HOLD_FULL_SCAN, str(release))
-    session = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"})
+    session = OpenThread.open(ws, env={"LOGICIAN_THREAD": "unit"})
     assert session.checkpoints is not None and session.checkpoints.warming_up
     yield session, release
     release.touch()
@@ -99,6 +100,6 @@ def test_the_first_write_waits_for_the_first_snapshot_and_rewinds_exactly(held) 
     assert closed.capture_error is None
     assert sorted(c.path for c in closed.changes) == ["f003.txt", "new.txt"]
     assert all(c.by == "cell" for c in closed.changes), closed.changes  # not "external"
-    cp.rewind(closed.frame)
+    frame_rewind.rewind(cp, closed.frame)
     assert (session.workspace / "f003.txt").read_text() == "3\n"
     assert not (session.workspace / "new.txt").exists()

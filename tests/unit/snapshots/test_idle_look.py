@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.frames.file_checkpoints import FileCheckpoints
 from logician_kernel.snapshots import idle_look
 from logician_kernel.snapshots.idle_look import IdleLook
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 
 @pytest.fixture
@@ -20,15 +21,15 @@ def fast(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(idle_look, "INTERVAL_S", 0.1)
 
 
-def _session(tmp_path: Path, detector: str = "scan") -> WorkspaceSession:
+def _session(tmp_path: Path, detector: str = "scan") -> OpenThread:
     ws = tmp_path / "ws"
     ws.mkdir(parents=True)
     (ws / "notes.txt").write_text("v1")
     (ws / "data.txt").write_text("d1")
-    return WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection=detector)
+    return OpenThread.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection=detector)
 
 
-def _cells(s: WorkspaceSession) -> FileCheckpoints:
+def _cells(s: OpenThread) -> FileCheckpoints:
     cp = s.checkpoints
     assert cp is not None and cp.snapshotter is not None
     cp.wait_for_first_snapshot()  # steady state: frames opened during it defer their snapshot
@@ -75,7 +76,7 @@ def test_a_save_during_a_pause_is_the_pre_image_of_a_cell_that_overwrites_it(
         assert closed is not None and not closed.capture_error
         assert walks == [1]  # one walk for this cell, after it: the look was fresh
         assert [(c.path, c.action) for c in closed.changes] == [("notes.txt", "modified")]
-        cp.rewind(frame)
+        frame_rewind.rewind(cp, frame)
         assert (s.workspace / "notes.txt").read_text() == "saved by an editor during the pause"
         assert (s.workspace / "other.txt").read_text() == "created by another program"
     finally:

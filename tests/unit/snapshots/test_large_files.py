@@ -10,17 +10,18 @@ from pathlib import Path
 
 import pytest
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.snapshots import large_files
 from logician_kernel.snapshots.large_files import LargeLimits
 from logician_kernel.snapshots.large_store import LargeFileStore, hash_file
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 
 @pytest.fixture
 def session(tmp_path: Path):
     ws = tmp_path / "ws"
     ws.mkdir()
-    s = WorkspaceSession.open(
+    s = OpenThread.open(
         ws,
         env={"LOGICIAN_THREAD": "unit"},
         max_file_bytes=100_000,
@@ -30,7 +31,7 @@ def session(tmp_path: Path):
     s.close()
 
 
-def frame(session: WorkspaceSession, action):
+def frame(session: OpenThread, action):
     cp = session.checkpoints
     assert cp is not None
     cp.open_frame(execution_count=None, cell_id=None, code="cell")
@@ -64,7 +65,7 @@ def test_large_files_skip_git_and_a_rewind_brings_them_back(session) -> None:
     assert [(c.path, c.after.kind) for c in closed.changes] == [("big.bin", "large")]
     closed = frame(session, lambda ws: (ws / "big.bin").write_bytes(b"small now"))
     assert (closed.changes[0].before.kind, closed.changes[0].after.kind) == ("large", "blob")
-    session.checkpoints.rewind(closed.frame)
+    frame_rewind.rewind(session.checkpoints, closed.frame)
     assert (session.workspace / "big.bin").read_bytes() == data
     git_objects = session.workspace / ".logician" / "git" / "objects"
     assert all(p.stat().st_size < 1000 for p in git_objects.rglob("*") if p.is_file())
@@ -80,7 +81,7 @@ def test_eviction_keeps_recent_frames_and_current_files(session) -> None:
     assert (
         "evicted 0.0 MB of large pre-images of frame(s) 2" in session.checkpoints.drain_notices()[0]
     )
-    plan = session.checkpoints.plan_rewind(2)
+    plan = frame_rewind.plan_rewind(session.checkpoints, 2)
     assert [s.path for s in plan.skipped] == ["f.bin"] and "evicted" in plan.skipped[0].detail
     freed, lost = budget.gc(0)
     assert freed == 6000 and lost == [3, 4]
@@ -117,7 +118,7 @@ def test_a_file_another_process_keeps_writing_is_reported_unstable(
     # Once the writer let go, the next frame captures it as it settled: rewindable again.
     closed = frame(session, lambda ws: (ws / "log.bin").write_bytes(b"y" * 5000))
     assert [(c.before.kind, c.after.kind) for c in closed.changes] == [("large", "large")]
-    session.checkpoints.rewind(closed.frame)
+    frame_rewind.rewind(session.checkpoints, closed.frame)
     assert path.read_bytes() == b"x" * 5000
 
 
@@ -160,7 +161,7 @@ def test_with_reflinks_the_frame_keeps_the_content_it_closed_with(session, monke
     assert {o.key for o in store.list()} >= keys and len(list(store.list())) == len(keys) + 1
     assert not list(store.tmp.iterdir())
     closed = frame(session, lambda ws: (ws / "big.bin").write_bytes(b"small"))
-    cp.rewind(closed.frame)
+    frame_rewind.rewind(cp, closed.frame)
     assert (session.workspace / "big.bin").read_bytes() == v1
 
 
@@ -235,7 +236,7 @@ def test_a_source_truncated_during_the_copy_fails_the_copy_not_the_process(
 def test_a_process_mapping_the_old_file_keeps_its_bytes_through_a_rewind(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    session = WorkspaceSession.open(
+    session = OpenThread.open(
         ws,
         env={"LOGICIAN_THREAD": "unit"},
         large=LargeLimits(threshold=1000, max_store_bytes=1 << 30),
@@ -259,7 +260,7 @@ def test_a_process_mapping_the_old_file_keeps_its_bytes_through_a_rewind(tmp_pat
     )
     try:
         assert reader.stdout.readline().strip() == "mapped"  # type: ignore[union-attr]
-        session.checkpoints.rewind(closed.frame)
+        frame_rewind.rewind(session.checkpoints, closed.frame)
         assert (session.workspace / "big.bin").read_bytes() == old
         out, _ = reader.communicate("go\n", timeout=30)
     finally:

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from logician_kernel.frames import frame_rewind
 from logician_kernel.snapshots import scan_detector
 from logician_kernel.snapshots.change_detection import (
     AutoDetector,
@@ -21,7 +22,7 @@ from logician_kernel.snapshots.change_detection import (
 )
 from logician_kernel.snapshots.scan_detector import ScanDetector
 from logician_kernel.snapshots.watcher import WorkspaceWatcher
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 
 
 @pytest.fixture
@@ -195,7 +196,7 @@ def test_frames_from_the_scan_capture_type_changes(tmp_path: Path) -> None:
     (ws / "p").write_text("was a file")
     (ws / "d").mkdir()
     (ws / "d" / "f").write_text("in a dir")
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
     try:
         cp = s.checkpoints
         assert cp is not None and cp.snapshotter is not None
@@ -287,7 +288,7 @@ def test_one_drain_frames_keep_between_cell_changes_out_of_the_cell(tmp_path: Pa
     (ws / "notes.txt").write_text("v1")
     (ws / "data.txt").write_text("d1")
     (ws / "old.txt").write_text("o1")
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
     try:
         cp = s.checkpoints
         assert cp is not None and cp.snapshotter is not None
@@ -305,7 +306,7 @@ def test_one_drain_frames_keep_between_cell_changes_out_of_the_cell(tmp_path: Pa
         assert closed is not None and not closed.capture_error
         assert [(c.path, c.action) for c in closed.changes] == [("data.txt", "modified")]
         assert closed.start_tree is not None and cp.frames()[frame].pre_tree == closed.start_tree
-        cp.rewind(frame)
+        frame_rewind.rewind(cp, frame)
         assert (ws / "data.txt").read_text() == "d1"
         assert (ws / "notes.txt").read_text() == "v2 from the editor"  # not the cell's to undo
         assert not (ws / "old.txt").exists()
@@ -334,7 +335,7 @@ def test_new_ignore_rules_between_back_to_back_cells(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "keep.txt").write_text("k")
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": "unit"}, change_detection="scan")
     try:
         cp = s.checkpoints
         assert cp is not None

@@ -11,7 +11,7 @@ import pytest
 
 from logician_kernel.agent import AgentError, AgentSession
 from logician_kernel.ledger.thread_ledger import SessionStart, read_entries
-from logician_kernel.workspace.session import WorkspaceSession
+from logician_kernel.workspace.open_thread import OpenThread
 from logician_kernel.workspace.threads import (
     choose_thread,
     list_threads,
@@ -42,7 +42,7 @@ def test_the_thread_comes_from_the_server_then_vs_code_then_logician_thread() ->
 
 
 def _frame(ws: Path, env: dict[str, str], name: str) -> str:
-    s = WorkspaceSession.open(ws, env=env)
+    s = OpenThread.open(ws, env=env)
     assert s.checkpoints is not None
     s.checkpoints.open_frame(execution_count=1, cell_id=None, code=f"write {name}")
     (ws / name).write_text(name)
@@ -55,7 +55,7 @@ def _frame(ws: Path, env: dict[str, str], name: str) -> str:
 def test_an_unnamed_kernel_reopens_the_most_recent_thread_and_says_so(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    first = WorkspaceSession.open(ws, env={})
+    first = OpenThread.open(ws, env={})
     assert first.thread_id == "workspace" and first.thread_source == "new"
     assert "no notebook name reached this kernel" in first.notices[0]
     assert "had no thread yet" in first.notices[0]
@@ -64,7 +64,7 @@ def test_an_unnamed_kernel_reopens_the_most_recent_thread_and_says_so(tmp_path: 
     _frame(ws, {"JPY_SESSION_NAME": str(ws / "a.ipynb")}, "a.txt")
     time.sleep(0.01)
     b = _frame(ws, {"JPY_SESSION_NAME": str(ws / "b.ipynb")}, "b.txt")
-    again = WorkspaceSession.open(ws, env={})
+    again = OpenThread.open(ws, env={})
     assert again.thread_id == b and again.thread_source == "recent"
     notice = again.notices[0]
     assert f"reopened this workspace's most recent thread {b!r}" in notice
@@ -109,7 +109,7 @@ def test_a_script_lists_and_switches_threads(tmp_path: Path) -> None:
     other = _frame(ws, {"JPY_SESSION_NAME": str(ws / "other.ipynb")}, "o.txt")
     with AgentSession.open(ws, thread="script", env=env) as session:
         assert {t.thread_id for t in session.threads()} == {other, "script"}
-        runtime = session.runtime
+        workspace = session.workspace
         with pytest.raises(
             AgentError, match="no thread 'scrip' in this workspace; did you mean 'script'"
         ):
@@ -117,18 +117,17 @@ def test_a_script_lists_and_switches_threads(tmp_path: Path) -> None:
         with pytest.raises(AgentError, match="already on thread 'script'"):
             session.use_thread("script")
         session.use_thread(other)
-        assert runtime.thread_id == other
-        assert len(runtime.checkpoints.active_frames()) == 1  # that notebook's frames
-        runtime.open_frame(execution_count=1, cell_id=None, code="x", stream=_Sink())
-        with pytest.raises(AgentError, match="switch in a cell of its own"):
-            session.use_thread("script")
-        runtime.close_frame("ok", _Sink())
+        assert workspace.thread_id == other
+        assert len(workspace.checkpoints.active_frames()) == 1  # that notebook's frames
+        with workspace.frame(1, None, "x", stream=_Sink()):
+            with pytest.raises(AgentError, match="switch in a cell of its own"):
+                session.use_thread("script")
         session.use_thread("fresh", create=True)
-        assert runtime.thread_id == "fresh" and runtime.checkpoints.active_frames() == []
+        assert workspace.thread_id == "fresh" and workspace.checkpoints.active_frames() == []
         with pytest.raises(AgentError, match="exists already"):
             session.use_thread(other, create=True)
     # the switch released each thread: another kernel can open them without forking
-    s = WorkspaceSession.open(ws, env={"LOGICIAN_THREAD": other})
+    s = OpenThread.open(ws, env={"LOGICIAN_THREAD": other})
     assert s.thread_id == other and not any("another kernel" in n for n in s.notices)
     s.close()
 
@@ -145,8 +144,8 @@ def test_two_kernels_on_one_thread_fork_with_a_notice(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     env = {"JPY_SESSION_NAME": str(ws / "nb.ipynb")}
-    first = WorkspaceSession.open(ws, env=env)
-    second = WorkspaceSession.open(ws, env=env)
+    first = OpenThread.open(ws, env=env)
+    second = OpenThread.open(ws, env=env)
     try:
         assert second.thread_id.startswith(first.thread_id + "-")
         assert any(f"another kernel holds thread {first.thread_id!r}" in n for n in second.notices)
@@ -163,14 +162,14 @@ def test_vs_code_is_followed_before_the_first_frame_only(tmp_path: Path) -> None
     env = {"LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
     notebook = str(ws / "vs.ipynb")
     with AgentSession.open(ws, env=env) as session:
-        start = session.runtime.thread_id
+        start = session.workspace.thread_id
         said = follow_vscode(session, {"__vsc_ipynb_file__": notebook}, framed=True)
         assert said is not None and "stays there" in said
-        assert session.runtime.thread_id == start
+        assert session.workspace.thread_id == start
         said = follow_vscode(session, {"__vsc_ipynb_file__": notebook}, framed=False)
         assert said is not None and "VS Code names this notebook" in said
-        assert session.runtime.thread_id == notebook_thread_id(notebook)
-        assert session.runtime.thread_source == "vscode"
+        assert session.workspace.thread_id == notebook_thread_id(notebook)
+        assert session.workspace.thread_source == "vscode"
         assert follow_vscode(session, {"__vsc_ipynb_file__": notebook}, framed=False) is None
     with AgentSession.open(ws, env={**env, "JPY_SESSION_NAME": str(ws / "lab.ipynb")}) as lab:
         # the server's name is stronger: a stale VS Code variable never moves a Lab kernel

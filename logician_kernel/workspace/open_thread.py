@@ -1,8 +1,9 @@
-"""One kernel session's durable state: the workspace's `.logician/`, the thread, the frames.
+"""One open thread of a workspace: its `.logician/`, its ledger, its frames and variables.
 
 Owns opening (or failing to open, visibly) the thread ledger and the snapshot store for one
-workspace, recovering what a dead kernel left behind, and naming the thread. Everything here
-is Jupyter-free; the kernel feeds it the notebook's session name and cell metadata.
+workspace, recovering what a dead kernel left behind, and naming the thread. `Workspace`
+holds one `OpenThread` at a time (`use_thread` swaps it); nothing above the workspace sees it.
+Everything here is Jupyter-free; the kernel feeds it the notebook's name and cell metadata.
 
 Must never: raise out of `open` (a broken `.logician/` downgrades to "capture unavailable"
 with a notice), or read configuration itself (it is handed the resolved values).
@@ -19,6 +20,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from .._version import __version__
+from ..config._effective import user_config_dir
 from ..durable.blob_key import BlobKey, KeyFileError
 from ..durable.journal import JournalError
 from ..durable.private import PRIVATE_FILE, private_dir, write_private
@@ -73,8 +75,8 @@ def refused_notice(exc: UntrustedStateError) -> str:
 
 
 @dataclass
-class WorkspaceSession:
-    """The opened state of one workspace for one kernel session."""
+class OpenThread:
+    """One thread of one workspace, opened for one kernel (or `%load_ext`, or script)."""
 
     workspace: Path
     thread_id: str
@@ -107,7 +109,7 @@ class WorkspaceSession:
         thread: ThreadChoice | None = None,
         state_key: BlobKey | None = None,
         reap: Reaper | None = None,
-    ) -> WorkspaceSession:
+    ) -> OpenThread:
         """`thread` overrides the choice from `env` (`%logician thread use`, VS Code's name).
         `state_key` authenticates the variable blobs (default: `state.key` in the user config
         dir that `env` names). `reap` settles what a dead kernel's tools left running (the
@@ -234,9 +236,6 @@ class WorkspaceSession:
         if interrupted := interrupted_notice(ledger):
             notices.append(interrupted)
         if state_key is None:
-            # config imports session: not at the top
-            from ..config._effective import user_config_dir
-
             state_key = BlobKey.in_dir(user_config_dir(env))
         if reap is not None:  # a quarantined process group must not live on
             notices.extend(reap(workspace, state_key))

@@ -1,0 +1,205 @@
+"""The frame bracket: one cell (or one script run) as one frame, files and variables together.
+
+`with workspace.frame(execution_count, cell_id, code) as frame:` is the only way a frame
+opens and closes. The Logician kernel's `do_execute`, `%load_ext logician_kernel`'s
+`pre_run_cell` / `post_run_cell` events and `AgentSession.run` all use it, so a cell's frame
+records the same things whoever runs it: the pre-snapshot, the variables the cell may touch,
+the post-snapshot and diff, the variables' manifest, the durable close, and the notices each
+step owes the user (printed on `stream`, in the output of the cell they are about).
+
+Must never: raise out of the bracket for a capture or ledger problem (the cell stands and the
+problem is said, in every cell it affects), or let a rewind interleave with a frame's open or
+close (both hold the workspace's `frame_lock`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, TextIO
+
+from ..durable.journal import JournalError
+from ..frames.attribution import external_notice
+from ..frames.state_guard import heal_state_dir
+from ..ledger.thread_ledger import FrameClose, FrameOutcome, VariableRecord
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
+
+
+@dataclass
+class OpenFrame:
+    """What the code inside the bracket sees of its frame."""
+
+    frame: int | None
+    """The frame's id; None when this cell is not a frame (frames off, the ledger failed)."""
+    outcome: FrameOutcome = "ok"
+    """How the cell ended, recorded at the close; the bracket sets `error` (`interrupted` for
+    a KeyboardInterrupt or a cancellation) when an exception leaves it."""
+    closed: FrameClose | None = None
+    """The frame's close record, once the bracket has closed it (None if it recorded none)."""
+
+
+class CellFrame:
+    """The context manager `Workspace.frame` returns (one use)."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        execution_count: int | None,
+        cell_id: str | None,
+        code: str,
+        stream: TextIO | None,
+        whole_first_snapshot: bool,
+    ) -> None:
+        self.workspace = workspace
+        self.execution_count = execution_count
+        self.cell_id = cell_id
+        self.code = code
+        self.stream = stream
+        self.whole_first_snapshot = whole_first_snapshot
+        self.open = OpenFrame(None)
+
+    @property
+    def _out(self) -> TextIO:
+        return self.stream if self.stream is not None else sys.stderr
+
+    def __enter__(self) -> OpenFrame:
+        self.open.frame = self._open_files()
+        variables = self.workspace.variables
+        if variables is not None and self.open.frame is not None:
+            variables.open(self.open.frame, self.code)
+        return self.open
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is not None:
+            self.open.outcome = "error" if issubclass(exc_type, Exception) else "interrupted"
+        with self.workspace.frame_lock:  # the whole close: a sidebar's rewind waits for it
+            self._close_variables()
+            self.open.closed = self._close_files(self.open.outcome)
+
+    # -- files -----------------------------------------------------------------------------
+
+    def _open_files(self) -> int | None:
+        """`whole_first_snapshot`: a frame opened during the background first snapshot waits
+        for it instead of deferring its pre-snapshot to its first write (a script's run: no
+        cell to keep responsive, and another program's writes during it are then told apart
+        as external instead of reported as not captured)."""
+        ws, out = self.workspace, self._out
+        checkpoints = ws.checkpoints_if_on
+        if checkpoints is None:
+            return None
+        if healed := heal_state_dir(checkpoints):  # e.g. `rm -rf .logician`
+            ws.report(healed, out, every_time=True)
+        if self.whole_first_snapshot and checkpoints.warming_up:
+            ws.report(
+                "Logician: finishing the first snapshot of this workspace before the run starts.",
+                out,
+            )
+            checkpoints.wait_for_first_snapshot()
+        elif checkpoints.first_snapshot_blocks:
+            ws.report(
+                "Logician: finishing the first snapshot of this workspace before the "
+                "cell runs (only the first cell after the kernel starts waits).",
+                out,
+            )
+        settings = ws.config.settings.checkpoints
+        try:
+            key = ws.config.api_key()
+            with ws.frame_lock:  # a frontend's rewind (subshell thread) never interleaves
+                if resumed := ws.heal.before_frame(checkpoints, self.execution_count):
+                    ws.report(resumed, out, every_time=True)
+                checkpoints.attribute_changes = settings.attribution
+                checkpoints.idle.enabled = settings.scan_idle_looks
+                return checkpoints.open_frame(
+                    execution_count=self.execution_count,
+                    cell_id=self.cell_id,
+                    code=self.code,
+                    secrets=(key.get_secret_value(),) if key is not None else (),
+                )
+        except (JournalError, OSError) as exc:
+            # Said in every such cell: said once, the later cells looked like frames.
+            ws.heal.not_recorded(self.execution_count)
+            ws.report(
+                f"Logician: this cell is not a frame: the ledger could not be written ({exc}); "
+                "the next cell tries again",
+                out,
+                every_time=True,
+            )
+            return None
+
+    def _close_files(self, outcome: FrameOutcome) -> FrameClose | None:
+        ws, out = self.workspace, self._out
+        checkpoints = ws.checkpoints_if_on
+        if checkpoints is None or not checkpoints.is_open:
+            return None
+        try:
+            closed = checkpoints.close_frame(outcome)
+        except (JournalError, OSError) as exc:
+            ws.report(
+                f"Logician: this cell's frame could not be recorded ({exc}); the next "
+                "cell closes it as 'failed' once the ledger can be written",
+                out,
+                every_time=True,
+            )
+            return None
+        for text in checkpoints.drain_notices():
+            print(text, file=out)
+        if checkpoints.snapshotter is not None and (said := checkpoints.snapshotter.take_notice()):
+            ws.report(said, out)
+        if closed is None:
+            return None
+        if closed.capture_error:
+            ws.report(
+                f"Logician: file changes of this cell were not captured: {closed.capture_error}",
+                out,
+                every_time=True,
+            )
+        if external := external_notice(closed):
+            print(external, file=out)
+        if closed.skipped:
+            names = ", ".join(s.path for s in closed.skipped[:3])
+            more = f" and {len(closed.skipped) - 3} more" if len(closed.skipped) > 3 else ""
+            print(
+                f"Logician: frame {closed.frame}: {len(closed.skipped)} changed path(s) not "
+                f"captured ({names}{more}); `%logician diff {closed.frame}` says why.",
+                file=out,
+            )
+        return closed
+
+    # -- variables -------------------------------------------------------------------------
+
+    def _close_variables(self) -> None:
+        """Store what the cell did to the namespace before its frame closes; never raises."""
+        variables = self.workspace.variables
+        if variables is None:
+            return
+        try:
+            entry = variables.close()
+        except Exception as exc:  # noqa: BLE001 - the ledger or disk failed; the cell stands
+            print(f"Logician: this cell's variables were not captured ({exc})", file=self._out)
+            return
+        line = not_captured_line(entry.frame, entry.records) if entry is not None else None
+        if line:
+            print(line, file=self._out)
+
+
+def not_captured_line(frame: int, records: Sequence[VariableRecord]) -> str | None:
+    """The line a cell shows when some of its variables could not be captured."""
+    missed = [r for r in records if r.not_captured]
+    if not missed:
+        return None
+    named = "; ".join(f"{r.name} ({r.not_captured})" for r in missed[:3])
+    more = f"; and {len(missed) - 3} more" if len(missed) > 3 else ""
+    return (
+        f"Logician: frame {frame}: {len(missed)} variable(s) not captured, a rewind cannot "
+        f"restore them: {named}{more}. `%logician vars {frame}` lists them."
+    )

@@ -1,0 +1,362 @@
+"""`Workspace`: the front door of everything durable.
+
+One object per kernel (or `%load_ext`, or script) holds the effective configuration (loaded
+once, handed down), the open thread (its ledger, frames and variables, `thread.py`), the
+notices owed to the user, and the `frame_lock`. Everything above it - the kernel, the magics,
+the sidebar, `AgentSession` - talks to it, never through it:
+`Workspace.open(start_dir, env)`, `with workspace.frame(...)` (`frame.py`),
+`rewind(target, scope)`, `resume()`, `undo()`, `preview()`, `page()`, `use_thread()`.
+
+Must never: import Jupyter or `tools/` (the process reaper is handed in), read configuration
+past `open` / `reload_config`, or let a problem with `.logician/`, git or the ledger escape
+into a user's cell.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Mapping, MutableMapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..config import EffectiveConfig, load_effective_config
+from ..frames.capture_heal import CaptureHeal
+from ..frames.file_checkpoints import FileCheckpoints, RewindError
+from ..frames.variable_checkpoints import VariableCheckpoints
+from ..ledger.frame_view import FrameView
+from ..ledger.thread_ledger import CallRewound, ProjectionItem, ThreadLedger
+from ..snapshots.write_audit import AUDIT, WriteAudit
+from . import rewinds
+from .frame import CellFrame
+from .open_thread import OpenThread, Reaper
+from .rewinds import FramePage, Preview
+from .thread_config import apply_config, open_thread
+from .threads import ThreadChoice, ThreadSource
+
+RewindTarget = int | str
+"""A frame id, or `--last` / `cell:N` as the user typed it."""
+
+
+class Workspace:
+    """One workspace and one open thread of it, for one kernel, `%load_ext` or script."""
+
+    def __init__(
+        self,
+        config: EffectiveConfig,
+        thread: OpenThread,
+        env: Mapping[str, str],
+        *,
+        kernel_session: str = "",
+        reap: Reaper | None = None,
+    ) -> None:
+        self.config = config
+        self.env = dict(env)
+        self._thread = thread
+        self._notices: list[str] = [*config.notices, *thread.notices]
+        self.frame_lock = threading.RLock()
+        """Held while a frame opens or closes and while a rewind runs: they never interleave."""
+        self._reported: set[str] = set()
+        self.heal = CaptureHeal()
+        """Cells the ledger missed; healed before the next frame opens."""
+        self.reap = reap
+        """Handed to each thread as it opens (see `OpenThread.open`)."""
+        self.kernel_session = kernel_session
+        """The kernel session id recorded in each thread this workspace opens."""
+        self.thread_listeners: list[Callable[[], None]] = []
+        """Called after `use_thread` moved to another thread (the frontends re-read frames)."""
+        self._namespace: tuple[MutableMapping[str, Any], Mapping[str, Any] | None] | None = None
+
+    @classmethod
+    def open(
+        cls,
+        start_dir: Path,
+        env: Mapping[str, str],
+        *,
+        kernel_session: str = "",
+        reap: Reaper | None = None,
+    ) -> Workspace:
+        """The workspace `start_dir` belongs to (its git top level, or the `workspace.root`
+        setting), on the thread `env` names (else its most recent one, said in the notices).
+        `reap` kills what a dead kernel's tools left running (the kernel hands in the process
+        guard's). Never raises for `.logician/` problems: frames are then off, said once."""
+        config = load_effective_config(start_dir, env=env)
+        thread = open_thread(config, env, kernel_session, reap=reap)
+        return cls(config, thread, env, kernel_session=kernel_session, reap=reap)
+
+    # -- what it holds ----------------------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        """The workspace directory (where `.logician/` lives)."""
+        return self._thread.workspace
+
+    @property
+    def thread_id(self) -> str:
+        return self._thread.thread_id
+
+    @property
+    def thread_source(self) -> ThreadSource:
+        """Where the thread's id came from (the kernel follows VS Code's name only if weaker)."""
+        return self._thread.thread_source
+
+    @property
+    def ledger(self) -> ThreadLedger | None:
+        """The thread's ledger; None when `.logician/` could not be opened."""
+        return self._thread.ledger
+
+    @property
+    def checkpoints_if_on(self) -> FileCheckpoints | None:
+        """The frame store, or None when frames are off for this workspace."""
+        return self._thread.checkpoints
+
+    @property
+    def checkpoints(self) -> FileCheckpoints:
+        """The frame store, or a `RewindError` saying why frames are off."""
+        if self._thread.checkpoints is None:
+            raise RewindError(
+                f"frames are off for this session ({self.root / '.logician'} "
+                "could not be opened; see the first cell's output)"
+            )
+        return self._thread.checkpoints
+
+    @property
+    def write_audit(self) -> WriteAudit:
+        """The process's write audit: what a run's tool calls write, the frames attribute
+        (handed to the harness through its `HarnessDeps`)."""
+        return AUDIT
+
+    @property
+    def variables(self) -> VariableCheckpoints | None:
+        """The thread's variable capture, or None when frames are off."""
+        return self._thread.variables
+
+    # -- configuration ----------------------------------------------------------------------
+
+    def use_config(self, config: EffectiveConfig) -> None:
+        """Hand a new snapshot down; capture limits apply from the next cell on."""
+        self.config = config
+        apply_config(self._thread, config)
+
+    def reload_config(self) -> EffectiveConfig:
+        """Load the layers again (after `trust`), keeping this session's overrides."""
+        self.use_config(
+            load_effective_config(
+                self.config.start_dir, env=self.env, session=self.config.layer("session").data
+            )
+        )
+        return self.config
+
+    # -- threads ----------------------------------------------------------------------------
+
+    def use_thread(self, choice: ThreadChoice) -> list[str]:
+        """Close this thread and open `choice`'s; returns the new thread's notices.
+
+        Refused while a frame is open (the cell's frame belongs to the thread it opened in).
+        Notices of the old thread not yet shown are dropped: they no longer apply."""
+        with self.frame_lock:
+            checkpoints = self._thread.checkpoints
+            if checkpoints is not None and checkpoints.is_open:
+                raise RewindError(
+                    f"thread use: this cell is frame {checkpoints.current_frame} of thread "
+                    f"{self.thread_id!r}; switch in a cell of its own"
+                )
+            old = self._thread
+            stale = set(old.notices)
+            old.close()
+            self._thread = open_thread(
+                self.config, self.env, self.kernel_session, choice, reap=self.reap
+            )
+            self._notices = [n for n in self._notices if n not in stale]
+            self._bind()
+        for listener in list(self.thread_listeners):
+            listener()
+        return list(self._thread.notices)
+
+    # -- the frame bracket ------------------------------------------------------------------
+
+    def bind_namespace(
+        self, namespace: MutableMapping[str, Any], hidden: Mapping[str, Any] | None = None
+    ) -> None:
+        """The user namespace whose variables frames capture and rewinds restore (the shell's
+        `user_ns`, and the names it hides: `In`, `Out`, ...); kept across thread switches."""
+        self._namespace = (namespace, hidden)
+        self._bind()
+
+    def _bind(self) -> None:
+        if self._namespace is not None and self._thread.variables is not None:
+            self._thread.variables.bind(*self._namespace)
+
+    def note_code(self, code: str) -> None:
+        """Code run inside the open frame besides the cell's own (the agent's `python` tool):
+        the names it may have mutated are hashed at the frame's close too."""
+        if self._thread.variables is not None:
+            self._thread.variables.add_code(code)
+
+    def frame(
+        self,
+        execution_count: int | None,
+        cell_id: str | None,
+        code: str,
+        *,
+        stream: TextIO | None = None,
+        whole_first_snapshot: bool = False,
+    ) -> CellFrame:
+        """`with workspace.frame(n, cell_id, code) as frame:` - one cell as one frame: files
+        and variables opened before the body, closed after it with `frame.outcome`, notices
+        printed on `stream` (default: the `sys.stderr` of the moment). See `frame.py`."""
+        return CellFrame(
+            self,
+            execution_count=execution_count,
+            cell_id=cell_id,
+            code=code,
+            stream=stream,
+            whole_first_snapshot=whole_first_snapshot,
+        )
+
+    # -- notices ----------------------------------------------------------------------------
+
+    def notice(self, text: str) -> None:
+        """Say `text` in the output of the cell that runs next."""
+        self._notices.append(text)
+
+    def flush_notices(self, stream: TextIO | None = None) -> None:
+        """Show pending notices once, in the output of the cell that runs next."""
+        notices, self._notices = self._notices, []
+        for text in notices:
+            print(text, file=stream if stream is not None else sys.stderr)
+
+    def report(self, text: str, stream: TextIO | None = None, *, every_time: bool = False) -> None:
+        """Say a problem: once, unless `every_time` (a capture failure is said in every cell
+        it affects: said once, every later uncaptured cell looked fine); on `stream`, else
+        as a notice for the next cell."""
+        if text in self._reported and not every_time:
+            return
+        self._reported.add(text)
+        if stream is None:
+            self.notice(text)
+        else:
+            print(text, file=stream)
+
+    # -- rewinds (rewinds.py) ---------------------------------------------------------------
+
+    def rewind(
+        self,
+        target: RewindTarget,
+        scope: rewinds.RewindScope | None = None,
+        *,
+        force: bool = False,
+        include_external: bool = False,
+        refuse_if_running: bool = False,
+    ) -> ProjectionItem:
+        """Pop `target` and every frame after it, restoring what `scope` names (all by
+        default). `refuse_if_running`: asked by a frontend while a cell may run (the sidebar,
+        another thread), so an open frame refuses it instead of popping the closed frames."""
+        with self.frame_lock:  # never interleaved with a frame opening or closing
+            return rewinds.rewind(
+                self.checkpoints,
+                self.variables,
+                target,
+                scope or rewinds.RewindScope(),
+                force=force,
+                include_external=include_external,
+                refuse_if_running=refuse_if_running,
+            )
+
+    def resume(
+        self,
+        *,
+        force: bool = False,
+        retry: bool = True,
+        skip_failed: bool = False,
+        refuse_if_running: bool = False,
+    ) -> ProjectionItem:
+        """Complete the rewind a crash cut short or a failed path left incomplete (`rewind
+        --resume`), or finish an incomplete one without its failed paths (`skip_failed`)."""
+        with self.frame_lock:
+            return rewinds.resume(
+                self.checkpoints,
+                self.variables,
+                force=force,
+                retry=retry,
+                skip_failed=skip_failed,
+                refuse_if_running=refuse_if_running,
+            )
+
+    def undo(
+        self, *, force: bool = False, skip_failed: bool = False, refuse_if_running: bool = False
+    ) -> ProjectionItem:
+        """Take back the most recent rewind exactly (`%logician undo`)."""
+        with self.frame_lock:  # like a rewind: never interleaved with a frame's open or close
+            return rewinds.undo(
+                self.checkpoints,
+                self.variables,
+                force=force,
+                skip_failed=skip_failed,
+                refuse_if_running=refuse_if_running,
+            )
+
+    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
+        """`rewind --call`: put back the pre-images one tool call recorded (frames stay)."""
+        checkpoints = self.checkpoints
+        checkpoints.settle()  # a background capture of large files uses the snapshotter
+        with self.frame_lock:
+            return rewinds.rewind_call(checkpoints, call_id, force=force)
+
+    def preview(
+        self,
+        target: RewindTarget,
+        scope: rewinds.RewindScope | None = None,
+        *,
+        force: bool = False,
+        include_external: bool = False,
+    ) -> Preview:
+        """What `rewind(target, scope)` would do, touching nothing (a dry run, the dialog)."""
+        return rewinds.preview(
+            self.checkpoints,
+            self.variables,
+            target,
+            scope or rewinds.RewindScope(),
+            force=force,
+            include_external=include_external,
+        )
+
+    def target(self, frame: int | None, cell_id: str | None = None) -> int:
+        """The active frame a frontend names: by id, else its cell's newest frame."""
+        return rewinds.cell_target(self.checkpoints, frame, cell_id)
+
+    def evicted(self, views: list[FrameView]) -> dict[int, list[str]]:
+        """Frame -> paths whose large pre-image the disk budget evicted, for these frames."""
+        checkpoints = self.checkpoints_if_on
+        return rewinds.evicted(checkpoints, views) if checkpoints is not None else {}
+
+    def page(self, offset: int, limit: int) -> FramePage:
+        """A page of the thread's frames, newest first (empty when frames are off)."""
+        return rewinds.page(self.checkpoints_if_on, offset, limit)
+
+    # -- the conversation -------------------------------------------------------------------
+
+    def commit_run(self) -> None:
+        """A run's acceptance check passed: record the conversation as committed (`run-commit`)."""
+        ledger = self.ledger
+        if ledger is not None:
+            ledger.append(
+                ProjectionItem,
+                reason="run-commit",
+                messages=ledger.messages(),
+                note="the acceptance check passed",
+                durable=True,
+            )
+
+    def clear_conversation(self) -> int:
+        """Start the conversation afresh (a `clear` projection item); returns messages dropped."""
+        ledger = self.ledger
+        if ledger is None:
+            raise RewindError("clear: the thread ledger is unavailable for this session")
+        dropped = len(ledger.messages())
+        ledger.append(ProjectionItem, reason="clear", messages=[], durable=True)
+        return dropped
+
+    def close(self) -> None:
+        """Close the thread: its change watcher, background captures, ledger and lock."""
+        self._thread.close()
