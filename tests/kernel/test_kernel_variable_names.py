@@ -46,7 +46,8 @@ def test_ipython_objects_and_module_bindings_rewind_and_come_back_with_undo(
     assert "not captured" not in shown, shown
     ok(kernel, "import json as j\nimport sys")
     listing = ok(kernel, "%logician vars 5")
-    assert "module json" in listing and "module sys" in listing and "stored" in listing
+    assert "module json" in listing and "module sys" in listing
+    assert "stored as a binding (a rewind never unloads the module)" in listing
     handles = ok(kernel, "%logician vars 4")
     assert "DisplayHandle" in handles and "Shell " in handles, handles
 
@@ -98,3 +99,20 @@ def test_an_unstorable_object_is_named_once_with_its_reason(kernel: Kernel) -> N
     assert "not captured: cannot be pickled" in listing and "sqlite3 " in listing
     report = ok(kernel, "%logician rewind 1")
     assert "deleted   variable con " in report and "deleted   variable sqlite3 " in report
+
+
+def test_a_background_job_manager_is_named_not_captured_and_rewound(kernel: Kernel) -> None:
+    ok(kernel, "keep = 1")
+    started = ok(
+        kernel,
+        "import threading\nfrom IPython.lib import backgroundjobs as bg\n"
+        "done = threading.Event()\njobs = bg.BackgroundJobManager()\njob = jobs.new(done.wait)",
+    )
+    assert "not captured" in started and "jobs (cannot be pickled" in started, started
+    listing = ok(kernel, "%logician vars 2")
+    assert "BackgroundJobManager" in listing and "not captured: cannot be pickled" in listing
+    ok(kernel, "done.set()\njob.join()")
+    report = ok(kernel, "%logician rewind 2")
+    for name in ("jobs", "job", "done", "bg", "threading"):
+        assert f"deleted   variable {name} " in report, (name, report)
+    assert ok(kernel, "print('jobs' in globals(), keep)").split() == ["False", "1"]
