@@ -9,7 +9,8 @@ read back into one buffer that the restored arrays share.
 A module (`np`, `sys`) is stored as a reference by its name, never by value: loading it
 imports it (a no-op when it is loaded), so a binding comes back without a module being
 copied or unloaded. The running IPython shell (`ip = get_ipython()`) is stored the same way,
-as a call to `get_ipython()`.
+as a call to `get_ipython()`, and a bare `object()` sentinel that a loaded module binds
+(a library's marker, compared by identity) as that module's attribute.
 
 A group is a dict of names to values pickled together, so names that share objects
 (`b = a`, an element of a list also bound to a name) come back sharing them. Its serialized
@@ -77,6 +78,10 @@ class _Pickler(cloudpickle.Pickler):
         shell = _running_shell()
         if shell is not None and obj is shell:
             return _the_shell, ()
+        if type(obj) is object:  # a bare sentinel: a library's, if one binds it at module level
+            where = _sentinel_home(obj)
+            if where is not None:
+                return _module_attribute, where
         return super().reducer_override(obj)
 
     def _dynamic_function_reduce(self, func: types.FunctionType) -> Any:
@@ -104,6 +109,25 @@ def _module_reduce(module: types.ModuleType) -> Any:
             f"module {name!r} is not importable by its name (a module is never stored by value)"
         )
     return importlib.import_module, (name,)
+
+
+def _sentinel_home(obj: object) -> tuple[str, str] | None:
+    """The module and name a bare `object()` sentinel is bound to (`matplotlib.rcsetup`'s
+    auto-backend marker in `rcParamsOrig`), so it comes back as that very object: a copy
+    would fail the library's identity checks. Bare objects are rare in user data; the
+    search looks at loaded modules' globals only."""
+    for module_name, module in list(sys.modules.items()):
+        names = getattr(module, "__dict__", None)
+        if not isinstance(names, dict) or getattr(module, "__name__", None) != module_name:
+            continue
+        for attr, value in list(names.items()):
+            if value is obj:
+                return module_name, attr
+    return None
+
+
+def _module_attribute(module_name: str, attr: str) -> Any:
+    return getattr(importlib.import_module(module_name), attr)
 
 
 def _running_shell() -> Any:

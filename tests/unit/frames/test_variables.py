@@ -343,3 +343,20 @@ def test_an_unpicklable_object_is_named_once_not_on_every_later_cell(nb: Noteboo
     assert {r.name: r.action for r in records} == {"conns": "created", "con": "shared"}
     line = frame_line(nb.frame, records) or ""
     assert "conns (" in line and "con (" not in line and "1 variable(s)" in line
+
+
+def test_what_from_pylab_import_star_binds_round_trips(nb: Notebook) -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from matplotlib import rcsetup
+
+    records = nb.run("from pylab import *")
+    assert len(records) > 500 and {r.action for r in records} == {"created"}
+    missed = {r.name: r.not_captured for r in records if r.blob is None}
+    assert "rcParamsOrig" not in missed and "np" not in missed, missed
+    nb.run("rcParamsOrig = 1\nnp = 2")
+    assert nb.rewind(2) == {"np": "restored", "rcParamsOrig": "restored"}
+    restored = nb.ns["rcParamsOrig"]
+    # The library's auto-backend marker comes back as itself, not as a copy.
+    assert dict.__getitem__(restored, "backend") is rcsetup._auto_backend_sentinel
+    assert nb.ns["np"] is __import__("numpy")
