@@ -206,6 +206,9 @@ class VariableCheckpoints:
         for step in self.plan(frame_id):
             if step.action == "delete":
                 gone = self.namespace.pop(step.name, _MISSING) is _MISSING
+                hidden = self.capture.hidden or {}
+                if step.name in hidden:  # a shell name the user rebound: the shell's again
+                    self.namespace[step.name] = hidden[step.name]
                 self.capture.forget(step.name)
                 results.append(
                     RestoredVariable(

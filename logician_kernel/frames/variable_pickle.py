@@ -6,6 +6,12 @@ buffers (numpy arrays, pandas blocks, bytes-like objects) go out of band: they a
 written straight from the object's own memory, never copied into one big byte string, and
 read back into one buffer that the restored arrays share.
 
+A module (`np`, `sys`) is stored as a reference by its name, never by value: loading it
+imports it (a no-op when it is loaded), so a binding comes back without a module being
+copied or unloaded. The running IPython shell (`ip = get_ipython()`) is stored the same way,
+as a call to `get_ipython()`, and a bare `object()` sentinel that a loaded module binds
+(a library's marker, compared by identity) as that module's attribute.
+
 A group is a dict of names to values pickled together, so names that share objects
 (`b = a`, an element of a list also bound to a name) come back sharing them. Its serialized
 form is a header (`MAGIC`, the buffer count, the pickle's length, each buffer's length), the
@@ -17,9 +23,11 @@ pickle says: it is only ever handed bytes whose MAC verified (`variable_store.py
 
 from __future__ import annotations
 
+import importlib
 import io
 import pickle
 import struct
+import sys
 import types
 from collections.abc import MutableMapping
 from dataclasses import dataclass
@@ -64,6 +72,18 @@ class _Pickler(cloudpickle.Pickler):
         super().__init__(file, protocol=5, **kwargs)
         self._namespace = namespace
 
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, types.ModuleType):
+            return _module_reduce(obj)
+        shell = _running_shell()
+        if shell is not None and obj is shell:
+            return _the_shell, ()
+        if type(obj) is object:  # a bare sentinel: a library's, if one binds it at module level
+            where = _sentinel_home(obj)
+            if where is not None:
+                return _module_attribute, where
+        return super().reducer_override(obj)
+
     def _dynamic_function_reduce(self, func: types.FunctionType) -> Any:
         if self._namespace is None or func.__globals__ is not self._namespace:
             return super()._dynamic_function_reduce(func)
@@ -78,6 +98,52 @@ class _Pickler(cloudpickle.Pickler):
             None,
             _notebook_function_setstate,
         )
+
+
+def _module_reduce(module: types.ModuleType) -> Any:
+    """A module as the import of its name; one that is not the module `sys.modules` holds
+    under its name (made by hand, or replaced since) cannot be stored by reference."""
+    name = getattr(module, "__name__", None)
+    if not isinstance(name, str) or sys.modules.get(name) is not module:
+        raise pickle.PicklingError(
+            f"module {name!r} is not importable by its name (a module is never stored by value)"
+        )
+    return importlib.import_module, (name,)
+
+
+def _sentinel_home(obj: object) -> tuple[str, str] | None:
+    """The module and name a bare `object()` sentinel is bound to (`matplotlib.rcsetup`'s
+    auto-backend marker in `rcParamsOrig`), so it comes back as that very object: a copy
+    would fail the library's identity checks. Bare objects are rare in user data; the
+    search looks at loaded modules' globals only."""
+    for module_name, module in list(sys.modules.items()):
+        names = getattr(module, "__dict__", None)
+        if not isinstance(names, dict) or getattr(module, "__name__", None) != module_name:
+            continue
+        for attr, value in list(names.items()):
+            if value is obj:
+                return module_name, attr
+    return None
+
+
+def _module_attribute(module_name: str, attr: str) -> Any:
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def _running_shell() -> Any:
+    """The kernel's IPython shell, when one runs in this process (IPython not imported: None)."""
+    module = sys.modules.get("IPython.core.interactiveshell")
+    cls = getattr(module, "InteractiveShell", None)
+    if cls is None or not cls.initialized():
+        return None
+    return cls.instance()
+
+
+def _the_shell() -> Any:
+    shell = _running_shell()
+    if shell is None:
+        raise RuntimeError("no IPython shell is running in this process")
+    return shell
 
 
 _BIND: list[MutableMapping[str, Any]] = []

@@ -14,6 +14,12 @@ idea, without their object graphs):
   as globals, and names bound to the very same objects. The hash is the serializer's own
   output, so a value that changed is written from the bytes already produced.
 
+Every name the user's code bound counts, whatever its class (IPython's `SList`,
+`CapturedIO`, display handles, the shell, modules); only IPython's bookkeeping names (`In`,
+`Out`, `_`, `_N`, `_iN`, `_ih`, `exit`, `get_ipython`, ... and whatever the shell hides
+under its own value) are outside the rewind. A value that cannot be stored is recorded as
+not captured, with the reason.
+
 An untouched object (not mentioned, fingerprint unchanged) is never hashed or serialized,
 however large. Known blind spot: a mutation through a second path the code does not name
 (a numpy view bound under another name, an object reached through a container) that keeps
@@ -38,7 +44,6 @@ from .variable_store import Pickled, SerializeError, VariableStore, digest_of, p
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IPYTHON_HIDDEN = re.compile(r"^(_+|_i+|_i?\d+|_[iod]h|_exit_code|In|Out|get_ipython|exit|quit)$")
-_KERNEL_MODULES = ("logician_kernel", "ipykernel", "IPython", "jupyter_client", "zmq")
 _SIZED = (list, dict, set, frozenset, tuple, str, bytes, bytearray)
 _SHAPED = ("numpy", "pandas")
 _CONTAINERS = (list, tuple, set, frozenset, dict)
@@ -51,18 +56,18 @@ Fingerprint = tuple[int, type, Any]
 
 
 def _kind_class(kind: type) -> int:
-    """0: never a user variable (modules, the kernel's own objects); 1: a builtin container
-    (`len` is its size); 2: numpy/pandas (`shape`); 3: anything else (identity only)."""
-    root = kind.__module__.split(".", 1)[0]
-    if issubclass(kind, types.ModuleType) or root in _KERNEL_MODULES:
-        return 0
+    """1: a builtin container (`len` is its size); 2: numpy/pandas (`shape`); 3: anything
+    else (identity only). Every class counts: IPython's objects (`SList`, `CapturedIO`,
+    display handles, the shell) and modules are the user's when the user bound them."""
     if kind in _SIZED:
         return 1
-    return 2 if root in _SHAPED else 3
+    return 2 if kind.__module__.split(".", 1)[0] in _SHAPED else 3
 
 
 def type_name(value: Any) -> str:
     kind = type(value)
+    if kind is types.ModuleType:
+        return f"module {getattr(value, '__name__', '?')}"
     return (
         kind.__qualname__
         if kind.__module__ == "builtins"
@@ -124,7 +129,7 @@ class VariableCapture:
             cls = kinds.get(kind)
             if cls is None:
                 cls = kinds[kind] = _kind_class(kind)
-            if not ok or not cls or (name in hidden and hidden[name] is value):
+            if not ok or (name in hidden and hidden[name] is value):
                 continue
             if cls == 1:
                 out[name] = (id(value), kind, len(value))

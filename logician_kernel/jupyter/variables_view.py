@@ -65,15 +65,7 @@ def vars_table(view: FrameView, records: Sequence[VariableRecord]) -> render.Ren
             r.action,
             r.type or "-",
             size_text(r.size) if r.blob else "-",
-            f"not captured: {r.not_captured}"
-            if r.not_captured
-            else (
-                "stored with the names sharing its objects"
-                if r.action == "shared"
-                else "stored"
-                if r.blob
-                else ""
-            ),
+            _note(r),
         ]
         for r in records
     ]
@@ -91,6 +83,16 @@ def vars_table(view: FrameView, records: Sequence[VariableRecord]) -> render.Ren
     # of this frame's records from the ledger
     markup = inert(tag("p", title), table, tag("p", foot.strip()) if foot else "")
     return render.Rendered(f"{title}\n{text}{foot}", markup)
+
+
+def _note(r: VariableRecord) -> str:
+    if r.not_captured:
+        return f"not captured: {r.not_captured}"
+    if r.action == "shared":
+        return "stored with the names sharing its objects"
+    if r.blob and (r.type or "").startswith("module "):
+        return "stored as a binding (a rewind never unloads the module)"
+    return "stored" if r.blob else ""
 
 
 def dry_run(plan: RewindPlan | None, steps: Sequence[VariableStep], frame: int) -> render.Rendered:

@@ -193,8 +193,10 @@ class CellFrame:
 
 
 def not_captured_line(frame: int, records: Sequence[VariableRecord]) -> str | None:
-    """The line a cell shows when some of its variables could not be captured."""
-    missed = [r for r in records if r.not_captured]
+    """The line a cell shows when some of the variables it created or changed could not be
+    captured. A name recorded only because it shares objects with a changed one (`shared`)
+    is not named again: its own change was reported when it happened."""
+    missed = [r for r in records if r.not_captured and r.action != "shared"]
     if not missed:
         return None
     named = "; ".join(f"{r.name} ({r.not_captured})" for r in missed[:3])

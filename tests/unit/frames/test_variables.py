@@ -151,12 +151,100 @@ def test_unpicklable_and_oversized_values_are_reported_not_stored(tmp_path: Path
     assert nb.ns["gen"] == 2  # left as it is, never half-restored
 
 
-def test_ignored_hidden_and_module_names_are_not_user_variables(tmp_path: Path) -> None:
+def test_ignored_and_bookkeeping_names_are_not_user_variables(tmp_path: Path) -> None:
     nb = Notebook(tmp_path, ignore=("big_*",))
     changes = nb.changes(
-        "import json\nimport threading as lk\nbig_x = [1]\n_ = 3\n_i1 = 'x'\nIn = []"
+        "big_x = [1]\n_ = 3\n__ = 4\n_i1 = 'x'\n_7 = 1\n_ih = []\n_oh = {}\nIn = []\n"
+        "Out = {}\nexit = quit = get_ipython = None\n_exit_code = 0"
     )
     assert changes == {}
+
+
+def test_a_hidden_name_counts_once_the_user_rebinds_it(tmp_path: Path) -> None:
+    nb = Notebook(tmp_path)
+    shell_open = object()
+    nb.ns["open"] = shell_open
+    nb.vars.bind(nb.ns, {"open": shell_open})
+    assert nb.changes("x = 1") == {"x": "created"}
+    assert nb.changes("open = len") == {"open": "created"}
+    assert nb.rewind(2) == {"open": "deleted"}
+    assert nb.ns["open"] is shell_open  # the shell's own value, not a hole
+
+
+def test_module_bindings_rewind_as_bindings_and_the_module_stays_loaded(nb: Notebook) -> None:
+    import json
+    import sys
+
+    nb.run("keep = 1")
+    records = {r.name: r for r in nb.run("import json as j\nimport sys\nimport threading as lk")}
+    assert {n: r.action for n, r in records.items()} == {
+        "j": "created",
+        "lk": "created",
+        "sys": "created",
+    }
+    assert records["j"].type == "module json" and records["j"].blob is not None
+    assert records["j"].size < 200  # a reference by name, not the module's contents
+    assert nb.rewind(2) == {"j": "deleted", "lk": "deleted", "sys": "deleted"}
+    assert "j" not in nb.ns and "sys" not in nb.ns
+    assert sys.modules["json"] is json  # the module itself is not unloaded
+    nb.run("j = 5")
+    nb.run("import json as j")
+    assert nb.rewind(4) == {"j": "restored"} and nb.ns["j"] == 5
+    assert nb.rewind(3) == {"j": "deleted"}
+
+
+def test_a_module_not_importable_by_its_name_is_named_not_pickled(nb: Notebook) -> None:
+    records = {r.name: r for r in nb.run("import types\nm = types.ModuleType('made_here')")}
+    assert records["m"].blob is None
+    assert "not importable by its name" in (records["m"].not_captured or "")
+    assert records["types"].blob is not None
+
+
+def test_ipython_objects_are_user_variables_and_round_trip(nb: Notebook) -> None:
+    pytest.importorskip("IPython")
+    code = (
+        "from IPython.utils.text import SList\n"
+        "from IPython.utils.capture import capture_output\n"
+        "from IPython.display import HTML\n"
+        "from IPython.core.display_functions import DisplayHandle\n"
+        "files = SList(['a.txt', 'b.txt'])\n"
+        "with capture_output() as cap:\n"
+        "    print('hello')\n"
+        "page = HTML('<b>x</b>')\n"
+        "handle = DisplayHandle('d1')\n"
+    )
+    nb.run("keep = 1")
+    changes = nb.changes(code)
+    for name in ("files", "cap", "page", "handle"):
+        assert changes[name] == "created", changes
+    assert all(r.blob for r in nb.run("files = 1\ncap = 2\npage = 3\nhandle = 4") if r.name)
+    assert nb.rewind(3)["files"] == "restored"
+    assert nb.ns["files"].n == "a.txt\nb.txt" and nb.ns["cap"].stdout == "hello\n"
+    assert nb.ns["page"].data == "<b>x</b>" and nb.ns["handle"].display_id == "d1"
+    assert nb.rewind(2) == {
+        "SList": "deleted",
+        "capture_output": "deleted",
+        "HTML": "deleted",
+        "DisplayHandle": "deleted",
+        "files": "deleted",
+        "cap": "deleted",
+        "page": "deleted",
+        "handle": "deleted",
+    }
+
+
+def test_the_running_shell_is_stored_as_a_reference_to_it(nb: Notebook) -> None:
+    shell_module = pytest.importorskip("IPython.core.interactiveshell")
+    shell = shell_module.InteractiveShell.instance()
+    try:
+        nb.ns["get_shell"] = lambda: shell
+        nb.run("keep = 1")
+        records = {r.name: r for r in nb.run("ip = get_shell()")}
+        assert records["ip"].blob is not None and records["ip"].size < 300
+        nb.run("ip = None")
+        assert nb.rewind(3) == {"ip": "restored"} and nb.ns["ip"] is shell
+    finally:
+        shell_module.InteractiveShell.clear_instance()
 
 
 def test_same_value_stored_twice_costs_once(tmp_path: Path) -> None:
@@ -235,3 +323,40 @@ def test_a_large_buffer_is_stored_when_mutated_and_left_alone_when_only_read(
     assert len([p for p in (store / "objects").rglob("*") if p.stat().st_size > 2**24]) == 2
     nb.rewind(3)
     assert nb.ns["buf"][0] == 0 and len(nb.ns["buf"]) == 17 * 2**20
+
+
+def test_an_unpicklable_object_is_named_once_not_on_every_later_cell(nb: Notebook) -> None:
+    from logician_kernel.workspace.frame import not_captured_line as frame_line
+
+    records = nb.run("import sqlite3\ncon = sqlite3.connect(':memory:')")
+    line = frame_line(1, records) or ""
+    assert "con (cannot be pickled" in line and "sqlite3.Connection" in line
+    for code in (
+        "con.execute('create table t(a)')",
+        "rows = con.execute('select * from t').fetchall()",
+        "y = 2",
+        "con.commit()",
+    ):
+        assert frame_line(nb.frame + 1, nb.run(code)) is None, code
+    # A list that holds the connection changes: the list is named, the connection is not.
+    records = nb.run("conns = [con]")
+    assert {r.name: r.action for r in records} == {"conns": "created", "con": "shared"}
+    line = frame_line(nb.frame, records) or ""
+    assert "conns (" in line and "con (" not in line and "1 variable(s)" in line
+
+
+def test_what_from_pylab_import_star_binds_round_trips(nb: Notebook) -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from matplotlib import rcsetup
+
+    records = nb.run("from pylab import *")
+    assert len(records) > 500 and {r.action for r in records} == {"created"}
+    missed = {r.name: r.not_captured for r in records if r.blob is None}
+    assert "rcParamsOrig" not in missed and "np" not in missed, missed
+    nb.run("rcParamsOrig = 1\nnp = 2")
+    assert nb.rewind(2) == {"np": "restored", "rcParamsOrig": "restored"}
+    restored = nb.ns["rcParamsOrig"]
+    # The library's auto-backend marker comes back as itself, not as a copy.
+    assert dict.__getitem__(restored, "backend") is rcsetup._auto_backend_sentinel
+    assert nb.ns["np"] is __import__("numpy")
