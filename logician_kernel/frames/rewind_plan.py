@@ -171,12 +171,12 @@ def carry_out(
             )
         if undo:  # after the debris pass: these are born now, and may be empty
             made = [(d.path.rstrip("/"), d.bits) for d in dirs if d.bits is not None]
-            failed = dict(make_directories(tree, made))
+            failed = make_directories(tree, made)
             results.extend(
                 RestoredPath(
                     path=path + "/",
-                    action="failed" if path in failed else "recreated",
-                    detail=failed.get(path, "a directory the rewind removed"),
+                    action=failed[path][0] if path in failed else "recreated",
+                    detail=failed[path][1] if path in failed else "a directory the rewind removed",
                 )
                 for path, _ in made
             )

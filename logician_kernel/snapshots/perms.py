@@ -18,10 +18,10 @@ import struct
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..types.path_states import PathChange, PathState
-from .beneath import Beneath, PathRefused
+from .beneath import Beneath, Conflict, PathRefused
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)  # read once, at import: os.umask is process-wide and not thread-safe
@@ -222,17 +222,23 @@ def _subdirectories(tree: Beneath, rel: str) -> list[str]:
         os.close(fd)
 
 
-def make_directories(tree: Beneath, made: Iterable[tuple[str, int]]) -> list[tuple[str, str]]:
+def make_directories(
+    tree: Beneath, made: Iterable[tuple[str, int]]
+) -> dict[str, tuple[Literal["conflict", "failed"], str]]:
     """Make each directory (path, permission bits) a rewind removed, parents first, then give
     each its bits again, deepest first (a read-only parent is made read-only last); an
-    existing one keeps its content. (path, why) of each that could not be made."""
-    failed: dict[str, str] = {}
+    existing one keeps its content. For each that was not made: (action, why), the action
+    `conflict` where a symlink or a file stands in its place (left alone, as a file's
+    conflict is), else `failed`."""
+    failed: dict[str, tuple[Literal["conflict", "failed"], str]] = {}
     wanted = sorted(made, key=lambda m: (m[0].count("/"), m[0]))
     for rel, _ in wanted:
         try:
             tree.dir_fd(rel, create=True)
-        except (OSError, PathRefused) as exc:  # Conflict: a file or a symlink stands there
-            failed[rel] = str(exc)
+        except Conflict as exc:  # a file or a symlink stands there: never written through
+            failed[rel] = ("conflict", str(exc))
+        except (OSError, PathRefused) as exc:
+            failed[rel] = ("failed", str(exc))
     for rel, bits in reversed(wanted):
         if rel in failed:
             continue
@@ -244,5 +250,5 @@ def make_directories(tree: Beneath, made: Iterable[tuple[str, int]]) -> list[tup
             finally:
                 os.close(fd)
         except OSError as exc:
-            failed[rel] = str(exc)
-    return sorted(failed.items())
+            failed[rel] = ("failed", str(exc))
+    return failed

@@ -53,7 +53,7 @@ def test_directories_that_never_held_a_file_go_with_the_ones_that_did(tmp_path: 
     assert (tmp_path / "old" / "kept").is_dir()  # older than the frame: stays
 
     with Beneath(tmp_path) as tree:
-        assert make_directories(tree, removed.items()) == []
+        assert make_directories(tree, removed.items()) == {}
     assert (tmp_path / "repo/.git/refs/tags").is_dir()
     assert os.stat(tmp_path / "repo/.git/objects/pack").st_mode & 0o7777 == 0o700
     assert os.stat(tmp_path / "old/new/empty").st_mode & 0o7777 == removed["old/new/empty"]
@@ -71,7 +71,7 @@ def test_a_directory_holding_a_file_stays_and_a_read_only_parent_is_made_last(
     (tmp_path / "a" / "keep.txt").unlink()
     (tmp_path / "a").rmdir()
     with Beneath(tmp_path) as tree:
-        assert make_directories(tree, [("a", 0o555), ("a/b", 0o700)]) == []
+        assert make_directories(tree, [("a", 0o555), ("a/b", 0o700)]) == {}
     assert os.stat(tmp_path / "a").st_mode & 0o7777 == 0o555
     assert (tmp_path / "a" / "b").is_dir()
     (tmp_path / "a").chmod(0o755)
@@ -81,8 +81,23 @@ def test_a_file_where_a_directory_is_to_be_made_is_reported(tmp_path: Path) -> N
     (tmp_path / "x").write_text("a file")
     with Beneath(tmp_path) as tree:
         failed = make_directories(tree, [("x", 0o755), ("x/y", 0o755)])
-    assert [p for p, _ in failed] == ["x", "x/y"]
+    # A file stands where x/ was: a conflict, left alone (x/y cannot be made beneath it).
+    assert sorted(failed) == ["x", "x/y"] and failed["x"][0] == "conflict"
     assert (tmp_path / "x").read_text() == "a file"
+
+
+def test_a_symlink_where_a_directory_is_to_be_made_is_a_conflict_left_alone(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "d").symlink_to(outside)
+    with Beneath(ws) as tree:
+        failed = make_directories(tree, [("d", 0o755), ("d/e", 0o700)])
+    assert failed["d"][0] == "conflict" and (ws / "d").is_symlink()
+    assert list(outside.iterdir()) == [], "a directory was made through the symlink"
 
 
 def _umask() -> int:
