@@ -8,12 +8,12 @@ rewind leaves are judged by their birth time, in `perms.remove_debris`).
 
 from __future__ import annotations
 
-import os
 import stat
 
 from ..ledger.thread_ledger import RestoredPath
 from ..snapshots.beneath import Beneath, Conflict, PathRefused
 from ..snapshots.git_snapshot import GitSnapshotter, SnapshotError
+from ..snapshots.perms import default_perms
 from ..types.path_states import PathState
 
 
@@ -81,7 +81,7 @@ def restore_path(
                 target.sha or "",
                 tree,
                 path,
-                target.perms or _perms(st, executable=target.mode == "100755"),
+                _target_perms(target, executable=target.mode == "100755"),
             )
             snap.large.restored(path, target.sha or "")
             notes = [moved] if moved else []
@@ -95,7 +95,7 @@ def restore_path(
             tree.symlink(path, data.decode("utf-8", "surrogateescape"))
         else:
             executable = target.mode == "100755"
-            perms = target.perms if target.perms is not None else _perms(st, executable=executable)
+            perms = _target_perms(target, executable=executable)
             tree.write_file(path, data, perms)
         return RestoredPath(path=path, action="restored" if existed else "recreated")
     except Conflict as exc:
@@ -135,18 +135,8 @@ def _set_aside_journals(tree: Beneath, path: str) -> str | None:
     return f"moved {', '.join(moved)} aside (*.before-rewind)" if moved else None
 
 
-def _perms(st: os.stat_result | None, *, executable: bool) -> int:
-    """The permission bits a restored file gets: its current ones (`st`, the entry's own
-    stat), the exec bits as recorded."""
-    umask = os.umask(0)
-    os.umask(umask)
-    if st is None or stat.S_ISLNK(st.st_mode):
-        perms = 0o666 & ~umask
-    else:
-        perms = st.st_mode & 0o7777
-    if executable:
-        # Execute bits follow the read bits the file has (as `chmod +x` under the umask would).
-        perms |= (perms & 0o444) >> 2 & ~umask or 0o100
-    else:
-        perms &= ~0o111
-    return perms
+def _target_perms(target: PathState, *, executable: bool) -> int:
+    """The permission bits a restored file gets: those recorded, or, where none were (the
+    bits were what its git mode and the umask give), exactly those again - never the bits it
+    has now (a frame that only ran `chmod 600` is rewound to 755 or 644, as it was)."""
+    return target.perms if target.perms is not None else default_perms(executable)

@@ -34,7 +34,13 @@ from ..ledger.thread_ledger import (
 )
 from ..snapshots.beneath import Beneath
 from ..snapshots.git_snapshot import GitSnapshotter
-from ..snapshots.perms import current_perms, make_directories, remove_debris, with_perms
+from ..snapshots.perms import (
+    current_perms,
+    default_perms,
+    make_directories,
+    remove_debris,
+    with_perms,
+)
 from ..types.path_states import PathState
 from ..types.rewind_scope import RewindScope
 from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
@@ -208,7 +214,7 @@ def _one(
         return RestoredPath(path=path, action="conflict", detail=blocked)  # before reading it
     if verify:
         now = snap.hash_path(path)
-        if matches(snap, path, now, want):
+        if matches(snap, path, now, want, exact=True):
             return RestoredPath(
                 path=path,
                 action="deleted" if not want.exists else "restored",
@@ -229,10 +235,20 @@ def _one(
     return restore_path(snap, path, want, tree)
 
 
-def matches(snap: GitSnapshotter, path: str, now: PathState, state: PathState) -> bool:
+def matches(
+    snap: GitSnapshotter, path: str, now: PathState, state: PathState, *, exact: bool = False
+) -> bool:
+    """Whether `path` is as `state` says. A state without recorded bits had the bits its git
+    mode and the umask give: `exact` holds the file to those (a path already restored must
+    be restored with its mode too), else any bits match (a chmod alone is no conflict)."""
     if not still_as_left(now, state):
         return False
-    return state.perms is None or current_perms(snap.workspace / path) == state.perms
+    bits = current_perms(snap.workspace / path)
+    if state.perms is not None:
+        return bits == state.perms
+    if not exact or bits is None or state.kind not in ("blob", "large") or state.mode == "120000":
+        return True
+    return bits == default_perms(state.mode == "100755")
 
 
 def finish(

@@ -495,3 +495,23 @@ def test_cells_rewinds_and_undos_agree_with_a_model(tmp_path_factory, steps) -> 
             assert files_of(ws) == model, (kind, arg)
     finally:
         session.close()
+
+
+def test_a_frame_that_only_changed_a_mode_is_rewound_to_the_mode_it_found(ws: Path) -> None:
+    # The mode before was what git mode and umask give (755 for an executable), so no bits were
+    # recorded: the rewind must still give exactly those back, not the bits the file has now
+    # with the executable bits added (700).
+    session = open_session(ws)
+    cp = session.checkpoints
+    assert cp is not None
+
+    def make(w: Path) -> None:
+        (w / "e.txt").write_text("")
+        (w / "e.txt").chmod(0o755)
+
+    frame(session, make)
+    only_mode = frame(session, lambda w: (w / "e.txt").chmod(0o600))
+    frame_rewind.rewind(cp, only_mode)
+    assert os.stat(ws / "e.txt").st_mode & 0o7777 == 0o755
+    undo_rewind(cp, None)
+    assert os.stat(ws / "e.txt").st_mode & 0o7777 == 0o600
