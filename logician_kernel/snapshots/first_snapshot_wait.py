@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .change_detection import AutoDetector, Detector
 from .watcher import WorkspaceWatcher
-from .write_audit import _PATH_EVENTS, _SPAWN_EVENTS, AUDIT, _writes
+from .write_audit import _PATH_EVENTS, _SPAWN_EVENTS, AUDIT, DURABLE_LAYER, _writes
 
 if TYPE_CHECKING:
     from .git_snapshot import GitSnapshotter, Snapshot
@@ -55,12 +55,6 @@ _OWN_THREADS = frozenset(
         "logician-merge",
     }
 )
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_DURABLE_LAYER = tuple(
-    os.path.join(_PACKAGE, room) + os.sep
-    for room in ("durable", "ledger", "snapshots", "frames", "workspace")
-)
-"""The kernel's own durable code: its writes (stores, ledger, rewinds) never wait."""
 WAIT_NOTICE = (
     "Logician: this cell writes to the workspace while its first snapshot is still being "
     "taken; it waits for it (once, after the kernel starts) so the write can be rewound."
@@ -335,7 +329,7 @@ def _from_durable_layer() -> bool:
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if name.startswith(_DURABLE_LAYER) and name != __file__:
+        if name.startswith(DURABLE_LAYER) and name != __file__:
             return True
         frame = frame.f_back  # type: ignore[assignment]
     return False

@@ -245,10 +245,14 @@ def _writes(mode: Any, flags: Any) -> bool:
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_OWN_SPAWNERS = tuple(
+DURABLE_LAYER = tuple(
+    os.path.join(_PACKAGE, room) + os.sep
+    for room in ("durable", "ledger", "snapshots", "frames", "workspace")
+)
+"""The folders of the kernel's own durable code (by path, for stack walks)."""
+_OWN_SPAWNERS = DURABLE_LAYER + tuple(
     os.path.join(_PACKAGE, *p)
     for p in (
-        *((room, "") for room in ("durable", "ledger", "snapshots", "frames", "workspace")),
         ("config", ""),
         ("tools", "_process_guard.py"),
     )
