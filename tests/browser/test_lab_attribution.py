@@ -26,7 +26,12 @@ def test_a_save_in_the_editor_during_a_cell_survives_a_sidebar_rewind(tmp_path: 
     (root / "mine.txt").write_text("v1\n")
     write_notebook(
         root / "long.ipynb",
-        ["import time; open('cell.txt', 'w').write('c'); time.sleep(12)"],
+        [
+            # the cell runs until the user's save has landed (bounded), however slow the machine
+            "import time\nopen('cell.txt', 'w').write('c')\nend = time.monotonic() + 240\n"
+            "while 'precious' not in open('mine.txt').read() and time.monotonic() < end:\n"
+            "    time.sleep(0.1)"
+        ],
         ids=["long-cell"],
     )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
