@@ -20,12 +20,14 @@ def _budget(checkpoints: FileCheckpoints, what: str) -> SideStoreBudget:
 
 
 def storage_text(checkpoints: FileCheckpoints) -> str:
-    """`.logician/` by kind, and the side store by frame, with what was evicted."""
+    """`.logician/` by kind, and the side store and variables by frame, with what was
+    evicted."""
     return format_report(_budget(checkpoints, "storage").report())
 
 
 def collect_garbage(checkpoints: FileCheckpoints, keep: int | None) -> str:
-    """Evict large pre-images outside the `keep` newest frames (default: keep_recent_frames)."""
+    """Evict pre-images (large files, variables) outside the `keep` newest frames (default:
+    keep_recent_frames)."""
     if keep is not None and keep < 0:
         raise RewindError(f"gc: --keep must be 0 or more, not {keep}")
     budget = _budget(checkpoints, "gc")
@@ -34,8 +36,9 @@ def collect_garbage(checkpoints: FileCheckpoints, keep: int | None) -> str:
     if not freed:
         return f"gc: nothing to free (the {kept} newest frames and current files are kept)"
     lost = (
-        f"; frames {', '.join(map(str, frames))} can no longer restore their large files"
+        f"; frames {', '.join(map(str, frames))} can no longer restore their large files or "
+        "variables"
         if frames
         else ""
     )
-    return f"gc: freed {freed / 1e6:,.1f} MB of large pre-images{lost}"
+    return f"gc: freed {freed / 1e6:,.1f} MB of pre-images{lost}"

@@ -14,7 +14,7 @@ completely before any name of it is assigned).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,6 +154,9 @@ class VariableCheckpoints:
         self.store = VariableStore(Path(state_dir) / "variables", key)
         self.capture = VariableCapture(self.store, max_bytes=max_bytes, ignore=ignore)
         self.namespace: MutableMapping[str, Any] | None = None
+        self.after_store: Callable[[], object] | None = None
+        """Called once a frame's values are stored (the disk budget evicts what no longer
+        fits); set by whoever opens the thread."""
 
     def bind(self, namespace: MutableMapping[str, Any], hidden: Mapping[str, Any] | None) -> None:
         """The namespace of the kernel's shell, and the names it hides (`In`, `Out`, ...)."""
@@ -182,6 +185,11 @@ class VariableCheckpoints:
         entry: VariablesCaptured = self.ledger.append(
             VariablesCaptured, frame=frame, records=records, duration_ms=round(ms, 3)
         )
+        if self.after_store is not None and any(r.blob for r in records):
+            try:
+                self.after_store()
+            except OSError:  # an eviction that failed leaves the store over budget, not the cell
+                pass
         return entry
 
     def records(self, frame: int) -> list[VariableRecord]:
