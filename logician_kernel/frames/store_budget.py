@@ -277,6 +277,8 @@ class SideStoreBudget:
         """Evict until both stores are within the budget again (after variables were stored;
         the side store makes room before each large file itself). Bytes freed."""
         over = self.used_bytes() - self.large.budget
+        if over > 0 and self.variables is not None:  # exact before anything is given up
+            over = self.large.store.total_bytes() + self.variables.recount() - self.large.budget
         return self.evict_for_room(over) if over > 0 else 0
 
     def gc(self, keep: int | None) -> tuple[int, list[int]]:

@@ -98,6 +98,10 @@ class VariableStore:
         self._known: dict[str, tuple[int, int, int]] = {}
         """Blobs this process wrote or verified, with the (inode, size, mtime) it saw then:
         a file that changed since is verified again before a write is skipped."""
+        self._total: int | None = None
+        """Bytes of all blobs, counted once and then kept up to date by this process's writes
+        and removals (the disk budget asks after every frame that stored a value)."""
+        self._total_lock = threading.Lock()
 
     def _path(self, digest: str) -> Path:
         if not _NAME.match(digest):  # a ledger's blob name never walks out of `objects/`
@@ -159,11 +163,21 @@ class VariableStore:
 
     def _install(self, tmp: Path, digest: str) -> None:
         final = self._path(digest)
+        try:
+            replaced = os.lstat(final).st_size
+        except OSError:
+            replaced = 0
         # Over a planted or damaged file of that name, atomically; counted: a test can fail
         # the store's Nth write.
         durable_replace(tmp, final)
         st = os.stat(final)
         self._known[digest] = (st.st_ino, st.st_size, st.st_mtime_ns)
+        self._count(st.st_size - replaced)
+
+    def _count(self, delta: int) -> None:
+        with self._total_lock:
+            if self._total is not None:
+                self._total += delta
 
     def trusted(self, digest: str) -> bool:
         """Whether a verified blob stands under `digest` (a write of it can be skipped)."""
@@ -201,7 +215,18 @@ class VariableStore:
                 yield digest, st.st_size, st.st_mtime
 
     def total_bytes(self) -> int:
-        return sum(size for _, size, _ in self.blobs())
+        """Bytes of all blobs: listed once, then kept by this process's writes and removals
+        (`recount` lists again, to see other kernels' writes to a shared store)."""
+        with self._total_lock:
+            if self._total is not None:
+                return self._total
+        return self.recount()
+
+    def recount(self) -> int:
+        total = sum(size for _, size, _ in self.blobs())
+        with self._total_lock:
+            self._total = total
+        return total
 
     def remove(self, digest: str, *, why: str, frames: list[int], names: list[str]) -> int:
         """Delete one blob and log it (what, why, which frames and names lose it); bytes freed."""
@@ -212,6 +237,7 @@ class VariableStore:
         except FileNotFoundError:
             return 0
         self._known.pop(digest, None)
+        self._count(-size)
         record = {
             "key": digest,
             "size": size,

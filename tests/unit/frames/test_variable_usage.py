@@ -70,3 +70,18 @@ def test_a_value_two_frames_store_is_counted_once_at_the_first(tmp_path: Path) -
     rows = variable_usage.by_frame(variable_usage.needs(entries), sizes)
     assert rows[1].stored_bytes == sizes[five] and rows[1].shared == 0
     assert rows[3].stored_bytes == 0 and rows[3].shared == 1
+
+
+def test_the_stores_byte_count_follows_writes_and_removals_without_listing_again(
+    tmp_path: Path,
+) -> None:
+    store = VariableStore(tmp_path / "variables", BlobKey.in_dir(tmp_path / "cfg"))
+    assert store.total_bytes() == 0
+    a, b = stored(store, os.urandom(5000)), stored(store, os.urandom(7000))
+    on_disk = {d: size for d, size, _ in store.blobs()}
+    assert store.total_bytes() == on_disk[a] + on_disk[b]
+    store.remove(a, why="gc", frames=[], names=[])
+    assert store.total_bytes() == on_disk[b]
+    other = VariableStore(tmp_path / "variables", BlobKey.in_dir(tmp_path / "cfg"))
+    c = stored(other, os.urandom(3000))  # another kernel on the same store
+    assert store.recount() == on_disk[b] + other._path(c).stat().st_size
