@@ -30,7 +30,7 @@ from ..ledger.thread_ledger import (
     VariableRecord,
     VariablesCaptured,
 )
-from .variable_store import VariableStore
+from .variable_store import BlobRefused, VariableStore
 from .variables import VariableCapture
 
 
@@ -200,8 +200,22 @@ class VariableCheckpoints:
         return out
 
     def plan(self, frame_id: int) -> list[VariableStep]:
+        """The steps of a rewind to before `frame_id`; a value the disk budget evicted is
+        named as not restorable, in a dry run too."""
         live = self.namespace.keys() if self.namespace is not None else ()
-        return plan(self.ledger.entries, frame_id, live)
+        steps = plan(self.ledger.entries, frame_id, live)
+        for i, step in enumerate(steps):
+            blob = step.record.blob if step.record is not None else None
+            if step.action == "restore" and blob and not self._present(blob):
+                reason = self.store.missing_reason(blob)
+                steps[i] = VariableStep(step.name, "not-restorable", step.record, detail=reason)
+        return steps
+
+    def _present(self, blob: str) -> bool:
+        try:
+            return self.store.has(blob)
+        except BlobRefused:  # an invalid name: the load refuses it, with its reason
+            return True
 
     def rewind(self, frame_id: int) -> tuple[list[RestoredVariable], list[int]]:
         """Bring the namespace back to just before `frame_id`; the frames taken back."""

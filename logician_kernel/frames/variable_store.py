@@ -251,6 +251,15 @@ class VariableStore:
             log.write(json.dumps(record) + "\n")
         return size
 
+    def missing_reason(self, digest: str) -> str:
+        """Why a blob the ledger names is not in the store (what a rewind report says)."""
+        if any(e.get("key") == digest for e in self.evictions()):
+            return (
+                "stored value was evicted to stay within checkpoints.max_store_bytes "
+                "(see `%logician storage`); not restored"
+            )
+        return "stored value is missing (evicted or removed); not restored"
+
     def evictions(self) -> list[dict]:
         """Every eviction so far, oldest first."""
         try:
@@ -298,15 +307,7 @@ class VariableStore:
         try:
             view, size, mapped = _map(path)
         except FileNotFoundError:
-            if any(e.get("key") == digest for e in self.evictions()):
-                raise BlobRefused(
-                    digest,
-                    "stored value was evicted to stay within checkpoints.max_store_bytes "
-                    "(see `%logician storage`); not restored",
-                ) from None
-            raise BlobRefused(
-                digest, "stored value is missing (evicted or removed); not restored"
-            ) from None
+            raise BlobRefused(digest, self.missing_reason(digest)) from None
         except OSError as exc:
             raise BlobRefused(
                 digest, f"stored value cannot be read ({exc.strerror or exc}); not restored"

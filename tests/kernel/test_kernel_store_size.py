@@ -118,6 +118,9 @@ def test_the_budget_evicts_the_oldest_variables_beyond_the_recent_frames_and_rew
         assert "variables evicted so far: 1 value(s)" in storage, storage
         assert du(workspace / ".logician" / "variables") < 1_000_000
 
+        preview = ok(k, "%logician rewind 2 --dry-run")
+        assert "was evicted" in preview, preview  # said before the rewind, too
+
         report = ok(k, "%logician rewind 2")
         line = refused_line(report, "v")
         assert "not-restored" in line and "evicted" in line, report
