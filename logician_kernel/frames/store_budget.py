@@ -361,8 +361,12 @@ def format_report(r: StorageReport) -> str:
     other = f" ({', '.join(r.other_names)})" if r.other_names else ""
     lines = [
         f"Logician storage in {r.root}: {_mb(r.total)}; {_mb(r.free_bytes)} free on the disk",
-        f"  large files (side store)  {_mb(r.large_bytes):>12}   budget {_mb(r.budget)} "
-        "with variables (checkpoints.max_store_bytes)",
+        f"  large files (side store)  {_mb(r.large_bytes):>12}   "
+        + (
+            f"budget {_mb(r.budget)} with variables (checkpoints.max_store_bytes)"
+            if r.budget
+            else "no budget applies: large files are not captured"
+        ),
         f"  variables                 {_mb(r.variables_bytes):>12}",
         f"  small files (git objects) {_mb(r.git_bytes):>12}",
         f"  ledger (threads)          {_mb(r.ledger_bytes):>12}",

@@ -159,3 +159,20 @@ def test_a_compressed_table_round_trips_and_a_tampered_one_is_refused_by_name(
     report = ok(kernel, "%logician rewind --last")
     assert REFUSED in refused_line(report, "df"), report
     assert "kept" in ok(kernel, "assert not df.equals(snapshot)\nprint('kept')")
+
+
+def test_storage_counts_by_kind_when_file_capture_is_off(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    env = dict(kernel_env)
+    env["LOGICIAN_CHECKPOINTS__ENABLED"] = "false"
+    k = Kernel(workspace, env)
+    try:
+        ok(k, "import os\nbig = os.urandom(2_000_000)")
+        text = ok(k, "%logician storage")
+        assert "file capture is off" in text and "no budget applies" in text, text
+        assert mb(text, "variables") >= 2.0, text
+        total = float(re.search(r": ([\d,.]+) MB;", text).group(1))  # type: ignore[union-attr]
+        assert abs(total - du(workspace / ".logician") / 1e6) < 0.2, text
+    finally:
+        k.shutdown()
