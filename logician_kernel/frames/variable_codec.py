@@ -16,6 +16,7 @@ hand back a decompressed segment of another length than the table says.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,6 +35,7 @@ SAMPLE = 256 * 1024
 PAYS_BELOW = 0.9
 """A segment is compressed when its sample shrinks below this fraction of its size."""
 CHUNK = 8 * 1024 * 1024
+MAP_FROM = 1024 * 1024
 
 
 class CodecError(Exception):
@@ -75,8 +77,9 @@ def pieces(segment: memoryview, codec: int) -> Iterator[Any]:
     yield packer.flush()
 
 
-def decode(stored: Any, codec: int, raw_len: int) -> bytearray:
-    """The raw bytes of a compressed segment, writable (restored arrays may be mutated)."""
+def decode(stored: Any, codec: int, raw_len: int) -> Any:
+    """The raw bytes of a compressed segment, writable (restored arrays may be mutated): a
+    bytearray, or for a large one an anonymous mapping (no pass that zero-fills it first)."""
     if codec not in CODECS or codec == RAW:
         raise CodecError(f"stored with an unknown compression (codec {codec})")
     if zstandard is None:
@@ -84,7 +87,7 @@ def decode(stored: Any, codec: int, raw_len: int) -> bytearray:
             "stored compressed with zstd, and the zstandard package is not installed "
             "(pip install zstandard)"
         )
-    out = bytearray(raw_len)
+    out: Any = mmap.mmap(-1, raw_len) if raw_len >= MAP_FROM else bytearray(raw_len)
     view = memoryview(out)
     got = 0
     try:
