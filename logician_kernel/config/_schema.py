@@ -134,14 +134,15 @@ class CheckpointSettings(_Section):
     allows) instead of git's compressed objects. Default 4 MiB."""
 
     max_store_bytes: int | None = Field(default=None, ge=1, examples=[10_000_000_000])
-    """Upper bound of the side store in bytes. Unset: the smaller of 20 GB and 25% of the space
-    free at the workspace when the kernel starts. Beyond it the oldest large pre-images outside
-    the `keep_recent_frames` newest frames are evicted (their frames say "large files
-    evicted"); if that is not enough, the file is reported as not captured."""
+    """Upper bound of the side store and the variables store together, in bytes. Unset: the
+    smaller of 20 GB and 25% of the space free at the workspace when the kernel starts. Beyond
+    it the oldest pre-images (large files and earlier variable values) outside the
+    `keep_recent_frames` newest frames are evicted (their frames say "large files evicted" or
+    "variables evicted"); if that is not enough, the file is reported as not captured."""
 
     keep_recent_frames: int = Field(default=20, ge=0)
-    """Large pre-images of this many newest frames are never evicted to make room (an
-    explicit `%logician gc --keep N` may go lower)."""
+    """Large pre-images and earlier variable values of this many newest frames are never
+    evicted to make room (an explicit `%logician gc --keep N` may go lower)."""
 
     min_free_bytes: int = Field(default=1024**3, ge=0)
     """Large-file capture pauses, with a notice, while the disk holding the workspace has less

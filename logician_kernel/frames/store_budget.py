@@ -1,12 +1,14 @@
-"""The disk budget of the side store: which large pre-images may go, and what the store holds.
+"""The disk budget of the side store and the variables store, and what `.logician/` holds.
 
-Pure decisions over the frame stack (`FrameView`s) plus the side store's listing. A frame
-references the large pre-images its rewind would restore (`change.before`); the current content
-of workspace files (`live`) and the pre-images of the newest `keep` active frames are never
-evicted. Everything else goes oldest first: objects no active frame needs (rewound frames,
-superseded versions), then pre-images of the oldest frames.
+Pure decisions over the frame stack (`FrameView`s) plus the stores' listings. A frame
+references the large pre-images its rewind would restore (`change.before`) and the variable
+values it would restore (`variable_usage.py`); the current content of workspace files
+(`live`), the current value of every variable, and the pre-images of the newest `keep` active
+frames are never evicted. Everything else goes oldest first, large files and variables alike:
+objects no active frame needs (rewound frames, superseded versions), then pre-images of the
+oldest frames. `checkpoints.max_store_bytes` bounds both stores together.
 
-Must never: delete an object itself (the store does, and logs it), or touch git's objects.
+Must never: delete an object itself (the stores do, and log it), or touch git's objects.
 """
 
 from __future__ import annotations
@@ -17,9 +19,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from ..ledger.frame_view import FrameView
 from ..snapshots.large_files import LargeFiles
 from ..snapshots.large_store import LargeFileStore
+from . import variable_usage
+from .variable_store import VariableStore
 
 
 @dataclass
@@ -57,10 +63,28 @@ def usage(frames: Iterable[FrameView], store: LargeFileStore) -> list[FrameUsage
     return out
 
 
+@dataclass
+class Victim:
+    """One object the budget may evict: a large pre-image or a variables blob."""
+
+    store: str
+    """`large` or `variables`."""
+    key: str
+    first_use: int
+    """The oldest active frame whose rewind needs it; -1 when none does."""
+    stored_at: float
+    frames: list[int]
+    names: list[str] = field(default_factory=list)
+    """Variables it holds the earlier value of (for a variables blob)."""
+    size: int = 0
+    """Bytes freed when it was evicted."""
+
+
 def eviction_order(
     frames: Sequence[FrameView], live: set[str], keep: int, store: LargeFileStore
-) -> list[tuple[str, list[int]]]:
-    """Keys that may be evicted, first to go first, each with the frames that lose it."""
+) -> list[Victim]:
+    """Large pre-images that may be evicted, first to go first, each with the frames that lose
+    it."""
     active = [f for f in frames if f.status == "active"]
     recent = active[-keep:] if keep > 0 else []
     protected = set(live)
@@ -72,20 +96,39 @@ def eviction_order(
         for key in large_refs(view).values():
             first_use.setdefault(key, view.frame)
             users.setdefault(key, []).append(view.frame)
-    candidates = [o for o in store.list() if o.key not in protected]
     # Unreferenced objects (-1) first, then by the oldest frame needing them; ties: oldest stored.
-    candidates.sort(key=lambda o: (first_use.get(o.key, -1), o.stored_at))
-    return [(o.key, users.get(o.key, [])) for o in candidates]
+    out = [
+        Victim("large", o.key, first_use.get(o.key, -1), o.stored_at, users.get(o.key, []))
+        for o in store.list()
+        if o.key not in protected
+    ]
+    out.sort(key=lambda v: (v.first_use, v.stored_at))
+    return out
 
 
-def evict(store: LargeFileStore, order: list[tuple[str, list[int]]], need: int, why: str) -> int:
-    """Remove objects in `order` until `need` bytes are freed (all of them if need < 0)."""
+def evict(
+    large: LargeFileStore,
+    variables: VariableStore | None,
+    order: list[Victim],
+    need: int,
+    why: str,
+) -> list[Victim]:
+    """Remove objects in `order` until `need` bytes are freed (all of them if need < 0); the
+    objects removed, each with its `size`."""
     freed = 0
-    for key, frames in order:
+    gone: list[Victim] = []
+    for victim in order:
         if 0 <= need <= freed:
             break
-        freed += store.remove(key, why=why, frames=frames)
-    return freed
+        if victim.store == "variables" and variables is not None:
+            size = variables.remove(victim.key, why=why, frames=victim.frames, names=victim.names)
+        else:
+            size = large.remove(victim.key, why=why, frames=victim.frames)
+        if size:
+            freed += size
+            gone.append(victim)
+            victim.size = size
+    return gone
 
 
 def dir_bytes(root: Path) -> int:
@@ -114,10 +157,68 @@ class StorageReport:
     unreferenced_bytes: int
     """Side-store bytes no active frame needs (current file contents, rewound frames)."""
     evictions: list[dict]
+    variables_bytes: int = 0
+    logs_bytes: int = 0
+    other_bytes: int = 0
+    other_names: list[str] = field(default_factory=list)
+    """The biggest entries counted as `other`, for the user to recognise."""
+    variables: dict[int, variable_usage.FrameVariables] = field(default_factory=dict)
+    """Active frame -> what its variables take and which were evicted."""
+    cells: dict[int, int | None] = field(default_factory=dict)
+    """Frame -> its cell's execution count."""
+    variable_evictions: list[dict] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return (
+            self.large_bytes
+            + self.git_bytes
+            + self.variables_bytes
+            + self.ledger_bytes
+            + self.logs_bytes
+            + self.other_bytes
+        )
+
+
+KINDS = {
+    "git": "git",
+    "large": "large",
+    "variables": "variables",
+    "threads": "ledger",
+    "logs": "logs",
+    "audit.jsonl": "logs",
+}
+"""Top-level entries of `.logician/` by the kind the storage report counts them as (the
+rest is `other`)."""
+
+
+def by_kind(state: Path) -> tuple[dict[str, int], list[tuple[int, str]]]:
+    """Bytes of every regular file under `state`, by kind; and the `other` entries by size."""
+    kinds = dict.fromkeys(set(KINDS.values()) | {"other"}, 0)
+    others: list[tuple[int, str]] = []
+    try:
+        entries = list(os.scandir(state))
+    except OSError:
+        return kinds, others
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                size = dir_bytes(Path(entry.path))
+            else:
+                size = entry.stat(follow_symlinks=False).st_size
+        except OSError:
+            continue
+        kind = KINDS.get(entry.name, "other")
+        kinds[kind] += size
+        if kind == "other" and size:
+            others.append((size, entry.name))
+    others.sort(reverse=True)
+    return kinds, others
 
 
 class SideStoreBudget:
-    """Keeps the side store within its budget for one frame stack (see the module docstring)."""
+    """Keeps the side store and the variables store within their budget for one frame stack
+    (see the module docstring)."""
 
     def __init__(
         self,
@@ -128,32 +229,65 @@ class SideStoreBudget:
         self._frames = frames
         self.large = large
         self._live = live
+        self.variables: VariableStore | None = None
+        self._entries: Callable[[], Sequence[BaseModel]] = list
         large.evict = self.evict_for_room
 
-    def _order(self, keep: int) -> list[tuple[str, list[int]]]:
+    def attach_variables(
+        self, store: VariableStore, entries: Callable[[], Sequence[BaseModel]]
+    ) -> None:
+        """Count the thread's variables store against the same budget (and evict from it)."""
+        self.variables = store
+        self._entries = entries
+        self.large.others = store.total_bytes
+
+    def _order(self, keep: int) -> list[Victim]:
         frames = list(self._frames().values())
-        return eviction_order(frames, self._live() | self.large.live_keys(), keep, self.large.store)
+        order = eviction_order(
+            frames, self._live() | self.large.live_keys(), keep, self.large.store
+        )
+        if self.variables is not None:
+            active = [f.frame for f in frames if f.status == "active"]
+            folded = variable_usage.needs(self._entries())
+            for c in variable_usage.candidates(folded, active, keep, self.variables):
+                order.append(
+                    Victim("variables", c.digest, c.first_use, c.stored_at, c.frames, c.names)
+                )
+            order.sort(key=lambda v: (v.first_use, v.stored_at))
+        return order
+
+    def used_bytes(self) -> int:
+        used = self.large.store.total_bytes()
+        return used + (self.variables.total_bytes() if self.variables is not None else 0)
 
     def evict_for_room(self, need: int) -> int:
-        order = self._order(self.large.limits.keep_recent_frames)
-        freed = evict(self.large.store, order, need, "budget")
+        gone = evict(
+            self.large.store,
+            self.variables,
+            self._order(self.large.limits.keep_recent_frames),
+            need,
+            "budget",
+        )
+        freed = sum(v.size for v in gone)
         if freed:
-            lost = sorted(
-                {f for key, frames in order if not self.large.store.has(key) for f in frames}
-            )
-            where = f" of frame(s) {', '.join(map(str, lost))}" if lost else ""
-            self.large.notices.append(
-                f"Logician: evicted {freed / 1e6:,.1f} MB of large pre-images{where} to stay "
-                f"within checkpoints.max_store_bytes ({self.large.budget / 1e6:,.1f} MB)."
-            )
+            self.large.notices.append(_eviction_notice(gone, freed, self.large.budget))
         return freed
 
+    def fit(self) -> int:
+        """Evict until both stores are within the budget again (after variables were stored;
+        the side store makes room before each large file itself). Bytes freed."""
+        over = self.used_bytes() - self.large.budget
+        if over > 0 and self.variables is not None:  # exact before anything is given up
+            over = self.large.store.total_bytes() + self.variables.recount() - self.large.budget
+        return self.evict_for_room(over) if over > 0 else 0
+
     def gc(self, keep: int | None) -> tuple[int, list[int]]:
-        """Evict every large pre-image outside the `keep` newest frames; bytes freed and the
-        frames that lost pre-images."""
+        """Evict every pre-image (large files and variables) outside the `keep` newest frames;
+        bytes freed and the frames that lost pre-images."""
         order = self._order(self.large.limits.keep_recent_frames if keep is None else keep)
-        freed = evict(self.large.store, order, -1, "gc")
-        return freed, sorted({f for _, frames in order for f in frames})
+        gone = evict(self.large.store, self.variables, order, -1, "gc")
+        freed = sum(v.size for v in gone)
+        return freed, sorted({f for v in gone for f in v.frames})
 
     def evicted(self) -> dict[int, list[str]]:
         """Frame -> paths whose large pre-image was evicted."""
@@ -163,26 +297,59 @@ class SideStoreBudget:
             if u.evicted
         }
 
+    def evicted_variables(self) -> dict[int, list[str]]:
+        """Frame -> variables whose value from before it was evicted."""
+        if self.variables is None:
+            return {}
+        folded = variable_usage.needs(self._entries())
+        return variable_usage.evicted_names(folded, (d for d, _, _ in self.variables.blobs()))
+
     def report(self) -> StorageReport:
         state = self.large.store.root.parent
-        rows = usage(self._frames().values(), self.large.store)
+        views = self._frames()
+        rows = usage(views.values(), self.large.store)
         needed = set().union(*(r.keys for r in rows)) if rows else set()
         objects = list(self.large.store.list())
         try:
             free = shutil.disk_usage(state).free
         except OSError:
             free = 0
+        kinds, others = by_kind(state)
+        per_frame: dict[int, variable_usage.FrameVariables] = {}
+        if self.variables is not None:
+            sizes = {d: size for d, size, _ in self.variables.blobs()}
+            folded = variable_usage.needs(self._entries())
+            per_frame = variable_usage.by_frame(folded, sizes)
         return StorageReport(
             root=state,
             budget=self.large.budget,
-            large_bytes=sum(o.size for o in objects),
-            git_bytes=dir_bytes(state / "git"),
-            ledger_bytes=dir_bytes(state / "threads"),
+            large_bytes=kinds["large"],
+            git_bytes=kinds["git"],
+            ledger_bytes=kinds["ledger"],
             free_bytes=free,
             frames=rows,
             unreferenced_bytes=sum(o.size for o in objects if o.key not in needed),
             evictions=self.large.store.evictions(),
+            variables_bytes=kinds["variables"],
+            logs_bytes=kinds["logs"],
+            other_bytes=kinds["other"],
+            other_names=[name for _, name in others[:3]],
+            variables=per_frame,
+            cells={f: v.execution_count for f, v in views.items()},
+            variable_evictions=self.variables.evictions() if self.variables is not None else [],
         )
+
+
+def _eviction_notice(gone: list[Victim], freed: int, budget: int) -> str:
+    frames = sorted({f for v in gone for f in v.frames})
+    where = f" of frame(s) {', '.join(map(str, frames))}" if frames else ""
+    names = sorted({n for v in gone if v.store == "variables" for n in v.names})
+    what = "large pre-images" if all(v.store == "large" for v in gone) else "pre-images"
+    lost = f"; variables a rewind can no longer restore: {', '.join(names)}" if names else ""
+    return (
+        f"Logician: evicted {freed / 1e6:,.1f} MB of {what}{where} to stay within "
+        f"checkpoints.max_store_bytes ({budget / 1e6:,.1f} MB){lost}."
+    )
 
 
 def _mb(n: int) -> str:
@@ -191,26 +358,54 @@ def _mb(n: int) -> str:
 
 def format_report(r: StorageReport) -> str:
     """The plain text of `%logician storage`."""
-    total = r.large_bytes + r.git_bytes + r.ledger_bytes
+    other = f" ({', '.join(r.other_names)})" if r.other_names else ""
     lines = [
-        f"Logician storage in {r.root}: {_mb(total)}; {_mb(r.free_bytes)} free on the disk",
-        f"  large files (side store)  {_mb(r.large_bytes):>12}   budget {_mb(r.budget)} "
-        "(checkpoints.max_store_bytes)",
+        f"Logician storage in {r.root}: {_mb(r.total)}; {_mb(r.free_bytes)} free on the disk",
+        f"  large files (side store)  {_mb(r.large_bytes):>12}   "
+        + (
+            f"budget {_mb(r.budget)} with variables (checkpoints.max_store_bytes)"
+            if r.budget
+            else "no budget applies: large files are not captured"
+        ),
+        f"  variables                 {_mb(r.variables_bytes):>12}",
         f"  small files (git objects) {_mb(r.git_bytes):>12}",
         f"  ledger (threads)          {_mb(r.ledger_bytes):>12}",
+        f"  logs                      {_mb(r.logs_bytes):>12}",
+        f"  other                     {_mb(r.other_bytes):>12}{other}",
         f"  current file contents and no longer needed versions: {_mb(r.unreferenced_bytes)}",
     ]
-    if r.frames:
-        lines.append("frame  cell     large pre-images  size          state")
-        for u in r.frames:
-            cell = f"In [{u.execution_count}]" if u.execution_count is not None else "-"
-            state = f"large files evicted: {', '.join(u.evicted)}" if u.evicted else "kept"
+    large = {u.frame: u for u in r.frames}
+    frames = sorted(set(large) | set(r.variables))
+    if frames:
+        lines.append("frame  cell     large pre-images  size          variables stored  state")
+        for f in frames:
+            count = r.cells.get(f)
+            cell = f"In [{count}]" if count is not None else "-"
+            u, v = large.get(f), r.variables.get(f)
+            state = []
+            if u is not None and u.evicted:
+                state.append(f"large files evicted: {', '.join(u.evicted)}")
+            if v is not None and v.evicted:
+                state.append(f"variables evicted: {', '.join(v.evicted)}")
+            if v is not None and v.shared:
+                state.append(f"{v.shared} value(s) shared with an earlier frame, counted there")
+            n_large = len(u.keys) if u is not None else 0
+            size = _mb(u.present_bytes) if u is not None else "-"
+            stored = _mb(v.stored_bytes) if v is not None else "-"
             lines.append(
-                f"{u.frame:<6} {cell:<8} {len(u.keys):<17} {_mb(u.present_bytes):<13} {state}"
+                f"{f:<6} {cell:<8} {n_large:<17} {size:<13} {stored:<17} "
+                f"{'; '.join(state) or 'kept'}"
             )
+        lines.append(
+            "(each stored value and file version is counted once, at the first frame that "
+            "stored it; git objects are shared by all frames and not split)"
+        )
     else:
-        lines.append("no frame holds a large pre-image")
+        lines.append("no frame holds a large pre-image or a stored variable")
     if r.evictions:
         size = sum(e.get("size", 0) for e in r.evictions)
-        lines.append(f"evicted so far: {len(r.evictions)} object(s), {_mb(size)}")
+        lines.append(f"large files evicted so far: {len(r.evictions)} object(s), {_mb(size)}")
+    if r.variable_evictions:
+        size = sum(e.get("size", 0) for e in r.variable_evictions)
+        lines.append(f"variables evicted so far: {len(r.variable_evictions)} value(s), {_mb(size)}")
     return "\n".join(lines)

@@ -14,7 +14,7 @@ completely before any name of it is assigned).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from ..ledger.thread_ledger import (
     VariableRecord,
     VariablesCaptured,
 )
-from .variable_store import VariableStore
+from .variable_store import BlobRefused, VariableStore
 from .variables import VariableCapture
 
 
@@ -154,6 +154,9 @@ class VariableCheckpoints:
         self.store = VariableStore(Path(state_dir) / "variables", key)
         self.capture = VariableCapture(self.store, max_bytes=max_bytes, ignore=ignore)
         self.namespace: MutableMapping[str, Any] | None = None
+        self.after_store: Callable[[], object] | None = None
+        """Called once a frame's values are stored (the disk budget evicts what no longer
+        fits); set by whoever opens the thread."""
 
     def bind(self, namespace: MutableMapping[str, Any], hidden: Mapping[str, Any] | None) -> None:
         """The namespace of the kernel's shell, and the names it hides (`In`, `Out`, ...)."""
@@ -182,6 +185,11 @@ class VariableCheckpoints:
         entry: VariablesCaptured = self.ledger.append(
             VariablesCaptured, frame=frame, records=records, duration_ms=round(ms, 3)
         )
+        if self.after_store is not None and any(r.blob for r in records):
+            try:
+                self.after_store()
+            except OSError:  # an eviction that failed leaves the store over budget, not the cell
+                pass
         return entry
 
     def records(self, frame: int) -> list[VariableRecord]:
@@ -192,8 +200,22 @@ class VariableCheckpoints:
         return out
 
     def plan(self, frame_id: int) -> list[VariableStep]:
+        """The steps of a rewind to before `frame_id`; a value the disk budget evicted is
+        named as not restorable, in a dry run too."""
         live = self.namespace.keys() if self.namespace is not None else ()
-        return plan(self.ledger.entries, frame_id, live)
+        steps = plan(self.ledger.entries, frame_id, live)
+        for i, step in enumerate(steps):
+            blob = step.record.blob if step.record is not None else None
+            if step.action == "restore" and blob and not self._present(blob):
+                reason = self.store.missing_reason(blob)
+                steps[i] = VariableStep(step.name, "not-restorable", step.record, detail=reason)
+        return steps
+
+    def _present(self, blob: str) -> bool:
+        try:
+            return self.store.has(blob)
+        except BlobRefused:  # an invalid name: the load refuses it, with its reason
+            return True
 
     def rewind(self, frame_id: int) -> tuple[list[RestoredVariable], list[int]]:
         """Bring the namespace back to just before `frame_id`; the frames taken back."""

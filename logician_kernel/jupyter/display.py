@@ -60,7 +60,11 @@ def _counts(changes: Iterable[str]) -> str:
 
 
 def frames_table(
-    frames: Sequence[FrameView], *, thread: str, evicted: Mapping[int, list[str]] | None = None
+    frames: Sequence[FrameView],
+    *,
+    thread: str,
+    evicted: Mapping[int, list[str]] | None = None,
+    evicted_variables: Mapping[int, list[str]] | None = None,
 ) -> Rendered:
     if not frames:
         msg = f"No frames yet in thread {thread}: every cell that does work becomes one."
@@ -70,6 +74,10 @@ def frames_table(
         files = file_counts(f)
         if evicted and f.frame in evicted:
             files += " (large files evicted)"
+        if evicted_variables and f.frame in evicted_variables:
+            names = evicted_variables[f.frame]
+            more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+            files += f" (variables evicted: {', '.join(names[:3])}{more})"
         outcome = f.outcome or "running"
         if f.status == "rewound":
             outcome += " (rewound)"

@@ -160,7 +160,10 @@ class LogicianMagics(Magics):
             frames = [f for f in frames if f.status != "rewound"]
         budget = checkpoints.budget
         return render.frames_table(
-            frames, thread=self.workspace.thread_id, evicted=budget.evicted() if budget else {}
+            frames,
+            thread=self.workspace.thread_id,
+            evicted=budget.evicted() if budget else {},
+            evicted_variables=budget.evicted_variables() if budget else {},
         )
 
     def handle_storage(self, args: list[str]) -> render.Rendered:

@@ -132,6 +132,9 @@ class LargeFiles:
     seen: dict[tuple[str, Fingerprint], str] = field(default_factory=dict)
     """(path, fingerprint) -> key of every version stored or restored in this session: what a
     frame's deferred after-state turned out to be."""
+    others: Callable[[], int] | None = None
+    """Bytes another store keeps within the same budget (the variables store), set by the
+    frame stack."""
     notices: list[str] = field(default_factory=list)
     """What a user should hear about (a paused capture, an eviction); drained by the kernel."""
     budget: int = 0
@@ -255,7 +258,7 @@ class LargeFiles:
             self.paused = True
             return "low-disk"
         self.paused = False
-        used = self.store.total_bytes()
+        used = self.store.total_bytes() + (self.others() if self.others is not None else 0)
         if used + size > self.budget and self.evict is not None:
             used -= self.evict(used + size - self.budget)
         if used + size > self.budget:

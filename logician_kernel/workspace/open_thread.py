@@ -249,6 +249,9 @@ class OpenThread:
             )
         checkpoints.start_warmup()
         var_checkpoints = VariableCheckpoints(ledger, state, key=state_key, **(variables or {}))  # type: ignore[arg-type]
+        if checkpoints.budget is not None:  # one disk budget for large files and variables
+            checkpoints.budget.attach_variables(var_checkpoints.store, lambda: ledger.entries)
+            var_checkpoints.after_store = checkpoints.budget.fit
         if var_checkpoints.enabled:
             try:  # made on first use, so a refused key is said once, here, not per cell
                 state_key.secret()

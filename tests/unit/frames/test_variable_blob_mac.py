@@ -31,7 +31,7 @@ def test_a_written_blob_reads_back_and_carries_its_mac(tmp_path: Path) -> None:
     pickled = pickle_group({"v": 12345})
     store.write(pickled)
     raw = blob_path(store, pickled.digest).read_bytes()
-    assert raw[:4] == b"LGV2"
+    assert raw[:4] == b"LGV3"
     assert store.read(pickled.digest) == {"v": 12345}
 
 
