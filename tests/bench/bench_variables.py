@@ -103,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         # inside the kernel around a `pass` frame edge, is the precise figure.
         own_us = value(
             kernels["on"],
-            "__import__('timeit').timeit(lambda: (get_ipython().kernel.logician.session"
-            ".variables.open(10**9, 'pass'), get_ipython().kernel.logician.session.variables"
+            "__import__('timeit').timeit(lambda: (get_ipython().kernel.logician"
+            ".variables.open(10**9, 'pass'), get_ipython().kernel.logician.variables"
             ".close()), number=200) / 200 * 1e6",
         )
         rows.append(
