@@ -185,6 +185,17 @@ def _spawner(evidence: FrameEvidence, full: Path) -> str | None:
     return None
 
 
+def _slowdown() -> float:
+    """How much slower than alone the machine writes now: the run queue per core (1-minute load
+    average over the cores, at least 1). On a loaded machine the kernel's own 300 MB write takes
+    seconds longer than `WRITE_RATE` says, and must not read as someone else's later write."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return 1.0
+    return max(1.0, load / (os.cpu_count() or 1))
+
+
 def _written_later(full: Path, last: float | None) -> str:
     """ "modified N s after this kernel's last write" when the file's mtime says someone wrote
     it after the kernel did (a file the kernel still holds open is still being written)."""
@@ -194,7 +205,7 @@ def _written_later(full: Path, last: float | None) -> str:
         st = os.lstat(full)
     except OSError:
         return ""
-    late = st.st_mtime - last - LATE_WRITE_SLACK - st.st_size / WRITE_RATE
+    late = st.st_mtime - last - LATE_WRITE_SLACK - st.st_size / WRITE_RATE * _slowdown()
     if late <= 0 or open_in_process({str(full)}):
         return ""
     return (

@@ -198,6 +198,28 @@ def test_a_modification_after_the_kernels_last_write_is_someone_elses_too(tmp_pa
     assert out.outside_write == ""
 
 
+def test_a_big_file_the_kernel_wrote_slowly_on_a_loaded_machine_is_not_someone_elses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    with open(tmp_path / "model.bin", "wb") as fh:  # 300 MB, sparse: the size is what counts
+        fh.truncate(300 * 1024 * 1024)
+    # opened 6.8 s before its last byte landed: 2 s on a quiet machine, not at load 16 on 2 cores
+    evidence = FrameEvidence(writes={"model.bin": CELL}, last={"model.bin": time.time() - 6.8})
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+
+    def verdict(load: float) -> str:
+        monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+        (out,) = attribute(
+            [_change("model.bin")], evidence, {}, workspace=tmp_path, tool_names={}, checkpointed={}
+        )
+        return out.outside_write
+
+    assert "after this kernel's last write" in verdict(0.3)
+    assert verdict(16.0) == ""
+
+
 def test_judge_chain() -> None:
     cell, ext = _change("p", "cell"), _change("p", "external", basis="saved")
     old = _change("p")  # a ledger from before attribution: the cell's, as it always was
