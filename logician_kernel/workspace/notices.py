@@ -28,7 +28,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Literal, TextIO
 
 NoticeMode = Literal["sidebar", "cell", "off"]
@@ -138,7 +138,7 @@ class NoticeBoard:
             notice = Notice(
                 len(self._all) + 1,
                 text,
-                datetime.now(UTC).isoformat(timespec="seconds"),
+                datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 frame,
                 count,
                 cell_id,

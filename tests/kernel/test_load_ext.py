@@ -13,7 +13,8 @@ import pytest
 from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply, tool_reply
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 HOOKS = (
     "ip = get_ipython()\n"
