@@ -150,7 +150,7 @@ class NoticeBoard:
             if stream is None:
                 self._pending.append(text)
             else:
-                print(text, file=stream)
+                print(text, file=stream, flush=True)
         elif self.mode == "sidebar":
             for listener in list(self.listeners):
                 try:

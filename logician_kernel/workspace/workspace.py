@@ -69,6 +69,7 @@ class Workspace:
         self.thread_listeners: list[Callable[[], None]] = []
         """Called after `use_thread` moved to another thread (the frontends re-read frames)."""
         self._namespace: tuple[MutableMapping[str, Any], Mapping[str, Any] | None] | None = None
+        self._bind()
 
     @classmethod
     def open(
@@ -119,7 +120,7 @@ class Workspace:
         if self._thread.checkpoints is None:
             raise RewindError(
                 f"frames are off for this session ({self.root / '.logician'} "
-                "could not be opened; see the first cell's output)"
+                "could not be opened; `%logician notices` says why)"
             )
         return self._thread.checkpoints
 
@@ -187,6 +188,8 @@ class Workspace:
         self._bind()
 
     def _bind(self) -> None:
+        if self._thread.checkpoints is not None:  # e.g. "waits for the first snapshot"
+            self._thread.checkpoints.say = self.notices.say
         if self._namespace is not None and self._thread.variables is not None:
             self._thread.variables.bind(*self._namespace)
 
