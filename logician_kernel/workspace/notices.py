@@ -65,6 +65,7 @@ class Notice:
     """The cell (`In [n]`) running when it was said."""
     cell_id: str | None
     critical: bool
+    """It says Logician stopped recording something (`CRITICAL_MARKS`)."""
 
     @property
     def where(self) -> str:
@@ -78,6 +79,7 @@ class Notice:
 
 
 def is_critical(text: str) -> bool:
+    """Whether `text` says Logician stopped recording something."""
     return any(mark in text for mark in CRITICAL_MARKS)
 
 
