@@ -142,7 +142,8 @@ def load(shell: Any) -> None:
     )
     workspace.bind_namespace(shell.user_ns, getattr(shell, "user_ns_hidden", None))
     if kernel is not None:  # a notebook: `ui.notices` decides; a terminal prints them
-        workspace.notices.attach(kernel.log)
+        # No sidebar talks to a stock kernel: there `sidebar` means the cell (`off` still hides).
+        workspace.notices.attach(kernel.log, sidebar=False)
     agent = AgentSession(workspace)
     magics = LogicianMagics(shell, agent)
     shell.register_magics(magics)

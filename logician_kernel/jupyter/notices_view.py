@@ -47,5 +47,11 @@ def status_line(board: NoticeBoard) -> tuple[str, list[str]]:
     unread = board.unread()
     critical = [n.text for n in unread if n.critical]
     count = f"{len(unread)} unread" + (f" ({len(critical)} critical)" if critical else "")
-    where = {"sidebar": "the sidebar", "cell": "cells", "off": "nowhere"}[board.mode]
-    return f"{count}, shown in {where}; `%logician notices` lists them", critical
+    where = (
+        "in cells"
+        if board.in_cells
+        else "in the sidebar"
+        if board.mode == "sidebar"
+        else "in the kernel log only"
+    )
+    return f"{count}, shown {where}; `%logician notices` lists them", critical

@@ -10,7 +10,9 @@ prints it into the output of the cell it is about. `"sidebar"` (the default) and
 plain cell's outputs exactly what ipykernel's would be; `"off"` also tells no listener.
 
 Where there is no notebook (a script's run, a terminal IPython: `inline`), a notice is printed
-on the stream as before: there stderr is the user's log, not a cell's saved output.
+on the stream as before: there stderr is the user's log, not a cell's saved output. Where no
+sidebar can connect (`%load_ext` in a stock kernel, which the lab extension does not talk to),
+`"sidebar"` means the cell.
 
 A notice is critical when it says Logician stopped recording something (frames or file capture
 off, variables not captured or restored, a cell that is not a frame, a frame not recorded): the
@@ -92,6 +94,8 @@ class NoticeBoard:
         self.inline = True
         """Print every notice on the stream (no notebook: a script, a terminal IPython). A
         kernel sets it to False: then `ui.notices` decides."""
+        self.sidebar = True
+        """Whether a sidebar can show the notices (the Logician kernel's `logician` comm)."""
         self.log: logging.Logger | logging.LoggerAdapter[logging.Logger] = LOG
         """The kernel log (the kernel hands in its own logger, which writes to the process's
         real stderr, never into a cell)."""
@@ -106,10 +110,18 @@ class NoticeBoard:
         self._context: tuple[int | None, int | None, str | None] = (None, None, None)
         self._lock = threading.Lock()
 
-    def attach(self, log: logging.Logger | logging.LoggerAdapter[logging.Logger]) -> None:
+    def attach(
+        self,
+        log: logging.Logger | logging.LoggerAdapter[logging.Logger],
+        *,
+        sidebar: bool = True,
+    ) -> None:
         """A kernel's notices: `ui.notices` decides where they go from now on, and `log` (the
-        kernel log) gets every one, those said before (at the workspace's open) included."""
+        kernel log) gets every one, those said before (at the workspace's open) included.
+        `sidebar=False`: no sidebar can connect (`%load_ext` in a stock kernel), so
+        `"sidebar"` means the cells there."""
         self.inline = False
+        self.sidebar = sidebar
         self.log = log
         for notice in self.all():
             self._log(notice)
@@ -123,7 +135,8 @@ class NoticeBoard:
     @property
     def in_cells(self) -> bool:
         """Whether notices are printed into cells' outputs."""
-        return self.inline or self.mode == "cell"
+        mode = self.mode
+        return self.inline or mode == "cell" or (mode == "sidebar" and not self.sidebar)
 
     def cell(self, frame: int | None, execution_count: int | None, cell_id: str | None) -> None:
         """The cell running now (notices said until `between_cells` are about it)."""

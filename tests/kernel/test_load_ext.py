@@ -13,8 +13,8 @@ import pytest
 from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply, tool_reply
 
-# These tests read Logician's notices in the output of the cells they are about.
-pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
+# A stock kernel has no sidebar: there Logician's notices stay in the cells by default.
+pytestmark = pytest.mark.kernel
 
 HOOKS = (
     "ip = get_ipython()\n"

@@ -77,3 +77,15 @@ def test_a_notebookless_board_prints_and_a_kernel_drops_what_it_will_not_print()
     k.attach(logging.getLogger("test-notices-attach"))
     k.flush(out)
     assert out.getvalue() == "Logician: at the start\n" and k.unread_count() == 1
+
+
+def test_without_a_sidebar_sidebar_means_the_cell() -> None:
+    b = NoticeBoard(lambda: "sidebar")  # `%load_ext` in a stock kernel
+    b.attach(logging.getLogger("test-notices-load-ext"), sidebar=False)
+    out = io.StringIO()
+    b.say("Logician: frame 1: 1 variable(s) not captured", out)
+    assert out.getvalue() == "Logician: frame 1: 1 variable(s) not captured\n"
+    quiet = NoticeBoard(lambda: "off")
+    quiet.attach(logging.getLogger("test-notices-load-ext-off"), sidebar=False)
+    quiet.say("Logician: hidden", out)
+    assert "hidden" not in out.getvalue()
