@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from kernel_harness import git, make_kernel_env  # noqa: E402
+from kernel_harness import NOTICES_IN_CELLS, git, make_kernel_env  # noqa: E402
 from loopback import LoopbackServer  # noqa: E402
 
 
@@ -26,6 +26,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--update-screenshots", default=False):
         os.environ["LOGICIAN_UPDATE_SCREENSHOTS"] = "1"
+
+
+@pytest.fixture(autouse=True)
+def _notices_in_cells(request: pytest.FixtureRequest):
+    """`@pytest.mark.notices_in_cells`: this test reads Logician's notices in the output of
+    the cells they are about, so its kernels run with `ui.notices = "cell"`."""
+    NOTICES_IN_CELLS["on"] = request.node.get_closest_marker("notices_in_cells") is not None
+    yield
+    NOTICES_IN_CELLS["on"] = False
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -45,10 +45,18 @@ SECRET_PREFIXES = ("OPENAI_", "ANTHROPIC_", "LOGICIAN_")
 Logician settings must never reach a test kernel (a test sets what it needs)."""
 
 
+NOTICES_IN_CELLS = {"on": False}
+"""Set by the `notices_in_cells` marker (conftest.py): the kernels of a test about what a
+notice says in the cell it is about run with `ui.notices = "cell"`; every other test's kernels
+keep the default (`sidebar`: no notice in any cell's output)."""
+
+
 def clean_env(**overrides: str) -> dict[str, str]:
     """`os.environ` without keys, model settings or Logician settings, plus `overrides`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(SECRET_PREFIXES)}
     env.pop("JPY_SESSION_NAME", None)
+    if NOTICES_IN_CELLS["on"]:
+        env["LOGICIAN_UI__NOTICES"] = "cell"
     env.update(overrides)
     return env
 

@@ -14,6 +14,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import {
   answerTo,
   IApprovalRequest,
+  INotice,
   IStatus,
   KernelMessage,
   parseKernelMessage,
@@ -56,6 +57,33 @@ export class LogicianConnection {
 
   get pending(): IApprovalRequest[] {
     return [...this._pending.values()];
+  }
+
+  /** This session's notices, newest first. */
+  get notices(): INotice[] {
+    return this._notices;
+  }
+
+  /** Notices not read yet, as the kernel counts them (`%logician status` says the same). */
+  get unreadNotices(): number {
+    return this._status?.unread_notices ?? this._notices.filter(n => !n.read).length;
+  }
+
+  get noticesChanged(): ISignal<this, INotice[]> {
+    return this._noticesChanged;
+  }
+
+  /** The user has seen every notice shown: tell the kernel, so its count agrees. */
+  markNoticesRead(): void {
+    const newest = this._notices[0];
+    if (this._state !== 'ready' || newest === undefined || this.unreadNotices === 0) {
+      return;
+    }
+    this._notices = this._notices.map(n => (n.id <= newest.id ? { ...n, read: true } : n));
+    this._noticesChanged.emit(this._notices);
+    this.ask({ type: 'notices.read', up_to: newest.id }, 'notices.read')
+      .then(answer => this._setUnread(answer.unread))
+      .catch(() => undefined);
   }
 
   get stateChanged(): ISignal<this, ConnectionState> {
@@ -212,6 +240,8 @@ export class LogicianConnection {
     }
     this._pending.clear();
     this._approvalsChanged.emit([]);
+    this._notices = [];
+    this._noticesChanged.emit([]);
   }
 
   private _onMsg(data: unknown): void {
@@ -240,7 +270,14 @@ export class LogicianConnection {
         if (msg.status) {
           this._setStatus(msg.status);
         }
+        this._notices = msg.notices ?? [];
+        this._noticesChanged.emit(this._notices);
         this._setState('ready');
+        break;
+      case 'notice':
+        this._notices = [msg.notice, ...this._notices.filter(n => n.id !== msg.notice.id)];
+        this._noticesChanged.emit(this._notices);
+        this._setUnread(msg.unread);
         break;
       case 'status':
         this._setStatus(msg);
@@ -260,6 +297,12 @@ export class LogicianConnection {
         break;
     }
     this._announced.emit(msg);
+  }
+
+  private _setUnread(unread: number): void {
+    if (this._status) {
+      this._setStatus({ ...this._status, unread_notices: unread });
+    }
   }
 
   private _setStatus(status: IStatus): void {
@@ -282,6 +325,7 @@ export class LogicianConnection {
   private _detail = '';
   private _status: IStatus | null = null;
   private _pending = new Map<string, IApprovalRequest>();
+  private _notices: INotice[] = [];
   private _comm: Kernel.IComm | null = null;
   private _generation = 0;
   private _attaching = false;
@@ -292,5 +336,6 @@ export class LogicianConnection {
   private _stateChanged = new Signal<this, ConnectionState>(this);
   private _statusChanged = new Signal<this, IStatus | null>(this);
   private _approvalsChanged = new Signal<this, IApprovalRequest[]>(this);
+  private _noticesChanged = new Signal<this, INotice[]>(this);
   private _announced = new Signal<this, KernelMessage>(this);
 }

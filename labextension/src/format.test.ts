@@ -13,12 +13,13 @@ import {
   frameTokens,
   localTime,
   keptMessage,
+  noticeWhere,
   previewLines,
   resumeTooltip,
   rewoundTooltip,
   statusBarText
 } from './format';
-import type { IFrameRow, IPreview, IStatus } from './protocol';
+import type { IFrameRow, INotice, IPreview, IStatus } from './protocol';
 
 const status = (over: Partial<IStatus> = {}): IStatus => ({
   thread: 't1',
@@ -149,6 +150,33 @@ describe('auditWarning', () => {
   it('is flagged in the status bar too', () => {
     expect(statusBarText(status({ audit_problems: 2 }))).toBe('Logician: idle · ⚠ audit log damaged');
     expect(statusBarText(status())).not.toContain('audit');
+  });
+});
+
+describe('notices', () => {
+  const notice = (over: Partial<INotice> = {}): INotice => ({
+    id: 1,
+    text: 'Logician: frame 3: 1 variable(s) not captured',
+    time: '2024-11-29T14:03:09+00:00',
+    frame: 3,
+    execution_count: 5,
+    cell_id: 'c',
+    critical: false,
+    read: false,
+    ...over
+  });
+  const sameDay = new Date('2024-11-29T18:00:00+00:00');
+
+  it('counts the unread ones in the status bar, and says nothing when all are read', () => {
+    expect(statusBarText(status({ unread_notices: 2 }))).toBe('Logician: idle · 2 notices');
+    expect(statusBarText(status({ unread_notices: 1 }))).toBe('Logician: idle · 1 notice');
+    expect(statusBarText(status({ unread_notices: 0 }))).toBe('Logician: idle');
+  });
+
+  it('says where each was said: the frame, the cell and the time', () => {
+    const time = localTime('2024-11-29T14:03:09+00:00', sameDay);
+    expect(noticeWhere(notice(), sameDay)).toBe(`frame 3 · [5] · ${time}`);
+    expect(noticeWhere(notice({ frame: null, execution_count: null }), sameDay)).toBe(`between cells · ${time}`);
   });
 });
 

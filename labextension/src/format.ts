@@ -1,7 +1,7 @@
 /**
  * How the sidebar and the status bar word things (pure).
  */
-import type { IFrameRow, IPreview, IStatus } from './protocol';
+import type { IFrameRow, INotice, IPreview, IStatus } from './protocol';
 
 /** 1234 -> "1.2k", 1234567 -> "1.2M". */
 export function compactCount(n: number): string {
@@ -67,9 +67,28 @@ export function statusBarText(status: IStatus | null): string {
   if (status.pending_approvals) {
     parts.push(`${status.pending_approvals} to approve`);
   }
+  if (status.unread_notices) {
+    parts.push(`${status.unread_notices} notice${status.unread_notices === 1 ? '' : 's'}`);
+  }
   if (status.audit_problems) {
     parts.push('⚠ audit log damaged');
   }
+  return parts.join(' · ');
+}
+
+/** Where a notice was said: `frame 3 · [5] · 14:03` (`between cells` at the kernel's start). */
+export function noticeWhere(notice: INotice, now: Date = new Date()): string {
+  const parts: string[] = [];
+  if (notice.frame !== null) {
+    parts.push(`frame ${notice.frame}`);
+  }
+  if (notice.execution_count !== null) {
+    parts.push(`[${notice.execution_count}]`);
+  }
+  if (parts.length === 0) {
+    parts.push('between cells');
+  }
+  parts.push(localTime(notice.time, now));
   return parts.join(' · ');
 }
 

@@ -77,6 +77,17 @@ const statusBody = {
   last_outcome: null
 };
 
+const notice = {
+  id: 2,
+  text: 'Logician: frame 3: 1 variable(s) not captured',
+  time: '2024-11-29T14:03:09+00:00',
+  frame: 3,
+  execution_count: 7,
+  cell_id: 'cell-a',
+  critical: false,
+  read: false
+};
+
 /** One well-formed example of every kernel message type. */
 const EXAMPLES: Record<KernelMessage['type'], Json> = {
   hello: { v: 1, type: 'hello', pending: [approval], status: statusBody },
@@ -115,7 +126,10 @@ const EXAMPLES: Record<KernelMessage['type'], Json> = {
   'frames.changed': { v: 1, type: 'frames.changed', total: 9 },
   'frames.rewound': { v: 1, type: 'frames.rewound', frames: [2, 3], cell_ids: ['cell-a'], at: '2024-11-29T14:03:09+00:00', by: 12 },
   'approval.requested': { v: 1, type: 'approval.requested', ...approval },
-  'approval.resolved': { v: 1, type: 'approval.resolved', request_id: 'r1', choice: 'deny', via: 'input' }
+  'approval.resolved': { v: 1, type: 'approval.resolved', request_id: 'r1', choice: 'deny', via: 'input' },
+  notices: { v: 1, type: 'notices', rows: [notice], unread: 1, re: 10 },
+  'notices.read': { v: 1, type: 'notices.read', unread: 0, re: 11 },
+  notice: { v: 1, type: 'notice', notice, unread: 1 }
 };
 
 const clone = (x: Json): Json => JSON.parse(JSON.stringify(x));
@@ -246,6 +260,11 @@ describe('parseKernelMessage', () => {
     ['frames.undone', 'undoes', undefined],
     ['frames.undone', 'cell_ids', 'cell-a'],
     ['frames.changed', 'total', undefined],
+    ['notices', 'rows', undefined],
+    ['notices', 'unread', '1'],
+    ['notices.read', 'unread', undefined],
+    ['notice', 'notice', 'frames are off'],
+    ['notice', 'unread', undefined],
     ['frames.changed', 'total', Number.NaN],
     ['frames.rewound', 'frames', undefined],
     ['frames.rewound', 'cell_ids', 'cell-a'],
@@ -434,6 +453,11 @@ describe('parseKernelMessage: hostile input from the wire', () => {
       messages_dropped: 0
     });
     expect((result as ProtocolError).message).toContain('"frames"');
+  });
+
+  it('checks the notice inside a notice message (the sidebar shows its text)', () => {
+    const result = parseKernelMessage({ v: 1, type: 'notice', notice: { id: 1 }, unread: 1 });
+    expect((result as ProtocolError).message).toContain('notice.text');
   });
 
   it('checks the status inside hello', () => {

@@ -32,6 +32,22 @@ export interface IStatus {
   last_outcome?: string | null;
   /** Records of the audit log that fail their checksum or carry none (0: intact). */
   audit_problems?: number;
+  /** Notices not read yet (in the sidebar or with `%logician notices`). */
+  unread_notices?: number;
+}
+
+/** Something Logician says unasked (variables not captured, frames off, ...): kept out of the
+ * cells' outputs and shown in the sidebar instead. */
+export interface INotice {
+  id: number;
+  text: string;
+  time: string;
+  frame: number | null;
+  execution_count: number | null;
+  cell_id: string | null;
+  /** It says Logician stopped recording something (frames off, capture failed). */
+  critical: boolean;
+  read: boolean;
 }
 
 export interface IApprovalRequest {
@@ -121,7 +137,7 @@ export interface IResumeDone {
 
 /** What the kernel sends, answers and announcements alike (`re` echoes a request's `id`). */
 export type KernelMessage =
-  | { type: 'hello'; pending: IApprovalRequest[]; status?: IStatus }
+  | { type: 'hello'; pending: IApprovalRequest[]; status?: IStatus; notices?: INotice[] }
   | { type: 'error'; error: string; re?: RequestId }
   | { type: 'approvals'; pending: IApprovalRequest[]; re?: RequestId }
   | { type: 'approval.decided'; ok: boolean; request_id: string; re?: RequestId }
@@ -136,7 +152,10 @@ export type KernelMessage =
   | { type: 'frames.rewound'; frames: number[]; cell_ids: string[]; at: string; by: number }
   | ({ type: 'approval.requested' } & IApprovalRequest)
   | { type: 'approval.resolved'; request_id: string; choice: string; via?: string }
-  | { type: 'document.saved'; path: string | null; recorded: boolean; re?: RequestId };
+  | { type: 'document.saved'; path: string | null; recorded: boolean; re?: RequestId }
+  | { type: 'notices'; rows: INotice[]; unread: number; re?: RequestId }
+  | { type: 'notices.read'; unread: number; re?: RequestId }
+  | { type: 'notice'; notice: INotice; unread: number };
 
 export type RequestId = string | number;
 
@@ -153,7 +172,10 @@ export type Request =
   | { type: 'frames.undo'; force?: boolean }
   | { type: 'frames.resume'; force?: boolean }
   /** JupyterLab saved a document (server-relative `path`); `notebook` is this connection's. */
-  | { type: 'document.saved'; path: string; time: string; notebook?: string; server_root?: string };
+  | { type: 'document.saved'; path: string; time: string; notebook?: string; server_root?: string }
+  | { type: 'notices.list' }
+  /** The user has read the notices up to `up_to` (every one when absent). */
+  | { type: 'notices.read'; up_to?: number };
 
 export class ProtocolError extends Error {
   constructor(message: string) {
@@ -199,7 +221,10 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
   'frames.rewound': { frames: isArray, cell_ids: isArray, at: isString, by: isInt },
   'approval.requested': { request_id: isString, tool: isString },
   'approval.resolved': { request_id: isString, choice: isString },
-  'document.saved': { recorded: isBool }
+  'document.saved': { recorded: isBool },
+  notices: { rows: isArray, unread: isInt },
+  'notices.read': { unread: isInt },
+  notice: { notice: isObject, unread: isInt }
 };
 
 export const KERNEL_MESSAGE_TYPES = Object.keys(REQUIRED) as KernelMessage['type'][];
@@ -211,6 +236,8 @@ const ROW_FIELDS: Record<string, Check> = {
   status: isString,
   files: isInt
 };
+
+const NOTICE_FIELDS: Record<string, Check> = { id: isInt, text: isString, time: isString, critical: isBool };
 
 /** Check one message from the kernel; never throws. */
 export function parseKernelMessage(data: unknown): KernelMessage | ProtocolError {
@@ -240,6 +267,14 @@ export function parseKernelMessage(data: unknown): KernelMessage | ProtocolError
     for (const [name, check] of Object.entries(REQUIRED.status)) {
       if (!check(status[name])) {
         return new ProtocolError(`logician message "hello": field "status.${name}" is missing or malformed`);
+      }
+    }
+  }
+  if (type === 'notice') {
+    const notice = data.notice as Record<string, unknown>;
+    for (const [name, check] of Object.entries(NOTICE_FIELDS)) {
+      if (!check(notice[name])) {
+        return new ProtocolError(`logician message "notice": field "notice.${name}" is missing or malformed`);
       }
     }
   }

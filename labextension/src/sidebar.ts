@@ -12,6 +12,7 @@ import { Widget } from '@lumino/widgets';
 import type { LogicianConnection } from './connection';
 import {
   auditWarning,
+  noticeWhere,
   budgetText,
   codeLabel,
   evictedTooltip,
@@ -29,6 +30,9 @@ import type { Choice, FrameTarget, IApprovalRequest, IFrameRow, KernelMessage, R
 import { FramePages, visibleRange } from './timeline';
 
 export const ROW_HEIGHT = 46;
+
+/** Notices listed in the sidebar at most (newest first; `%logician notices --all` has all). */
+export const NOTICES_SHOWN = 50;
 
 const CHOICE_LABELS: [Choice, string, string][] = [
   ['allow_once', 'Allow once', 'Allow this call only'],
@@ -76,6 +80,11 @@ export class LogicianSidebar extends Widget {
     this._approvalsNode = el('div', 'lk-Approvals');
     node.appendChild(this._approvalsNode);
 
+    // Logician's notices (kept out of the cells' outputs): open to read, which marks them read.
+    this._noticesNode = el('details', 'lk-Notices') as HTMLDetailsElement;
+    this._noticesNode.addEventListener('toggle', () => this._readNoticesIfShown());
+    node.appendChild(this._noticesNode);
+
     const timelineHeader = el('div', 'lk-Timeline-header');
     this._countNode = el('span', 'lk-Timeline-count', 'Frames');
     timelineHeader.appendChild(this._countNode);
@@ -103,6 +112,7 @@ export class LogicianSidebar extends Widget {
       this._connection.statusChanged.disconnect(this._renderStatus, this);
       this._connection.approvalsChanged.disconnect(this._renderApprovals, this);
       this._connection.announced.disconnect(this._onAnnounced, this);
+      this._connection.noticesChanged.disconnect(this._renderNotices, this);
     }
     this._panel = panel;
     this._connection = connection;
@@ -114,7 +124,9 @@ export class LogicianSidebar extends Widget {
       connection.statusChanged.connect(this._renderStatus, this);
       connection.approvalsChanged.connect(this._renderApprovals, this);
       connection.announced.connect(this._onAnnounced, this);
+      connection.noticesChanged.connect(this._renderNotices, this);
     }
+    this._renderNotices();
     this._notebookName.textContent = panel ? panel.context.path : '';
     this._onState();
   }
@@ -126,6 +138,7 @@ export class LogicianSidebar extends Widget {
 
   protected onAfterShow(): void {
     this._scheduleRender();
+    this._readNoticesIfShown();
   }
 
   protected onResize(): void {
@@ -410,6 +423,37 @@ export class LogicianSidebar extends Widget {
     node.appendChild(table);
   }
 
+  private _renderNotices(): void {
+    const node = this._noticesNode;
+    node.replaceChildren();
+    const conn = this._connection;
+    const notices = conn?.state === 'ready' ? conn.notices : [];
+    node.hidden = notices.length === 0;
+    const unread = notices.filter(n => !n.read).length;
+    const summary = el('summary', 'lk-Notices-title', `Notices (${notices.length}${unread ? `, ${unread} unread` : ''})`);
+    node.appendChild(summary);
+    for (const notice of notices.slice(0, NOTICES_SHOWN)) {
+      const item = el('div', 'lk-Notice');
+      item.dataset.noticeId = String(notice.id);
+      item.classList.toggle('lk-mod-unread', !notice.read);
+      item.classList.toggle('lk-mod-critical', notice.critical);
+      item.appendChild(el('div', 'lk-Notice-where', noticeWhere(notice)));
+      item.appendChild(el('div', 'lk-Notice-text', notice.text));
+      node.appendChild(item);
+    }
+    if (notices.length > NOTICES_SHOWN) {
+      node.appendChild(el('div', 'lk-Notice-more', `${notices.length - NOTICES_SHOWN} older: %logician notices --all`));
+    }
+    this._readNoticesIfShown();
+  }
+
+  /** Notices on screen are read: the kernel is told, so `%logician status` agrees. */
+  private _readNoticesIfShown(): void {
+    if (this._noticesNode.open && this.isVisible && this._connection?.notices.some(n => !n.read)) {
+      this._connection.markNoticesRead();
+    }
+  }
+
   private _renderApprovals(): void {
     const node = this._approvalsNode;
     node.replaceChildren();
@@ -488,6 +532,7 @@ export class LogicianSidebar extends Widget {
   private _stateNode: HTMLElement;
   private _statusNode: HTMLElement;
   private _approvalsNode: HTMLElement;
+  private _noticesNode: HTMLDetailsElement;
   private _countNode: HTMLElement;
   private _scroller: HTMLElement;
   private _spacer: HTMLElement;

@@ -455,6 +455,15 @@ class UiSettings(_Section):
     every display update), or `auto`: `stream` where the frontend can read stdin but renders
     neither widgets nor the lab extension (`jupyter console`), else `markdown`."""
 
+    notices: Literal["sidebar", "cell", "off"] = "sidebar"
+    """Where Logician's notices go (variables or paths not captured, the thread a kernel
+    reopened, frames off, ...): `sidebar` sends them to the lab extension's sidebar (a count
+    in the status bar), `cell` prints them on stderr in the output of the cell they are about,
+    as a plain kernel would print a warning, `off` shows them nowhere. Every one is also
+    written to the kernel log and kept for `%logician notices` (`--all` for the whole session),
+    and `%logician status` counts the unread ones; with `sidebar` and `off` a plain cell's
+    outputs are exactly what ipykernel produces."""
+
     coalesce_hz: int = Field(default=10, ge=1, le=120)
     """Maximum display updates per second while streaming; deltas in between are coalesced."""
 

@@ -12,9 +12,12 @@ run a whole-tree checkout or clean, or drop an entry from the ledger.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TextIO
 
 from ..durable.redact import redact
 from ..ledger.frame_view import FrameView
@@ -72,11 +75,18 @@ class FileCheckpoints:
         self._warmup: threading.Thread | None = None
         self._first = (
             FirstSnapshotWait(
-                snapshotter, self.snap_lock, lambda: self._warmup, self._record_late_pre
+                snapshotter,
+                self.snap_lock,
+                lambda: self._warmup,
+                self._record_late_pre,
+                say=lambda text, stream: self._say(text, stream),
             )
             if snapshotter is not None
             else None
         )
+        self.say: Callable[[str, TextIO | None], object] | None = None
+        """Says a notice about the running cell (the workspace's notice sink; `ui.notices`
+        decides where it goes); None: printed on the stream."""
         self.attribute_changes = True
         """Record who made each change (cell, tool call, external); off: all are the cell's."""
         self.saves = SaveLog()
@@ -86,6 +96,12 @@ class FileCheckpoints:
         """The side store's budget keeper; None when large files are not captured."""
         self.idle = IdleLook(self.snap_lock, self._look_between_cells, self._look_failed)
         """Looks at the workspace between cells (a stat scan's cell after a pause walks once)."""
+
+    def _say(self, text: str, stream: TextIO | None) -> None:
+        if self.say is not None:
+            self.say(text, stream)
+        else:
+            print(text, file=stream or sys.stderr, flush=True)
 
     def _look_between_cells(self) -> bool:
         return self.snapshotter is not None and self.snapshotter.look_between_cells()

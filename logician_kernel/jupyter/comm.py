@@ -3,10 +3,12 @@
 The messages are declared once, in `comm_messages.py` (two pydantic unions, from which
 `comm_schema.json` is generated; the lab extension's `protocol.ts` is tested against that
 file). Frontend -> kernel: `approvals.list`, `approval.decide`, `status`, `frames.list`,
-`frames.preview`, `frames.rewind`, `frames.undo`, `frames.resume`, `document.saved`; each is
-answered (its `id` echoed as `re`). Kernel -> frontend, unasked: `hello` when the comm opens,
-`approval.requested` / `approval.resolved`, `frames.changed` after every cell, `frames.rewound`
-and `frames.undone`, and `status` while it changes (at most `STATUS_PUSH_HZ` a second).
+`frames.preview`, `frames.rewind`, `frames.undo`, `frames.resume`, `document.saved`,
+`notices.list`, `notices.read`; each is answered (its `id` echoed as `re`). Kernel -> frontend,
+unasked: `hello` when the comm opens (with the session's notices), `approval.requested` /
+`approval.resolved`, `frames.changed` after every cell, `frames.rewound` and `frames.undone`,
+`notice` when Logician says one (`ui.notices = "sidebar"`), and `status` while it changes (at
+most `STATUS_PUSH_HZ` a second).
 
 Every incoming message is validated against `FrontendMessage` before a handler sees it:
 anything unknown or malformed is answered with `error` naming the field, and changes nothing;
@@ -20,6 +22,7 @@ thread or on a subshell thread; the broker they call is thread-safe.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -30,6 +33,7 @@ from comm.base_comm import BaseComm
 from pydantic import BaseModel, ValidationError
 
 from ..agent.approvals import Answer, ApprovalBroker, ApprovalEvent, ApprovalRequest
+from ..workspace import Notice, NoticeBoard
 from . import comm_messages as m
 from .comm_messages import FRONTEND_TYPES, SCHEMA_VERSION, TARGET
 
@@ -87,6 +91,8 @@ class LogicianComms:
         self.broker = broker
         self.status = status
         self.frames = frames
+        self.notices: NoticeBoard | None = None
+        """The workspace's notices (`notices.list`, `notices.read`, the `notice` message)."""
         self._clock = clock
         self._last_status_push = float("-inf")
         self._comms: dict[str, BaseComm] = {}
@@ -123,6 +129,8 @@ class LogicianComms:
             hello["status"] = self.status()
         except Exception:  # noqa: BLE001 - a status that cannot be read must not block hello
             pass
+        if self.notices is not None:
+            hello["notices"] = self._notice_rows()
         comm.send(outgoing("hello", hello))
 
     def reply(self, data: Any) -> dict[str, Any]:
@@ -198,6 +206,31 @@ class LogicianComms:
             message.path, message.time, message.notebook, message.server_root
         )
         return {"type": "document.saved", **saved}
+
+    def handle_notices_list(self, message: m.NoticesList) -> dict[str, Any]:
+        board = self._notice_board()
+        return {"type": "notices", "rows": self._notice_rows(), "unread": board.unread_count()}
+
+    def handle_notices_read(self, message: m.NoticesRead) -> dict[str, Any]:
+        board = self._notice_board()
+        board.mark_read(message.up_to)  # its read listener pushes the status to every comm
+        return {"type": "notices.read", "unread": board.unread_count()}
+
+    def send_notice(self, notice: Notice) -> None:
+        """Tell every open comm of a notice just said (a `NoticeBoard` listener)."""
+        board = self._notice_board()
+        self.notify("notice", {"notice": self._row(notice), "unread": board.unread_count()})
+
+    def _notice_board(self) -> NoticeBoard:
+        if self.notices is None:
+            raise ValueError("this kernel session keeps no notices")
+        return self.notices
+
+    def _notice_rows(self) -> list[dict[str, Any]]:
+        return [self._row(n) for n in reversed(self._notice_board().all()[-200:])]
+
+    def _row(self, notice: Notice) -> dict[str, Any]:
+        return {**dataclasses.asdict(notice), "read": self._notice_board().is_read(notice.id)}
 
     def _pending(self) -> list[dict[str, Any]]:
         return [_prompt(r) for r in self.broker.pending()]

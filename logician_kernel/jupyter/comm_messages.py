@@ -157,6 +157,21 @@ class DocumentSavedRequest(_Request):
     """The server's root directory, when the Lab knows it."""
 
 
+class NoticesList(_Request):
+    """Ask for this session's notices, newest first (answered by `notices`)."""
+
+    type: Literal["notices.list"]
+
+
+class NoticesRead(_Request):
+    """The user has read the notices up to `up_to` (every one when absent): `%logician
+    status` and the status bar stop counting them (answered by `notices.read`)."""
+
+    type: Literal["notices.read"]
+    up_to: Annotated[int, Field(ge=1)] | None = None
+    """The newest notice id read."""
+
+
 FrontendMessage = Annotated[
     ApprovalsList
     | ApprovalDecide
@@ -166,7 +181,9 @@ FrontendMessage = Annotated[
     | FramesRewind
     | FramesUndo
     | FramesResume
-    | DocumentSavedRequest,
+    | DocumentSavedRequest
+    | NoticesList
+    | NoticesRead,
     Field(discriminator="type"),
 ]
 """Everything a frontend may send."""
@@ -216,6 +233,26 @@ class Status(_Part):
     """Records of .logician/audit.jsonl that fail their checksum or carry none; 0 when intact."""
     mcp: list[McpServer] | MISSING = MISSING
     """The MCP servers."""
+    unread_notices: Count | MISSING = MISSING
+    """Notices not read yet (in the sidebar or with `%logician notices`)."""
+
+
+class NoticeRow(_Part):
+    """One notice: something Logician says unasked, kept out of the cells' outputs."""
+
+    id: Annotated[int, Field(ge=1)]
+    """1, 2, ... in the order said this session."""
+    text: str
+    time: str
+    """When it was said, ISO 8601 UTC."""
+    frame: int | None
+    """The frame it is about; null when said between cells (at the kernel's start)."""
+    execution_count: int | None
+    """The cell (`In [n]`) running when it was said."""
+    cell_id: str | None
+    critical: bool
+    """It says Logician stopped recording something (frames off, capture failed)."""
+    read: bool
 
 
 class FrameRow(_Part):
@@ -286,6 +323,8 @@ class Hello(_Kernel):
     pending: list[ApprovalPrompt]
     status: Status | MISSING = MISSING
     """Absent when the status could not be read."""
+    notices: Annotated[list[NoticeRow], Field(max_length=200)] | MISSING = MISSING
+    """This session's notices so far, newest first (the latest 200)."""
 
 
 class Error(_Answer):
@@ -375,6 +414,27 @@ class FramesResumed(_Answer):
     summary: str
 
 
+class Notices(_Answer):
+    type: Literal["notices"]
+    rows: Annotated[list[NoticeRow], Field(max_length=200)]
+    """Newest first (the latest 200)."""
+    unread: Count
+
+
+class NoticesReadDone(_Answer):
+    type: Literal["notices.read"]
+    unread: Count
+    """Notices still unread."""
+
+
+class NoticeSaid(_Kernel):
+    """Announced when Logician says a notice (under `ui.notices = "sidebar"`)."""
+
+    type: Literal["notice"]
+    notice: NoticeRow
+    unread: Count
+
+
 class FramesUndone(_Kernel):
     """Announced after an undo made frames active again."""
 
@@ -433,6 +493,9 @@ KernelMessage = Annotated[
     | DocumentSaved
     | FramesUndoDone
     | FramesResumed
+    | Notices
+    | NoticesReadDone
+    | NoticeSaid
     | FramesUndone
     | FramesChanged
     | FramesRewoundNotice

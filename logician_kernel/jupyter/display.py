@@ -198,9 +198,19 @@ def local_time(iso: str) -> str:
         return iso
 
 
-def status(
-    state, *, thread: str, workspace: str, frames: int, messages: int, model: str
-) -> Rendered:  # type: ignore[no-untyped-def]
+def status(  # type: ignore[no-untyped-def]
+    state,
+    *,
+    thread: str,
+    workspace: str,
+    frames: int,
+    messages: int,
+    model: str,
+    notices: str = "",
+    critical: Sequence[str] = (),
+) -> Rendered:
+    """The status table; `notices` is its notices row, `critical` the unread critical
+    notices, said in full under it (frames off must be learnt without the sidebar)."""
     outcome = state.last_outcome
     last = f"{outcome.status}{': ' + outcome.detail if outcome.detail else ''}" if outcome else "-"
     rows = [
@@ -220,8 +230,13 @@ def status(
         ["tool calls", f"{state.tool_calls} answered, {state.pending_count} pending"],
         ["retries", str(state.retries)],
     ]
+    if notices:
+        rows.append(["notices", notices])
     text, table = _table(["", ""], rows)
-    return Rendered(text, inert(table))
+    if not critical:
+        return Rendered(text, inert(table))
+    said = "\n".join(f"! {line}" for line in critical)
+    return Rendered(f"{text}\n{said}", inert(table, tag("pre", said)))
 
 
 THINKING_PREVIEW = 120
@@ -272,6 +287,7 @@ def help_text() -> Rendered:
         "  %logician trust                  trust this workspace's .logician/config.toml\n"
         "  %logician clear                  start the agent's conversation afresh\n"
         "  %logician status                 the agent's status, thread and workspace\n"
+        "  %logician notices [--all]        what Logician said outside the cells (unread)\n"
         "  %logician audit [-n N]           the recent permission decisions\n"
         "  %logician hooks                  [hooks] commands, their layer and last result\n"
         "  %logician mcp [--wait] [restart N] MCP servers: state, tools, last error; restart one\n"

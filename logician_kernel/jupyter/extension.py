@@ -141,6 +141,9 @@ def load(shell: Any) -> None:
         Path.cwd(), os.environ, kernel_session=str(kernel_session), reap=reap_for_workspace
     )
     workspace.bind_namespace(shell.user_ns, getattr(shell, "user_ns_hidden", None))
+    if kernel is not None:  # a notebook: `ui.notices` decides; a terminal prints them
+        # No sidebar talks to a stock kernel: there `sidebar` means the cell (`off` still hides).
+        workspace.notices.attach(kernel.log, sidebar=False)
     agent = AgentSession(workspace)
     magics = LogicianMagics(shell, agent)
     shell.register_magics(magics)

@@ -7,6 +7,10 @@ only of `%logician` management commands are not frames, so `rewind --last` alway
 last cell that did work. Silent executions (widgets' and frontends' background requests) and
 executions on subshells are never frames.
 
+Logician's notices (a thread reopened, variables not captured, ...) go through the workspace's
+`NoticeBoard`: to the `logician` comm, the kernel log and `%logician notices`, into a cell's
+output only under `ui.notices = "cell"`.
+
 Must never: change what a plain Python notebook sees (reply content, outputs, errors), or let
 a capture failure break the user's cell.
 """
@@ -91,6 +95,9 @@ class LogicianKernel(IPythonKernel):
         self.logician = Workspace.open(
             start.path, os.environ, kernel_session=str(kernel_session), reap=reap_for_workspace
         )
+        # Notices go where `ui.notices` says (the sidebar by default, never a plain cell's
+        # outputs), and every one to this kernel's log (the process's real stderr).
+        self.logician.notices.attach(self.log)
         config = self.logician.config
         where = workspace_notice(config.workspace, start, config.settings.workspace.root)
         for text in (start.notice, moved, where):
@@ -148,7 +155,9 @@ class LogicianKernel(IPythonKernel):
             if said:
                 workspace.notice(said)
         workspace.flush_notices()
-        if self._executions == 1:  # the restart notice's "Rewind this call", where widgets render
+        if self._executions == 1 and workspace.notices.in_cells:
+            # The restart notice's "Rewind this call", where widgets render; elsewhere the
+            # notice names `%logician rewind --call ID`.
             call_rewind.offer(self.agent, self._magics.frames)
         if is_management_cell(code):
             return await run

@@ -32,7 +32,7 @@ from ..workspace import (
     storage_text,
 )
 from ..workspace import check_ledger as ledger_check
-from . import call_rewind, thread_commands, undo_view, variables_view
+from . import call_rewind, notices_view, thread_commands, undo_view, variables_view
 from . import display as render
 from .agent import AgentCell
 from .agent_errors import agent_errors
@@ -104,6 +104,10 @@ class LogicianMagics(Magics):
         self.agent = AgentCell(shell, agent, self.comms)
         self._controls: list[RewindControl] = []
         self.workspace.thread_listeners.append(self.after_cell)  # the frontends follow a switch
+        board = self.workspace.notices
+        self.comms.notices = board
+        board.listeners.append(self.comms.send_notice)
+        board.read_listeners.append(lambda: self.comms.push_status(force=True))
 
     @line_cell_magic
     def logician(self, line: str, cell: str | None = None) -> None:
@@ -352,6 +356,7 @@ class LogicianMagics(Magics):
         checkpoints = workspace.checkpoints_if_on
         frames = checkpoints.active_frames() if checkpoints is not None else []
         ledger = workspace.ledger
+        notices, critical = notices_view.status_line(workspace.notices)
         return render.status(
             self.session.state,
             thread=workspace.thread_id,
@@ -359,7 +364,13 @@ class LogicianMagics(Magics):
             frames=len(frames),
             messages=len(ledger.messages()) if ledger is not None else 0,
             model=f"{workspace.config.settings.model.provider}:{workspace.config.settings.model.name}",
+            notices=notices,
+            critical=critical,
         )
+
+    def handle_notices(self, args: list[str]) -> render.Rendered:
+        """`%logician notices [--all]`: what Logician said outside the cells' outputs."""
+        return notices_view.handle(self.workspace.notices, args)
 
     def handle_audit(self, args: list[str]) -> render.Rendered:
         parser = _ArgParser(prog="audit", add_help=False)
@@ -401,6 +412,7 @@ class LogicianMagics(Magics):
             "pending_approvals": len(self.broker.pending()),
             "last_outcome": state.last_outcome.status if state.last_outcome else None,
             "audit_problems": AuditLog.for_workspace(workspace.config.workspace).problem_count(),
+            "unread_notices": workspace.notices.unread_count(),
             "mcp": [
                 {
                     "name": s.name,
@@ -495,6 +507,7 @@ COMMANDS: dict[str, Callable[[LogicianMagics, list[str]], render.Rendered | None
     "trust": LogicianMagics.handle_trust,
     "clear": LogicianMagics.handle_clear,
     "status": LogicianMagics.handle_status,
+    "notices": LogicianMagics.handle_notices,
     "audit": LogicianMagics.handle_audit,
     "branches": LogicianMagics.handle_branches,
     "branch": LogicianMagics.handle_branch,

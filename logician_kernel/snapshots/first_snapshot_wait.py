@@ -137,13 +137,16 @@ class FirstSnapshotWait:
         snap_lock: threading.Lock,
         warmup: Callable[[], threading.Thread | None],
         record: Callable[[Snapshot], None],
+        say: Callable[[str, TextIO | None], None] | None = None,
     ) -> None:
         """`record(pre)`: make the frame's pre-snapshot durable before its write goes on (a
-        kernel killed mid-cell is then recovered by diffing from it, as any frame is)."""
+        kernel killed mid-cell is then recovered by diffing from it, as any frame is). `say`
+        tells the user the cell waits (the workspace's notice sink; default: the stream)."""
         self.snapshotter = snapshotter
         self._snap_lock = snap_lock
         self._warmup = warmup
         self._record = record
+        self._say = say
         self._gate = _GATE
 
     def install(self) -> None:
@@ -186,7 +189,10 @@ class FirstSnapshotWait:
         """The gate fired: wait for the first snapshot, then take the frame's pre-snapshot."""
         thread = self._warmup()
         if thread is not None and thread.is_alive():
-            print(WAIT_NOTICE, file=stream or sys.stderr, flush=True)
+            if self._say is not None:
+                self._say(WAIT_NOTICE, stream or sys.stderr)
+            else:
+                print(WAIT_NOTICE, file=stream or sys.stderr, flush=True)
             thread.join()
         self._note_changes(deferred)
         with self._snap_lock:

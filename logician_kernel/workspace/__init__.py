@@ -42,6 +42,7 @@ from ..ledger import (
 from ..types.rewind_scope import RewindMode, RewindPart, RewindScope
 from .frame import CellFrame, OpenFrame, not_captured_line
 from .launch import enter, starting_directory, workspace_notice
+from .notices import Notice, NoticeBoard, NoticeMode
 from .open_thread import STATE_DIR, Reaper, thread_id_for
 from .rewinds import FramePage, Preview
 from .threads import (
@@ -61,6 +62,9 @@ __all__ = [
     "VSCODE_NOTEBOOK",
     "CellFrame",
     "FramePage",
+    "Notice",
+    "NoticeBoard",
+    "NoticeMode",
     "OpenFrame",
     "Preview",
     "Reaper",

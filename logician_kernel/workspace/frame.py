@@ -5,7 +5,8 @@ opens and closes. The Logician kernel's `do_execute`, `%load_ext logician_kernel
 `pre_run_cell` / `post_run_cell` events and `AgentSession.run` all use it, so a cell's frame
 records the same things whoever runs it: the pre-snapshot, the variables the cell may touch,
 the post-snapshot and diff, the variables' manifest, the durable close, and the notices each
-step owes the user (printed on `stream`, in the output of the cell they are about).
+step owes the user (said through the workspace's `NoticeBoard`, about this cell: printed on
+`stream`, in the cell's output, only under `ui.notices = "cell"` or where there is no notebook).
 
 Must never: raise out of the bracket for a capture or ledger problem (the cell stands and the
 problem is said, in every cell it affects), or let a rewind interleave with a frame's open or
@@ -68,7 +69,10 @@ class CellFrame:
         return self.stream if self.stream is not None else sys.stderr
 
     def __enter__(self) -> OpenFrame:
+        notices = self.workspace.notices
+        notices.cell(None, self.execution_count, self.cell_id)
         self.open.frame = self._open_files()
+        notices.cell(self.open.frame, self.execution_count, self.cell_id)
         variables = self.workspace.variables
         if variables is not None and self.open.frame is not None:
             variables.open(self.open.frame, self.code)
@@ -82,9 +86,12 @@ class CellFrame:
     ) -> None:
         if exc_type is not None:
             self.open.outcome = "error" if issubclass(exc_type, Exception) else "interrupted"
-        with self.workspace.frame_lock:  # the whole close: a sidebar's rewind waits for it
-            self._close_variables()
-            self.open.closed = self._close_files(self.open.outcome)
+        try:
+            with self.workspace.frame_lock:  # the whole close: a sidebar's rewind waits for it
+                self._close_variables()
+                self.open.closed = self._close_files(self.open.outcome)
+        finally:
+            self.workspace.notices.between_cells()
 
     # -- files -----------------------------------------------------------------------------
 
@@ -152,7 +159,7 @@ class CellFrame:
             )
             return None
         for text in checkpoints.drain_notices():
-            print(text, file=out)
+            ws.notices.say(text, out)
         if checkpoints.snapshotter is not None and (said := checkpoints.snapshotter.take_notice()):
             ws.report(said, out)
         if closed is None:
@@ -164,14 +171,14 @@ class CellFrame:
                 every_time=True,
             )
         if external := external_notice(closed):
-            print(external, file=out)
+            ws.notices.say(external, out)
         if closed.skipped:
             names = ", ".join(s.path for s in closed.skipped[:3])
             more = f" and {len(closed.skipped) - 3} more" if len(closed.skipped) > 3 else ""
-            print(
+            ws.notices.say(
                 f"Logician: frame {closed.frame}: {len(closed.skipped)} changed path(s) not "
                 f"captured ({names}{more}); `%logician diff {closed.frame}` says why.",
-                file=out,
+                out,
             )
         return closed
 
@@ -185,11 +192,13 @@ class CellFrame:
         try:
             entry = variables.close()
         except Exception as exc:  # noqa: BLE001 - the ledger or disk failed; the cell stands
-            print(f"Logician: this cell's variables were not captured ({exc})", file=self._out)
+            self.workspace.notices.say(
+                f"Logician: this cell's variables were not captured ({exc})", self._out
+            )
             return
         line = not_captured_line(entry.frame, entry.records) if entry is not None else None
         if line:
-            print(line, file=self._out)
+            self.workspace.notices.say(line, self._out)
 
 
 def not_captured_line(frame: int, records: Sequence[VariableRecord]) -> str | None:

@@ -2,7 +2,7 @@
 
 One object per kernel (or `%load_ext`, or script) holds the effective configuration (loaded
 once, handed down), the open thread (its ledger, frames and variables, `thread.py`), the
-notices owed to the user, and the `frame_lock`. Everything above it - the kernel, the magics,
+notices owed to the user (`notices.py`, one sink), and the `frame_lock`. Everything above it - the kernel, the magics,
 the sidebar, `AgentSession` - talks to it, never through it:
 `Workspace.open(start_dir, env)`, `with workspace.frame(...)` (`frame.py`),
 `rewind(target, scope)`, `resume()`, `undo()`, `preview()`, `page()`, `use_thread()`.
@@ -14,7 +14,6 @@ into a user's cell.
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
@@ -29,6 +28,7 @@ from ..ledger.thread_ledger import CallRewound, ProjectionItem, ThreadLedger
 from ..snapshots.write_audit import AUDIT, WriteAudit
 from . import rewinds
 from .frame import CellFrame
+from .notices import NoticeBoard
 from .open_thread import OpenThread, Reaper
 from .rewinds import FramePage, Preview
 from .thread_config import apply_config, open_thread
@@ -53,7 +53,10 @@ class Workspace:
         self.config = config
         self.env = dict(env)
         self._thread = thread
-        self._notices: list[str] = [*config.notices, *thread.notices]
+        self.notices = NoticeBoard(lambda: self.config.settings.ui.notices)
+        """Every notice of the session, and where it goes (`notices.py`: `ui.notices`)."""
+        for text in (*config.notices, *thread.notices):
+            self.notices.say(text)
         self.frame_lock = threading.RLock()
         """Held while a frame opens or closes and while a rewind runs: they never interleave."""
         self._reported: set[str] = set()
@@ -66,6 +69,7 @@ class Workspace:
         self.thread_listeners: list[Callable[[], None]] = []
         """Called after `use_thread` moved to another thread (the frontends re-read frames)."""
         self._namespace: tuple[MutableMapping[str, Any], Mapping[str, Any] | None] | None = None
+        self._bind()
 
     @classmethod
     def open(
@@ -116,7 +120,7 @@ class Workspace:
         if self._thread.checkpoints is None:
             raise RewindError(
                 f"frames are off for this session ({self.root / '.logician'} "
-                "could not be opened; see the first cell's output)"
+                "could not be opened; `%logician notices` says why)"
             )
         return self._thread.checkpoints
 
@@ -167,7 +171,7 @@ class Workspace:
             self._thread = open_thread(
                 self.config, self.env, self.kernel_session, choice, reap=self.reap
             )
-            self._notices = [n for n in self._notices if n not in stale]
+            self.notices.drop_pending(stale)
             self._bind()
         for listener in list(self.thread_listeners):
             listener()
@@ -184,6 +188,8 @@ class Workspace:
         self._bind()
 
     def _bind(self) -> None:
+        if self._thread.checkpoints is not None:  # e.g. "waits for the first snapshot"
+            self._thread.checkpoints.say = self.notices.say
         if self._namespace is not None and self._thread.variables is not None:
             self._thread.variables.bind(*self._namespace)
 
@@ -204,7 +210,8 @@ class Workspace:
     ) -> CellFrame:
         """`with workspace.frame(n, cell_id, code) as frame:` - one cell as one frame: files
         and variables opened before the body, closed after it with `frame.outcome`, notices
-        printed on `stream` (default: the `sys.stderr` of the moment). See `frame.py`."""
+        said through `notices` (printed on `stream`, default the `sys.stderr` of the moment,
+        only where notices go into cells). See `frame.py`."""
         return CellFrame(
             self,
             execution_count=execution_count,
@@ -217,26 +224,23 @@ class Workspace:
     # -- notices ----------------------------------------------------------------------------
 
     def notice(self, text: str) -> None:
-        """Say `text` in the output of the cell that runs next."""
-        self._notices.append(text)
+        """Say `text` through the notices (in the next cell's output only under
+        `ui.notices = "cell"`)."""
+        self.notices.say(text)
 
     def flush_notices(self, stream: TextIO | None = None) -> None:
-        """Show pending notices once, in the output of the cell that runs next."""
-        notices, self._notices = self._notices, []
-        for text in notices:
-            print(text, file=stream if stream is not None else sys.stderr)
+        """Print what was said between cells in the output of the cell that runs now, where
+        notices go into cells (see `NoticeBoard.flush`)."""
+        self.notices.flush(stream)
 
     def report(self, text: str, stream: TextIO | None = None, *, every_time: bool = False) -> None:
         """Say a problem: once, unless `every_time` (a capture failure is said in every cell
-        it affects: said once, every later uncaptured cell looked fine); on `stream`, else
-        as a notice for the next cell."""
+        it affects: said once, every later uncaptured cell looked fine); about the running
+        cell (on `stream` where notices go into cells), else about the next one."""
         if text in self._reported and not every_time:
             return
         self._reported.add(text)
-        if stream is None:
-            self.notice(text)
-        else:
-            print(text, file=stream)
+        self.notices.say(text, stream)
 
     # -- rewinds (rewinds.py) ---------------------------------------------------------------
 

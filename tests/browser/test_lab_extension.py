@@ -75,6 +75,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         ids=["switch-writes", "switch-use"],
     )
     seed_thread(root / "switch" / "other-notebook.ipynb", 1, thread="other-notebook")
+    write_notebook(
+        root / "notices" / "notices.ipynb", ["gen = (i for i in range(3))"], ids=["makes-gen"]
+    )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with LabServer(root, home) as server:
         yield server
@@ -219,6 +222,32 @@ def wait_text(path: Path, text: str, timeout: float = 30) -> None:
     while path.read_text() != text and time.monotonic() < deadline:
         time.sleep(0.1)
     assert path.read_text() == text
+
+
+def test_a_notice_goes_to_the_sidebar_not_the_cell(page: Any, lab: LabServer) -> None:
+    open_notebook(page, lab, "notices/notices.ipynb")
+    sidebar = open_sidebar(page)
+    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
+    run_cell(page, 0)
+    wait_executed(page, 0)
+    status = page.locator(".lk-StatusItem")
+    page.wait_for_function(
+        "() => /\\d+ notices?/.test(document.querySelector('.lk-StatusItem')?.textContent || '')"
+    )
+    # the cell's outputs are ipykernel's: none for an assignment
+    assert (
+        page.locator(".jp-Notebook .jp-Cell").nth(0).locator(".jp-OutputArea-output").count() == 0
+    )
+    notices = sidebar.locator(".lk-Notices")
+    notices.locator("summary").click()  # reading them marks them read, here and in the kernel
+    item = notices.locator(".lk-Notice", has_text="not captured").first
+    item.wait_for()
+    assert "gen" in item.inner_text() and "frame 1" in item.inner_text()
+    page.screenshot(path=str(ARTIFACTS / "notices.png"))
+    page.wait_for_function(
+        "() => !/notice/.test(document.querySelector('.lk-StatusItem')?.textContent || '')"
+    )
+    assert "notice" not in status.inner_text()
 
 
 def test_undo_rewind_in_the_sidebar_brings_the_files_back(page: Any, lab: LabServer) -> None:

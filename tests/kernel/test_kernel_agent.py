@@ -10,7 +10,8 @@ import pytest
 from kernel_harness import Kernel
 from loopback import LoopbackServer, Reply, openai_chunks, split_every, sse, text_reply
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 
 def tool_reply(call_id: str, name: str, arguments: dict) -> Reply:

@@ -20,7 +20,8 @@ from loopback import LoopbackServer, text_reply, tool_reply
 from test_kernel_approvals import Sidebar, create_subshell
 from test_kernel_comm import valid
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 WAIT_FIRST_SNAPSHOT = "get_ipython().kernel.logician.checkpoints.wait_for_first_snapshot()"
 """A silent cell (no frame) that returns once the kernel's background first snapshot is done."""

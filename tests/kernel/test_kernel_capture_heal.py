@@ -12,7 +12,8 @@ from kernel_harness import Kernel
 
 from logician_kernel.durable.test_hooks import FAULT
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 
 def _arm(k: Kernel, spec: str | None) -> None:

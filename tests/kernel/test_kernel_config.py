@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ import pytest
 from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply, tool_reply
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 
 def processes_running(marker: str) -> list[int]:

@@ -19,7 +19,8 @@ from loopback import LoopbackServer, text_reply, tool_reply
 
 from logician_kernel.durable.test_hooks import FAULT, FAULT_LOG
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 OPS = ("write", "fsync", "rename")
 MAX_N = 8

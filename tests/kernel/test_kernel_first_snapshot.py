@@ -13,7 +13,8 @@ from kernel_harness import Kernel, make_kernel_env
 from logician_kernel.durable.test_hooks import HOLD_FULL_SCAN
 from logician_kernel.snapshots.first_snapshot_wait import WAIT_NOTICE
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 CHECKPOINTS = "get_ipython().find_line_magic('logician').__self__.workspace.checkpoints"
 

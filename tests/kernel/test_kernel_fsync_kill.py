@@ -17,7 +17,8 @@ from kernel_harness import Kernel
 
 from logician_kernel.durable.test_hooks import KILL_BEFORE_FSYNC
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 LEDGER = ".logician/threads/test-thread.jsonl"
 # Words of a recovery that would be wrong for a frame whose close reached the disk whole.

@@ -12,7 +12,8 @@ from kernel_harness import Kernel
 from test_kernel_approvals import Sidebar, create_subshell
 from test_kernel_comm import valid
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 MB = 1 << 20
 

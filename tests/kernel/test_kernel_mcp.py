@@ -19,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from mcp_servers.helpers import alive, server_pids, stdio_server, wait_until  # noqa: E402
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 
 def _toml(value: object) -> str:

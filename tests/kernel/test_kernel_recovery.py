@@ -15,7 +15,8 @@ from test_kernel_approvals import Sidebar
 
 from logician_kernel.durable.test_hooks import KILL_IN_CALL
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 ORIGINAL = "line one\nline two é\n\x00binary tail".encode()
 

@@ -17,7 +17,8 @@ from test_kernel_agent import messages_sent, text_reply, tool_reply
 
 from logician_kernel.config.commands import trust
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 API_KEY = "sk-loop-user-key-0123456789"
 DB_PASSWORD = "planted-db-password-4242"

@@ -13,7 +13,8 @@ from kernel_harness import Kernel
 from logician_kernel.snapshots.git_snapshot import GitSnapshotter
 from logician_kernel.workspace.open_thread import index_name_for
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 
 def test_launcher_directory_and_stale_locks_of_a_killed_kernel(

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel, git
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 STORE = Path(".logician/git")
 BROKEN = ("not a git repository", "not captured", "could not be set up", "capture is off")

@@ -14,7 +14,8 @@ from test_kernel_approvals import Sidebar
 
 from logician_kernel.workspace.threads import notebook_thread_id
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ from kernel_harness import Kernel
 from test_kernel_approvals import Sidebar, create_subshell
 from test_kernel_comm import run, valid
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 
 def tree(ws: Path) -> dict[str, tuple[str, int]]:

@@ -13,6 +13,7 @@ import pytest
 from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply, tool_reply
 
+# A stock kernel has no sidebar: there Logician's notices stay in the cells by default.
 pytestmark = pytest.mark.kernel
 
 HOOKS = (

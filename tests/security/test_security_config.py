@@ -21,7 +21,8 @@ from loopback import LoopbackServer, text_reply, tool_reply
 
 from logician_kernel.config.commands import trust
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 API_KEY = "sk-canary-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 

@@ -21,7 +21,8 @@ from loopback import LoopbackServer, text_reply, tool_reply
 
 from logician_kernel.tools._guard_script import process_stat
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 # A double fork: the subshell starts `setsid` in the background and exits at once, so the
 # writer is an orphan in a session of its own, in no group the kernel started.

@@ -20,7 +20,8 @@ from loopback import LoopbackServer, profile_reply
 
 from logician_kernel.config.commands import trust
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 PLANTED = (
     "[model]\n"

@@ -21,7 +21,8 @@ import pytest
 from kernel_harness import Kernel, make_kernel_env
 from local_accounts import OtherAccount
 
-pytestmark = pytest.mark.kernel
+# These tests read Logician's notices in the output of the cells they are about.
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 _SEED = """
 import os, subprocess, sys

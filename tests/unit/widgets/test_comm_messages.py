@@ -14,6 +14,7 @@ from logician_kernel.agent.approvals import ApprovalBroker, ApprovalRequest
 from logician_kernel.jupyter import comm_messages as m
 from logician_kernel.jupyter import comm_schema
 from logician_kernel.jupyter.comm import LogicianComms, explain, outgoing
+from logician_kernel.workspace import NoticeBoard
 
 SCHEMA = json.loads(comm_schema.SCHEMA_FILE.read_text())
 KERNEL_SIDE = jsonschema.Draft202012Validator({**SCHEMA, **SCHEMA["kernel"]})
@@ -58,6 +59,17 @@ ROW = {
     "output_tokens": 0,
 }
 
+NOTICE = {
+    "id": 3,
+    "text": "Logician: frame 2: 1 variable(s) not captured",
+    "time": "2026-12-03T12:00:00+00:00",
+    "frame": 2,
+    "execution_count": 4,
+    "cell_id": "c",
+    "critical": False,
+    "read": False,
+}
+
 REQUESTS: dict[str, dict[str, Any]] = {
     "approvals.list": {"id": 1},
     "approval.decide": {"id": "a", "request_id": "r1", "choice": "deny", "note": "no"},
@@ -68,9 +80,11 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "frames.undo": {"force": False},
     "frames.resume": {"id": 9},
     "document.saved": {"path": "a.txt", "time": "2026-12-03T12:00:00Z", "notebook": "n.ipynb"},
+    "notices.list": {"id": "n"},
+    "notices.read": {"up_to": 3},
 }
 ANSWERS: dict[str, dict[str, Any]] = {
-    "hello": {"pending": [PROMPT], "status": STATUS},
+    "hello": {"pending": [PROMPT], "status": {**STATUS, "unread_notices": 1}, "notices": [NOTICE]},
     "error": {"error": "nope", "re": 4},
     "approvals": {"pending": [PROMPT], "re": "a1"},
     "approval.decided": {"ok": True, "request_id": "r1", "re": 2},
@@ -97,6 +111,9 @@ ANSWERS: dict[str, dict[str, Any]] = {
     "document.saved": {"path": None, "recorded": False},
     "frames.undo": {"ok": True, "frames": [2], "undoes": 14, "conflicts": [], "summary": "Undid"},
     "frames.resume": {"ok": True, "frames": [2], "conflicts": [], "summary": "Resumed"},
+    "notices": {"rows": [NOTICE], "unread": 1, "re": "n"},
+    "notices.read": {"unread": 0, "re": 5},
+    "notice": {"notice": NOTICE, "unread": 1},
     "frames.undone": {"frames": [2], "cell_ids": ["c"], "at": "t", "by": 15, "undoes": 14},
     "frames.changed": {"total": 9},
     "frames.rewound": {"frames": [2], "cell_ids": [], "at": "t", "by": 12},
@@ -178,7 +195,10 @@ class Frames:
 def comms() -> tuple[LogicianComms, Frames]:
     frames = Frames()
     status = {k: v for k, v in STATUS.items()}
-    return LogicianComms(ApprovalBroker(), lambda: dict(status), frames), frames
+    c = LogicianComms(ApprovalBroker(), lambda: dict(status), frames)
+    c.notices = NoticeBoard(lambda: "sidebar")
+    c.notices.say("Logician: frame 1: 1 variable(s) not captured")
+    return c, frames
 
 
 def test_every_request_type_has_its_handler_and_a_schema_valid_answer() -> None:

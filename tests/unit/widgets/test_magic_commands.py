@@ -57,7 +57,7 @@ def test_the_command_names_are_the_handler_tables_and_the_help_names_only_those(
 
     assert MANAGEMENT_COMMANDS == frozenset(COMMANDS)
     assert all(getattr(LogicianMagics, h.__name__) is h for h in COMMANDS.values())
-    assert len(COMMANDS) == 22 and COMMANDS[""] is LogicianMagics.handle_control
+    assert len(COMMANDS) == 23 and COMMANDS[""] is LogicianMagics.handle_control
     helped = set(re.findall(r"%logician (\w+)", help_text().text))
     assert helped - {"ask"} <= MANAGEMENT_COMMANDS, helped - MANAGEMENT_COMMANDS
     # `branch merge|discard ID` is told on the `branches` line; `%logician` alone is the control
