@@ -36,6 +36,7 @@ from ..workspace import (
     workspace_notice,
 )
 from . import call_rewind
+from .launcher import place_history
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
 
 LOGICIAN_BANNER = (
@@ -93,6 +94,9 @@ class LogicianKernel(IPythonKernel):
         return {**super().kernel_info, "logician_version": __version__}
 
     def __init__(self, **kwargs: Any) -> None:
+        app = kwargs.get("parent")
+        if app is not None:  # before the shell (and its history database) exists
+            place_history(app.config, app.log)
         super().__init__(**kwargs)
         self._executions = 0
         kernel_session = getattr(self.session, "session", "") if self.session else ""

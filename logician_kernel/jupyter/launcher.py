@@ -15,6 +15,8 @@ own name, so it decides at launch, from what the launch itself shows (docs/drop-
 4. else memory: a program started the kernel with no notebook session and no console, as
    nbclient used as a library (and nbval, testbook, plain jupyter_client scripts) does.
 
+`place_history` applies it to the kernel app's config before the shell exists.
+
 Must never: fail a kernel's start (anything unreadable counts as not recognised), or decide
 from anything the user's code could have changed after the start.
 """
@@ -27,6 +29,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 HEADLESS = frozenset(
     {"papermill", "jupyter-nbconvert", "nbconvert", "jupyter-execute", "nbclient", "logician-run"}
@@ -142,3 +145,19 @@ def _read_ps(pid: int) -> tuple[list[str], int] | None:
         return args.split(), int(parent)
     except (OSError, ValueError, subprocess.SubprocessError):
         return None
+
+
+MEMORY = ":memory:"
+
+
+def place_history(config: Any, log: Any) -> None:
+    """Keep IPython's history in memory under a headless runner: sets
+    `HistoryManager.hist_file` in the launching app's `config` (before the shell exists),
+    unless the command line or a config file already set it."""
+    history = config.HistoryManager
+    if "hist_file" in history:
+        return
+    memory, why = history_in_memory(ancestor_command_lines(), os.environ)
+    if memory:
+        history.hist_file = MEMORY
+    log.info("IPython history %s: %s", "in memory" if memory else "on disk", why)
