@@ -17,6 +17,7 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 from logician_kernel import __version__
+from logician_kernel.jupyter.launcher import VSCODE_ENV
 from logician_kernel.jupyter.runner import run_notebook
 
 pytestmark = pytest.mark.kernel
@@ -99,6 +100,8 @@ def test_nbclient_runs_keep_history_in_memory_and_write_no_database(tmp_path: Pa
     nb = new_notebook(cells=[new_code_cell("x = 1"), new_code_cell(f"print({HISTORY_FILE})")])
     saved = os.environ.copy()
     os.environ.update(IPYTHONDIR=str(ipython_dir), LOGICIAN_THREAD="headless")
+    for interactive in ("JPY_SESSION_NAME", *VSCODE_ENV):  # a developer's terminal may set them
+        os.environ.pop(interactive, None)
     try:
         NotebookClient(
             nb, kernel_name="logician", resources={"metadata": {"path": str(tmp_path)}}
