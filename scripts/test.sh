@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: lint and format (ruff; the Jupyter-free core is enforced by its banned-api rule), type
 # checking (mypy over logician_kernel/, zero errors), the lab
-# extension's TypeScript unit tests (vitest), the keystroke and streaming flatness gates, then
+# extension's TypeScript unit tests (vitest), the keystroke and streaming flatness gates, the
+# peer suites (ipykernel's and nbclient's own tests on both kernels), then
 # the whole pytest suite - unit, real-kernel,
 # notebooks (nbval), and the extension in a real JupyterLab in headless Chromium.
 # Installs the test tools itself (scripts/setup.sh) when .venv lacks any of them, e.g. on a
@@ -30,5 +31,8 @@ if [ "$#" -eq 0 ]; then
   # history entries as with 10 (a ratio measured in one run; docs/benchmarks.md).
   .venv/bin/python tests/bench/bench_keystroke.py --quick
   .venv/bin/python tests/bench/bench_streaming.py --quick
+  # The ecosystem's own tests on python3 and on logician, side by side (docs/drop-in.md):
+  # ipykernel's kernel-starting tests and nbclient's; a test passing on python3 must pass here.
+  .venv/bin/python scripts/peer_suites.py
 fi
 .venv/bin/python -m pytest "$@"

@@ -186,7 +186,8 @@ export class LogicianConnection {
       if (generation !== this._generation || this._disposed) {
         return;
       }
-      if (info.implementation !== 'logician') {
+      // The kernel reports ipykernel's implementation (a drop-in); its own version field says Logician.
+      if (typeof (info as { logician_version?: unknown }).logician_version !== 'string') {
         this._detail = `${info.implementation || 'this'} kernel (${kernel.name})`;
         this._setState('not-logician');
         return;

@@ -40,7 +40,14 @@ from ..workspace import (
     workspace_notice,
 )
 from . import call_rewind
+from .launcher import place_history
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
+
+LOGICIAN_BANNER = (
+    "Logician Kernel " + __version__ + " - Python with rewindable cells.\n"
+    "%logician frames | diff N | rewind N | rewind --last | config | help\n"
+)
+"""Appended to IPython's banner (what ipykernel reports), so a console says which kernel it is."""
 
 _MAGIC_LINE = re.compile(r"^\s*%logician(?:\s+(\S+))?")
 
@@ -78,14 +85,22 @@ class LogicianKernel(IPythonKernel):
 
     shell_class = Type(LogicianShell)
 
-    implementation = "logician"
-    implementation_version = __version__
-    banner = (
-        "Logician Kernel " + __version__ + " - Python with rewindable cells.\n"
-        "%logician frames | diff N | rewind N | rewind --last | config | help\n"
-    )
+    # `implementation`, `implementation_version`, `language_info` and `help_links` are
+    # ipykernel's (IPython's identity): clients branch on them (docs/drop-in.md). Ours is in
+    # the banner and in `logician_version`, which the lab extension looks for.
+
+    @property
+    def banner(self) -> str:  # type: ignore[override]
+        return (self.shell.banner if self.shell else "") + LOGICIAN_BANNER
+
+    @property
+    def kernel_info(self) -> dict[str, Any]:
+        return {**super().kernel_info, "logician_version": __version__}
 
     def __init__(self, **kwargs: Any) -> None:
+        app = kwargs.get("parent")
+        if app is not None:  # before the shell (and its history database) exists
+            place_history(app.config, app.log)
         super().__init__(**kwargs)
         self._executions = 0
         kernel_session = getattr(self.session, "session", "") if self.session else ""

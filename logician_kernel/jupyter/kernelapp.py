@@ -1,4 +1,8 @@
-"""Kernel launch: IPKernelApp with our kernel class, as ipykernel's own launcher does."""
+"""Kernel launch: IPKernelApp with our kernel class, as ipykernel's own launcher does.
+
+ipykernel's app itself, not a subclass: clients match its log lines by the `[IPKernelApp]`
+prefix (nbclient's tests filter its TCP-encryption warning by it).
+"""
 
 from __future__ import annotations
 

@@ -49,6 +49,11 @@ class RunKernelManager(AsyncKernelManager):
     def _logician_specs(self) -> KernelSpecManager:
         return LogicianSpecManager(data_dir=self.data_dir)
 
+    @property
+    def ipykernel(self) -> bool:
+        """True: nbclient then keeps IPython's history in memory, as it does for `python3`."""
+        return True
+
 
 class NotebookError(ValueError):
     """The notebook or an argument of the run is unusable; a one-line message naming it."""

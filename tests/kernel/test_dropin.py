@@ -20,6 +20,8 @@ from jupyter_client.manager import start_new_kernel
 from jupyter_kernel_test.msgspec_v5 import validate_message
 from kernel_harness import Kernel, clean_env
 
+from logician_kernel import __version__
+
 pytestmark = pytest.mark.kernel
 
 
@@ -74,7 +76,7 @@ class TestMessageSpec(jupyter_kernel_test.KernelTests):
         msg_id = self.kc.kernel_info()
         reply = self.kc.get_shell_msg(timeout=15)
         validate_message(reply, "kernel_info_reply", msg_id)
-        assert reply["content"]["implementation"] == "logician"
+        assert reply["content"]["logician_version"] == __version__
         assert reply["content"]["language_info"]["name"] == "python"
 
     def test_frame_cells_and_magic_cells_reply_to_spec(self) -> None:
@@ -197,7 +199,7 @@ def test_python_m_logician_kernel_starts_a_kernel(tmp_path: Path) -> None:
         msg_id = kc.kernel_info()
         while (reply := kc.get_shell_msg(timeout=30))["parent_header"]["msg_id"] != msg_id:
             pass
-        assert reply["content"]["implementation"] == "logician"
+        assert reply["content"]["logician_version"] == __version__
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
