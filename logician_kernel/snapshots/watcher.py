@@ -206,6 +206,11 @@ class WorkspaceWatcher:
         """True while changes are being tracked (drain() can answer precisely)."""
         return self._fd is not None
 
+    def directories(self) -> list[str]:
+        """Every directory watched now (relative; "" is the root): the ones a rewind looks at
+        for empty directories its frames made, with no walk."""
+        return list(self._wds)
+
     # -- the interval ----------------------------------------------------------------------
 
     def drain(self) -> set[str] | None:
