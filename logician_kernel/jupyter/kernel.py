@@ -157,7 +157,7 @@ class LogicianKernel(IPythonKernel):
         # In [n] as the user sees it; a frontend that runs cells without storing history
         # (nbval) has no prompt numbers, so there the n-th execution of this kernel stands in.
         count = self.shell.execution_count if store_history else self._executions
-        stop = _StopBeforeRun(self.shell)
+        stop = StopBeforeRun(self.shell)
         try:
             with workspace.frame(count, cell_id, code) as frame:
                 if frame.interrupted:  # the interrupt came while the frame opened
@@ -174,7 +174,7 @@ class LogicianKernel(IPythonKernel):
         return super().do_shutdown(restart)
 
 
-class _StopBeforeRun(ast.NodeTransformer):
+class StopBeforeRun(ast.NodeTransformer):
     """One cell's AST transformer: the cell raises KeyboardInterrupt before its first
     statement, as it would have had the interrupt not been held while its frame opened; its
     history, prompt number and reply stay what ipykernel makes of an interrupted cell."""

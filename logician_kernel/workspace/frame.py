@@ -12,8 +12,8 @@ arrives while the bracket opens or closes the frame is held until that step is d
 (`HeldInterrupt`): raised in the middle of it, it left a frame open in the ledger and its
 changes unrecorded, and it escaped the kernel's `do_execute`, so the cell never got a reply.
 One that came during the open is handed to the caller (`OpenFrame.interrupted`: the kernel
-then stops the cell before its first statement); one that came during the close, once the
-cell had finished, is said in the cell.
+and `%load_ext` then stop the cell before its first statement, a script's run raises it);
+one that came during the close, once the cell had finished, is said in the cell.
 
 Must never: raise out of the bracket for a capture or ledger problem (the cell stands and the
 problem is said, in every cell it affects), or let a rewind interleave with a frame's open or

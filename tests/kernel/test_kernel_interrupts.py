@@ -92,7 +92,8 @@ def test_frames_diff_rewind_and_undo_work_after_interrupted_cells(
 SLOW_SNAPSHOT = """
 import time
 from pathlib import Path
-_checkpoints = get_ipython().kernel.logician.checkpoints
+_checkpoints = get_ipython().find_line_magic('logician').__self__.workspace.checkpoints
+_checkpoints.wait_for_first_snapshot()  # later frames take their own pre-snapshot
 _snapshot = _checkpoints._snapshot
 def _slow_snapshot(*args, **kwargs):
     if kwargs.get('opening', False) == OPENING and Path('arm').exists() and not Path('go').exists():
@@ -105,12 +106,23 @@ _checkpoints._snapshot = _slow_snapshot
 
 
 @pytest.mark.parametrize("opening", [False, True], ids=["while-closing", "while-opening"])
+@pytest.mark.parametrize("kernel_name", ["logician", "python3"], ids=["kernel", "load-ext"])
 def test_an_interrupt_during_the_frames_own_work_leaves_a_whole_frame_and_a_reply(
-    kernel: Kernel, workspace: Path, opening: bool
+    workspace: Path, kernel_env: dict[str, str], opening: bool, kernel_name: str
 ) -> None:
     """Before: the KeyboardInterrupt escaped the kernel's `do_execute`: the cell never got a
     reply (the frontend waited forever), its frame stayed `running` with its changes
-    unrecorded, and a rewind left them behind."""
+    unrecorded, and a rewind left them behind. Under `%load_ext` the cell ran anyway."""
+    kernel = Kernel(workspace, kernel_env, kernel_name=kernel_name)
+    try:
+        if kernel_name == "python3":
+            assert kernel.run("%load_ext logician_kernel").status == "ok"
+        interrupted_in_the_bracket(kernel, workspace, opening)
+    finally:
+        kernel.shutdown()
+
+
+def interrupted_in_the_bracket(kernel: Kernel, workspace: Path, opening: bool) -> None:
     assert kernel.run(SLOW_SNAPSHOT.replace("OPENING", str(opening))).status == "ok"
     if opening:
         (workspace / "arm").write_text("")
