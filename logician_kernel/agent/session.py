@@ -245,6 +245,8 @@ class AgentSession:
         )
         # No cell to keep responsive: the frame waits for the first snapshot (`frame.py`).
         with self.workspace.frame(None, None, prompt, whole_first_snapshot=True) as frame:
+            if frame.interrupted:  # Ctrl-C while the frame opened: no run, as it meant
+                raise KeyboardInterrupt
             run = self.start(prompt, options=options, can_ask=approve is not None)
             script.consume(self, run, approve, on_event)
             self.finish(run)

@@ -162,7 +162,11 @@ def carry_out(
                 ledger.append(RewindProgress, plan=record.seq, done=index, undo=undo)
         emptied = [s.path for s in record.steps if not (s.current if undo else s.target).exists]
         since = record.time if undo else record.since
-        for directory, bits in remove_debris(snap.workspace, emptied, since, tree):
+        # A rewind also looks at every directory the detector knows (a frame may have made
+        # directories and no file); an undo only above its own paths: a directory born since
+        # the rewind is not the rewind's.
+        known = () if undo else snap.directories()
+        for directory, bits in remove_debris(snap.workspace, emptied, since, tree, known):
             results.append(
                 RestoredPath(
                     path=directory + "/",

@@ -25,7 +25,7 @@ from IPython.display import display
 from ..agent import AgentSession, reap_for_workspace
 from ..agent.threads import follow_vscode
 from ..workspace import VSCODE_NOTEBOOK, FrameOutcome, OpenFrame, Workspace
-from .kernel import is_management_cell
+from .kernel import StopBeforeRun, is_management_cell
 from .magics import LogicianMagics, protect_prompt_lines
 
 COUNTED_BEFORE_PRE_RUN_CELL = IPython.version_info >= (9, 8)
@@ -76,6 +76,7 @@ class _CellFrames:
         self._open = ExitStack()
         """Holds the open cell's frame bracket between `pre` and `post`."""
         self._frame: OpenFrame | None = None
+        self._stop: StopBeforeRun | None = None
         self._framed = False
         self._vscode_seen: object = None
 
@@ -107,12 +108,18 @@ class _CellFrames:
         self._frame = self._open.enter_context(
             self.workspace.frame(count, getattr(info, "cell_id", None), code)
         )
+        if self._frame.interrupted:  # the cell is compiled after this event: it stops first
+            self._stop = StopBeforeRun(self.shell)
+            self.shell.ast_transformers.append(self._stop)
         self._framed = True
 
     def post(self, result: Any) -> None:
         self._depth = max(0, self._depth - 1)
         if self._depth > 0:
             return
+        if self._stop is not None:  # unused if the cell never compiled (a syntax error)
+            self._stop.remove()
+            self._stop = None
         self.close_open_frame(_outcome(result))
         self.magics.after_cell()
 

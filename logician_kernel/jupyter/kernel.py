@@ -17,6 +17,7 @@ a capture failure break the user's cell.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import threading
@@ -180,17 +181,40 @@ class LogicianKernel(IPythonKernel):
         # In [n] as the user sees it; a frontend that runs cells without storing history
         # (nbval) has no prompt numbers, so there the n-th execution of this kernel stands in.
         count = self.shell.execution_count if store_history else self._executions
+        stop = StopBeforeRun(self.shell)
         try:
             with workspace.frame(count, cell_id, code) as frame:
+                if frame.interrupted:  # the interrupt came while the frame opened
+                    self.shell.ast_transformers.append(stop)
                 reply = await run
                 frame.outcome = _outcome(reply)
         finally:
+            stop.remove()
             self._magics.after_cell()
         return reply
 
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
         self.agent.close()  # the MCP servers stop with the kernel, then the workspace closes
         return super().do_shutdown(restart)
+
+
+class StopBeforeRun(ast.NodeTransformer):
+    """One cell's AST transformer: the cell raises KeyboardInterrupt before its first
+    statement, as it would have had the interrupt not been held while its frame opened; its
+    history, prompt number and reply stay what ipykernel makes of an interrupted cell."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+
+    def visit_Module(self, node: ast.Module) -> ast.Module:
+        self.remove()
+        stop = ast.Raise(exc=ast.Name(id="KeyboardInterrupt", ctx=ast.Load()), cause=None)
+        node.body = [ast.copy_location(stop, node.body[0]) if node.body else stop]
+        return ast.fix_missing_locations(node)
+
+    def remove(self) -> None:
+        if self in self.shell.ast_transformers:
+            self.shell.ast_transformers.remove(self)
 
 
 def _outcome(reply: dict[str, Any]) -> FrameOutcome:

@@ -115,6 +115,10 @@ class AutoDetector:
             self._inner.start()  # this interval is a full scan; the next is a stat scan
         return changed
 
+    def directories(self) -> list[str]:
+        """The directories the detector in use knows (see its own `directories`)."""
+        return getattr(self._inner, "directories", list)()
+
     def close(self) -> None:
         self._inner.close()
 

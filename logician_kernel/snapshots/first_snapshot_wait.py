@@ -10,7 +10,9 @@ ways, both before anything is lost:
   a process spawn...) as an audit event *before* it happens. A frame opened during the first
   snapshot arms a gate on those events: the first one (from the cell, a tool, a thread it
   started) waits for the first snapshot, takes the frame's pre-snapshot, and then lets the
-  write go on. The cell says so in its output while it waits.
+  write go on. The cell says so in its output when the wait is one a user notices (longer
+  than `QUIET_WAIT`), and says what it waits on: a write, or a program it starts (which may
+  only read: `!ls` is not said to write).
 - inotify (the change detector) names every path changed since the frame opened, including
   what no audit event announced (a C library writing by itself, another program). Those
   paths are read here without being taken from the snapshotter (`CarryingDetector`): the next
@@ -59,6 +61,14 @@ WAIT_NOTICE = (
     "Logician: this cell writes to the workspace while its first snapshot is still being "
     "taken; it waits for it (once, after the kernel starts) so the write can be rewound."
 )
+SPAWN_WAIT_NOTICE = (
+    "Logician: this cell starts a program while the workspace's first snapshot is still being "
+    "taken; it waits for it (once, after the kernel starts) so what the program writes can be "
+    "rewound."
+)
+QUIET_WAIT = 0.5
+"""Seconds a held write waits for the first snapshot before the cell says so: a first
+snapshot about to finish is not worth a line in the cell."""
 
 
 class CarryingDetector:
@@ -183,16 +193,23 @@ class FirstSnapshotWait:
 
     def arm(self, deferred: Deferred, stream: TextIO | None = None) -> None:
         """Hold the frame's first write (once the frame is recorded as open)."""
-        self._gate.arm(str(self.snapshotter.workspace), lambda: self._first_write(deferred, stream))
+        self._gate.arm(
+            str(self.snapshotter.workspace),
+            lambda spawn: self._first_write(deferred, stream, spawn=spawn),
+        )
 
-    def _first_write(self, deferred: Deferred, stream: TextIO | None) -> None:
-        """The gate fired: wait for the first snapshot, then take the frame's pre-snapshot."""
+    def _first_write(self, deferred: Deferred, stream: TextIO | None, *, spawn: bool) -> None:
+        """The gate fired (`spawn`: by a process start): wait for the first snapshot, then
+        take the frame's pre-snapshot."""
         thread = self._warmup()
         if thread is not None and thread.is_alive():
+            thread.join(QUIET_WAIT)
+        if thread is not None and thread.is_alive():
+            said = SPAWN_WAIT_NOTICE if spawn else WAIT_NOTICE
             if self._say is not None:
-                self._say(WAIT_NOTICE, stream or sys.stderr)
+                self._say(said, stream or sys.stderr)
             else:
-                print(WAIT_NOTICE, file=stream or sys.stderr, flush=True)
+                print(said, file=stream or sys.stderr, flush=True)
             thread.join()
         self._note_changes(deferred)
         with self._snap_lock:
@@ -245,13 +262,14 @@ class _WriteGate:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._fire: Callable[[], None] | None = None
+        self._fire: Callable[[bool], None] | None = None
         self._done = threading.Event()
         self._done.set()
         self._root = ""
         self._installed = False
 
-    def arm(self, root: str, fire: Callable[[], None]) -> None:
+    def arm(self, root: str, fire: Callable[[bool], None]) -> None:
+        """`fire(spawn)` runs at the first write inside `root` (`spawn`: a process start)."""
         with self._lock:
             if not self._installed:
                 sys.addaudithook(self._make_hook())
@@ -300,7 +318,7 @@ class _WriteGate:
             return
         self._local.firing = True
         try:
-            fire()
+            fire(event in _SPAWN_EVENTS)
         finally:
             self._local.firing = False
             done.set()

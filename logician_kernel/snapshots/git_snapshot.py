@@ -417,6 +417,12 @@ class GitSnapshotter:
         if self.large is not None and self.large.pending and self._last is not None:
             self.large.finish_pending(self._last.large, self._last.uncaptured)  # type: ignore[arg-type]
 
+    def directories(self) -> list[str]:
+        """The workspace's directories as the change detector knows them (relative; none
+        when it keeps no list): where a rewind looks for empty directories its frames made."""
+        known = getattr(self._watcher, "directories", None)
+        return known() if known is not None else []
+
     def invalidate(self) -> None:
         """Forget the cached state (after we rewrote files ourselves without a watcher)."""
         self._may_defer = False

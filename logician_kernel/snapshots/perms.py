@@ -152,18 +152,24 @@ def birth_time(full: Path, dir_fd: int = _AT_FDCWD) -> float | None:
 
 
 def remove_debris(
-    workspace: Path, paths: Iterable[str], since: str | None, tree: Beneath | None = None
+    workspace: Path,
+    paths: Iterable[str],
+    since: str | None,
+    tree: Beneath | None = None,
+    known: Iterable[str] = (),
 ) -> list[tuple[str, int]]:
     """Remove the directories born after `since` (ISO time) that are empty once `paths` are
-    gone: those above `paths`, and those beneath them that never held a file (`git init`
-    makes `objects/pack/`, `refs/tags/`...), deepest first; (path, permission bits) of each,
-    so an undo can make it again. A directory that existed before (or whose birth is
-    unknown) stays. Through `tree` (beneath.py): nothing behind a symlinked parent."""
+    gone: those above `paths`, those beneath them that never held a file (`git init`
+    makes `objects/pack/`, `refs/tags/`...), and those among `known` (the change detector's
+    directories: `os.makedirs('a/b')` made no file to find them by), deepest first; (path,
+    permission bits) of each, so an undo can make it again. A directory that existed before
+    (or whose birth is unknown) stays. Through `tree` (beneath.py): nothing behind a
+    symlinked parent."""
     if since is None:
         return []
     if tree is None:
         with Beneath(workspace) as own:
-            return remove_debris(workspace, paths, since, own)
+            return remove_debris(workspace, paths, since, own, known)
     # File times come from the kernel's coarse clock, up to a tick behind `since`'s clock.
     cutoff = datetime.fromisoformat(since).timestamp() - 0.02
     candidates: set[str] = set()
@@ -184,6 +190,15 @@ def remove_debris(
             born_after[rel] = born is not None and born >= cutoff
         return born_after[rel]
 
+    strict = cutoff + 0.02
+    for rel in known:
+        # Looked at by name first (a read of its birth, never through it): only the few
+        # born since are walked to through `tree`, which opens their parents. No clock
+        # tick of doubt here: these hold no path of the plan, and one born a tick before
+        # `since` may be the previous cell's (cells run back to back).
+        born = birth_time(workspace / rel) if rel else None
+        if born is not None and born >= strict:
+            candidates.add(rel)
     # Below a directory the frames made, every directory they made is debris if empty.
     stack = [c for c in candidates if new(c)]
     while stack:

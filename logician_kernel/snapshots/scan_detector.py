@@ -149,6 +149,10 @@ class ScanDetector:
         self._deferred_at = stamped
         return True
 
+    def directories(self) -> list[str]:
+        """Every directory the last scan saw (relative; "" is the root)."""
+        return list(self._dirs)
+
     def drain(self) -> set[str] | None:
         """Paths changed since the last drain (or start); None means "do a full scan"."""
         deferred_at, self._deferred_at = self._deferred_at, None

@@ -162,6 +162,8 @@ class WorkspaceWatcher:
         # walks this instead of scanning every watched path.
         self._children: dict[str, set[str]] = {}
         self._blind: set[str] = set()  # directories we may not read: reported on every drain
+        # What `directories()` read ahead of a drain, handed to the next drain (None: lost).
+        self._ahead: set[str] | None = set()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -171,6 +173,7 @@ class WorkspaceWatcher:
         Calling it again starts over from scratch, e.g. after `drain()` gave up.
         """
         self.close()
+        self._ahead = set()
         try:
             self._establish()
         except (_Lost, OSError):
@@ -206,14 +209,30 @@ class WorkspaceWatcher:
         """True while changes are being tracked (drain() can answer precisely)."""
         return self._fd is not None
 
+    def directories(self) -> list[str]:
+        """Every directory there is now (relative; "" is the root): the ones a rewind looks at
+        for empty directories its frames made, with no walk. Events still queued are read
+        first (a directory made since the last drain is watched from then on); the paths they
+        name are kept for the next drain, which still reports them."""
+        if self._fd is not None and self._ahead is not None:
+            try:
+                for chunk in self._read_events():
+                    self._handle_chunk(chunk, self._ahead)
+            except (_Lost, OSError):
+                self._ahead = None  # the next drain restarts the watch and says "full scan"
+        return list(self._wds)
+
     # -- the interval ----------------------------------------------------------------------
 
     def drain(self) -> set[str] | None:
         """Paths changed since the last drain (or start); None means "do a full scan"."""
         if self._fd is None:
             return None
-        changed: set[str] = set()
+        ahead, self._ahead = self._ahead, set()
+        changed: set[str] = set(ahead or ())
         try:
+            if ahead is None:
+                raise _Lost("events read ahead of this drain were lost")
             for chunk in self._read_events():
                 self._handle_chunk(chunk, changed)
         except (_Lost, OSError):

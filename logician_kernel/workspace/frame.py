@@ -8,6 +8,14 @@ the post-snapshot and diff, the variables' manifest, the durable close, and the 
 step owes the user (said through the workspace's `NoticeBoard`, about this cell: printed on
 `stream`, in the cell's output, only under `ui.notices = "cell"` or where there is no notebook).
 
+An interrupt (SIGINT, as a frontend's interrupt button or nbclient's timeout sends it) that
+arrives while the bracket opens or closes the frame is held until that step is done
+(`HeldInterrupt`): raised in the middle of it, it left a frame open in the ledger and its
+changes unrecorded, and it escaped the kernel's `do_execute`, so the cell never got a reply.
+One that came during the open is handed to the caller (`OpenFrame.interrupted`: the kernel
+and `%load_ext` then stop the cell before its first statement, a script's run raises it);
+one that came during the close, once the cell had finished, is said in the cell.
+
 Must never: raise out of the bracket for a capture or ledger problem (the cell stands and the
 problem is said, in every cell it affects), or let a rewind interleave with a frame's open or
 close (both hold the workspace's `frame_lock`).
@@ -15,7 +23,9 @@ close (both hold the workspace's `frame_lock`).
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -41,6 +51,36 @@ class OpenFrame:
     a KeyboardInterrupt or a cancellation) when an exception leaves it."""
     closed: FrameClose | None = None
     """The frame's close record, once the bracket has closed it (None if it recorded none)."""
+    interrupted: bool = False
+    """An interrupt arrived while the frame opened (held until it was open): the caller
+    should stop the cell before it runs, as the interrupt meant."""
+
+
+class HeldInterrupt:
+    """`with HeldInterrupt() as held:` - SIGINT is recorded in `held.arrived` instead of
+    raising KeyboardInterrupt inside the block. Only on the main thread, and only where an
+    interrupt would raise (Python's default handler, as ipykernel installs it while a request
+    is handled); anywhere else it changes nothing."""
+
+    def __init__(self) -> None:
+        self.arrived = False
+        self._previous: object = None
+
+    def _hold(self, signum: int, frame: object) -> None:
+        self.arrived = True
+
+    def __enter__(self) -> HeldInterrupt:
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        ):
+            self._previous = signal.signal(signal.SIGINT, self._hold)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
+            self._previous = None
 
 
 class CellFrame:
@@ -71,11 +111,13 @@ class CellFrame:
     def __enter__(self) -> OpenFrame:
         notices = self.workspace.notices
         notices.cell(None, self.execution_count, self.cell_id)
-        self.open.frame = self._open_files()
-        notices.cell(self.open.frame, self.execution_count, self.cell_id)
-        variables = self.workspace.variables
-        if variables is not None and self.open.frame is not None:
-            variables.open(self.open.frame, self.code)
+        with HeldInterrupt() as held:
+            self.open.frame = self._open_files()
+            notices.cell(self.open.frame, self.execution_count, self.cell_id)
+            variables = self.workspace.variables
+            if variables is not None and self.open.frame is not None:
+                variables.open(self.open.frame, self.code)
+        self.open.interrupted = held.arrived
         return self.open
 
     def __exit__(
@@ -87,9 +129,15 @@ class CellFrame:
         if exc_type is not None:
             self.open.outcome = "error" if issubclass(exc_type, Exception) else "interrupted"
         try:
-            with self.workspace.frame_lock:  # the whole close: a sidebar's rewind waits for it
+            with HeldInterrupt() as held, self.workspace.frame_lock:  # a sidebar's rewind waits
                 self._close_variables()
                 self.open.closed = self._close_files(self.open.outcome)
+            if held.arrived:
+                self.workspace.notices.say(
+                    "Logician: an interrupt arrived after this cell had finished, while its frame "
+                    "was being recorded; the frame was recorded whole first.",
+                    self._out,
+                )
         finally:
             self.workspace.notices.between_cells()
 

@@ -11,7 +11,7 @@ import pytest
 from kernel_harness import Kernel, make_kernel_env
 
 from logician_kernel.durable.test_hooks import HOLD_FULL_SCAN
-from logician_kernel.snapshots.first_snapshot_wait import WAIT_NOTICE
+from logician_kernel.snapshots.first_snapshot_wait import SPAWN_WAIT_NOTICE, WAIT_NOTICE
 
 # These tests read Logician's notices in the output of the cells they are about.
 pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
@@ -94,5 +94,32 @@ def test_a_subprocess_started_during_the_first_snapshot_waits_too(tmp_path: Path
         r = k.run("%logician rewind --last")
         assert r.status == "ok" and "conflict" not in r.text, r.text
         assert (ws / "data.csv").read_text() == "a,b\n1,2\n"
+    finally:
+        k.shutdown()
+
+
+@pytest.mark.timeout(300)
+def test_the_first_snapshot_notice_says_what_the_cell_does_and_only_while_it_races(
+    tmp_path: Path,
+) -> None:
+    """Before: a read-only `!ls` was told it "writes to the workspace", and so was every
+    `%%writefile` of a session's first cells."""
+    ws = _plain_workspace(tmp_path)
+    release = tmp_path / "release"
+    k = Kernel(ws, {**make_kernel_env(tmp_path), HOLD_FULL_SCAN: str(release)})
+    try:
+        msg = k.send("!ls src | head -1")
+        k.wait_for_output(SPAWN_WAIT_NOTICE)
+        release.touch()
+        listed = k.collect(msg, timeout=120)
+        assert listed.status == "ok" and "m000.py" in listed.text, listed.text
+        assert WAIT_NOTICE not in listed.text  # a program started; it was not said to write
+        wrote = k.run("%%writefile notes.txt\nwritten by a cell magic\n")
+        assert wrote.status == "ok", wrote.text
+        assert "first snapshot" not in wrote.text, wrote.text  # nothing raced any more
+        listing = k.run("%logician frames").text
+        assert "1 created" in listing.splitlines()[-1], listing
+        assert k.run("%logician rewind --last").status == "ok"
+        assert not (ws / "notes.txt").exists()
     finally:
         k.shutdown()

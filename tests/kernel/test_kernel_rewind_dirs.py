@@ -71,6 +71,33 @@ def test_git_init_is_rewound_to_nothing_and_undone_to_the_same_tree(
         k.shutdown()
 
 
+@pytest.mark.parametrize("detector", ["inotify", "scan"])
+def test_directories_made_with_no_file_are_removed_by_a_rewind_and_made_again_by_undo(
+    workspace: Path, kernel_env: dict[str, str], detector: str
+) -> None:
+    """Before: `os.makedirs('a/b')` left `a/b` behind after the rewind (no file to find it by),
+    and only the directories above a restored file went."""
+    (workspace / "old").mkdir()
+    env = {**kernel_env, "LOGICIAN_CHECKPOINTS__CHANGE_DETECTION": detector}
+    k = Kernel(workspace, env)
+    try:
+        assert k.run("import os\nos.makedirs('kept/here')").status == "ok"
+        before = whole_tree(workspace)
+        r = k.run("os.makedirs('a/b/c')\nos.makedirs('old/deep/er', mode=0o750)")
+        assert r.status == "ok", r.text
+        assert k.run("open('x.txt', 'w').write('x')").status == "ok"
+        after = whole_tree(workspace)
+        r = k.run("%logician rewind 2")
+        assert r.status == "ok", r.text
+        assert "deleted   a/b/c/ (an empty directory the rewound frames made)" in r.text, r.text
+        assert whole_tree(workspace) == before  # kept/here, made by frame 1, stays
+        r = k.run("%logician undo")
+        assert r.status == "ok", r.text
+        assert whole_tree(workspace) == after  # modes included
+    finally:
+        k.shutdown()
+
+
 NESTED = (
     "!git init -q gitdemo && echo hi > gitdemo/a.txt && git -C gitdemo add a.txt"
     " && git -C gitdemo -c user.name=t -c user.email=t@t commit -q -m first"
