@@ -105,6 +105,7 @@ _checkpoints._snapshot = _slow_snapshot
 """
 
 
+@pytest.mark.notices_in_cells  # the close's notice is read in the cell
 @pytest.mark.parametrize("opening", [False, True], ids=["while-closing", "while-opening"])
 @pytest.mark.parametrize("kernel_name", ["logician", "python3"], ids=["kernel", "load-ext"])
 def test_an_interrupt_during_the_frames_own_work_leaves_a_whole_frame_and_a_reply(

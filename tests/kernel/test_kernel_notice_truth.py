@@ -14,6 +14,7 @@ pytestmark = pytest.mark.kernel
 GITC = "git -c user.name=t -c user.email=t@example.invalid"
 
 
+@pytest.mark.notices_in_cells  # counts the notices in the cells they are about
 def test_not_captured_is_said_once_per_change_and_never_for_untouched_paths(
     workspace: Path, kernel_env: dict[str, str]
 ) -> None:
