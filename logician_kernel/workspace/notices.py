@@ -16,8 +16,9 @@ sidebar can connect (`%load_ext` in a stock kernel, which the lab extension does
 
 A notice is critical when it says Logician stopped recording something (frames or file capture
 off, variables not captured or restored, a cell that is not a frame, a frame not recorded): the
-kernel log gets it at WARNING like every notice, `%logician status` shows it in full until it is
-read, and the sidebar marks it.
+kernel log gets it at INFO like every notice (headless runners check that a kernel's stderr
+is as clean as ipykernel's), `%logician status` shows it in full until it is read, and the
+sidebar marks it.
 
 Must never: write into a cell's outputs under `"sidebar"` or `"off"`, forget a notice during the
 session (`--all` lists every one), or raise out of `say` (a failing listener is logged).
@@ -176,7 +177,7 @@ class NoticeBoard:
 
     def _log(self, notice: Notice) -> None:
         try:
-            self.log.warning("%s (%s)", notice.text, notice.where)
+            self.log.info("%s (%s)", notice.text, notice.where)
         except Exception:  # noqa: BLE001 - a broken log handler must not break a cell
             pass
 

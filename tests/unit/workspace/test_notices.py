@@ -11,10 +11,12 @@ from logician_kernel.workspace import Notice, NoticeBoard, NoticeMode
 def board(mode: NoticeMode) -> tuple[NoticeBoard, list[Notice], list[str]]:
     b = NoticeBoard(lambda: mode)
     log = logging.getLogger(f"test-notices-{mode}")
+    log.setLevel(logging.INFO)  # notices go to the kernel log at INFO: stderr stays ipykernel's
     logged: list[str] = []
 
     class Keep(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
+            assert record.levelno == logging.INFO, record.levelname
             logged.append(record.getMessage())
 
     log.addHandler(Keep())
