@@ -23,6 +23,7 @@ from .._version import __version__
 from ..config._effective import user_config_dir
 from ..durable.blob_key import BlobKey, KeyFileError
 from ..durable.journal import JournalError
+from ..durable.lease import TEST_HOST, LeaseHeld, ThreadLease
 from ..durable.private import PRIVATE_FILE, private_dir, write_private
 from ..frames.file_checkpoints import FileCheckpoints
 from ..frames.rewind_plan import interrupted_notice
@@ -92,6 +93,11 @@ class OpenThread:
     nothing stronger named the thread)."""
     notebook: str | None = None
     """The notebook the thread is named after, when known."""
+    lease: ThreadLease | None = None
+    """This kernel's lease on the thread (one writer per thread, across hosts)."""
+    lease_note: str | None = None
+    """What `%logician threads` says about how this kernel came by its thread: another kernel
+    held the one it was named, or it took a stale one over."""
 
     @classmethod
     def open(
@@ -132,6 +138,9 @@ class OpenThread:
             )
         choice = thread or choose_thread(env, state / "threads")
         thread_id, stable = choice.thread_id, True
+        lock: FileLock | None = None
+        lease: ThreadLease | None = None
+        lease_note: str | None = None
         notices: list[str] = [choice.notice] if choice.notice else []
         try:
             private_dir(state)
@@ -139,20 +148,24 @@ class OpenThread:
             ignore = state / ".gitignore"
             if not ignore.exists():  # keeps our state out of the user's `git status`
                 write_private(ignore, b"# Logician Kernel state; see ARCHITECTURE.md\n*\n")
-            lock = FileLock(state / "threads" / f"{thread_id}.lock", mode=PRIVATE_FILE)
             try:
-                lock.acquire(timeout=0)
-            except Timeout:
+                lock, lease = _hold(state / "threads", thread_id, env)
+            except (Timeout, LeaseHeld) as held:
                 other = thread_id
                 thread_id, stable = f"{thread_id}-{uuid.uuid4().hex[:6]}", False
-                notices.append(
-                    f"Logician: another kernel holds thread {other!r}; this kernel uses a new "
-                    f"thread {thread_id!r} so the two never interleave their ledgers."
+                lease_note = held_note(other, thread_id, held)
+                notices.append(f"Logician: {lease_note}.")
+                lock, lease = _hold(state / "threads", thread_id, env)
+            if lease.taken_from is not None:
+                lease_note = (
+                    f"this kernel took thread {thread_id!r} over from "
+                    f"{lease.taken_from.describe()}: {lease.taken_because}; its fencing token "
+                    f"is now {lease.record.token}, so that kernel can no longer append to it"
                 )
-                lock = FileLock(state / "threads" / f"{thread_id}.lock", mode=PRIVATE_FILE)
-                lock.acquire(timeout=0)
-            ledger = ThreadLedger(state / "threads", thread_id)
+                notices.append(f"Logician: {lease_note}.")
+            ledger = ThreadLedger(state / "threads", thread_id, fence=lease.check)
         except UnknownRecordError as exc:
+            _let_go(lock, lease)
             notices.append(f"Logician: frames are off for this session: {exc}.")
             return cls(
                 workspace,
@@ -164,7 +177,8 @@ class OpenThread:
                 thread_source=choice.source,
                 notebook=choice.notebook,
             )
-        except (OSError, JournalError, Timeout) as exc:
+        except (OSError, JournalError, Timeout, LeaseHeld) as exc:
+            _let_go(lock, lease)
             notices.append(
                 f"Logician: frames are off for this session: cannot use {state} "
                 f"({getattr(exc, 'strerror', None) or exc}). Cells run normally; nothing is "
@@ -265,6 +279,8 @@ class OpenThread:
             var_checkpoints,
             thread_source=choice.source,
             notebook=choice.notebook,
+            lease=lease,
+            lease_note=lease_note,
         )
 
     def close(self) -> None:
@@ -275,5 +291,44 @@ class OpenThread:
             self.checkpoints.snapshotter.close()
         if self.ledger is not None:
             self.ledger.close()
-        if self._lock is not None:
-            self._lock.release()
+        _let_go(self._lock, self.lease)
+
+    @property
+    def lease_lost(self) -> str | None:
+        """Why this kernel no longer writes its thread (another kernel took it over), or None."""
+        return self.lease.lost if self.lease is not None else None
+
+
+def _hold(threads: Path, thread_id: str, env: Mapping[str, str]) -> tuple[FileLock, ThreadLease]:
+    """This host's lock and the cross-host lease of one thread; `Timeout` or `LeaseHeld`."""
+    # A test playing two hosts on one machine gives each its own flock, as a network mount
+    # does (an flock there is local to each client): only the lease then keeps them apart.
+    host = env.get(TEST_HOST, "").strip()
+    name = f"{thread_id}.{host}.lock" if host else f"{thread_id}.lock"
+    lock = FileLock(threads / name, mode=PRIVATE_FILE)
+    lock.acquire(timeout=0)
+    try:
+        return lock, ThreadLease.acquire(threads / f"{thread_id}.lease", env=dict(env))
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _let_go(lock: FileLock | None, lease: ThreadLease | None) -> None:
+    if lease is not None:
+        lease.release()
+    if lock is not None and lock.is_locked:
+        lock.release()
+
+
+def held_note(thread_id: str, new_id: str, held: Exception) -> str:
+    """What the first cell and `%logician threads` say when another kernel holds the thread."""
+    if isinstance(held, LeaseHeld) and held.holder is not None:
+        holder = held.holder
+        who = f"{holder.describe()} (heartbeat {held.age:.0f} s ago)"
+    else:
+        who = "another kernel on this host"
+    return (
+        f"thread {thread_id!r} is held by {who}; this kernel records a thread of its own, "
+        f"{new_id!r}, so the two never interleave one ledger (it does not write {thread_id!r})"
+    )

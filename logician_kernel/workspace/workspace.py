@@ -96,6 +96,13 @@ class Workspace:
         return self._thread.thread_id
 
     @property
+    def thread_note(self) -> str | None:
+        """How this kernel came by its thread when another kernel was involved: the one it was
+        named held by a live kernel (so it records its own), taken over from a stale holder,
+        or lost to a kernel that took it over (then nothing more is written). None otherwise."""
+        return self._thread.lease_lost or self._thread.lease_note
+
+    @property
     def thread_source(self) -> ThreadSource:
         """Where the thread's id came from (the kernel follows VS Code's name only if weaker)."""
         return self._thread.thread_source
