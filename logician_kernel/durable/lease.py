@@ -32,6 +32,7 @@ import secrets
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -86,6 +87,9 @@ class LeaseRecord:
     heartbeat: float
     """The holder's clock at its last heartbeat (0 once released)."""
     released: bool = False
+    ledger_bytes: int = 0
+    """The thread ledger's length as its holder last saw it (at each heartbeat and at
+    release): a taker whose view of the file is shorter sees a cached, older copy."""
 
     def describe(self) -> str:
         return f"the kernel pid {self.pid} on host {self.host}"
@@ -108,6 +112,7 @@ class LeaseRecord:
                 token=int(fields["token"]),
                 heartbeat=float(fields["heartbeat"]),
                 released=bool(fields.get("released", False)),
+                ledger_bytes=int(fields.get("ledger_bytes", 0)),
             )
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             return None  # torn by a concurrent rewrite, or not ours: judged by its age
@@ -218,6 +223,8 @@ class ThreadLease:
         """Why it was stale."""
         self.lost: str | None = None
         """Set once this kernel learns the lease was taken over: what the user is told."""
+        self.progress: Callable[[], int] | None = None
+        """The ledger's length now; recorded with each heartbeat (`LeaseRecord.ledger_bytes`)."""
         self._fd = fd
         self._interval = heartbeat
         self._write_lock = threading.Lock()
@@ -314,11 +321,19 @@ class ThreadLease:
                 return
             try:
                 self.check()
-                self._write(replace(self.record, heartbeat=time.time()))
+                self._write(
+                    replace(self.record, heartbeat=time.time(), ledger_bytes=self._length())
+                )
             except LeaseLost:
                 return
             except OSError:
                 continue  # a network blip: the next beat tries again; a long one lets it go stale
+
+    def _length(self) -> int:
+        try:
+            return self.progress() if self.progress is not None else self.record.ledger_bytes
+        except Exception:  # noqa: BLE001 - a closed journal: keep what was recorded
+            return self.record.ledger_bytes
 
     def check(self) -> None:
         """Raise `LeaseLost` unless the lease at the path is still this kernel's."""
@@ -356,7 +371,9 @@ class ThreadLease:
         try:
             if self.lost is None:
                 self.check()
-                self._write(replace(self.record, heartbeat=0.0, released=True))
+                self._write(
+                    replace(self.record, heartbeat=0.0, released=True, ledger_bytes=self._length())
+                )
         except OSError:
             pass  # lost, or the mount is gone: a stale lease is taken over anyway
         with self._write_lock:

@@ -163,7 +163,9 @@ class OpenThread:
                     f"is now {lease.record.token}, so that kernel can no longer append to it"
                 )
                 notices.append(f"Logician: {lease_note}.")
+            _check_view(state / "threads" / f"{thread_id}.jsonl", lease)
             ledger = ThreadLedger(state / "threads", thread_id, fence=lease.check)
+            lease.progress = lambda: ledger.journal.size
         except UnknownRecordError as exc:
             _let_go(lock, lease)
             notices.append(f"Logician: frames are off for this session: {exc}.")
@@ -312,6 +314,24 @@ def _hold(threads: Path, thread_id: str, env: Mapping[str, str]) -> tuple[FileLo
     except BaseException:
         lock.release()
         raise
+
+
+def _check_view(path: Path, lease: ThreadLease) -> None:
+    """Refuse a ledger this client sees shorter than its last holder left it: a network
+    mount's cache (sshfs without `-o cache=no`) showing an older copy, which an append would
+    write over."""
+    left = lease.taken_from.ledger_bytes if lease.taken_from is not None else 0
+    try:
+        seen = path.stat().st_size
+    except FileNotFoundError:
+        seen = 0
+    if seen < left:
+        raise OSError(
+            f"{path} shows {seen} bytes here, but its last writer ({lease.taken_from.describe()})"  # type: ignore[union-attr]
+            f" left {left}: this mount shows an older copy (a client cache, such as sshfs "
+            "without `-o cache=no`), and appending to it would overwrite records; restart the "
+            "kernel once the mount shows the whole file"
+        )
 
 
 def _let_go(lock: FileLock | None, lease: ThreadLease | None) -> None:

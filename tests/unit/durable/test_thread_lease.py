@@ -144,3 +144,25 @@ def test_fencing_refuses_a_stale_holders_append(tmp_path: Path) -> None:
         ledger_b.close()
         new.release()
         old.release()
+
+
+def test_a_ledger_seen_shorter_than_its_last_holder_left_it_is_not_written(
+    tmp_path: Path,
+) -> None:
+    from logician_kernel.workspace.open_thread import OpenThread
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    first = OpenThread.open(ws, env={"LOGICIAN_THREAD": "t", **A}, capture_enabled=False)
+    assert first.ledger is not None
+    first.close()  # the release records the ledger's length
+    ledger = ws / ".logician" / "threads" / "t.jsonl"
+    whole = ledger.read_bytes()
+    ledger.write_bytes(whole[:-10])  # what a client's stale cache of the file shows
+    second = OpenThread.open(ws, env={"LOGICIAN_THREAD": "t", **B}, capture_enabled=False)
+    try:
+        assert second.ledger is None
+        assert any("this mount shows an older copy" in n for n in second.notices), second.notices
+    finally:
+        second.close()
+    assert ledger.read_bytes() == whole[:-10]  # nothing appended on top of the stale view
