@@ -89,7 +89,11 @@ class LogicianKernel(IPythonKernel):
         start = starting_directory(os.environ, Path.cwd())
         moved = enter(start)
         self.logician = Workspace.open(
-            start.path, os.environ, kernel_session=str(kernel_session), reap=reap_for_workspace
+            start.path,
+            os.environ,
+            kernel_session=str(kernel_session),
+            reap=reap_for_workspace,
+            launch=start,
         )
         config = self.logician.config
         where = workspace_notice(config.workspace, start, config.settings.workspace.root)

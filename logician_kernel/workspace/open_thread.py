@@ -100,6 +100,21 @@ class OpenThread:
     held the one it was named, or it took a stale one over."""
 
     @classmethod
+    def unavailable(cls, workspace: Path, env: Mapping[str, str], notice: str) -> OpenThread:
+        """A thread with frames off for `notice`'s reason; nothing under `workspace` is made."""
+        choice = named_thread(env) or ThreadChoice(thread_id_for(env)[0], "new")
+        return cls(
+            Path(workspace),
+            choice.thread_id,
+            False,
+            None,
+            None,
+            [notice],
+            thread_source=choice.source,
+            notebook=choice.notebook,
+        )
+
+    @classmethod
     def open(
         cls,
         workspace: Path,

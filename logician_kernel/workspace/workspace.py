@@ -29,6 +29,7 @@ from ..ledger.thread_ledger import CallRewound, ProjectionItem, ThreadLedger
 from ..snapshots.write_audit import AUDIT, WriteAudit
 from . import rewinds
 from .frame import CellFrame
+from .launch import StartingDirectory, unsafe_workspace
 from .open_thread import OpenThread, Reaper
 from .rewinds import FramePage, Preview
 from .thread_config import apply_config, open_thread
@@ -75,13 +76,20 @@ class Workspace:
         *,
         kernel_session: str = "",
         reap: Reaper | None = None,
+        launch: StartingDirectory | None = None,
     ) -> Workspace:
         """The workspace `start_dir` belongs to (its git top level, or the `workspace.root`
         setting), on the thread `env` names (else its most recent one, said in the notices).
         `reap` kills what a dead kernel's tools left running (the kernel hands in the process
-        guard's). Never raises for `.logician/` problems: frames are then off, said once."""
+        guard's). `launch` is how a launcher started the kernel: a gateway kernel left in a
+        home directory or `/` runs with frames off (`launch.unsafe_workspace`). Never raises
+        for `.logician/` problems: frames are then off, said once."""
         config = load_effective_config(start_dir, env=env)
-        thread = open_thread(config, env, kernel_session, reap=reap)
+        root = config.settings.workspace.root
+        if refused := unsafe_workspace(config.workspace, launch, root, env):
+            thread = OpenThread.unavailable(config.workspace, env, refused)
+        else:
+            thread = open_thread(config, env, kernel_session, reap=reap)
         return cls(config, thread, env, kernel_session=kernel_session, reap=reap)
 
     # -- what it holds ----------------------------------------------------------------------
