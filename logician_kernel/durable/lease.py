@@ -11,7 +11,8 @@ rewrites in place every `heartbeat` seconds through the holder's own descriptor.
 Another kernel takes a lease over only when it is stale: released by its holder; or its
 heartbeat is older than `stale_after` seconds (by the taker's clock: the hosts' clocks must
 agree to within a fraction of that); or it is on this host and its pid is gone or the boot id
-differs (a killed kernel on the same host is taken over at once). A takeover renames the old
+differs (a killed kernel on the same host is taken over at once), or it is this very process's
+(which holds the thread's local lock: an earlier open in it was never closed). A takeover renames the old
 file aside (of two takers, one wins the rename), reads it again, and creates its own with
 `O_EXCL`. Before every ledger append the holder reads the lease at its path (`check`): a
 nonce or token not its own means the thread was taken over, and `LeaseLost` refuses the append
@@ -137,13 +138,19 @@ def stale_reason(
         return f"its content is unreadable and {age:.0f} s old" if age > stale_after else None
     if record.released:
         return "its holder released it"
+    if record.heartbeat == 0:
+        return "its holder gave it up without writing"
     age = now - record.heartbeat
     if age > stale_after:
         return f"no heartbeat for {age:.0f} s (stale after {stale_after:.0f} s)"
     if record.host == me.host:
         if record.boot_id != me.boot_id:
             return "its host has restarted since"
-        if record.pid != me.pid and not _pid_alive(record.pid):
+        if record.pid == me.pid:
+            # This very process, which holds the thread's local lock now: the lease is a
+            # leftover of an earlier open in it that was never closed.
+            return "it is this process's own, left by an earlier open"
+        if not _pid_alive(record.pid):
             return f"process {record.pid} is gone"
     return None
 
@@ -362,6 +369,20 @@ class ThreadLease:
             "restart the kernel, or `%logician thread new NAME` to keep recording here"
         )
         raise LeaseLost(self.lost)
+
+    def abandon(self) -> None:
+        """Give the lease up without having written, keeping what the previous holder said
+        of the ledger's length (`ledger_bytes`), so the next taker checks its view again."""
+        self._stop.set()
+        left = self.taken_from.ledger_bytes if self.taken_from is not None else 0
+        try:
+            self._write(replace(self.record, heartbeat=0.0, ledger_bytes=left))
+        except OSError:
+            pass  # it goes stale by itself
+        with self._write_lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
 
     def release(self) -> None:
         """Stop the heartbeat and mark the lease released (its token stays for the next)."""

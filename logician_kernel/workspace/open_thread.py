@@ -171,7 +171,8 @@ class OpenThread:
                 lease_note = held_note(other, thread_id, held)
                 notices.append(f"Logician: {lease_note}.")
                 lock, lease = _hold(state / "threads", thread_id, env)
-            if lease.taken_from is not None:
+            took = lease.taken_from
+            if took is not None and not took.released and took.pid != lease.record.pid:
                 lease_note = (
                     f"this kernel took thread {thread_id!r} over from "
                     f"{lease.taken_from.describe()}: {lease.taken_because}; its fencing token "
@@ -332,20 +333,26 @@ def _hold(threads: Path, thread_id: str, env: Mapping[str, str]) -> tuple[FileLo
 
 
 def _check_view(path: Path, lease: ThreadLease) -> None:
-    """Refuse a ledger this client sees shorter than its last holder left it: a network
-    mount's cache (sshfs without `-o cache=no`) showing an older copy, which an append would
-    write over."""
-    left = lease.taken_from.ledger_bytes if lease.taken_from is not None else 0
+    """Refuse a ledger this client sees shorter than a holder that did not release it left
+    it: a network mount's cache (sshfs without `-o cache=no`) showing an older copy, which an
+    append would write over. (A holder on this host that did not survive a reboot may have
+    lost unsynced records: its ledger is legitimately shorter.)"""
+    before = lease.taken_from
+    if before is None or before.released:
+        return
+    if before.host == lease.record.host and before.boot_id != lease.record.boot_id:
+        return
     try:
         seen = path.stat().st_size
     except FileNotFoundError:
         seen = 0
-    if seen < left:
+    if seen < before.ledger_bytes:
+        lease.abandon()
         raise OSError(
-            f"{path} shows {seen} bytes here, but its last writer ({lease.taken_from.describe()})"  # type: ignore[union-attr]
-            f" left {left}: this mount shows an older copy (a client cache, such as sshfs "
-            "without `-o cache=no`), and appending to it would overwrite records; restart the "
-            "kernel once the mount shows the whole file"
+            f"{path} shows {seen} bytes here, but its last writer ({before.describe()}) left "
+            f"{before.ledger_bytes}: this mount shows an older copy (a client cache, such as "
+            "sshfs without `-o cache=no`), and appending to it would overwrite records; "
+            "restart the kernel once the mount shows the whole file"
         )
 
 

@@ -8,12 +8,14 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from logician_kernel.durable.lease import (
     TEST_HOST,
+    TEST_STALE,
     LeaseHeld,
     LeaseLost,
     ThreadLease,
@@ -153,16 +155,35 @@ def test_a_ledger_seen_shorter_than_its_last_holder_left_it_is_not_written(
 
     ws = tmp_path / "ws"
     ws.mkdir()
-    first = OpenThread.open(ws, env={"LOGICIAN_THREAD": "t", **A}, capture_enabled=False)
-    assert first.ledger is not None
-    first.close()  # the release records the ledger's length
+    env_a = {"LOGICIAN_THREAD": "t", TEST_STALE: "30", **A}
+    first = OpenThread.open(ws, env=env_a, capture_enabled=False)
+    assert first.ledger is not None and first.lease is not None
+    lease = ws / ".logician" / "threads" / "t.lease"
     ledger = ws / ".logician" / "threads" / "t.jsonl"
+    # Host A dies after a heartbeat that saw the whole ledger (no release, as kill -9).
+    first.lease._stop.set()
+    first.lease._write(
+        replace(first.lease.record, heartbeat=time.time() - 60, ledger_bytes=ledger.stat().st_size)
+    )
     whole = ledger.read_bytes()
-    ledger.write_bytes(whole[:-10])  # what a client's stale cache of the file shows
-    second = OpenThread.open(ws, env={"LOGICIAN_THREAD": "t", **B}, capture_enabled=False)
-    try:
-        assert second.ledger is None
-        assert any("this mount shows an older copy" in n for n in second.notices), second.notices
-    finally:
-        second.close()
+    first.ledger.close()
+    first._lock.release()  # type: ignore[union-attr]
+    ledger.write_bytes(whole[:-10])  # what host B's stale cache of the file shows
+    env_b = {"LOGICIAN_THREAD": "t", **B}
+    for _ in range(2):  # refused again while the view stays short, not only once
+        second = OpenThread.open(ws, env=env_b, capture_enabled=False)
+        try:
+            assert second.ledger is None
+            assert any("this mount shows an older copy" in n for n in second.notices), (
+                second.notices
+            )
+        finally:
+            second.close()
     assert ledger.read_bytes() == whole[:-10]  # nothing appended on top of the stale view
+    assert read_lease(lease) is not None
+    ledger.write_bytes(whole)  # the mount catches up: the thread opens
+    third = OpenThread.open(ws, env=env_b, capture_enabled=False)
+    try:
+        assert third.ledger is not None, third.notices
+    finally:
+        third.close()

@@ -1,0 +1,121 @@
+"""Two real accounts on one shared folder: Alice's rewind never changes a file Bob owns, not
+even with `--include-external --force` (each is listed "owned by bob ...: left alone"), and
+her undo gives back only what was hers. Alice's side runs as her own account (a fresh
+interpreter through the `Workspace` front door); Bob writes as his while her frame is open.
+
+Needs root (useradd); skipped with the reason otherwise."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from local_accounts import OtherAccount
+
+REPO = Path(__file__).resolve().parents[2]
+
+_ALICE = r"""
+import json, os, sys, time
+from pathlib import Path
+from logician_kernel.workspace import Workspace
+
+root, go, uid, gid = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[4]), int(sys.argv[5])
+# The interpreter lives under /root, out of other accounts' reach: a warm-up as root imports
+# everything a frame, a rewind and an undo use, then the process becomes Alice for good.
+warm = Path(sys.argv[6])
+w = Workspace.open(warm, {"LOGICIAN_THREAD": "warm", "LOGICIAN_CONFIG_DIR": str(warm / "c")})
+with w.frame(1, None, "warm-up") as f:
+    (warm / "w.txt").write_text("w")
+w.rewind(f.closed.frame, force=True, include_external=True)
+w.undo(force=True)
+w.close()
+os.setgroups([])
+os.setgid(gid)
+os.setuid(uid)
+ws = Workspace.open(root, {"LOGICIAN_THREAD": "alice", "LOGICIAN_CONFIG_DIR": sys.argv[3]})
+with ws.frame(1, None, "alice's cell") as frame:
+    (root / "alice.txt").write_text("alice")
+    with open(root / "bob.txt", "a") as fh:  # Bob's file is group-writable: she can
+        fh.write("alice was here\n")
+    print("in-frame", flush=True)
+    deadline = time.monotonic() + 120
+    while not go.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+rewound = ws.rewind(frame.closed.frame, force=True, include_external=True)
+after_rewind = {p: (root / p).exists() for p in ("alice.txt", "bob.txt", "bob-new.txt")}
+undone = ws.undo(force=True)
+ws.close()
+print(json.dumps({
+    "rewind": [[p.path, p.action, p.detail] for p in rewound.paths],
+    "undo": [[p.path, p.action, p.detail] for p in undone.paths],
+    "after_rewind": after_rewind,
+}))
+"""
+
+
+def test_alices_rewind_never_touches_bobs_files(
+    other_account: OtherAccount, second_account: OtherAccount, shared_dir: Path
+) -> None:
+    alice, bob = other_account, second_account
+    team = shared_dir / "team"
+    team.mkdir()
+    team.chmod(0o1777)  # a shared folder: anyone may add files, sticky like /tmp
+    config = shared_dir / "alice-config"
+    config.mkdir()
+    os.chown(config, alice.uid, alice.gid)
+    bob.run(["sh", "-c", "echo bob > bob.txt && chmod 666 bob.txt"], cwd=team)
+    go = shared_dir / "go"
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(config),
+        "PYTHONPATH": str(REPO),
+    }
+    script = shared_dir / "alice.py"
+    script.write_text(_ALICE)
+    warm = shared_dir / "warm"
+    warm.mkdir()
+    argv = [str(team), str(go), str(config), str(alice.uid), str(alice.gid), str(warm)]
+    proc = subprocess.Popen(
+        [sys.executable, str(script), *argv],
+        cwd=team,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.strip() == "in-frame", line + proc.stderr.read()  # type: ignore[union-attr]
+        # While Alice's cell runs, Bob edits his file and adds one: changes outside her kernel.
+        bob.run(["sh", "-c", "echo 'bob again' >> bob.txt && echo new > bob-new.txt"], cwd=team)
+        go.write_text("go")
+        out, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    report = json.loads(out.strip().splitlines()[-1])
+    rewind = {path: (action, detail) for path, action, detail in report["rewind"]}
+    assert rewind["alice.txt"][0] == "deleted"
+    for path in ("bob.txt", "bob-new.txt"):
+        action, detail = rewind[path]
+        assert action == "conflict" and f"owned by {bob.name}" in detail, report
+        assert "left alone" in detail
+    assert report["after_rewind"] == {"alice.txt": False, "bob.txt": True, "bob-new.txt": True}
+    # Bob's work is as he left it (Alice's own append to his file stays too: never reverted
+    # by her, since it is his file), and his files are still his.
+    assert (team / "bob.txt").read_text() == "bob\nalice was here\nbob again\n"
+    assert (team / "bob-new.txt").read_text() == "new\n"
+    assert (team / "bob.txt").stat().st_uid == bob.uid
+    assert (team / "bob-new.txt").stat().st_uid == bob.uid
+    # Her undo gives back her own file, hers; Bob's stay his.
+    undo = {path: action for path, action, _ in report["undo"]}
+    assert undo.get("alice.txt") in ("recreated", "restored"), report
+    assert (team / "alice.txt").read_text() == "alice"
+    assert (team / "alice.txt").stat().st_uid == alice.uid
+    assert (team / "bob.txt").stat().st_uid == bob.uid
+    assert (team / "bob.txt").read_text() == "bob\nalice was here\nbob again\n"
