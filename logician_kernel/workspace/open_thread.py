@@ -175,7 +175,7 @@ class OpenThread:
             if took is not None and not took.released and took.pid != lease.record.pid:
                 lease_note = (
                     f"this kernel took thread {thread_id!r} over from "
-                    f"{lease.taken_from.describe()}: {lease.taken_because}; its fencing token "
+                    f"{took.describe()}: {lease.taken_because}; its fencing token "
                     f"is now {lease.record.token}, so that kernel can no longer append to it"
                 )
                 notices.append(f"Logician: {lease_note}.")
