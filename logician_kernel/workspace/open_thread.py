@@ -12,6 +12,7 @@ with a notice), or read configuration itself (it is handed the resolved values).
 from __future__ import annotations
 
 import os
+import stat
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from ..durable.blob_key import BlobKey, KeyFileError
 from ..durable.journal import JournalError
 from ..durable.lease import TEST_HOST, LeaseHeld, ThreadLease
 from ..durable.private import PRIVATE_FILE, private_dir, write_private
+from ..durable.state_dir import STATE_DIR, USERS_DIR, is_shared, state_path
 from ..frames.file_checkpoints import FileCheckpoints
 from ..frames.rewind_plan import interrupted_notice
 from ..frames.variable_checkpoints import VariableCheckpoints
@@ -46,8 +48,6 @@ from .threads import ThreadChoice, ThreadSource, choose_thread, named_thread, re
 
 Reaper = Callable[[Path, BlobKey], list[str]]
 """Kills what the tools of a dead kernel left running in `workspace`; one notice each."""
-
-STATE_DIR = ".logician"
 
 
 def index_name_for(thread_id: str) -> str:
@@ -136,7 +136,7 @@ class OpenThread:
         dir that `env` names). `reap` settles what a dead kernel's tools left running (the
         process guard's records; handed in by the caller that has tools)."""
         workspace = Path(workspace).resolve()
-        state = workspace / STATE_DIR
+        state = state_path(workspace)  # `.logician/`, or ours under a team's shared one
         try:  # before anything of `.logician/` is read: another account may have written it
             check_state_dir(workspace, state)
         except UntrustedStateError as exc:
@@ -158,7 +158,7 @@ class OpenThread:
         lease_note: str | None = None
         notices: list[str] = [choice.notice] if choice.notice else []
         try:
-            private_dir(state)
+            _make_state(workspace / STATE_DIR, state)
             private_dir(state / "threads")
             ignore = state / ".gitignore"
             if not ignore.exists():  # keeps our state out of the user's `git status`
@@ -330,6 +330,35 @@ def _hold(threads: Path, thread_id: str, env: Mapping[str, str]) -> tuple[FileLo
     except BaseException:
         lock.release()
         raise
+
+
+def _make_state(base: Path, state: Path) -> None:
+    """Create this account's state directory: `.logician/` 0700 as always; in a team folder
+    the owner's `.logician/` keeps its shared mode (and gets `users/`, as shared), a member's
+    `users/<uid>/` is made 0700 beneath the `users/` its owner made."""
+    if state == base:
+        try:
+            st = os.lstat(base)
+        except FileNotFoundError:
+            private_dir(base)
+            return
+        if not is_shared(st):
+            private_dir(base)
+            return
+        users = base / USERS_DIR
+        if not users.exists():
+            users.mkdir()
+            os.chmod(users, stat.S_IMODE(st.st_mode) | stat.S_ISVTX)
+        return
+    if not (base / USERS_DIR).is_dir():
+        owner = base.stat().st_uid
+        raise PermissionError(
+            f"{base} is shared by a team, but has no {USERS_DIR}/ for members yet; its owner "
+            f"(uid {owner}) makes it by starting a kernel here, or runs "
+            f"`mkdir {base / USERS_DIR} && chmod {oct(stat.S_IMODE(base.stat().st_mode))[2:]} "
+            f"{base / USERS_DIR}`"
+        )
+    private_dir(state)
 
 
 def _check_view(path: Path, lease: ThreadLease) -> None:

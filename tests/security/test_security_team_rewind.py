@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -157,3 +158,110 @@ def test_alices_rewind_never_touches_bobs_files(
     assert f"{team / '.logician'} is owned by {alice.name} (uid {alice.uid}), not by you" in said
     # Her private project config is said to be unreadable, as it is, never "not trusted".
     assert "config.toml: cannot read: Permission denied" in said and "not trusted" not in said
+
+
+_MEMBER = r"""
+import json, os, sys
+from pathlib import Path
+from logician_kernel.workspace import Workspace
+
+root, uid, gid, config, warm, name = sys.argv[1:7]
+root, warm = Path(root), Path(warm)
+w = Workspace.open(warm, {"LOGICIAN_THREAD": "warm", "LOGICIAN_CONFIG_DIR": str(warm / "c")})
+with w.frame(1, None, "warm-up") as f:
+    (warm / "w.txt").write_text("w")
+w.rewind(f.closed.frame)
+w.close()
+os.setgroups([])
+os.setgid(int(gid))
+os.setuid(int(uid))
+ws = Workspace.open(root, {"LOGICIAN_THREAD": "nb", "LOGICIAN_CONFIG_DIR": config})
+notices = list(ws._notices)
+with ws.frame(1, None, name + "'s cell") as frame:
+    (root / f"{name}.txt").write_text(name)
+closed = frame.closed
+rewound = ws.rewind(closed.frame, force=True, include_external=True) if closed else None
+with ws.frame(2, None, name + "'s second cell"):
+    (root / f"{name}-kept.txt").write_text(name)
+ws.close()
+print(json.dumps({
+    "notices": notices,
+    "frame": closed.frame if closed else None,
+    "rewound": [[p.path, p.action, p.detail] for p in rewound.paths] if rewound else None,
+}))
+"""
+
+
+def _as_member(account: OtherAccount, team: Path, shared: Path, env: dict[str, str]) -> dict:
+    config = shared / f"{account.name}-config"
+    config.mkdir()
+    os.chown(config, account.uid, account.gid)
+    warm = shared / f"{account.name}-warm"
+    warm.mkdir()
+    script = shared / "member.py"
+    script.write_text(_MEMBER)
+    argv = [str(team), str(account.uid), str(account.gid), str(config), str(warm), account.name]
+    done = subprocess.run(
+        [sys.executable, str(script), *argv],
+        cwd=team,
+        env={**env, "HOME": str(config)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_every_member_of_a_team_folder_gets_frames_of_their_own(
+    other_account: OtherAccount, second_account: OtherAccount, shared_dir: Path
+) -> None:
+    alice, bob = other_account, second_account
+    team = shared_dir / "team"
+    team.mkdir()
+    team.chmod(0o1777)
+    # The admin (root here) shares the state directory: sticky, writable by the team.
+    (team / ".logician").mkdir()
+    (team / ".logician").chmod(0o1777)
+    (team / ".logician" / "users").mkdir()
+    (team / ".logician" / "users").chmod(0o1777)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
+    seen = {a.name: _as_member(a, team, shared_dir, env) for a in (alice, bob)}
+    for account in (alice, bob):
+        report = seen[account.name]
+        assert not any("frames are off" in n for n in report["notices"]), report
+        assert report["frame"] == 1
+        assert [r[:2] for r in report["rewound"]] == [[f"{account.name}.txt", "deleted"]], report
+        state = team / ".logician" / "users" / str(account.uid)
+        assert state.stat().st_uid == account.uid and state.stat().st_mode & 0o777 == 0o700
+        assert (state / "threads" / "nb.jsonl").is_file()
+        # Each member's second frame stands, and nobody's rewind touched the other's file.
+        assert (team / f"{account.name}-kept.txt").read_text() == account.name
+        assert (team / f"{account.name}-kept.txt").stat().st_uid == account.uid
+    assert not (team / ".logician" / "threads").exists()  # nothing in the shared level
+
+
+def test_a_single_users_state_made_shared_later_stays_theirs(
+    other_account: OtherAccount, second_account: OtherAccount, shared_dir: Path
+) -> None:
+    alice, bob = other_account, second_account
+    team = shared_dir / "team"
+    team.mkdir()
+    team.chmod(0o1777)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
+    first = _as_member(alice, team, shared_dir, env)  # Alice alone: .logician/ is hers
+    assert first["frame"] == 1 and (team / ".logician" / "threads" / "nb.jsonl").is_file()
+    # Alice shares it with the team (sticky, writable); her next kernel keeps her layout and
+    # makes users/ for the others.
+    alice.run(["chmod", "1777", ".logician"], cwd=team)
+    shutil.rmtree(shared_dir / f"{alice.name}-config")
+    shutil.rmtree(shared_dir / f"{alice.name}-warm")
+    again = _as_member(alice, team, shared_dir, env)
+    assert not any("frames are off" in n for n in again["notices"]), again
+    assert again["frame"] == 3  # her earlier frames are still hers (1 rewound, 2 kept)
+    users = team / ".logician" / "users"
+    assert users.stat().st_uid == alice.uid and users.stat().st_mode & 0o1000
+    second = _as_member(bob, team, shared_dir, env)
+    assert not any("frames are off" in n for n in second["notices"]), second
+    assert second["frame"] == 1
+    assert (users / str(bob.uid) / "threads" / "nb.jsonl").is_file()
