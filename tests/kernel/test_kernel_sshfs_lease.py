@@ -81,6 +81,8 @@ def sshfs_mount(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
             time.sleep(0.1)
         options = (
             f"IdentityFile={keys / 'user'},StrictHostKeyChecking=no,"
+            # cache=no: this test uses the folder through both paths on one host, the one case
+            # where sshfs's size cache lets a taker see an older ledger (docs/deploy.md).
             "UserKnownHostsFile=/dev/null,BatchMode=yes,cache=no"
         )
         done = subprocess.run(
