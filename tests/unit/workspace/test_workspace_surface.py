@@ -63,6 +63,7 @@ FROM_BELOW = {
     "launch_dir",
     "map_lab_path",
     "read_entries",
+    "state_path",
     "storage_text",
     "store_usage",
 }
