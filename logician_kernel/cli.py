@@ -46,13 +46,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_ledger(args: argparse.Namespace) -> int:
     from .ledger.repair import RepairError, check, repair
-    from .workspace import STATE_DIR
+    from .workspace import state_path
 
     given = Path(args.thread)
     path = (
         given
         if given.suffix == ".jsonl"
-        else (Path(args.workspace) / STATE_DIR / "threads" / f"{args.thread}.jsonl")
+        else (state_path(Path(args.workspace)) / "threads" / f"{args.thread}.jsonl")
     )
     if not path.is_file():
         print(f"logician ledger: no ledger for thread {args.thread!r} at {path}", file=sys.stderr)
@@ -69,10 +69,10 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
 
 def _cmd_state(args: argparse.Namespace) -> int:
     from .snapshots.state_trust import UntrustedStateError, check_state_dir
-    from .workspace import STATE_DIR
+    from .workspace import state_path
 
     workspace = Path(args.workspace).resolve()
-    state = workspace / STATE_DIR
+    state = state_path(workspace)  # a team member's own under a shared `.logician/`
     try:
         check_state_dir(workspace, state)
     except UntrustedStateError as exc:

@@ -60,6 +60,8 @@ class Gateway:
     """Variables of the gateway's own environment it passes to kernels (KG_ENV_PROCESS_WHITELIST)."""
     args: tuple[str, ...] = ()
     """Extra gateway options, e.g. `--JupyterWebsocketPersonality.list_kernels=True` for JupyterLab."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Variables set in the gateway's own environment (e.g. `HOME`), which its kernels inherit."""
     url: str = ""
     proc: subprocess.Popen[bytes] | None = None
     log: Path | None = None
@@ -69,7 +71,7 @@ class Gateway:
         self.url = f"http://127.0.0.1:{port}"
         # No real key or Logician setting of the developer's reaches the gateway's kernels; the
         # suite's isolated user-config directory does.
-        env = clean_env(KG_ENV_PROCESS_WHITELIST=",".join(self.forward))
+        env = clean_env(KG_ENV_PROCESS_WHITELIST=",".join(self.forward), **self.env)
         if "LOGICIAN_CONFIG_DIR" in os.environ:
             env["LOGICIAN_CONFIG_DIR"] = os.environ["LOGICIAN_CONFIG_DIR"]
         self.log = self.launch_dir / "gateway.log"

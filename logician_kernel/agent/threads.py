@@ -15,9 +15,9 @@ import difflib
 import re
 from typing import TYPE_CHECKING
 
+from ..durable.state_dir import state_path
 from ..events.runtime_state import RuntimeState
 from ..frames.file_checkpoints import RewindError
-from ..workspace import STATE_DIR
 from ..workspace.threads import (
     VSCODE_NOTEBOOK,
     ThreadChoice,
@@ -36,7 +36,7 @@ _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 def listing(workspace: Workspace) -> list[ThreadInfo]:
     """The workspace's threads, most recently used first."""
-    return list_threads(workspace.root / STATE_DIR / "threads")
+    return list_threads(state_path(workspace.root) / "threads")
 
 
 def use(session: AgentSession, thread_id: str, *, create: bool = False) -> list[str]:

@@ -19,6 +19,7 @@ from .journal import (
 from .journal_scan import Damage, Scan, scan, seq_ranges, seqs_named_in
 from .private import PRIVATE_DIR, PRIVATE_FILE, open_private, private_dir, write_private
 from .redact import MASK, is_credential_name, is_maskable_value, mask_values, redact, redact_data
+from .state_dir import state_path
 from .test_hooks import hold_full_scan, stop_inside_call
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "scan",
     "seq_ranges",
     "seqs_named_in",
+    "state_path",
     "stop_inside_call",
     "write_durably",
     "write_private",

@@ -4,12 +4,18 @@ plan (`rewind_plan.py`). `FileCheckpoints` (file_checkpoints.py) owns the frames
 these functions are handed it (no mixin: the frame stack does not know how it is rewound).
 
 Must never: touch a path no popped frame changed, revert a change made outside this kernel
-unless asked (`include_external`), overwrite a conflict unless forced, or plan a path behind
-a parent that became a symlink (a conflict even when forced).
+unless asked (`include_external`), overwrite a conflict unless forced, plan a path behind
+a parent that became a symlink (a conflict even when forced), or, in a kernel that is not
+root, change a file another account owns (in a shared folder, `--include-external --force`
+included: it is listed as "owned by bob ...: left alone"). A root kernel (a container on a
+host's files, where every file has another owner) may; the files it replaces keep their owner
+(`snapshots/beneath.py`).
 """
 
 from __future__ import annotations
 
+import os
+import pwd
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -158,6 +164,9 @@ def plan_rewind(
         if why is not None and getattr(why, "where", "").rstrip("/") not in chains:
             plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=str(why)))
             continue
+        if (foreign := _owned_by_another(tree, path)) is not None:
+            plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=foreign))
+            continue
         chain = full_chain[verdict.start :]
         target = chain[0][1].before
         if (
@@ -210,6 +219,27 @@ def plan_rewind(
     before = _messages_before(checkpoints, frame_id)
     plan.messages_dropped = max(0, len(project(checkpoints.ledger.entries)) - len(before))
     return plan
+
+
+def _owned_by_another(tree: Beneath | None, path: str) -> str | None:
+    """Why a path another account owns is left alone (module docstring), or None."""
+    uid = os.geteuid()
+    if tree is None or uid == 0:
+        return None
+    try:
+        st = tree.lstat(path.rstrip("/"))
+    except (OSError, ValueError):
+        return None  # behind a parent that changed: the restore's own checks refuse it
+    if st is None or st.st_uid == uid:
+        return None
+    try:
+        owner = f"{pwd.getpwuid(st.st_uid).pw_name} (uid {st.st_uid})"
+    except KeyError:
+        owner = f"uid {st.st_uid}"
+    return (
+        f"owned by {owner}, not by you: another account's file is left alone "
+        "(--force and --include-external included)"
+    )
 
 
 def _messages_before(checkpoints: FileCheckpoints, frame_id: int) -> list[dict]:

@@ -12,6 +12,7 @@ recreate anything in a `.logician/` another account put in place of ours (state_
 
 from __future__ import annotations
 
+from ..durable.state_dir import workspace_of
 from ..snapshots.git_snapshot import SnapshotError
 from ..snapshots.state_trust import UntrustedStateError, check_state_dir
 from .file_checkpoints import FileCheckpoints
@@ -28,7 +29,7 @@ def heal_state_dir(checkpoints: FileCheckpoints) -> str | None:
     done: list[str] = []
     state = journal.path.parent.parent
     try:
-        check_state_dir(state.parent, state)
+        check_state_dir(workspace_of(state), state)
     except UntrustedStateError as exc:
         return (
             f"Logician: {state} vanished and what stands there now is not yours alone: "

@@ -109,7 +109,11 @@ class LogicianKernel(IPythonKernel):
         start = starting_directory(os.environ, Path.cwd())
         moved = enter(start)
         self.logician = Workspace.open(
-            start.path, os.environ, kernel_session=str(kernel_session), reap=reap_for_workspace
+            start.path,
+            os.environ,
+            kernel_session=str(kernel_session),
+            reap=reap_for_workspace,
+            launch=start,
         )
         # Notices go where `ui.notices` says (the sidebar by default, never a plain cell's
         # outputs), and every one to this kernel's log (the process's real stderr).

@@ -23,7 +23,8 @@ def threads(session: AgentSession, args: list[str]) -> render.Rendered:
     """`%logician threads`: id, notebook, frames and last use of every thread."""
     if args:
         raise UsageError("%logician threads takes no arguments (`thread use ID` switches)")
-    text = render_threads(session.threads(), session.workspace.thread_id)
+    ws = session.workspace
+    text = render_threads(session.threads(), ws.thread_id, ws.thread_note)
     return render.preformatted(text)
 
 

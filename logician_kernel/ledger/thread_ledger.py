@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -148,7 +148,12 @@ class UnknownRecordError(JournalError):
 class ThreadLedger:
     """One thread's ledger file, opened for appending; the only writer of its entries."""
 
-    def __init__(self, directory: Path, thread_id: str) -> None:
+    def __init__(
+        self, directory: Path, thread_id: str, *, fence: Callable[[], None] | None = None
+    ) -> None:
+        """`fence` is called before every append and checkpoint and raises (a `JournalError`,
+        e.g. `durable.lease.LeaseLost`) when this kernel may no longer write the thread."""
+        self.fence = fence
         if not _THREAD_ID.match(thread_id):
             raise ValueError(f"thread id {thread_id!r}: use letters, digits, '.', '_' or '-'")
         self.thread_id = thread_id
@@ -256,6 +261,11 @@ class ThreadLedger:
             count, size, crc = len(self.entries), self._journal.size, self._journal.crc
             if not count:
                 return False
+            if self.fence is not None:
+                try:
+                    self.fence()
+                except JournalError:
+                    return False
             folds = {name: fold.dump(self.fold(name)) for name, fold in FOLDS.items()}
             if len(self.entries) != count or self._journal.size != size:
                 return False
@@ -299,6 +309,8 @@ class ThreadLedger:
         Serialized: whichever thread appends, sequence numbers stay unique and dense and the
         file holds whole records in sequence order."""
         with self._append_lock:
+            if self.fence is not None:  # a kernel whose lease was taken over never interleaves
+                self.fence()
             # After damage the sequence has a gap; numbers are never reused, so a repair can
             # put a recovered record back in its place.
             parent = self.entries[-1].seq if self.entries else None

@@ -25,6 +25,7 @@ from anyio.streams.text import TextReceiveStream
 from mcp.shared.message import SessionMessage
 
 from ..durable import open_private, private_dir
+from ..durable.state_dir import state_path
 from ..tools import _process_guard
 from ..tools._bash import _group_alive
 
@@ -62,7 +63,7 @@ class StdioProcess:
 
 
 def log_path(workspace: Path, server: str) -> Path:
-    return workspace / ".logician" / "logs" / f"mcp-{server}.log"
+    return state_path(workspace) / "logs" / f"mcp-{server}.log"
 
 
 @contextlib.asynccontextmanager

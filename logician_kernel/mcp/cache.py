@@ -17,6 +17,7 @@ from typing import Any
 
 from ..config import McpServerSettings
 from ..durable import private_dir, write_private
+from ..durable.state_dir import state_path
 
 
 def config_hash(settings: McpServerSettings) -> str:
@@ -29,7 +30,7 @@ def config_hash(settings: McpServerSettings) -> str:
 
 
 def _path(workspace: Path, digest: str) -> Path:
-    return workspace / ".logician" / "mcp" / f"tools-{digest}.json"
+    return state_path(workspace) / "mcp" / f"tools-{digest}.json"
 
 
 def load(workspace: Path, digest: str) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..durable import MASK, Journal, decode_record, is_credential_name, redact
+from ..durable.state_dir import state_path
 from .permissions import PermissionDecision
 
 AUDIT_FILE = Path(".logician") / "audit.jsonl"
@@ -192,7 +193,7 @@ class AuditLog:
 
     @classmethod
     def for_workspace(cls, workspace: Path) -> AuditLog:
-        return cls(Path(workspace) / AUDIT_FILE)
+        return cls(state_path(Path(workspace)) / AUDIT_FILE.name)
 
     def record(self, entry: AuditEntry) -> None:
         """Append `entry` durably (written and fsynced before returning). Raises

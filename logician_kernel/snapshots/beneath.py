@@ -267,11 +267,13 @@ class Beneath:
         fd, name = self.parent(path, create=True)
         tmp = f".{name}.logician-restore"
         try:
-            return fd, tmp, os.open(tmp, _NEW_FILE, 0o600, dir_fd=fd)
+            new = os.open(tmp, _NEW_FILE, 0o600, dir_fd=fd)
         except FileExistsError:
             # A stale one (or a planted symlink): removed, never written through.
             os.unlink(tmp, dir_fd=fd)
-            return fd, tmp, os.open(tmp, _NEW_FILE, 0o600, dir_fd=fd)
+            new = os.open(tmp, _NEW_FILE, 0o600, dir_fd=fd)
+        keep_owner(new, fd, name)
+        return fd, tmp, new
 
     def write_file(self, path: str, data: bytes, perms: int) -> None:
         """Replace `path` by a file holding `data` with bits `perms`, in one rename."""
@@ -299,6 +301,20 @@ class Beneath:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=fd)
             raise
+
+
+def keep_owner(new_fd: int, dir_fd: int, name: str) -> None:
+    """As root, give a replacement the owner of the entry it replaces (a root kernel in a
+    container restores host users' files: they stay theirs, not root's). Not root: a file we
+    create is ours, and a file another account owns is never replaced (`frame_rewind.py`)."""
+    if os.geteuid() != 0:
+        return
+    try:
+        old = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if (old.st_uid, old.st_gid) != (0, 0):
+        os.fchown(new_fd, old.st_uid, old.st_gid)
 
 
 def blocked_parent(workspace: Path, path: str) -> str | None:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, Protocol
 
+from ..durable.state_dir import state_path
 from .scan_detector import ScanDetector
 from .watcher import WorkspaceWatcher
 
@@ -146,7 +147,7 @@ class AutoDetector:
 
 def _stamp(root: Path) -> Path:
     # Beside our store, on the workspace's file system, where its clock stamps the file.
-    return Path(root) / ".logician" / "scan-stamp"
+    return state_path(Path(root)) / "scan-stamp"
 
 
 def make_detector(mode: ChangeDetection, root: Path, exclude: Iterable[str]) -> Detector:

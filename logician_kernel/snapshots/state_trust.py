@@ -20,6 +20,10 @@ configuration; blobs are authenticated before use).
 listed as a member nor by primary gid): the user's private group with umask 002 (as Debian's
 ssh allows), or a single-user container whose volume Kubernetes made group-writable (fsGroup).
 
+In a team folder (`durable/state_dir.py`) the shared `.logician/` is sticky and writable by
+the team; a member's own state is `.logician/users/<uid>/`, checked like `.logician/` above,
+beneath a `users/` owned by root or by the shared directory's owner.
+
 Must never: follow a symlink while checking, create or change anything (the caller decides),
 or accept a path it could not examine.
 """
@@ -32,6 +36,8 @@ import pwd
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+
+from ..durable.state_dir import STATE_DIR, USERS_DIR, is_shared
 
 
 class UntrustedStateError(OSError):
@@ -134,16 +140,63 @@ def _entries(directory: Path) -> Iterable[Path]:
 
 def check_state_dir(workspace: Path, state: Path) -> None:
     """Raise `UntrustedStateError` unless the state directory (when it exists) and the
-    workspace holding it are safe to use; see the module docstring for the rules."""
+    workspace holding it are safe to use; see the module docstring for the rules. `state` is
+    `.logician/` itself, or a member's `.logician/users/<uid>/` in a team folder
+    (`durable/state_dir.py`)."""
     check_workspace(workspace)
-    if not os.path.lexists(state):
+    base = Path(workspace) / STATE_DIR
+    if Path(state).parent == base / USERS_DIR:
+        _check_team_path(base, Path(state))
+        if not os.path.lexists(state):
+            return
+        check_owned(state, fix_root=state)
+    elif not os.path.lexists(state):
         return
-    check_owned(state, fix_root=state)
+    else:
+        st = _lstat(state)
+        if Path(state) == base and st.st_uid == os.geteuid() and is_shared(st):
+            # Its owner's own state in a team folder: the sticky bit keeps members' entries
+            # (users/) from touching ours; every entry but users/ must be ours alone.
+            for entry in _entries(state):
+                if entry.name != USERS_DIR:
+                    check_owned(entry, fix_root=state)
+            check_store(state / "git", state)
+            return
+        check_owned(state, fix_root=state)
     if not stat.S_ISDIR(os.lstat(state).st_mode):
         raise UntrustedStateError(state, "is not a directory", f"remove it (`rm {state}`)")
     for entry in _entries(state):
         check_owned(entry, fix_root=state)
     check_store(state / "git", state)
+
+
+def _check_team_path(base: Path, state: Path) -> None:
+    """A member's state under a team's shared `.logician/`: the shared directory and its
+    `users/` are sticky (nobody renames another's entry) and `users/` is its owner's or root's."""
+    st = _lstat(base)
+    if not is_shared(st) or stat.S_ISLNK(st.st_mode):
+        raise UntrustedStateError(
+            base,
+            "is not a team folder's shared state directory (sticky, group-writable)",
+            "see docs/deploy.md, Team folders",
+        )
+    users = base / USERS_DIR
+    if not os.path.lexists(users):
+        return  # nothing of a member's yet: the kernel says who makes users/ (open_thread.py)
+    ust = _lstat(users)
+    if not stat.S_ISDIR(ust.st_mode) or ust.st_uid not in (0, st.st_uid):
+        raise UntrustedStateError(
+            users,
+            f"is owned by {_name(ust.st_uid)}, not by root or {_name(st.st_uid)} (who shares {base})",
+            f"have {_name(st.st_uid).split(' ')[0]} remove it; their next kernel makes it again",
+        )
+    if _others_can_write(ust, os.geteuid()) and not ust.st_mode & stat.S_ISVTX:
+        raise UntrustedStateError(
+            users,
+            f"is writable by other accounts without the sticky bit (mode {stat.filemode(ust.st_mode)}), "
+            "so any member could replace another's state",
+            f"run `chmod +t {users}`",
+        )
 
 
 def check_store(store: Path, state: Path) -> None:

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 from ..durable import BlobKey, private_dir, write_private
+from ..durable.state_dir import state_path
 from . import _guard_script as script
 
 _RECORD_DOMAIN = b"logician process record v1\0"
@@ -126,7 +127,7 @@ def note_state_dir(workspace: Path) -> None:
     with _lock:
         if "T" not in _preamble:
             return
-    directory = workspace / PROCESS_DIR
+    directory = state_path(workspace) / PROCESS_DIR.name
     try:
         private_dir(directory)
     except OSError:
@@ -202,7 +203,7 @@ def watch(pgid: int, workspace: Path, *, tool: str, describe: str) -> None:
     }
     try:
         record["mac"] = _record_mac(record, state_key())
-        directory = workspace / PROCESS_DIR
+        directory = state_path(workspace) / PROCESS_DIR.name
         private_dir(directory)
         write_private(directory / f"{pgid}.json", json.dumps(record).encode())
     except OSError:
@@ -218,7 +219,7 @@ def release(pgid: int, workspace: Path) -> None:
         return
     _tell_guard(f"-{pgid}")
     try:
-        (workspace / PROCESS_DIR / f"{pgid}.json").unlink()
+        (state_path(workspace) / PROCESS_DIR.name / f"{pgid}.json").unlink()
     except OSError:
         pass
 
@@ -252,7 +253,7 @@ def reap_orphans(workspace: Path, key: BlobKey | None = None) -> list[str]:
     that fail their check are removed, and said so in one notice: they kill nothing."""
     from ._bash import _group_alive
 
-    directory = workspace / PROCESS_DIR
+    directory = state_path(workspace) / PROCESS_DIR.name
     notices = _guard_counts(directory)
     try:
         files = sorted(path for path in directory.glob("*.json") if path.stem.isdigit())

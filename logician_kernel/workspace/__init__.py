@@ -8,7 +8,7 @@ below (ledger entries, the frame view, frame reports, their errors): `jupyter/` 
 durable except through here (`tests/unit/workspace/test_workspace_surface.py`,
 `tests/unit/test_imports.py`)."""
 
-from ..durable import JournalError
+from ..durable import JournalError, state_path
 from ..frames import (
     FileCheckpoints,
     FileDiff,
@@ -111,5 +111,6 @@ __all__ = [
     "map_lab_path",
     "read_entries",
     "storage_text",
+    "state_path",
     "store_usage",
 ]

@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
 from ..durable.journal import JournalError
+from ..durable.lease import LeaseLost
 from ..frames.attribution import external_notice
 from ..frames.state_guard import heal_state_dir
 from ..ledger.thread_ledger import FrameClose, FrameOutcome, VariableRecord
@@ -180,6 +181,9 @@ class CellFrame:
                     code=self.code,
                     secrets=(key.get_secret_value(),) if key is not None else (),
                 )
+        except LeaseLost as exc:
+            ws.report(f"Logician: this cell is not a frame: {exc}", out, every_time=True)
+            return None
         except (JournalError, OSError) as exc:
             # Said in every such cell: said once, the later cells looked like frames.
             ws.heal.not_recorded(self.execution_count)

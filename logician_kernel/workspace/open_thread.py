@@ -12,6 +12,7 @@ with a notice), or read configuration itself (it is handed the resolved values).
 from __future__ import annotations
 
 import os
+import stat
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,7 +24,9 @@ from .._version import __version__
 from ..config._effective import user_config_dir
 from ..durable.blob_key import BlobKey, KeyFileError
 from ..durable.journal import JournalError
+from ..durable.lease import TEST_HOST, LeaseHeld, ThreadLease
 from ..durable.private import PRIVATE_FILE, private_dir, write_private
+from ..durable.state_dir import STATE_DIR, USERS_DIR, is_shared, state_path
 from ..frames.file_checkpoints import FileCheckpoints
 from ..frames.rewind_plan import interrupted_notice
 from ..frames.variable_checkpoints import VariableCheckpoints
@@ -45,8 +48,6 @@ from .threads import ThreadChoice, ThreadSource, choose_thread, named_thread, re
 
 Reaper = Callable[[Path, BlobKey], list[str]]
 """Kills what the tools of a dead kernel left running in `workspace`; one notice each."""
-
-STATE_DIR = ".logician"
 
 
 def index_name_for(thread_id: str) -> str:
@@ -92,6 +93,26 @@ class OpenThread:
     nothing stronger named the thread)."""
     notebook: str | None = None
     """The notebook the thread is named after, when known."""
+    lease: ThreadLease | None = None
+    """This kernel's lease on the thread (one writer per thread, across hosts)."""
+    lease_note: str | None = None
+    """What `%logician threads` says about how this kernel came by its thread: another kernel
+    held the one it was named, or it took a stale one over."""
+
+    @classmethod
+    def unavailable(cls, workspace: Path, env: Mapping[str, str], notice: str) -> OpenThread:
+        """A thread with frames off for `notice`'s reason; nothing under `workspace` is made."""
+        choice = named_thread(env) or ThreadChoice(thread_id_for(env)[0], "new")
+        return cls(
+            Path(workspace),
+            choice.thread_id,
+            False,
+            None,
+            None,
+            [notice],
+            thread_source=choice.source,
+            notebook=choice.notebook,
+        )
 
     @classmethod
     def open(
@@ -115,7 +136,7 @@ class OpenThread:
         dir that `env` names). `reap` settles what a dead kernel's tools left running (the
         process guard's records; handed in by the caller that has tools)."""
         workspace = Path(workspace).resolve()
-        state = workspace / STATE_DIR
+        state = state_path(workspace)  # `.logician/`, or ours under a team's shared one
         try:  # before anything of `.logician/` is read: another account may have written it
             check_state_dir(workspace, state)
         except UntrustedStateError as exc:
@@ -132,27 +153,37 @@ class OpenThread:
             )
         choice = thread or choose_thread(env, state / "threads")
         thread_id, stable = choice.thread_id, True
+        lock: FileLock | None = None
+        lease: ThreadLease | None = None
+        lease_note: str | None = None
         notices: list[str] = [choice.notice] if choice.notice else []
         try:
-            private_dir(state)
+            _make_state(workspace / STATE_DIR, state)
             private_dir(state / "threads")
             ignore = state / ".gitignore"
             if not ignore.exists():  # keeps our state out of the user's `git status`
                 write_private(ignore, b"# Logician Kernel state; see ARCHITECTURE.md\n*\n")
-            lock = FileLock(state / "threads" / f"{thread_id}.lock", mode=PRIVATE_FILE)
             try:
-                lock.acquire(timeout=0)
-            except Timeout:
+                lock, lease = _hold(state / "threads", thread_id, env)
+            except (Timeout, LeaseHeld) as held:
                 other = thread_id
                 thread_id, stable = f"{thread_id}-{uuid.uuid4().hex[:6]}", False
-                notices.append(
-                    f"Logician: another kernel holds thread {other!r}; this kernel uses a new "
-                    f"thread {thread_id!r} so the two never interleave their ledgers."
+                lease_note = held_note(other, thread_id, held)
+                notices.append(f"Logician: {lease_note}.")
+                lock, lease = _hold(state / "threads", thread_id, env)
+            took = lease.taken_from
+            if took is not None and not took.released and took.pid != lease.record.pid:
+                lease_note = (
+                    f"this kernel took thread {thread_id!r} over from "
+                    f"{took.describe()}: {lease.taken_because}; its fencing token "
+                    f"is now {lease.record.token}, so that kernel can no longer append to it"
                 )
-                lock = FileLock(state / "threads" / f"{thread_id}.lock", mode=PRIVATE_FILE)
-                lock.acquire(timeout=0)
-            ledger = ThreadLedger(state / "threads", thread_id)
+                notices.append(f"Logician: {lease_note}.")
+            _check_view(state / "threads" / f"{thread_id}.jsonl", lease)
+            ledger = ThreadLedger(state / "threads", thread_id, fence=lease.check)
+            lease.progress = lambda: ledger.journal.size
         except UnknownRecordError as exc:
+            _let_go(lock, lease)
             notices.append(f"Logician: frames are off for this session: {exc}.")
             return cls(
                 workspace,
@@ -164,7 +195,8 @@ class OpenThread:
                 thread_source=choice.source,
                 notebook=choice.notebook,
             )
-        except (OSError, JournalError, Timeout) as exc:
+        except (OSError, JournalError, Timeout, LeaseHeld) as exc:
+            _let_go(lock, lease)
             notices.append(
                 f"Logician: frames are off for this session: cannot use {state} "
                 f"({getattr(exc, 'strerror', None) or exc}). Cells run normally; nothing is "
@@ -268,6 +300,8 @@ class OpenThread:
             var_checkpoints,
             thread_source=choice.source,
             notebook=choice.notebook,
+            lease=lease,
+            lease_note=lease_note,
         )
 
     def close(self) -> None:
@@ -278,5 +312,97 @@ class OpenThread:
             self.checkpoints.snapshotter.close()
         if self.ledger is not None:
             self.ledger.close()
-        if self._lock is not None:
-            self._lock.release()
+        _let_go(self._lock, self.lease)
+
+    @property
+    def lease_lost(self) -> str | None:
+        """Why this kernel no longer writes its thread (another kernel took it over), or None."""
+        return self.lease.lost if self.lease is not None else None
+
+
+def _hold(threads: Path, thread_id: str, env: Mapping[str, str]) -> tuple[FileLock, ThreadLease]:
+    """This host's lock and the cross-host lease of one thread; `Timeout` or `LeaseHeld`."""
+    # A test playing two hosts on one machine gives each its own flock, as a network mount
+    # does (an flock there is local to each client): only the lease then keeps them apart.
+    host = env.get(TEST_HOST, "").strip()
+    name = f"{thread_id}.{host}.lock" if host else f"{thread_id}.lock"
+    lock = FileLock(threads / name, mode=PRIVATE_FILE)
+    lock.acquire(timeout=0)
+    try:
+        return lock, ThreadLease.acquire(threads / f"{thread_id}.lease", env=dict(env))
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _make_state(base: Path, state: Path) -> None:
+    """Create this account's state directory: `.logician/` 0700 as always; in a team folder
+    the owner's `.logician/` keeps its shared mode (and gets `users/`, as shared), a member's
+    `users/<uid>/` is made 0700 beneath the `users/` its owner made."""
+    if state == base:
+        try:
+            st = os.lstat(base)
+        except FileNotFoundError:
+            private_dir(base)
+            return
+        if not is_shared(st):
+            private_dir(base)
+            return
+        users = base / USERS_DIR
+        if not users.exists():
+            users.mkdir()
+            os.chmod(users, stat.S_IMODE(st.st_mode) | stat.S_ISVTX)
+        return
+    if not (base / USERS_DIR).is_dir():
+        owner = base.stat().st_uid
+        raise PermissionError(
+            f"{base} is shared by a team, but has no {USERS_DIR}/ for members yet; its owner "
+            f"(uid {owner}) makes it by starting a kernel here, or runs "
+            f"`mkdir {base / USERS_DIR} && chmod {oct(stat.S_IMODE(base.stat().st_mode))[2:]} "
+            f"{base / USERS_DIR}`"
+        )
+    private_dir(state)
+
+
+def _check_view(path: Path, lease: ThreadLease) -> None:
+    """Refuse a ledger this client sees shorter than a holder that did not release it left
+    it: a network mount's cache (sshfs without `-o cache=no`) showing an older copy, which an
+    append would write over. (A holder on this host that did not survive a reboot may have
+    lost unsynced records: its ledger is legitimately shorter.)"""
+    before = lease.taken_from
+    if before is None or before.released:
+        return
+    if before.host == lease.record.host and before.boot_id != lease.record.boot_id:
+        return
+    try:
+        seen = path.stat().st_size
+    except FileNotFoundError:
+        seen = 0
+    if seen < before.ledger_bytes:
+        lease.abandon()
+        raise OSError(
+            f"{path} shows {seen} bytes here, but its last writer ({before.describe()}) left "
+            f"{before.ledger_bytes}: this mount shows an older copy (a client cache, such as "
+            "sshfs without `-o cache=no`), and appending to it would overwrite records; "
+            "restart the kernel once the mount shows the whole file"
+        )
+
+
+def _let_go(lock: FileLock | None, lease: ThreadLease | None) -> None:
+    if lease is not None:
+        lease.release()
+    if lock is not None and lock.is_locked:
+        lock.release()
+
+
+def held_note(thread_id: str, new_id: str, held: Exception) -> str:
+    """What the first cell and `%logician threads` say when another kernel holds the thread."""
+    if isinstance(held, LeaseHeld) and held.holder is not None:
+        holder = held.holder
+        who = f"{holder.describe()} (heartbeat {held.age:.0f} s ago)"
+    else:
+        who = "another kernel on this host"
+    return (
+        f"thread {thread_id!r} is held by {who}; this kernel records a thread of its own, "
+        f"{new_id!r}, so the two never interleave one ledger (it does not write {thread_id!r})"
+    )

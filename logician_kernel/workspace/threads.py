@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from ..durable.lease import live_holder
 from ..ledger.frame_view import derive_frames
 from ..ledger.thread_ledger import MessageEntry, SessionStart, read_entries
 
@@ -67,6 +68,9 @@ class ThreadInfo:
     """Conversation messages recorded."""
     last_used: str | None
     """UTC time of its last ledger entry, ISO 8601."""
+    held_by: str | None = None
+    """The live kernel whose lease holds the thread (`durable/lease.py`), e.g. "the kernel pid
+    12 on host a"; None when no kernel holds it."""
 
 
 def slug(text: str, limit: int) -> str:
@@ -158,12 +162,14 @@ def describe(ledger: Path) -> ThreadInfo:
         (e.notebook for e in reversed(entries) if isinstance(e, SessionStart) and e.notebook), None
     )
     frames = derive_frames(entries)
+    holder = live_holder(ledger.with_suffix(".lease"))
     return ThreadInfo(
         thread_id=ledger.stem,
         notebook=notebook,
         frames=sum(1 for f in frames.values() if f.status == "active"),
         messages=sum(1 for e in entries if isinstance(e, MessageEntry)),
         last_used=entries[-1].time if entries else None,
+        held_by=holder.describe() if holder is not None else None,
     )
 
 
@@ -173,10 +179,11 @@ def list_threads(threads_dir: Path) -> list[ThreadInfo]:
     return sorted(infos, key=lambda i: (i.last_used or "", i.thread_id), reverse=True)
 
 
-def render_threads(infos: list[ThreadInfo], current: str) -> str:
-    """The plain-text table of `%logician threads`."""
+def render_threads(infos: list[ThreadInfo], current: str, note: str | None = None) -> str:
+    """The plain-text table of `%logician threads`; `note` says how this kernel came by its
+    thread when another kernel held it (`Workspace.thread_note`)."""
     if not infos:
-        return "No threads in this workspace yet."
+        return "No threads in this workspace yet." + (f"\n{note}." if note else "")
     rows = [("", "thread", "notebook", "frames", "last used")]
     for i in infos:
         rows.append(
@@ -192,4 +199,14 @@ def render_threads(infos: list[ThreadInfo], current: str) -> str:
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
     ]
-    return "\n".join(lines) + "\n(* this kernel's thread; `%logician thread use ID` switches)"
+    held = [
+        f"{i.thread_id}: held by {i.held_by}" for i in infos if i.held_by and i.thread_id != current
+    ]
+    return "\n".join(
+        [
+            *lines,
+            "(* this kernel's thread; `%logician thread use ID` switches)",
+            *held,
+            *([f"{note[0].upper()}{note[1:]}."] if note else []),
+        ]
+    )

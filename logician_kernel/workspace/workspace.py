@@ -28,6 +28,7 @@ from ..ledger.thread_ledger import CallRewound, ProjectionItem, ThreadLedger
 from ..snapshots.write_audit import AUDIT, WriteAudit
 from . import rewinds
 from .frame import CellFrame
+from .launch import StartingDirectory, unsafe_workspace
 from .notices import NoticeBoard
 from .open_thread import OpenThread, Reaper
 from .rewinds import FramePage, Preview
@@ -79,13 +80,20 @@ class Workspace:
         *,
         kernel_session: str = "",
         reap: Reaper | None = None,
+        launch: StartingDirectory | None = None,
     ) -> Workspace:
         """The workspace `start_dir` belongs to (its git top level, or the `workspace.root`
         setting), on the thread `env` names (else its most recent one, said in the notices).
         `reap` kills what a dead kernel's tools left running (the kernel hands in the process
-        guard's). Never raises for `.logician/` problems: frames are then off, said once."""
+        guard's). `launch` is how a launcher started the kernel: a gateway kernel left in a
+        home directory or `/` runs with frames off (`launch.unsafe_workspace`). Never raises
+        for `.logician/` problems: frames are then off, said once."""
         config = load_effective_config(start_dir, env=env)
-        thread = open_thread(config, env, kernel_session, reap=reap)
+        root = config.settings.workspace.root
+        if refused := unsafe_workspace(config.workspace, launch, root, env):
+            thread = OpenThread.unavailable(config.workspace, env, refused)
+        else:
+            thread = open_thread(config, env, kernel_session, reap=reap)
         return cls(config, thread, env, kernel_session=kernel_session, reap=reap)
 
     # -- what it holds ----------------------------------------------------------------------
@@ -98,6 +106,13 @@ class Workspace:
     @property
     def thread_id(self) -> str:
         return self._thread.thread_id
+
+    @property
+    def thread_note(self) -> str | None:
+        """How this kernel came by its thread when another kernel was involved: the one it was
+        named held by a live kernel (so it records its own), taken over from a stale holder,
+        or lost to a kernel that took it over (then nothing more is written). None otherwise."""
+        return self._thread.lease_lost or self._thread.lease_note
 
     @property
     def thread_source(self) -> ThreadSource:

@@ -65,3 +65,31 @@ def test_each_notebook_directory_gets_its_own_workspace_frames_and_rewind(tmp_pa
         for k in kernels:
             k.shutdown()
         gw.stop()
+
+
+def test_a_gateway_kernel_left_in_a_home_directory_runs_with_frames_off(tmp_path: Path) -> None:
+    # The gateway runs in its account's home and no KERNEL_WORKING_DIR comes with the request
+    # (an SSH process proxy's remote account, a misconfigured server): that home must not
+    # become the workspace, with everything under it snapshotted and rewindable.
+    home = tmp_path / "svc-home"
+    home.mkdir()
+    (home / "team").mkdir()  # a team folder mounted in it, as on the reported host
+    # PYTHONPATH too: the kernel must run this tree's package, not whatever is installed.
+    forward = ("LOGICIAN_CONFIG_DIR", "HOME", "PYTHONPATH")
+    gw = Gateway(home, forward=forward, env={"HOME": str(home)}).start()
+    kernel = None
+    try:
+        kernel = gw.start_kernel({"KERNEL_USERNAME": "test"})
+        r = kernel.run("import os; print(os.getcwd()); open('x.txt', 'w').write('x')")
+        assert r.status == "ok", r.text  # cells run as in a plain kernel
+        assert r.stream("stdout").strip() == str(home)
+        said = r.stream("stderr")
+        assert f"frames are off for this session: a gateway started this kernel in {home}" in said
+        assert "a home directory" in said and "no KERNEL_WORKING_DIR reached it" in said
+        assert "workspace.root" in said and "restart the kernel" in said
+        assert not (home / ".logician").exists()
+        assert "frames are off" in kernel.run("%logician frames").text
+    finally:
+        if kernel is not None:
+            kernel.shutdown()
+        gw.stop()

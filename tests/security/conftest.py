@@ -21,10 +21,9 @@ import pytest
 from local_accounts import OtherAccount
 
 
-@pytest.fixture
-def other_account() -> Iterator[OtherAccount]:
-    """A second local account, made for the test with `useradd` and removed after it (even when
-    the test fails). Needs root; skipped with the reason otherwise."""
+def _account() -> Iterator[OtherAccount]:
+    """A throwaway local account made with `useradd`, removed after the test (even when it
+    fails). Needs root; skipped with the reason otherwise."""
     if os.geteuid() != 0:
         pytest.skip("a second local account needs root (useradd): run the suite as root")
     useradd, userdel = shutil.which("useradd"), shutil.which("userdel")
@@ -45,6 +44,18 @@ def other_account() -> Iterator[OtherAccount]:
         groupdel = shutil.which("groupdel")
         if groupdel is not None:  # --user-group made one; userdel removes it on most systems
             subprocess.run([groupdel, name], check=False, capture_output=True, timeout=60)
+
+
+@pytest.fixture
+def other_account() -> Iterator[OtherAccount]:
+    """A second local account (another person on this machine); see `_account`."""
+    yield from _account()
+
+
+@pytest.fixture
+def second_account() -> Iterator[OtherAccount]:
+    """A third local account, for tests with two people besides the runner."""
+    yield from _account()
 
 
 @pytest.fixture

@@ -38,6 +38,7 @@ DURABLE_API = {
     "scan",
     "seq_ranges",
     "seqs_named_in",
+    "state_path",
     "stop_inside_call",
     "write_durably",
     "write_private",

@@ -66,6 +66,7 @@ FROM_BELOW = {
     "launch_dir",
     "map_lab_path",
     "read_entries",
+    "state_path",
     "storage_text",
     "store_usage",
 }
