@@ -71,7 +71,10 @@ class Gateway:
         self.url = f"http://127.0.0.1:{port}"
         # No real key or Logician setting of the developer's reaches the gateway's kernels; the
         # suite's isolated user-config directory does.
-        env = clean_env(KG_ENV_PROCESS_WHITELIST=",".join(self.forward), **self.env)
+        forward = self.forward
+        if "LOGICIAN_UI__NOTICES" in clean_env():  # a `notices_in_cells` test: its kernels too
+            forward = (*forward, "LOGICIAN_UI__NOTICES")
+        env = clean_env(KG_ENV_PROCESS_WHITELIST=",".join(forward), **self.env)
         if "LOGICIAN_CONFIG_DIR" in os.environ:
             env["LOGICIAN_CONFIG_DIR"] = os.environ["LOGICIAN_CONFIG_DIR"]
         self.log = self.launch_dir / "gateway.log"

@@ -9,7 +9,7 @@ import pytest
 from gateway import Gateway
 from kernel_harness import git
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 
 def project(path: Path) -> Path:

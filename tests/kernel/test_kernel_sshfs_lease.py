@@ -21,7 +21,7 @@ import pytest
 from kernel_harness import Kernel, git
 from test_kernel_thread_lease import _assert_clean, _ledger
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 
 def _free_port() -> int:

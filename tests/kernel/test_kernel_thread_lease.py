@@ -18,7 +18,7 @@ from logician_kernel.durable.lease import TEST_HOST, TEST_STALE, read_lease
 from logician_kernel.ledger.repair import check
 from logician_kernel.ledger.thread_ledger import read_entries
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 
 def _ledger(workspace: Path, thread: str) -> Path:

@@ -67,7 +67,7 @@ os.setgroups([])
 os.setgid(gid)
 os.setuid(uid)
 ws = Workspace.open(root, {"LOGICIAN_THREAD": "bob", "LOGICIAN_CONFIG_DIR": config})
-print("\n".join(ws._notices))
+print("\n".join(n.text for n in ws.notices.all()))
 print("frames:", ws.checkpoints_if_on is not None)
 ws.close()
 """
@@ -176,7 +176,7 @@ os.setgroups([])
 os.setgid(int(gid))
 os.setuid(int(uid))
 ws = Workspace.open(root, {"LOGICIAN_THREAD": "nb", "LOGICIAN_CONFIG_DIR": config})
-notices = list(ws._notices)
+notices = [n.text for n in ws.notices.all()]
 with ws.frame(1, None, name + "'s cell") as frame:
     (root / f"{name}.txt").write_text(name)
 closed = frame.closed
