@@ -12,6 +12,7 @@ with a notice), or read configuration itself (it is handed the resolved values).
 from __future__ import annotations
 
 import os
+import re
 import stat
 import uuid
 from collections.abc import Callable, Mapping
@@ -63,6 +64,15 @@ def thread_id_for(env: Mapping[str, str]) -> tuple[str, bool]:
     if named is not None:
         return named.thread_id, True
     return f"session-{uuid.uuid4().hex[:12]}", False
+
+
+def held_thread_fork(thread_id: str) -> str:
+    """The id of a kernel's own thread when `thread_id` is held by another kernel: the held
+    id with one fresh suffix. A suffix an earlier overlapping kernel added is replaced, not
+    stacked: each unnamed kernel reopens the most recent thread, which is the last fork, and
+    stacked suffixes grew past the 128 characters a thread id may have."""
+    base = re.sub(r"(-[0-9a-f]{6})+$", "", thread_id)[:100]
+    return f"{base}-{uuid.uuid4().hex[:6]}"
 
 
 def refused_notice(exc: UntrustedStateError) -> str:
@@ -167,7 +177,7 @@ class OpenThread:
                 lock, lease = _hold(state / "threads", thread_id, env)
             except (Timeout, LeaseHeld) as held:
                 other = thread_id
-                thread_id, stable = f"{thread_id}-{uuid.uuid4().hex[:6]}", False
+                thread_id, stable = held_thread_fork(thread_id), False
                 lease_note = held_note(other, thread_id, held)
                 notices.append(f"Logician: {lease_note}.")
                 lock, lease = _hold(state / "threads", thread_id, env)

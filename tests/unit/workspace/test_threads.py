@@ -11,7 +11,7 @@ import pytest
 
 from logician_kernel.agent import AgentError, AgentSession
 from logician_kernel.ledger.thread_ledger import SessionStart, read_entries
-from logician_kernel.workspace.open_thread import OpenThread
+from logician_kernel.workspace.open_thread import OpenThread, held_thread_fork
 from logician_kernel.workspace.threads import (
     choose_thread,
     list_threads,
@@ -176,3 +176,18 @@ def test_vs_code_is_followed_before_the_first_frame_only(tmp_path: Path) -> None
     with AgentSession.open(ws, env={**env, "JPY_SESSION_NAME": str(ws / "lab.ipynb")}) as lab:
         # the server's name is stronger: a stale VS Code variable never moves a Lab kernel
         assert follow_vscode(lab, {"__vsc_ipynb_file__": notebook}, framed=False) is None
+
+
+def test_overlapping_kernels_fork_a_held_thread_without_growing_its_id(tmp_path: Path) -> None:
+    """Each unnamed kernel reopens the most recent thread, which is the last kernel's fork: a
+    hundred overlapping kernels (nbclient's parallel runs) must still get ids a ledger takes."""
+    from logician_kernel.ledger.thread_ledger import ThreadLedger
+
+    thread_id = "session-0123456789ab"
+    seen = {thread_id}
+    for _ in range(100):
+        thread_id = held_thread_fork(thread_id)
+        assert thread_id.startswith("session-0123456789ab-") and len(thread_id) == 27
+        assert thread_id not in seen
+        seen.add(thread_id)
+    ThreadLedger(tmp_path, held_thread_fork("n" * 128)).close()  # a long name still opens
