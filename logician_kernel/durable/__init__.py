@@ -16,7 +16,8 @@ from .journal import (
     encode_record,
     write_durably,
 )
-from .journal_scan import Damage, Scan, scan, seq_ranges, seqs_named_in
+from .journal_scan import Damage, Scan, read_json_lines, scan, seq_ranges, seqs_named_in
+from .lease import pid_alive
 from .private import PRIVATE_DIR, PRIVATE_FILE, open_private, private_dir, write_private
 from .redact import MASK, is_credential_name, is_maskable_value, mask_values, redact, redact_data
 from .state_dir import state_path
@@ -42,6 +43,8 @@ __all__ = [
     "encode_record",
     "fsync_dir",
     "hold_full_scan",
+    "pid_alive",
+    "read_json_lines",
     "is_credential_name",
     "is_maskable_value",
     "mask_values",

@@ -12,8 +12,10 @@ Must never: write, guess a record whose checksum fails, or report a lost record 
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .journal import CHECKSUM_FIELD, decode_record
@@ -163,3 +165,21 @@ def _seq_ranges(seqs: tuple[int, ...] | list[int]) -> str:
 
 
 seq_ranges = _seq_ranges
+
+
+def read_json_lines(path: Path) -> list[dict[str, Any]]:
+    """The records of a small JSON-lines log (an eviction log), oldest first: [] when there is
+    none; a torn or foreign line (a crash mid-append) is skipped, the rest still read."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            out.append(record)
+    return out

@@ -119,7 +119,8 @@ class LeaseRecord:
             return None  # torn by a concurrent rewrite, or not ours: judged by its age
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` exists on this host (another account's counts: it is alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -150,7 +151,7 @@ def stale_reason(
             # This very process, which holds the thread's local lock now: the lease is a
             # leftover of an earlier open in it that was never closed.
             return "it is this process's own, left by an earlier open"
-        if not _pid_alive(record.pid):
+        if not pid_alive(record.pid):
             return f"process {record.pid} is gone"
     return None
 

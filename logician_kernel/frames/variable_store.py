@@ -38,6 +38,7 @@ from typing import Any
 
 from ..durable.blob_key import MAC_BYTES, BlobKey
 from ..durable.fsync import durable_replace
+from ..durable.journal_scan import read_json_lines
 from ..durable.private import open_private, private_dir
 from . import variable_codec as codec
 from .variable_pickle import (
@@ -262,17 +263,7 @@ class VariableStore:
 
     def evictions(self) -> list[dict]:
         """Every eviction so far, oldest first."""
-        try:
-            lines = (self.root / "evictions.jsonl").read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in lines:
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue  # a torn last line after a crash: the blob is gone either way
-        return out
+        return read_json_lines(self.root / "evictions.jsonl")  # a torn line: gone either way
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from xxhash import xxh3_128 as _hasher
 
 from ..durable.fsync import durable_replace
+from ..durable.journal_scan import read_json_lines
 from ..durable.private import open_private, private_dir
 from .beneath import Beneath
 from .direct_copy import copy_direct, replace
@@ -260,17 +261,7 @@ class LargeFileStore:
 
     def evictions(self) -> builtins.list[dict]:
         """Every eviction so far, oldest first (the log a user reads through `storage`)."""
-        try:
-            lines = (self.root / "evictions.jsonl").read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in lines:
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue  # a torn last line after a crash: the object is gone either way
-        return out
+        return read_json_lines(self.root / "evictions.jsonl")  # a torn line: gone either way
 
 
 def _clone(src_fd: int, dst_fd: int, store: LargeFileStore) -> bool:

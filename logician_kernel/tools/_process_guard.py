@@ -39,7 +39,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..durable import BlobKey, private_dir, write_private
+from ..durable import BlobKey, pid_alive, private_dir, write_private
 from ..durable.state_dir import state_path
 from . import _guard_script as script
 
@@ -224,16 +224,6 @@ def release(pgid: int, workspace: Path) -> None:
         pass
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def state_key() -> BlobKey:
     """The user's state key, in the config dir this kernel's environment names."""
     from ..config._effective import user_config_dir  # config imports session: not at the top
@@ -285,7 +275,7 @@ def reap_orphans(workspace: Path, key: BlobKey | None = None) -> list[str]:
             with contextlib.suppress(OSError):
                 path.unlink()
             continue
-        if owner != os.getpid() and _pid_alive(owner) and _owner_is_kernel(owner, pgid):
+        if owner != os.getpid() and pid_alive(owner) and _owner_is_kernel(owner, pgid):
             continue  # another kernel on this workspace still owns it
         if _group_alive(pgid):
             try:
@@ -354,7 +344,7 @@ def _guard_counts(directory: Path) -> list[str]:
 def _running(pid: int) -> bool:
     """Alive and not a zombie (a zombie is finished, only not yet reaped)."""
     if not Path("/proc").is_dir():
-        return _pid_alive(pid)
+        return pid_alive(pid)
     stat = script.process_stat(pid)
     return stat is not None and stat[0] != "Z"
 

@@ -28,6 +28,8 @@ DURABLE_API = {
     "encode_record",
     "fsync_dir",
     "hold_full_scan",
+    "pid_alive",
+    "read_json_lines",
     "is_credential_name",
     "is_maskable_value",
     "mask_values",
