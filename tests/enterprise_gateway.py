@@ -110,9 +110,12 @@ class EnterpriseGateway:
     def start(self) -> EnterpriseGateway:
         port, response_port = free_port(), free_port()
         self.url = f"http://127.0.0.1:{port}"
+        inherited = self.inherited
+        if "LOGICIAN_UI__NOTICES" in clean_env():  # a `notices_in_cells` test: its kernels too
+            inherited = (*inherited, "LOGICIAN_UI__NOTICES")
         env = clean_env(
             JUPYTER_PATH=str(self.kernels_dir),
-            EG_INHERITED_ENVS=",".join(self.inherited),
+            EG_INHERITED_ENVS=",".join(inherited),
             # Loopback only, and a port of our own (the default 8877 may be another run's).
             EG_RESPONSE_IP="127.0.0.1",
             EG_RESPONSE_PORT=str(response_port),

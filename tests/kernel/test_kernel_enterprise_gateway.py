@@ -13,6 +13,7 @@ from kernel_harness import git
 
 pytestmark = [
     pytest.mark.kernel,
+    pytest.mark.notices_in_cells,  # reads the workspace notice of the first cell
     pytest.mark.skipif(missing() is not None, reason=missing() or ""),
 ]
 

@@ -48,6 +48,7 @@ def test_a_kernel_reopening_a_checkpointed_thread_rewinds_frames_from_before_it(
         k.shutdown()
 
 
+@pytest.mark.notices_in_cells  # reads the first cell's notice
 def test_a_damaged_checkpoint_is_said_in_the_first_cell_and_nothing_is_lost(
     workspace: Path, kernel_env: dict[str, str]
 ) -> None:

@@ -137,6 +137,7 @@ def test_truncated_and_garbage_blobs_are_refused_by_name_and_the_rest_restored(
     )
 
 
+@pytest.mark.notices_in_cells  # reads the first cell's notice
 def test_the_key_is_private_outside_the_workspace_and_a_loose_one_is_refused(
     workspace: Path, kernel_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -196,6 +197,7 @@ def test_a_planted_large_file_copy_is_refused_and_the_file_left_alone(
     assert (workspace / "big.bin").read_bytes() == current
 
 
+@pytest.mark.notices_in_cells  # reads the first cell's notice
 def test_a_planted_process_record_gets_nothing_killed_when_a_kernel_opens(
     workspace: Path, kernel_env: dict[str, str]
 ) -> None:
