@@ -145,6 +145,7 @@ def test_every_display_of_an_agent_cell_reads_as_plain_text(
         k.shutdown()
 
 
+@pytest.mark.timeout(600)  # a recorded agent run and two exports: minutes at load 20
 def test_text_exports_of_an_executed_agent_notebook_read_as_text(tmp_path: Path) -> None:
     """`logician run` a recorded agent notebook, then nbconvert it to Markdown and to a script."""
     shipped = Path(__file__).parents[2] / "notebooks"

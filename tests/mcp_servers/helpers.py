@@ -37,7 +37,7 @@ def http_server(env: dict[str, str] | None = None) -> Iterator[str]:
         env={**os.environ, **(env or {})},
     )
     try:
-        wait_until(lambda: _listening(port), 30, "the HTTP MCP server to listen")
+        wait_until(lambda: _listening(port), 120, "the HTTP MCP server to listen")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.kill()
