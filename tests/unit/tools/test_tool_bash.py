@@ -20,23 +20,28 @@ from logician_kernel.tools._output import HeadTail
 BASH = default_tools()["bash"]
 
 
-def _alive(pid: int) -> bool:
+def _alive(pid: int, program: str) -> bool:
+    """Whether `program` still runs as `pid`: a zombie is gone, and so is a process that only
+    reuses the pid (the suite starts thousands of processes; pid_max may be 32768)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return True  # no /proc: trust kill(0)
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    if stat.rsplit(")", 1)[1].split()[0] == "Z":
+        return False
+    return os.path.basename(argv[0]).decode(errors="replace") == program
 
 
-def _gone_soon(pid: int, within: float = 60.0) -> bool:
+def _gone_soon(pid: int, program: str, within: float = 60.0) -> bool:
     """Waits for the condition (the process is gone), bounded well below the sleeps the
     commands run, so a slow machine cannot pass a process that merely finished on its own."""
     deadline = time.monotonic() + within
-    while _alive(pid):
+    while _alive(pid, program):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
@@ -83,7 +88,7 @@ def test_timeout_kills_the_whole_group(ws: Path):
     assert result.is_error
     assert result.content.startswith("started\n[timed out after 0.5 s;")
     assert result.display == "timed out after 0.5 s, 1 line"
-    assert _gone_soon(_pid(ws / "bg.pid"))
+    assert _gone_soon(_pid(ws / "bg.pid"), "sleep")
 
 
 def test_cancellation_kills_the_whole_group_promptly(ws: Path):
@@ -104,8 +109,8 @@ def test_cancellation_kills_the_whole_group_promptly(ws: Path):
 
     # the cancel returns long before the 300 s sleep would have ended
     assert asyncio.run(scenario()) < 60.0
-    assert _gone_soon(_pid(ws / "bg.pid"))
-    assert _gone_soon(_pid(ws / "sh.pid"))
+    assert _gone_soon(_pid(ws / "bg.pid"), "sleep")
+    assert _gone_soon(_pid(ws / "sh.pid"), "bash")
 
 
 def test_sigterm_ignored_means_sigkill_after_the_grace(ws: Path):
@@ -115,7 +120,7 @@ def test_sigterm_ignored_means_sigkill_after_the_grace(ws: Path):
     result = asyncio.run(BASH.run({"command": command}, ctx))
     assert time.monotonic() - start < 60.0  # the loop never ends on its own
     assert "timed out after 0.3 s" in result.content
-    assert _gone_soon(_pid(ws / "stubborn.pid"))
+    assert _gone_soon(_pid(ws / "stubborn.pid"), "bash")
 
 
 def test_output_flood_is_bounded_keeping_head_and_tail(ws: Path):
@@ -148,7 +153,7 @@ def test_background_process_holding_the_output_is_stopped(ws: Path):
     result = asyncio.run(BASH.run({"command": "sleep 300 & echo $! > bg.pid; echo done"}, ctx))
     assert time.monotonic() - start < 60.0  # not the 300 s of the background sleep
     assert result.content.startswith("done\n[exit code 0; background processes kept the output")
-    assert _gone_soon(_pid(ws / "bg.pid"))
+    assert _gone_soon(_pid(ws / "bg.pid"), "sleep")
 
 
 def test_background_process_with_redirected_output_outlives_the_call(ws: Path):
@@ -159,7 +164,7 @@ def test_background_process_with_redirected_output_outlives_the_call(ws: Path):
     pid = _pid(ws / "bg.pid")
     try:
         assert result.content == "ok\n[exit code 0]"
-        assert _alive(pid)
+        assert _alive(pid, "sleep")
     finally:
         os.kill(pid, 9)  # ours: started by this test
 
@@ -178,4 +183,4 @@ def test_cancellation_during_an_output_flood(ws: Path):
 
     # `yes` never ends: a return at all means the flood was stopped
     assert asyncio.run(scenario()) < 60.0
-    assert _gone_soon(_pid(ws / "bg.pid"))
+    assert _gone_soon(_pid(ws / "bg.pid"), "yes")
