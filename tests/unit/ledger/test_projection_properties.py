@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, get_args
 
+import pytest
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
@@ -264,6 +265,7 @@ def run_step(session: Session, step: str, data: st.DataObject) -> None:
     session.check()
 
 
+@pytest.mark.timeout(900)  # 60 examples of fsynced ledgers: over 120 s at load 20
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_replay_equals_live_and_the_file_only_grows(data: st.DataObject) -> None:
