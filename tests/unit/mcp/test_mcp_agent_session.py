@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from kernel_harness import clean_env, git
 from loopback import LoopbackServer, text_reply, tool_reply
 
@@ -21,7 +22,7 @@ from logician_kernel import AgentSession
 
 session = AgentSession.open(workspace=sys.argv[1], thread="mcp-script")
 at_open = [s.state for s in session.mcp.status()]
-session.mcp.wait(60)
+session.mcp.wait(240)  # the server starts in seconds; minutes at load 20
 asked = []
 def approve(call):
     asked.append((call.tool, call.arguments))
@@ -34,6 +35,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.timeout(600)
 def test_a_script_session_uses_mcp_tools_through_its_approve_callback(
     tmp_path: Path, server: LoopbackServer
 ) -> None:
@@ -63,7 +65,7 @@ def test_a_script_session_uses_mcp_tools_through_its_approve_callback(
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=420,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
