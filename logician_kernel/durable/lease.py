@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from .journal import JournalError
-from .private import PRIVATE_FILE
+from .private import PRIVATE_FILE, private_dir
 
 HEARTBEAT_SECONDS = 5.0
 """How often a holder refreshes its lease."""
@@ -351,6 +351,8 @@ class ThreadLease:
         try:
             current, _ = _read(self.path)
         except FileNotFoundError:
+            if self._write_again():
+                return
             current = None
         except OSError as exc:
             if exc.errno in (errno.EIO, errno.ENOTCONN, errno.ESTALE):
@@ -371,6 +373,24 @@ class ThreadLease:
             "restart the kernel, or `%logician thread new NAME` to keep recording here"
         )
         raise LeaseLost(self.lost)
+
+    def _write_again(self) -> bool:
+        """The lease file vanished while this kernel held it (its folder was deleted, as when
+        a user removes `.logician/`; a kernel that takes a thread over leaves a lease of its
+        own): write it again with `O_EXCL`, keeping this kernel's nonce and token. False when
+        another kernel created one first."""
+        try:
+            private_dir(self.path.parent)
+            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | os.O_DSYNC
+            fd = os.open(self.path, flags, PRIVATE_FILE)
+        except FileExistsError:
+            return False
+        with self._write_lock:
+            old, self._fd = self._fd, fd
+            if old >= 0:
+                os.close(old)
+            os.pwrite(fd, self.record.encode(), 0)
+        return True
 
     def abandon(self) -> None:
         """Give the lease up without having written, keeping what the previous holder said
