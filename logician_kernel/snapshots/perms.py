@@ -15,6 +15,7 @@ import ctypes
 import os
 import stat
 import struct
+import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -151,6 +152,15 @@ def birth_time(full: Path, dir_fd: int = _AT_FDCWD) -> float | None:
     return sec + nsec / 1e9
 
 
+def _coarse_tick() -> float:
+    """The resolution of the clock the kernel stamps file times with."""
+    coarse = getattr(time, "CLOCK_REALTIME_COARSE", 5)  # Linux's id; Python names it nowhere
+    try:
+        return min(time.clock_getres(coarse), 0.02)
+    except OSError:
+        return 0.01
+
+
 def remove_debris(
     workspace: Path,
     paths: Iterable[str],
@@ -190,12 +200,14 @@ def remove_debris(
             born_after[rel] = born is not None and born >= cutoff
         return born_after[rel]
 
-    strict = cutoff + 0.02
+    # One tick of the coarse clock file times come from (4 ms at HZ=250), not the 20 ms of
+    # doubt above: `os.makedirs('out')` as a cell's first line is born within that tick of
+    # the frame's open, while the previous cell's directories are older than its reply, the
+    # next request and this frame's open.
+    strict = cutoff + 0.02 - _coarse_tick()
     for rel in known:
         # Looked at by name first (a read of its birth, never through it): only the few
-        # born since are walked to through `tree`, which opens their parents. No clock
-        # tick of doubt here: these hold no path of the plan, and one born a tick before
-        # `since` may be the previous cell's (cells run back to back).
+        # born since are walked to through `tree`, which opens their parents.
         born = birth_time(workspace / rel) if rel else None
         if born is not None and born >= strict:
             candidates.add(rel)
