@@ -30,9 +30,10 @@ from ..types.path_states import PathChange
 LATE_WRITE_SLACK = 0.5
 """Seconds a file's modification time may follow the kernel's last write to it before the
 change counts as someone else's later write too (plus the time to write its size)."""
-WRITE_RATE = 200 * 1024 * 1024
+WRITE_RATE = 25 * 1024 * 1024
 """Bytes a second a cell is assumed to write at least: a big file still being written by the
-kernel is not mistaken for a later outside write."""
+kernel is not mistaken for a later outside write. A VM's disk with a cold cache wrote 300 MB
+in 5.5 s (55 MB/s) on an otherwise quiet machine; 25 MB/s leaves room for that."""
 
 RECENT_SAVES = 256
 """Saves remembered between frames (to say "saved in JupyterLab at ..." in a conflict)."""
