@@ -33,6 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".peer-suites"
 DOC = REPO / "docs" / "drop-in.md"
 PY = sys.executable
+WHY_LINES = 6
+"""Lines of a failure's message shown under its FAIL line (the whole log is kept)."""
 
 SUITES = {
     # the tests that start a kernel (the others test ipykernel's classes in-process)
@@ -150,9 +152,7 @@ def logician_specs(where: Path) -> Path:
     return where
 
 
-def start(suite: str, root: Path, kernel: str, deps: Path, scratch: Path) -> subprocess.Popen:
-    """One suite on one kernel, in the background (`outcomes` reads its JUnit report)."""
-    run_dir = scratch / f"{suite}-{kernel}"
+def suite_env(suite: str, kernel: str, deps: Path, scratch: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LOGICIAN_", "JPY_"))}
     env.update(
         PYTHONPATH=os.pathsep.join([str(deps), str(REPO)]),
@@ -165,11 +165,14 @@ def start(suite: str, root: Path, kernel: str, deps: Path, scratch: Path) -> sub
     )
     if kernel == "logician" and suite == "nbclient":
         env["JUPYTER_PATH"] = str(logician_specs(scratch / "jupyter-logician"))
-    cmd = [
+    return env
+
+
+def pytest_cmd(suite: str, report: Path) -> list[str]:
+    return [
         PY,
         "-m",
         "pytest",
-        *SUITES[suite],
         "-p",
         "no:cacheprovider",
         "--color=no",
@@ -179,25 +182,46 @@ def start(suite: str, root: Path, kernel: str, deps: Path, scratch: Path) -> sub
         # pytest-asyncio 1.x warns (an error under their filterwarnings) when it is unset
         "-o",
         "asyncio_default_fixture_loop_scope=function",
-        f"--junitxml={run_dir}.xml",
+        f"--junitxml={report}",
     ]
+
+
+def start(suite: str, root: Path, kernel: str, deps: Path, scratch: Path) -> subprocess.Popen:
+    """One suite on one kernel, in the background (`outcomes` reads its JUnit report)."""
+    run_dir = scratch / f"{suite}-{kernel}"
+    cmd = [*pytest_cmd(suite, Path(f"{run_dir}.xml")), *SUITES[suite]]
     # a fresh copy per run: the kernel's workspace (.logician/) starts empty every time
     work = shutil.copytree(root, run_dir)
     with open(f"{run_dir}.log", "w") as log:
-        return subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            cmd,
+            cwd=work,
+            env=suite_env(suite, kernel, deps, scratch),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
 
 
-def outcomes(suite: str, kernel: str, scratch: Path) -> dict[str, str]:
+def outcomes(suite: str, kernel: str, scratch: Path, report: Path | None = None) -> dict[str, str]:
     """Outcome per test id: passed, failed, error or skipped."""
-    report = scratch / f"{suite}-{kernel}.xml"
+    return {
+        name: outcome for name, (outcome, _why) in results(suite, kernel, scratch, report).items()
+    }
+
+
+def results(
+    suite: str, kernel: str, scratch: Path, report: Path | None = None
+) -> dict[str, tuple[str, str]]:
+    """Outcome per test id, with the first lines of its failure or error message."""
+    report = report or scratch / f"{suite}-{kernel}.xml"
     if not report.is_file():
         sys.exit(
             f"peer_suites: {suite} on {kernel} did not run: {scratch / f'{suite}-{kernel}.log'}"
         )
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, str]] = {}
     for case in ET.parse(report).iter("testcase"):
         name = f"{case.get('classname')}::{case.get('name')}"
-        kinds = {child.tag for child in case}
+        kinds = {child.tag: child for child in case}
         outcome = (
             "failed"
             if "failure" in kinds
@@ -207,9 +231,42 @@ def outcomes(suite: str, kernel: str, scratch: Path) -> dict[str, str]:
             if "skipped" in kinds
             else "passed"
         )
-        if found.get(name, "passed") == "passed":
-            found[name] = outcome
+        bad = kinds.get("failure", kinds.get("error"))
+        why = ""
+        if bad is not None:
+            text = (bad.get("message") or "") + "\n" + (bad.text or "")
+            lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+            why = "\n".join(lines[-WHY_LINES:])
+        if found.get(name, ("passed", ""))[0] == "passed":
+            found[name] = (outcome, why)
     return found
+
+
+def node_id(name: str, root: Path) -> str:
+    """`tests.test_client.TestExecute::test_x[p]` -> `tests/test_client.py::TestExecute::test_x[p]`."""
+    dotted, _, test = name.partition("::")
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = Path(*parts[:cut]).with_suffix(".py")
+        if (root / module).is_file():
+            return "::".join([module.as_posix(), *parts[cut:], test])
+    return name
+
+
+def retry(suite: str, names: list[str], deps: Path, scratch: Path) -> dict[str, tuple[str, str]]:
+    """Run `names` once more on logician, alone (not beside the three other runs)."""
+    run_dir = scratch / f"{suite}-logician"
+    report = scratch / f"{suite}-logician-retry.xml"
+    ids = [node_id(name, run_dir) for name in names]
+    with open(f"{run_dir}-retry.log", "w") as log:
+        subprocess.run(
+            [*pytest_cmd(suite, report), *ids],
+            cwd=run_dir,
+            env=suite_env(suite, "logician", deps, scratch),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    return results(suite, "logician", scratch, report)
 
 
 def exceptions(text: str) -> dict[str, str]:
@@ -249,26 +306,52 @@ def main(argv: list[str] | None = None) -> int:
     for proc in runs:
         proc.wait()
     took = time.monotonic() - started
-    allowed, bad, passed_anyway = exceptions(DOC.read_text()), [], []
+    allowed, bad, passed_anyway, flaky = exceptions(DOC.read_text()), [], [], []
     print(f"{'suite':<18} {'python3':<38} logician")
     for suite in suites:
-        native, ours = outcomes(suite, "python3", scratch), outcomes(suite, "logician", scratch)
+        native, ours = outcomes(suite, "python3", scratch), results(suite, "logician", scratch)
         print(f"{suite + ' ' + pinned[suite]:<18} {counts(native):<38} {counts(ours)}")
-        for name, outcome in sorted(native.items()):
-            if outcome == "passed" and ours.get(name) != "passed":
-                (passed_anyway if name in allowed else bad).append(
-                    (name, ours.get(name, "missing"))
-                )
+        failing = [
+            name
+            for name, outcome in sorted(native.items())
+            if outcome == "passed" and ours.get(name, ("missing", ""))[0] != "passed"
+        ]
+        # A failure beside the three other runs gets one more run alone: ipykernel's and
+        # nbclient's suites race with a loaded machine on python3 too (several are @flaky).
+        # Both outcomes are printed with the first run's message, so a pattern stays visible.
+        again = (
+            retry(suite, [n for n in failing if n not in allowed], deps, scratch)
+            if any(n not in allowed for n in failing)
+            else {}
+        )
+        for name in failing:
+            first = ours.get(name, ("missing", ""))
+            if name in allowed:
+                passed_anyway.append((name, first[0]))
+            elif again.get(name, ("missing", ""))[0] == "passed":
+                flaky.append((name, first))
+            else:
+                bad.append((name, first, again.get(name, ("missing", ""))))
     print(f"({len(runs)} runs in {took:.0f} s{', one at a time' if args.serial else ''})")
     for name, outcome in passed_anyway:
         print(f"  allowed ({allowed[name]}): {name} {outcome}")
-    for name, outcome in bad:
-        print(f"  FAIL: passes on python3, {outcome} on logician: {name}")
-    if args.keep or bad:
+    for name, (outcome, why) in flaky:
+        print(f"  passed on a second run alone, {outcome} beside the others: {name}")
+        print(indent(why))
+    for name, (outcome, why), (then, why_again) in bad:
+        print(f"  FAIL: passes on python3, {outcome} on logician (and {then} alone): {name}")
+        print(indent(why_again or why))
+    if args.keep or bad or flaky:
         print(f"logs: {scratch}")
     else:
         shutil.rmtree(scratch, ignore_errors=True)
     return 1 if bad else 0
+
+
+def indent(text: str) -> str:
+    return (
+        "\n".join(f"      {line}" for line in text.splitlines()) if text else "      (no message)"
+    )
 
 
 if __name__ == "__main__":

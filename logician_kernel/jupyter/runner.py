@@ -22,7 +22,7 @@ from nbclient.exceptions import CellExecutionError
 from traitlets import default
 from traitlets.config import Config
 
-from ..workspace import STATE_DIR, SessionStart, derive_frames, read_entries, thread_id_for
+from ..workspace import SessionStart, derive_frames, read_entries, state_path, thread_id_for
 from .kernelspec import KERNEL_NAME, kernel_json
 
 
@@ -206,7 +206,8 @@ def _frame_lines(start: Path, env: dict[str, str]) -> list[str]:
 
     workspace = load_effective_config(start, env=env).workspace
     thread, _ = thread_id_for(env)
-    ledger = workspace / STATE_DIR / "threads" / f"{thread}.jsonl"
+    # this account's folder: in a team workspace, `.logician/users/<uid>/`
+    ledger = state_path(workspace) / "threads" / f"{thread}.jsonl"
     if not ledger.exists():
         return []
     entries = read_entries(ledger)

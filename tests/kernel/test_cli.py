@@ -133,6 +133,28 @@ def test_run_executes_headless_and_summarises_frames(tmp_path: Path) -> None:
     assert executed.cells[1].outputs[0]["text"] == "done\n"
 
 
+def test_run_in_a_team_folder_summarises_the_members_own_frames(tmp_path: Path) -> None:
+    """A team's shared `.logician/` (another owner, sticky, group-writable): the run's frames
+    live in this account's `users/<uid>/` folder, and the summary reads them from there."""
+    if os.geteuid() != 0:
+        pytest.skip("giving .logician/ another owner needs root")
+    shared = tmp_path / ".logician"
+    shared.mkdir()
+    os.chown(shared, 4242, 4242)
+    shared.chmod(0o3770)
+    users = shared / "users"  # made by the owner, as docs/deploy.md says
+    users.mkdir()
+    os.chown(users, 4242, 4242)
+    users.chmod(0o3770)
+    nb = _notebook(tmp_path / "team.ipynb", "open('mine.txt', 'w').write('x')")
+    r = logician("run", str(nb), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "1 code cell(s), 1 frame(s)" in r.stdout, r.stdout
+    assert "created mine.txt" in r.stdout
+    assert (users / str(os.geteuid()) / "threads").is_dir()
+    assert not (shared / "threads").exists()
+
+
 def test_run_talks_to_its_kernel_over_ipc_and_shuts_it_down_quietly(tmp_path: Path) -> None:
     """No kernel port on the network, no "unencrypted TCP" warning, and no kernel left behind
     to log "Parent appears to have exited" after the command returned."""

@@ -50,3 +50,35 @@ def test_the_kernel_name_patch_applies_to_the_pinned_sdist() -> None:
         text = tar.extractfile(member).read().decode()  # type: ignore[union-attr]
     for old, _new in script.PATCH["tests/utils.py"]:
         assert old in text
+
+
+def test_a_junit_test_name_becomes_the_node_id_pytest_reruns(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_client.py").write_text("")
+    node_id = _script().node_id
+    assert (
+        node_id("tests.test_client::test_run_all_notebooks[Factorials.ipynb-opts3]", tmp_path)
+        == "tests/test_client.py::test_run_all_notebooks[Factorials.ipynb-opts3]"
+    )
+    assert (
+        node_id("tests.test_client.TestExecute::test_kernel_death", tmp_path)
+        == "tests/test_client.py::TestExecute::test_kernel_death"
+    )
+
+
+def test_a_failure_is_reported_with_the_end_of_its_message(tmp_path: Path) -> None:
+    """The FAIL line of a CI log carries why the test failed, not only its name."""
+    long = "\n".join(f"frame {i}" for i in range(40)) + "\nAssertionError: kernel still alive"
+    (tmp_path / "nbclient-logician.xml").write_text(
+        "<testsuites><testsuite>"
+        '<testcase classname="tests.test_client" name="test_a"/>'
+        '<testcase classname="tests.test_client" name="test_b">'
+        f'<failure message="assert not True">{long}</failure></testcase>'
+        "</testsuite></testsuites>"
+    )
+    found = _script().results("nbclient", "logician", tmp_path)
+    assert found["tests.test_client::test_a"] == ("passed", "")
+    outcome, why = found["tests.test_client::test_b"]
+    assert outcome == "failed"
+    assert why.endswith("AssertionError: kernel still alive")
+    assert "frame 0" not in why  # the end of a long traceback, not all of it
