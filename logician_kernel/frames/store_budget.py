@@ -131,10 +131,13 @@ def evict(
     return gone
 
 
-def dir_bytes(root: Path) -> int:
-    """Bytes of the regular files under `root` (for the storage report)."""
+def dir_bytes(root: Path, *, exclude: tuple[str, ...] = ()) -> int:
+    """Bytes of the regular files under `root` (for the storage report); the top-level
+    directories named in `exclude` are left out (a benchmark's `.logician/`)."""
     total = 0
-    for base, _dirs, files in os.walk(root):
+    for base, dirs, files in os.walk(root):
+        if exclude and base == str(root):
+            dirs[:] = [d for d in dirs if d not in exclude]
         for name in files:
             try:
                 total += os.lstat(os.path.join(base, name)).st_size

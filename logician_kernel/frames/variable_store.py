@@ -1,19 +1,14 @@
 """The variables store: groups of kernel values, content-addressed and authenticated under
 `.logician/variables/`.
 
-A blob (`LGV3`) is a serialized group (`variable_pickle.py`: the pickle and its out-of-band
-buffers), each segment stored raw or zstd-compressed where that pays (`variable_codec.py`),
-then a table of the segments (codec, stored and raw length) and a 32-byte MAC trailer (keyed
-BLAKE3, `blob_key.py`; the key lives outside the workspace) over all of the stored bytes and
-the blob's own name: nothing is decompressed or unpickled before it verified. A blob's name
-is the digest of the group's uncompressed form, so the same value stored by two frames is one
-blob, however it is compressed. Blobs of the previous format (`LGV2`: header, pickle,
-buffers, MAC, never compressed) are still read. Anyone who can write the workspace can write these
-files, so a blob planted, changed, or moved under another name without the user's key is
+A blob (`variable_blob.py` has its format) is a serialized group (`variable_pickle.py`: the
+pickle and its out-of-band buffers), compressed where that pays and closed by a MAC keyed with
+the user's key (`durable/blob_key.py`, kept outside the workspace) over its bytes and its own
+name. A blob's name is the digest of the group's uncompressed form, so the same value stored by
+two frames is one blob, however it is compressed. Anyone who can write the workspace can write
+these files, so a blob planted, changed, or moved under another name without the user's key is
 refused by name and never unpickled, and a file under a blob's name is never trusted because
-it exists: a write is skipped only over a file that verifies, else it is overwritten. Blobs
-of the unauthenticated format (`LGV1`) are refused too: there is no safe way to check a
-pickle after the fact.
+it exists: a write is skipped only over a file that verifies, else it is overwritten.
 
 Must never: leave a partial blob under its final name, unpickle or decompress bytes whose MAC
 did not verify, or skip a write because a file of that name exists without verifying that
@@ -23,28 +18,28 @@ file.
 from __future__ import annotations
 
 import errno
-import hmac
 import json
-import mmap
 import os
 import re
-import stat
-import struct
 import threading
 import time
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from ..durable.blob_key import MAC_BYTES, BlobKey
+from ..durable.blob_key import BlobKey
 from ..durable.fsync import durable_replace
 from ..durable.journal_scan import read_json_lines
 from ..durable.private import open_private, private_dir
-from . import variable_codec as codec
+from .variable_blob import (
+    DOMAIN2,
+    DOMAIN3,
+    BlobRefused,
+    open_verified,
+    trailer,
+    write_body,
+)
 from .variable_pickle import (
-    HEADER,
-    LENGTH,
-    MAGIC,
     Pickled,
     SerializeError,
     digest_of,
@@ -63,30 +58,7 @@ __all__ = [
     "pickle_group",
 ]
 
-OLD_MAGIC = b"LGV1"
-"""Blobs of versions before the MAC: refused, never unpickled."""
-_DOMAIN = b"logician variables blob v2\0"
-"""What the MAC authenticates, so a MAC made for other state never passes for a blob's."""
-MAGIC3 = b"LGV3"
-"""The current format: segments (raw or compressed), their table, the MAC."""
-_DOMAIN3 = b"logician variables blob v3\0"
-PREFIX = struct.Struct("<4sI")
-"""`LGV3`, then the number of out-of-band buffers (the pickle is one more segment)."""
-SEGMENT = struct.Struct("<BQQ")
-"""One segment in the table at a blob's end: codec, stored bytes, raw bytes."""
 _NAME = re.compile(r"^[0-9a-f]{32}$")
-MAP_FROM = 1024 * 1024
-"""Blobs from this size on are mapped, not read: a large array comes back without a copy."""
-
-
-class BlobRefused(Exception):
-    """A stored group was not loaded; the message is the reason a rewind report shows beside
-    each of its names ("stored value failed its check; not restored")."""
-
-    def __init__(self, digest: str, reason: str) -> None:
-        super().__init__(reason)
-        self.digest = digest
-        self.reason = reason
 
 
 class VariableStore:
@@ -115,7 +87,7 @@ class VariableStore:
     def mac(self, pickled: Pickled, digest: str) -> bytes:
         """The MAC an `LGV2` blob of `pickled` stored under `digest` carries (how blobs of the
         previous format were made; tests make one with it)."""
-        mac = self.key.mac(_DOMAIN)
+        mac = self.key.mac(DOMAIN2)
         mac.update(header(pickled.main, pickled.buffers))
         mac.update(pickled.main)
         for buffer in pickled.buffers:
@@ -141,14 +113,14 @@ class VariableStore:
         final = self._path(pickled.digest)
         if self.trusted(pickled.digest):
             return
-        mac = self.key.mac(_DOMAIN3)  # KeyFileError before any file is made
+        mac = self.key.mac(DOMAIN3)  # KeyFileError before any file is made
         self._bucket(pickled.digest)
         tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
         try:
             with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
-                table = _write_body(fh, pickled, mac, None)
+                table = write_body(fh, pickled, mac, None)
                 assert table is not None  # only a stop event ends a body early
-                fh.write(_trailer(mac, table, pickled.digest))
+                fh.write(trailer(mac, table, pickled.digest))
             self._install(tmp, pickled.digest)
         finally:
             tmp.unlink(missing_ok=True)
@@ -290,165 +262,12 @@ class VariableStore:
             raise BlobRefused(digest, "stored value is not a variables group; not restored")
         return values
 
-    def _open_verified(self, digest: str) -> tuple[Any, list[memoryview]]:
-        """The pickle and buffers of a blob whose size, header and MAC check out. The header
-        and the pickle are copied out of a mapping before they are checked: what pickle runs
-        is what was checked, whatever happens to the file meanwhile."""
-        path = self._path(digest)
+    def _open_verified(self, digest: str) -> tuple[Any, list[Any]]:
+        """The pickle and buffers of a verified blob (`variable_blob.open_verified`)."""
         try:
-            view, size, mapped = _map(path)
+            return open_verified(self._path(digest), digest, self.key)
         except FileNotFoundError:
             raise BlobRefused(digest, self.missing_reason(digest)) from None
-        except OSError as exc:
-            raise BlobRefused(
-                digest, f"stored value cannot be read ({exc.strerror or exc}); not restored"
-            ) from None
-        if size >= 4 and view[:4] == OLD_MAGIC:
-            raise BlobRefused(
-                digest,
-                "stored by an older version of Logician without a check, "
-                "so it cannot be verified; not restored",
-            )
-        damaged = BlobRefused(
-            digest, "stored value failed its check (damaged or not a variables blob); not restored"
-        )
-        if size >= 4 and view[:4] == MAGIC3:
-            return self._open_v3(digest, view, size, mapped, damaged)
-        if size < HEADER.size + MAC_BYTES or view[:4] != MAGIC:
-            raise damaged
-        head = bytes(view[: HEADER.size])
-        _, count, main_len = HEADER.unpack(head)
-        table_end = HEADER.size + count * LENGTH.size
-        if table_end + main_len + MAC_BYTES > size:  # before anything is sized by the header
-            raise damaged
-        table = bytes(view[HEADER.size : table_end])
-        lengths = struct.unpack(f"<{count}Q", table)
-        if table_end + main_len + sum(lengths) + MAC_BYTES != size:
-            raise damaged
-        main: Any = view[table_end : table_end + main_len]
-        if mapped:
-            main = bytes(main)
-        buffers = []
-        offset = table_end + main_len
-        for length in lengths:
-            buffers.append(view[offset : offset + length])
-            offset += length
-        try:
-            mac = self.key.mac(_DOMAIN)
-        except OSError as exc:
-            raise BlobRefused(
-                digest, f"stored value cannot be checked ({exc.strerror or exc}); not restored"
-            ) from None
-        for part in (head, table, main, *buffers, digest.encode()):
-            mac.update(part)
-        if not hmac.compare_digest(mac.digest(), bytes(view[size - MAC_BYTES :])):
-            raise BlobRefused(digest, "stored value failed its check; not restored")
-        return main, buffers
-
-    def _open_v3(
-        self, digest: str, view: memoryview, size: int, mapped: bool, damaged: BlobRefused
-    ) -> tuple[Any, list[Any]]:
-        """An `LGV3` blob: the table at its end sizes the segments; the MAC covers the stored
-        bytes, checked before anything is decompressed or unpickled."""
-        if size < PREFIX.size + SEGMENT.size + MAC_BYTES:
-            raise damaged
-        prefix = bytes(view[: PREFIX.size])
-        _, count = PREFIX.unpack(prefix)
-        body_end = size - MAC_BYTES - (count + 1) * SEGMENT.size
-        if body_end < PREFIX.size:  # before anything is sized by the table
-            raise damaged
-        table = bytes(view[body_end : size - MAC_BYTES])
-        segments = [SEGMENT.unpack_from(table, i * SEGMENT.size) for i in range(count + 1)]
-        if PREFIX.size + sum(stored for _, stored, _ in segments) != body_end:
-            raise damaged
-        parts: list[Any] = []
-        offset = PREFIX.size
-        for _, stored, _ in segments:
-            parts.append(view[offset : offset + stored])
-            offset += stored
-        parts[0] = bytes(parts[0])  # the pickle: what runs is what is checked
-        try:
-            mac = self.key.mac(_DOMAIN3)
-        except OSError as exc:
-            raise BlobRefused(
-                digest, f"stored value cannot be checked ({exc.strerror or exc}); not restored"
-            ) from None
-        for part in (prefix, *parts, table, digest.encode()):
-            mac.update(part)
-        if not hmac.compare_digest(mac.digest(), bytes(view[size - MAC_BYTES :])):
-            raise BlobRefused(digest, "stored value failed its check; not restored")
-        decoded: list[Any] = []
-        for part, (kind, stored, raw) in zip(parts, segments, strict=True):
-            if kind == codec.RAW:
-                if stored != raw:
-                    raise damaged
-                decoded.append(part)
-                continue
-            try:
-                decoded.append(memoryview(codec.decode(part, kind, raw)))
-            except codec.CodecError as exc:
-                raise BlobRefused(digest, f"stored value {exc}; not restored") from None
-        main = decoded[0] if isinstance(decoded[0], bytes) else bytes(decoded[0])
-        return main, decoded[1:]
-
-
-def _map(path: Path) -> tuple[memoryview, int, bool]:
-    """The whole file, mapped (large; True) or read (small), never following a last symlink;
-    only a regular file of this user's."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    with open(fd, "rb", buffering=0) as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        if st.st_uid != os.geteuid():
-            raise OSError(errno.EPERM, f"owned by uid {st.st_uid}, not by you")
-        size = st.st_size
-        if size >= MAP_FROM:
-            # A private copy-on-write mapping: the restored buffers page in from the page
-            # cache as they are touched, and the blob is never written (objects are
-            # immutable; eviction unlinks, which leaves a live mapping valid).
-            return memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)), size, True
-        data = bytearray(size)
-        view = memoryview(data)
-        got = 0
-        while got < size:
-            n = fh.readinto(view[got:])
-            if not n:
-                break  # shrank while read: the size check after this refuses it
-            got += n
-        return view[:got], got, False
-
-
-def _flat(buffer: memoryview) -> memoryview:
-    return buffer.cast("B") if buffer.format != "B" or buffer.ndim != 1 else buffer
-
-
-def _write_body(fh: Any, pickled: Pickled, mac: Any, stop: threading.Event | None) -> bytes | None:
-    """Write a blob's prefix and segments (each raw or compressed, `variable_codec.py`) to
-    `fh`, feeding the MAC as it goes; the segment table (None when `stop` was set)."""
-    prefix = PREFIX.pack(MAGIC3, len(pickled.buffers))
-    fh.write(prefix)
-    mac.update(prefix)
-    table = []
-    for segment in (memoryview(pickled.main), *pickled.buffers):
-        flat = _flat(segment)
-        kind = codec.choose(flat)
-        stored = 0
-        for piece in codec.pieces(flat, kind):
-            if stop is not None and stop.is_set():
-                return None
-            fh.write(piece)
-            mac.update(piece)
-            stored += len(piece) if isinstance(piece, bytes) else piece.nbytes
-        table.append(SEGMENT.pack(kind, stored, flat.nbytes))
-    return b"".join(table)
-
-
-def _trailer(mac: Any, table: bytes, digest: str) -> bytes:
-    """The table and the MAC that close a blob (the MAC has seen everything before it)."""
-    mac.update(table)
-    mac.update(digest.encode())
-    return table + mac.digest()
 
 
 class SpeculativeWrite:
@@ -460,7 +279,7 @@ class SpeculativeWrite:
         self.tmp = store.root / f".speculative.{os.getpid()}.{threading.get_ident()}.tmp"
         self.error: OSError | None = None
         self.table: bytes | None = None
-        self._mac = store.key.mac(_DOMAIN3)
+        self._mac = store.key.mac(DOMAIN3)
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._write, args=(pickled,), daemon=True, name="logician-variables-write"
@@ -470,7 +289,7 @@ class SpeculativeWrite:
     def _write(self, pickled: Pickled) -> None:
         try:
             with os.fdopen(open_private(self.tmp, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
-                self.table = _write_body(fh, pickled, self._mac, self._stop)
+                self.table = write_body(fh, pickled, self._mac, self._stop)
         except OSError as exc:
             self.error = exc
 
@@ -485,7 +304,7 @@ class SpeculativeWrite:
         try:
             if self.error is None and not done and self.table is not None:
                 with os.fdopen(open_private(self.tmp, os.O_WRONLY | os.O_APPEND), "wb") as fh:
-                    fh.write(_trailer(self._mac, self.table, digest))
+                    fh.write(trailer(self._mac, self.table, digest))
                 self.store._bucket(digest)
                 self.store._install(self.tmp, digest)
             return self.error is None

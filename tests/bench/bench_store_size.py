@@ -34,7 +34,7 @@ try:
     from nbclient import NotebookClient
     from traitlets.config import Config
 
-    from logician_kernel.frames.store_budget import by_kind
+    from logician_kernel.frames.store_budget import by_kind, dir_bytes
     from logician_kernel.jupyter.kernelspec import KERNEL_NAME
     from logician_kernel.jupyter.runner import RunKernelManager
 except ImportError as exc:  # pragma: no cover - wrong interpreter
@@ -49,15 +49,7 @@ def log(msg: str) -> None:
 
 
 def folder_bytes(root: Path) -> int:
-    total = 0
-    for base, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not (base == str(root) and d == ".logician")]
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(base, name)).st_size
-            except OSError:
-                continue
-    return total
+    return dir_bytes(root, exclude=(".logician",))
 
 
 def notebooks(args: list[str]) -> list[Path]:
