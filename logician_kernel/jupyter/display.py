@@ -113,12 +113,23 @@ def frame_diff(view: FrameView, diffs: Sequence[FileDiff]) -> Rendered:
         return preformatted(f"{title}\nno file changes")
     parts_text = [title]
     parts_html = [tag("p", tag("b", title))]
+    apart = False
     for d in diffs:
+        if d.uncertain and not apart:
+            apart = True
+            line = (
+                "Uncertain - the writer could not be established (a rewind reverts these; "
+                "`--keep-uncertain` leaves them alone):"
+            )
+            parts_text.append(line)
+            parts_html.append(tag("p", tag("b", line)))
         head = f"{d.action:<12} {d.path}  ({_size(d.before_size)} -> {_size(d.after_size)})"
         if d.by:
             head += f"  by {d.by}"
         if d.note:
             head += f"  [{d.note}]"
+        if d.uncertain:
+            head += f"  [uncertain: {d.uncertain}]"
         parts_text.append(head)
         parts_html.append(tag("div", tag("code", head)))
         if d.diff:
@@ -165,7 +176,12 @@ def rewind_result(item: ProjectionItem) -> Rendered:
             f"{len(conflicts)} conflicting file(s) were left alone; "
             "`%logician rewind ... --force` overwrites them."
         )
-    external = [p for p in item.paths if p.action == "external"]
+    kept = [p for p in item.paths if p.action == "external" and "--keep-uncertain" in p.detail]
+    external = [p for p in item.paths if p.action == "external" and p not in kept]
+    if kept:
+        lines.append(
+            f"{len(kept)} file(s) whose writer was uncertain were left alone (--keep-uncertain)."
+        )
     if external:
         lines.append(
             f"{len(external)} file(s) changed outside this kernel were left alone; "
@@ -208,6 +224,7 @@ def status(  # type: ignore[no-untyped-def]
     model: str,
     notices: str = "",
     critical: Sequence[str] = (),
+    attribution: str = "",
 ) -> Rendered:
     """The status table; `notices` is its notices row, `critical` the unread critical
     notices, said in full under it (frames off must be learnt without the sidebar)."""
@@ -219,6 +236,7 @@ def status(  # type: ignore[no-untyped-def]
         ["thread", thread],
         ["workspace", workspace],
         ["frames", str(frames)],
+        *([["attribution", attribution]] if attribution else []),
         ["conversation", f"{messages} message(s)"],
         ["last run", last],
         [

@@ -73,6 +73,7 @@ def rewind(
     force: bool,
     include_external: bool,
     refuse_if_running: bool,
+    keep_uncertain: bool = False,
 ) -> ProjectionItem:
     _refuse_if_running(checkpoints, refuse_if_running, "rewind")
     frame_id = frame_rewind.resolve_target(checkpoints, target)
@@ -85,6 +86,7 @@ def rewind(
             files=scope.files,
             conversation=scope.conversation,
             include_external=include_external,
+            keep_uncertain=keep_uncertain,
             variables=(lambda: namespace.rewind(frame_id)) if namespace is not None else None,
         )
     except JournalError as exc:
@@ -159,11 +161,16 @@ def preview(
     *,
     force: bool,
     include_external: bool,
+    keep_uncertain: bool = False,
 ) -> Preview:
     frame_id = frame_rewind.resolve_target(checkpoints, target)
     plan = (
         frame_rewind.plan_rewind(
-            checkpoints, frame_id, force=force, include_external=include_external
+            checkpoints,
+            frame_id,
+            force=force,
+            include_external=include_external,
+            keep_uncertain=keep_uncertain,
         )
         if scope.files or scope.conversation
         else None

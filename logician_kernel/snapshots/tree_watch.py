@@ -1,0 +1,607 @@
+"""Who wrote a workspace path during a frame, beyond the kernel's own process: its process tree
+(every descendant, `setsid`'d and re-parented ones included) or someone else.
+
+One mechanism per kernel, chosen once (`TreeWatch.choose`) and shown by `%logician status`:
+
+- **exact (fanotify)**: a `fanotify` filesystem mark (needs `CAP_SYS_ADMIN`: root in most
+  containers) reports every create, modify, attribute change, rename and delete with the
+  writer's pid, read by a thread while the frame is open; each pid is judged at once
+  (`_Processes.who`).
+- **by process tree sampling**: while a process of ours runs, `/proc` is scanned every
+  `SAMPLE_INTERVAL` s for our descendants and the workspace files they hold open for writing.
+  A write that opens and closes between two scans is missed.
+- **by time only**: nothing is watched; a change made while a process of ours ran cannot be
+  told from someone else's.
+
+A process is ours when the kernel is among its ancestors, or when its initial environment
+carries this kernel's `TREE_MARK` token (a double-forked daemon re-parented to init still does).
+A tool server (`TOOL_SERVER_MARK`) is ours too, but only inside its calls (attribution decides).
+
+`LOGICIAN_ATTRIBUTION=fanotify|sampling|time` in the kernel's environment forces a mechanism
+(the tests use it to exercise the fallbacks on a root machine).
+
+Must never: raise into a frame (a watcher that fails falls back and says why), block a cell
+(events are read by a daemon thread; the final drain is non-blocking), keep a filesystem mark
+while no frame is open, or read anything but `/proc` and the fanotify descriptor.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import secrets
+import select
+import socket
+import struct
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..types.process_marks import TOOL_SERVER_MARK, TREE_MARK
+
+Mode = Literal["fanotify", "sampling", "time"]
+LABELS: dict[Mode, str] = {
+    "fanotify": "exact (fanotify)",
+    "sampling": "by process tree sampling",
+    "time": "by time only",
+}
+CHOICE_ENV = "LOGICIAN_ATTRIBUTION"
+SAMPLE_INTERVAL = 0.05
+"""Seconds between two `/proc` scans while a process of ours runs (sampling mode)."""
+
+_FAN_CLOEXEC, _FAN_NONBLOCK = 0x1, 0x2
+_FAN_REPORT_FID, _FAN_REPORT_DIR_FID, _FAN_REPORT_NAME = 0x200, 0x400, 0x800
+_FAN_MARK_ADD, _FAN_MARK_REMOVE, _FAN_MARK_FILESYSTEM = 0x1, 0x2, 0x100
+_FAN_MASK = (
+    0x2  # FAN_MODIFY
+    | 0x4  # FAN_ATTRIB
+    | 0x8  # FAN_CLOSE_WRITE
+    | 0x40  # FAN_MOVED_FROM
+    | 0x80  # FAN_MOVED_TO
+    | 0x100  # FAN_CREATE
+    | 0x200  # FAN_DELETE
+    | 0x40000000  # FAN_ONDIR
+)
+_FAN_Q_OVERFLOW = 0x4000
+_INFO_NAMES = (2, 10, 12)  # DFID_NAME, OLD_DFID_NAME, NEW_DFID_NAME
+_AT_FDCWD = -100
+_O_PATH = getattr(os, "O_PATH", 0o10000000)
+
+
+@dataclass(frozen=True)
+class TreeWrite:
+    """One process's write to a path, as the watcher saw it."""
+
+    pid: int
+    command: str
+    """Its command line, bounded."""
+    at: float
+    """When it was seen (time.time())."""
+    server: str = ""
+    """The tool server it belongs to ("" when none)."""
+
+
+@dataclass
+class TreeEvidence:
+    """What the watcher saw during one frame (workspace-relative paths)."""
+
+    mode: Mode = "time"
+    own: dict[str, TreeWrite] = field(default_factory=dict)
+    """Written by a process of this kernel's tree (first write seen)."""
+    foreign: dict[str, TreeWrite] = field(default_factory=dict)
+    """Written by a process outside it (first write seen)."""
+    unknown: dict[str, TreeWrite] = field(default_factory=dict)
+    """Written by a process gone before it could be asked whose it was."""
+    servers: set[str] = field(default_factory=set)
+    """Tool servers seen running during the frame."""
+    lost: bool = False
+    """The kernel dropped events (queue overflow): absence of an event proves nothing."""
+
+    @property
+    def exact(self) -> bool:
+        return self.mode == "fanotify" and not self.lost
+
+
+@dataclass(frozen=True)
+class _Who:
+    own: bool
+    command: str
+    server: str
+
+
+class _Processes:
+    """Whose a pid is, cached by (pid, start time) so a reused pid is asked again."""
+
+    def __init__(self, kernel: int, token: str) -> None:
+        self.kernel = kernel
+        self._mark = f"{TREE_MARK}={token}".encode()
+        self._server = f"{TOOL_SERVER_MARK}=".encode()
+        self._cache: dict[int, tuple[str, _Who]] = {}
+        self.forks: dict[int, int] = {}
+        """Process -> the process that forked it, as the kernel's fork log told (fanotify mode):
+        the ancestry of a writer that exited before its event was read."""
+
+    def who(self, pid: int) -> _Who | None:
+        """None: the process is gone (or never was) and cannot be asked."""
+        stat = _stat(pid)
+        if stat is None or stat[2]:
+            return self._by_forks(pid)
+        ppid, start, _ = stat
+        cached = self._cache.get(pid)
+        if cached is not None and cached[0] == start:
+            return cached[1]
+        if len(self._cache) > 8192:
+            self._cache.clear()
+        own, parent = pid == self.kernel, ppid
+        for _ in range(64):
+            if own or parent <= 1:
+                break
+            own = parent == self.kernel
+            up = _stat(parent)
+            parent = up[0] if up is not None else 0
+        own = own or self._forked_by_us(pid)
+        server = ""
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as file:
+                environ = file.read().split(b"\0")
+        except OSError:
+            environ = []
+        for item in environ:
+            if item == self._mark:
+                own = True
+            elif item.startswith(self._server):
+                server = os.fsdecode(item[len(self._server) :]) or "?"
+        who = _Who(own=own, command=_command(pid), server=server if own else "")
+        self._cache[pid] = (start, who)
+        return who
+
+    def _forked_by_us(self, pid: int) -> bool:
+        """Whether the fork log leads from `pid` up to the kernel (re-parented ones too)."""
+        for _ in range(64):
+            parent = self.forks.get(pid)
+            if parent is None:
+                return False
+            if parent == self.kernel:
+                return True
+            pid = parent
+        return False
+
+    def _by_forks(self, pid: int) -> _Who | None:
+        """A writer that has exited: its fork log ancestry, else (a living ancestor) that
+        ancestor's verdict; None when nothing is known."""
+        if self._forked_by_us(pid):
+            return _Who(own=True, command=f"pid {pid} (exited)", server=self._server_of(pid))
+        parent = self.forks.get(pid)
+        if parent is not None and (up := _stat(parent)) is not None and not up[2]:
+            who = self.who(parent)
+            if who is not None and who.own:
+                return _Who(own=True, command=f"a child of `{who.command}`", server=who.server)
+        return None
+
+    def _server_of(self, pid: int) -> str:
+        for _ in range(64):
+            cached = self._cache.get(pid)
+            if cached is not None and cached[1].server:
+                return cached[1].server
+            parent = self.forks.get(pid)
+            if parent is None:
+                return ""
+            pid = parent
+        return ""
+
+    def children(self) -> bool:
+        """Whether the kernel has a child process now (False when it cannot be read)."""
+        try:
+            tasks = os.listdir(f"/proc/{self.kernel}/task")
+        except OSError:
+            return False
+        for tid in tasks:
+            try:
+                with open(f"/proc/{self.kernel}/task/{tid}/children", "rb") as file:
+                    if file.read().strip():
+                        return True
+            except OSError:
+                return True  # no such file (kernel config): assume there may be
+        return False
+
+
+def _stat(pid: int) -> tuple[int, str, bool] | None:
+    """(ppid, start time, exited) of a process, or None when it is gone. An exited process
+    not yet reaped (a zombie) has lost its environment: it cannot say whose it is."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            text = file.read()
+    except OSError:
+        return None
+    fields = text[text.rfind(b")") + 2 :].split()
+    try:
+        return int(fields[1]), fields[19].decode(), fields[0] in (b"Z", b"X")
+    except (IndexError, ValueError):
+        return None
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            argv = file.read().rstrip(b"\0").replace(b"\0", b" ")
+        if not argv:
+            with open(f"/proc/{pid}/comm", "rb") as file:
+                argv = file.read().strip()
+    except OSError:
+        return f"pid {pid}"
+    return " ".join(os.fsdecode(argv).split())[:80]  # one line: a `-c` script has newlines
+
+
+class _ForkLog:
+    """The kernel's process connector (netlink, root only): every fork on the machine with its
+    parent, so a writer that exited before its event was read still has an ancestry."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 11)  # NETLINK_CONNECTOR
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        self.sock.setblocking(False)
+        self.sock.bind((0, 1))  # CN_IDX_PROC
+        self.listen(True)
+        self.listen(False)
+
+    def listen(self, on: bool) -> None:
+        op = struct.pack("=IIIIHHI", 1, 1, 0, 0, 4, 0, 1 if on else 2)  # PROC_CN_MCAST_LISTEN
+        self.sock.send(struct.pack("=IHHII", 16 + len(op), 3, 0, 0, 0) + op)
+
+    def read(self, forks: dict[int, int]) -> bool:
+        """Add the queued forks (child process -> parent process); False when some were lost."""
+        while True:
+            try:
+                data = self.sock.recv(1 << 16)
+            except BlockingIOError:
+                return True
+            except OSError as exc:  # ENOBUFS: the machine forked faster than we read
+                return exc.errno != errno.ENOBUFS
+            off = 0
+            while off + 68 <= len(data):
+                size = struct.unpack_from("=I", data, off)[0]
+                if struct.unpack_from("=I", data, off + 36)[0] == 1:  # PROC_EVENT_FORK
+                    _pp, ptgid, cpid, ctgid = struct.unpack_from("=IIII", data, off + 52)
+                    if cpid == ctgid:  # a process, not a thread
+                        forks[ctgid] = ptgid
+                off += max(16, (size + 3) & ~3)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class _Fanotify:
+    """A fanotify group reporting directory handle + name, marked over a filesystem per frame."""
+
+    def __init__(self, root: str) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.fanotify_mark.argtypes = [
+            ctypes.c_int,
+            ctypes.c_uint,
+            ctypes.c_uint64,
+            ctypes.c_int,
+            ctypes.c_char_p,
+        ]
+        self._libc = libc
+        flags = (
+            _FAN_CLOEXEC | _FAN_NONBLOCK | _FAN_REPORT_FID | _FAN_REPORT_DIR_FID | _FAN_REPORT_NAME
+        )
+        fd = libc.fanotify_init(flags, os.O_RDONLY)
+        if fd < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"fanotify_init: {os.strerror(err)}")
+        self.fd = fd
+        self.root = root
+        self._mount = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self._dirs: dict[bytes, str | None] = {}
+        self.mark(add=True)  # the probe: EPERM/EINVAL here means the machine does not allow it
+        self.mark(add=False)
+
+    def mark(self, *, add: bool) -> None:
+        how = (_FAN_MARK_ADD if add else _FAN_MARK_REMOVE) | _FAN_MARK_FILESYSTEM
+        if self._libc.fanotify_mark(self.fd, how, _FAN_MASK, _AT_FDCWD, os.fsencode(self.root)):
+            err = ctypes.get_errno()
+            raise OSError(err, f"fanotify_mark: {os.strerror(err)}")
+
+    def forget_dirs(self) -> None:
+        self._dirs.clear()
+
+    def read(self) -> tuple[list[tuple[int, str]], bool]:
+        """(pid, full path) of the queued events, and whether the queue overflowed."""
+        out: list[tuple[int, str]] = []
+        lost = False
+        while True:
+            try:
+                buf = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return out, lost
+            except OSError as exc:
+                if exc.errno == errno.EINTR:
+                    continue
+                return out, lost
+            if not buf:
+                return out, lost
+            off = 0
+            while off + 24 <= len(buf):
+                size, _v, _r, meta, mask, efd, pid = struct.unpack_from("=IBBHQii", buf, off)
+                if size < 24:
+                    break
+                if efd >= 0:
+                    os.close(efd)
+                if mask & _FAN_Q_OVERFLOW:
+                    lost = True
+                info, end = off + meta, off + size
+                while info + 4 <= end:
+                    kind, _pad, length = struct.unpack_from("=BBH", buf, info)
+                    if length < 4:
+                        break
+                    if kind in _INFO_NAMES:
+                        path = self._path(buf, info + 4 + 8, info + length)
+                        if path is not None:
+                            out.append((pid, path))
+                    info += length
+                off += size
+
+    def _path(self, buf: bytes, handle_at: int, end: int) -> str | None:
+        hbytes = struct.unpack_from("=I", buf, handle_at)[0]
+        handle = buf[handle_at : handle_at + 8 + hbytes]
+        name = buf[handle_at + 8 + hbytes : end].split(b"\0", 1)[0]
+        if handle not in self._dirs:
+            self._dirs[handle] = self._resolve(handle)
+        directory = self._dirs[handle]
+        if directory is None or name in (b"", b"."):
+            return directory
+        return os.path.join(directory, os.fsdecode(name))
+
+    def _resolve(self, handle: bytes) -> str | None:
+        raw = ctypes.create_string_buffer(handle, len(handle))
+        fd = self._libc.open_by_handle_at(self._mount, raw, _O_PATH | os.O_CLOEXEC)
+        if fd < 0:
+            return None  # ESTALE: the directory is gone
+        try:
+            return os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        for fd in (self.fd, self._mount):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class TreeWatch:
+    """The process's one watcher of writes by the kernel's process tree, switched on per frame."""
+
+    def __init__(self) -> None:
+        self.mode: Mode | None = None
+        self.reason = ""
+        """Why a weaker mechanism than fanotify was chosen ("" when fanotify runs)."""
+        self.token = secrets.token_hex(8)
+        self._procs = _Processes(os.getpid(), self.token)
+        self._fan: _Fanotify | None = None
+        self._forks: _ForkLog | None = None
+        self._lock = threading.Lock()
+        self._evidence: TreeEvidence | None = None
+        self._roots: tuple[str, ...] = ()
+        self._exclude: tuple[str, ...] = ()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._wake: tuple[int, int] | None = None
+
+    # -- the choice -----------------------------------------------------------------------------
+
+    def choose(self, workspace: os.PathLike[str] | str) -> Mode:
+        """Pick the best mechanism the machine allows (once); mark the environment so every
+        process started from now on carries this kernel's token."""
+        if self.mode is not None:
+            return self.mode
+        os.environ[TREE_MARK] = self.token
+        wanted = os.environ.get(CHOICE_ENV, "auto").strip().lower() or "auto"
+        if wanted not in ("auto", *LABELS):
+            self.reason = f"{CHOICE_ENV}={wanted!r} is not one of auto, fanotify, sampling, time"
+            wanted = "auto"
+        mode: Mode = "time"
+        if wanted in ("auto", "fanotify"):
+            try:
+                self._fan = _Fanotify(os.path.realpath(workspace))
+                mode = "fanotify"
+            except (OSError, AttributeError) as exc:
+                self.reason = self.reason or f"fanotify is not allowed here ({exc})"
+            try:
+                self._forks = _ForkLog() if mode == "fanotify" else None
+            except OSError:  # writers that exit at once may then read as unknown (uncertain)
+                self._forks = None
+        if mode != "fanotify" and wanted != "time":
+            if _stat(os.getpid()) is not None:
+                mode = "sampling"
+            else:
+                self.reason = self.reason or "/proc cannot be read"
+        if wanted == "sampling" or wanted == "time":
+            self.reason = f"{CHOICE_ENV}={wanted}"
+        self.mode = mode
+        return mode
+
+    def label(self) -> str:
+        """`%logician status`'s words: "exact (fanotify)", or the fallback and why."""
+        if self.mode is None:
+            return "not chosen yet (no frame has run)"
+        text = LABELS[self.mode]
+        return f"{text} - {self.reason}" if self.reason else text
+
+    # -- frames ---------------------------------------------------------------------------------
+
+    def begin(
+        self,
+        workspace: os.PathLike[str] | str,
+        exclude: tuple[str, ...] = (".logician", ".git"),
+    ) -> None:
+        """Start watching for a frame (nothing runs in `time` mode)."""
+        mode = self.choose(workspace)
+        given, real = os.path.abspath(workspace), os.path.realpath(workspace)
+        self._roots = tuple(dict.fromkeys((real, given)))
+        self._exclude = exclude
+        self._evidence = TreeEvidence(mode=mode)
+        if mode == "time":
+            return
+        self._stop.clear()
+        if mode == "fanotify":
+            assert self._fan is not None
+            try:
+                self._fan.forget_dirs()
+                self._procs.forks.clear()
+                if self._forks is not None:
+                    self._forks.listen(True)
+                self._fan.mark(add=True)
+            except OSError as exc:
+                self._fan.close()
+                self._fan, self.mode, self.reason = None, "sampling", f"fanotify failed ({exc})"
+                self._evidence.mode = mode = "sampling"
+        if self._wake is None:
+            self._wake = os.pipe()
+        target = self._read_events if mode == "fanotify" else self._sample
+        self._thread = threading.Thread(target=target, name="logician-tree-watch", daemon=True)
+        self._thread.start()
+
+    def end(self) -> TreeEvidence:
+        """Stop watching; what the frame's process tree (and others) wrote."""
+        evidence = self._evidence
+        if evidence is None:
+            return TreeEvidence(mode=self.mode or "time")
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._stop.set()
+            if self._wake is not None:
+                os.write(self._wake[1], b"x")
+            thread.join()
+            if self._wake is not None:
+                try:
+                    os.read(self._wake[0], 4096)
+                except OSError:
+                    pass
+        if self._fan is not None and evidence.mode == "fanotify":
+            self._take_events(evidence)  # everything queued before the cell ended
+            try:
+                self._fan.mark(add=False)
+                if self._forks is not None:
+                    self._forks.listen(False)
+            except OSError:
+                pass
+            self._take_events(evidence)
+        self._evidence = None
+        return evidence
+
+    def close(self) -> None:
+        """Release the fanotify group, the fork log and the wake pipe (a test's watcher)."""
+        self.end()
+        for closer in (self._fan, self._forks):
+            if closer is not None:
+                closer.close()
+        self._fan = self._forks = None
+        for fd in self._wake or ():
+            os.close(fd)
+        self._wake = None
+
+    # -- fanotify -------------------------------------------------------------------------------
+
+    def _read_events(self) -> None:
+        fan, wake = self._fan, self._wake
+        assert fan is not None and wake is not None
+        while not self._stop.is_set():
+            try:
+                ready, _, _ = select.select([fan.fd, wake[0]], [], [], 1.0)
+            except OSError:
+                return
+            if fan.fd in ready and (evidence := self._evidence) is not None:
+                self._take_events(evidence)
+
+    def _take_events(self, evidence: TreeEvidence) -> None:
+        with self._lock:
+            assert self._fan is not None
+            if self._forks is not None:
+                self._forks.read(self._procs.forks)  # before the events: their writers' forks
+            events, lost = self._fan.read()
+            evidence.lost |= lost
+            now = time.time()
+            for pid, full in events:
+                rel = self._relative(full)
+                if rel is None:
+                    continue
+                who = self._procs.who(pid)
+                if who is None:
+                    evidence.unknown.setdefault(rel, TreeWrite(pid, f"pid {pid}", now))
+                    continue
+                if who.server:
+                    evidence.servers.add(who.server)
+                into = evidence.own if who.own else evidence.foreign
+                into.setdefault(rel, TreeWrite(pid, who.command, now, who.server))
+
+    # -- sampling -------------------------------------------------------------------------------
+
+    def _sample(self) -> None:
+        mine = False
+        while not self._stop.wait(SAMPLE_INTERVAL):
+            evidence = self._evidence
+            if evidence is None:
+                return
+            if mine or self._procs.children():
+                mine = self._scan(evidence)
+
+    def _scan(self, evidence: TreeEvidence) -> bool:
+        """One look at every process; True when one of ours runs."""
+        found = False
+        now = time.time()
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) == self._procs.kernel:
+                continue
+            pid = int(name)
+            who = self._procs.who(pid)
+            if who is None or not who.own:
+                continue
+            found = True
+            if who.server:
+                evidence.servers.add(who.server)
+            for rel in self._held_for_writing(pid):
+                evidence.own.setdefault(rel, TreeWrite(pid, who.command, now, who.server))
+        return found
+
+    def _held_for_writing(self, pid: int) -> list[str]:
+        out: list[str] = []
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            return out
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            rel = self._relative(target.removesuffix(" (deleted)"))
+            if rel is None:
+                continue
+            try:
+                with open(f"/proc/{pid}/fdinfo/{fd}", "rb") as file:
+                    flags = int(file.read().split(b"flags:", 1)[1].split()[0], 8)
+            except (OSError, IndexError, ValueError):
+                continue
+            if flags & 3:  # O_WRONLY or O_RDWR
+                out.append(rel)
+        return out
+
+    def _relative(self, full: str) -> str | None:
+        for root in self._roots:
+            if full.startswith(root + os.sep):
+                rel = full[len(root) + 1 :].replace(os.sep, "/")
+                if rel.split("/", 1)[0] in self._exclude:
+                    return None
+                return rel
+        return None
+
+
+TREE = TreeWatch()
+"""The process's one watcher (one fanotify group and one sampling thread per kernel)."""
