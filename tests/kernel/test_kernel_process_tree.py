@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply, tool_reply
+from test_kernel_mcp import stdio_server, wait_ready, write_servers
 
 pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
@@ -127,5 +128,34 @@ def test_an_agent_bash_call_rewinds_its_files_and_not_another_programs(
         assert not (workspace / "sub.txt").exists()
         assert (workspace / "notes.txt").read_text() == "the user's edit"
         assert (workspace / "other_new.txt").exists()
+    finally:
+        k.shutdown()
+
+
+@pytest.mark.parametrize("mechanism", ["fanotify", "sampling"])
+def test_a_file_an_mcp_server_wrote_during_its_call_rewinds_with_the_agent_cell(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer, mechanism: str
+) -> None:
+    """The server is a child the kernel started: its write during `notes__write_note` is that
+    call's (exact with fanotify; uncertain but the call's with sampling, which cannot see a
+    write that quick), and rewinding the agent cell takes it back."""
+    env = {**agent_env, "LOGICIAN_PERMISSIONS__ALLOW": '["mcp(notes__*)"]'}
+    write_servers(env, {"notes": stdio_server(env={"MCP_NOTES_DIR": str(workspace)})})
+    server.script(
+        tool_reply("m1", "notes__write_note", {"name": "note.md", "text": "from the server"}),
+        text_reply("Saved."),
+    )
+    k = kernel_for(workspace, env, mechanism)
+    try:
+        wait_ready(k, "notes")
+        r = k.run("%%logician\nSave a note.")
+        assert r.status == "ok", r.text
+        assert (workspace / "note.md").read_text() == "from the server"
+        diff = k.run("%logician diff --last").text
+        line = next(ln for ln in diff.splitlines() if " note.md " in ln)
+        assert "by tool notes__write_note (m1)" in line, diff
+        assert ("uncertain" in line) == (mechanism == "sampling"), diff
+        assert k.run("%logician rewind --last").status == "ok"
+        assert not (workspace / "note.md").exists()
     finally:
         k.shutdown()
