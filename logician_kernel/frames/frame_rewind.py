@@ -360,7 +360,11 @@ def complete(
         "--resume" if resume else "",
         "--skip-failed" if skip_failed else "",
         "--include-external" if record.include_external else "",
-        f"--{record.scope.single}-only" if record.scope.single else "",
+        f"--call {record.call_id}"
+        if record.call_id
+        else f"--{record.scope.single}-only"
+        if record.scope.single
+        else "",
     ]
     messages = (
         _messages_before(checkpoints, record.frame)

@@ -68,6 +68,7 @@ def write_plan(
     variables: bool,
     force: bool,
     include_external: bool = False,
+    call_id: str | None = None,
 ) -> RewindPlanned:
     """Store what every path of the plan holds now and record the plan durably."""
     steps = []
@@ -85,6 +86,7 @@ def write_plan(
         variables=variables,
         force=force,
         include_external=include_external,
+        call_id=call_id,
         steps=steps,
         known=(plan.conflicts + nested_once(plan.skipped, [s.path for s in steps]) + plan.external)
         if plan is not None

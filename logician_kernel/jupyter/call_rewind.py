@@ -16,7 +16,7 @@ from IPython.display import display
 
 from ..agent import AgentSession
 from ..agent.errors import AgentError
-from ..workspace import CallRewound, describe_call_rewind, found_at_this_start
+from ..workspace import CallRewound, ProjectionItem, describe_call_rewind, found_at_this_start
 from . import display as render
 from .rewind_source import LedgerRewindSource
 from .safe_html import inert, tag
@@ -44,16 +44,17 @@ def handle(
     return _rendered(item)
 
 
-def announce(frames: LedgerRewindSource, item: CallRewound) -> None:
+def announce(frames: LedgerRewindSource, item: CallRewound | ProjectionItem) -> None:
     """The sidebar re-reads the frames: the call's paths are back."""
     checkpoints = frames.workspace.checkpoints_if_on
     total = len(checkpoints.frames()) if checkpoints is not None else 0
     frames.comms.notify("frames.changed", {"total": total})
 
 
-def _rendered(item: CallRewound) -> render.Rendered:
-    text = describe_call_rewind(item)
-    return render.preformatted(text)
+def _rendered(item: CallRewound | ProjectionItem) -> render.Rendered:
+    if isinstance(item, CallRewound):
+        return render.preformatted(describe_call_rewind(item))
+    return render.call_rewind_result(item)
 
 
 def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
@@ -82,7 +83,7 @@ def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
                 button.disabled = False
                 return
             announce(frames, item)
-            out.append_stdout(describe_call_rewind(item) + "\n")
+            out.append_stdout(_rendered(item).text + "\n")
             button.description = "Rewound"
 
         button.on_click(click)

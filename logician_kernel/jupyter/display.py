@@ -190,6 +190,17 @@ def rewind_result(item: ProjectionItem) -> Rendered:
     return preformatted("\n".join(lines))
 
 
+def call_rewind_result(item: ProjectionItem) -> Rendered:
+    """`rewind --call ID` of a closed frame's call: what happened to each of its paths."""
+    call = item.note.split("--call ", 1)[1].split()[0] if "--call " in item.note else "?"
+    lines = [f"Rewound call {call}: {_counts(p.action for p in item.paths)}; frames stay"]
+    lines += [
+        f"  {p.action:<9} {p.path}" + (f" ({p.detail})" if p.detail else "") for p in item.paths
+    ]
+    lines.append("`%logician undo` takes it back.")
+    return preformatted("\n".join(lines))
+
+
 def _span(frames: Sequence[int]) -> str:
     if not frames:
         return "-"

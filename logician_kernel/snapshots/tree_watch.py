@@ -27,6 +27,7 @@ while no frame is open, or read anything but `/proc` and the fanotify descriptor
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import errno
 import os
@@ -605,3 +606,4 @@ class TreeWatch:
 
 TREE = TreeWatch()
 """The process's one watcher (one fanotify group and one sampling thread per kernel)."""
+atexit.register(TREE.close)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..durable.journal import JournalError
-from ..frames import frame_rewind
+from ..frames import call_plan, frame_rewind
 from ..frames import undo as undo_
 from ..frames.file_checkpoints import FileCheckpoints, RewindError, RewindPlan
 from ..frames.recovery import CallRewindError
@@ -144,8 +144,14 @@ def undo(
         raise RewindError(f"undo: the ledger could not be written ({exc})") from exc
 
 
-def rewind_call(checkpoints: FileCheckpoints, call_id: str, *, force: bool) -> CallRewound:
+def rewind_call(
+    checkpoints: FileCheckpoints, call_id: str, *, force: bool
+) -> CallRewound | ProjectionItem:
+    """A call of a closed, active frame: its credited changes through an undoable plan
+    (call_plan.py); else a call a dead kernel cut off, from the pre-images it recorded."""
     try:
+        if call_plan.call_changes(checkpoints, call_id) is not None:
+            return call_plan.rewind_call(checkpoints, call_id, force=force)
         return rewind_one_call(checkpoints.ledger, checkpoints.snapshotter, call_id, force=force)
     except CallRewindError as exc:
         raise RewindError(str(exc)) from None

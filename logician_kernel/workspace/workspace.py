@@ -328,7 +328,7 @@ class Workspace:
                 refuse_if_running=refuse_if_running,
             )
 
-    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
+    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound | ProjectionItem:
         """`rewind --call`: put back the pre-images one tool call recorded (frames stay)."""
         checkpoints = self.checkpoints
         checkpoints.settle()  # a background capture of large files uses the snapshotter

@@ -159,3 +159,37 @@ def test_a_file_an_mcp_server_wrote_during_its_call_rewinds_with_the_agent_cell(
         assert not (workspace / "note.md").exists()
     finally:
         k.shutdown()
+
+
+def test_rewind_call_takes_back_one_bash_call_of_three_and_undo_brings_it_back(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(
+        tool_reply("w1", "write", {"path": "a.txt", "content": "from write\n"}),
+        tool_reply("b1", "bash", {"command": "echo from-bash > b.txt; echo more >> data.csv"}),
+        tool_reply("p1", "python", {"code": "open('c.txt', 'w').write('from python')"}),
+        text_reply("Done."),
+    )
+    k = Kernel(workspace, agent_env)
+    try:
+        assert k.run("%%logician\nDo the three things.").status == "ok"
+        r = k.run("%logician rewind --call b1")
+        assert r.status == "ok", r.text
+        assert "Rewound call b1" in r.text and "frames stay" in r.text, r.text
+        assert not (workspace / "b.txt").exists()
+        assert (workspace / "data.csv").read_text() == "a,b\n1,2\n"
+        assert (workspace / "a.txt").exists() and (workspace / "c.txt").exists()
+        again = k.run("%logician rewind --call b1").text
+        assert "already rewound" in again, again
+
+        r = k.run("%logician undo")
+        assert r.status == "ok", r.text
+        assert (workspace / "b.txt").read_text() == "from-bash\n"
+        assert (workspace / "data.csv").read_text().endswith("more\n")
+
+        r = k.run("%logician rewind --call p1")  # a python call too
+        assert r.status == "ok", r.text
+        assert not (workspace / "c.txt").exists() and (workspace / "b.txt").exists()
+        assert (workspace / "a.txt").exists()
+    finally:
+        k.shutdown()
