@@ -271,7 +271,7 @@ class FileCheckpoints:
             self._first.arm(deferred)  # type: ignore[union-attr]
         if self.attribute_changes and self.snapshotter is not None:
             AUDIT.begin(self.snapshotter.workspace)
-            TREE.begin(self.snapshotter.workspace)
+            TREE.begin(self.snapshotter.workspace, busy=AUDIT.busy)
             self.saves.begin()
         return frame_id
 

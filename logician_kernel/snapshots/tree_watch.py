@@ -33,6 +33,7 @@ import secrets
 import select
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -99,12 +100,48 @@ class _Processes:
         self._mark = f"{TREE_MARK}={token}".encode()
         self._server = f"{TOOL_SERVER_MARK}=".encode()
         self._cache: dict[int, tuple[str, _Who]] = {}
+        self._kernel = _Who(own=True, command="this kernel", server="")
         self.forks: dict[int, int] = {}
         """Process -> the process that forked it, as the kernel's fork log told (fanotify mode):
         the ancestry of a writer that exited before its event was read."""
+        self.before: set[int] = set()
+        """The kernel's descendants when the frame opened (with a fork log)."""
+        self.complete = False
+        """Whether every fork since the frame opened is in `forks`: then a process in neither
+        `forks` nor `before` was running before the frame, and not as ours."""
+
+    def begin_frame(self, fork_log: bool) -> None:
+        """A frame opens: forget the last frame's forks; with a fork log running, note the
+        kernel's descendants now (the kernel is a child subreaper: orphans stay beneath it)."""
+        self.forks.clear()
+        self.complete = fork_log
+        self.before = self._descendants() if fork_log else set()
+
+    def _descendants(self) -> set[int]:
+        found: set[int] = set()
+        todo = [self.kernel]
+        while todo and len(found) < 4096:
+            pid = todo.pop()
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/children", "rb") as file:
+                        children = [int(c) for c in file.read().split()]
+                except (OSError, ValueError):
+                    continue
+                for child in children:
+                    if child not in found:
+                        found.add(child)
+                        todo.append(child)
+        return found
 
     def who(self, pid: int) -> _Who | None:
         """None: the process is gone (or never was) and cannot be asked."""
+        if pid == self.kernel:
+            return self._kernel
         stat = _stat(pid)
         if stat is None or stat[2]:
             return self._by_forks(pid)
@@ -149,15 +186,27 @@ class _Processes:
         return False
 
     def _by_forks(self, pid: int) -> _Who | None:
-        """A writer that has exited: its fork log ancestry, else (a living ancestor) that
-        ancestor's verdict; None when nothing is known."""
-        if self._forked_by_us(pid):
-            return _Who(own=True, command=f"pid {pid} (exited)", server=self._server_of(pid))
-        parent = self.forks.get(pid)
-        if parent is not None and (up := _stat(parent)) is not None and not up[2]:
-            who = self.who(parent)
-            if who is not None and who.own:
-                return _Who(own=True, command=f"a child of `{who.command}`", server=who.server)
+        """A writer that has exited: up its fork log ancestry to the kernel, a descendant of
+        the kernel's when the frame opened, a process judged earlier, or a living ancestor;
+        a process that ran before the frame and was none of ours is not ours (with a complete
+        fork log). None when nothing is known."""
+        exited = f"pid {pid} (exited)"
+        p = pid
+        for _ in range(64):
+            if p == self.kernel or p in self.before:
+                return _Who(own=True, command=exited, server=self._server_of(pid))
+            cached = self._cache.get(p)
+            if cached is not None:
+                who = cached[1]
+                return who if p == pid else _Who(who.own, exited, who.server)
+            parent = self.forks.get(p)
+            if parent is None:
+                if p != pid and (up := _stat(p)) is not None and not up[2]:
+                    living = self.who(p)
+                    if living is not None:
+                        return _Who(living.own, f"a child of `{living.command}`", living.server)
+                return _Who(own=False, command=exited, server="") if self.complete else None
+            p = parent
         return None
 
     def _server_of(self, pid: int) -> str:
@@ -232,6 +281,7 @@ class TreeWatch:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._wake: tuple[int, int] | None = None
+        self._busy: Callable[[], bool] = lambda: True
 
     # -- the choice -----------------------------------------------------------------------------
 
@@ -279,9 +329,13 @@ class TreeWatch:
         self,
         workspace: os.PathLike[str] | str,
         exclude: tuple[str, ...] = (".logician", ".git"),
+        busy: Callable[[], bool] = lambda: True,
     ) -> None:
-        """Start watching for a frame (nothing runs in `time` mode)."""
+        """Start watching for a frame (nothing runs in `time` mode). `busy`: whether the frame
+        has started a process or runs a tool call - sampling looks only then (the kernel
+        always has a child: its process guard)."""
         mode = self.choose(workspace)
+        self._busy = busy
         given, real = os.path.abspath(workspace), os.path.realpath(workspace)
         self._roots = tuple(dict.fromkeys((real, given)))
         self._exclude = exclude
@@ -293,9 +347,9 @@ class TreeWatch:
             assert self._fan is not None
             try:
                 self._fan.forget_dirs()
-                self._procs.forks.clear()
                 if self._forks is not None:
                     self._forks.listen(True)
+                self._procs.begin_frame(self._forks is not None)
                 self._fan.mark(add=True)
             except OSError as exc:
                 self._fan.close()
@@ -362,8 +416,9 @@ class TreeWatch:
     def _take_events(self, evidence: TreeEvidence) -> None:
         with self._lock:
             assert self._fan is not None
-            if self._forks is not None:
-                self._forks.read(self._procs.forks)  # before the events: their writers' forks
+            # the forks first: the ancestry of the writers of the events read next
+            if self._forks is not None and not self._forks.read(self._procs.forks):
+                self._procs.complete = False
             events, lost = self._fan.read()
             evidence.lost |= lost
             now = time.time()
@@ -383,13 +438,12 @@ class TreeWatch:
     # -- sampling -------------------------------------------------------------------------------
 
     def _sample(self) -> None:
-        mine = False
         while not self._stop.wait(SAMPLE_INTERVAL):
             evidence = self._evidence
             if evidence is None:
                 return
-            if mine or self._procs.children():
-                mine = self._scan(evidence)
+            if self._busy() and self._procs.children():
+                self._scan(evidence)
 
     def _scan(self, evidence: TreeEvidence) -> bool:
         """One look at every process; True when one of ours runs."""

@@ -107,10 +107,8 @@ def test_writes_of_the_process_tree_are_ours_and_another_programs_are_not(
     if watch.mode == "fanotify":
         assert watch.label() == "exact (fanotify)"
         assert {"mine.txt", "daemon.txt", "held.txt", "go-other"} <= set(evidence.own)
+        # named by its command while it lives; "pid N (exited)" when it was gone first
         assert "other.txt" in evidence.foreign and not evidence.lost
-        assert "sh" in evidence.foreign["other.txt"].command or "python" in (
-            evidence.foreign["other.txt"].command
-        )
     else:
         assert watch.label().startswith("by process tree sampling")
         assert evidence.foreign == {}
