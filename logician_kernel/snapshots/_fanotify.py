@@ -108,8 +108,14 @@ class Fanotify:
             err = ctypes.get_errno()
             raise OSError(err, f"fanotify_mark: {os.strerror(err)}")
 
-    def forget_dirs(self) -> None:
+    def forget_dirs(self, root: str) -> None:
+        """A new frame over `root`: directory names may have changed since the last, and the
+        workspace may be another (on another file system: marked and resolved there)."""
         self._dirs.clear()
+        if root != self.root:
+            mount = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            os.close(self._mount)
+            self.root, self._mount = root, mount
 
     def read(self) -> tuple[list[tuple[int, str]], bool]:
         """(pid, full path) of the queued events, and whether the queue overflowed."""

@@ -346,7 +346,7 @@ class TreeWatch:
         if mode == "fanotify":
             assert self._fan is not None
             try:
-                self._fan.forget_dirs()
+                self._fan.forget_dirs(real)
                 if self._forks is not None:
                     self._forks.listen(True)
                 self._procs.begin_frame(self._forks is not None)
