@@ -104,8 +104,13 @@ def test_a_subprocess_cell_rewinds_its_own_files_and_not_another_programs(
         k.shutdown()
 
 
+@pytest.mark.parametrize("mechanism", ["fanotify", "sampling"])
 def test_an_agent_bash_call_rewinds_its_files_and_not_another_programs(
-    workspace: Path, agent_env: dict[str, str], server: LoopbackServer, tmp_path: Path
+    workspace: Path,
+    agent_env: dict[str, str],
+    server: LoopbackServer,
+    tmp_path: Path,
+    mechanism: str,
 ) -> None:
     flags = tmp_path / "flags"
     flags.mkdir()
@@ -114,7 +119,7 @@ def test_an_agent_bash_call_rewinds_its_files_and_not_another_programs(
         tool_reply("b1", "bash", {"command": subprocess_script(flags)}),
         text_reply("Done."),
     )
-    k = kernel_for(workspace, agent_env, "fanotify")
+    k = kernel_for(workspace, agent_env, mechanism)
     try:
         other = start_other(flags, workspace)
         r = k.run("%%logician\nBuild it.")
@@ -122,9 +127,15 @@ def test_an_agent_bash_call_rewinds_its_files_and_not_another_programs(
         assert r.status == "ok", r.text
         diff = k.run("%logician diff --last").text
         lines = {ln.split()[1]: ln for ln in diff.splitlines() if ln.startswith(("created", "mod"))}
-        assert "by tool bash (b1)" in lines["sub.txt"], diff
-        assert "by external" in lines["notes.txt"] and "by external" in lines["other_new.txt"]
-        assert k.run("%logician rewind --last").status == "ok"
+        assert "by tool bash (b1)" in lines["sub.txt"] and "uncertain" not in lines["sub.txt"]
+        if mechanism == "fanotify":
+            assert "by external" in lines["notes.txt"] and "by external" in lines["other_new.txt"]
+            assert k.run("%logician rewind --last").status == "ok"
+        else:  # written while the bash call ran: uncertain, kept when asked
+            for name in ("notes.txt", "other_new.txt"):
+                assert "by tool bash (b1)" in lines[name] and "uncertain" in lines[name], diff
+            r = k.run("%logician rewind --last --keep-uncertain")
+            assert r.status == "ok" and "whose writer was uncertain were left alone" in r.text
         assert not (workspace / "sub.txt").exists()
         assert (workspace / "notes.txt").read_text() == "the user's edit"
         assert (workspace / "other_new.txt").exists()
