@@ -7,8 +7,9 @@ One mechanism per kernel, chosen once (`TreeWatch.choose`) and shown by `%logici
   containers) reports every create, modify, attribute change, rename and delete with the
   writer's pid, read by a thread while the frame is open; each pid is judged at once
   (`_Processes.who`).
-- **by process tree sampling**: while a process of ours runs, `/proc` is scanned every
-  `SAMPLE_INTERVAL` s for our descendants and the workspace files they hold open for writing.
+- **by process tree sampling**: while the frame has started a process or runs a tool call,
+  the kernel's subtree is looked at every `SAMPLE_INTERVAL` s (all of `/proc` every
+  `FULL_LOOK_EVERY`th time) for the workspace files our processes hold open for writing.
   A write that opens and closes between two scans is missed.
 - **by time only**: nothing is watched; a change made while a process of ours ran cannot be
   told from someone else's.
@@ -48,7 +49,9 @@ LABELS: dict[Mode, str] = {
 }
 CHOICE_ENV = "LOGICIAN_ATTRIBUTION"
 SAMPLE_INTERVAL = 0.05
-"""Seconds between two `/proc` scans while a process of ours runs (sampling mode)."""
+"""Seconds between two looks at the kernel's processes while one runs (sampling mode)."""
+FULL_LOOK_EVERY = 10
+"""One look in this many walks every process on the machine, not only the kernel's subtree."""
 
 
 @dataclass(frozen=True)
@@ -115,9 +118,10 @@ class _Processes:
         kernel's descendants now (the kernel is a child subreaper: orphans stay beneath it)."""
         self.forks.clear()
         self.complete = fork_log
-        self.before = self._descendants() if fork_log else set()
+        self.before = self.descendants() if fork_log else set()
 
-    def _descendants(self) -> set[int]:
+    def descendants(self) -> set[int]:
+        """The kernel's descendants now, through `/proc/<pid>/task/<tid>/children`."""
         found: set[int] = set()
         todo = [self.kernel]
         while todo and len(found) < 4096:
@@ -438,30 +442,35 @@ class TreeWatch:
     # -- sampling -------------------------------------------------------------------------------
 
     def _sample(self) -> None:
+        looks = 0
         while not self._stop.wait(SAMPLE_INTERVAL):
             evidence = self._evidence
             if evidence is None:
                 return
             if self._busy() and self._procs.children():
-                self._scan(evidence)
+                # The kernel's subtree each time (cheap: the kernel is a child subreaper, so
+                # orphans stay in it); every process each `FULL_LOOK_EVERY`th time, for ours
+                # that left it (a kernel that is no subreaper: `%load_ext` in a stock one).
+                self._scan(evidence, full=looks % FULL_LOOK_EVERY == 0)
+                looks += 1
 
-    def _scan(self, evidence: TreeEvidence) -> bool:
-        """One look at every process; True when one of ours runs."""
-        found = False
+    def _scan(self, evidence: TreeEvidence, *, full: bool) -> None:
+        """One look at the kernel's processes (`full`: at every process on the machine)."""
         now = time.time()
-        for name in os.listdir("/proc"):
-            if not name.isdigit() or int(name) == self._procs.kernel:
+        if full:
+            pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
+        else:
+            pids = list(self._procs.descendants())
+        for pid in pids:
+            if pid == self._procs.kernel:
                 continue
-            pid = int(name)
             who = self._procs.who(pid)
             if who is None or not who.own:
                 continue
-            found = True
             if who.server:
                 evidence.servers.add(who.server)
             for rel in self._held_for_writing(pid):
                 evidence.own.setdefault(rel, TreeWrite(pid, who.command, now, who.server))
-        return found
 
     def _held_for_writing(self, pid: int) -> list[str]:
         out: list[str] = []
