@@ -167,6 +167,11 @@ def attribute(
                 if call is not None
                 else f"written by tool server {mine.server} outside any of its calls"
             )
+        elif (old := tree.earlier.get(change.path)) is not None and saved_at is None:
+            basis = (
+                f"written by `{old.command}` (pid {old.pid}), a process an earlier cell started "
+                "that is still running, not by this frame"
+            )
         elif other is not None and tree.mode == "fanotify" and saved_at is None:
             basis = f"written by `{other.command}` (pid {other.pid}), not a process of this kernel"
         elif spawned and saved_at is None:

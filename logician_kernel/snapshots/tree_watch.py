@@ -76,6 +76,9 @@ class TreeEvidence:
     """Written by a process of this kernel's tree (first write seen)."""
     foreign: dict[str, TreeWrite] = field(default_factory=dict)
     """Written by a process outside it (first write seen)."""
+    earlier: dict[str, TreeWrite] = field(default_factory=dict)
+    """Written by a process of ours that ran since before the frame opened (an earlier cell's
+    background job): not this frame's doing."""
     unknown: dict[str, TreeWrite] = field(default_factory=dict)
     """Written by a process gone before it could be asked whose it was."""
     servers: set[str] = field(default_factory=set)
@@ -93,6 +96,9 @@ class _Who:
     own: bool
     command: str
     server: str
+    earlier: bool = False
+    """Ours, but running since before the frame opened (or a child of such a process): an
+    earlier cell's background process, not this frame's."""
 
 
 class _Processes:
@@ -114,11 +120,12 @@ class _Processes:
         `forks` nor `before` was running before the frame, and not as ours."""
 
     def begin_frame(self, fork_log: bool) -> None:
-        """A frame opens: forget the last frame's forks; with a fork log running, note the
-        kernel's descendants now (the kernel is a child subreaper: orphans stay beneath it)."""
+        """A frame opens: forget the last frame's forks and verdicts, and note the kernel's
+        descendants now (the kernel is a child subreaper: orphans stay beneath it)."""
         self.forks.clear()
+        self._cache.clear()  # "earlier" is relative to the frame
         self.complete = fork_log
-        self.before = self.descendants() if fork_log else set()
+        self.before = self.descendants()
 
     def descendants(self) -> set[int]:
         """The kernel's descendants now, through `/proc/<pid>/task/<tid>/children`."""
@@ -155,11 +162,14 @@ class _Processes:
             return cached[1]
         if len(self._cache) > 8192:
             self._cache.clear()
-        own, parent = pid == self.kernel, ppid
+        own, earlier, parent = False, pid in self.before, ppid
         for _ in range(64):
-            if own or parent <= 1:
+            if parent == self.kernel:
+                own = True
                 break
-            own = parent == self.kernel
+            if parent <= 1:
+                break
+            earlier = earlier or parent in self.before
             up = _stat(parent)
             parent = up[0] if up is not None else 0
         own = own or self._forked_by_us(pid)
@@ -174,7 +184,12 @@ class _Processes:
                 own = True
             elif item.startswith(self._server):
                 server = os.fsdecode(item[len(self._server) :]) or "?"
-        who = _Who(own=own, command=_command(pid), server=server if own else "")
+        who = _Who(
+            own=own,
+            command=_command(pid),
+            server=server if own else "",
+            earlier=own and earlier and not server,
+        )
         self._cache[pid] = (start, who)
         return who
 
@@ -198,17 +213,23 @@ class _Processes:
         p = pid
         for _ in range(64):
             if p == self.kernel or p in self.before:
-                return _Who(own=True, command=exited, server=self._server_of(pid))
+                server = self._server_of(pid)
+                return _Who(True, exited, server, earlier=p in self.before and not server)
             cached = self._cache.get(p)
             if cached is not None:
                 who = cached[1]
-                return who if p == pid else _Who(who.own, exited, who.server)
+                return who if p == pid else _Who(who.own, exited, who.server, who.earlier)
             parent = self.forks.get(p)
             if parent is None:
                 if p != pid and (up := _stat(p)) is not None and not up[2]:
                     living = self.who(p)
                     if living is not None:
-                        return _Who(living.own, f"a child of `{living.command}`", living.server)
+                        return _Who(
+                            living.own,
+                            f"a child of `{living.command}`",
+                            living.server,
+                            living.earlier,
+                        )
                 return _Who(own=False, command=exited, server="") if self.complete else None
             p = parent
         return None
@@ -359,6 +380,8 @@ class TreeWatch:
                 self._fan.close()
                 self._fan, self.mode, self.reason = None, "sampling", f"fanotify failed ({exc})"
                 self._evidence.mode = mode = "sampling"
+        if mode == "sampling":
+            self._procs.begin_frame(False)
         if self._wake is None:
             self._wake = os.pipe()
         target = self._read_events if mode == "fanotify" else self._sample
@@ -436,7 +459,13 @@ class TreeWatch:
                     continue
                 if who.server:
                     evidence.servers.add(who.server)
-                into = evidence.own if who.own else evidence.foreign
+                into = (
+                    evidence.earlier
+                    if who.earlier
+                    else evidence.own
+                    if who.own
+                    else evidence.foreign
+                )
                 into.setdefault(rel, TreeWrite(pid, who.command, now, who.server))
 
     # -- sampling -------------------------------------------------------------------------------
@@ -469,8 +498,9 @@ class TreeWatch:
                 continue
             if who.server:
                 evidence.servers.add(who.server)
+            into = evidence.earlier if who.earlier else evidence.own
             for rel in self._held_for_writing(pid):
-                evidence.own.setdefault(rel, TreeWrite(pid, who.command, now, who.server))
+                into.setdefault(rel, TreeWrite(pid, who.command, now, who.server))
 
     def _held_for_writing(self, pid: int) -> list[str]:
         out: list[str] = []

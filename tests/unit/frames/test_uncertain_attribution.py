@@ -124,3 +124,13 @@ def test_uncertain_changes_are_reverted_by_default_and_left_alone_when_asked() -
     # a sure change first, an uncertain one after it: reverting would undo the uncertain one
     mixed = judge_chain([(2, sure), (3, unsure)], include_external=False, keep_uncertain=True)
     assert mixed.conflict
+
+
+def test_a_background_process_of_an_earlier_cell_is_not_this_frames_writer(
+    tmp_path: Path,
+) -> None:
+    now = time.time()
+    tree = TreeEvidence(mode="fanotify", earlier={"ckpt.pt": TreeWrite(5, "python train.py", now)})
+    out = _attribute(tmp_path, ["ckpt.pt"], FrameEvidence(spawned={CELL: "ls"}), tree)
+    assert out["ckpt.pt"].by == "external" and not out["ckpt.pt"].uncertain
+    assert "a process an earlier cell started that is still running" in out["ckpt.pt"].basis

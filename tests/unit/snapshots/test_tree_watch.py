@@ -137,3 +137,38 @@ def test_a_bad_choice_is_named_and_the_best_mechanism_used(
     w.close()
     assert "LOGICIAN_ATTRIBUTION='psychic' is not one of" in w.label()
     assert os.environ["LOGICIAN_PROCESS_TREE"] == w.token  # children will carry it
+
+
+LATE = """
+import os, sys, time
+go, release, target = sys.argv[1:4]
+deadline = time.time() + 60
+while not os.path.exists(go) and time.time() < deadline:
+    time.sleep(0.01)
+f = open(target, "w")
+f.write("a background job's checkpoint")
+f.flush()
+while not os.path.exists(release) and time.time() < deadline:
+    time.sleep(0.01)
+"""
+"""An earlier cell's background job: started before the frame, it writes during it."""
+
+
+def test_a_process_of_ours_started_before_the_frame_is_an_earlier_cells(
+    watch: TreeWatch, tmp_path: Path
+) -> None:
+    go, release = tmp_path / "go", tmp_path / "release"
+    job = subprocess.Popen(
+        [sys.executable, "-c", LATE, str(go), str(release), "ckpt.txt"], cwd=tmp_path
+    )
+    watch.begin(tmp_path)
+    go.touch()
+    wait_for(lambda: (tmp_path / "ckpt.txt").exists(), "the job's write")
+    if watch.mode == "sampling":
+        wait_for(
+            lambda: "ckpt.txt" in (watch._evidence.earlier if watch._evidence else {}), "a look"
+        )
+    release.touch()
+    job.wait(60)
+    evidence = watch.end()
+    assert "ckpt.txt" in evidence.earlier and "ckpt.txt" not in evidence.own
