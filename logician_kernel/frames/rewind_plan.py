@@ -302,6 +302,13 @@ def interrupted_notice(entries: Sequence[BaseModel] | ThreadLedger) -> str | Non
             )
         )
     what = f"frame(s) {', '.join(map(str, record.frames))}" if record.frames else "the conversation"
+    if record.call_id:
+        return (
+            f"Logician: a rewind of call {record.call_id} (frame {record.frame}, started "
+            f"{record.time[:19]} UTC) was interrupted: at least {state.progress} of "
+            f"{len(record.steps)} path(s) were restored. `%logician rewind --resume` completes "
+            "it (paths already restored are not conflicts)."
+        )
     return (
         f"Logician: a rewind of {what} (to just before frame {record.frame}, started "
         f"{record.time[:19]} UTC) was interrupted: at least {state.progress} of "

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply, tool_reply
+from mcp_servers.helpers import wait_until
 from test_kernel_mcp import stdio_server, wait_ready, write_servers
 
 pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
@@ -202,5 +203,37 @@ def test_rewind_call_takes_back_one_bash_call_of_three_and_undo_brings_it_back(
         assert r.status == "ok", r.text
         assert not (workspace / "c.txt").exists() and (workspace / "b.txt").exists()
         assert (workspace / "a.txt").exists()
+    finally:
+        k.shutdown()
+
+
+def test_a_call_rewind_cut_short_by_kill9_resumes(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(
+        tool_reply("w1", "write", {"path": "kept.txt", "content": "kept\n"}),
+        tool_reply("b1", "bash", {"command": "for n in 1 2 3; do echo $n > out$n.txt; done"}),
+        text_reply("Done."),
+    )
+    k = Kernel(workspace, agent_env)
+    try:
+        assert k.run("%%logician\nMake the outputs.").status == "ok"
+        # Test-only hook: the kernel SIGKILLs itself after this many restored paths.
+        k.run("import os; os.environ['LOGICIAN_TEST_REWIND_KILL_AFTER'] = '1'")
+        k.send("%logician rewind --call b1")
+        process = k.km.provisioner.process  # type: ignore[union-attr]
+        wait_until(
+            lambda: process.returncode is not None or process.poll() is not None, 120, "kill"
+        )
+        k.kc.stop_channels()
+        k.km.cleanup_resources()
+        assert sum((workspace / f"out{n}.txt").exists() for n in (1, 2, 3)) == 2
+        k.start_again()
+        first = k.run("print('alive')")
+        assert "a rewind of call b1" in first.stderr + first.stdout
+        r = k.run("%logician rewind --resume")
+        assert r.status == "ok", r.text
+        assert not any((workspace / f"out{n}.txt").exists() for n in (1, 2, 3))
+        assert (workspace / "kept.txt").exists()
     finally:
         k.shutdown()
