@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 def call_changes(checkpoints: FileCheckpoints, call_id: str) -> tuple[int, list[PathChange]] | None:
     """The active frame that ran `call_id` and the changes credited to it, or None when no
     closed, active frame credits any change to that call."""
-    for view in checkpoints.active_frames():
+    for view in reversed(checkpoints.active_frames()):  # the newest, should an id repeat
         mine = [c for c in view.changes if c.call_id == call_id and c.by == "tool"]
         if mine:
             return view.frame, mine
