@@ -76,6 +76,14 @@ def plan_call(
     return plan
 
 
+def preview_call(checkpoints: FileCheckpoints, call_id: str, *, force: bool) -> RewindPlan:
+    """What `rewind --call ID` would do, touching nothing (`--dry-run`)."""
+    found = call_changes(checkpoints, call_id)
+    if found is None:
+        raise RewindError(f"rewind --call: no active frame credits a change to call {call_id!r}")
+    return plan_call(checkpoints, found[0], found[1], force=force)
+
+
 def rewind_call(checkpoints: FileCheckpoints, call_id: str, *, force: bool) -> ProjectionItem:
     """Restore what `call_id` changed through a recorded, undoable plan."""
     found = call_changes(checkpoints, call_id)

@@ -16,7 +16,13 @@ from IPython.display import display
 
 from ..agent import AgentSession
 from ..agent.errors import AgentError
-from ..workspace import CallRewound, ProjectionItem, describe_call_rewind, found_at_this_start
+from ..workspace import (
+    CallRewound,
+    ProjectionItem,
+    RewindError,
+    describe_call_rewind,
+    found_at_this_start,
+)
 from . import display as render
 from .rewind_source import LedgerRewindSource
 from .safe_html import inert, tag
@@ -26,16 +32,16 @@ def handle(
     session: AgentSession, frames: LedgerRewindSource, opts: argparse.Namespace
 ) -> render.Rendered:
     """`%logician rewind --call ID [--force]`."""
-    if (
-        opts.last
-        or opts.cell is not None
-        or opts.target is not None
-        or opts.dry_run
-        or getattr(opts, "resume", False)
-    ):
+    if opts.last or opts.cell is not None or opts.target is not None or opts.resume:
         raise UsageError(
-            "%logician rewind --call ID: give the call id alone (with --force at most)"
+            "%logician rewind --call ID: give the call id alone (with --force or --dry-run)"
         )
+    if opts.dry_run:
+        try:
+            plan = frames.workspace.preview_call(opts.call, force=opts.force)
+        except RewindError as exc:
+            raise UsageError(str(exc)) from None
+        return render.call_rewind_plan(opts.call, plan)
     try:
         item = session.rewind_call(opts.call, force=opts.force)
     except AgentError as exc:

@@ -190,6 +190,15 @@ def rewind_result(item: ProjectionItem) -> Rendered:
     return preformatted("\n".join(lines))
 
 
+def call_rewind_plan(call_id: str, plan: RewindPlan) -> Rendered:
+    """`rewind --call ID --dry-run`: what restoring one call's changes would do."""
+    lines = [f"Dry run: rewinding call {call_id} would (its frame stays)"]
+    lines += [f"  {'delete' if t.kind == 'absent' else 'restore'} {p}" for p, t in plan.restore]
+    lines += [f"  conflict: {c.path}: {c.detail}" for c in plan.conflicts]
+    lines += [f"  not restorable: {s.path}: {s.detail}" for s in plan.skipped]
+    return preformatted("\n".join(lines))
+
+
 def call_rewind_result(item: ProjectionItem) -> Rendered:
     """`rewind --call ID` of a closed frame's call: what happened to each of its paths."""
     call = item.note.split("--call ", 1)[1].split()[0] if "--call " in item.note else "?"
@@ -307,7 +316,7 @@ def help_text() -> Rendered:
         "  %logician rewind N --include-external  also revert changes made outside this kernel\n"
         "  %logician rewind N --files-only | --variables-only | --conversation-only\n"
         "  %logician rewind N --keep-uncertain  leave changes whose writer is uncertain alone\n"
-        "  %logician rewind --call ID       restore what one tool call changed (undoable)\n"
+        "  %logician rewind --call ID [--dry-run]  restore what one tool call changed (undoable)\n"
         "  %logician undo [--force]         take back the most recent rewind exactly\n"
         "  %logician rewind --resume        complete an interrupted or incomplete rewind\n"
         "  %logician rewind --skip-failed   finish an incomplete rewind without its failed paths\n"

@@ -159,6 +159,10 @@ def rewind_call(
         raise RewindError(f"rewind --call: the ledger could not be written ({exc})") from exc
 
 
+def preview_call(checkpoints: FileCheckpoints, call_id: str, *, force: bool) -> RewindPlan:
+    return call_plan.preview_call(checkpoints, call_id, force=force)
+
+
 def preview(
     checkpoints: FileCheckpoints,
     variables: VariableCheckpoints | None,

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from ..config import EffectiveConfig, load_effective_config
 from ..frames.capture_heal import CaptureHeal
-from ..frames.file_checkpoints import FileCheckpoints, RewindError
+from ..frames.file_checkpoints import FileCheckpoints, RewindError, RewindPlan
 from ..frames.variable_checkpoints import VariableCheckpoints
 from ..ledger.frame_view import FrameView
 from ..ledger.thread_ledger import CallRewound, ProjectionItem, ThreadLedger
@@ -334,6 +334,10 @@ class Workspace:
         checkpoints.settle()  # a background capture of large files uses the snapshotter
         with self.frame_lock:
             return rewinds.rewind_call(checkpoints, call_id, force=force)
+
+    def preview_call(self, call_id: str, *, force: bool = False) -> RewindPlan:
+        """What `rewind --call ID` would do, touching nothing (`--dry-run`)."""
+        return rewinds.preview_call(self.checkpoints, call_id, force=force)
 
     def preview(
         self,

@@ -185,6 +185,10 @@ def test_rewind_call_takes_back_one_bash_call_of_three_and_undo_brings_it_back(
     k = Kernel(workspace, agent_env)
     try:
         assert k.run("%%logician\nDo the three things.").status == "ok"
+        dry = k.run("%logician rewind --call b1 --dry-run").text
+        assert "would (its frame stays)" in dry and "delete b.txt" in dry, dry
+        assert "restore data.csv" in dry and "a.txt" not in dry and "c.txt" not in dry, dry
+        assert (workspace / "b.txt").exists()  # a dry run touches nothing
         r = k.run("%logician rewind --call b1")
         assert r.status == "ok", r.text
         assert "Rewound call b1" in r.text and "frames stay" in r.text, r.text
