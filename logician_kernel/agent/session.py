@@ -289,9 +289,10 @@ class AgentSession:
         with _agent_errors():
             return self.workspace.undo(force=force)
 
-    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
-        """Put back what one tool call cut off by a dead kernel had captured
-        (`restorable_calls` lists them)."""
+    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound | ProjectionItem:
+        """Put back what one tool call changed: a call of a closed frame through an undoable
+        plan (a `rewind` projection item), or one cut off by a dead kernel from what it had
+        captured (`restorable_calls` lists them)."""
         with _agent_errors():
             return self.workspace.rewind_call(call_id, force=force)
 

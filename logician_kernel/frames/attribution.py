@@ -4,12 +4,20 @@ rewind may therefore put back.
 
 Evidence, strongest first: a save JupyterLab reported over the comm (external, with its time);
 a write the kernel's own process made (`write_audit.py`: the cell's code or the tool call it
-ran in); a file the kernel process still holds open; a process the frame started (its writes
-cannot be told apart from anyone else's, so they are the cell's - or that tool call's - and
-the report says so). A change with none of these is external: the kernel did not make it.
+ran in); a file the kernel process still holds open; a write by a process of the kernel's tree
+or by another program, as the tree watcher saw it (`tree_watch.py`: exact with fanotify, only
+files held open with sampling); a process the frame started, when nothing else says who wrote:
+the change is the cell's (or that tool call's) but *uncertain*, and says so. A tool server's
+(MCP) write belongs to the call running when it was made. A change with none of these is
+external: the kernel did not make it.
 
-Must never: do I/O beyond `/proc/self/fd`, or let a rewind put back an external change without
-`include_external` (or, for a path the frame changed too, `force`).
+An uncertain change is rewound by default, unless an editor's trace lies next to it (a swap,
+backup or atomic-save file: `editor_trace`), which makes it a conflict; `keep_uncertain`
+leaves every uncertain change alone.
+
+Must never: do I/O beyond `/proc/self/fd` and a look for editor traces beside an uncertain
+path, or let a rewind put back an external change without `include_external` (or, for a path
+the frame changed too, `force`).
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel
 
 from ..ledger.entries import FrameClose, FrameOpen, ToolIntent
+from ..snapshots.tree_watch import TreeEvidence, TreeWrite
 from ..snapshots.write_audit import CELL, FrameEvidence, open_in_process
 from ..types.path_states import PathChange
 
@@ -34,6 +43,9 @@ WRITE_RATE = 25 * 1024 * 1024
 """Bytes a second a cell is assumed to write at least: a big file still being written by the
 kernel is not mistaken for a later outside write. A VM's disk with a cold cache wrote 300 MB
 in 5.5 s (55 MB/s) on an otherwise quiet machine; 25 MB/s leaves room for that."""
+
+SERVER_SEPARATOR = "__"
+"""Between a tool server's name and its tool's (`fs__write_file`, as mcp/names.py spells it)."""
 
 RECENT_SAVES = 256
 """Saves remembered between frames (to say "saved in JupyterLab at ..." in a conflict)."""
@@ -116,20 +128,30 @@ def attribute(
     workspace: Path,
     tool_names: dict[str, str],
     checkpointed: dict[str, str | None],
+    tree: TreeEvidence | None = None,
 ) -> list[PathChange]:
-    """Each change with who made it (`by`, `call_id`, `tool`, `basis`, `saved_at`)."""
+    """Each change with who made it (`by`, `call_id`, `tool`, `basis`, `saved_at`, and
+    `uncertain` when a process of ours ran and nothing told its write from another's)."""
     real = Path(os.path.realpath(workspace))  # /proc/self/fd names real paths
+    tree = tree if tree is not None else TreeEvidence()
     unknown = {
         str(real / c.path): c.path
         for c in changes
         if evidence.writer(c.path) is None and c.path not in checkpointed
     }
     held = {unknown[p] for p in open_in_process(set(unknown))} if unknown else set()
+    # Calls that ran a process of ours: what the frame spawned, and tool server calls.
+    spawned = dict(evidence.spawned)
+    for call_id, name in tool_names.items():
+        if SERVER_SEPARATOR in name and call_id not in spawned:
+            spawned[call_id] = f"MCP server {name.split(SERVER_SEPARATOR, 1)[0]}"
+    paths = {c.path for c in changes}
     out = []
     for change in changes:
         saved_at = saves.get(change.path)
+        mine, other = tree.own.get(change.path), tree.foreign.get(change.path)
         call: str | None = None
-        basis = ""
+        basis = uncertain = ""
         if change.path in checkpointed:
             call = checkpointed[change.path] or CELL
             basis = "captured by the tool before it wrote"
@@ -137,20 +159,36 @@ def attribute(
             call, basis = writer, "written by this kernel's process"
         elif change.path in held:
             call, basis = CELL, "held open by this kernel's process"
-        elif evidence.spawned and saved_at is None:
-            call = _spawner(evidence, workspace / change.path)
+        elif mine is not None:
+            call = _call_at(evidence, spawned, mine)
+            how = "written" if tree.mode == "fanotify" else "held open for writing"
+            basis = (
+                f"{how} by `{mine.command}` (pid {mine.pid}), a process this kernel started"
+                if call is not None
+                else f"written by tool server {mine.server} outside any of its calls"
+            )
+        elif (old := tree.earlier.get(change.path)) is not None and saved_at is None:
+            basis = (
+                f"written by `{old.command}` (pid {old.pid}), a process an earlier cell started "
+                "that is still running, not by this frame"
+            )
+        elif other is not None and tree.mode == "fanotify" and saved_at is None:
+            basis = f"written by `{other.command}` (pid {other.pid}), not a process of this kernel"
+        elif spawned and saved_at is None:
+            call = _spawner(spawned, evidence.windows, workspace / change.path)
             if call is not None:
                 basis = (
-                    f"written while a process this frame started was running "
-                    f"(`{evidence.spawned[call]}`); not told apart from other writers"
+                    f"written while a process this frame started was running (`{spawned[call]}`)"
                 )
+                uncertain = _uncertain(spawned[call], tree, change.path)
         if call is None:
-            basis = (
-                f"saved in JupyterLab at {_clock(saved_at)}"
-                if saved_at
-                else "no write by this kernel's process was seen (another program, the user, "
-                "or another kernel)"
-            )
+            if not basis:
+                basis = (
+                    f"saved in JupyterLab at {_clock(saved_at)}"
+                    if saved_at
+                    else "no write by this kernel's process was seen (another program, the "
+                    "user, or another kernel)"
+                )
             out.append(
                 change.model_copy(update={"by": "external", "basis": basis, "saved_at": saved_at})
             )
@@ -158,29 +196,86 @@ def attribute(
         update: dict[str, object] = {"by": "tool" if call else "cell", "basis": basis}
         if call:
             update |= {"call_id": call, "tool": tool_names.get(call)}
+        if uncertain:
+            update["uncertain"] = uncertain
         if saved_at:
             update |= {
                 "saved_at": saved_at,
                 "outside_write": f"saved in JupyterLab at {_clock(saved_at)}",
             }
+        elif other is not None and tree.mode == "fanotify":
+            update["outside_write"] = (
+                f"also written by `{other.command}` (pid {other.pid}), not a process of this kernel"
+            )
+        elif uncertain and (hint := editor_trace(real, change.path, paths)):
+            update["outside_write"] = hint
         elif late := _written_later(real / change.path, evidence.last.get(change.path)):
             update["outside_write"] = late
         out.append(change.model_copy(update=update))
     return out
 
 
-def _spawner(evidence: FrameEvidence, full: Path) -> str | None:
+def _call_at(evidence: FrameEvidence, spawned: dict[str, str], write: TreeWrite) -> str | None:
+    """The tool call that ran a process (or a tool server) whose window holds a process-tree
+    write (the one it falls inside, else the nearest within the slack: the event is read a
+    moment after the write), else the cell's own code; a tool server's write outside its
+    calls is no one's of ours (None)."""
+    near: tuple[float, str] | None = None
+    for call in spawned:
+        start, end = evidence.windows.get(call, (0.0, 0.0))
+        if call == CELL or not start:
+            continue
+        if start <= write.at <= end:
+            return call
+        gap = min(abs(write.at - start), abs(write.at - end))
+        if gap <= LATE_WRITE_SLACK and (near is None or gap < near[0]):
+            near = (gap, call)
+    if near is not None:
+        return near[1]
+    return None if write.server else CELL
+
+
+def _uncertain(command: str, tree: TreeEvidence, path: str) -> str:
+    text = f"written while `{command}` ran; another program may have written it too"
+    if tree.mode == "fanotify" and path in tree.unknown:
+        return text + " (its writer exited before it could be asked whose it was)"
+    if tree.mode == "fanotify":
+        return text + " (no write to it was reported: another file system, or a memory map)"
+    if tree.mode == "sampling":
+        return text + " (no process of this kernel was seen holding it open)"
+    return text + " (writers are not watched on this machine: by time only)"
+
+
+EDITOR_TRACES = (".{}.swp", ".{}.swx", "{}~", "#{}#", ".#{}", "{}.bak", ".{}.kate-swp", "{}.tmp")
+"""Files an editor keeps next to a file it has open or just saved (vim, emacs, kate, ...)."""
+
+
+def editor_trace(real: Path, path: str, changed: set[str]) -> str:
+    """ "an editor's `.notes.txt.swp` lies next to it" when a swap, backup or atomic-save file
+    of `path` exists beside it or changed in the same frame; "" when none does."""
+    parent, _, name = path.rpartition("/")
+    for pattern in EDITOR_TRACES:
+        trace = pattern.format(name)
+        rel = f"{parent}/{trace}" if parent else trace
+        if rel in changed or os.path.lexists(real / rel):
+            return f"an editor's `{trace}` lies next to it: another program may have written it"
+    return ""
+
+
+def _spawner(
+    spawned: dict[str, str], windows: dict[str, tuple[float, float]], full: Path
+) -> str | None:
     """Which spawning call could have made this change: the cell's own code (its processes'
     lifetimes are unknown) or a tool call whose window holds the file's modification time. A
     file modified while none of them ran is someone else's (None)."""
-    if CELL in evidence.spawned:
+    if CELL in spawned:
         return CELL
     try:
         mtime = os.lstat(full).st_mtime
     except OSError:  # deleted: no time to go by, so the first spawning call
-        return next(iter(evidence.spawned))
-    for call in evidence.spawned:
-        start, end = evidence.windows.get(call, (float("-inf"), float("inf")))
+        return next(iter(spawned))
+    for call in spawned:
+        start, end = windows.get(call, (float("-inf"), float("inf")))
         if start - LATE_WRITE_SLACK <= mtime <= end + LATE_WRITE_SLACK:
             return call
     return None
@@ -250,15 +345,30 @@ class ChainVerdict:
     """Why reverting it would destroy someone else's later change ("" when it would not)."""
 
 
-def judge_chain(chain: Sequence[tuple[int, PathChange]], *, include_external: bool) -> ChainVerdict:
+def judge_chain(
+    chain: Sequence[tuple[int, PathChange]],
+    *,
+    include_external: bool,
+    keep_uncertain: bool = False,
+) -> ChainVerdict:
     """Rewinding reverts the popped frames' own changes only. External changes before the
     first own one are kept by restoring to that own change's pre-state; an external change
-    after it (or a save during it) is a conflict."""
+    after it (or a save during it) is a conflict. `keep_uncertain`: a change whose writer
+    could not be established counts as external (left alone, and said why)."""
     if include_external:
         return ChainVerdict(start=0)
-    own = [i for i, (_, c) in enumerate(chain) if (c.by or "cell") != "external"]
+    own = [
+        i
+        for i, (_, c) in enumerate(chain)
+        if (c.by or "cell") != "external" and not (keep_uncertain and c.uncertain)
+    ]
     if not own:
         frame, change = chain[-1]
+        if change.uncertain and keep_uncertain:
+            return ChainVerdict(
+                start=None,
+                external=f"frame {frame}: {change.uncertain}; left alone (--keep-uncertain)",
+            )
         return ChainVerdict(
             start=None,
             external=(
@@ -268,7 +378,7 @@ def judge_chain(chain: Sequence[tuple[int, PathChange]], *, include_external: bo
         )
     first = own[0]
     for frame, change in chain[first:]:
-        if change.by == "external":
+        if change.by == "external" or (keep_uncertain and change.uncertain):
             return ChainVerdict(
                 start=first,
                 conflict=(
@@ -314,9 +424,18 @@ def external_notice(closed: FrameClose) -> str | None:
     at once, so a write of the cell's own that looked external is one flag away."""
     external = [c for c in closed.changes if c.by == "external"]
     mixed = [c for c in closed.changes if c.by != "external" and c.outside_write]
-    if not external and not mixed:
+    uncertain = [c for c in closed.changes if c.uncertain and not c.outside_write]
+    if not external and not mixed and not uncertain:
         return None
     parts = []
+    if uncertain:
+        names = ", ".join(c.path for c in uncertain[:3])
+        more = f" and {len(uncertain) - 3} more" if len(uncertain) > 3 else ""
+        parts.append(
+            f"Logician: frame {closed.frame}: {len(uncertain)} path(s) with an uncertain writer "
+            f"({names}{more}: {uncertain[0].uncertain}); a rewind reverts them unless "
+            "`--keep-uncertain`."
+        )
     if external:
         names = ", ".join(c.path for c in external[:3])
         more = f" and {len(external) - 3} more" if len(external) > 3 else ""

@@ -33,6 +33,7 @@ from ..ledger.thread_ledger import (
 from ..snapshots.first_snapshot_wait import Deferred, FirstSnapshotWait
 from ..snapshots.git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from ..snapshots.idle_look import IdleLook
+from ..snapshots.tree_watch import TREE
 from ..snapshots.write_audit import AUDIT
 from .attribution import SaveLog, attribute, tool_names
 from .frame_rewind import RewindError, RewindPlan
@@ -270,6 +271,7 @@ class FileCheckpoints:
             self._first.arm(deferred)  # type: ignore[union-attr]
         if self.attribute_changes and self.snapshotter is not None:
             AUDIT.begin(self.snapshotter.workspace)
+            TREE.begin(self.snapshotter.workspace, busy=AUDIT.busy)
             self.saves.begin()
         return frame_id
 
@@ -280,6 +282,7 @@ class FileCheckpoints:
             return None
         attributing = AUDIT.recording
         evidence, saves = AUDIT.end(), self.saves.end()
+        tree = TREE.end() if attributing else None
         late = None
         if current.deferred is not None and self._first is not None:
             late = self._first.close(current.deferred)
@@ -309,9 +312,10 @@ class FileCheckpoints:
                         tool_names=tool_names(
                             self.ledger.entries,
                             current.frame,
-                            {*evidence.callers(), *current.captured.values()},
+                            {*evidence.callers(), *evidence.windows, *current.captured.values()},
                         ),
                         checkpointed=current.captured,
+                        tree=tree,
                     )
             except (SnapshotError, OSError) as exc:
                 error = str(exc)

@@ -29,6 +29,8 @@ class FileDiff:
     note: str = ""
     by: str = ""
     """Who made the change: "cell", "tool bash (call_1)", "external (...)"; "" when unknown."""
+    uncertain: str = ""
+    """Why its writer could not be established ("" when it was): listed apart, last."""
 
 
 def frame_diff(checkpoints: FileCheckpoints, spec: str) -> tuple[FrameView, list[FileDiff]]:
@@ -47,7 +49,8 @@ def frame_diff(checkpoints: FileCheckpoints, spec: str) -> tuple[FrameView, list
         except KeyError:
             raise RewindError(f"diff: there is no frame {spec}") from None
     out: list[FileDiff] = []
-    for change in view.changes:
+    # Changes whose writer is known first; uncertain ones apart, after them.
+    for change in sorted(view.changes, key=lambda c: bool(c.uncertain)):
         before = _content(checkpoints, change.before)
         after = _content(checkpoints, change.after)
         note = ""
@@ -64,6 +67,7 @@ def frame_diff(checkpoints: FileCheckpoints, spec: str) -> tuple[FrameView, list
                 diff=_text_diff(change.path, before, after),
                 note=note,
                 by=_by(change),
+                uncertain=change.uncertain,
             )
         )
     for skip in view.skipped:

@@ -132,6 +132,7 @@ def plan_rewind(
     *,
     force: bool = False,
     include_external: bool = False,
+    keep_uncertain: bool = False,
 ) -> RewindPlan:
     checkpoints.settle()
     popped = [f for f in checkpoints.active_frames() if f.frame >= frame_id]
@@ -151,7 +152,9 @@ def plan_rewind(
             )
     tree = Beneath(checkpoints.snapshotter.workspace) if checkpoints.snapshotter else None
     for path, full_chain in sorted(chains.items()):
-        verdict = judge_chain(full_chain, include_external=include_external)
+        verdict = judge_chain(
+            full_chain, include_external=include_external, keep_uncertain=keep_uncertain
+        )
         if verdict.start is None:
             plan.external.append(
                 RestoredPath(path=path, action="external", detail=verdict.external)
@@ -255,6 +258,7 @@ def rewind(
     *,
     force: bool = False,
     include_external: bool = False,
+    keep_uncertain: bool = False,
     files: bool = True,
     conversation: bool = True,
     on_path: Callable[[str], None] | None = None,
@@ -274,7 +278,13 @@ def rewind(
     if (waiting := pending_text(rewind_state(checkpoints.ledger), "rewind")) is not None:
         raise RewindError(waiting)
     plan = (
-        plan_rewind(checkpoints, frame_id, force=force, include_external=include_external)
+        plan_rewind(
+            checkpoints,
+            frame_id,
+            force=force,
+            include_external=include_external,
+            keep_uncertain=keep_uncertain,
+        )
         if files
         else None
     )
@@ -350,7 +360,11 @@ def complete(
         "--resume" if resume else "",
         "--skip-failed" if skip_failed else "",
         "--include-external" if record.include_external else "",
-        f"--{record.scope.single}-only" if record.scope.single else "",
+        f"--call {record.call_id}"
+        if record.call_id
+        else f"--{record.scope.single}-only"
+        if record.scope.single
+        else "",
     ]
     messages = (
         _messages_before(checkpoints, record.frame)

@@ -68,6 +68,7 @@ def write_plan(
     variables: bool,
     force: bool,
     include_external: bool = False,
+    call_id: str | None = None,
 ) -> RewindPlanned:
     """Store what every path of the plan holds now and record the plan durably."""
     steps = []
@@ -85,6 +86,7 @@ def write_plan(
         variables=variables,
         force=force,
         include_external=include_external,
+        call_id=call_id,
         steps=steps,
         known=(plan.conflicts + nested_once(plan.skipped, [s.path for s in steps]) + plan.external)
         if plan is not None
@@ -300,6 +302,13 @@ def interrupted_notice(entries: Sequence[BaseModel] | ThreadLedger) -> str | Non
             )
         )
     what = f"frame(s) {', '.join(map(str, record.frames))}" if record.frames else "the conversation"
+    if record.call_id:
+        return (
+            f"Logician: a rewind of call {record.call_id} (frame {record.frame}, started "
+            f"{record.time[:19]} UTC) was interrupted: at least {state.progress} of "
+            f"{len(record.steps)} path(s) were restored. `%logician rewind --resume` completes "
+            "it (paths already restored are not conflicts)."
+        )
     return (
         f"Logician: a rewind of {what} (to just before frame {record.frame}, started "
         f"{record.time[:19]} UTC) was interrupted: at least {state.progress} of "

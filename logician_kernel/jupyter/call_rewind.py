@@ -16,7 +16,13 @@ from IPython.display import display
 
 from ..agent import AgentSession
 from ..agent.errors import AgentError
-from ..workspace import CallRewound, describe_call_rewind, found_at_this_start
+from ..workspace import (
+    CallRewound,
+    ProjectionItem,
+    RewindError,
+    describe_call_rewind,
+    found_at_this_start,
+)
 from . import display as render
 from .rewind_source import LedgerRewindSource
 from .safe_html import inert, tag
@@ -26,16 +32,16 @@ def handle(
     session: AgentSession, frames: LedgerRewindSource, opts: argparse.Namespace
 ) -> render.Rendered:
     """`%logician rewind --call ID [--force]`."""
-    if (
-        opts.last
-        or opts.cell is not None
-        or opts.target is not None
-        or opts.dry_run
-        or getattr(opts, "resume", False)
-    ):
+    if opts.last or opts.cell is not None or opts.target is not None or opts.resume:
         raise UsageError(
-            "%logician rewind --call ID: give the call id alone (with --force at most)"
+            "%logician rewind --call ID: give the call id alone (with --force or --dry-run)"
         )
+    if opts.dry_run:
+        try:
+            plan = frames.workspace.preview_call(opts.call, force=opts.force)
+        except RewindError as exc:
+            raise UsageError(str(exc)) from None
+        return render.call_rewind_plan(opts.call, plan)
     try:
         item = session.rewind_call(opts.call, force=opts.force)
     except AgentError as exc:
@@ -44,16 +50,17 @@ def handle(
     return _rendered(item)
 
 
-def announce(frames: LedgerRewindSource, item: CallRewound) -> None:
+def announce(frames: LedgerRewindSource, item: CallRewound | ProjectionItem) -> None:
     """The sidebar re-reads the frames: the call's paths are back."""
     checkpoints = frames.workspace.checkpoints_if_on
     total = len(checkpoints.frames()) if checkpoints is not None else 0
     frames.comms.notify("frames.changed", {"total": total})
 
 
-def _rendered(item: CallRewound) -> render.Rendered:
-    text = describe_call_rewind(item)
-    return render.preformatted(text)
+def _rendered(item: CallRewound | ProjectionItem) -> render.Rendered:
+    if isinstance(item, CallRewound):
+        return render.preformatted(describe_call_rewind(item))
+    return render.call_rewind_result(item)
 
 
 def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
@@ -82,7 +89,7 @@ def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
                 button.disabled = False
                 return
             announce(frames, item)
-            out.append_stdout(describe_call_rewind(item) + "\n")
+            out.append_stdout(_rendered(item).text + "\n")
             button.description = "Rewound"
 
         button.on_click(click)

@@ -57,6 +57,7 @@ class FrameSource(Protocol):
         *,
         force: bool = False,
         include_external: bool = False,
+        keep_uncertain: bool = False,
     ) -> dict[str, Any]: ...
 
     def rewind_target(
@@ -67,6 +68,7 @@ class FrameSource(Protocol):
         force: bool,
         *,
         include_external: bool = False,
+        keep_uncertain: bool = False,
     ) -> dict[str, Any]: ...
 
     def note_save(
@@ -182,6 +184,7 @@ class LogicianComms:
             message.cell_id,
             force=message.force,
             include_external=message.include_external,
+            keep_uncertain=message.keep_uncertain,
         )
         return {"type": "frames.preview", **preview}
 
@@ -192,6 +195,7 @@ class LogicianComms:
             message.mode,
             message.force,
             include_external=message.include_external,
+            keep_uncertain=message.keep_uncertain,
         )
         return {"type": "frames.rewind", **done}
 

@@ -104,6 +104,9 @@ class _FrameTarget(_Request):
     """Also overwrite paths changed since the frame (conflicts)."""
     include_external: bool = False
     """Also revert changes made outside this kernel (JupyterLab saves, other programs)."""
+    keep_uncertain: bool = False
+    """Leave alone the changes whose writer could not be established (made while a process of
+    the kernel ran; another program may have made them)."""
 
     @model_validator(mode="after")
     def _one_target(self) -> _FrameTarget:

@@ -113,12 +113,23 @@ def frame_diff(view: FrameView, diffs: Sequence[FileDiff]) -> Rendered:
         return preformatted(f"{title}\nno file changes")
     parts_text = [title]
     parts_html = [tag("p", tag("b", title))]
+    apart = False
     for d in diffs:
+        if d.uncertain and not apart:
+            apart = True
+            line = (
+                "Uncertain - the writer could not be established (a rewind reverts these; "
+                "`--keep-uncertain` leaves them alone):"
+            )
+            parts_text.append(line)
+            parts_html.append(tag("p", tag("b", line)))
         head = f"{d.action:<12} {d.path}  ({_size(d.before_size)} -> {_size(d.after_size)})"
         if d.by:
             head += f"  by {d.by}"
         if d.note:
             head += f"  [{d.note}]"
+        if d.uncertain:
+            head += f"  [uncertain: {d.uncertain}]"
         parts_text.append(head)
         parts_html.append(tag("div", tag("code", head)))
         if d.diff:
@@ -165,12 +176,37 @@ def rewind_result(item: ProjectionItem) -> Rendered:
             f"{len(conflicts)} conflicting file(s) were left alone; "
             "`%logician rewind ... --force` overwrites them."
         )
-    external = [p for p in item.paths if p.action == "external"]
+    kept = [p for p in item.paths if p.action == "external" and "--keep-uncertain" in p.detail]
+    external = [p for p in item.paths if p.action == "external" and p not in kept]
+    if kept:
+        lines.append(
+            f"{len(kept)} file(s) whose writer was uncertain were left alone (--keep-uncertain)."
+        )
     if external:
         lines.append(
             f"{len(external)} file(s) changed outside this kernel were left alone; "
             "`%logician rewind ... --include-external` reverts them."
         )
+    return preformatted("\n".join(lines))
+
+
+def call_rewind_plan(call_id: str, plan: RewindPlan) -> Rendered:
+    """`rewind --call ID --dry-run`: what restoring one call's changes would do."""
+    lines = [f"Dry run: rewinding call {call_id} would (its frame stays)"]
+    lines += [f"  {'delete' if t.kind == 'absent' else 'restore'} {p}" for p, t in plan.restore]
+    lines += [f"  conflict: {c.path}: {c.detail}" for c in plan.conflicts]
+    lines += [f"  not restorable: {s.path}: {s.detail}" for s in plan.skipped]
+    return preformatted("\n".join(lines))
+
+
+def call_rewind_result(item: ProjectionItem) -> Rendered:
+    """`rewind --call ID` of a closed frame's call: what happened to each of its paths."""
+    call = item.note.split("--call ", 1)[1].split()[0] if "--call " in item.note else "?"
+    lines = [f"Rewound call {call}: {_counts(p.action for p in item.paths)}; frames stay"]
+    lines += [
+        f"  {p.action:<9} {p.path}" + (f" ({p.detail})" if p.detail else "") for p in item.paths
+    ]
+    lines.append("`%logician undo` takes it back.")
     return preformatted("\n".join(lines))
 
 
@@ -208,6 +244,7 @@ def status(  # type: ignore[no-untyped-def]
     model: str,
     notices: str = "",
     critical: Sequence[str] = (),
+    attribution: str = "",
 ) -> Rendered:
     """The status table; `notices` is its notices row, `critical` the unread critical
     notices, said in full under it (frames off must be learnt without the sidebar)."""
@@ -219,6 +256,7 @@ def status(  # type: ignore[no-untyped-def]
         ["thread", thread],
         ["workspace", workspace],
         ["frames", str(frames)],
+        *([["attribution", attribution]] if attribution else []),
         ["conversation", f"{messages} message(s)"],
         ["last run", last],
         [
@@ -277,7 +315,8 @@ def help_text() -> Rendered:
         "  %logician rewind N --dry-run     show what a rewind would do\n"
         "  %logician rewind N --include-external  also revert changes made outside this kernel\n"
         "  %logician rewind N --files-only | --variables-only | --conversation-only\n"
-        "  %logician rewind --call ID       restore what a call cut off by a dead kernel wrote\n"
+        "  %logician rewind N --keep-uncertain  leave changes whose writer is uncertain alone\n"
+        "  %logician rewind --call ID [--dry-run]  restore what one tool call changed (undoable)\n"
         "  %logician undo [--force]         take back the most recent rewind exactly\n"
         "  %logician rewind --resume        complete an interrupted or incomplete rewind\n"
         "  %logician rewind --skip-failed   finish an incomplete rewind without its failed paths\n"

@@ -197,6 +197,7 @@ class LogicianMagics(Magics):
         parser.add_argument("--call", metavar="ID")
         parser.add_argument("--force", action="store_true")
         parser.add_argument("--include-external", action="store_true")
+        parser.add_argument("--keep-uncertain", action="store_true")
         parser.add_argument("--dry-run", action="store_true")
         parser.add_argument("--resume", action="store_true")
         parser.add_argument("--skip-failed", action="store_true")
@@ -236,7 +237,11 @@ class LogicianMagics(Magics):
         scope = RewindScope.only(part) if part else RewindScope()
         if opts.dry_run:
             preview = self.workspace.preview(
-                spec, scope, force=opts.force, include_external=opts.include_external
+                spec,
+                scope,
+                force=opts.force,
+                include_external=opts.include_external,
+                keep_uncertain=opts.keep_uncertain,
             )
             if preview.plan is not None and (
                 self.workspace.variables is None or not scope.variables
@@ -244,7 +249,11 @@ class LogicianMagics(Magics):
                 return render.rewind_plan(preview.plan)
             return variables_view.dry_run(preview.plan, preview.variables, preview.frame)
         item = self.workspace.rewind(
-            spec, scope, force=opts.force, include_external=opts.include_external
+            spec,
+            scope,
+            force=opts.force,
+            include_external=opts.include_external,
+            keep_uncertain=opts.keep_uncertain,
         )
         self.frames.announce(item)
         return variables_view.rewind_result(item)
@@ -366,6 +375,7 @@ class LogicianMagics(Magics):
             model=f"{workspace.config.settings.model.provider}:{workspace.config.settings.model.name}",
             notices=notices,
             critical=critical,
+            attribution=workspace.attribution,
         )
 
     def handle_notices(self, args: list[str]) -> render.Rendered:

@@ -64,9 +64,16 @@ class LedgerRewindSource:
         ]
 
     def preview(
-        self, frame: int, *, include_external: bool = False, force: bool = False
+        self,
+        frame: int,
+        *,
+        include_external: bool = False,
+        force: bool = False,
+        keep_uncertain: bool = False,
     ) -> RewindPreview:
-        data = self._preview(frame, force=force, include_external=include_external)
+        data = self._preview(
+            frame, force=force, include_external=include_external, keep_uncertain=keep_uncertain
+        )
         return RewindPreview(
             files=[f"{a['action']} {a['path']}" for a in data["files"]]
             + [f"not restorable: {s['path']} ({s['detail']})" for s in data["skipped"]]
@@ -81,7 +88,13 @@ class LedgerRewindSource:
         )
 
     def rewind(
-        self, frame: int, mode: str, *, include_external: bool = False, force: bool = False
+        self,
+        frame: int,
+        mode: str,
+        *,
+        include_external: bool = False,
+        force: bool = False,
+        keep_uncertain: bool = False,
     ) -> str:
         try:
             item = self._rewind(
@@ -90,6 +103,7 @@ class LedgerRewindSource:
                 force=force,
                 frontend=False,
                 include_external=include_external,
+                keep_uncertain=keep_uncertain,
             )
         except RewindError as exc:
             raise ValueError(str(exc)) from None
@@ -129,11 +143,17 @@ class LedgerRewindSource:
         *,
         force: bool = False,
         include_external: bool = False,
+        keep_uncertain: bool = False,
     ) -> dict[str, Any]:
         frame_id = self._resolve(frame, cell_id)
         return {
             "frame": frame_id,
-            **self._preview(frame_id, force=force, include_external=include_external),
+            **self._preview(
+                frame_id,
+                force=force,
+                include_external=include_external,
+                keep_uncertain=keep_uncertain,
+            ),
         }
 
     def rewind_target(
@@ -144,6 +164,7 @@ class LedgerRewindSource:
         force: bool,
         *,
         include_external: bool = False,
+        keep_uncertain: bool = False,
     ) -> dict[str, Any]:
         frame_id = self._resolve(frame, cell_id)
         item = self._rewind(
@@ -152,6 +173,7 @@ class LedgerRewindSource:
             force=force,
             frontend=True,
             include_external=include_external,
+            keep_uncertain=keep_uncertain,
         )
         conflicts = [p.path for p in item.paths if p.action == "conflict"]
         return {
@@ -245,10 +267,20 @@ class LedgerRewindSource:
         return self.workspace.target(frame, cell_id)
 
     def _preview(
-        self, frame: int, *, force: bool = False, include_external: bool = False
+        self,
+        frame: int,
+        *,
+        force: bool = False,
+        include_external: bool = False,
+        keep_uncertain: bool = False,
     ) -> dict[str, Any]:
         try:
-            preview = self.workspace.preview(frame, force=force, include_external=include_external)
+            preview = self.workspace.preview(
+                frame,
+                force=force,
+                include_external=include_external,
+                keep_uncertain=keep_uncertain,
+            )
         except (RewindError, ValueError) as exc:
             return {
                 "files": [],
@@ -284,6 +316,7 @@ class LedgerRewindSource:
         force: bool,
         frontend: bool,
         include_external: bool = False,
+        keep_uncertain: bool = False,
     ) -> ProjectionItem:
         """`frontend`: asked over the comm, never by the running cell's own code. A widget
         click on the main thread while a frame is open comes from that cell (it pops only the
@@ -295,6 +328,7 @@ class LedgerRewindSource:
             force=force,
             include_external=include_external,
             refuse_if_running=concurrent,
+            keep_uncertain=keep_uncertain,
         )
         self.announce(item)
         return item

@@ -25,8 +25,9 @@ def undo_result(item: ProjectionItem) -> render.Rendered:
     )
     frames = ", ".join(map(str, item.frames)) or "-"
     lines = [
-        f"Undid the rewind (ledger entry {item.undoes}): frame(s) {frames} active again; "
-        f"files: {tally if tally != '-' else 'none to bring back'}; conversation: "
+        f"Undid the rewind (ledger entry {item.undoes}): "
+        + (f"frame(s) {frames} active again; " if item.frames else "")
+        + f"files: {tally if tally != '-' else 'none to bring back'}; conversation: "
         f"{len(item.messages)} message(s)"
     ]
     for p in item.paths:

@@ -406,6 +406,8 @@ class RewindPlanned(_Entry):
     """Whether conflicts were overwritten (`--force`)."""
     include_external: bool = False
     """Whether changes made outside this kernel were reverted too (`--include-external`)."""
+    call_id: str | None = None
+    """`rewind --call`: the one tool call whose changes it restores (no frame is popped)."""
     steps: list[RewindStep] = Field(default_factory=list)
     """Every path it restores, in the order it restores them."""
     known: list[RestoredPath] = Field(default_factory=list)

@@ -28,6 +28,7 @@ from ..durable import open_private, private_dir
 from ..durable.state_dir import state_path
 from ..tools import _process_guard
 from ..tools._bash import _group_alive
+from ..types.process_marks import TOOL_SERVER_MARK
 
 _GRACE_SECONDS = 1.0
 
@@ -82,7 +83,11 @@ async def stdio_transport(
     log_start = os.fstat(fd).st_size
     try:
         process = await anyio.open_process(
-            command, env=dict(env), cwd=str(cwd), stderr=fd, start_new_session=True
+            command,
+            env={**env, TOOL_SERVER_MARK: server},  # its writes belong to its calls
+            cwd=str(cwd),
+            stderr=fd,
+            start_new_session=True,
         )
     finally:
         os.close(fd)

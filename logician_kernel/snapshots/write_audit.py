@@ -148,6 +148,12 @@ class WriteAudit:
     def recording(self) -> bool:
         return self._evidence is not None
 
+    def busy(self) -> bool:
+        """Whether the open frame started a process or runs a tool call now: when a process of
+        the frame's may be writing (the tree watcher samples only then)."""
+        evidence = self._evidence
+        return evidence is not None and (bool(evidence.spawned) or bool(self._running))
+
     def restamp(self) -> None:
         """The write being announced was held (first_snapshot_wait.py): it happens now, not
         when its event was noted, or its file's newer mtime would look like someone else's."""

@@ -112,6 +112,11 @@ class PathChange(BaseModel):
     """Evidence that someone outside this kernel changed it too during the frame, after or
     beside the kernel's own change (a JupyterLab save, a modification time later than the
     kernel's last write); a rewind then calls it a conflict. "" when none was seen."""
+    uncertain: str = ""
+    """Why the writer could not be established: the change fell in a window where a process
+    this kernel started ran, and nothing showed whether it or another program wrote it
+    ("written while `make` ran; another program may have written it too"). A rewind reverts
+    it unless asked to keep uncertain changes. "" when the writer is known."""
 
     @property
     def action(self) -> Literal["created", "deleted", "modified"]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..durable.journal import JournalError
-from ..frames import frame_rewind
+from ..frames import call_plan, frame_rewind
 from ..frames import undo as undo_
 from ..frames.file_checkpoints import FileCheckpoints, RewindError, RewindPlan
 from ..frames.recovery import CallRewindError
@@ -73,6 +73,7 @@ def rewind(
     force: bool,
     include_external: bool,
     refuse_if_running: bool,
+    keep_uncertain: bool = False,
 ) -> ProjectionItem:
     _refuse_if_running(checkpoints, refuse_if_running, "rewind")
     frame_id = frame_rewind.resolve_target(checkpoints, target)
@@ -85,6 +86,7 @@ def rewind(
             files=scope.files,
             conversation=scope.conversation,
             include_external=include_external,
+            keep_uncertain=keep_uncertain,
             variables=(lambda: namespace.rewind(frame_id)) if namespace is not None else None,
         )
     except JournalError as exc:
@@ -142,13 +144,23 @@ def undo(
         raise RewindError(f"undo: the ledger could not be written ({exc})") from exc
 
 
-def rewind_call(checkpoints: FileCheckpoints, call_id: str, *, force: bool) -> CallRewound:
+def rewind_call(
+    checkpoints: FileCheckpoints, call_id: str, *, force: bool
+) -> CallRewound | ProjectionItem:
+    """A call of a closed, active frame: its credited changes through an undoable plan
+    (call_plan.py); else a call a dead kernel cut off, from the pre-images it recorded."""
     try:
+        if call_plan.call_changes(checkpoints, call_id) is not None:
+            return call_plan.rewind_call(checkpoints, call_id, force=force)
         return rewind_one_call(checkpoints.ledger, checkpoints.snapshotter, call_id, force=force)
     except CallRewindError as exc:
         raise RewindError(str(exc)) from None
     except JournalError as exc:
         raise RewindError(f"rewind --call: the ledger could not be written ({exc})") from exc
+
+
+def preview_call(checkpoints: FileCheckpoints, call_id: str, *, force: bool) -> RewindPlan:
+    return call_plan.preview_call(checkpoints, call_id, force=force)
 
 
 def preview(
@@ -159,11 +171,16 @@ def preview(
     *,
     force: bool,
     include_external: bool,
+    keep_uncertain: bool = False,
 ) -> Preview:
     frame_id = frame_rewind.resolve_target(checkpoints, target)
     plan = (
         frame_rewind.plan_rewind(
-            checkpoints, frame_id, force=force, include_external=include_external
+            checkpoints,
+            frame_id,
+            force=force,
+            include_external=include_external,
+            keep_uncertain=keep_uncertain,
         )
         if scope.files or scope.conversation
         else None

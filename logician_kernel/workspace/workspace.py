@@ -21,10 +21,11 @@ from typing import Any, TextIO
 
 from ..config import EffectiveConfig, load_effective_config
 from ..frames.capture_heal import CaptureHeal
-from ..frames.file_checkpoints import FileCheckpoints, RewindError
+from ..frames.file_checkpoints import FileCheckpoints, RewindError, RewindPlan
 from ..frames.variable_checkpoints import VariableCheckpoints
 from ..ledger.frame_view import FrameView
 from ..ledger.thread_ledger import CallRewound, ProjectionItem, ThreadLedger
+from ..snapshots.tree_watch import TREE
 from ..snapshots.write_audit import AUDIT, WriteAudit
 from . import rewinds
 from .frame import CellFrame
@@ -138,6 +139,16 @@ class Workspace:
                 "could not be opened; `%logician notices` says why)"
             )
         return self._thread.checkpoints
+
+    @property
+    def attribution(self) -> str:
+        """How changes during a cell are told the kernel's own or someone else's (chosen once,
+        at the first ask): "exact (fanotify)", "by process tree sampling", "by time only" (with
+        why), or "off" when frames or attribution are off."""
+        if self._thread.checkpoints is None or not self.config.settings.checkpoints.attribution:
+            return "off"
+        TREE.choose(self.root)
+        return TREE.label()
 
     @property
     def write_audit(self) -> WriteAudit:
@@ -267,6 +278,7 @@ class Workspace:
         force: bool = False,
         include_external: bool = False,
         refuse_if_running: bool = False,
+        keep_uncertain: bool = False,
     ) -> ProjectionItem:
         """Pop `target` and every frame after it, restoring what `scope` names (all by
         default). `refuse_if_running`: asked by a frontend while a cell may run (the sidebar,
@@ -280,6 +292,7 @@ class Workspace:
                 force=force,
                 include_external=include_external,
                 refuse_if_running=refuse_if_running,
+                keep_uncertain=keep_uncertain,
             )
 
     def resume(
@@ -315,12 +328,16 @@ class Workspace:
                 refuse_if_running=refuse_if_running,
             )
 
-    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound:
+    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound | ProjectionItem:
         """`rewind --call`: put back the pre-images one tool call recorded (frames stay)."""
         checkpoints = self.checkpoints
         checkpoints.settle()  # a background capture of large files uses the snapshotter
         with self.frame_lock:
             return rewinds.rewind_call(checkpoints, call_id, force=force)
+
+    def preview_call(self, call_id: str, *, force: bool = False) -> RewindPlan:
+        """What `rewind --call ID` would do, touching nothing (`--dry-run`)."""
+        return rewinds.preview_call(self.checkpoints, call_id, force=force)
 
     def preview(
         self,
@@ -329,6 +346,7 @@ class Workspace:
         *,
         force: bool = False,
         include_external: bool = False,
+        keep_uncertain: bool = False,
     ) -> Preview:
         """What `rewind(target, scope)` would do, touching nothing (a dry run, the dialog)."""
         return rewinds.preview(
@@ -338,6 +356,7 @@ class Workspace:
             scope or rewinds.RewindScope(),
             force=force,
             include_external=include_external,
+            keep_uncertain=keep_uncertain,
         )
 
     def target(self, frame: int | None, cell_id: str | None = None) -> int:

@@ -64,7 +64,12 @@ def test_a_write_by_another_process_during_a_long_cell_is_left_alone_on_rewind(
     diff = kernel.run("%logician diff --last").text
     lines = {ln.split()[1]: ln for ln in diff.splitlines() if ln.startswith(("created", "modif"))}
     assert "by cell" in lines["cell.txt"], diff
-    assert "by external" in lines["mine.txt"] and "no write by this kernel" in lines["mine.txt"]
+    assert "by external" in lines["mine.txt"]
+    # with fanotify (root) the writer is named; elsewhere no write of the kernel was seen
+    assert any(
+        why in lines["mine.txt"]
+        for why in ("no write by this kernel", "not a process of this kernel")
+    ), diff
 
     dry = kernel.run("%logician rewind --last --dry-run").text
     assert "would delete cell.txt" in dry and "external: mine.txt" in dry, dry
@@ -154,7 +159,8 @@ def test_a_rewind_without_force_leaves_the_conflicting_save_and_says_why(
     assert r.status == "ok", r.text
     assert (workspace / "shared.txt").read_text() == "user's later save"
     assert "conflict  shared.txt" in r.text and "--force" in r.text, r.text
-    assert "after this kernel's last write" in r.text
+    # by the file's modification time, or (fanotify, as root) by its writer, named
+    assert "after this kernel's last write" in r.text or "not a process of this kernel" in r.text
 
 
 def test_a_save_announced_over_the_comm_is_external_and_survives_a_sidebar_rewind(

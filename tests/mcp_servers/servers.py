@@ -45,7 +45,11 @@ def _tools(server: MCPServer) -> None:
 
     @server.tool()
     def write_note(name: str, text: str) -> str:
-        """Write a note (a side effect outside the workspace's files)."""
+        """Write a note (a side effect outside the workspace's files, or a file in
+        `$MCP_NOTES_DIR` when that is set)."""
+        folder = os.environ.get("MCP_NOTES_DIR")
+        if folder:
+            Path(folder, name).write_text(text)
         return f"wrote note {name} ({len(text)} characters)"
 
     @server.tool()

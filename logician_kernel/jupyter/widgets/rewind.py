@@ -83,17 +83,28 @@ class RewindSource(Protocol):
         ...
 
     def preview(
-        self, frame: int, *, include_external: bool = False, force: bool = False
+        self,
+        frame: int,
+        *,
+        include_external: bool = False,
+        force: bool = False,
+        keep_uncertain: bool = False,
     ) -> RewindPreview:
         """What rewinding to `frame` would do (with the same options as `rewind`)."""
         ...
 
     def rewind(
-        self, frame: int, mode: RewindMode, *, include_external: bool = False, force: bool = False
+        self,
+        frame: int,
+        mode: RewindMode,
+        *,
+        include_external: bool = False,
+        force: bool = False,
+        keep_uncertain: bool = False,
     ) -> str:
         """Rewind to `frame`; a one-line result. Raises ValueError (with a message) on failure.
         `include_external` also reverts changes made outside this kernel; `force` overwrites
-        conflicts."""
+        conflicts; `keep_uncertain` leaves changes whose writer is uncertain alone."""
         ...
 
     def undo(self) -> str:
@@ -239,7 +250,14 @@ class RewindControl(PlainText, w.VBox):
             indent=False,
             layout=w.Layout(width="auto"),
         )
-        for box in (self.include_external, self.force):
+        self.keep_uncertain = w.Checkbox(
+            value=False,
+            description="Leave files whose writer is uncertain alone",
+            tooltip="Files changed while a subprocess ran, that another program may have written",
+            indent=False,
+            layout=w.Layout(width="auto"),
+        )
+        for box in (self.include_external, self.force, self.keep_uncertain):
             box.observe(lambda _change: self._show_selection(self.selected_frame), names="value")
         self.result = w.HTML("")
         super().__init__(
@@ -248,7 +266,7 @@ class RewindControl(PlainText, w.VBox):
                 self.frames,
                 self.more,
                 self.preview,
-                w.HBox([self.include_external, self.force]),
+                w.HBox([self.include_external, self.force, self.keep_uncertain]),
                 w.HBox(list(self.buttons.values())),
                 w.HBox([self.undo_button, self.resume_button]),
                 self.result,
@@ -298,7 +316,8 @@ class RewindControl(PlainText, w.VBox):
             lines.append(("" if self.status_kind == "ok" else "Rewind failed: ") + self.status)
         lines.append(
             "Without widgets: %logician rewind N [--dry-run] [--files-only | "
-            "--conversation-only] [--include-external] [--force]; %logician undo; "
+            "--conversation-only] [--include-external] [--force] [--keep-uncertain]; "
+            "%logician undo; "
             "%logician rewind --resume"
         )
         return "\n".join(lines)
@@ -316,7 +335,10 @@ class RewindControl(PlainText, w.VBox):
             return
         try:
             preview = self.source.preview(
-                frame, include_external=self.include_external.value, force=self.force.value
+                frame,
+                include_external=self.include_external.value,
+                force=self.force.value,
+                keep_uncertain=self.keep_uncertain.value,
             )
         except ValueError as exc:
             preview = RewindPreview(error=str(exc))
@@ -335,7 +357,11 @@ class RewindControl(PlainText, w.VBox):
             return
         try:
             message = self.source.rewind(
-                frame, mode, include_external=self.include_external.value, force=self.force.value
+                frame,
+                mode,
+                include_external=self.include_external.value,
+                force=self.force.value,
+                keep_uncertain=self.keep_uncertain.value,
             )
             kind = "ok"
         except ValueError as exc:

@@ -131,7 +131,7 @@ def test_attribute_uses_the_strongest_evidence(tmp_path: Path) -> None:
     )
     # a process the frame started: the bash call's, and the report says it is a guess
     assert (out["spawned.txt"].by, out["spawned.txt"].tool) == ("tool", "bash")
-    assert "not told apart" in out["spawned.txt"].basis
+    assert "another program may have written it too" in out["spawned.txt"].uncertain
     # a save the Lab reported wins over a spawned process's maybe
     assert out["saved.txt"].by == "external" and "saved in JupyterLab" in out["saved.txt"].basis
     assert out["both.txt"].by == "cell" and "saved in JupyterLab" in out["both.txt"].outside_write

@@ -76,7 +76,12 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "status": {},
     "frames.list": {"offset": 5, "limit": 50},
     "frames.preview": {"cell_id": "cell-a", "force": True},
-    "frames.rewind": {"frame": 2, "mode": "files", "include_external": True},
+    "frames.rewind": {
+        "frame": 2,
+        "mode": "files",
+        "include_external": True,
+        "keep_uncertain": True,
+    },
     "frames.undo": {"force": False},
     "frames.resume": {"id": 9},
     "document.saved": {"path": "a.txt", "time": "2026-12-03T12:00:00Z", "notebook": "n.ipynb"},
@@ -209,7 +214,8 @@ def test_every_request_type_has_its_handler_and_a_schema_valid_answer() -> None:
         assert answer["type"] != "error", answer
         assert answer["re"] == kind
         assert not list(KERNEL_SIDE.iter_errors(answer)), answer
-    assert ("rewind", 2, None, "files", False, {"include_external": True}) in frames.calls
+    kw = {"include_external": True, "keep_uncertain": True}
+    assert ("rewind", 2, None, "files", False, kw) in frames.calls
 
 
 @pytest.mark.parametrize(

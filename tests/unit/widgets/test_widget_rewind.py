@@ -45,6 +45,7 @@ class FakeSource:
         self.calls: list[tuple[int, str]] = []
         self.previews: list[int] = []
         self.options: list[tuple[bool, bool]] = []  # (include_external, force) of each call
+        self.kept: list[bool] = []  # keep_uncertain of each call
         self.rows_calls = 0
         self.fail = ""
 
@@ -53,10 +54,16 @@ class FakeSource:
         return [row(f) for f in self.frames]
 
     def preview(
-        self, frame: int, *, include_external: bool = False, force: bool = False
+        self,
+        frame: int,
+        *,
+        include_external: bool = False,
+        force: bool = False,
+        keep_uncertain: bool = False,
     ) -> RewindPreview:
         self.previews.append(frame)
         self.options.append((include_external, force))
+        self.kept.append(keep_uncertain)
         return RewindPreview(
             files=["restore data.csv", "delete <out>.txt"],
             conflicts=["data.csv changed since"] if frame == 2 else [],
@@ -64,10 +71,17 @@ class FakeSource:
         )
 
     def rewind(
-        self, frame: int, mode: str, *, include_external: bool = False, force: bool = False
+        self,
+        frame: int,
+        mode: str,
+        *,
+        include_external: bool = False,
+        force: bool = False,
+        keep_uncertain: bool = False,
     ) -> str:
         self.calls.append((frame, mode))
         self.options.append((include_external, force))
+        self.kept.append(keep_uncertain)
         if self.fail:
             raise ValueError(self.fail)
         self.frames = [f for f in self.frames if f < frame]
@@ -175,6 +189,20 @@ def test_the_two_options_reach_the_preview_and_the_rewind() -> None:
     control.buttons["files"].click()
     assert source.calls[-1] == (2, "files") and source.options[-1] == (True, True)
     assert "--include-external" in control.plain_text()
+
+
+def test_the_keep_uncertain_box_reaches_the_preview_and_the_rewind() -> None:
+    """Off by default (uncertain changes are reverted); ticked, files whose writer is uncertain
+    are left alone in the preview and the rewind alike."""
+    source = FakeSource(3)
+    control = RewindControl(source)
+    control.frames.value = 2
+    assert source.kept[-1] is False
+    control.keep_uncertain.value = True
+    assert source.kept[-1] is True and source.previews[-1] == 2
+    control.buttons["files"].click()
+    assert source.calls[-1] == (2, "files") and source.kept[-1] is True
+    assert "--keep-uncertain" in control.plain_text()
 
 
 def test_errors_are_shown() -> None:
