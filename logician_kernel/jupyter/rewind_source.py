@@ -25,6 +25,7 @@ from ..workspace import (
 from . import display as render
 from . import undo_view, variables_view
 from .comm import LogicianComms
+from .notebook_bridge import NotebookBridge
 from .widgets import FrameRow, RewindPreview
 
 CODE_SHOWN = 240
@@ -40,6 +41,8 @@ class LedgerRewindSource:
     def __init__(self, workspace: Workspace, comms: LogicianComms) -> None:
         self.workspace = workspace
         self.comms = comms
+        self.notebook: NotebookBridge | None = None
+        """Takes the agent's cell edits back with a rewind (and again with an undo)."""
 
     # -- the widget --------------------------------------------------------------------------
 
@@ -201,8 +204,11 @@ class LedgerRewindSource:
 
     # -- shared ------------------------------------------------------------------------------
 
-    def announce_undo(self, item: ProjectionItem) -> None:
-        """Tell every frontend which frames (and cells) an undo made active again."""
+    def announce_undo(self, item: ProjectionItem, *, force: bool = False) -> None:
+        """Tell every frontend which frames (and cells) an undo made active again, and put the
+        agent's cell edits the rewind took back in the notebook again."""
+        if self.notebook is not None:
+            self.notebook.after(item, force=force)
         checkpoints = self.workspace.checkpoints_if_on
         frames = checkpoints.frames() if checkpoints is not None else {}
         cell_ids = sorted(
@@ -221,7 +227,7 @@ class LedgerRewindSource:
 
     def _undo(self, *, force: bool) -> ProjectionItem:
         item = self.workspace.undo(force=force, refuse_if_running=True)
-        self.announce_undo(item)
+        self.announce_undo(item, force=force)
         return item
 
     def _resume(self, *, force: bool) -> ProjectionItem:
@@ -229,8 +235,11 @@ class LedgerRewindSource:
         self.announce(item)
         return item
 
-    def announce(self, item: ProjectionItem) -> None:
-        """Tell every frontend which frames (and cells) a rewind popped, and when."""
+    def announce(self, item: ProjectionItem, *, force: bool = False) -> None:
+        """Tell every frontend which frames (and cells) a rewind popped, and when, and take the
+        agent's cell edits in those frames back (`force`: over the user's later edits too)."""
+        if self.notebook is not None:
+            self.notebook.after(item, force=force)
         checkpoints = self.workspace.checkpoints_if_on
         frames = checkpoints.frames() if checkpoints is not None else {}
         cell_ids = sorted(
@@ -296,7 +305,7 @@ class LedgerRewindSource:
             include_external=include_external,
             refuse_if_running=concurrent,
         )
-        self.announce(item)
+        self.announce(item, force=force)
         return item
 
 
