@@ -146,8 +146,11 @@ class NotebookEditTool(Tool):
 
     def _describe(self, arguments: dict[str, Any]) -> str:
         mode = arguments.get("mode", "edit")
-        where = arguments.get("cell_id") or arguments.get("after_id") or arguments.get("index")
-        return f"notebook_edit {mode} {where}" if where is not None else f"notebook_edit {mode}"
+        if mode == "insert":
+            where = arguments.get("after_id")
+            at = f"after {where}" if where else f"at {arguments.get('index', 'the end')}"
+            return f"notebook_edit insert {arguments.get('cell_type') or 'code'} cell {at}"
+        return f"notebook_edit {mode} {arguments.get('cell_id', '?')}"
 
     async def _execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         request = edit_request(args)
