@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
 from ..workspace import CellEdit, CellRestore, ProjectionItem, Workspace
@@ -45,7 +45,8 @@ class NotebookBridge:
         self._lock = threading.Lock()
         self._attached: dict[str, str | None] = {}
         """comm id -> the notebook path it holds, in the order attached."""
-        self._waiting: dict[str, Future[dict[str, Any]]] = {}
+        self._waiting: dict[str, tuple[str, Future[dict[str, Any]]]] = {}
+        """request id -> (the comm asked, the asking tool's future)."""
         self._restores: dict[str, CellRestore] = {}
         """restore request id -> the cell part it carries."""
 
@@ -67,8 +68,12 @@ class NotebookBridge:
         return len(pending)
 
     def detach(self, comm_id: str) -> None:
+        """The frontend went away (its notebook closed): a tool waiting on it fails now."""
         with self._lock:
             self._attached.pop(comm_id, None)
+            gone = [f for asked, f in self._waiting.values() if asked == comm_id]
+        for future in gone:
+            _answer(future, {"error": CLOSED})
 
     @property
     def available(self) -> bool:
@@ -107,7 +112,7 @@ class NotebookBridge:
         request = uuid.uuid4().hex
         future: Future[dict[str, Any]] = Future()
         with self._lock:
-            self._waiting[request] = future
+            self._waiting[request] = (comm_id, future)
         if op == "outline":
             args = {**args, "head_chars": HEAD_CHARS}
         elif op == "cell":
@@ -132,15 +137,12 @@ class NotebookBridge:
         """A `notebook.reply` arrived (on the kernel's main thread)."""
         data = reply.model_dump(mode="json", exclude={"v", "id", "type"})
         with self._lock:
-            future = self._waiting.pop(reply.request, None)
+            waiting = self._waiting.pop(reply.request, None)
             restore = self._restores.pop(reply.request, None)
         if restore is not None:
             self._settled(restore, reply)
             return True
-        if future is None or future.done():
-            return False
-        future.set_result(data)
-        return True
+        return waiting is not None and _answer(waiting[1], data)
 
     # -- rewinds and undos ------------------------------------------------------------------
 
@@ -206,6 +208,21 @@ class NotebookBridge:
         if reply.missing:
             text += f"; no longer in the notebook: {', '.join(reply.missing)}"
         self.workspace.notice(text + ".")
+
+
+CLOSED = (
+    "the notebook was closed before it answered; an edit may or may not have been made "
+    "(read the outline when it is open again)"
+)
+
+
+def _answer(future: Future[dict[str, Any]], data: dict[str, Any]) -> bool:
+    """Resolve a waiting tool's future once; False when it was resolved already."""
+    try:
+        future.set_result(data)
+    except InvalidStateError:  # the frontend answered as it went away: the first one counts
+        return False
+    return True
 
 
 def restore_steps(edits: list[CellEdit], direction: str) -> list[dict[str, Any]]:

@@ -234,3 +234,37 @@ def test_bad_input_is_a_tool_error_and_no_frontend_offers_no_notebook_tools(
         assert not [e for e in ledger(workspace) if e["kind"] == "cell_edit"]
     finally:
         k.shutdown()
+
+
+def test_a_notebook_closed_mid_call_and_two_frontends_are_clear_tool_errors(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(
+        EDITS[3],
+        text_reply("Closed."),
+        EDITS[3],
+        text_reply("Two of them."),
+    )
+    nb = notebook()
+    k = Kernel(workspace, agent_env)
+    try:
+        client = NotebookClient(k, nb)
+        client.attach()
+
+        def close_instead(request: dict) -> None:
+            client.close()  # the user closed the notebook while the agent asked
+
+        client.answer = close_instead
+        assert client.run("%%logician\ndelete old", "ask")[0] == "ok"
+        assert "the notebook was closed before it answered" in tool_results(server)[0]
+        assert nb.shape() == notebook().shape()
+
+        first = NotebookClient(k, nb, comm_id="nb-2")
+        first.attach()
+        NotebookClient(k, nb, comm_id="nb-3").attach()
+        assert first.run("%%logician\ndelete old", "ask2")[0] == "ok"
+        assert "2 frontends hold this notebook" in tool_results(server)[-1]
+        assert nb.shape() == notebook().shape()
+        assert not [e for e in ledger(workspace) if e["kind"] == "cell_edit"]
+    finally:
+        k.shutdown()

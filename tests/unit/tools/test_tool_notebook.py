@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from notebook_frontend import FakeNotebook
 
+from logician_kernel.config import PermissionSettings
+from logician_kernel.policy import PermissionPolicy
 from logician_kernel.tools import ToolContext, ToolResult, default_tools
 
 TOOLS = default_tools()
@@ -147,3 +149,23 @@ def test_an_edit_the_frame_cannot_record_is_said(ctx: ToolContext) -> None:
     result = run("notebook_edit", ctx, mode="delete", cell_id="a")
     assert result.is_error and "the edit was made but could not be recorded" in result.content
     assert "disk full" in result.content
+
+
+@pytest.mark.parametrize(
+    ("mode", "read", "edit"),
+    [
+        ("read-only", "allow", "deny"),
+        ("ask", "allow", "ask"),
+        ("auto-edit", "allow", "allow"),
+        ("full-auto", "allow", "allow"),
+    ],
+)
+def test_reading_is_allowed_in_every_mode_and_edits_follow_the_write_rule(
+    tmp_path: Path, mode: str, read: str, edit: str
+) -> None:
+    policy = PermissionPolicy(PermissionSettings(mode=mode), workspace=tmp_path)
+    reader, editor = TOOLS["notebook_read"], TOOLS["notebook_edit"]
+    assert policy.decide(reader.name, reader.read_only, {}).action == read
+    arguments = {"mode": "delete", "cell_id": "a"}
+    assert policy.decide(editor.name, editor.read_only, arguments).action == edit
+    assert policy.suggest_rule(editor.name, arguments) == "notebook_edit"
