@@ -103,6 +103,7 @@ class LogicianComms:
         self._clock = clock
         self._last_status_push = float("-inf")
         self._comms: dict[str, BaseComm] = {}
+        self._notebook_only: set[str] = set()
         self._lock = threading.Lock()
         self._handlers: dict[str, Callable[[Any], dict[str, Any]]] = {
             kind: getattr(self, "handle_" + kind.replace(".", "_")) for kind in FRONTEND_TYPES
@@ -111,16 +112,20 @@ class LogicianComms:
 
     @property
     def listening(self) -> bool:
-        """Whether some frontend can be asked through a comm."""
+        """Whether some frontend that answers approvals is connected through a comm (one
+        opened with `{"approvals": false}`, as `logician run`'s, serves the notebook only)."""
         with self._lock:
-            return bool(self._comms)
+            return bool(set(self._comms) - self._notebook_only)
 
     def register(self, comm_manager: Any) -> None:
         comm_manager.register_target(TARGET, self._opened)
 
     def _opened(self, comm: BaseComm, open_msg: dict[str, Any]) -> None:
+        data = open_msg.get("content", {}).get("data")
         with self._lock:
             self._comms[comm.comm_id] = comm
+            if isinstance(data, dict) and data.get("approvals") is False:
+                self._notebook_only.add(comm.comm_id)
 
         @comm.on_msg
         def _on_msg(msg: dict[str, Any]) -> None:
@@ -130,6 +135,7 @@ class LogicianComms:
         def _on_close(msg: dict[str, Any]) -> None:
             with self._lock:
                 self._comms.pop(comm.comm_id, None)
+                self._notebook_only.discard(comm.comm_id)
             if self.notebook is not None:
                 self.notebook.detach(comm.comm_id)
 
