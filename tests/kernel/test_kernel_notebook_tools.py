@@ -5,6 +5,7 @@ notebook, and a rewind takes its cell edits back with the files and the variable
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import jsonschema
@@ -54,6 +55,19 @@ def notebook() -> FakeNotebook:
 def ledger(workspace: Path) -> list[dict]:
     text = (workspace / ".logician/threads/test-thread.jsonl").read_text()
     return [json.loads(line) for line in text.splitlines()]
+
+
+def applied_restores(workspace: Path, count: int, timeout: float = 30) -> list[dict]:
+    """The `cell_restore` entries the frontend's answers settled, once there are `count` (the
+    answer is handled by the kernel after the cell that sent the request ends)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [
+            e for e in ledger(workspace) if e["kind"] == "cell_restore" and e["state"] == "applied"
+        ]
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
 
 
 def tool_results(server: LoopbackServer) -> list[str]:
@@ -129,6 +143,7 @@ def test_the_agent_edits_cells_and_rewind_and_undo_take_them_back_and_forth(
         assert not (workspace / "notes.md").exists()
         status, text = client.run("print('fixed' in dir())", "chk")
         assert "False" in text
+        applied_restores(workspace, 1)
         restores = [e for e in ledger(workspace) if e["kind"] == "cell_restore"]
         assert [(r["direction"], r["state"]) for r in restores] == [
             ("rewind", "pending"),
@@ -161,9 +176,7 @@ def test_a_cell_the_user_edited_after_the_agent_is_a_conflict_left_alone(
         assert status == "ok", text
         assert nb.cells[1]["source"] == "df['revenue'].sum()"  # left alone
         assert "## Plot" not in [c["source"] for c in nb.cells]  # the insert was taken back
-        (done,) = [
-            e for e in ledger(workspace) if e["kind"] == "cell_restore" and e["state"] == "applied"
-        ]
+        (done,) = applied_restores(workspace, 1)
         assert done["conflicts"] == ["load"]
         notices = client.run("%logician notices", "n")[1]
         assert "conflicts" in notices and "load" in notices
