@@ -9,6 +9,7 @@ through the `run_python` callable the kernel puts in the `ToolContext`, and the 
 reach the live notebook only through its `notebook` (`NotebookAccess`).
 """
 
+from ..types import FRONTEND_TOOLS
 from ._base import Recovery, Tool, ToolContext, ToolError, ToolResult
 from ._bash import BashTool
 from ._explore import GlobTool, GrepTool, LsTool
@@ -18,7 +19,7 @@ from ._output import bound_output
 from ._paths import resolve_path
 from ._python import PythonTool
 
-NOTEBOOK_TOOLS = ("notebook_read", "notebook_edit")
+NOTEBOOK_TOOLS = FRONTEND_TOOLS
 """The tools offered only where a notebook frontend can answer them."""
 
 __all__ = [
