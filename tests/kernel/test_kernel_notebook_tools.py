@@ -281,3 +281,26 @@ def test_a_notebook_closed_mid_call_and_two_frontends_are_clear_tool_errors(
         assert not [e for e in ledger(workspace) if e["kind"] == "cell_edit"]
     finally:
         k.shutdown()
+
+
+def test_a_pending_cell_part_survives_a_kernel_restart(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(EDITS[1], text_reply("Inserted."))
+    nb = notebook()
+    original = nb.shape()
+    k = Kernel(workspace, agent_env)
+    try:
+        client = NotebookClient(k, nb)
+        client.attach()
+        assert client.run("%%logician\nadd a heading", "ask")[0] == "ok"
+        client.close()
+        assert client.run("%logician rewind --last", "rw")[0] == "ok"
+        k.restart()
+        again = NotebookClient(k, nb, comm_id="nb-after-restart")
+        assert again.attach()["pending"] == 1  # read from the ledger by the new kernel
+        again.pump(until="notebook.received")
+        assert nb.shape() == original
+        assert [r["state"] for r in applied_restores(workspace, 1)] == ["applied"]
+    finally:
+        k.shutdown()
