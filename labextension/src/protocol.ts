@@ -99,7 +99,15 @@ export interface IPreview {
   messages_dropped: number;
   /** What the rewind does to each user variable (kernels before variable checkpoints omit it). */
   variables?: IVariableStep[];
+  /** The agent's cell edits the rewind would take back, newest first. */
+  cells?: ICellStep[];
   error?: string;
+}
+
+export interface ICellStep {
+  id: string;
+  action: 'remove' | 'restore' | 're-insert';
+  detail: string;
 }
 
 export interface IVariableStep {

@@ -357,6 +357,16 @@ class PreviewFile(_Part):
     action: Literal["restore", "delete"]
 
 
+class CellStep(_Part):
+    """What a rewind would do to one cell the agent edited."""
+
+    id: str
+    """The cell's id."""
+    action: Literal["remove", "restore", "re-insert"]
+    detail: str
+    """In words, e.g. `inserted by the agent → removed`."""
+
+
 class VariableStep(_Part):
     """What a rewind would do to one user variable."""
 
@@ -435,6 +445,9 @@ class FramesPreviewed(_Answer):
     """Paths changed outside this kernel only: left alone unless include_external."""
     messages_dropped: Count
     variables: list[VariableStep] | MISSING = MISSING
+    cells: list[CellStep] | MISSING = MISSING
+    """The agent's cell edits the rewind would take back, newest first (a cell the user
+    edited since is a conflict the notebook finds when it applies them)."""
     error: str | MISSING = MISSING
     """Why no rewind is possible (the lists are then empty)."""
 

@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from ..workspace import (
+    CellEdit,
     FrameView,
     ProjectionItem,
     RewindError,
@@ -73,7 +74,8 @@ class LedgerRewindSource:
         return RewindPreview(
             files=[f"{a['action']} {a['path']}" for a in data["files"]]
             + [f"not restorable: {s['path']} ({s['detail']})" for s in data["skipped"]]
-            + [f"left alone: {e['path']} ({e['detail']})" for e in data.get("external", [])],
+            + [f"left alone: {e['path']} ({e['detail']})" for e in data.get("external", [])]
+            + [f"cell {c['id']}: {c['detail']}" for c in data.get("cells", [])],
             conflicts=[f"{c['path']}: {c['detail']}" for c in data["conflicts"]],
             messages_dropped=data["messages_dropped"],
             variables=[
@@ -283,6 +285,7 @@ class LedgerRewindSource:
             "variables": [
                 {"name": s.name, "action": s.action, "detail": s.detail} for s in preview.variables
             ],
+            "cells": cell_steps(self.workspace.cell_edits(plan.frames)),
         }
 
     def _rewind(
@@ -307,6 +310,24 @@ class LedgerRewindSource:
         )
         self.announce(item, force=force)
         return item
+
+
+_CELL_STEP = {
+    "insert": ("remove", "inserted by the agent → removed"),
+    "replace": ("restore", "replaced by the agent → its source restored"),
+    "delete": ("re-insert", "deleted by the agent → inserted again"),
+}
+
+
+def cell_steps(edits: list[CellEdit]) -> list[dict[str, Any]]:
+    """What a rewind would do to the notebook's cells, newest edit first (a cell the user
+    edited since is found a conflict only when the notebook's frontend applies it)."""
+    steps = []
+    for edit in reversed(edits):
+        cell = edit.after or edit.before
+        action, detail = _CELL_STEP[edit.mode]
+        steps.append({"id": cell.id if cell else "?", "action": action, "detail": detail})
+    return steps
 
 
 def _row(f: FrameView, evicted: list[str] | None = None) -> dict[str, Any]:

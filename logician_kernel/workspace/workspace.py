@@ -366,6 +366,11 @@ class Workspace:
         frame = checkpoints.current_frame if checkpoints is not None else None
         cell_edits.record_edit(ledger, frame, record)
 
+    def cell_edits(self, frames: list[int]) -> list[CellEdit]:
+        """The cell edits the given frames made, oldest first (what a rewind would take back)."""
+        ledger = self.ledger
+        return cell_edits.edits_of(ledger, frames) if ledger is not None else []
+
     def cell_part(self, item: ProjectionItem) -> tuple[CellRestore, list[CellEdit]] | None:
         """After a rewind or an undo: its cell part, recorded pending, with the edits to apply
         in order; None when the frames it moved edited no cell."""

@@ -137,6 +137,15 @@ def test_the_agent_edits_cells_and_rewind_and_undo_take_them_back_and_forth(
         }
         assert edits[0]["call_id"] == "e1"
 
+        # the rewind dialog's preview names the cell edits it would take back, newest first
+        client.send({"type": "frames.preview", "cell_id": "ask", "id": "p"})
+        preview = client.pump(until="frames.preview")
+        assert [(c["id"], c["action"]) for c in preview["cells"]] == [
+            ("old", "re-insert"),
+            (ids[0], "remove"),
+            (ids[3], "remove"),
+            ("load", "restore"),
+        ]
         status, text = client.run("%logician rewind --last", "rw")
         assert status == "ok", text
         assert nb.shape() == original  # sources, order, types and ids, exactly
