@@ -168,6 +168,9 @@ class LogicianComms:
         try:
             message = m.FRONTEND.validate_python(data)
         except ValidationError as exc:
+            if kind == "notebook.reply" and self.notebook is not None:
+                # the tool waiting for this answer fails now, saying why, not at its timeout
+                self.notebook.malformed(data.get("request"), explain(exc))
             return _error(f"{kind}: {explain(exc)}", echo)
         try:
             answer = self._handlers[kind](message)

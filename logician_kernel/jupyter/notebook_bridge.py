@@ -144,6 +144,13 @@ class NotebookBridge:
             return True
         return waiting is not None and _answer(waiting[1], data)
 
+    def malformed(self, request: Any, why: str) -> None:
+        """A `notebook.reply` that broke the schema: its tool fails with the reason now."""
+        with self._lock:
+            waiting = self._waiting.pop(request, None) if isinstance(request, str) else None
+        if waiting is not None:
+            _answer(waiting[1], {"error": f"the notebook's frontend answered malformed ({why})"})
+
     # -- rewinds and undos ------------------------------------------------------------------
 
     def after(self, item: ProjectionItem, *, force: bool = False) -> None:
