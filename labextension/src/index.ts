@@ -12,6 +12,7 @@ import { LabIcon } from '@jupyterlab/ui-components';
 
 import { CellMarker } from './cells';
 import { LogicianConnection } from './connection';
+import { NotebookTools } from './notebook_tools';
 import { confirmAndRewind, LogicianSidebar } from './sidebar';
 import { LogicianStatusItem } from './statusbar';
 
@@ -57,6 +58,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         connections.set(panel, created);
         live.add(created);
         new CellMarker(panel, created);
+        new NotebookTools(panel, created); // the agent's notebook tools answer here
         panel.disposed.connect(() => {
           live.delete(created);
           created.dispose();

@@ -129,7 +129,10 @@ const EXAMPLES: Record<KernelMessage['type'], Json> = {
   'approval.resolved': { v: 1, type: 'approval.resolved', request_id: 'r1', choice: 'deny', via: 'input' },
   notices: { v: 1, type: 'notices', rows: [notice], unread: 1, re: 10 },
   'notices.read': { v: 1, type: 'notices.read', unread: 0, re: 11 },
-  notice: { v: 1, type: 'notice', notice, unread: 1 }
+  notice: { v: 1, type: 'notice', notice, unread: 1 },
+  'notebook.attached': { v: 1, type: 'notebook.attached', pending: 1, re: 12 },
+  'notebook.received': { v: 1, type: 'notebook.received', known: true, re: 13 },
+  'notebook.request': { v: 1, type: 'notebook.request', request: 'q1', op: 'cell', args: { cell_id: 'c' } }
 };
 
 const clone = (x: Json): Json => JSON.parse(JSON.stringify(x));
@@ -275,7 +278,11 @@ describe('parseKernelMessage', () => {
     ['approval.resolved', 'request_id', 1],
     ['approval.resolved', 'choice', undefined],
     ['document.saved', 'recorded', undefined],
-    ['document.saved', 'recorded', 'yes']
+    ['document.saved', 'recorded', 'yes'],
+    ['notebook.attached', 'pending', undefined],
+    ['notebook.received', 'known', 'yes'],
+    ['notebook.request', 'args', 'cell_id=c'],
+    ['notebook.request', 'request', undefined]
   ];
 
   it('covers every message type with a malformed-field case', () => {

@@ -99,7 +99,15 @@ export interface IPreview {
   messages_dropped: number;
   /** What the rewind does to each user variable (kernels before variable checkpoints omit it). */
   variables?: IVariableStep[];
+  /** The agent's cell edits the rewind would take back, newest first. */
+  cells?: ICellStep[];
   error?: string;
+}
+
+export interface ICellStep {
+  id: string;
+  action: 'remove' | 'restore' | 're-insert';
+  detail: string;
 }
 
 export interface IVariableStep {
@@ -155,7 +163,38 @@ export type KernelMessage =
   | { type: 'document.saved'; path: string | null; recorded: boolean; re?: RequestId }
   | { type: 'notices'; rows: INotice[]; unread: number; re?: RequestId }
   | { type: 'notices.read'; unread: number; re?: RequestId }
-  | { type: 'notice'; notice: INotice; unread: number };
+  | { type: 'notice'; notice: INotice; unread: number }
+  | { type: 'notebook.attached'; pending: number; re?: RequestId }
+  | { type: 'notebook.received'; known: boolean; re?: RequestId }
+  | { type: 'notebook.request'; request: string; op: NotebookOp; args: Record<string, unknown> };
+
+/** What the kernel asks of the notebook a frontend holds (`notebook_tools.ts` answers). */
+export type NotebookOp = 'outline' | 'cell' | 'edit' | 'restore';
+
+/** One cell as the frontend reports it (`NotebookCell` in comm_messages.py). */
+export interface INotebookCell {
+  id: string;
+  index: number;
+  cell_type: 'code' | 'markdown' | 'raw';
+  source: string;
+  lines?: number;
+  execution_count?: number | null;
+  output_kinds?: string[];
+  outputs?: Record<string, unknown>[];
+}
+
+/** The answer to a `notebook.request` (each field for the op that fills it). */
+export interface INotebookReply {
+  error?: string;
+  path?: string;
+  cells?: INotebookCell[];
+  cell?: INotebookCell;
+  before?: INotebookCell | null;
+  after?: INotebookCell | null;
+  applied?: string[];
+  conflicts?: string[];
+  missing?: string[];
+}
 
 export type RequestId = string | number;
 
@@ -175,7 +214,9 @@ export type Request =
   | { type: 'document.saved'; path: string; time: string; notebook?: string; server_root?: string }
   | { type: 'notices.list' }
   /** The user has read the notices up to `up_to` (every one when absent). */
-  | { type: 'notices.read'; up_to?: number };
+  | { type: 'notices.read'; up_to?: number }
+  | { type: 'notebook.attach'; path?: string }
+  | ({ type: 'notebook.reply'; request: string } & INotebookReply);
 
 export class ProtocolError extends Error {
   constructor(message: string) {
@@ -224,7 +265,10 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
   'document.saved': { recorded: isBool },
   notices: { rows: isArray, unread: isInt },
   'notices.read': { unread: isInt },
-  notice: { notice: isObject, unread: isInt }
+  notice: { notice: isObject, unread: isInt },
+  'notebook.attached': { pending: isInt },
+  'notebook.received': { known: isBool },
+  'notebook.request': { request: isString, op: isString, args: isObject }
 };
 
 export const KERNEL_MESSAGE_TYPES = Object.keys(REQUIRED) as KernelMessage['type'][];

@@ -24,7 +24,7 @@ from ..loop.agent_harness import AgentHarness
 from ..loop.deps import HarnessDeps
 from ..loop.todo import TodoCapability
 from ..policy import RunController
-from ..tools import ToolContext, ToolResult
+from ..tools import NotebookAccess, ToolContext, ToolResult
 from ..types.run import RunOutcome
 from ..workspace import Workspace
 from ._loop import WorkerLoop
@@ -175,9 +175,11 @@ def tool_context(
     *,
     python: bool,
     secrets: tuple[str, ...],
+    notebook: NotebookAccess | None = None,
 ) -> ToolContext:
     """What the tools get for one run: the workspace and the current frame's capture, the
-    notebook's namespace for `python` (when there is one), and where the user's cells run
+    notebook's namespace for `python` (when there is one), the live notebook for the notebook
+    tools (with the frame's record of cell edits), and where the user's cells run
     (`current_directory()`), against which relative paths resolve."""
     settings = runtime.config.settings
     checkpoints = runtime.checkpoints
@@ -189,4 +191,6 @@ def tool_context(
         run_python=python_runner(items, settings.tools.python_timeout_seconds) if python else None,
         bash_timeout_seconds=settings.tools.bash_timeout_seconds,
         secrets=secrets,
+        notebook=notebook,
+        record_cell_edit=runtime.record_cell_edit,
     )

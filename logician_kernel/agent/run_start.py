@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..ledger.run_store import LedgerRunStore
 from ..loop.deps import HarnessDeps
 from ..loop.todo import TodoCapability
-from ..tools import default_tools
+from ..tools import NOTEBOOK_TOOLS, NotebookAccess, default_tools
 from ..types import MESSAGE_ADAPTER
 from .errors import AgentError
 from .hooks_setup import build_hooks
@@ -30,9 +30,16 @@ if TYPE_CHECKING:
 
 
 def start_run(
-    session: AgentSession, prompt: str, options: RunOptions, *, can_ask: bool, python: bool
+    session: AgentSession,
+    prompt: str,
+    options: RunOptions,
+    *,
+    can_ask: bool,
+    python: bool,
+    notebook: NotebookAccess | None = None,
 ) -> AgentRun:
-    """Wire one run in the open frame and start it on its worker loop (`AgentRun`)."""
+    """Wire one run in the open frame and start it on its worker loop (`AgentRun`). The
+    notebook tools are offered only with a `notebook` to answer them."""
     workspace = session.workspace
     ledger = session.ledger
     settings = session.settings
@@ -46,7 +53,7 @@ def start_run(
     frame = checkpoints.current_frame
     store = LedgerRunStore(ledger, frame, secrets=secrets)
     items: queue.Queue[RunItem] = queue.Queue()
-    ctx = tool_context(workspace, items, python=python, secrets=secrets)
+    ctx = tool_context(workspace, items, python=python, secrets=secrets, notebook=notebook)
     policy = session.permission_policy()
     policy.cwd = ctx.cwd  # the gate reads paths where the tools resolve them
     try:
@@ -64,6 +71,9 @@ def start_run(
     except ValueError as exc:
         raise AgentError(str(exc)) from None
     tools = default_tools()
+    if notebook is None:
+        for name in NOTEBOOK_TOOLS:
+            del tools[name]
     todo = TodoCapability()
     todo.restore(history)
     todo_tool = todo.tool()

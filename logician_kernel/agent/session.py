@@ -39,6 +39,7 @@ from ..loop.command_hooks import HookLog
 from ..mcp import McpManager
 from ..policy import PermissionPolicy, RunBudget, config_layer_of
 from ..providers import Provider
+from ..tools import NotebookAccess
 from ..tools._process_guard import reap_for_workspace
 from ..types.run import RunOutcome
 from ..workspace import RewindScope, ThreadInfo, Workspace
@@ -156,11 +157,13 @@ class AgentSession:
         options: RunOptions | None = None,
         can_ask: bool,
         python: bool = False,
+        notebook: NotebookAccess | None = None,
     ) -> AgentRun:
         """Start a run on its worker loop in the open frame; the caller consumes the run's
         `requests` (events, approval items, and with `python` the `python` tool's calls) and
         then calls `finish`. `can_ask` False means nobody can answer an approval: the
-        headless policy decides."""
+        headless policy decides. `notebook` (the live notebook's frontend) offers the
+        notebook tools."""
         options = options or RunOptions()
         prompt = prompt.strip()
         if not prompt:
@@ -170,7 +173,9 @@ class AgentSession:
             self._profile_swap = None
         swap = use_profile(self.workspace, options.profile)
         try:
-            run = start_run(self, prompt, options, can_ask=can_ask, python=python)
+            run = start_run(
+                self, prompt, options, can_ask=can_ask, python=python, notebook=notebook
+            )
         except BaseException:
             if swap is not None:
                 swap.restore(self.workspace)

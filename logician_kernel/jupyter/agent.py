@@ -127,7 +127,7 @@ class AgentCell:
     async def run_async(self, prompt: str, *, options: RunOptions | None = None) -> None:
         """Run as an awaited cell: the kernel's event loop keeps turning, so comm messages (an
         approval click) are handled while the run waits - with or without subshells."""
-        viewed = self._start(prompt, options or RunOptions())
+        viewed = self._start(prompt, options or RunOptions(), notebook=True)
         run = viewed.run
         while not run.done:
             try:
@@ -142,15 +142,19 @@ class AgentCell:
                 run.cancel()  # ipykernel cancels an awaited cell on SIGINT
         self._finish(viewed)
 
-    def _start(self, prompt: str, options: RunOptions) -> _ViewedRun:
+    def _start(self, prompt: str, options: RunOptions, *, notebook: bool = False) -> _ViewedRun:
+        """`notebook`: the cell is awaited, so the frontend's replies can arrive while the run
+        waits for them; the notebook tools are offered then, if a frontend holds the notebook."""
         prompt = interpolate(prompt.strip(), self.shell.user_ns)
         settings = self.agent.settings
+        bridge = self.comms.notebook
         try:
             run = self.agent.start(
                 prompt,
                 options=options,
                 python=True,
                 can_ask=self.frontend_can_answer or self.comms.listening,
+                notebook=bridge if notebook and bridge is not None and bridge.available else None,
             )
         except AgentError as exc:
             raise UsageError(f"%%logician: {exc}") from None

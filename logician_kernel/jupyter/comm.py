@@ -4,10 +4,11 @@ The messages are declared once, in `comm_messages.py` (two pydantic unions, from
 `comm_schema.json` is generated; the lab extension's `protocol.ts` is tested against that
 file). Frontend -> kernel: `approvals.list`, `approval.decide`, `status`, `frames.list`,
 `frames.preview`, `frames.rewind`, `frames.undo`, `frames.resume`, `document.saved`,
-`notices.list`, `notices.read`; each is answered (its `id` echoed as `re`). Kernel -> frontend,
+`notices.list`, `notices.read`, `notebook.attach`, `notebook.reply`; each is answered (its `id` echoed as `re`). Kernel -> frontend,
 unasked: `hello` when the comm opens (with the session's notices), `approval.requested` /
 `approval.resolved`, `frames.changed` after every cell, `frames.rewound` and `frames.undone`,
-`notice` when Logician says one (`ui.notices = "sidebar"`), and `status` while it changes (at
+`notice` when Logician says one (`ui.notices = "sidebar"`), `notebook.request` to the frontend
+holding the notebook (`notebook_bridge.py`), and `status` while it changes (at
 most `STATUS_PUSH_HZ` a second).
 
 Every incoming message is validated against `FrontendMessage` before a handler sees it:
@@ -27,7 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from comm.base_comm import BaseComm
 from pydantic import BaseModel, ValidationError
@@ -39,6 +40,9 @@ from .comm_messages import FRONTEND_TYPES, SCHEMA_VERSION, TARGET
 
 STATUS_PUSH_HZ = 4.0
 """Pushed `status` messages per second at most, however fast a run streams."""
+
+if TYPE_CHECKING:
+    from .notebook_bridge import NotebookBridge
 
 _log = logging.getLogger(__name__)
 
@@ -95,9 +99,13 @@ class LogicianComms:
         self.frames = frames
         self.notices: NoticeBoard | None = None
         """The workspace's notices (`notices.list`, `notices.read`, the `notice` message)."""
+        self.notebook: NotebookBridge | None = None
+        """The notebook protocol (`notebook.attach`, `notebook.reply`), when the kernel has one."""
+        self._sender = threading.local()
         self._clock = clock
         self._last_status_push = float("-inf")
         self._comms: dict[str, BaseComm] = {}
+        self._notebook_only: set[str] = set()
         self._lock = threading.Lock()
         self._handlers: dict[str, Callable[[Any], dict[str, Any]]] = {
             kind: getattr(self, "handle_" + kind.replace(".", "_")) for kind in FRONTEND_TYPES
@@ -106,25 +114,32 @@ class LogicianComms:
 
     @property
     def listening(self) -> bool:
-        """Whether some frontend can be asked through a comm."""
+        """Whether some frontend that answers approvals is connected through a comm (one
+        opened with `{"approvals": false}`, as `logician run`'s, serves the notebook only)."""
         with self._lock:
-            return bool(self._comms)
+            return bool(set(self._comms) - self._notebook_only)
 
     def register(self, comm_manager: Any) -> None:
         comm_manager.register_target(TARGET, self._opened)
 
     def _opened(self, comm: BaseComm, open_msg: dict[str, Any]) -> None:
+        data = open_msg.get("content", {}).get("data")
         with self._lock:
             self._comms[comm.comm_id] = comm
+            if isinstance(data, dict) and data.get("approvals") is False:
+                self._notebook_only.add(comm.comm_id)
 
         @comm.on_msg
         def _on_msg(msg: dict[str, Any]) -> None:
-            comm.send(self.reply(msg.get("content", {}).get("data")))
+            comm.send(self.reply(msg.get("content", {}).get("data"), sender=comm.comm_id))
 
         @comm.on_close
         def _on_close(msg: dict[str, Any]) -> None:
             with self._lock:
                 self._comms.pop(comm.comm_id, None)
+                self._notebook_only.discard(comm.comm_id)
+            if self.notebook is not None:
+                self.notebook.detach(comm.comm_id)
 
         hello: dict[str, Any] = {"pending": self._pending()}
         try:
@@ -135,8 +150,10 @@ class LogicianComms:
             hello["notices"] = self._notice_rows()
         comm.send(outgoing("hello", hello))
 
-    def reply(self, data: Any) -> dict[str, Any]:
-        """The answer to one message (pure apart from what the handlers call); never raises."""
+    def reply(self, data: Any, *, sender: str | None = None) -> dict[str, Any]:
+        """The answer to one message (pure apart from what the handlers call); never raises.
+        `sender`: the comm it came on (`notebook.attach` names the frontend to ask)."""
+        self._sender.comm_id = sender
         if not isinstance(data, dict):
             return _error("a message must be a JSON object")
         echo: dict[str, Any] = {}
@@ -153,6 +170,9 @@ class LogicianComms:
         try:
             message = m.FRONTEND.validate_python(data)
         except ValidationError as exc:
+            if kind == "notebook.reply" and self.notebook is not None:
+                # the tool waiting for this answer fails now, saying why, not at its timeout
+                self.notebook.malformed(data.get("request"), explain(exc))
             return _error(f"{kind}: {explain(exc)}", echo)
         try:
             answer = self._handlers[kind](message)
@@ -219,6 +239,25 @@ class LogicianComms:
         board = self._notice_board()
         board.mark_read(message.up_to)  # its read listener pushes the status to every comm
         return {"type": "notices.read", "unread": board.unread_count()}
+
+    def handle_notebook_attach(self, message: m.NotebookAttach) -> dict[str, Any]:
+        sender = getattr(self._sender, "comm_id", None)
+        if self.notebook is None or sender is None:
+            raise ValueError("this kernel serves no notebook tools")
+        return {"type": "notebook.attached", "pending": self.notebook.attach(sender, message.path)}
+
+    def handle_notebook_reply(self, message: m.NotebookReply) -> dict[str, Any]:
+        known = self.notebook is not None and self.notebook.received(message)
+        return {"type": "notebook.received", "known": known}
+
+    def send_to(self, comm_id: str, kind: str, payload: dict[str, Any]) -> bool:
+        """Send one message to one open comm; False when it is no longer open."""
+        with self._lock:
+            comm = self._comms.get(comm_id)
+        if comm is None:
+            return False
+        comm.send(outgoing(kind, payload))
+        return True
 
     def send_notice(self, notice: Notice) -> None:
         """Tell every open comm of a notice just said (a `NoticeBoard` listener)."""

@@ -175,6 +175,66 @@ class NoticesRead(_Request):
     """The newest notice id read."""
 
 
+class NotebookCell(BaseModel):
+    """One cell of the live notebook as the frontend reports it."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
+    )
+
+    id: NonEmpty
+    """The cell's id (nbformat 4.5)."""
+    index: Count
+    """Its position, 0 at the top."""
+    cell_type: Literal["code", "markdown", "raw"]
+    source: str
+    """The whole source (an outline may send only its head: see `lines`)."""
+    lines: Count | None = None
+    """Lines of the whole source, when `source` is only its head."""
+    execution_count: int | None = None
+    output_kinds: list[str] = Field(default_factory=list)
+    """`stream`, `error`, `image/png`, ... one per output."""
+    outputs: list[dict[str, Any]] = Field(default_factory=list)
+    """A cell read in full: each output with `output_type`, its `text` (cut by the frontend
+    to a bound, `cut` saying how much), `sizes` (bytes per MIME type), and an error's `ename`,
+    `evalue`, `traceback`."""
+
+
+class NotebookAttach(_Request):
+    """This frontend holds the kernel's notebook and answers `notebook.request` (answered by
+    `notebook.attached`); a rewind's cell part left pending is sent to it next."""
+
+    type: Literal["notebook.attach"]
+    path: str | None = None
+    """The notebook's server-relative path."""
+
+
+class NotebookReply(_Request):
+    """The answer to a `notebook.request` (answered by `notebook.received`)."""
+
+    type: Literal["notebook.reply"]
+    request: NonEmpty
+    """The `request` of the `notebook.request` answered."""
+    error: str | None = None
+    """Why the request failed (an unknown cell id, a notebook being closed); nothing changed."""
+    path: str | None = None
+    """The notebook's server-relative path."""
+    cells: list[NotebookCell] | None = None
+    """`outline`: every cell, its source cut to its head."""
+    cell: NotebookCell | None = None
+    """`cell`: the cell in full."""
+    before: NotebookCell | None = None
+    """`edit`: the cell before (None for an insert)."""
+    after: NotebookCell | None = None
+    """`edit`: the cell after (None for a delete)."""
+    applied: list[str] = Field(default_factory=list)
+    """`restore`: the cell ids changed."""
+    conflicts: list[str] = Field(default_factory=list)
+    """`restore`: cell ids the user changed since: left alone (unless `force`)."""
+    missing: list[str] = Field(default_factory=list)
+    """`restore`: cell ids no longer in the notebook."""
+
+
 FrontendMessage = Annotated[
     ApprovalsList
     | ApprovalDecide
@@ -186,7 +246,9 @@ FrontendMessage = Annotated[
     | FramesResume
     | DocumentSavedRequest
     | NoticesList
-    | NoticesRead,
+    | NoticesRead
+    | NotebookAttach
+    | NotebookReply,
     Field(discriminator="type"),
 ]
 """Everything a frontend may send."""
@@ -298,6 +360,16 @@ class PreviewFile(_Part):
     action: Literal["restore", "delete"]
 
 
+class CellStep(_Part):
+    """What a rewind would do to one cell the agent edited."""
+
+    id: str
+    """The cell's id."""
+    action: Literal["remove", "restore", "re-insert"]
+    detail: str
+    """In words, e.g. `inserted by the agent → removed`."""
+
+
 class VariableStep(_Part):
     """What a rewind would do to one user variable."""
 
@@ -376,6 +448,9 @@ class FramesPreviewed(_Answer):
     """Paths changed outside this kernel only: left alone unless include_external."""
     messages_dropped: Count
     variables: list[VariableStep] | MISSING = MISSING
+    cells: list[CellStep] | MISSING = MISSING
+    """The agent's cell edits the rewind would take back, newest first (a cell the user
+    edited since is a conflict the notebook finds when it applies them)."""
     error: str | MISSING = MISSING
     """Why no rewind is possible (the lists are then empty)."""
 
@@ -484,6 +559,34 @@ class ApprovalResolved(_Kernel):
     via: ApprovalChannel | MISSING = MISSING
 
 
+class NotebookAttached(_Answer):
+    type: Literal["notebook.attached"]
+    pending: Count
+    """Cell parts of rewinds waiting for this frontend (sent next as `restore` requests)."""
+
+
+class NotebookReceived(_Answer):
+    type: Literal["notebook.received"]
+    known: bool
+    """False when no request of that id was waiting (it timed out, or was answered)."""
+
+
+class NotebookRequest(_Kernel):
+    """The kernel asks the frontend holding its notebook (answer with `notebook.reply`)."""
+
+    type: Literal["notebook.request"]
+    request: NonEmpty
+    """Echo it as the reply's `request`."""
+    op: Literal["outline", "cell", "edit", "restore"]
+    """`outline`: every cell (sources cut to `head_chars`). `cell`: `cell_id` in full
+    (outputs cut to `output_chars`). `edit`: `mode` insert (`source`, `cell_type`, `after_id`
+    or `index`), replace (`cell_id`, `source`, optional `cell_type`) or delete (`cell_id`).
+    `restore`: `steps` of a rewind or undo, each `{op, id, expect?, source?, cell_type?,
+    index?}`, a step whose cell no longer holds `expect` being a conflict unless `force`."""
+    args: dict[str, Any]
+    """The operation's arguments (above)."""
+
+
 KernelMessage = Annotated[
     Hello
     | Error
@@ -503,7 +606,10 @@ KernelMessage = Annotated[
     | FramesChanged
     | FramesRewoundNotice
     | ApprovalRequested
-    | ApprovalResolved,
+    | ApprovalResolved
+    | NotebookAttached
+    | NotebookReceived
+    | NotebookRequest,
     Field(discriminator="type"),
 ]
 """Everything the kernel sends: answers (with `re`) and announcements."""

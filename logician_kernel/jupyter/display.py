@@ -321,6 +321,7 @@ def help_text() -> Rendered:
         "  %logician rewind --resume        complete an interrupted or incomplete rewind\n"
         "  %logician rewind --skip-failed   finish an incomplete rewind without its failed paths\n"
         "  %logician undo --skip-failed     finish an incomplete undo without its failed paths\n"
+        "  %logician rewind --skip-cells    give up cell edits a rewind could not take back yet\n"
         "  %logician vars N | --last        variables frame N created, changed, deleted\n"
         "  %logician config [get K | set K V [--persist user|project] | schema]\n"
         "  %logician trust                  trust this workspace's .logician/config.toml\n"

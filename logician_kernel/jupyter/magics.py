@@ -40,6 +40,7 @@ from .comm import LogicianComms
 from .magic_parts import ArgParser as _ArgParser
 from .magic_parts import branches_table, classify, run_options, unknown_command
 from .mcp_view import handle_mcp
+from .notebook_bridge import NotebookBridge
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
 
@@ -101,6 +102,7 @@ class LogicianMagics(Magics):
         self.comms = LogicianComms(self.broker, self._comm_status)
         self.frames = LedgerRewindSource(self.workspace, self.comms)
         self.comms.frames = self.frames
+        self.comms.notebook = self.frames.notebook = NotebookBridge(self.comms, self.workspace)
         self.agent = AgentCell(shell, agent, self.comms)
         self._controls: list[RewindControl] = []
         self.workspace.thread_listeners.append(self.after_cell)  # the frontends follow a switch
@@ -201,6 +203,7 @@ class LogicianMagics(Magics):
         parser.add_argument("--dry-run", action="store_true")
         parser.add_argument("--resume", action="store_true")
         parser.add_argument("--skip-failed", action="store_true")
+        parser.add_argument("--skip-cells", action="store_true")
         only = parser.add_mutually_exclusive_group()
         only.add_argument("--files-only", action="store_true")
         only.add_argument("--conversation-only", action="store_true")
@@ -209,6 +212,15 @@ class LogicianMagics(Magics):
         if opts.call is not None:
             return call_rewind.handle(self.session, self.frames, opts)
         given = [opts.last, opts.cell is not None, opts.target is not None]
+        if opts.skip_cells:
+            if any(given) or opts.resume or opts.skip_failed:
+                raise UsageError(
+                    "%logician rewind --skip-cells: takes no frame and no other option"
+                )
+            n = self.frames.notebook.skip_pending() if self.frames.notebook is not None else 0
+            return render.preformatted(
+                f"gave up the cell part of {n} rewind(s) or undo(s): the notebook keeps its cells"
+            )
         if opts.resume or opts.skip_failed:
             if any(given) or opts.dry_run:
                 raise UsageError(
@@ -255,13 +267,13 @@ class LogicianMagics(Magics):
             include_external=opts.include_external,
             keep_uncertain=opts.keep_uncertain,
         )
-        self.frames.announce(item)
+        self.frames.announce(item, force=opts.force)
         return variables_view.rewind_result(item)
 
     def handle_undo(self, args: list[str]) -> render.Rendered:
         """`%logician undo [--force]`: take back the most recent rewind."""
         item = undo_view.run_undo(self.workspace, args)
-        self.frames.announce_undo(item)
+        self.frames.announce_undo(item, force="--force" in args)
         return undo_view.undo_result(item)
 
     def handle_vars(self, args: list[str]) -> render.Rendered:

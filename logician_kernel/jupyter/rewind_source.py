@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from ..workspace import (
+    CellEdit,
     FrameView,
     ProjectionItem,
     RewindError,
@@ -25,6 +26,7 @@ from ..workspace import (
 from . import display as render
 from . import undo_view, variables_view
 from .comm import LogicianComms
+from .notebook_bridge import NotebookBridge
 from .widgets import FrameRow, RewindPreview
 
 CODE_SHOWN = 240
@@ -40,6 +42,8 @@ class LedgerRewindSource:
     def __init__(self, workspace: Workspace, comms: LogicianComms) -> None:
         self.workspace = workspace
         self.comms = comms
+        self.notebook: NotebookBridge | None = None
+        """Takes the agent's cell edits back with a rewind (and again with an undo)."""
 
     # -- the widget --------------------------------------------------------------------------
 
@@ -77,7 +81,8 @@ class LedgerRewindSource:
         return RewindPreview(
             files=[f"{a['action']} {a['path']}" for a in data["files"]]
             + [f"not restorable: {s['path']} ({s['detail']})" for s in data["skipped"]]
-            + [f"left alone: {e['path']} ({e['detail']})" for e in data.get("external", [])],
+            + [f"left alone: {e['path']} ({e['detail']})" for e in data.get("external", [])]
+            + [f"cell {c['id']}: {c['detail']}" for c in data.get("cells", [])],
             conflicts=[f"{c['path']}: {c['detail']}" for c in data["conflicts"]],
             messages_dropped=data["messages_dropped"],
             variables=[
@@ -223,8 +228,11 @@ class LedgerRewindSource:
 
     # -- shared ------------------------------------------------------------------------------
 
-    def announce_undo(self, item: ProjectionItem) -> None:
-        """Tell every frontend which frames (and cells) an undo made active again."""
+    def announce_undo(self, item: ProjectionItem, *, force: bool = False) -> None:
+        """Tell every frontend which frames (and cells) an undo made active again, and put the
+        agent's cell edits the rewind took back in the notebook again."""
+        if self.notebook is not None:
+            self.notebook.after(item, force=force)
         checkpoints = self.workspace.checkpoints_if_on
         frames = checkpoints.frames() if checkpoints is not None else {}
         cell_ids = sorted(
@@ -243,7 +251,7 @@ class LedgerRewindSource:
 
     def _undo(self, *, force: bool) -> ProjectionItem:
         item = self.workspace.undo(force=force, refuse_if_running=True)
-        self.announce_undo(item)
+        self.announce_undo(item, force=force)
         return item
 
     def _resume(self, *, force: bool) -> ProjectionItem:
@@ -251,8 +259,11 @@ class LedgerRewindSource:
         self.announce(item)
         return item
 
-    def announce(self, item: ProjectionItem) -> None:
-        """Tell every frontend which frames (and cells) a rewind popped, and when."""
+    def announce(self, item: ProjectionItem, *, force: bool = False) -> None:
+        """Tell every frontend which frames (and cells) a rewind popped, and when, and take the
+        agent's cell edits in those frames back (`force`: over the user's later edits too)."""
+        if self.notebook is not None:
+            self.notebook.after(item, force=force)
         checkpoints = self.workspace.checkpoints_if_on
         frames = checkpoints.frames() if checkpoints is not None else {}
         cell_ids = sorted(
@@ -306,6 +317,7 @@ class LedgerRewindSource:
             "variables": [
                 {"name": s.name, "action": s.action, "detail": s.detail} for s in preview.variables
             ],
+            "cells": cell_steps(self.workspace.cell_edits(plan.frames)),
         }
 
     def _rewind(
@@ -330,8 +342,26 @@ class LedgerRewindSource:
             refuse_if_running=concurrent,
             keep_uncertain=keep_uncertain,
         )
-        self.announce(item)
+        self.announce(item, force=force)
         return item
+
+
+_CELL_STEP = {
+    "insert": ("remove", "inserted by the agent → removed"),
+    "replace": ("restore", "replaced by the agent → its source restored"),
+    "delete": ("re-insert", "deleted by the agent → inserted again"),
+}
+
+
+def cell_steps(edits: list[CellEdit]) -> list[dict[str, Any]]:
+    """What a rewind would do to the notebook's cells, newest edit first (a cell the user
+    edited since is found a conflict only when the notebook's frontend applies it)."""
+    steps = []
+    for edit in reversed(edits):
+        cell = edit.after or edit.before
+        action, detail = _CELL_STEP[edit.mode]
+        steps.append({"id": cell.id if cell else "?", "action": action, "detail": detail})
+    return steps
 
 
 def _row(f: FrameView, evicted: list[str] | None = None) -> dict[str, Any]:

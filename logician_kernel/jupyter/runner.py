@@ -1,7 +1,8 @@
 """`logician run NOTEBOOK`: execute a notebook headless on this kernel and summarise its frames.
 
 The notebook runs in its own directory with `JPY_SESSION_NAME` set to its path, so it writes
-to the same thread a JupyterLab session of that notebook would.
+to the same thread a JupyterLab session of that notebook would. The notebook being run serves
+the agent's notebook tools (`run_notebook_tools.py`): the cells an agent inserts are in `-o`.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from pathlib import Path
 import nbformat
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import AsyncKernelManager
-from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from traitlets import default
 from traitlets.config import Config
 
 from ..workspace import SessionStart, derive_frames, read_entries, state_path, thread_id_for
 from .kernelspec import KERNEL_NAME, kernel_json
+from .run_notebook_tools import ToolServingClient
 
 
 class LogicianSpecManager(KernelSpecManager):
@@ -164,13 +165,13 @@ def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) 
     config = Config()
     config.KernelManager.transport = "ipc"
     config.KernelManager.ip = os.path.join(sockets, "kernel")
-    client = NotebookClient(
+    client = ToolServingClient(
         nb,
         timeout=timeout,
         kernel_name=KERNEL_NAME,
         kernel_manager_class=RunKernelManager,
         config=config,
-        resources={"metadata": {"path": str(path.parent)}},
+        resources={"metadata": {"path": str(path.parent)}, "notebook_path": path.name},
     )
     started: list[int] = []
     client.on_cell_start = lambda cell, cell_index: started.append(cell_index)

@@ -32,7 +32,8 @@ from ..durable.fsync import fsync_dir
 from ..durable.journal import Resume, decode_record, encode_record
 from ..durable.private import open_private
 
-FORMAT = 3
+FORMAT = 4
+"""4: the `cells` fold (a checkpoint of another format is discarded, not damaged)."""
 CHECKPOINT_EVERY = 1000
 """Records a ledger may grow past its checkpoint before opening or closing it writes a new one."""
 
@@ -258,6 +259,24 @@ class OpenCalls:
         return self
 
 
+def _cells_step(state: dict[int, Any], entries: Sequence[Any]) -> dict[int, Any]:
+    from .cell_parts import fold_pending
+
+    return fold_pending(state, entries)
+
+
+def _cells_dump(state: dict[int, Any]) -> list[dict[str, Any]]:
+    from .cell_parts import dump
+
+    return dump(state)
+
+
+def _cells_load(data: list[dict[str, Any]]) -> dict[int, Any]:
+    from .cell_parts import load
+
+    return load(data)
+
+
 def _rewinds_initial() -> Any:
     from .rewind_state import RewindState
 
@@ -281,6 +300,8 @@ FOLDS: dict[str, Fold] = {
         lambda state: state.dump(),
         _rewinds_load,
     ),
+    # the cell parts of rewinds waiting for a frontend: asked when one attaches
+    "cells": Fold(dict, _cells_step, _cells_dump, _cells_load),
 }
 
 

@@ -328,6 +328,57 @@ class RestoredPath(BaseModel):
     undo makes it again with them."""
 
 
+class CellState(BaseModel):
+    """One notebook cell as an edit saw it (before or after)."""
+
+    model_config = _MODEL
+
+    id: str
+    """The cell's id in the notebook (nbformat 4.5)."""
+    cell_type: Literal["code", "markdown", "raw"]
+    source: str
+    """The cell's whole source."""
+    index: int
+    """Its position in the notebook, 0-based, when the edit was made."""
+
+
+class CellEdit(_Entry):
+    """The agent changed one cell of the live notebook (through its frontend)."""
+
+    kind: Literal["cell_edit"] = "cell_edit"
+    frame: int | None
+    """The frame (the agent's cell) the edit belongs to: its rewind takes the edit back."""
+    call_id: str | None
+    """The `notebook_edit` call that made it."""
+    notebook: str | None
+    """The notebook's path as its frontend named it."""
+    mode: Literal["insert", "replace", "delete"]
+    before: CellState | None
+    """The cell before the edit; None for an insert."""
+    after: CellState | None
+    """The cell after the edit; None for a delete."""
+
+
+class CellRestore(_Entry):
+    """A rewind or an undo asked the notebook's frontend to take cell edits back (or put them
+    back again), and what the frontend did. Pending until `applied` is recorded."""
+
+    kind: Literal["cell_restore"] = "cell_restore"
+    by: int
+    """The projection entry (the rewind or the undo) this belongs to."""
+    direction: Literal["rewind", "undo"]
+    """`rewind` reverses the edits, `undo` makes them again."""
+    edits: list[int]
+    """The `cell_edit` entries concerned, in the order they are applied."""
+    state: Literal["pending", "applied", "skipped"]
+    """`pending`: asked for (or waiting for a frontend); `applied`: the frontend answered;
+    `skipped`: the user gave the cell part up (`--skip-cells`)."""
+    conflicts: list[str] = Field(default_factory=list)
+    """Cell ids the user changed after the agent did: left alone."""
+    missing: list[str] = Field(default_factory=list)
+    """Cell ids no longer in the notebook."""
+
+
 class CallRewound(_Entry):
     """`rewind --call`: one tool call's recorded pre-images were put back (frames stay)."""
 
@@ -476,6 +527,8 @@ Entry = Annotated[
     | Quarantine
     | RestorableCall
     | CallRewound
+    | CellEdit
+    | CellRestore
     | ApprovalRequested
     | ApprovalResolved
     | RunEnd

@@ -77,8 +77,8 @@ DecisionBasis = Literal[
 
 RuleList = Literal["allow", "ask", "deny"]
 
-EDIT_TOOLS = frozenset({"write", "edit"})
-"""Tools `auto-edit` mode allows inside the workspace."""
+EDIT_TOOLS = frozenset({"write", "edit", "notebook_edit"})
+"""Tools `auto-edit` mode allows inside the workspace (a cell edit is a workspace edit)."""
 
 SESSION_LAYER = "session"
 """The layer reported for rules allowed for this session only."""

@@ -21,6 +21,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from logician_kernel.types.messages import (
+    FRONTEND_TOOLS,
     SYSTEM_LOCATION_PREFIX,
     ModelRequest,
     ModelResponse,
@@ -52,8 +53,10 @@ class RecordedExchange(BaseModel):
 
 def request_fingerprint(request: ModelRequest) -> str:
     """A stable hash of everything in a request but where the notebook runs (the system
-    prompt's `SYSTEM_LOCATION_PREFIX` line), so a recording replays from any folder."""
+    prompt's `SYSTEM_LOCATION_PREFIX` line), so a recording replays from any folder, and the
+    notebook tools (`FRONTEND_TOOLS`), so it replays with or without a notebook frontend."""
     data = request.model_dump(mode="json")
+    data["tools"] = [t for t in data.get("tools", []) if t.get("name") not in FRONTEND_TOOLS]
     if data.get("tool_choice") is None:  # unset: as before the field existed, so recordings
         data.pop("tool_choice", None)  # made then still match
     for message in data["messages"]:

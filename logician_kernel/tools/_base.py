@@ -16,11 +16,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..durable import mask_values
 from ..types import ToolSpec
 from ._output import bound_output
+
+if TYPE_CHECKING:
+    from ._notebook import NotebookAccess, RecordCellEdit
 
 Recovery = Literal["pure", "restorable", "external"]
 """How a call whose intent was recorded but whose result was not is recovered after a crash.
@@ -81,6 +84,11 @@ class ToolContext:
     where `%cd` went). Relative paths resolve against it and results name paths relative to it,
     as `!ls` and `open()` in a cell do; the workspace still bounds what is allowed, captured
     and rewound. None, or a directory outside the workspace: the workspace root."""
+    notebook: NotebookAccess | None = None
+    """The live notebook the kernel runs in (its frontend), for `notebook_read` and
+    `notebook_edit`; None where no frontend that speaks the notebook protocol is connected."""
+    record_cell_edit: RecordCellEdit | None = None
+    """Records an applied cell edit in the current frame, so a rewind can take it back."""
 
     def checkpoint(self, path: str) -> None:
         """Record `path`'s pre-state before writing it, naming this context's call if known."""

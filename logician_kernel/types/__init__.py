@@ -1,6 +1,7 @@
 """Pure vocabulary shared by every layer: no I/O, and no imports from the rest of the package."""
 
 from .messages import (
+    FRONTEND_TOOLS,
     MESSAGE_ADAPTER,
     PROVIDER_EVENT_ADAPTER,
     AssistantMessage,
@@ -53,6 +54,7 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolResultMessage",
+    "FRONTEND_TOOLS",
     "ToolSpec",
     "Usage",
     "UsageReported",

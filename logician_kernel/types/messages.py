@@ -156,6 +156,12 @@ class ToolSpec(_Vocabulary):
     """JSON schema of the arguments object."""
 
 
+FRONTEND_TOOLS: tuple[str, ...] = ("notebook_read", "notebook_edit")
+"""Tools offered only where a notebook frontend answers them (JupyterLab, `logician run`), not
+under nbval, papermill or a console: a recording's fingerprint leaves their specs out, so a
+session recorded on one side replays on the other."""
+
+
 class ModelRequest(_Vocabulary):
     """Everything a provider needs for one model call (the model name is the provider's)."""
 

@@ -28,6 +28,8 @@ from ..frames import (
 from ..ledger import (
     Branch,
     CallRewound,
+    CellEdit,
+    CellRestore,
     FrameOutcome,
     FrameView,
     ProjectionItem,
@@ -87,6 +89,8 @@ __all__ = [
     # what the notebook side reads of the layers below
     "Branch",
     "CallRewound",
+    "CellEdit",
+    "CellRestore",
     "FileCheckpoints",
     "FileDiff",
     "FrameOutcome",

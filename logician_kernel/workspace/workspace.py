@@ -5,7 +5,8 @@ once, handed down), the open thread (its ledger, frames and variables, `thread.p
 notices owed to the user (`notices.py`, one sink), and the `frame_lock`. Everything above it - the kernel, the magics,
 the sidebar, `AgentSession` - talks to it, never through it:
 `Workspace.open(start_dir, env)`, `with workspace.frame(...)` (`frame.py`),
-`rewind(target, scope)`, `resume()`, `undo()`, `preview()`, `page()`, `use_thread()`.
+`rewind(target, scope)`, `resume()`, `undo()`, `preview()`, `page()`, `use_thread()`, and
+the agent's cell edits with their rewind (`cell_edits.py`).
 
 Must never: import Jupyter or `tools/` (the process reaper is handed in), read configuration
 past `open` / `reload_config`, or let a problem with `.logician/`, git or the ledger escape
@@ -17,17 +18,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from ..config import EffectiveConfig, load_effective_config
 from ..frames.capture_heal import CaptureHeal
 from ..frames.file_checkpoints import FileCheckpoints, RewindError, RewindPlan
 from ..frames.variable_checkpoints import VariableCheckpoints
+from ..ledger.entries import CellEdit, CellRestore
 from ..ledger.frame_view import FrameView
 from ..ledger.thread_ledger import CallRewound, ProjectionItem, ThreadLedger
 from ..snapshots.tree_watch import TREE
 from ..snapshots.write_audit import AUDIT, WriteAudit
-from . import rewinds
+from . import cell_edits, rewinds
 from .frame import CellFrame
 from .launch import StartingDirectory, unsafe_workspace
 from .notices import NoticeBoard
@@ -371,6 +373,51 @@ class Workspace:
     def page(self, offset: int, limit: int) -> FramePage:
         """A page of the thread's frames, newest first (empty when frames are off)."""
         return rewinds.page(self.checkpoints_if_on, offset, limit)
+
+    # -- the agent's cell edits -------------------------------------------------------------
+
+    def record_cell_edit(self, record: dict[str, Any]) -> None:
+        """Record a cell edit the frontend applied, in the open frame (`notebook_edit`)."""
+        ledger = self.ledger
+        if ledger is None:
+            raise RewindError("the thread ledger is unavailable for this session")
+        checkpoints = self.checkpoints_if_on
+        frame = checkpoints.current_frame if checkpoints is not None else None
+        cell_edits.record_edit(ledger, frame, record)
+
+    def cell_edits(self, frames: list[int]) -> list[CellEdit]:
+        """The cell edits the given frames made, oldest first (what a rewind would take back)."""
+        ledger = self.ledger
+        return cell_edits.edits_of(ledger, frames) if ledger is not None else []
+
+    def cell_part(self, item: ProjectionItem) -> tuple[CellRestore, list[CellEdit]] | None:
+        """After a rewind or an undo: its cell part, recorded pending, with the edits to apply
+        in order; None when the frames it moved edited no cell."""
+        ledger = self.ledger
+        restore = cell_edits.plan_for(ledger, item) if ledger is not None else None
+        if ledger is None or restore is None:
+            return None
+        return restore, cell_edits.edits_by_seq(ledger, restore.edits)
+
+    def pending_cell_parts(self) -> list[tuple[CellRestore, list[CellEdit]]]:
+        """The cell parts of rewinds and undos no frontend has applied yet, oldest first."""
+        ledger = self.ledger
+        if ledger is None:
+            return []
+        return [(r, cell_edits.edits_by_seq(ledger, r.edits)) for r in cell_edits.pending(ledger)]
+
+    def settle_cell_part(
+        self,
+        restore: CellRestore,
+        state: Literal["applied", "skipped"],
+        *,
+        conflicts: list[str] | None = None,
+        missing: list[str] | None = None,
+    ) -> None:
+        """Record what became of a cell part (the frontend applied it, or `--skip-cells`)."""
+        ledger = self.ledger
+        if ledger is not None:
+            cell_edits.settle(ledger, restore, state, conflicts=conflicts, missing=missing)
 
     # -- the conversation -------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from logician_kernel.frames.variable_checkpoints import history
 from logician_kernel.ledger import checkpoint as ledger_checkpoint
 from logician_kernel.ledger.branches import derive_branches
 from logician_kernel.ledger.checkpoint import checkpoint_path
+from logician_kernel.ledger.entries import CellRestore
 from logician_kernel.ledger.frame_view import derive_frames
 from logician_kernel.ledger.run_store import resolve_dangling_calls
 from logician_kernel.ledger.thread_ledger import (
@@ -139,6 +140,10 @@ class History:
         if undo == 2:
             self.ledger.append(ProjectionItem, reason="restore", messages=[], undoes=item.seq)
 
+    def cell_part(self, by: int, state: str) -> None:
+        """A rewind's cell part asked for (`pending`) or settled: what the `cells` fold follows."""
+        self.ledger.append(CellRestore, by=by, direction="rewind", edits=[], state=state)
+
     def checkpoint(self) -> None:
         self.ledger.write_checkpoint()
 
@@ -158,6 +163,7 @@ steps = st.lists(
             st.integers(0, 2),
         ),
         st.tuples(st.just("rewind_plan"), st.integers(0, 2), st.booleans(), st.integers(0, 2)),
+        st.tuples(st.just("cell_part"), st.integers(1, 3), st.sampled_from(["pending", "applied"])),
         st.tuples(st.just("checkpoint")),
         st.tuples(st.just("reopen")),
     ),
@@ -263,6 +269,8 @@ def _view(ledger: ThreadLedger) -> dict[str, Any]:
     assert folded_calls == _open_calls_by_replay(entries)
     assert folded_frames == derive_frames(entries)
     assert ledger.messages() == project(entries)
+    pending_cells = {e.by: e for e in entries if isinstance(e, CellRestore)}
+    assert ledger.fold("cells") == {b: e for b, e in pending_cells.items() if e.state == "pending"}
     rewinds = ledger.fold("rewinds")
     assert (rewinds.pending, rewinds.progress, rewinds.pending_undo) == _rewinds_by_replay(entries)
     return {

@@ -13,6 +13,8 @@ LEDGER_API = {
     "ApprovalResolved",
     "Branch",
     "CallRewound",
+    "CellEdit",
+    "CellRestore",
     "FileCheckpoint",
     "FrameClose",
     "FrameOpen",

@@ -223,3 +223,20 @@ def test_where_the_notebook_runs_is_not_part_of_a_recordings_fingerprint() -> No
     assert request_fingerprint(sub) == request_fingerprint(top)
     assert request_fingerprint(request(system_prompt("x"), "other")) != request_fingerprint(top)
     assert request_fingerprint(request(system_prompt(".") + " more")) != request_fingerprint(top)
+
+
+def test_a_recording_replays_with_or_without_a_notebook_frontend() -> None:
+    """The notebook tools are offered in JupyterLab and `logician run`, not under nbval: their
+    specs are left out of the fingerprint, every other tool's are not."""
+    from logician_kernel.providers._replay import request_fingerprint
+    from logician_kernel.tools import default_tools
+
+    specs = {name: tool.spec() for name, tool in default_tools().items()}
+    message = UserMessage(content=[TextPart(text="hi")])
+    without = ModelRequest(messages=[message], tools=[specs["read"]])
+    with_them = ModelRequest(
+        messages=[message], tools=[specs["read"], specs["notebook_read"], specs["notebook_edit"]]
+    )
+    assert request_fingerprint(with_them) == request_fingerprint(without)
+    other = ModelRequest(messages=[message], tools=[specs["read"], specs["write"]])
+    assert request_fingerprint(other) != request_fingerprint(without)

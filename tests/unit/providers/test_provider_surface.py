@@ -86,6 +86,7 @@ TYPES_API = {
     "ToolCallStarted",
     "ToolResultMessage",
     "ToolSpec",
+    "FRONTEND_TOOLS",
     "Usage",
     "UsageReported",
     "UserMessage",

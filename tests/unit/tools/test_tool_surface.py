@@ -24,6 +24,8 @@ from logician_kernel.types import ToolSpec
 def test_exported_names_are_what_we_mean_to_export():
     assert sorted(tools_pkg.__all__) == sorted(
         [
+            "NOTEBOOK_TOOLS",
+            "NotebookAccess",
             "Recovery",
             "Tool",
             "ToolContext",
@@ -47,6 +49,8 @@ EXPECTED = {
     "ls": ("pure", True),
     "glob": ("pure", True),
     "grep": ("pure", True),
+    "notebook_read": ("pure", True),
+    "notebook_edit": ("external", False),
 }
 
 

@@ -87,6 +87,13 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "document.saved": {"path": "a.txt", "time": "2026-12-03T12:00:00Z", "notebook": "n.ipynb"},
     "notices.list": {"id": "n"},
     "notices.read": {"up_to": 3},
+    "notebook.attach": {"path": "n.ipynb"},
+    "notebook.reply": {
+        "request": "q1",
+        "path": "n.ipynb",
+        "before": None,
+        "after": {"id": "c9", "index": 2, "cell_type": "markdown", "source": "# Hi"},
+    },
 }
 ANSWERS: dict[str, dict[str, Any]] = {
     "hello": {"pending": [PROMPT], "status": {**STATUS, "unread_notices": 1}, "notices": [NOTICE]},
@@ -124,6 +131,9 @@ ANSWERS: dict[str, dict[str, Any]] = {
     "frames.rewound": {"frames": [2], "cell_ids": [], "at": "t", "by": 12},
     "approval.requested": PROMPT,
     "approval.resolved": {"request_id": "r1", "choice": "deny", "note": "", "via": "comm"},
+    "notebook.attached": {"pending": 0, "re": 6},
+    "notebook.received": {"known": True},
+    "notebook.request": {"request": "q1", "op": "cell", "args": {"cell_id": "c9"}},
 }
 
 
@@ -197,10 +207,24 @@ class Frames:
         return dict(ANSWERS["frames.resume"])
 
 
+class Notebook:
+    """The notebook protocol's kernel side, as far as the comm calls it."""
+
+    def attach(self, comm_id: str, path: str | None) -> int:
+        return 0
+
+    def received(self, reply: Any) -> bool:
+        return reply.request == "q1"
+
+    def detach(self, comm_id: str) -> None:
+        pass
+
+
 def comms() -> tuple[LogicianComms, Frames]:
     frames = Frames()
     status = {k: v for k, v in STATUS.items()}
     c = LogicianComms(ApprovalBroker(), lambda: dict(status), frames)
+    c.notebook = Notebook()  # type: ignore[assignment]
     c.notices = NoticeBoard(lambda: "sidebar")
     c.notices.say("Logician: frame 1: 1 variable(s) not captured")
     return c, frames
@@ -210,7 +234,7 @@ def test_every_request_type_has_its_handler_and_a_schema_valid_answer() -> None:
     c, frames = comms()
     assert set(c._handlers) == set(m.FRONTEND_TYPES)
     for kind, fields in REQUESTS.items():
-        answer = c.reply({"v": 1, "type": kind, **fields, "id": kind})
+        answer = c.reply({"v": 1, "type": kind, **fields, "id": kind}, sender="comm-1")
         assert answer["type"] != "error", answer
         assert answer["re"] == kind
         assert not list(KERNEL_SIDE.iter_errors(answer)), answer

@@ -43,6 +43,8 @@ OWN = {
 FROM_BELOW = {
     "Branch",
     "CallRewound",
+    "CellEdit",
+    "CellRestore",
     "FileCheckpoints",
     "FileDiff",
     "FrameOutcome",

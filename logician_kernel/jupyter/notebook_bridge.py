@@ -1,0 +1,266 @@
+"""The live notebook over the `logician` comm: the notebook tools' requests, and the cell part
+of rewinds and undos.
+
+A frontend that holds the kernel's notebook (the lab extension) sends `notebook.attach`; the
+kernel then asks it with `notebook.request` and it answers with `notebook.reply`. The tools
+ask from the run's worker thread and wait there (the reply arrives on the kernel's main thread
+while the `%%logician` cell is awaited); no answer within `timeout` is a clear tool error.
+After a rewind or an undo the cell part (recorded pending by the `Workspace`) is sent as one
+`restore` request and settled when the frontend answers; with no frontend attached it stays
+pending, is sent when one attaches, and `%logician rewind --skip-cells` gives it up.
+
+Must never: write the `.ipynb` on disk, or block the kernel's main thread waiting for a reply
+(a reply arrives on that very thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from concurrent.futures import Future, InvalidStateError
+from typing import Any
+
+from ..workspace import CellEdit, CellRestore, ProjectionItem, Workspace
+from . import comm_messages as m
+from .comm import LogicianComms
+
+TIMEOUT_SECONDS = 30.0
+"""How long a notebook tool waits for the frontend's answer."""
+HEAD_CHARS = 400
+"""Source characters of each cell an outline carries."""
+OUTPUT_CHARS = 20_000
+"""Characters of each text output the frontend sends for a cell read in full."""
+
+
+class NotebookBridge:
+    """The kernel's side of the notebook protocol, for one kernel."""
+
+    def __init__(
+        self, comms: LogicianComms, workspace: Workspace, *, timeout: float = TIMEOUT_SECONDS
+    ) -> None:
+        self.comms = comms
+        self.workspace = workspace
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._attached: dict[str, str | None] = {}
+        """comm id -> the notebook path it holds, in the order attached."""
+        self._waiting: dict[str, tuple[str, Future[dict[str, Any]]]] = {}
+        """request id -> (the comm asked, the asking tool's future)."""
+        self._restores: dict[str, CellRestore] = {}
+        """restore request id -> the cell part it carries."""
+
+    # -- the frontends ----------------------------------------------------------------------
+
+    def attach(self, comm_id: str, path: str | None) -> int:
+        """A frontend holds the notebook: the pending cell parts are sent to it now."""
+        with self._lock:
+            self._attached.pop(comm_id, None)
+            self._attached[comm_id] = path
+        pending = self.workspace.pending_cell_parts()
+        for restore, edits in pending:
+            self._send_restore(comm_id, restore, edits, force=False)
+        if pending:
+            self.workspace.notice(
+                f"Logician: the notebook's frontend reconnected; taking back the cell part of "
+                f"{len(pending)} rewind{'s' if len(pending) != 1 else ''} left pending."
+            )
+        return len(pending)
+
+    def detach(self, comm_id: str) -> None:
+        """The frontend went away (its notebook closed): a tool waiting on it fails now."""
+        with self._lock:
+            self._attached.pop(comm_id, None)
+            gone = [f for asked, f in self._waiting.values() if asked == comm_id]
+        for future in gone:
+            _answer(future, {"error": CLOSED})
+
+    @property
+    def available(self) -> bool:
+        """Whether a frontend holding the notebook is attached."""
+        with self._lock:
+            return bool(self._attached)
+
+    def why_unavailable(self) -> str | None:
+        """Why the notebook tools are not offered, or None when they are."""
+        if self.available:
+            return None
+        return (
+            "no frontend holding this notebook is connected (the JupyterLab extension serves "
+            "the notebook tools; a console, papermill or VS Code does not)"
+        )
+
+    def _target(self, edits: bool) -> tuple[str | None, str]:
+        with self._lock:
+            attached = list(self._attached)
+        if not attached:
+            return None, f"the notebook tools are unavailable: {self.why_unavailable()}"
+        if edits and len(attached) > 1:
+            return None, (
+                f"{len(attached)} frontends hold this notebook (two browser tabs or clients); "
+                "close all but one before the agent edits cells - nothing was changed"
+            )
+        return attached[-1], ""
+
+    # -- the tools' side (called on the run's worker loop) ----------------------------------
+
+    async def ask(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Ask the frontend; the reply as a dict, or `{"error": ...}` saying why not."""
+        comm_id, why = self._target(edits=op == "edit")
+        if comm_id is None:
+            return {"error": why}
+        request = uuid.uuid4().hex
+        future: Future[dict[str, Any]] = Future()
+        with self._lock:
+            self._waiting[request] = (comm_id, future)
+        if op == "outline":
+            args = {**args, "head_chars": HEAD_CHARS}
+        elif op == "cell":
+            args = {**args, "output_chars": OUTPUT_CHARS}
+        try:
+            if not self.comms.send_to(
+                comm_id, "notebook.request", {"request": request, "op": op, "args": args}
+            ):
+                return {"error": "the notebook's frontend went away before it was asked"}
+            try:
+                return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
+            except TimeoutError:
+                return {
+                    "error": f"the notebook's frontend did not answer within {self.timeout:g} s "
+                    "(is the notebook still open?); an edit may or may not have been made"
+                }
+        finally:
+            with self._lock:
+                self._waiting.pop(request, None)
+
+    def received(self, reply: m.NotebookReply) -> bool:
+        """A `notebook.reply` arrived (on the kernel's main thread)."""
+        data = reply.model_dump(mode="json", exclude={"v", "id", "type"})
+        with self._lock:
+            waiting = self._waiting.pop(reply.request, None)
+            restore = self._restores.pop(reply.request, None)
+        if restore is not None:
+            self._settled(restore, reply)
+            return True
+        return waiting is not None and _answer(waiting[1], data)
+
+    def malformed(self, request: Any, why: str) -> None:
+        """A `notebook.reply` that broke the schema: its tool fails with the reason now."""
+        with self._lock:
+            waiting = self._waiting.pop(request, None) if isinstance(request, str) else None
+        if waiting is not None:
+            _answer(waiting[1], {"error": f"the notebook's frontend answered malformed ({why})"})
+
+    # -- rewinds and undos ------------------------------------------------------------------
+
+    def after(self, item: ProjectionItem, *, force: bool = False) -> None:
+        """A rewind or an undo happened: send its cell part, or keep it pending (said)."""
+        try:
+            part = self.workspace.cell_part(item)
+        except Exception as exc:  # noqa: BLE001 - the files and variables are back; say it
+            self.workspace.notice(f"Logician: the cell part of the rewind failed: {exc}")
+            return
+        if part is None:
+            return
+        restore, edits = part
+        comm_id, why = self._target(edits=True)
+        if comm_id is None:
+            self.workspace.notice(
+                f"Logician: {len(edits)} cell edit{'s' if len(edits) != 1 else ''} of the agent "
+                f"wait to be taken back ({why}); they are applied when the notebook's frontend "
+                "reconnects, or give them up with `%logician rewind --skip-cells`."
+            )
+            return
+        self._send_restore(comm_id, restore, edits, force=force)
+
+    def skip_pending(self) -> int:
+        """`--skip-cells`: give up every pending cell part; how many there were."""
+        pending = self.workspace.pending_cell_parts()
+        for restore, _ in pending:
+            self.workspace.settle_cell_part(restore, "skipped")
+        with self._lock:
+            self._restores.clear()
+        return len(pending)
+
+    def _send_restore(
+        self, comm_id: str, restore: CellRestore, edits: list[CellEdit], *, force: bool
+    ) -> None:
+        request = uuid.uuid4().hex
+        with self._lock:
+            self._restores[request] = restore
+        args = {"steps": restore_steps(edits, restore.direction), "force": force}
+        if not self.comms.send_to(
+            comm_id, "notebook.request", {"request": request, "op": "restore", "args": args}
+        ):
+            with self._lock:
+                self._restores.pop(request, None)
+
+    def _settled(self, restore: CellRestore, reply: m.NotebookReply) -> None:
+        what = "rewind" if restore.direction == "rewind" else "undo"
+        if reply.error:
+            self.workspace.notice(
+                f"Logician: the notebook could not take the cell part of the {what}: "
+                f"{reply.error}; it stays pending (`%logician rewind --skip-cells` gives it up)."
+            )
+            return
+        self.workspace.settle_cell_part(
+            restore, "applied", conflicts=list(reply.conflicts), missing=list(reply.missing)
+        )
+        text = f"Logician: {what} of the agent's cell edits: {len(reply.applied)} cell(s) changed"
+        if reply.conflicts:
+            text += (
+                f"; left alone, edited by you since the agent did (conflicts): "
+                f"{', '.join(reply.conflicts)}"
+            )
+        if reply.missing:
+            text += f"; no longer in the notebook: {', '.join(reply.missing)}"
+        self.workspace.notice(text + ".")
+
+
+CLOSED = (
+    "the notebook was closed before it answered; an edit may or may not have been made "
+    "(read the outline when it is open again)"
+)
+
+
+def _answer(future: Future[dict[str, Any]], data: dict[str, Any]) -> bool:
+    """Resolve a waiting tool's future once; False when it was resolved already."""
+    try:
+        future.set_result(data)
+    except InvalidStateError:  # the frontend answered as it went away: the first one counts
+        return False
+    return True
+
+
+def restore_steps(edits: list[CellEdit], direction: str) -> list[dict[str, Any]]:
+    """The frontend's steps that take `edits` back (`rewind`, newest first) or make them
+    again (`undo`, oldest first). Each step names its cell by id and, where the cell must
+    still hold what the agent left, `expect`s that source."""
+    steps: list[dict[str, Any]] = []
+    for edit in edits:
+        before, after = edit.before, edit.after
+        if direction == "undo":
+            before, after = after, before  # making the edit again is taking back its inverse
+        if before is None and after is not None:  # the cell was inserted: remove it
+            steps.append({"op": "delete", "id": after.id, "expect": after.source})
+        elif after is None and before is not None:  # the cell was deleted: put it back
+            steps.append(
+                {
+                    "op": "insert",
+                    "id": before.id,
+                    "index": before.index,
+                    "source": before.source,
+                    "cell_type": before.cell_type,
+                }
+            )
+        elif before is not None and after is not None:
+            steps.append(
+                {
+                    "op": "replace",
+                    "id": after.id,
+                    "expect": after.source,
+                    "source": before.source,
+                    "cell_type": before.cell_type,
+                }
+            )
+    return steps

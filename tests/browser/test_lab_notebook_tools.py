@@ -1,0 +1,212 @@
+"""The agent edits the open notebook in a real JupyterLab (headless Chromium), and a rewind
+takes its edits back with the file and the variable of the same run.
+
+A scripted model on loopback reads the outline, replaces a cell, inserts two and deletes one
+(and writes a file and sets a variable); the notebook shows the edits at once. *Rewind to
+before this cell* restores the notebook exactly (sources, order, types, ids); *Undo rewind*
+brings the edits back; a cell the user edits afterwards is a conflict the next rewind leaves
+alone. Screenshots land in `test-artifacts/lab/`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lab_server import ARTIFACTS, LabServer, open_browser, write_notebook
+from loopback import LoopbackServer, text_reply, tool_reply
+
+import logician_kernel
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
+
+KERNEL_JS = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  return k ? k.status : null;
+}"""
+CELLS_JS = """() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells
+  .map(c => [c.id, c.cell_type, c.getSource()])"""
+VARIABLE_JS = """async () => {
+  const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  let text = '';
+  const future = k.requestExecute({ code: "print(repr(globals().get('value')))",
+                                    store_history: false });
+  future.onIOPub = msg => { if (msg.header.msg_type === 'stream') text += msg.content.text; };
+  await future.done;
+  return text.trim();
+}"""
+ORIGINAL = [
+    ["setup", "code", "value = 1"],
+    ["target", "code", "print('old')"],
+    ["victim", "code", "x = 'delete me'"],
+    ["agent", "code", "%%logician\nTidy this notebook."],
+]
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[LoopbackServer]:
+    with LoopbackServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory, model: LoopbackServer) -> Iterator[LabServer]:
+    root = tmp_path_factory.mktemp("nbtools-root")
+    home = tmp_path_factory.mktemp("nbtools-home")
+    write_notebook(root / "edits.ipynb", [c[2] for c in ORIGINAL], ids=[c[0] for c in ORIGINAL])
+    model.script(
+        tool_reply("r1", "notebook_read", {}),
+        tool_reply(
+            "e1",
+            "notebook_edit",
+            {"mode": "replace", "cell_id": "target", "source": "print('new')"},
+        ),
+        tool_reply(
+            "e2",
+            "notebook_edit",
+            {"mode": "insert", "after_id": "setup", "cell_type": "markdown", "source": "## Added"},
+        ),
+        tool_reply("e3", "notebook_edit", {"mode": "insert", "index": 0, "source": "# first"}),
+        tool_reply("e4", "notebook_edit", {"mode": "delete", "cell_id": "victim"}),
+        tool_reply("w1", "write", {"path": "agent.txt", "content": "by the agent\n"}),
+        tool_reply("p1", "python", {"code": "value = 2"}),
+        text_reply("Tidied."),
+    )
+    # This checkout's build of the extension, ahead of one installed in the environment.
+    overlay = home / "jupyter-path"
+    (overlay / "labextensions").mkdir(parents=True)
+    built = Path(logician_kernel.__file__).parent / "labextension"
+    (overlay / "labextensions" / "logician-kernel").symlink_to(built)
+    env = {
+        "JUPYTER_PATH": os.pathsep.join([str(overlay), os.environ.get("JUPYTER_PATH", "")]),
+        "LOGICIAN_MODEL__PROVIDER": "openai",
+        "LOGICIAN_MODEL__NAME": "loop-model",
+        "LOGICIAN_MODEL__BASE_URL": model.url + "/v1",
+        "LOGICIAN_MODEL__API_KEY_ENV": "",
+        "LOGICIAN_PERMISSIONS__MODE": "full-auto",
+    }
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with LabServer(root, home, env=env) as server:
+        yield server
+
+
+@pytest.fixture
+def page(lab: LabServer) -> Iterator[Any]:
+    with open_browser() as browser:
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        try:
+            yield page
+        finally:
+            page.screenshot(path=str(ARTIFACTS / "notebook-tools-final.png"))
+            context.close()
+
+
+def cells(page: Any) -> list[list[str]]:
+    return page.evaluate(CELLS_JS)
+
+
+def wait_cells(page: Any, want: Any, timeout: float = 60) -> list[list[str]]:
+    deadline = time.monotonic() + timeout
+    got = cells(page)
+    while not want(got) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        got = cells(page)
+    assert want(got), got
+    return got
+
+
+def wait_idle(page: Any, timeout: float = 180_000) -> None:
+    page.wait_for_function(f"() => ({KERNEL_JS})() === 'idle'", timeout=timeout)
+
+
+def run_in_place(page: Any, index: int) -> None:
+    """Ctrl+Enter in cell `index`: it runs, and no new cell appears below the last."""
+    page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+Enter")
+
+
+def rewind_before(page: Any, cell_id: str) -> None:
+    """The cell menu's *Rewind to before this cell*, confirmed."""
+    index = [c[0] for c in cells(page)].index(cell_id)
+    prompt = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputPrompt")
+    prompt.click()
+    prompt.click(button="right")
+    page.locator(".lm-Menu-item", has_text="Rewind to before this cell").click()
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for()
+    dialog.locator("button.jp-mod-warn").click()
+
+
+def test_the_agent_edits_cells_and_rewind_and_undo_take_them_back_and_forth(
+    page: Any, lab: LabServer
+) -> None:
+    page.goto(lab.notebook_url("edits.ipynb"))
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=90_000
+    )
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    wait_idle(page)
+    page.locator('.jp-SideBar li[data-id="logician-sidebar"]').click()
+    page.wait_for_selector('#logician-sidebar[data-state="ready"]', timeout=60_000)
+    assert cells(page) == ORIGINAL
+
+    run_in_place(page, 0)  # value = 1
+    wait_idle(page)
+    assert page.evaluate(VARIABLE_JS) == "1"
+    run_in_place(page, 3)
+    edited = wait_cells(page, lambda c: len(c) == 5 and c[0][2] == "# first", timeout=180)
+    wait_idle(page)
+    page.screenshot(path=str(ARTIFACTS / "notebook-tools-edited.png"))
+    ids = [c[0] for c in edited]
+    assert [c[1:] for c in edited] == [
+        ["code", "# first"],
+        ["code", "value = 1"],
+        ["markdown", "## Added"],
+        ["code", "print('new')"],
+        ["code", "%%logician\nTidy this notebook."],
+    ]
+    assert ids[1] == "setup" and ids[3] == "target" and ids[4] == "agent"
+    assert (lab.root / "agent.txt").read_text() == "by the agent\n"
+    assert page.evaluate(VARIABLE_JS) == "2"
+
+    rewind_before(page, "agent")
+    wait_cells(page, lambda c: c == ORIGINAL)  # sources, order, types and ids, exactly
+    deadline = time.monotonic() + 30
+    while (lab.root / "agent.txt").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not (lab.root / "agent.txt").exists()
+    wait_idle(page)
+    assert page.evaluate(VARIABLE_JS) == "1"
+    page.screenshot(path=str(ARTIFACTS / "notebook-tools-rewound.png"))
+
+    page.locator("#logician-sidebar button.lk-Timeline-undo", has_text="Undo rewind").click()
+    wait_cells(page, lambda c: c == edited)  # the inserted cells keep their ids too
+    assert (lab.root / "agent.txt").read_text() == "by the agent\n"
+
+    # the user edits a cell the agent replaced: the next rewind leaves it, as a conflict
+    page.evaluate(
+        """() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells
+          .find(c => c.id === 'target').setSource("print('mine')")"""
+    )
+    wait_idle(page)
+    rewind_before(page, "agent")
+    expected = [c if c[0] != "target" else ["target", "code", "print('mine')"] for c in ORIGINAL]
+    wait_cells(page, lambda c: c == expected)
+    ledger = next(lab.root.rglob(".logician/threads/*.jsonl"))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        entries = [json.loads(line) for line in ledger.read_text().splitlines()]
+        applied = [e for e in entries if e["kind"] == "cell_restore" and e["state"] == "applied"]
+        if len(applied) == 3:
+            break
+        time.sleep(0.2)
+    assert [a["direction"] for a in applied] == ["rewind", "undo", "rewind"]
+    assert applied[-1]["conflicts"] == ["target"]
+    page.screenshot(path=str(ARTIFACTS / "notebook-tools-conflict.png"))
