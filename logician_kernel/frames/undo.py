@@ -94,7 +94,10 @@ def undo_rewind(
                 "the rewound files cannot be brought back in this session"
             )
         checkpoints.settle()
-        steps = retry_steps(record, earlier) if earlier else None
+        # A path the rewind found as it left it (a file a popped frame made and the next one
+        # deleted) is not the undo's: whatever stands there now, written since, stays.
+        todo = [s for s in (retry_steps(record, earlier) if earlier else record.steps) if _moved(s)]
+        steps = todo if earlier or len(todo) != len(record.steps) else None
         if not force:
             _refuse_conflicts(checkpoints, record, steps)
         if not earlier:
@@ -132,6 +135,11 @@ def undo_rewind(
         durable=True,
     )
     return item
+
+
+def _moved(step: RewindStep) -> bool:
+    """Whether the rewind changed this path (else its undo has nothing to put back)."""
+    return not (step.target.same_as(step.current) and step.target.perms == step.current.perms)
 
 
 def _refuse_conflicts(

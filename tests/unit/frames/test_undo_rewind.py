@@ -192,6 +192,25 @@ def test_an_edit_made_after_the_rewind_stops_the_undo_unless_forced(ws: Path) ->
         session.close()
 
 
+def test_a_file_the_rewind_left_as_it_found_it_is_not_the_undos(ws: Path) -> None:
+    """One frame made a.txt, the next deleted it: rewinding both leaves a.txt absent, as the
+    rewind found it. A file written there since is the user's; the undo neither refuses
+    because of it nor deletes it."""
+    session = open_session(ws)
+    try:
+        first = frame(session, lambda w: (w / "a.txt").write_text("x"))
+        frame(session, lambda w: (w / "a.txt").unlink())
+        frame(session, lambda w: (w / "b.txt").write_text("b"))
+        frame_rewind.rewind(session.checkpoints, first)
+        assert not (ws / "a.txt").exists() and not (ws / "b.txt").exists()
+        (ws / "a.txt").write_text("written since")
+        undo_rewind(session.checkpoints, None)
+        assert (ws / "a.txt").read_text() == "written since"
+        assert (ws / "b.txt").read_text() == "b"
+    finally:
+        session.close()
+
+
 def test_created_empty_directories_go_and_existing_empty_ones_stay(ws: Path) -> None:
     (ws / "empty_before").mkdir()
     # "Before" by the file system's clock too: a rewind keeps directories born more than a
