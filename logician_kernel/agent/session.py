@@ -123,6 +123,13 @@ class AgentSession:
             self._provider, self._provider_model = new_provider(self.workspace), model
         return self._provider
 
+    def secrets(self) -> tuple[str, ...]:
+        """The exact values masked wherever the agent's text goes: the model's key and the MCP
+        servers' tokens (a server that echoes its bearer token must not put it into the cell,
+        the ledger, hooks, the audit log or the notebook context)."""
+        key = self.workspace.config.api_key()
+        return ((key.get_secret_value(),) if key else ()) + self.mcp.secrets()
+
     def forget_provider(self) -> None:
         """After a clear: a replay starts over; any other provider is built afresh."""
         reset = getattr(self._provider, "reset", None)
@@ -156,11 +163,13 @@ class AgentSession:
         options: RunOptions | None = None,
         can_ask: bool,
         python: bool = False,
+        context: str = "",
     ) -> AgentRun:
         """Start a run on its worker loop in the open frame; the caller consumes the run's
         `requests` (events, approval items, and with `python` the `python` tool's calls) and
         then calls `finish`. `can_ask` False means nobody can answer an approval: the
-        headless policy decides."""
+        headless policy decides. `context` is the notebook context block the prompt's
+        message opens with (`notebook_context.render_block`)."""
         options = options or RunOptions()
         prompt = prompt.strip()
         if not prompt:
@@ -170,7 +179,7 @@ class AgentSession:
             self._profile_swap = None
         swap = use_profile(self.workspace, options.profile)
         try:
-            run = start_run(self, prompt, options, can_ask=can_ask, python=python)
+            run = start_run(self, prompt, options, can_ask=can_ask, python=python, context=context)
         except BaseException:
             if swap is not None:
                 swap.restore(self.workspace)

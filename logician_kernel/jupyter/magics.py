@@ -40,6 +40,7 @@ from .comm import LogicianComms
 from .magic_parts import ArgParser as _ArgParser
 from .magic_parts import branches_table, classify, run_options, unknown_command
 from .mcp_view import handle_mcp
+from .notebook_context import NotebookContext
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
 
@@ -48,6 +49,12 @@ _AGENT_CALL = (
     "await __import__('logician_kernel.jupyter.magic_parts', fromlist=['_']).run_agent_cell("
     "get_ipython(), {options!r}, {prompt!r})\n"
 )
+_FIX_CALL = (
+    "await __import__('logician_kernel.jupyter.notebook_context', fromlist=['_']).run_fix_cell("
+    "get_ipython(), {note!r})\n"
+)
+FIX = "fix"
+"""`%logician fix [NOTE]`: an agent run on the last error (a frame, not a management command)."""
 
 
 def protect_prompt_lines(lines: list[str]) -> list[str]:
@@ -72,6 +79,10 @@ def protect_prompt_lines(lines: list[str]) -> list[str]:
             out.append(line)
             continue
         indent, rest = match.group(1), (match.group(2) or "").strip()
+        word, _, note = rest.partition(" ")
+        if word == FIX and not indent:
+            out.append(_FIX_CALL.format(note=note.strip()))
+            continue
         kind, text = classify(rest, MANAGEMENT_COMMANDS) if rest else ("command", rest)
         if indent or kind != "prompt":
             out.append(f"{indent}get_ipython().run_line_magic('logician', {rest!r})\n")
@@ -102,6 +113,8 @@ class LogicianMagics(Magics):
         self.frames = LedgerRewindSource(self.workspace, self.comms)
         self.comms.frames = self.frames
         self.agent = AgentCell(shell, agent, self.comms)
+        self.notebook = NotebookContext(shell, agent)
+        self.agent.context = self.notebook.safe_block
         self._controls: list[RewindControl] = []
         self.workspace.thread_listeners.append(self.after_cell)  # the frontends follow a switch
         board = self.workspace.notices
@@ -116,6 +129,9 @@ class LogicianMagics(Magics):
         manage the session."""
         if cell is not None:
             return self._run_agent(line, cell)
+        word, _, note = line.strip().partition(" ")
+        if word == FIX:
+            return self._run_agent("", self.notebook.fix_prompt(note))
         kind, text = classify(line, MANAGEMENT_COMMANDS) if line.strip() else ("command", line)
         if kind == "prompt":
             return self._run_agent("", text)
@@ -366,7 +382,12 @@ class LogicianMagics(Magics):
             model=f"{workspace.config.settings.model.provider}:{workspace.config.settings.model.name}",
             notices=notices,
             critical=critical,
+            extra=self.notebook.status_rows(),
         )
+
+    def handle_context(self, args: list[str]) -> render.Rendered:
+        """`%logician context`: what the next prompt carries of the notebook."""
+        return self.notebook.handle_context(args)
 
     def handle_notices(self, args: list[str]) -> render.Rendered:
         """`%logician notices [--all]`: what Logician said outside the cells' outputs."""
@@ -520,6 +541,7 @@ COMMANDS: dict[str, Callable[[LogicianMagics, list[str]], render.Rendered | None
     "thread": LogicianMagics.handle_thread,
     "hooks": LogicianMagics.handle_hooks,
     "mcp": LogicianMagics.handle_mcp,
+    "context": LogicianMagics.handle_context,
 }
 """`%logician <sub>` -> its handler: the one declaration of the subcommands (`""` is
 `%logician` alone, the rewind control)."""
