@@ -99,7 +99,9 @@ class NotebookContext:
 
     def _post(self, result: Any) -> None:
         self._depth = max(0, self._depth - 1)
-        current, self._current = (self._current, None) if self._depth == 0 else (None, None)
+        if self._depth > 0:
+            return  # a nested cell (the python tool's) ended; the prompting cell runs on
+        current, self._current = self._current, None
         if current is None or _only_commands(current[0]):
             return
         try:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply
-from test_kernel_agent import messages_sent
+from test_kernel_agent import messages_sent, tool_reply
 
 pytestmark = pytest.mark.kernel
 
@@ -38,7 +38,11 @@ def test_the_previous_error_and_a_dataframe_reach_the_first_request(
 ) -> None:
     notebook = workspace / "sales.ipynb"
     _saved_notebook(notebook)
-    server.script(text_reply("The column is `units`."), text_reply("Use `units`."))
+    server.script(
+        tool_reply("p1", "python", {"code": "print(list(df.columns))"}),
+        text_reply("The column is `units`."),
+        text_reply("Use `units`."),
+    )
     k = Kernel(workspace, {**agent_env, "JPY_SESSION_NAME": str(notebook)})
     try:
         assert k.run(LOAD, cell_id="c-load").status == "ok"
@@ -75,9 +79,12 @@ def test_the_previous_error_and_a_dataframe_reach_the_first_request(
 
         fixed = k.run("%logician fix use the units column")
         assert fixed.status == "ok", fixed.text
-        request = messages_sent(server, 1)[-1]["content"]
+        request = messages_sent(server, 2)[-1]["content"]
         assert "Explain and fix the error that In [2] (id c-fail) raised." in request
         assert request.endswith("use the units column")
+        # the agent's cell (whose python call ran a nested cell) is a cell above it now
+        assert "(id c-ask):\n```\n%%logician\nfix the error in the cell above\n```" in request
+        assert "print(list(df.columns))" not in request.split("</notebook-context>")[0]
         frames = k.run("%logician frames").text
         assert "%logician fix" in frames  # the fix ran in a frame of its own, rewindable
     finally:
