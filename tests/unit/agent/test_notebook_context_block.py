@@ -186,3 +186,14 @@ def test_a_recording_replays_whatever_context_the_prompt_carried() -> None:
     assert without_notebook_context(block + "fix it") == "fix it"
     assert request_fingerprint(request(block + "fix it")) == request_fingerprint(request("fix it"))
     assert request_fingerprint(request("fix it")) != request_fingerprint(request("fix that"))
+
+
+def test_a_run_checkpoint_keeps_the_objective_not_the_notebook_it_was_asked_in() -> None:
+    from logician_kernel.compaction.run_checkpoint import build_run_checkpoint
+
+    block = render_block(_view(cells=2), 2_000).text
+    first = UserMessage(content=[TextPart(text=block + "add a rolling mean to df")])
+    (handoff,) = build_run_checkpoint([first], task_state=None)
+    text = handoff.content[0].text  # type: ignore[union-attr]
+    assert "## Original objective\nadd a rolling mean to df" in text
+    assert "notebook-context" not in text
