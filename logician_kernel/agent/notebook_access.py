@@ -5,8 +5,8 @@ notebook are offered only where a client that speaks the notebook protocol holds
 document (the lab extension over the `logician` comm, or `logician run` serving the notebook
 it runs); elsewhere (papermill, VS Code, a console) they are not, and the reason says what
 the agent reads instead. The read-only fallback: the cells of the
-`.ipynb` as last saved on disk (`NotebookFile`: id, type, source, execution count, output
-kinds), bounded.
+`.ipynb` as last saved on disk (`NotebookFile`: an outline, or one cell in full with its
+outputs bounded and images as placeholders).
 
 Must never: write a notebook file (a client that has it open owns it), read a file larger
 than `MAX_NOTEBOOK_BYTES`, or raise for a missing or malformed file (it reads as no cells,
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -95,6 +96,9 @@ class SavedCell:
     execution_count: int | None
     outputs: tuple[str, ...]
     """The output kinds (`stream`, `error`, `display_data`, ...), in order."""
+    output_texts: tuple[str, ...] = ()
+    """Each output as text, bounded: a stream's text, an error's name, value and last
+    traceback lines, a result's `text/plain`; an image as a one-line placeholder."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,34 @@ class SavedNotebook:
             if cell.cell_id == cell_id:
                 return cell.index, len(self.cells)
         return None
+
+    def outline(self) -> str:
+        """One line per cell: index, id, type, `In [n]`, first line, output kinds."""
+        if not self.cells:
+            return self.problem or "The saved notebook has no cells."
+        lines = []
+        for cell in self.cells:
+            first = cell.source.strip().splitlines()[0][:100] if cell.source.strip() else ""
+            count = f" In [{cell.execution_count}]" if cell.execution_count is not None else ""
+            outputs = f" -> {', '.join(cell.outputs)}" if cell.outputs else ""
+            lines.append(
+                f"[{cell.index}] id={cell.cell_id or '-'} {cell.cell_type}{count}: {first}{outputs}"
+            )
+        return "\n".join(lines)
+
+    def cell_text(self, cell_id: str) -> str | None:
+        """One cell in full, its outputs bounded; None when no saved cell has `cell_id`."""
+        cell = next((c for c in self.cells if c.cell_id == cell_id), None)
+        if cell is None:
+            return None
+        count = f", In [{cell.execution_count}]" if cell.execution_count is not None else ""
+        parts = [f"[{cell.index}] id={cell_id} {cell.cell_type}{count} (as saved on disk)"]
+        parts.append(cell.source)
+        parts.extend(
+            f"--- {kind} ---\n{text}"
+            for kind, text in zip(cell.outputs, cell.output_texts, strict=True)
+        )
+        return "\n".join(parts)
 
 
 class NotebookFile:
@@ -163,6 +195,40 @@ def _cells(data: Any, name: str) -> SavedNotebook:
                 outputs=tuple(
                     str(o.get("output_type", "?")) for o in outputs if isinstance(o, dict)
                 ),
+                output_texts=tuple(_output_text(o) for o in outputs if isinstance(o, dict)),
             )
         )
     return SavedNotebook(tuple(cells))
+
+
+MAX_OUTPUT_CHARS = 2_000
+"""One saved output's text is cut here (head and tail)."""
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _joined(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
+
+
+def _bounded(text: str) -> str:
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    head, tail = MAX_OUTPUT_CHARS * 2 // 3, MAX_OUTPUT_CHARS // 3
+    return f"{text[:head]}\n… [{len(text) - head - tail} characters left out] …\n{text[-tail:]}"
+
+
+def _output_text(output: dict[str, Any]) -> str:
+    kind = output.get("output_type")
+    if kind == "stream":
+        return _bounded(_joined(output.get("text")))
+    if kind == "error":
+        trace = [_ANSI.sub("", str(line)) for line in output.get("traceback") or []]
+        head = f"{output.get('ename', '?')}: {output.get('evalue', '')}"
+        return _bounded("\n".join([head, *trace[-3:]]))
+    raw = output.get("data")
+    data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    shown = [_bounded(_joined(data["text/plain"]))] if "text/plain" in data else []
+    for mime, value in data.items():
+        if mime != "text/plain":
+            shown.append(f"[{mime}, {len(_joined(value)):,} characters]")
+    return "\n".join(shown)

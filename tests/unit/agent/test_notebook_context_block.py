@@ -161,7 +161,19 @@ def test_notebook_tools_are_offered_only_with_a_notebook_client(tmp_path: Path) 
                         "cell_type": "code",
                         "source": "df['sales']",
                         "execution_count": 3,
-                        "outputs": [{"output_type": "error"}],
+                        "outputs": [
+                            {"output_type": "stream", "name": "stdout", "text": ["x" * 50_000]},
+                            {
+                                "output_type": "display_data",
+                                "data": {"image/png": "iVBOR" * 10_000, "text/plain": "<Figure>"},
+                            },
+                            {
+                                "output_type": "error",
+                                "ename": "KeyError",
+                                "evalue": "'sales'",
+                                "traceback": ["\x1b[31mKeyError\x1b[0m: 'sales'"],
+                            },
+                        ],
                     },
                 ]
             }
@@ -172,8 +184,19 @@ def test_notebook_tools_are_offered_only_with_a_notebook_client(tmp_path: Path) 
     assert notebook_tools_available(frontends=0, notebook=notebook, served=True)[0]
     saved = NotebookFile(notebook).read()
     assert [c.cell_id for c in saved.cells] == ["a", "b"]
-    assert saved.cells[1].outputs == ("error",) and saved.cells[0].source == "# Sales"
+    assert saved.cells[1].outputs == ("stream", "display_data", "error")
+    assert saved.cells[0].source == "# Sales"
     assert saved.position("b") == (1, 2) and saved.position("zz") is None
+    assert saved.outline().splitlines() == [
+        "[0] id=a markdown: # Sales",
+        "[1] id=b code In [3]: df['sales'] -> stream, display_data, error",
+    ]
+    full = saved.cell_text("b") or ""
+    assert full.startswith("[1] id=b code, In [3] (as saved on disk)\ndf['sales']")
+    assert len(full) < 5_000 and "characters left out" in full  # a 50 kB stream, bounded
+    assert "<Figure>\n[image/png, 50,000 characters]" in full  # an image: one line
+    assert "KeyError: 'sales'" in full and "\x1b" not in full
+    assert saved.cell_text("zz") is None
     notebook.write_text("{not json")
     assert "is not a readable notebook" in (NotebookFile(notebook).read().problem or "")
 
