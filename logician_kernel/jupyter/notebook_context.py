@@ -74,6 +74,8 @@ class NotebookContext:
         """How many connected clients speak the notebook protocol (set by the comm side)."""
         self.served = False
         """Whether `logician run` serves the notebook this kernel runs."""
+        self.last_tokens: int | None = None
+        """The size of the block the last prompt carried (None before the first)."""
         self._depth = 0
         self._current: tuple[str, str | None, int | None] | None = None
         self._file: NotebookFile | None = None
@@ -207,25 +209,53 @@ class NotebookContext:
         if next_prompt:
             cell_id = count = None
         saved = self.saved()
-        rewound = self._rewound()
-        kept = [(c, e) for c, e in self.cells if c.frame is None or c.frame not in rewound]
+        frames = self._frames_view()
+        kept = [
+            (c, e)
+            for c, e in self.cells
+            if c.frame is None or getattr(frames.get(c.frame), "status", "") != "rewound"
+        ]
         previous_error = kept[-1][1] if kept else None
         return NotebookView(
             notebook=shown,
             cell_id=cell_id,
             position=saved.position(cell_id) if saved is not None else None,
             execution_count=count,
-            cells=[c for c, _ in kept],
+            cells=self._earlier(frames, kept) + [c for c, _ in kept],
             error=previous_error,
             variables=self.variables(),
             notes=[f"Notebook tools: {self.access().reason}."],
         )
 
-    def _rewound(self) -> set[int]:
+    def _frames_view(self) -> dict[int, Any]:
         checkpoints = self.agent.workspace.checkpoints_if_on
-        if checkpoints is None:
-            return set()
-        return {f.frame for f in checkpoints.frames().values() if f.status == "rewound"}
+        return checkpoints.frames() if checkpoints is not None else {}
+
+    def _earlier(
+        self, frames: dict[int, Any], kept: list[tuple[CellRecord, CellError | None]]
+    ) -> list[CellRecord]:
+        """Cells this kernel has no record of (run before it started, or out of the ring):
+        their first lines from the thread's frames, the oldest dropped first by the budget."""
+        room = KEEP_CELLS - len(kept)
+        known = [c.frame for c, _ in kept if c.frame is not None]
+        first = min(known) if known else None
+        if room <= 0:
+            return []
+        earlier = [
+            f
+            for f in frames.values()
+            if f.status == "active" and (first is None or f.frame < first) and f.frame not in known
+        ][-room:]
+        return [
+            CellRecord(
+                f"{f.code}  # first line only (from the frame record)",
+                f.execution_count,
+                f.cell_id,
+                "error" if f.outcome == "error" else "ok",
+                f.frame,
+            )
+            for f in earlier
+        ]
 
     def variables(self) -> list[VariableSummary]:
         """The user's variables, data first (newest first), then functions and classes."""
@@ -254,7 +284,9 @@ class NotebookContext:
     def safe_block(self) -> ContextBlock | None:
         """`block()`, or None (logged) if gathering it failed: a run goes on without it."""
         try:
-            return self.block()
+            block = self.block()
+            self.last_tokens = block.tokens
+            return block
         except Exception:  # noqa: BLE001 - a broken projection must not stop the agent's run
             logger.exception("building the notebook context failed; the run goes without it")
             return None
@@ -290,9 +322,12 @@ class NotebookContext:
     def status_rows(self) -> list[list[str]]:
         """The notebook rows of `%logician status`."""
         path = self.notebook_path()
+        budget = self.agent.settings.agent.context_tokens
+        sent = "no prompt yet" if self.last_tokens is None else f"~{self.last_tokens:,} tokens"
         return [
             ["notebook", str(path) if path is not None else "unknown"],
             ["notebook tools", self.access().reason],
+            ["notebook context", f"{sent} last prompt (agent.context_tokens = {budget:,})"],
         ]
 
 

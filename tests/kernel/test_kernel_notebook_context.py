@@ -76,6 +76,7 @@ def test_the_previous_error_and_a_dataframe_reach_the_first_request(
         status = k.run("%logician status").text
         assert "notebook tools" in status and "not offered" in status
         assert "read from sales.ipynb as saved on disk, read-only" in status
+        assert "last prompt (agent.context_tokens = 2,000)" in status
 
         fixed = k.run("%logician fix use the units column")
         assert fixed.status == "ok", fixed.text
@@ -87,5 +88,11 @@ def test_the_previous_error_and_a_dataframe_reach_the_first_request(
         assert "print(list(df.columns))" not in request.split("</notebook-context>")[0]
         frames = k.run("%logician frames").text
         assert "%logician fix" in frames  # the fix ran in a frame of its own, rewindable
+
+        k.restart()  # the kernel's own record is gone; the thread's frames still name the cells
+        shown = k.run("%logician context").text
+        assert "In [1] (id c-load):\n```\nimport pandas as pd  # first line only" in shown
+        assert "raised KeyError" not in shown  # no error is claimed for the previous cell
+        assert "- df (" not in shown  # the variables went with the kernel
     finally:
         k.shutdown()
