@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import threading
 import traceback
 import types
 from collections import deque
@@ -52,6 +53,8 @@ KEEP_CELLS = 24
 """Cells kept for the context (the budget shows fewer, the most recent)."""
 MAX_VARIABLES = 400
 """User variables looked at, at most, per prompt."""
+MAX_KEPT_CHARS = 20_000
+"""A cell's source is kept up to this many characters (head and tail)."""
 TRACEBACK_FRAMES = 3
 """Frames of a traceback kept (the innermost)."""
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
@@ -93,13 +96,19 @@ class NotebookContext:
     # -- recording (the input path: appends only) -------------------------------------------
 
     def _pre(self, info: Any) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # a subshell's cell: not the notebook's sequence of cells
         self._depth += 1
         if self._depth > 1 or getattr(info, "silent", False):
             return  # the python tool's nested cell, or a frontend's background request
         code = getattr(info, "raw_cell", "") or ""
+        if len(code) > MAX_KEPT_CHARS:  # the ring holds sources, bounded, never a huge paste
+            code = code[: MAX_KEPT_CHARS // 2] + "\n…\n" + code[-MAX_KEPT_CHARS // 2 :]
         self._current = (code, getattr(info, "cell_id", None), self._count(info))
 
     def _post(self, result: Any) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
         self._depth = max(0, self._depth - 1)
         if self._depth > 0:
             return  # a nested cell (the python tool's) ended; the prompting cell runs on
