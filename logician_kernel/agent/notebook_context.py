@@ -55,6 +55,9 @@ class CellRecord:
     """How the cell ended."""
     frame: int | None = None
     """The frame it ran in (a cell whose frame was rewound is left out)."""
+    agent: bool = False
+    """A `%%logician` cell: shown by its place only, its prompt being the conversation's
+    (which `%logician clear` and a conversation rewind take back)."""
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,9 @@ def error_lines(
 
 def _cell_text(cell: CellRecord, limit: int, secrets: Iterable[str]) -> str:
     said = {"ok": "", "error": ", raised an error", "interrupted": ", interrupted"}[cell.outcome]
+    if cell.agent:
+        where = _where(cell.execution_count, cell.cell_id)
+        return f"{where}{said}: a %%logician cell (its prompt is in the conversation)"
     source = _cut(redact(cell.source.rstrip(), secrets), max(0, limit))
     return f"{_where(cell.execution_count, cell.cell_id)}{said}:\n```\n{source}\n```"
 

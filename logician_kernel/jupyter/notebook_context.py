@@ -141,7 +141,8 @@ class NotebookContext:
         )
         checkpoints = self.agent.workspace.checkpoints_if_on
         frame = checkpoints.current_frame if checkpoints is not None else None
-        record = CellRecord(code, count, cell_id, outcome, frame)
+        agent = _is_agent_cell(code)
+        record = CellRecord("" if agent else code, count, cell_id, outcome, frame, agent)
         error = None
         if outcome == "error" and exc is not None:
             error = CellError(
@@ -253,15 +254,19 @@ class NotebookContext:
         earlier = [
             f
             for f in frames.values()
-            if f.status == "active" and (first is None or f.frame < first) and f.frame not in known
+            if f.status == "active"
+            and (first is None or f.frame < first)
+            and f.frame not in known
+            and not _only_commands(f.code)
         ][-room:]
         return [
             CellRecord(
-                f"{f.code}  # first line only (from the frame record)",
+                "" if _is_agent_cell(f.code) else f"{f.code}  # first line only (frame record)",
                 f.execution_count,
                 f.cell_id,
                 "error" if f.outcome == "error" else "ok",
                 f.frame,
+                _is_agent_cell(f.code),
             )
             for f in earlier
         ]
@@ -351,6 +356,11 @@ def _evalue(exc: BaseException) -> str:
 def _short_path(filename: str) -> str:
     marker = f"{os.sep}site-packages{os.sep}"
     return filename.split(marker, 1)[1] if marker in filename else filename
+
+
+def _is_agent_cell(code: str) -> bool:
+    first = code.lstrip().split("\n", 1)[0].strip()
+    return first == "%%logician" or first.startswith(("%%logician ", "%%logician\t"))
 
 
 def _only_commands(code: str) -> bool:

@@ -83,15 +83,19 @@ def test_the_previous_error_and_a_dataframe_reach_the_first_request(
         request = messages_sent(server, 2)[-1]["content"]
         assert "Explain and fix the error that In [2] (id c-fail) raised." in request
         assert request.endswith("use the units column")
-        # the agent's cell (whose python call ran a nested cell) is a cell above it now
-        assert "(id c-ask):\n```\n%%logician\nfix the error in the cell above\n```" in request
-        assert "print(list(df.columns))" not in request.split("</notebook-context>")[0]
+        # the agent's cell (whose python call ran a nested cell) is a cell above it now, by
+        # its place only: its prompt is the conversation's, which `clear` takes back
+        context = request.split("</notebook-context>")[0]
+        assert "(id c-ask): a %%logician cell (its prompt is in the conversation)" in context
+        assert "fix the error in the cell above" not in context
+        assert "print(list(df.columns))" not in context
         frames = k.run("%logician frames").text
         assert "%logician fix" in frames  # the fix ran in a frame of its own, rewindable
 
         k.restart()  # the kernel's own record is gone; the thread's frames still name the cells
         shown = k.run("%logician context").text
         assert "In [1] (id c-load):\n```\nimport pandas as pd  # first line only" in shown
+        assert "(id c-ask): a %%logician cell" in shown and "fix the error" not in shown
         assert "raised KeyError" not in shown  # no error is claimed for the previous cell
         assert "- df (" not in shown  # the variables went with the kernel
     finally:

@@ -220,3 +220,16 @@ def test_a_run_checkpoint_keeps_the_objective_not_the_notebook_it_was_asked_in()
     text = handoff.content[0].text  # type: ignore[union-attr]
     assert "## Original objective\nadd a rolling mean to df" in text
     assert "notebook-context" not in text
+
+
+def test_an_agent_cell_is_shown_by_its_place_never_its_prompt() -> None:
+    view = NotebookView(
+        cells=[
+            CellRecord("df = load()", 1, "a"),
+            CellRecord("", 2, "b", agent=True),
+            CellRecord("df.plot()", 3, "c"),
+        ]
+    )
+    text = render_block(view, 2_000).text
+    assert "In [2] (id b): a %%logician cell (its prompt is in the conversation)" in text
+    assert text.index("df = load()") < text.index("(id b)") < text.index("df.plot()")
