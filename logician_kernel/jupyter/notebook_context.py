@@ -10,9 +10,10 @@ summary of at most `MAX_VARIABLES` user variables, and hands them to the core's
 `render_block` (budget `agent.context_tokens`, secrets masked). Also `%logician context`,
 `%logician fix`, and the notebook rows of `%logician status`.
 
-Must never: make a cell wait on more than appending to the ring (nothing is read or
-rendered on the input path), keep an exception or a value alive, or let a failure here
-reach the user's cell or stop a run (the run goes without a block, and the log says why).
+Must never: make a cell wait on more than appending to the ring (and, for a failing cell,
+formatting its last three frames): nothing is summarised or rendered on the input path;
+keep an exception or a value alive; or let a failure here reach the user's cell or stop a
+run (the run goes without a block, and the log says why).
 """
 
 from __future__ import annotations
