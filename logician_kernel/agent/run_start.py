@@ -37,6 +37,7 @@ def start_run(
     can_ask: bool,
     python: bool,
     notebook: NotebookAccess | None = None,
+    context: str = "",
 ) -> AgentRun:
     """Wire one run in the open frame and start it on its worker loop (`AgentRun`). The
     notebook tools are offered only with a `notebook` to answer them."""
@@ -44,11 +45,8 @@ def start_run(
     ledger = session.ledger
     settings = session.settings
     history = [MESSAGE_ADAPTER.validate_python(m) for m in ledger.messages()]
-    key = workspace.config.api_key()
     session.mcp.apply(settings.mcp)  # a changed `[mcp]` reconnects in the background
-    # The MCP servers' tokens are masked like the model's key: a server that echoes its
-    # bearer token must not put it into the cell, the ledger, hooks or the audit log.
-    secrets = ((key.get_secret_value(),) if key else ()) + session.mcp.secrets()
+    secrets = session.secrets()
     checkpoints = workspace.checkpoints
     frame = checkpoints.current_frame
     store = LedgerRunStore(ledger, frame, secrets=secrets)
@@ -95,5 +93,5 @@ def start_run(
     harness = build_harness(deps, settings, ledger, prompt_for(policy))
     run = AgentRun(requests=items, controller=controller, todo=todo, frame=frame)
     session.budget = controller.budget
-    run.start(harness.run(prompt, history), release=provider.aclose)
+    run.start(harness.run(prompt, history, context=context), release=provider.aclose)
     return run

@@ -124,6 +124,13 @@ class AgentSession:
             self._provider, self._provider_model = new_provider(self.workspace), model
         return self._provider
 
+    def secrets(self) -> tuple[str, ...]:
+        """The exact values masked wherever the agent's text goes: the model's key and the MCP
+        servers' tokens (a server that echoes its bearer token must not put it into the cell,
+        the ledger, hooks, the audit log or the notebook context)."""
+        key = self.workspace.config.api_key()
+        return ((key.get_secret_value(),) if key else ()) + self.mcp.secrets()
+
     def forget_provider(self) -> None:
         """After a clear: a replay starts over; any other provider is built afresh."""
         reset = getattr(self._provider, "reset", None)
@@ -158,12 +165,14 @@ class AgentSession:
         can_ask: bool,
         python: bool = False,
         notebook: NotebookAccess | None = None,
+        context: str = "",
     ) -> AgentRun:
         """Start a run on its worker loop in the open frame; the caller consumes the run's
         `requests` (events, approval items, and with `python` the `python` tool's calls) and
         then calls `finish`. `can_ask` False means nobody can answer an approval: the
         headless policy decides. `notebook` (the live notebook's frontend) offers the
-        notebook tools."""
+        notebook tools. `context` is the notebook context block the prompt's message opens
+        with (`notebook_context.render_block`)."""
         options = options or RunOptions()
         prompt = prompt.strip()
         if not prompt:
@@ -174,7 +183,13 @@ class AgentSession:
         swap = use_profile(self.workspace, options.profile)
         try:
             run = start_run(
-                self, prompt, options, can_ask=can_ask, python=python, notebook=notebook
+                self,
+                prompt,
+                options,
+                can_ask=can_ask,
+                python=python,
+                notebook=notebook,
+                context=context,
             )
         except BaseException:
             if swap is not None:

@@ -13,6 +13,7 @@ from logician_kernel.types.messages import (
     TextPart,
     ToolResultMessage,
     UserMessage,
+    without_notebook_context,
 )
 
 from ._render import call_text, clip, parts_text
@@ -42,7 +43,8 @@ def should_reset(
 
 
 def _user_text(message: UserMessage) -> str:
-    return parts_text(message.content).strip()
+    # the objective is what the user asked, not the notebook as it was when they asked
+    return without_notebook_context(parts_text(message.content)).strip()
 
 
 def _evidence(messages: Sequence[Message], limit: int, result_chars: int) -> list[str]:

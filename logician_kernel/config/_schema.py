@@ -36,6 +36,7 @@ from ._profiles import ProfileData, unknown_profile, valid_name
 __all__ = [
     "DEFAULT_API_KEY_ENV",
     "DEFAULT_MODEL_NAME",
+    "AgentSettings",
     "BudgetSettings",
     "CheckpointSettings",
     "CompactionSettings",
@@ -437,6 +438,17 @@ class ToolSettings(_Section):
     """Wall-clock limit of one `bash` call; its whole process group is killed after it."""
 
 
+class AgentSettings(_Section):
+    """What the agent is told besides the prompt."""
+
+    context_tokens: int = Field(default=2_000, ge=0, le=50_000)
+    """Budget (estimated tokens) of the notebook context each prompt carries: the notebook's
+    path, the prompting cell's id and position, the cells run just before it, the previous
+    cell's error and a summary of the user's variables (names, types, shapes, a DataFrame's
+    columns - never values), secrets masked. Below 100 none is sent (`0` turns it off);
+    `%logician context` shows it."""
+
+
 class UiSettings(_Section):
     """Notebook presentation."""
 
@@ -506,6 +518,9 @@ class LogicianSettings(_Section):
 
     tools: ToolSettings = Field(default_factory=ToolSettings)
     """Tool limits (timeouts)."""
+
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    """What the agent is told besides the prompt (the notebook context)."""
 
     ui: UiSettings = Field(default_factory=UiSettings)
     """Notebook presentation."""

@@ -19,7 +19,7 @@ import queue
 import re
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -28,6 +28,7 @@ from IPython.display import display
 
 from ..agent import AgentError, AgentSession, RunOptions
 from ..agent.approvals import Answer, ApprovalEvent
+from ..agent.notebook_context import ContextBlock
 from ..agent.policy import ApprovalItem
 from ..agent.run import AgentRun, PythonRequest, RunItem
 from ..agent.ui import mcp_report
@@ -102,6 +103,8 @@ class AgentCell:
         self._python = PythonCalls(shell)
         self._status: StatusWidget | None = None
         """The status widget shown last: it follows the agent's phase after its run, too."""
+        self.context: Callable[[], ContextBlock | None] | None = None
+        """Builds the notebook context block a prompt's message opens with (None: none)."""
         self.broker.listen(self._resolved_elsewhere)
         agent.listeners.append(self._reported)
 
@@ -148,6 +151,7 @@ class AgentCell:
         prompt = interpolate(prompt.strip(), self.shell.user_ns)
         settings = self.agent.settings
         bridge = self.comms.notebook
+        block = self.context() if self.context is not None and prompt else None
         try:
             run = self.agent.start(
                 prompt,
@@ -155,6 +159,7 @@ class AgentCell:
                 python=True,
                 can_ask=self.frontend_can_answer or self.comms.listening,
                 notebook=bridge if notebook and bridge is not None and bridge.available else None,
+                context=block.text if block is not None else "",
             )
         except AgentError as exc:
             raise UsageError(f"%%logician: {exc}") from None
@@ -165,6 +170,7 @@ class AgentCell:
         view = RunView(
             hz=max(1, settings.ui.coalesce_hz),
             show=answer_output(settings.ui.answer, terminal=terminal),
+            context_tokens=block.tokens if block is not None else 0,
         )
         status = None
         if settings.ui.status_widget and not terminal:  # a terminal has the outcome line

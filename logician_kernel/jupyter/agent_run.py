@@ -65,9 +65,16 @@ class RunView:
     """Wait this many times the last render's duration before the next (besides `1/hz`)."""
 
     def __init__(
-        self, *, hz: int, show: Any = markdown_answer, show_thinking: Any = _show_thinking
+        self,
+        *,
+        hz: int,
+        show: Any = markdown_answer,
+        show_thinking: Any = _show_thinking,
+        context_tokens: int = 0,
     ) -> None:
         self.interval = 1.0 / hz
+        self.context_tokens = context_tokens
+        """The notebook context the prompt carried (estimated tokens), said in the usage line."""
         self.text = ""
         self.thinking = ""
         """Reasoning of the current reply so far: shown collapsed, never kept."""
@@ -137,6 +144,8 @@ class RunView:
                 line += f" · {usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
                 if getattr(event, "usage_estimated", False):
                     line += " (estimated: the reply was cut off before the server reported it)"
+            if self.context_tokens:
+                line += f" · notebook context ~{self.context_tokens:,} tokens"
             print(line, flush=True)
 
     def _streamed(self, event: StreamEvent) -> None:

@@ -245,9 +245,11 @@ def status(  # type: ignore[no-untyped-def]
     notices: str = "",
     critical: Sequence[str] = (),
     attribution: str = "",
+    extra: Sequence[Sequence[str]] = (),
 ) -> Rendered:
     """The status table; `notices` is its notices row, `critical` the unread critical
-    notices, said in full under it (frames off must be learnt without the sidebar)."""
+    notices, said in full under it (frames off must be learnt without the sidebar); `extra`
+    rows (label, value) come last (the notebook and its tools)."""
     outcome = state.last_outcome
     last = f"{outcome.status}{': ' + outcome.detail if outcome.detail else ''}" if outcome else "-"
     rows = [
@@ -270,6 +272,7 @@ def status(  # type: ignore[no-untyped-def]
     ]
     if notices:
         rows.append(["notices", notices])
+    rows.extend([str(label), str(value)] for label, value in extra)
     text, table = _table(["", ""], rows)
     if not critical:
         return Rendered(text, inert(table))
@@ -326,7 +329,9 @@ def help_text() -> Rendered:
         "  %logician config [get K | set K V [--persist user|project] | schema]\n"
         "  %logician trust                  trust this workspace's .logician/config.toml\n"
         "  %logician clear                  start the agent's conversation afresh\n"
-        "  %logician status                 the agent's status, thread and workspace\n"
+        "  %logician status                 the agent's status, thread, workspace, notebook tools\n"
+        "  %logician context                what the next prompt carries of the notebook\n"
+        "  %logician fix [NOTE]             ask the agent to explain and fix the last error\n"
         "  %logician notices [--all]        what Logician said outside the cells (unread)\n"
         "  %logician audit [-n N]           the recent permission decisions\n"
         "  %logician hooks                  [hooks] commands, their layer and last result\n"

@@ -184,5 +184,6 @@ def unload(shell: Any) -> None:
     if loaded.comm_manager is not None:
         loaded.comm_manager.unregister_target("logician", loaded.magics.comms._opened)
     hooks.close_open_frame()
+    loaded.magics.notebook.close()
     loaded.agent.close()
     display({"text/plain": "Logician unloaded: cells are no longer frames."}, raw=True)

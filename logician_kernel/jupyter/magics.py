@@ -41,6 +41,7 @@ from .magic_parts import ArgParser as _ArgParser
 from .magic_parts import branches_table, classify, run_options, unknown_command
 from .mcp_view import handle_mcp
 from .notebook_bridge import NotebookBridge
+from .notebook_context import NotebookContext
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
 
@@ -49,6 +50,12 @@ _AGENT_CALL = (
     "await __import__('logician_kernel.jupyter.magic_parts', fromlist=['_']).run_agent_cell("
     "get_ipython(), {options!r}, {prompt!r})\n"
 )
+_FIX_CALL = (
+    "await __import__('logician_kernel.jupyter.notebook_context', fromlist=['_']).run_fix_cell("
+    "get_ipython(), {note!r})\n"
+)
+FIX = "fix"
+"""`%logician fix [NOTE]`: an agent run on the last error (a frame, not a management command)."""
 
 
 def protect_prompt_lines(lines: list[str]) -> list[str]:
@@ -73,6 +80,10 @@ def protect_prompt_lines(lines: list[str]) -> list[str]:
             out.append(line)
             continue
         indent, rest = match.group(1), (match.group(2) or "").strip()
+        word, _, note = rest.partition(" ")
+        if word == FIX and not indent:
+            out.append(_FIX_CALL.format(note=note.strip()))
+            continue
         kind, text = classify(rest, MANAGEMENT_COMMANDS) if rest else ("command", rest)
         if indent or kind != "prompt":
             out.append(f"{indent}get_ipython().run_line_magic('logician', {rest!r})\n")
@@ -104,6 +115,11 @@ class LogicianMagics(Magics):
         self.comms.frames = self.frames
         self.comms.notebook = self.frames.notebook = NotebookBridge(self.comms, self.workspace)
         self.agent = AgentCell(shell, agent, self.comms)
+        self.notebook = NotebookContext(shell, agent)
+        self.notebook.frontends = (
+            self.comms.notebook.frontends
+        )  # the status says if tools are offered
+        self.agent.context = self.notebook.safe_block
         self._controls: list[RewindControl] = []
         self.workspace.thread_listeners.append(self.after_cell)  # the frontends follow a switch
         board = self.workspace.notices
@@ -118,6 +134,9 @@ class LogicianMagics(Magics):
         manage the session."""
         if cell is not None:
             return self._run_agent(line, cell)
+        word, _, note = line.strip().partition(" ")
+        if word == FIX:
+            return self._run_agent("", self.notebook.fix_prompt(note))
         kind, text = classify(line, MANAGEMENT_COMMANDS) if line.strip() else ("command", line)
         if kind == "prompt":
             return self._run_agent("", text)
@@ -388,7 +407,12 @@ class LogicianMagics(Magics):
             notices=notices,
             critical=critical,
             attribution=workspace.attribution,
+            extra=self.notebook.status_rows(),
         )
+
+    def handle_context(self, args: list[str]) -> render.Rendered:
+        """`%logician context`: what the next prompt carries of the notebook."""
+        return self.notebook.handle_context(args)
 
     def handle_notices(self, args: list[str]) -> render.Rendered:
         """`%logician notices [--all]`: what Logician said outside the cells' outputs."""
@@ -542,6 +566,7 @@ COMMANDS: dict[str, Callable[[LogicianMagics, list[str]], render.Rendered | None
     "thread": LogicianMagics.handle_thread,
     "hooks": LogicianMagics.handle_hooks,
     "mcp": LogicianMagics.handle_mcp,
+    "context": LogicianMagics.handle_context,
 }
 """`%logician <sub>` -> its handler: the one declaration of the subcommands (`""` is
 `%logician` alone, the rewind control)."""

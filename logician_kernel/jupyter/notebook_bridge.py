@@ -75,6 +75,11 @@ class NotebookBridge:
         for future in gone:
             _answer(future, {"error": CLOSED})
 
+    def frontends(self) -> int:
+        """How many frontends holding the notebook are attached (`%logician status`)."""
+        with self._lock:
+            return len(self._attached)
+
     @property
     def available(self) -> bool:
         """Whether a frontend holding the notebook is attached."""

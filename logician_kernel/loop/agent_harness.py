@@ -160,11 +160,13 @@ class AgentHarness:
         self._specs = [tool.spec() for tool in self.tools.values()]
 
     async def run(
-        self, prompt: str, history: Sequence[Message]
+        self, prompt: str, history: Sequence[Message], *, context: str = ""
     ) -> AsyncGenerator[HarnessEvent, None]:
         """Run the agent on `prompt`, after `history` (the conversation so far, without the
-        system prompt). Yields events; always ends with exactly one `RunEnded`, then re-raises
-        a cancellation (see the module docstring)."""
+        system prompt). `context` (the notebook context block, already bounded and masked)
+        opens the prompt's user message, so later turns still read the prompt in the
+        situation it was asked in. Yields events; always ends with exactly one `RunEnded`,
+        then re-raises a cancellation (see the module docstring)."""
         system = [SystemMessage(content=self.system_prompt)] if self.system_prompt else []
         controller = self.deps.controller or _default_controller(self.limits, self.provider.model)
         controller.start()
@@ -176,7 +178,7 @@ class AgentHarness:
             await self._hook("on_run_start", prompt, self.provider.model)
             for message in answers_to_unanswered_calls(history):
                 self._append(run, message)
-            self._append(run, UserMessage(content=[TextPart(text=prompt)]))
+            self._append(run, UserMessage(content=[TextPart(text=context + prompt)]))
             while True:
                 try:
                     controller.check_before_request()

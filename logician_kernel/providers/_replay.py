@@ -27,6 +27,7 @@ from logician_kernel.types.messages import (
     ModelResponse,
     ProviderEvent,
     RetryAttempt,
+    without_notebook_context,
 )
 
 from ..durable import redact_data
@@ -53,8 +54,10 @@ class RecordedExchange(BaseModel):
 
 def request_fingerprint(request: ModelRequest) -> str:
     """A stable hash of everything in a request but where the notebook runs (the system
-    prompt's `SYSTEM_LOCATION_PREFIX` line), so a recording replays from any folder, and the
-    notebook tools (`FRONTEND_TOOLS`), so it replays with or without a notebook frontend."""
+    prompt's `SYSTEM_LOCATION_PREFIX` line) and the notebook context a prompt starts with
+    (paths, cells and variables of the machine it ran on), so a recording replays from any
+    folder, and the notebook tools (`FRONTEND_TOOLS`), so it replays with or without a
+    notebook frontend."""
     data = request.model_dump(mode="json")
     data["tools"] = [t for t in data.get("tools", []) if t.get("name") not in FRONTEND_TOOLS]
     if data.get("tool_choice") is None:  # unset: as before the field existed, so recordings
@@ -62,6 +65,10 @@ def request_fingerprint(request: ModelRequest) -> str:
     for message in data["messages"]:
         if message.get("kind") == "system":
             message["content"] = _without_location(message["content"])
+        elif message.get("kind") == "user":
+            for part in message.get("content") or ():
+                if part.get("kind") == "text":
+                    part["text"] = without_notebook_context(part["text"])
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 

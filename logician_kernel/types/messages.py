@@ -83,6 +83,21 @@ SYSTEM_LOCATION_PREFIX = "Current directory: "
 `system_prompt(where)`); a recording leaves that line out of its request fingerprints, so a
 recorded session replays wherever its notebook is opened."""
 
+NOTEBOOK_CONTEXT_OPEN = "<notebook-context>\n"
+NOTEBOOK_CONTEXT_CLOSE = "\n</notebook-context>\n\n"
+"""A prompt's user message may start with the notebook context between these two lines
+(what `%logician context` shows: the notebook's path, the cells run before it, the last
+error, the variables); a recording leaves it out of its request fingerprints, as it changes
+with every machine and every run."""
+
+
+def without_notebook_context(text: str) -> str:
+    """`text` without a leading notebook context block (the prompt as the user typed it)."""
+    if not text.startswith(NOTEBOOK_CONTEXT_OPEN):
+        return text
+    _, sep, rest = text.partition(NOTEBOOK_CONTEXT_CLOSE)
+    return rest if sep else text
+
 
 class SystemMessage(_Vocabulary):
     """Instructions for the model, outside the user/assistant exchange."""

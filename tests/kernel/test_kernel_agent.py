@@ -284,6 +284,8 @@ def test_past_the_threshold_the_harness_compacts_before_the_request(
         "LOGICIAN_MODEL__CONTEXT_WINDOW": "400",
         "LOGICIAN_COMPACTION__THRESHOLD_FRACTION": "0.5",
         "LOGICIAN_COMPACTION__KEEP_RECENT_TURNS": "1",
+        # a 400-token window: the notebook context would move the threshold this test counts to
+        "LOGICIAN_AGENT__CONTEXT_TOKENS": "0",
     }
     long = "lorem ipsum " * 40
     server.script(

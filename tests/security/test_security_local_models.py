@@ -19,6 +19,7 @@ from kernel_harness import Kernel
 from loopback import LoopbackServer, profile_reply
 
 from logician_kernel.config.commands import trust
+from logician_kernel.types.messages import without_notebook_context
 
 # These tests read Logician's notices in the output of the cells they are about.
 pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
@@ -85,7 +86,8 @@ def test_extra_body_can_never_replace_the_conversation(
         r = k.run("%logician ask hi")
         assert "still the real conversation" in r.text, r.text
         body = server.requests[-1].body
-        assert body["top_k"] == 20 and body["messages"][-1]["content"] == "hi"
+        prompt = without_notebook_context(body["messages"][-1]["content"])  # the notebook's
+        assert body["top_k"] == 20 and prompt == "hi"
         assert body["model"] == "loop-model" and body["stream"] is True
     finally:
         k.shutdown()

@@ -74,6 +74,7 @@ def test_sections_are_the_documented_ones() -> None:
         "budget",
         "compaction",
         "tools",
+        "agent",
         "ui",
         "hooks",
         "mcp",

@@ -40,6 +40,8 @@ def test_only_prompts_become_agent_calls() -> None:
     typo, prompt = protect_prompt_lines(["%logician rewnd 3\n", "%logician ask hi\n"])
     assert "run_line_magic('logician', 'rewnd 3')" in typo
     assert "run_agent_cell(get_ipython(), '', 'hi')" in prompt
+    (fix,) = protect_prompt_lines(["%logician fix keep the column names\n"])
+    assert "run_fix_cell(get_ipython(), 'keep the column names')" in fix
 
 
 def test_the_stdin_prompt_offers_every_approval_choice() -> None:
@@ -57,8 +59,9 @@ def test_the_command_names_are_the_handler_tables_and_the_help_names_only_those(
 
     assert MANAGEMENT_COMMANDS == frozenset(COMMANDS)
     assert all(getattr(LogicianMagics, h.__name__) is h for h in COMMANDS.values())
-    assert len(COMMANDS) == 23 and COMMANDS[""] is LogicianMagics.handle_control
+    assert len(COMMANDS) == 24 and COMMANDS[""] is LogicianMagics.handle_control
     helped = set(re.findall(r"%logician (\w+)", help_text().text))
-    assert helped - {"ask"} <= MANAGEMENT_COMMANDS, helped - MANAGEMENT_COMMANDS
+    # `ask` and `fix` run the agent: frames, not management commands
+    assert helped - {"ask", "fix"} <= MANAGEMENT_COMMANDS, helped - MANAGEMENT_COMMANDS
     # `branch merge|discard ID` is told on the `branches` line; `%logician` alone is the control
     assert MANAGEMENT_COMMANDS - helped == {"", "help", "branch"}
