@@ -1,7 +1,7 @@
 /**
  * How the sidebar and the status bar word things (pure).
  */
-import type { IFrameRow, INotice, IPreview, IStatus } from './protocol';
+import type { IFrameRow, INotice, IPreview, IRestoreProgress, IStatus } from './protocol';
 
 /** 1234 -> "1.2k", 1234567 -> "1.2M". */
 export function compactCount(n: number): string {
@@ -47,8 +47,30 @@ const PHASES: Record<string, string> = {
   idle: 'idle',
   turn: 'running',
   compaction: 'compacting',
-  branch_summary: 'summarising a branch'
+  branch_summary: 'summarising a branch',
+  rewinding: 'rewinding'
 };
+
+const RESTORING: Record<IRestoreProgress['operation'], string> = {
+  rewind: 'Rewinding',
+  undo: 'Undoing the rewind',
+  resume: 'Resuming the rewind'
+};
+
+/** What a restore in progress says: "Rewinding: restoring 12,400 / 20,000 files". */
+export function progressText(progress: IRestoreProgress): string {
+  const what = RESTORING[progress.operation] ?? progress.operation;
+  if (progress.total === 0) {
+    return `${what}…`;
+  }
+  const files = progress.total === 1 ? 'file' : 'files';
+  return `${what}: restoring ${progress.done.toLocaleString('en')} / ${progress.total.toLocaleString('en')} ${files}`;
+}
+
+/** The part done, 0..1 (0 when there is nothing to count). */
+export function progressFraction(progress: IRestoreProgress): number {
+  return progress.total > 0 ? Math.min(1, progress.done / progress.total) : 0;
+}
 
 /** The status bar's text: "Logician: running · 1.2k/340 tok · $0.01". */
 export function statusBarText(status: IStatus | null): string {
@@ -124,7 +146,7 @@ export function frameCell(row: IFrameRow): string {
 
 /** The files column of a timeline row: how many changed, and whether large pre-images are gone. */
 export function frameFiles(row: IFrameRow): string {
-  const files = row.files ? `${row.files} file${row.files === 1 ? '' : 's'}` : '';
+  const files = row.files ? `${row.files.toLocaleString('en')} file${row.files === 1 ? '' : 's'}` : '';
   if (!row.evicted?.length) {
     return files;
   }
@@ -191,8 +213,11 @@ export function previewLines(preview: IPreview): {
   if (preview.messages_dropped) {
     notes.push(`${preview.messages_dropped} conversation message(s) will be dropped`);
   }
-  const n = preview.frames.length;
-  notes.push(`${n} frame${n === 1 ? '' : 's'} (${preview.frames.join(', ')}) will be popped`);
+  if (!preview.cells) {
+    // A kernel that names no cells: say the frames (else the Cells section says `In [n]`).
+    const n = preview.frames.length;
+    notes.push(`${n} frame${n === 1 ? '' : 's'} (${preview.frames.join(', ')}) will be popped`);
+  }
   return { files, variables, conflicts, external, notes };
 }
 

@@ -18,7 +18,8 @@ export type RewindMode = (typeof REWIND_MODES)[number];
 
 export interface IStatus {
   thread: string | null;
-  phase: 'idle' | 'turn' | 'compaction' | 'branch_summary';
+  /** `rewinding` while a rewind, undo or resume restores paths. */
+  phase: 'idle' | 'turn' | 'compaction' | 'branch_summary' | 'rewinding';
   model: string;
   frames: number;
   running_cell?: boolean;
@@ -87,12 +88,35 @@ export interface IPathDetail {
   detail: string;
 }
 
+export interface IPreviewFile {
+  path: string;
+  action: 'restore' | 'delete';
+}
+
+/** The files of one directory a rewind would touch, counted (`below`: its subdirectories'
+ * too, folded to keep the groups few). */
+export interface IPreviewGroup {
+  directory: string;
+  below: boolean;
+  delete: number;
+  restore: number;
+}
+
 export interface IPreview {
   frame: number;
   frames: number[];
-  files: { path: string; action: 'restore' | 'delete' }[];
+  /** The files: all of them, or the first page when `files_total` is sent. */
+  files: IPreviewFile[];
+  files_total?: number;
+  /** The files by directory (`frames.preview.page` lists a group's files). */
+  groups?: IPreviewGroup[];
+  /** The cells whose frames the rewind pops, oldest first. */
+  cells?: { frame: number; execution_count: number | null }[];
   skipped: IPathDetail[];
+  skipped_total?: number;
   conflicts: IPathDetail[];
+  conflicts_total?: number;
+  external_total?: number;
   /** Paths only something outside this kernel changed (a save, another program): left alone
    * unless `include_external` (kernels before attribution omit it). */
   external?: IPathDetail[];
@@ -135,6 +159,16 @@ export interface IResumeDone {
   summary: string;
 }
 
+/** How far a rewind, undo or resume has come (`progress`: a few a second, then `finished`). */
+export interface IRestoreProgress {
+  operation: 'rewind' | 'undo' | 'resume';
+  /** Paths restored so far. */
+  done: number;
+  /** Paths to restore in all (0: nothing to restore, e.g. the conversation only). */
+  total: number;
+  finished: boolean;
+}
+
 /** What the kernel sends, answers and announcements alike (`re` echoes a request's `id`). */
 export type KernelMessage =
   | { type: 'hello'; pending: IApprovalRequest[]; status?: IStatus; notices?: INotice[] }
@@ -144,6 +178,15 @@ export type KernelMessage =
   | ({ type: 'status'; re?: RequestId } & IStatus)
   | { type: 'frames'; rows: IFrameRow[]; total: number; offset: number; re?: RequestId }
   | ({ type: 'frames.preview'; re?: RequestId } & IPreview)
+  | {
+      type: 'frames.preview.page';
+      frame: number;
+      group: string;
+      rows: IPreviewFile[];
+      total: number;
+      offset: number;
+      re?: RequestId;
+    }
   | ({ type: 'frames.rewind'; re?: RequestId } & IRewindDone)
   | ({ type: 'frames.undo'; re?: RequestId } & IUndoDone)
   | ({ type: 'frames.resume'; re?: RequestId } & IResumeDone)
@@ -155,7 +198,8 @@ export type KernelMessage =
   | { type: 'document.saved'; path: string | null; recorded: boolean; re?: RequestId }
   | { type: 'notices'; rows: INotice[]; unread: number; re?: RequestId }
   | { type: 'notices.read'; unread: number; re?: RequestId }
-  | { type: 'notice'; notice: INotice; unread: number };
+  | { type: 'notice'; notice: INotice; unread: number }
+  | ({ type: 'progress' } & IRestoreProgress);
 
 export type RequestId = string | number;
 
@@ -168,6 +212,14 @@ export type Request =
   | { type: 'status' }
   | { type: 'frames.list'; offset: number; limit: number }
   | ({ type: 'frames.preview'; force?: boolean; include_external?: boolean } & FrameTarget)
+  | ({
+      type: 'frames.preview.page';
+      group: string;
+      offset: number;
+      limit: number;
+      force?: boolean;
+      include_external?: boolean;
+    } & FrameTarget)
   | ({ type: 'frames.rewind'; mode: RewindMode; force?: boolean; include_external?: boolean } & FrameTarget)
   | { type: 'frames.undo'; force?: boolean }
   | { type: 'frames.resume'; force?: boolean }
@@ -213,6 +265,7 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
     conflicts: isArray,
     messages_dropped: isInt
   },
+  'frames.preview.page': { frame: isInt, group: isString, rows: isArray, total: isInt, offset: isInt },
   'frames.rewind': { ok: isBool, frame: isInt, frames: isArray, summary: isString },
   'frames.undo': { ok: isBool, frames: isArray, undoes: isInt, summary: isString },
   'frames.resume': { ok: isBool, frames: isArray, summary: isString },
@@ -224,7 +277,8 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
   'document.saved': { recorded: isBool },
   notices: { rows: isArray, unread: isInt },
   'notices.read': { unread: isInt },
-  notice: { notice: isObject, unread: isInt }
+  notice: { notice: isObject, unread: isInt },
+  progress: { operation: isString, done: isInt, total: isInt, finished: isBool }
 };
 
 export const KERNEL_MESSAGE_TYPES = Object.keys(REQUIRED) as KernelMessage['type'][];

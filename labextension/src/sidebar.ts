@@ -23,10 +23,12 @@ import {
   frameFiles,
   frameTokens,
   localTime,
-  keptMessage,
-  previewLines
+  keptMessage
 } from './format';
-import type { Choice, FrameTarget, IApprovalRequest, IFrameRow, KernelMessage, RewindMode } from './protocol';
+import type { Choice, FrameTarget, IApprovalRequest, IFrameRow, KernelMessage } from './protocol';
+import { RestoreProgressView } from './progress';
+import { dialogTitle } from './preview';
+import { RewindBody } from './rewind_dialog';
 import { FramePages, visibleRange } from './timeline';
 
 export const ROW_HEIGHT = 46;
@@ -76,6 +78,8 @@ export class LogicianSidebar extends Widget {
 
     this._statusNode = el('div', 'lk-Status');
     node.appendChild(this._statusNode);
+    this._progress = new RestoreProgressView(el('div', 'lk-Sidebar-progress'));
+    node.appendChild(this._progress.node);
 
     this._approvalsNode = el('div', 'lk-Approvals');
     node.appendChild(this._approvalsNode);
@@ -116,6 +120,7 @@ export class LogicianSidebar extends Widget {
     }
     this._panel = panel;
     this._connection = connection;
+    this._progress.setConnection(connection);
     this._thread = undefined;
     this._pages.setTotal(-1);
     this._scroller.scrollTop = 0;
@@ -531,86 +536,12 @@ export class LogicianSidebar extends Widget {
   private _notebookName: HTMLElement;
   private _stateNode: HTMLElement;
   private _statusNode: HTMLElement;
+  private _progress: RestoreProgressView;
   private _approvalsNode: HTMLElement;
   private _noticesNode: HTMLDetailsElement;
   private _countNode: HTMLElement;
   private _scroller: HTMLElement;
   private _spacer: HTMLElement;
-}
-
-/** The body of the rewind confirmation: what will be restored, conflicts, and the options. */
-type RewindChoice = { mode: RewindMode; force: boolean; include_external: boolean };
-
-class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoice> {
-  constructor(lines: ReturnType<typeof previewLines>) {
-    super();
-    this.addClass('lk-RewindDialog');
-    const section = (title: string, items: string[], cls: string) => {
-      if (!items.length) {
-        return;
-      }
-      this.node.appendChild(el('div', 'lk-RewindDialog-heading', title));
-      const list = el('ul', cls);
-      for (const item of items) {
-        list.appendChild(el('li', '', item));
-      }
-      this.node.appendChild(list);
-    };
-    section('Files to restore', lines.files, 'lk-RewindDialog-files');
-    if (!lines.files.length) {
-      this.node.appendChild(el('div', 'lk-RewindDialog-none', 'No files to restore.'));
-    }
-    section('Variables', lines.variables, 'lk-RewindDialog-variables');
-    section('Conflicts: changed since by something else', lines.conflicts, 'lk-RewindDialog-conflicts');
-    section(
-      'Left alone: changed outside this kernel (your saves, other programs)',
-      lines.external,
-      'lk-RewindDialog-external'
-    );
-    section('Also', lines.notes, 'lk-RewindDialog-notes');
-    const modeLabel = el('label', 'lk-RewindDialog-mode', 'Rewind ');
-    this._mode = el('select', 'jp-mod-styled');
-    for (const [value, text] of [
-      ['both', 'files, variables and conversation'],
-      ['files', 'files only'],
-      ['conversation', 'conversation only'],
-      ['variables', 'variables only']
-    ]) {
-      const option = el('option', '', text);
-      option.value = value;
-      this._mode.appendChild(option);
-    }
-    modeLabel.appendChild(this._mode);
-    this.node.appendChild(modeLabel);
-    this._force = el('input');
-    this._force.type = 'checkbox';
-    if (lines.conflicts.length) {
-      const force = el('label', 'lk-RewindDialog-force');
-      force.appendChild(this._force);
-      force.appendChild(document.createTextNode(' overwrite the conflicting files too'));
-      this.node.appendChild(force);
-    }
-    this._external = el('input');
-    this._external.type = 'checkbox';
-    if (lines.external.length) {
-      const external = el('label', 'lk-RewindDialog-include-external');
-      external.appendChild(this._external);
-      external.appendChild(document.createTextNode(' revert the changes made outside this kernel too'));
-      this.node.appendChild(external);
-    }
-  }
-
-  getValue(): RewindChoice {
-    return {
-      mode: this._mode.value as RewindMode,
-      force: this._force.checked,
-      include_external: this._external.checked
-    };
-  }
-
-  private _mode: HTMLSelectElement;
-  private _force: HTMLInputElement;
-  private _external: HTMLInputElement;
 }
 
 /** Preview, confirm, rewind; true when the rewind happened. Shared by the sidebar and the cell command. */
@@ -633,9 +564,9 @@ export async function confirmAndRewind(
     Notification.error(`Logician: cannot rewind: ${preview.error}`, { autoClose: 8000 });
     return false;
   }
-  const body = new RewindBody(previewLines(preview));
+  const body = new RewindBody(preview, connection);
   const result = await showDialog({
-    title: `Rewind to before frame ${preview.frame}?`,
+    title: dialogTitle(preview),
     body,
     buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Rewind' })],
     hasClose: true

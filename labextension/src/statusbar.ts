@@ -5,6 +5,7 @@ import { Widget } from '@lumino/widgets';
 
 import type { LogicianConnection } from './connection';
 import { statusBarText } from './format';
+import { RestoreProgressView } from './progress';
 
 export class LogicianStatusItem extends Widget {
   constructor(onClick: () => void) {
@@ -12,6 +13,10 @@ export class LogicianStatusItem extends Widget {
     this.addClass('lk-StatusItem');
     this.node.title = 'Logician: open the sidebar';
     this.node.addEventListener('click', onClick);
+    this._text = document.createElement('span');
+    this._text.className = 'lk-StatusItem-text';
+    this._progress = new RestoreProgressView(document.createElement('span'), true);
+    this.node.append(this._text, this._progress.node);
     this.setConnection(null);
   }
 
@@ -21,6 +26,7 @@ export class LogicianStatusItem extends Widget {
       this._connection.stateChanged.disconnect(this._update, this);
     }
     this._connection = connection;
+    this._progress.setConnection(connection);
     if (connection) {
       connection.statusChanged.connect(this._update, this);
       connection.stateChanged.connect(this._update, this);
@@ -36,7 +42,7 @@ export class LogicianStatusItem extends Widget {
   private _update(): void {
     const conn = this._connection;
     const ready = conn?.state === 'ready';
-    this.node.textContent = ready ? statusBarText(conn.status) : '';
+    this._text.textContent = ready ? statusBarText(conn.status) : '';
     this.node.dataset.phase = ready ? conn.status?.phase ?? 'idle' : '';
     this._changed?.();
   }
@@ -46,6 +52,8 @@ export class LogicianStatusItem extends Widget {
     this._changed = callback;
   }
 
+  private _text: HTMLElement;
+  private _progress: RestoreProgressView;
   private _connection: LogicianConnection | null = null;
   private _changed: (() => void) | null = null;
 }

@@ -3,12 +3,13 @@
 The messages are declared once, in `comm_messages.py` (two pydantic unions, from which
 `comm_schema.json` is generated; the lab extension's `protocol.ts` is tested against that
 file). Frontend -> kernel: `approvals.list`, `approval.decide`, `status`, `frames.list`,
-`frames.preview`, `frames.rewind`, `frames.undo`, `frames.resume`, `document.saved`,
+`frames.preview`, `frames.preview.page`, `frames.rewind`, `frames.undo`, `frames.resume`, `document.saved`,
 `notices.list`, `notices.read`; each is answered (its `id` echoed as `re`). Kernel -> frontend,
 unasked: `hello` when the comm opens (with the session's notices), `approval.requested` /
 `approval.resolved`, `frames.changed` after every cell, `frames.rewound` and `frames.undone`,
-`notice` when Logician says one (`ui.notices = "sidebar"`), and `status` while it changes (at
-most `STATUS_PUSH_HZ` a second).
+`notice` when Logician says one (`ui.notices = "sidebar"`), `progress` while a rewind, undo or
+resume restores paths (`progress_view.py`), and `status` while it changes (at most
+`STATUS_PUSH_HZ` a second).
 
 Every incoming message is validated against `FrontendMessage` before a handler sees it:
 anything unknown or malformed is answered with `error` naming the field, and changes nothing;
@@ -54,6 +55,18 @@ class FrameSource(Protocol):
         self,
         frame: int | None,
         cell_id: str | None,
+        *,
+        force: bool = False,
+        include_external: bool = False,
+    ) -> dict[str, Any]: ...
+
+    def preview_page(
+        self,
+        frame: int | None,
+        cell_id: str | None,
+        group: str,
+        offset: int,
+        limit: int,
         *,
         force: bool = False,
         include_external: bool = False,
@@ -184,6 +197,18 @@ class LogicianComms:
             include_external=message.include_external,
         )
         return {"type": "frames.preview", **preview}
+
+    def handle_frames_preview_page(self, message: m.FramesPreviewPage) -> dict[str, Any]:
+        page = self._frame_source().preview_page(
+            message.frame,
+            message.cell_id,
+            message.group,
+            message.offset,
+            message.limit,
+            force=message.force,
+            include_external=message.include_external,
+        )
+        return {"type": "frames.preview.page", **page}
 
     def handle_frames_rewind(self, message: m.FramesRewind) -> dict[str, Any]:
         done = self._frame_source().rewind_target(

@@ -118,6 +118,19 @@ class FramesPreview(_FrameTarget):
     type: Literal["frames.preview"]
 
 
+class FramesPreviewPage(_FrameTarget):
+    """A page of the files of one group of a rewind's preview (answered by
+    `frames.preview.page`)."""
+
+    type: Literal["frames.preview.page"]
+    group: str
+    """The group's `directory`, as the preview sent it."""
+    offset: Count = 0
+    """Files of the group to skip."""
+    limit: Annotated[int, Field(ge=1, le=500)] = 200
+    """Files at most."""
+
+
 class FramesRewind(_FrameTarget):
     """Rewind to just before the frame (answered by `frames.rewind`)."""
 
@@ -178,6 +191,7 @@ FrontendMessage = Annotated[
     | StatusRequest
     | FramesList
     | FramesPreview
+    | FramesPreviewPage
     | FramesRewind
     | FramesUndo
     | FramesResume
@@ -211,11 +225,15 @@ class McpServer(_Part):
     error: str | None | MISSING = MISSING
 
 
+StatusPhase = Phase | Literal["rewinding"]
+"""The agent's phase, or `rewinding` while a rewind, undo or resume restores paths."""
+
+
 class Status(_Part):
     """The runtime status the sidebar and the status bar show."""
 
     thread: str | None
-    phase: Phase
+    phase: StatusPhase
     model: str
     frames: Count
     """Active frames."""
@@ -295,6 +313,27 @@ class PreviewFile(_Part):
     action: Literal["restore", "delete"]
 
 
+class PreviewGroup(_Part):
+    """The files of one directory a rewind would touch, counted."""
+
+    directory: str
+    """`data/parts/`; `` for the workspace's top level."""
+    below: bool
+    """It also holds the files of its subdirectories (folded to keep the groups few)."""
+    delete: Count
+    """Files the rewind deletes (the popped cells created them)."""
+    restore: Count
+    """Files it brings back as they were (changed or deleted by the popped cells)."""
+
+
+class PreviewCell(_Part):
+    """A cell whose frame the rewind pops."""
+
+    frame: int
+    execution_count: int | None
+    """Its `In [n]`; null when unknown."""
+
+
 class VariableStep(_Part):
     """What a rewind would do to one user variable."""
 
@@ -367,14 +406,34 @@ class FramesPreviewed(_Answer):
     frames: list[int]
     """Every frame the rewind would pop."""
     files: list[PreviewFile]
+    """The files (the first `FILES_PAGE` when `files_total` is sent; the rest in pages)."""
+    files_total: Count | MISSING = MISSING
+    """Files in all."""
+    groups: list[PreviewGroup] | MISSING = MISSING
+    """The files by directory, with counts (`frames.preview.page` lists a group's files)."""
+    cells: list[PreviewCell] | MISSING = MISSING
+    """The cells whose frames the rewind pops, oldest first."""
     skipped: list[PathDetail]
+    skipped_total: Count | MISSING = MISSING
     conflicts: list[PathDetail]
+    conflicts_total: Count | MISSING = MISSING
     external: list[PathDetail] | MISSING = MISSING
     """Paths changed outside this kernel only: left alone unless include_external."""
+    external_total: Count | MISSING = MISSING
     messages_dropped: Count
     variables: list[VariableStep] | MISSING = MISSING
     error: str | MISSING = MISSING
     """Why no rewind is possible (the lists are then empty)."""
+
+
+class FramesPreviewPaged(_Answer):
+    type: Literal["frames.preview.page"]
+    frame: int
+    group: str
+    rows: Annotated[list[PreviewFile], Field(max_length=500)]
+    total: Count
+    """Files of the group in all."""
+    offset: Count
 
 
 class FramesRewound(_Answer):
@@ -463,6 +522,20 @@ class FramesRewoundNotice(_Kernel):
     by: int
 
 
+class RestoreProgressMessage(_Kernel):
+    """Announced while a rewind, undo or resume restores paths: before the first, then at
+    most `PROGRESS_HZ` times a second, and once `finished`."""
+
+    type: Literal["progress"]
+    operation: Literal["rewind", "undo", "resume"]
+    done: Count
+    """Paths restored so far."""
+    total: Count
+    """Paths to restore in all (0: nothing to restore, e.g. the conversation only)."""
+    finished: bool
+    """The operation has ended (done or failed): a frontend hides its bar."""
+
+
 class ApprovalRequested(_Kernel, ApprovalPrompt):
     """Announced when the agent asks: the gate's request, as every view shows it."""
 
@@ -489,6 +562,7 @@ KernelMessage = Annotated[
     | StatusMessage
     | Frames
     | FramesPreviewed
+    | FramesPreviewPaged
     | FramesRewound
     | DocumentSaved
     | FramesUndoDone
@@ -499,6 +573,7 @@ KernelMessage = Annotated[
     | FramesUndone
     | FramesChanged
     | FramesRewoundNotice
+    | RestoreProgressMessage
     | ApprovalRequested
     | ApprovalResolved,
     Field(discriminator="type"),

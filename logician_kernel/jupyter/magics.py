@@ -40,6 +40,7 @@ from .comm import LogicianComms
 from .magic_parts import ArgParser as _ArgParser
 from .magic_parts import branches_table, classify, run_options, unknown_command
 from .mcp_view import handle_mcp
+from .progress_view import ProgressAnnouncer
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
 
@@ -101,6 +102,8 @@ class LogicianMagics(Magics):
         self.comms = LogicianComms(self.broker, self._comm_status)
         self.frames = LedgerRewindSource(self.workspace, self.comms)
         self.comms.frames = self.frames
+        self.progress = ProgressAnnouncer(self.comms)
+        self.workspace.progress_listeners.append(self.progress)  # the sidebar's bar
         self.agent = AgentCell(shell, agent, self.comms)
         self._controls: list[RewindControl] = []
         self.workspace.thread_listeners.append(self.after_cell)  # the frontends follow a switch
@@ -399,7 +402,7 @@ class LogicianMagics(Magics):
         limits = budget.limits.model_dump(exclude_none=True) if budget is not None else {}
         return {
             "thread": workspace.thread_id,
-            "phase": state.phase,
+            "phase": "rewinding" if self.progress.running else state.phase,
             "model": state.model or workspace.config.settings.model.name,
             "frames": len(checkpoints.active_frames()) if checkpoints is not None else 0,
             "running_cell": bool(checkpoints is not None and checkpoints.is_open),

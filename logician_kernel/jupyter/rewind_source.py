@@ -23,7 +23,7 @@ from ..workspace import (
     map_lab_path,
 )
 from . import display as render
-from . import undo_view, variables_view
+from . import preview_groups, undo_view, variables_view
 from .comm import LogicianComms
 from .widgets import FrameRow, RewindPreview
 
@@ -40,6 +40,9 @@ class LedgerRewindSource:
     def __init__(self, workspace: Workspace, comms: LogicianComms) -> None:
         self.workspace = workspace
         self.comms = comms
+        self._grouped: tuple[tuple[Any, ...], dict[str, preview_groups.Group]] | None = None
+        """The last comm preview's groups, keyed by what it previewed and the ledger's length:
+        the pages of one dialog cost no second plan."""
 
     # -- the widget --------------------------------------------------------------------------
 
@@ -131,10 +134,64 @@ class LedgerRewindSource:
         include_external: bool = False,
     ) -> dict[str, Any]:
         frame_id = self._resolve(frame, cell_id)
+        data = self._preview(frame_id, force=force, include_external=include_external)
+        groups = preview_groups.group_files(data["files"])
+        self._grouped = (self._key(frame_id, force, include_external), groups)
+        shown = preview_groups.DETAILS_SHOWN
+        bounded = {
+            f"{name}_total": len(data.get(name, []))
+            for name in ("skipped", "conflicts", "external")
+        }
+        return {
+            **data,
+            "frame": frame_id,
+            "files": data["files"][: preview_groups.FILES_PAGE],
+            "files_total": len(data["files"]),
+            "groups": [g.summary() for g in groups.values()],
+            "cells": self._cells(data["frames"]),
+            **{name: data.get(name, [])[:shown] for name in ("skipped", "conflicts", "external")},
+            **bounded,
+        }
+
+    def preview_page(
+        self,
+        frame: int | None,
+        cell_id: str | None,
+        group: str,
+        offset: int,
+        limit: int,
+        *,
+        force: bool = False,
+        include_external: bool = False,
+    ) -> dict[str, Any]:
+        """A page of one group's files, from the last preview when nothing changed since."""
+        frame_id = self._resolve(frame, cell_id)
+        key = self._key(frame_id, force, include_external)
+        if self._grouped is None or self._grouped[0] != key:
+            data = self._preview(frame_id, force=force, include_external=include_external)
+            self._grouped = (key, preview_groups.group_files(data["files"]))
+        found = self._grouped[1].get(group)
+        if found is None:
+            raise ValueError(f"group: {group!r} is not a group of this rewind's preview")
         return {
             "frame": frame_id,
-            **self._preview(frame_id, force=force, include_external=include_external),
+            "group": group,
+            "rows": preview_groups.page(found, offset, limit),
+            "total": len(found.files),
+            "offset": offset,
         }
+
+    def _key(self, frame_id: int, force: bool, include_external: bool) -> tuple[Any, ...]:
+        ledger = self.workspace.ledger
+        return (frame_id, force, include_external, len(ledger.entries) if ledger else 0)
+
+    def _cells(self, frames: list[int]) -> list[dict[str, Any]]:
+        checkpoints = self.workspace.checkpoints_if_on
+        views = checkpoints.frames() if checkpoints is not None else {}
+        return [
+            {"frame": f, "execution_count": getattr(views.get(f), "execution_count", None)}
+            for f in frames
+        ]
 
     def rewind_target(
         self,

@@ -76,6 +76,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "status": {},
     "frames.list": {"offset": 5, "limit": 50},
     "frames.preview": {"cell_id": "cell-a", "force": True},
+    "frames.preview.page": {"frame": 2, "group": "data/parts/", "offset": 200, "limit": 100},
     "frames.rewind": {"frame": 2, "mode": "files", "include_external": True},
     "frames.undo": {"force": False},
     "frames.resume": {"id": 9},
@@ -99,6 +100,17 @@ ANSWERS: dict[str, dict[str, Any]] = {
         "external": [],
         "messages_dropped": 1,
         "variables": [{"name": "x", "action": "restore", "detail": ""}],
+        "files_total": 1,
+        "groups": [{"directory": "", "below": False, "delete": 1, "restore": 0}],
+        "cells": [{"frame": 2, "execution_count": 4}, {"frame": 3, "execution_count": None}],
+        "conflicts_total": 1,
+    },
+    "frames.preview.page": {
+        "frame": 2,
+        "group": "data/parts/",
+        "rows": [{"path": "data/parts/p1.csv", "action": "delete"}],
+        "total": 20_000,
+        "offset": 200,
     },
     "frames.rewind": {
         "ok": True,
@@ -117,6 +129,7 @@ ANSWERS: dict[str, dict[str, Any]] = {
     "frames.undone": {"frames": [2], "cell_ids": ["c"], "at": "t", "by": 15, "undoes": 14},
     "frames.changed": {"total": 9},
     "frames.rewound": {"frames": [2], "cell_ids": [], "at": "t", "by": 12},
+    "progress": {"operation": "rewind", "done": 12_400, "total": 20_000, "finished": False},
     "approval.requested": PROMPT,
     "approval.resolved": {"request_id": "r1", "choice": "deny", "note": "", "via": "comm"},
 }
@@ -174,6 +187,10 @@ class Frames:
     def preview_target(self, frame: Any, cell_id: Any, **flags: bool) -> dict[str, Any]:
         self.calls.append(("preview", frame, cell_id, flags))
         return {k: v for k, v in ANSWERS["frames.preview"].items()}
+
+    def preview_page(self, frame: Any, cell_id: Any, group: str, *args: Any, **kw: bool) -> Any:
+        self.calls.append(("preview_page", frame, cell_id, group, args, kw))
+        return {k: v for k, v in ANSWERS["frames.preview.page"].items()}
 
     def rewind_target(self, frame: Any, cell_id: Any, mode: str, force: bool, **kw: bool) -> Any:
         self.calls.append(("rewind", frame, cell_id, mode, force, kw))
