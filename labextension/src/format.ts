@@ -184,12 +184,10 @@ export function frameTokens(row: IFrameRow): string {
   return `${compactCount(row.input_tokens)}/${compactCount(row.output_tokens)} tok`;
 }
 
-/** The tooltip of a greyed cell. */
-export function rewoundTooltip(at: string | null | undefined, by: number | null | undefined, toFrame?: number): string {
+/** The tooltip of a greyed cell, in the user's words (no ledger entries, no frame ids). */
+export function rewoundTooltip(at: string | null | undefined): string {
   const when = at ? localTime(at) : 'an earlier time';
-  const which = toFrame !== undefined ? `the rewind to frame ${toFrame}` : 'a rewind';
-  const entry = by !== null && by !== undefined ? ` (ledger entry ${by})` : '';
-  return `Rewound at ${when} by ${which}${entry}: this cell's files and conversation were put back; run it again to redo it.`;
+  return `Rewound at ${when}: what this cell did to files, variables and the conversation was undone; its output is stale. Run it again to redo it, or undo the rewind.`;
 }
 
 /** The lines of a rewind confirmation. */
@@ -239,4 +237,16 @@ export function keptMessage(external: string[], conflicts: string[]): string {
     parts.push(`conflicts left alone (--force overwrites): ${conflicts.join(', ')}`);
   }
   return parts.length ? `Logician: ${parts.join('; ')}` : '';
+}
+
+/** Why *Undo rewind* is off (null: on). A kernel that does not say keeps it on (it answers
+ * an undo with its reason). */
+export function undoRefused(status: IStatus): string | null {
+  return typeof status.undo_refused === 'string' ? status.undo_refused : null;
+}
+
+/** The newest frame a rewind can still pop (the last cell that did work), from rows newest
+ * first; undefined when every one was rewound or is still running. */
+export function lastActive(rows: IFrameRow[]): IFrameRow | undefined {
+  return rows.find(row => row.status === 'active');
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { progressFraction, progressText, statusBarText } from './format';
-import type { IStatus } from './protocol';
+import { lastActive, progressFraction, progressText, statusBarText, undoRefused } from './format';
+import type { IFrameRow, IStatus } from './protocol';
 
 describe('restore progress', () => {
   it('says how many files of how many, with thousands separators', () => {
@@ -29,5 +29,37 @@ describe('restore progress', () => {
   it('names the rewinding phase in the status bar', () => {
     const status: IStatus = { thread: 't', phase: 'rewinding', model: 'm', frames: 1, input_tokens: 0, output_tokens: 0 };
     expect(statusBarText(status)).toBe('Logician: rewinding');
+  });
+});
+
+describe('undo rewind', () => {
+  const base: IStatus = { thread: 't', phase: 'idle', model: 'm', frames: 1, input_tokens: 0, output_tokens: 0 };
+  it('is off with the kernel’s reason when there is nothing to undo', () => {
+    expect(undoRefused({ ...base, undo_refused: 'Nothing to undo: the last rewind was already undone' })).toBe(
+      'Nothing to undo: the last rewind was already undone'
+    );
+  });
+  it('is on when the kernel has a rewind to undo, or does not say (an older kernel)', () => {
+    expect(undoRefused({ ...base, undo_refused: null })).toBeNull();
+    expect(undoRefused(base)).toBeNull();
+  });
+});
+
+describe('rewind the last cell', () => {
+  const row = (frame: number, status: IFrameRow['status']): IFrameRow => ({
+    frame,
+    execution_count: frame,
+    cell_id: null,
+    code: '',
+    time: '',
+    outcome: 'ok',
+    status,
+    files: 0,
+    input_tokens: 0,
+    output_tokens: 0
+  });
+  it('picks the newest frame still active, past rewound and running ones', () => {
+    expect(lastActive([row(9, 'open'), row(8, 'rewound'), row(7, 'active'), row(6, 'active')])?.frame).toBe(7);
+    expect(lastActive([row(2, 'rewound')])).toBeUndefined();
   });
 });

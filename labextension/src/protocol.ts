@@ -35,6 +35,8 @@ export interface IStatus {
   audit_problems?: number;
   /** Notices not read yet (in the sidebar or with `%logician notices`). */
   unread_notices?: number;
+  /** Why *Undo rewind* is off now (null: there is a rewind to undo; kernels before it omit it). */
+  undo_refused?: string | null;
 }
 
 /** Something Logician says unasked (variables not captured, frames off, ...): kept out of the
@@ -140,6 +142,8 @@ export interface IRewindDone {
   /** Paths left alone because they were changed outside this kernel. */
   external?: string[];
   summary: string;
+  /** One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast. */
+  headline?: string;
 }
 
 /** What undoing the most recent rewind did (`frames.undo`). */
@@ -149,6 +153,8 @@ export interface IUndoDone {
   undoes: number;
   conflicts: string[];
   summary: string;
+  /** One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast. */
+  headline?: string;
 }
 
 /** What completing an interrupted rewind did (`frames.resume`). */
@@ -157,6 +163,8 @@ export interface IResumeDone {
   frames: number[];
   conflicts: string[];
   summary: string;
+  /** One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast. */
+  headline?: string;
 }
 
 /** How far a rewind, undo or resume has come (`progress`: a few a second, then `finished`). */

@@ -8,10 +8,14 @@
 import type { Dialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
+import { jpButton } from './buttons';
 import type { LogicianConnection } from './connection';
 import { previewLines } from './format';
 import { cellsLine, GroupPager, groupFiles, groupLabel, inGroup } from './preview';
 import type { IPreview, IPreviewGroup, RewindMode } from './protocol';
+
+/** Files at most for the dialog to open with every group expanded. */
+export const OPEN_UP_TO = 50;
 
 export type RewindChoice = { mode: RewindMode; force: boolean; include_external: boolean };
 
@@ -69,8 +73,10 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
           group,
           pager: new GroupPager(members.length, async () => [], members)
         }));
+    // A small rewind is shown whole; a large one a line per directory, opened on demand.
+    const openAll = preview.files.length === total && total <= OPEN_UP_TO;
     for (const { group, pager } of groups) {
-      list.appendChild(this._group(group, pager, groups.length === 1));
+      list.appendChild(this._group(group, pager, openAll || groups.length === 1));
     }
     files.appendChild(list);
     this.node.appendChild(files);
@@ -109,7 +115,7 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
         preview.external_total
       );
     }
-    section('Also', lines.notes, 'lk-RewindDialog-notes', '');
+    section('Also', lines.notes, 'lk-RewindDialog-notes', 'Nothing else: the conversation keeps every message.');
     this.node.appendChild(rest);
 
     const modeLabel = el('label', 'lk-RewindDialog-mode', 'Rewind ');
@@ -160,7 +166,7 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
     node.appendChild(summary);
     const ul = el('ul', 'lk-RewindDialog-groupFiles');
     node.appendChild(ul);
-    const more = el('button', 'jp-Button jp-mod-minimal jp-mod-styled lk-RewindDialog-more', 'Show more');
+    const more = jpButton('Show more', 'default', 'List the next files of this directory', 'lk-RewindDialog-more');
     more.hidden = true;
     node.appendChild(more);
     const show = () => {

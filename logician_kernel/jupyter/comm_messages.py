@@ -253,6 +253,8 @@ class Status(_Part):
     """The MCP servers."""
     unread_notices: Count | MISSING = MISSING
     """Notices not read yet (in the sidebar or with `%logician notices`)."""
+    undo_refused: str | None | MISSING = MISSING
+    """Why *Undo rewind* is off now (null: there is a rewind to undo)."""
 
 
 class NoticeRow(_Part):
@@ -445,6 +447,8 @@ class FramesRewound(_Answer):
     external: list[str] | MISSING = MISSING
     """Paths left alone because they were changed outside this kernel."""
     summary: str
+    headline: str | MISSING = MISSING
+    """One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast."""
 
 
 class DocumentSaved(_Answer):
@@ -463,6 +467,8 @@ class FramesUndoDone(_Answer):
     """The ledger entry of the rewind undone."""
     conflicts: list[str]
     summary: str
+    headline: str | MISSING = MISSING
+    """One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast."""
 
 
 class FramesResumed(_Answer):
@@ -471,6 +477,8 @@ class FramesResumed(_Answer):
     frames: list[int]
     conflicts: list[str]
     summary: str
+    headline: str | MISSING = MISSING
+    """One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast."""
 
 
 class Notices(_Answer):

@@ -416,6 +416,7 @@ class LogicianMagics(Magics):
             "last_outcome": state.last_outcome.status if state.last_outcome else None,
             "audit_problems": AuditLog.for_workspace(workspace.config.workspace).problem_count(),
             "unread_notices": workspace.notices.unread_count(),
+            "undo_refused": self.frames.undo_refused(),
             "mcp": [
                 {
                     "name": s.name,

@@ -43,6 +43,7 @@ class LedgerRewindSource:
         self._grouped: tuple[tuple[Any, ...], dict[str, preview_groups.Group]] | None = None
         """The last comm preview's groups, keyed by what it previewed and the ledger's length:
         the pages of one dialog cost no second plan."""
+        self._undo_cached: tuple[tuple[Any, ...], str | None] | None = None
 
     # -- the widget --------------------------------------------------------------------------
 
@@ -181,6 +182,23 @@ class LedgerRewindSource:
             "offset": offset,
         }
 
+    def _headline(self, verb: str, item: ProjectionItem) -> str:
+        """One line in the user's words: `Rewound In [2], In [3]: 20,000 files deleted`."""
+        cells = ", ".join(
+            f"In [{c['execution_count']}]" if c["execution_count"] is not None else "a cell"
+            for c in self._cells(item.frames)
+        )
+        return headline(verb, cells or "the conversation", item)
+
+    def undo_refused(self) -> str | None:
+        """Why *Undo rewind* is off now, in the user's words (None: there is a rewind to undo);
+        read again only when the ledger has grown (the status is pushed a few times a second)."""
+        ledger = self.workspace.ledger
+        key = (self.workspace.thread_id, len(ledger.entries) if ledger else 0)
+        if self._undo_cached is None or self._undo_cached[0] != key:
+            self._undo_cached = (key, _undo_words(self.workspace.undo_refusal()))
+        return self._undo_cached[1]
+
     def _key(self, frame_id: int, force: bool, include_external: bool) -> tuple[Any, ...]:
         ledger = self.workspace.ledger
         return (frame_id, force, include_external, len(ledger.entries) if ledger else 0)
@@ -218,6 +236,7 @@ class LedgerRewindSource:
             "conflicts": conflicts,
             "external": [p.path for p in item.paths if p.action == "external"],
             "summary": variables_view.rewind_result(item).text,
+            "headline": self._headline("Rewound", item),
         }
 
     def undo_target(self, force: bool) -> dict[str, Any]:
@@ -228,6 +247,7 @@ class LedgerRewindSource:
             "undoes": item.undoes,
             "conflicts": [p.path for p in item.paths if p.action == "conflict"],
             "summary": undo_view.undo_result(item).text,
+            "headline": self._headline("Undid the rewind of", item),
         }
 
     def resume_target(self, force: bool) -> dict[str, Any]:
@@ -237,6 +257,7 @@ class LedgerRewindSource:
             "frames": item.frames,
             "conflicts": [p.path for p in item.paths if p.action == "conflict"],
             "summary": undo_view.resume_result(item).text,
+            "headline": self._headline("Finished the rewind of", item),
         }
 
     def note_save(
@@ -355,6 +376,41 @@ class LedgerRewindSource:
         )
         self.announce(item)
         return item
+
+
+_PATH_WORDS = (
+    ("deleted", "deleted"),
+    ("restored", "restored"),
+    ("recreated", "recreated"),
+    ("conflict", "left alone (changed since)"),
+    ("external", "left alone (changed outside this kernel)"),
+    ("failed", "failed"),
+)
+
+
+def headline(verb: str, cells: str, item: ProjectionItem) -> str:
+    """`Rewound In [2]: 20,000 files deleted, 1 restored; 3 variables`: what a toast says."""
+    files = [p for p in item.paths if not p.path.endswith("/")]
+    said: list[str] = []
+    for action, words in _PATH_WORDS:
+        n = sum(1 for p in files if p.action == action)
+        if n:
+            noun = "" if said else (" file" if n == 1 else " files")
+            said.append(f"{n:,}{noun} {words}")
+    variables = len(item.variables)
+    tail = f"; {variables} variable{'' if variables == 1 else 's'}" if variables else ""
+    return f"{verb} {cells}: {', '.join(said) or 'no files changed'}{tail}"
+
+
+def _undo_words(refusal: str | None) -> str | None:
+    """The kernel's reason as a tooltip says it: no ledger entries, no frame numbers."""
+    if refusal is None:
+        return None
+    if "there is no rewind to undo" in refusal:
+        return "Nothing to undo: no cell of this notebook was rewound yet"
+    if "was already undone" in refusal:
+        return "Nothing to undo: the last rewind was already undone"
+    return refusal.removeprefix("undo: ")
 
 
 def _row(f: FrameView, evicted: list[str] | None = None) -> dict[str, Any]:

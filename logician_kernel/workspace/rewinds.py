@@ -174,6 +174,17 @@ def undo(
         raise RewindError(f"undo: the ledger could not be written ({exc})") from exc
 
 
+def undo_refusal(checkpoints: FileCheckpoints | None) -> str | None:
+    """Why an undo would be refused now (its one-line reason), or None when one is possible."""
+    if checkpoints is None:
+        return "undo: frames are off for this workspace"
+    try:
+        undo_.undoable(checkpoints)
+    except RewindError as exc:
+        return str(exc)
+    return None
+
+
 def rewind_call(checkpoints: FileCheckpoints, call_id: str, *, force: bool) -> CallRewound:
     try:
         return rewind_one_call(checkpoints.ledger, checkpoints.snapshotter, call_id, force=force)

@@ -368,6 +368,10 @@ class Workspace:
             include_external=include_external,
         )
 
+    def undo_refusal(self) -> str | None:
+        """Why `undo()` would be refused now (one line), or None when there is a rewind to undo."""
+        return rewinds.undo_refusal(self.checkpoints_if_on)
+
     def target(self, frame: int | None, cell_id: str | None = None) -> int:
         """The active frame a frontend names: by id, else its cell's newest frame."""
         return rewinds.cell_target(self.checkpoints, frame, cell_id)

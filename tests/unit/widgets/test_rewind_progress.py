@@ -141,3 +141,43 @@ def test_a_workspace_rewind_and_its_undo_report_every_path_and_then_finish(
         assert heard == [RestoreProgress("undo", 0, 0, finished=True)]
     finally:
         workspace.close()
+
+
+def test_the_sidebar_is_told_in_the_users_words_and_when_there_is_nothing_to_undo(
+    tmp_path: Path,
+) -> None:
+    from logician_kernel.jupyter.rewind_source import LedgerRewindSource
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"LOGICIAN_THREAD": "words", "LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
+    workspace = Workspace.open(ws, env)
+    source = LedgerRewindSource(workspace, LogicianComms(ApprovalBroker(), dict))
+    try:
+        assert source.undo_refused() == "Nothing to undo: no cell of this notebook was rewound yet"
+        (workspace.root / "kept.txt").write_text("before\n")
+        with workspace.frame(2, "cell-a", "write") as frame:
+            (workspace.root / "data").mkdir()
+            for i in range(3):
+                (workspace.root / "data" / f"p{i}.csv").write_text(f"{i}\n")
+            (workspace.root / "kept.txt").write_text("after\n")
+        assert frame.closed is not None
+        preview = source.preview_target(None, "cell-a")
+        assert preview["cells"] == [{"frame": frame.closed.frame, "execution_count": 2}]
+        assert preview["groups"] == [
+            {"directory": "", "below": False, "delete": 0, "restore": 1},
+            {"directory": "data/", "below": False, "delete": 3, "restore": 0},
+        ]
+        page = source.preview_page(None, "cell-a", "data/", 1, 10)
+        assert [r["path"] for r in page["rows"]] == ["data/p1.csv", "data/p2.csv"]
+        assert page["total"] == 3
+
+        done = source.rewind_target(None, "cell-a", "both", False)
+        assert done["headline"] == "Rewound In [2]: 3 files deleted, 1 restored"
+        assert "ledger entry" not in done["headline"]
+        assert source.undo_refused() is None
+        undone = source.undo_target(False)
+        assert undone["headline"] == "Undid the rewind of In [2]: 1 file restored, 3 recreated"
+        assert source.undo_refused() == "Nothing to undo: the last rewind was already undone"
+    finally:
+        workspace.close()
