@@ -7,7 +7,7 @@
  *   Undo the last rewind           Accel Shift Alt U   (off, with the reason, when nothing to undo)
  *   Resume the interrupted rewind  Accel Shift Alt E
  *   Show the Logician sidebar      Accel Shift Alt O
- *   Ask the agent (prompt box)     Accel Shift L
+ *   Ask the agent (prompt box)     Accel Shift L  (over the Launcher's: more specific selector)
  */
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import type { ICommandPalette } from '@jupyterlab/apputils';

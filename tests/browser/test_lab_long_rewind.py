@@ -136,6 +136,7 @@ def test_a_twenty_thousand_file_rewind_shows_its_progress(page: Any, lab: LabSer
     for section in ("variables", "cells", "conflicts", "notes"):
         shown = dialog.locator(f".lk-RewindDialog-{section}").bounding_box()
         assert shown is not None and shown["y"] + shown["height"] <= box["y"] + box["height"] + 1
+    screenshot(page, "long-rewind-dialog.png", docs=True)
     # Expanded, the group lists its files a page at a time from the kernel.
     group.locator("summary").click()
     page.wait_for_function(
@@ -147,7 +148,7 @@ def test_a_twenty_thousand_file_rewind_shows_its_progress(page: Any, lab: LabSer
         "() => document.querySelectorAll('.lk-RewindDialog-groupFiles li').length === 400"
     )
     assert "19,600 left" in group.locator("button.lk-RewindDialog-more").inner_text()
-    screenshot(page, "long-rewind-dialog.png", docs=True)
+    screenshot(page, "long-rewind-dialog-expanded.png")
 
     page.evaluate(RECORD_JS)
     started = time.monotonic()
