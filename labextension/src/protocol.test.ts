@@ -134,6 +134,17 @@ const EXAMPLES: Record<KernelMessage['type'], Json> = {
     offset: 200,
     re: 7
   },
+  models: {
+    v: 1,
+    type: 'models',
+    current: 'gpt-4.1',
+    provider: 'openai',
+    profiles: [{ name: 'cheap', model: 'gpt-4.1-mini' }],
+    served: ['qwen3-coder'],
+    served_error: null,
+    re: 3
+  },
+  'model.use': { v: 1, type: 'model.use', model: 'qwen3-coder', said: 'model.name = "qwen3-coder"', re: 4 },
   progress: { v: 1, type: 'progress', operation: 'rewind', done: 12400, total: 20000, finished: false },
   'frames.rewound': { v: 1, type: 'frames.rewound', frames: [2, 3], cell_ids: ['cell-a'], at: '2024-11-29T14:03:09+00:00', by: 12 },
   'approval.requested': { v: 1, type: 'approval.requested', ...approval },
@@ -288,6 +299,9 @@ describe('parseKernelMessage', () => {
     ['document.saved', 'recorded', undefined],
     ['document.saved', 'recorded', 'yes'],
     ['progress', 'done', '12400'],
+    ['models', 'served', 'qwen3-coder'],
+    ['models', 'current', undefined],
+    ['model.use', 'model', 7],
     ['frames.preview.page', 'group', undefined],
     ['frames.preview.page', 'rows', 'a.csv'],
     ['frames.preview.page', 'total', '3'],

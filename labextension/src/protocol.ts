@@ -177,6 +177,19 @@ export interface IRestoreProgress {
   finished: boolean;
 }
 
+/** What the model picker offers (`models`). */
+export interface IModelChoices {
+  /** The model this session uses now. */
+  current: string;
+  provider: string;
+  /** The configured profiles and the model each names. */
+  profiles: { name: string; model: string | null }[];
+  /** The models the configured server lists (empty without a `base_url`). */
+  served: string[];
+  /** Why the server's list could not be read (null when it answered or was not asked). */
+  served_error: string | null;
+}
+
 /** What the kernel sends, answers and announcements alike (`re` echoes a request's `id`). */
 export type KernelMessage =
   | { type: 'hello'; pending: IApprovalRequest[]; status?: IStatus; notices?: INotice[] }
@@ -207,7 +220,9 @@ export type KernelMessage =
   | { type: 'notices'; rows: INotice[]; unread: number; re?: RequestId }
   | { type: 'notices.read'; unread: number; re?: RequestId }
   | { type: 'notice'; notice: INotice; unread: number }
-  | ({ type: 'progress' } & IRestoreProgress);
+  | ({ type: 'progress' } & IRestoreProgress)
+  | ({ type: 'models'; re?: RequestId } & IModelChoices)
+  | { type: 'model.use'; model: string; said: string; re?: RequestId };
 
 export type RequestId = string | number;
 
@@ -235,7 +250,10 @@ export type Request =
   | { type: 'document.saved'; path: string; time: string; notebook?: string; server_root?: string }
   | { type: 'notices.list' }
   /** The user has read the notices up to `up_to` (every one when absent). */
-  | { type: 'notices.read'; up_to?: number };
+  | { type: 'notices.read'; up_to?: number }
+  | { type: 'models.list' }
+  /** Use this model for this kernel's session. */
+  | { type: 'model.use'; model: string };
 
 export class ProtocolError extends Error {
   constructor(message: string) {
@@ -286,7 +304,9 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
   notices: { rows: isArray, unread: isInt },
   'notices.read': { unread: isInt },
   notice: { notice: isObject, unread: isInt },
-  progress: { operation: isString, done: isInt, total: isInt, finished: isBool }
+  progress: { operation: isString, done: isInt, total: isInt, finished: isBool },
+  models: { current: isString, provider: isString, profiles: isArray, served: isArray },
+  'model.use': { model: isString, said: isString }
 };
 
 export const KERNEL_MESSAGE_TYPES = Object.keys(REQUIRED) as KernelMessage['type'][];

@@ -28,6 +28,7 @@ import {
   undoRefused
 } from './format';
 import type { Choice, FrameTarget, IApprovalRequest, IFrameRow, KernelMessage } from './protocol';
+import { ModelPickerView } from './model_picker';
 import { RestoreProgressView } from './progress';
 import { PromptBox } from './prompt_box';
 import { dialogTitle } from './preview';
@@ -86,6 +87,8 @@ export class LogicianSidebar extends Widget {
 
     this._statusNode = el('div', 'lk-Status');
     node.appendChild(this._statusNode);
+    this._models = new ModelPickerView();
+    node.appendChild(this._models.node);
     this._progress = new RestoreProgressView(el('div', 'lk-Sidebar-progress'));
     node.appendChild(this._progress.node);
 
@@ -129,6 +132,7 @@ export class LogicianSidebar extends Widget {
     this._panel = panel;
     this._connection = connection;
     this._progress.setConnection(connection);
+    this._models.setConnection(connection);
     this.prompt.setNotebook(panel, connection);
     this._thread = undefined;
     this._pages.setTotal(-1);
@@ -557,6 +561,7 @@ export class LogicianSidebar extends Widget {
   private _statusNode: HTMLElement;
   private _undo: HTMLButtonElement;
   private _progress: RestoreProgressView;
+  private _models: ModelPickerView;
   private _approvalsNode: HTMLElement;
   private _noticesNode: HTMLDetailsElement;
   private _countNode: HTMLElement;

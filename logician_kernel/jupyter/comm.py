@@ -4,7 +4,7 @@ The messages are declared once, in `comm_messages.py` (two pydantic unions, from
 `comm_schema.json` is generated; the lab extension's `protocol.ts` is tested against that
 file). Frontend -> kernel: `approvals.list`, `approval.decide`, `status`, `frames.list`,
 `frames.preview`, `frames.preview.page`, `frames.rewind`, `frames.undo`, `frames.resume`, `document.saved`,
-`notices.list`, `notices.read`; each is answered (its `id` echoed as `re`). Kernel -> frontend,
+`notices.list`, `notices.read`, `models.list`, `model.use`; each is answered (its `id` echoed as `re`). Kernel -> frontend,
 unasked: `hello` when the comm opens (with the session's notices), `approval.requested` /
 `approval.resolved`, `frames.changed` after every cell, `frames.rewound` and `frames.undone`,
 `notice` when Logician says one (`ui.notices = "sidebar"`), `progress` while a rewind, undo or
@@ -91,6 +91,14 @@ class FrameSource(Protocol):
     def resume_target(self, force: bool) -> dict[str, Any]: ...
 
 
+class ModelSource(Protocol):
+    """What the model picker's messages read and do (`model_picker.py`)."""
+
+    def choices(self) -> dict[str, Any]: ...
+
+    def use(self, name: str) -> dict[str, Any]: ...
+
+
 class LogicianComms:
     """The open `logician` comms of one kernel and their handlers."""
 
@@ -106,6 +114,8 @@ class LogicianComms:
         self.frames = frames
         self.notices: NoticeBoard | None = None
         """The workspace's notices (`notices.list`, `notices.read`, the `notice` message)."""
+        self.models: ModelSource | None = None
+        """The model picker (`models.list`, `model.use`)."""
         self._clock = clock
         self._last_status_push = float("-inf")
         self._comms: dict[str, BaseComm] = {}
@@ -240,6 +250,17 @@ class LogicianComms:
         board = self._notice_board()
         board.mark_read(message.up_to)  # its read listener pushes the status to every comm
         return {"type": "notices.read", "unread": board.unread_count()}
+
+    def handle_models_list(self, message: m.ModelsList) -> dict[str, Any]:
+        return {"type": "models", **self._model_source().choices()}
+
+    def handle_model_use(self, message: m.ModelUse) -> dict[str, Any]:
+        return {"type": "model.use", **self._model_source().use(message.model)}
+
+    def _model_source(self) -> ModelSource:
+        if self.models is None:
+            raise ValueError("this kernel session offers no model picker")
+        return self.models
 
     def send_notice(self, notice: Notice) -> None:
         """Tell every open comm of a notice just said (a `NoticeBoard` listener)."""

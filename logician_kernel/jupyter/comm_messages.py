@@ -185,6 +185,20 @@ class NoticesRead(_Request):
     """The newest notice id read."""
 
 
+class ModelsList(_Request):
+    """Ask for the models the picker offers (answered by `models`)."""
+
+    type: Literal["models.list"]
+
+
+class ModelUse(_Request):
+    """Use this model for this kernel's session (answered by `model.use`)."""
+
+    type: Literal["model.use"]
+    model: NonEmpty
+    """The model's name as the provider knows it."""
+
+
 FrontendMessage = Annotated[
     ApprovalsList
     | ApprovalDecide
@@ -197,7 +211,9 @@ FrontendMessage = Annotated[
     | FramesResume
     | DocumentSavedRequest
     | NoticesList
-    | NoticesRead,
+    | NoticesRead
+    | ModelsList
+    | ModelUse,
     Field(discriminator="type"),
 ]
 """Everything a frontend may send."""
@@ -494,6 +510,34 @@ class NoticesReadDone(_Answer):
     """Notices still unread."""
 
 
+class ProfileModel(_Part):
+    """A configured profile and the model it names."""
+
+    name: str
+    model: str | None
+    """Its `model.name`; null when it names none."""
+
+
+class Models(_Answer):
+    type: Literal["models"]
+    current: str
+    """The model this session uses now."""
+    provider: str
+    profiles: list[ProfileModel]
+    served: Annotated[list[str], Field(max_length=1000)]
+    """The models the configured server lists (empty without a `base_url`)."""
+    served_error: str | None
+    """Why the server's list could not be read; null when it answered (or was not asked)."""
+
+
+class ModelUsed(_Answer):
+    type: Literal["model.use"]
+    model: str
+    """The model this session uses from the next request on."""
+    said: str
+    """What `%logician config set` says of it."""
+
+
 class NoticeSaid(_Kernel):
     """Announced when Logician says a notice (under `ui.notices = "sidebar"`)."""
 
@@ -577,6 +621,8 @@ KernelMessage = Annotated[
     | FramesResumed
     | Notices
     | NoticesReadDone
+    | Models
+    | ModelUsed
     | NoticeSaid
     | FramesUndone
     | FramesChanged

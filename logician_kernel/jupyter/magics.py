@@ -40,6 +40,7 @@ from .comm import LogicianComms
 from .magic_parts import ArgParser as _ArgParser
 from .magic_parts import branches_table, classify, run_options, unknown_command
 from .mcp_view import handle_mcp
+from .model_picker import ModelPicker
 from .progress_view import ProgressAnnouncer
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
@@ -102,6 +103,7 @@ class LogicianMagics(Magics):
         self.comms = LogicianComms(self.broker, self._comm_status)
         self.frames = LedgerRewindSource(self.workspace, self.comms)
         self.comms.frames = self.frames
+        self.comms.models = ModelPicker(self.workspace, self.comms)
         self.progress = ProgressAnnouncer(self.comms)
         self.workspace.progress_listeners.append(self.progress)  # the sidebar's bar
         self.agent = AgentCell(shell, agent, self.comms)

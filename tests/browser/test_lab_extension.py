@@ -27,6 +27,7 @@ from lab_server import (
     seed_thread,
     write_notebook,
 )
+from loopback import LoopbackServer
 
 HERE = Path(__file__).resolve().parent
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -460,6 +461,37 @@ def test_the_prompt_box_runs_the_prompt_as_an_agent_cell(page: Any, lab: LabServ
     page.locator(".lk-PromptBox-input").click()
     page.keyboard.press("ArrowUp")
     assert page.locator(".lk-PromptBox-input").input_value() == PROMPT
+
+
+def test_the_model_picker_lists_the_servers_models_and_switches_the_session(
+    page: Any, lab: LabServer
+) -> None:
+    with LoopbackServer() as server:
+        server.route("GET", "/v1/models", {"data": [{"id": "qwen3-coder"}, {"id": "llama3"}]})
+        write_notebook(
+            lab.root / "models" / "models.ipynb",
+            [f"%logician config set model.base_url {server.url}/v1"],
+            ids=["set-url"],
+        )
+        open_notebook(page, lab, "models/models.ipynb")
+        sidebar = open_sidebar(page)
+        page.wait_for_selector('#logician-sidebar[data-state="ready"]')
+        run_cell(page, 0)
+        wait_executed(page, 0)
+        picker = sidebar.locator("select.lk-ModelPicker-select")
+        picker.focus()  # opening the list asks the kernel, which asks the server
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.lk-ModelPicker-select option')]"
+            ".some(o => o.textContent === 'llama3 (served)')",
+            timeout=30_000,
+        )
+        picker.select_option("llama3")
+        page.wait_for_function(
+            """() => document.querySelector('#logician-sidebar dd[data-field="model"]')"""
+            "?.textContent === 'llama3'",
+            timeout=30_000,
+        )
+        screenshot(page, "model-picker.png")
 
 
 def test_a_plain_python_kernel_gets_the_not_logician_state(page: Any, lab: LabServer) -> None:

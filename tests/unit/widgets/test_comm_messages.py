@@ -83,6 +83,8 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "document.saved": {"path": "a.txt", "time": "2026-12-03T12:00:00Z", "notebook": "n.ipynb"},
     "notices.list": {"id": "n"},
     "notices.read": {"up_to": 3},
+    "models.list": {"id": "m"},
+    "model.use": {"model": "qwen3-coder"},
 }
 ANSWERS: dict[str, dict[str, Any]] = {
     "hello": {"pending": [PROMPT], "status": {**STATUS, "unread_notices": 1}, "notices": [NOTICE]},
@@ -126,6 +128,14 @@ ANSWERS: dict[str, dict[str, Any]] = {
     "notices": {"rows": [NOTICE], "unread": 1, "re": "n"},
     "notices.read": {"unread": 0, "re": 5},
     "notice": {"notice": NOTICE, "unread": 1},
+    "models": {
+        "current": "gpt-4.1",
+        "provider": "openai",
+        "profiles": [{"name": "cheap", "model": "gpt-4.1-mini"}],
+        "served": ["qwen3-coder", "llama3"],
+        "served_error": None,
+    },
+    "model.use": {"model": "qwen3-coder", "said": "model.name = ..."},
     "frames.undone": {"frames": [2], "cell_ids": ["c"], "at": "t", "by": 15, "undoes": 14},
     "frames.changed": {"total": 9},
     "frames.rewound": {"frames": [2], "cell_ids": [], "at": "t", "by": 12},
@@ -209,11 +219,22 @@ class Frames:
         return dict(ANSWERS["frames.resume"])
 
 
+class Models:
+    """A model source that answers from the examples."""
+
+    def choices(self) -> dict[str, Any]:
+        return {k: v for k, v in ANSWERS["models"].items()}
+
+    def use(self, name: str) -> dict[str, Any]:
+        return {"model": name, "said": f"model.name = {name!r}"}
+
+
 def comms() -> tuple[LogicianComms, Frames]:
     frames = Frames()
     status = {k: v for k, v in STATUS.items()}
     c = LogicianComms(ApprovalBroker(), lambda: dict(status), frames)
     c.notices = NoticeBoard(lambda: "sidebar")
+    c.models = Models()
     c.notices.say("Logician: frame 1: 1 variable(s) not captured")
     return c, frames
 
