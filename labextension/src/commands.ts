@@ -29,10 +29,13 @@ export namespace CommandIDs {
   export const focusPrompt = 'logician:focus-prompt';
 }
 
-/** File browser refreshes follow these: the files on disk changed under the Lab. */
-const CHANGES_FILES: KernelMessage['type'][] = ['frames.rewound', 'frames.undone', 'frames.changed'];
+/** File browser refreshes follow these: a rewind or an undo changed the files under the Lab.
+ * (Not after every cell: a refresh then raced a save the Lab reported during the cell, and
+ * the kernel no longer attributed it to the user; the browser's own polling shows a cell's
+ * writes.) */
+const CHANGES_FILES: KernelMessage['type'][] = ['frames.rewound', 'frames.undone'];
 
-/** Refresh the file browser after a rewind, an undo, or a cell (an agent's writes), and
+/** Refresh the file browser after a rewind or an undo, and
  * keep *Undo the last rewind* enabled only while there is a rewind to undo. */
 export function watchConnection(app: JupyterFrontEnd, connection: LogicianConnection): void {
   connection.announced.connect((_, msg) => {

@@ -86,7 +86,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         align: 'left',
         rank: 4,
         isActive: () => statusItem.visibleNow,
-        activeStateChanged: undefined
+        activeStateChanged: statusItem.activeStateChanged
       });
     }
 

@@ -103,8 +103,14 @@ export class PromptBox {
 
   private _update(): void {
     const ready = this._connection?.state === 'ready';
-    // Something to stop: the kernel is busy (a cell, the agent's run in it).
-    const running = ready && this._panel?.sessionContext.session?.kernel?.status === 'busy';
+    // Something to stop: a cell runs (the status says so; the kernel's own busy/idle is not
+    // enough: an answer on the comm's subshell reports idle while the main shell works).
+    const status = this._connection?.status;
+    const running =
+      ready &&
+      (status?.phase === 'turn' ||
+        !!status?.running_cell ||
+        this._panel?.sessionContext.session?.kernel?.status === 'busy');
     this._input.disabled = !ready;
     this._run.disabled = !ready;
     this._stop.disabled = !running;

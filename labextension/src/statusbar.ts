@@ -1,6 +1,7 @@
 /**
  * The status bar item: phase and tokens/cost of the active notebook's Logician kernel.
  */
+import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import type { LogicianConnection } from './connection';
@@ -45,6 +46,17 @@ export class LogicianStatusItem extends Widget {
     this._text.textContent = ready ? statusBarText(conn.status) : '';
     this.node.dataset.phase = ready ? conn.status?.phase ?? 'idle' : '';
     this._changed?.();
+    if (this.visibleNow !== this._shown) {
+      this._shown = this.visibleNow;
+      this._activeStateChanged.emit(undefined);
+    }
+  }
+
+  /** The status bar shows the item again when this fires (a notebook's kernel became a ready
+   * Logician kernel, or stopped being one): without it the item stayed hidden until the
+   * next tab switch. */
+  get activeStateChanged(): ISignal<this, void> {
+    return this._activeStateChanged;
   }
 
   /** Called when visibility may have changed (the status bar re-checks `isActive`). */
@@ -56,4 +68,6 @@ export class LogicianStatusItem extends Widget {
   private _progress: RestoreProgressView;
   private _connection: LogicianConnection | null = null;
   private _changed: (() => void) | null = null;
+  private _shown = false;
+  private _activeStateChanged = new Signal<this, void>(this);
 }
