@@ -15,6 +15,7 @@ import {
   answerTo,
   IApprovalRequest,
   INotice,
+  IRestoreProgress,
   IStatus,
   KernelMessage,
   parseKernelMessage,
@@ -33,6 +34,8 @@ interface IWaiting {
   resolve: (msg: KernelMessage) => void;
   reject: (err: Error) => void;
   timer: ReturnType<typeof setTimeout>;
+  /** Starts (or restarts) the timeout. */
+  arm: () => void;
 }
 
 export class LogicianConnection {
@@ -90,6 +93,15 @@ export class LogicianConnection {
     return this._stateChanged;
   }
 
+  /** The rewind, undo or resume under way (its latest report), null when none is. */
+  get progress(): IRestoreProgress | null {
+    return this._progress;
+  }
+
+  get progressChanged(): ISignal<this, IRestoreProgress | null> {
+    return this._progressChanged;
+  }
+
   get statusChanged(): ISignal<this, IStatus | null> {
     return this._statusChanged;
   }
@@ -130,11 +142,20 @@ export class LogicianConnection {
     }
     const id = `${this._prefix}-${++this._seq}`;
     const answer = new Promise<KernelMessage>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this._waiting.delete(id);
-        reject(new Error(`the kernel did not answer "${req.type}" within ${REQUEST_TIMEOUT_MS / 1000} s`));
-      }, REQUEST_TIMEOUT_MS);
-      this._waiting.set(id, { resolve, reject, timer });
+      const waiting: IWaiting = {
+        resolve,
+        reject,
+        timer: 0 as unknown as ReturnType<typeof setTimeout>,
+        arm: () => {
+          clearTimeout(waiting.timer);
+          waiting.timer = setTimeout(() => {
+            this._waiting.delete(id);
+            reject(new Error(`the kernel did not answer "${req.type}" within ${REQUEST_TIMEOUT_MS / 1000} s`));
+          }, REQUEST_TIMEOUT_MS);
+        }
+      };
+      waiting.arm();
+      this._waiting.set(id, waiting);
     });
     // Not awaiting the future's `.done`: no idle status arrives for a subshell's message
     // while a cell runs, so it may never settle. The answer arrives through onMsg.
@@ -243,6 +264,7 @@ export class LogicianConnection {
     this._approvalsChanged.emit([]);
     this._notices = [];
     this._noticesChanged.emit([]);
+    this._setProgress(null);
   }
 
   private _onMsg(data: unknown): void {
@@ -283,6 +305,15 @@ export class LogicianConnection {
       case 'status':
         this._setStatus(msg);
         break;
+      case 'progress': {
+        // A long rewind is still working: its answer is not late while it reports.
+        for (const waiting of this._waiting.values()) {
+          waiting.arm();
+        }
+        const { type: _t, v: _v, ...report } = msg as any;
+        this._setProgress(msg.finished ? null : (report as IRestoreProgress));
+        break;
+      }
       case 'approval.requested': {
         const { type: _type, v: _v, ...req } = msg as any;
         this._pending.set(msg.request_id, req as IApprovalRequest);
@@ -306,6 +337,14 @@ export class LogicianConnection {
     }
   }
 
+  private _setProgress(progress: IRestoreProgress | null): void {
+    if (progress === null && this._progress === null) {
+      return;
+    }
+    this._progress = progress;
+    this._progressChanged.emit(progress);
+  }
+
   private _setStatus(status: IStatus): void {
     this._status = status;
     this._statusChanged.emit(status);
@@ -325,6 +364,7 @@ export class LogicianConnection {
   private _state: ConnectionState = 'no-kernel';
   private _detail = '';
   private _status: IStatus | null = null;
+  private _progress: IRestoreProgress | null = null;
   private _pending = new Map<string, IApprovalRequest>();
   private _notices: INotice[] = [];
   private _comm: Kernel.IComm | null = null;
@@ -336,6 +376,7 @@ export class LogicianConnection {
   private _disposed = false;
   private _stateChanged = new Signal<this, ConnectionState>(this);
   private _statusChanged = new Signal<this, IStatus | null>(this);
+  private _progressChanged = new Signal<this, IRestoreProgress | null>(this);
   private _approvalsChanged = new Signal<this, IApprovalRequest[]>(this);
   private _noticesChanged = new Signal<this, INotice[]>(this);
   private _announced = new Signal<this, KernelMessage>(this);

@@ -296,13 +296,13 @@ describe('frameTokens', () => {
 describe('rewoundTooltip', () => {
   const at = iso(2020, 1, 5, 9, 7, 3);
 
-  it('says when, to which frame and by which ledger entry', () => {
-    const tip = rewoundTooltip(at, 12, 4);
+  it('says when, and how to redo or undo it, in the user\'s words', () => {
+    const tip = rewoundTooltip(at);
     expect(tip).toContain(localTime(at));
     expect(tip).toContain('Jan 5 09:07');
-    expect(tip).toContain('frame 4');
-    expect(tip).toContain('ledger entry 12');
-    expect(tip).toMatch(/run it again/);
+    expect(tip).toMatch(/Run it again/);
+    expect(tip).toMatch(/undo the rewind/);
+    expect(tip).not.toMatch(/ledger entry|frame \d/);
   });
 
   afterEach(() => {
@@ -312,22 +312,17 @@ describe('rewoundTooltip', () => {
   it('shows today\'s rewind as a clock time', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(new Date(2024, 10, 29, 18, 0, 0));
-    const tip = rewoundTooltip(iso(2024, 11, 29, 14, 3, 9), 1);
-    expect(tip).toContain('Rewound at 14:03:09 ');
+    const tip = rewoundTooltip(iso(2024, 11, 29, 14, 3, 9));
+    expect(tip).toContain('Rewound at 14:03:09:');
   });
 
-  it('still reads when time, frame or entry are unknown', () => {
-    const tip = rewoundTooltip(null, null);
+  it('still reads when the time is unknown', () => {
+    const tip = rewoundTooltip(null);
     expect(tip).toContain('an earlier time');
-    expect(tip).toContain('a rewind');
-    expect(tip).not.toContain('ledger entry');
     expect(tip).not.toContain('undefined');
     expect(tip).not.toContain('null');
   });
 
-  it('names ledger entry 0', () => {
-    expect(rewoundTooltip(at, 0)).toContain('ledger entry 0');
-  });
 });
 
 describe('previewLines', () => {

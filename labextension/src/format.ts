@@ -1,7 +1,7 @@
 /**
  * How the sidebar and the status bar word things (pure).
  */
-import type { IFrameRow, INotice, IPreview, IStatus } from './protocol';
+import type { IFrameRow, INotice, IPreview, IRestoreProgress, IStatus } from './protocol';
 
 /** 1234 -> "1.2k", 1234567 -> "1.2M". */
 export function compactCount(n: number): string {
@@ -47,8 +47,30 @@ const PHASES: Record<string, string> = {
   idle: 'idle',
   turn: 'running',
   compaction: 'compacting',
-  branch_summary: 'summarising a branch'
+  branch_summary: 'summarising a branch',
+  rewinding: 'rewinding'
 };
+
+const RESTORING: Record<IRestoreProgress['operation'], string> = {
+  rewind: 'Rewinding',
+  undo: 'Undoing the rewind',
+  resume: 'Resuming the rewind'
+};
+
+/** What a restore in progress says: "Rewinding: restoring 12,400 / 20,000 files". */
+export function progressText(progress: IRestoreProgress): string {
+  const what = RESTORING[progress.operation] ?? progress.operation;
+  if (progress.total === 0) {
+    return `${what}…`;
+  }
+  const files = progress.total === 1 ? 'file' : 'files';
+  return `${what}: restoring ${progress.done.toLocaleString('en')} / ${progress.total.toLocaleString('en')} ${files}`;
+}
+
+/** The part done, 0..1 (0 when there is nothing to count). */
+export function progressFraction(progress: IRestoreProgress): number {
+  return progress.total > 0 ? Math.min(1, progress.done / progress.total) : 0;
+}
 
 /** The status bar's text: "Logician: running · 1.2k/340 tok · $0.01". */
 export function statusBarText(status: IStatus | null): string {
@@ -124,7 +146,7 @@ export function frameCell(row: IFrameRow): string {
 
 /** The files column of a timeline row: how many changed, and whether large pre-images are gone. */
 export function frameFiles(row: IFrameRow): string {
-  const files = row.files ? `${row.files} file${row.files === 1 ? '' : 's'}` : '';
+  const files = row.files ? `${row.files.toLocaleString('en')} file${row.files === 1 ? '' : 's'}` : '';
   if (!row.evicted?.length) {
     return files;
   }
@@ -162,12 +184,10 @@ export function frameTokens(row: IFrameRow): string {
   return `${compactCount(row.input_tokens)}/${compactCount(row.output_tokens)} tok`;
 }
 
-/** The tooltip of a greyed cell. */
-export function rewoundTooltip(at: string | null | undefined, by: number | null | undefined, toFrame?: number): string {
+/** The tooltip of a greyed cell, in the user's words (no ledger entries, no frame ids). */
+export function rewoundTooltip(at: string | null | undefined): string {
   const when = at ? localTime(at) : 'an earlier time';
-  const which = toFrame !== undefined ? `the rewind to frame ${toFrame}` : 'a rewind';
-  const entry = by !== null && by !== undefined ? ` (ledger entry ${by})` : '';
-  return `Rewound at ${when} by ${which}${entry}: this cell's files and conversation were put back; run it again to redo it.`;
+  return `Rewound at ${when}: what this cell did to files, variables and the conversation was undone; its output is stale. Run it again to redo it, or undo the rewind.`;
 }
 
 /** The lines of a rewind confirmation. */
@@ -191,8 +211,11 @@ export function previewLines(preview: IPreview): {
   if (preview.messages_dropped) {
     notes.push(`${preview.messages_dropped} conversation message(s) will be dropped`);
   }
-  const n = preview.frames.length;
-  notes.push(`${n} frame${n === 1 ? '' : 's'} (${preview.frames.join(', ')}) will be popped`);
+  if (!preview.cells) {
+    // A kernel that names no cells: say the frames (else the Cells section says `In [n]`).
+    const n = preview.frames.length;
+    notes.push(`${n} frame${n === 1 ? '' : 's'} (${preview.frames.join(', ')}) will be popped`);
+  }
   return { files, variables, conflicts, external, notes };
 }
 
@@ -214,4 +237,16 @@ export function keptMessage(external: string[], conflicts: string[]): string {
     parts.push(`conflicts left alone (--force overwrites): ${conflicts.join(', ')}`);
   }
   return parts.length ? `Logician: ${parts.join('; ')}` : '';
+}
+
+/** Why *Undo rewind* is off (null: on). A kernel that does not say keeps it on (it answers
+ * an undo with its reason). */
+export function undoRefused(status: IStatus): string | null {
+  return typeof status.undo_refused === 'string' ? status.undo_refused : null;
+}
+
+/** The newest frame a rewind can still pop (the last cell that did work), from rows newest
+ * first; undefined when every one was rewound or is still running. */
+export function lastActive(rows: IFrameRow[]): IFrameRow | undefined {
+  return rows.find(row => row.status === 'active');
 }

@@ -11,17 +11,15 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { CellMarker } from './cells';
+import { addCommands, watchConnection } from './commands';
 import { LogicianConnection } from './connection';
 import { NotebookTools } from './notebook_tools';
-import { confirmAndRewind, LogicianSidebar } from './sidebar';
+import { LogicianSidebar } from './sidebar';
 import { LogicianStatusItem } from './statusbar';
 
 const PLUGIN_ID = 'logician-kernel:plugin';
 
-export namespace CommandIDs {
-  export const rewindCell = 'logician:rewind-before-cell';
-  export const openSidebar = 'logician:open-sidebar';
-}
+export { CommandIDs } from './commands';
 
 const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" viewBox="0 0 24 24"><path class="jp-icon3" fill="#616161" d="M12 3a9 9 0 1 1-8.5 6h2.2A7 7 0 1 0 12 5v3L7.5 4 12 0z"/><circle class="jp-icon3" fill="#616161" cx="12" cy="12" r="2.2"/></svg>`;
 
@@ -59,6 +57,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         live.add(created);
         new CellMarker(panel, created);
         new NotebookTools(panel, created); // the agent's notebook tools answer here
+        watchConnection(app, created);
         panel.disposed.connect(() => {
           live.delete(created);
           created.dispose();
@@ -89,7 +88,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         align: 'left',
         rank: 4,
         isActive: () => statusItem.visibleNow,
-        activeStateChanged: undefined
+        activeStateChanged: statusItem.activeStateChanged
       });
     }
 
@@ -102,32 +101,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     tracker.currentChanged.connect((_, panel) => follow(panel));
     follow(tracker.currentWidget);
 
-    app.commands.addCommand(CommandIDs.rewindCell, {
-      label: 'Rewind to before this cell',
-      caption: 'Restore the files, variables and conversation to just before this cell last ran (Logician)',
-      icon: logicianIcon,
-      isEnabled: () => {
-        const panel = tracker.currentWidget;
-        return !!panel && connectionFor(panel).state === 'ready' && !!tracker.activeCell;
-      },
-      execute: async () => {
-        const panel = tracker.currentWidget;
-        const cell = tracker.activeCell;
-        if (!panel || !cell) {
-          return false;
-        }
-        return confirmAndRewind(connectionFor(panel), { cell_id: cell.model.id });
-      }
-    });
-    app.commands.addCommand(CommandIDs.openSidebar, {
-      label: 'Show the Logician sidebar',
-      execute: () => app.shell.activateById(sidebar.id)
-    });
-    app.contextMenu.addItem({ command: CommandIDs.rewindCell, selector: '.jp-Notebook .jp-Cell', rank: 12 });
-    if (palette) {
-      palette.addItem({ command: CommandIDs.rewindCell, category: 'Logician' });
-      palette.addItem({ command: CommandIDs.openSidebar, category: 'Logician' });
-    }
+    addCommands(app, tracker, sidebar, connectionFor, palette, logicianIcon);
   }
 };
 

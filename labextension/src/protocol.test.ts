@@ -124,6 +124,28 @@ const EXAMPLES: Record<KernelMessage['type'], Json> = {
   'frames.resume': { v: 1, type: 'frames.resume', ok: true, frames: [2, 3], conflicts: [], summary: 'Resumed', re: 9 },
   'frames.undone': { v: 1, type: 'frames.undone', frames: [2, 3], cell_ids: ['cell-a'], at: '2024-11-29T14:05:00+00:00', by: 15, undoes: 14 },
   'frames.changed': { v: 1, type: 'frames.changed', total: 9 },
+  'frames.preview.page': {
+    v: 1,
+    type: 'frames.preview.page',
+    frame: 2,
+    group: 'data/parts/',
+    rows: [{ path: 'data/parts/p1.csv', action: 'delete' }],
+    total: 20000,
+    offset: 200,
+    re: 7
+  },
+  models: {
+    v: 1,
+    type: 'models',
+    current: 'gpt-4.1',
+    provider: 'openai',
+    profiles: [{ name: 'cheap', model: 'gpt-4.1-mini' }],
+    served: ['qwen3-coder'],
+    served_error: null,
+    re: 3
+  },
+  'model.use': { v: 1, type: 'model.use', model: 'qwen3-coder', said: 'model.name = "qwen3-coder"', re: 4 },
+  progress: { v: 1, type: 'progress', operation: 'rewind', done: 12400, total: 20000, finished: false },
   'frames.rewound': { v: 1, type: 'frames.rewound', frames: [2, 3], cell_ids: ['cell-a'], at: '2024-11-29T14:03:09+00:00', by: 12 },
   'approval.requested': { v: 1, type: 'approval.requested', ...approval },
   'approval.resolved': { v: 1, type: 'approval.resolved', request_id: 'r1', choice: 'deny', via: 'input' },
@@ -282,7 +304,16 @@ describe('parseKernelMessage', () => {
     ['notebook.attached', 'pending', undefined],
     ['notebook.received', 'known', 'yes'],
     ['notebook.request', 'args', 'cell_id=c'],
-    ['notebook.request', 'request', undefined]
+    ['notebook.request', 'request', undefined],
+    ['progress', 'done', '12400'],
+    ['models', 'served', 'qwen3-coder'],
+    ['models', 'current', undefined],
+    ['model.use', 'model', 7],
+    ['frames.preview.page', 'group', undefined],
+    ['frames.preview.page', 'rows', 'a.csv'],
+    ['frames.preview.page', 'total', '3'],
+    ['progress', 'total', undefined],
+    ['progress', 'finished', 'no']
   ];
 
   it('covers every message type with a malformed-field case', () => {

@@ -18,7 +18,8 @@ export type RewindMode = (typeof REWIND_MODES)[number];
 
 export interface IStatus {
   thread: string | null;
-  phase: 'idle' | 'turn' | 'compaction' | 'branch_summary';
+  /** `rewinding` while a rewind, undo or resume restores paths. */
+  phase: 'idle' | 'turn' | 'compaction' | 'branch_summary' | 'rewinding';
   model: string;
   frames: number;
   running_cell?: boolean;
@@ -34,6 +35,8 @@ export interface IStatus {
   audit_problems?: number;
   /** Notices not read yet (in the sidebar or with `%logician notices`). */
   unread_notices?: number;
+  /** Why *Undo rewind* is off now (null: there is a rewind to undo; kernels before it omit it). */
+  undo_refused?: string | null;
 }
 
 /** Something Logician says unasked (variables not captured, frames off, ...): kept out of the
@@ -87,12 +90,35 @@ export interface IPathDetail {
   detail: string;
 }
 
+export interface IPreviewFile {
+  path: string;
+  action: 'restore' | 'delete';
+}
+
+/** The files of one directory a rewind would touch, counted (`below`: its subdirectories'
+ * too, folded to keep the groups few). */
+export interface IPreviewGroup {
+  directory: string;
+  below: boolean;
+  delete: number;
+  restore: number;
+}
+
 export interface IPreview {
   frame: number;
   frames: number[];
-  files: { path: string; action: 'restore' | 'delete' }[];
+  /** The files: all of them, or the first page when `files_total` is sent. */
+  files: IPreviewFile[];
+  files_total?: number;
+  /** The files by directory (`frames.preview.page` lists a group's files). */
+  groups?: IPreviewGroup[];
+  /** The cells whose frames the rewind pops, oldest first. */
+  cells?: { frame: number; execution_count: number | null }[];
   skipped: IPathDetail[];
+  skipped_total?: number;
   conflicts: IPathDetail[];
+  conflicts_total?: number;
+  external_total?: number;
   /** Paths only something outside this kernel changed (a save, another program): left alone
    * unless `include_external` (kernels before attribution omit it). */
   external?: IPathDetail[];
@@ -100,7 +126,7 @@ export interface IPreview {
   /** What the rewind does to each user variable (kernels before variable checkpoints omit it). */
   variables?: IVariableStep[];
   /** The agent's cell edits the rewind would take back, newest first. */
-  cells?: ICellStep[];
+  cell_edits?: ICellStep[];
   error?: string;
 }
 
@@ -124,6 +150,8 @@ export interface IRewindDone {
   /** Paths left alone because they were changed outside this kernel. */
   external?: string[];
   summary: string;
+  /** One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast. */
+  headline?: string;
 }
 
 /** What undoing the most recent rewind did (`frames.undo`). */
@@ -133,6 +161,8 @@ export interface IUndoDone {
   undoes: number;
   conflicts: string[];
   summary: string;
+  /** One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast. */
+  headline?: string;
 }
 
 /** What completing an interrupted rewind did (`frames.resume`). */
@@ -141,6 +171,31 @@ export interface IResumeDone {
   frames: number[];
   conflicts: string[];
   summary: string;
+  /** One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast. */
+  headline?: string;
+}
+
+/** How far a rewind, undo or resume has come (`progress`: a few a second, then `finished`). */
+export interface IRestoreProgress {
+  operation: 'rewind' | 'undo' | 'resume';
+  /** Paths restored so far. */
+  done: number;
+  /** Paths to restore in all (0: nothing to restore, e.g. the conversation only). */
+  total: number;
+  finished: boolean;
+}
+
+/** What the model picker offers (`models`). */
+export interface IModelChoices {
+  /** The model this session uses now. */
+  current: string;
+  provider: string;
+  /** The configured profiles and the model each names. */
+  profiles: { name: string; model: string | null }[];
+  /** The models the configured server lists (empty without a `base_url`). */
+  served: string[];
+  /** Why the server's list could not be read (null when it answered or was not asked). */
+  served_error: string | null;
 }
 
 /** What the kernel sends, answers and announcements alike (`re` echoes a request's `id`). */
@@ -152,6 +207,15 @@ export type KernelMessage =
   | ({ type: 'status'; re?: RequestId } & IStatus)
   | { type: 'frames'; rows: IFrameRow[]; total: number; offset: number; re?: RequestId }
   | ({ type: 'frames.preview'; re?: RequestId } & IPreview)
+  | {
+      type: 'frames.preview.page';
+      frame: number;
+      group: string;
+      rows: IPreviewFile[];
+      total: number;
+      offset: number;
+      re?: RequestId;
+    }
   | ({ type: 'frames.rewind'; re?: RequestId } & IRewindDone)
   | ({ type: 'frames.undo'; re?: RequestId } & IUndoDone)
   | ({ type: 'frames.resume'; re?: RequestId } & IResumeDone)
@@ -166,7 +230,10 @@ export type KernelMessage =
   | { type: 'notice'; notice: INotice; unread: number }
   | { type: 'notebook.attached'; pending: number; re?: RequestId }
   | { type: 'notebook.received'; known: boolean; re?: RequestId }
-  | { type: 'notebook.request'; request: string; op: NotebookOp; args: Record<string, unknown> };
+  | { type: 'notebook.request'; request: string; op: NotebookOp; args: Record<string, unknown> }
+  | ({ type: 'progress' } & IRestoreProgress)
+  | ({ type: 'models'; re?: RequestId } & IModelChoices)
+  | { type: 'model.use'; model: string; said: string; re?: RequestId };
 
 /** What the kernel asks of the notebook a frontend holds (`notebook_tools.ts` answers). */
 export type NotebookOp = 'outline' | 'cell' | 'edit' | 'restore';
@@ -207,7 +274,22 @@ export type Request =
   | { type: 'status' }
   | { type: 'frames.list'; offset: number; limit: number }
   | ({ type: 'frames.preview'; force?: boolean; include_external?: boolean } & FrameTarget)
-  | ({ type: 'frames.rewind'; mode: RewindMode; force?: boolean; include_external?: boolean } & FrameTarget)
+  | ({
+      type: 'frames.preview.page';
+      group: string;
+      offset: number;
+      limit: number;
+      force?: boolean;
+      include_external?: boolean;
+    } & FrameTarget)
+  | ({
+      type: 'frames.rewind';
+      mode: RewindMode;
+      force?: boolean;
+      include_external?: boolean;
+      /** Leave alone the changes whose writer could not be established. */
+      keep_uncertain?: boolean;
+    } & FrameTarget)
   | { type: 'frames.undo'; force?: boolean }
   | { type: 'frames.resume'; force?: boolean }
   /** JupyterLab saved a document (server-relative `path`); `notebook` is this connection's. */
@@ -216,7 +298,10 @@ export type Request =
   /** The user has read the notices up to `up_to` (every one when absent). */
   | { type: 'notices.read'; up_to?: number }
   | { type: 'notebook.attach'; path?: string }
-  | ({ type: 'notebook.reply'; request: string } & INotebookReply);
+  | ({ type: 'notebook.reply'; request: string } & INotebookReply)
+  | { type: 'models.list' }
+  /** Use this model for this kernel's session. */
+  | { type: 'model.use'; model: string };
 
 export class ProtocolError extends Error {
   constructor(message: string) {
@@ -254,6 +339,7 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
     conflicts: isArray,
     messages_dropped: isInt
   },
+  'frames.preview.page': { frame: isInt, group: isString, rows: isArray, total: isInt, offset: isInt },
   'frames.rewind': { ok: isBool, frame: isInt, frames: isArray, summary: isString },
   'frames.undo': { ok: isBool, frames: isArray, undoes: isInt, summary: isString },
   'frames.resume': { ok: isBool, frames: isArray, summary: isString },
@@ -268,7 +354,10 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
   notice: { notice: isObject, unread: isInt },
   'notebook.attached': { pending: isInt },
   'notebook.received': { known: isBool },
-  'notebook.request': { request: isString, op: isString, args: isObject }
+  'notebook.request': { request: isString, op: isString, args: isObject },
+  progress: { operation: isString, done: isInt, total: isInt, finished: isBool },
+  models: { current: isString, provider: isString, profiles: isArray, served: isArray },
+  'model.use': { model: isString, said: isString }
 };
 
 export const KERNEL_MESSAGE_TYPES = Object.keys(REQUIRED) as KernelMessage['type'][];

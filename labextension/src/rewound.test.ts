@@ -30,7 +30,7 @@ describe('RewoundCells.resetFromRows', () => {
     expect(cells.mark('a')).toEqual({ at: AT, by: 9 });
     const tip = cells.tooltip('a')!;
     expect(tip).toContain(localTime(AT));
-    expect(tip).toContain('ledger entry 9');
+    expect(tip).not.toContain('ledger entry');
   });
 
   it('keeps a cell rerun after a rewind live, in whatever order the rows come', () => {
@@ -95,9 +95,7 @@ describe('RewoundCells.rewound', () => {
     expect(cells.mark('a')).toEqual({ at: AT, by: 12, toFrame: 5 });
     for (const id of ['a', 'b']) {
       const tip = cells.tooltip(id)!;
-      expect(tip).toContain('frame 5');
-      expect(tip).not.toContain('frame 7');
-      expect(tip).toContain('ledger entry 12');
+      expect(tip).not.toMatch(/ledger entry|frame \d/);
       expect(tip).toContain(localTime(AT));
     }
     expect(cells.tooltip('c')).toBeUndefined();
@@ -115,7 +113,7 @@ describe('RewoundCells.rewound', () => {
     const cells = new RewoundCells();
     cells.rewound(['a'], [], AT, 2);
     expect(cells.mark('a')?.toFrame).toBeUndefined();
-    expect(cells.tooltip('a')).toContain('a rewind');
+    expect(cells.tooltip('a')).toContain('Rewound at');
     expect(cells.tooltip('a')).not.toContain('undefined');
   });
 });

@@ -63,7 +63,7 @@ export class RewoundCells {
 
   tooltip(cellId: string): string | undefined {
     const m = this._marks.get(cellId);
-    return m ? rewoundTooltip(m.at, m.by, m.toFrame) : undefined;
+    return m ? rewoundTooltip(m.at) : undefined;
   }
 
   get size(): number {

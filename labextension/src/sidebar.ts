@@ -9,6 +9,7 @@ import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 
+import { ButtonKind, jpButton } from './buttons';
 import type { LogicianConnection } from './connection';
 import {
   auditWarning,
@@ -24,9 +25,14 @@ import {
   frameTokens,
   localTime,
   keptMessage,
-  previewLines
+  undoRefused
 } from './format';
-import type { Choice, FrameTarget, IApprovalRequest, IFrameRow, KernelMessage, RewindMode } from './protocol';
+import type { Choice, FrameTarget, IApprovalRequest, IFrameRow, KernelMessage } from './protocol';
+import { ModelPickerView } from './model_picker';
+import { RestoreProgressView } from './progress';
+import { PromptBox } from './prompt_box';
+import { dialogTitle } from './preview';
+import { RewindBody } from './rewind_dialog';
 import { FramePages, visibleRange } from './timeline';
 
 export const ROW_HEIGHT = 46;
@@ -34,12 +40,14 @@ export const ROW_HEIGHT = 46;
 /** Notices listed in the sidebar at most (newest first; `%logician notices --all` has all). */
 export const NOTICES_SHOWN = 50;
 
-const CHOICE_LABELS: [Choice, string, string][] = [
-  ['allow_once', 'Allow once', 'Allow this call only'],
-  ['allow_session', 'Allow for this session', 'Allow calls like this one until the kernel restarts'],
-  ['always_allow', 'Always allow', 'Allow and save the suggested rule'],
-  ['deny', 'Deny', 'Deny; the note goes to the agent'],
-  ['deny_and_stop', 'Deny and stop', 'Deny and stop the run; the note goes to the agent']
+const UNDO_TIP = 'Take back the most recent rewind: files, variables and conversation as they were';
+
+const CHOICE_LABELS: [Choice, string, string, ButtonKind][] = [
+  ['allow_once', 'Allow once', 'Allow this call only', 'accept'],
+  ['allow_session', 'Allow for this session', 'Allow calls like this one until the kernel restarts', 'default'],
+  ['always_allow', 'Always allow', 'Allow and save the suggested rule', 'default'],
+  ['deny', 'Deny', 'Deny; the note goes to the agent', 'reject'],
+  ['deny_and_stop', 'Deny and stop', 'Deny and stop the run; the note goes to the agent', 'warn']
 ];
 
 function el<K extends keyof HTMLElementTagNameMap>(
@@ -74,8 +82,15 @@ export class LogicianSidebar extends Widget {
     header.appendChild(this._stateNode);
     node.appendChild(header);
 
+    this.prompt = new PromptBox();
+    node.appendChild(this.prompt.node);
+
     this._statusNode = el('div', 'lk-Status');
     node.appendChild(this._statusNode);
+    this._models = new ModelPickerView();
+    node.appendChild(this._models.node);
+    this._progress = new RestoreProgressView(el('div', 'lk-Sidebar-progress'));
+    node.appendChild(this._progress.node);
 
     this._approvalsNode = el('div', 'lk-Approvals');
     node.appendChild(this._approvalsNode);
@@ -88,8 +103,8 @@ export class LogicianSidebar extends Widget {
     const timelineHeader = el('div', 'lk-Timeline-header');
     this._countNode = el('span', 'lk-Timeline-count', 'Frames');
     timelineHeader.appendChild(this._countNode);
-    const undo = el('button', 'lk-Timeline-undo', 'Undo rewind');
-    undo.title = 'Take back the most recent rewind: files, variables and conversation as they were';
+    const undo = jpButton('Undo rewind', 'default', UNDO_TIP, 'lk-Timeline-undo');
+    this._undo = undo;
     undo.addEventListener('click', () => void this.undoRewind());
     timelineHeader.appendChild(undo);
     node.appendChild(timelineHeader);
@@ -116,6 +131,9 @@ export class LogicianSidebar extends Widget {
     }
     this._panel = panel;
     this._connection = connection;
+    this._progress.setConnection(connection);
+    this._models.setConnection(connection);
+    this.prompt.setNotebook(panel, connection);
     this._thread = undefined;
     this._pages.setTotal(-1);
     this._scroller.scrollTop = 0;
@@ -281,21 +299,24 @@ export class LogicianSidebar extends Widget {
     bottom.appendChild(el('code', 'lk-FrameRow-code', codeLabel(row.code)));
     if (row.incomplete) {
       node.classList.add('lk-mod-incomplete');
-      const button = el('button', 'lk-FrameRow-resume', 'Resume');
-      button.title = resumeTooltip(row);
+      const button = jpButton('Resume', 'accept', resumeTooltip(row), 'lk-FrameRow-resume');
       button.dataset.action = 'resume';
       bottom.appendChild(button);
     } else if (row.status === 'active') {
-      const button = el('button', 'lk-FrameRow-rewind', 'Rewind to here');
-      button.title = `Restore files, variables and conversation to just before frame ${row.frame}`;
+      const button = jpButton(
+        'Rewind to here',
+        'default',
+        `Restore files, variables and conversation to just before ${row.execution_count !== null ? `In [${row.execution_count}]` : `frame ${row.frame}`}`,
+        'lk-FrameRow-rewind'
+      );
       button.dataset.action = 'rewind';
       bottom.appendChild(button);
     }
     node.appendChild(bottom);
     node.title =
       row.status === 'rewound'
-        ? `Frame ${row.frame}, rewound at ${localTime(row.rewound_at)}`
-        : `Frame ${row.frame}: click to go to its cell`;
+        ? `${frameCell(row) === '-' ? 'This cell' : frameCell(row)} was rewound at ${localTime(row.rewound_at)}`
+        : `${frameCell(row) === '-' ? 'This cell' : frameCell(row)}: click to go to the cell`;
     return node;
   }
 
@@ -343,7 +364,7 @@ export class LogicianSidebar extends Widget {
     }
     try {
       const done = await conn.ask({ type: 'frames.resume' }, 'frames.resume');
-      Notification.success(done.summary.split('\n')[0], { autoClose: 5000 });
+      Notification.success(done.headline ?? done.summary.split('\n')[0], { autoClose: 5000 });
       return true;
     } catch (err) {
       Notification.error(`Logician: the rewind is still incomplete: ${(err as Error).message}`, { autoClose: 10000 });
@@ -360,7 +381,7 @@ export class LogicianSidebar extends Widget {
     }
     try {
       const done = await conn.ask({ type: 'frames.undo' }, 'frames.undo');
-      Notification.success(done.summary.split('\n')[0], { autoClose: 5000 });
+      Notification.success(done.headline ?? done.summary.split('\n')[0], { autoClose: 5000 });
       return true;
     } catch (err) {
       Notification.error(`Logician: nothing was undone: ${(err as Error).message}`, { autoClose: 8000 });
@@ -378,6 +399,11 @@ export class LogicianSidebar extends Widget {
     node.replaceChildren();
     const conn = this._connection;
     const status = conn?.state === 'ready' ? conn.status : null;
+    // Off, with the reason as its tooltip, when there is nothing to undo.
+    const refused = status ? undoRefused(status) : 'Not connected to a Logician kernel';
+    this._undo.disabled = refused !== null;
+    this._undo.title = refused ?? UNDO_TIP;
+    this._undo.setAttribute('aria-label', refused ? `Undo rewind: ${refused}` : 'Undo rewind');
     if (!status) {
       return;
     }
@@ -485,12 +511,12 @@ export class LogicianSidebar extends Widget {
     note.placeholder = 'Note for the agent (optional)';
     card.appendChild(note);
     const buttons = el('div', 'lk-Approval-buttons');
-    for (const [choice, label, tip] of CHOICE_LABELS) {
+    for (const [choice, label, tip, kind] of CHOICE_LABELS) {
       if (choice === 'always_allow' && !req.suggested_rule) {
         continue;
       }
-      const button = el('button', `jp-mod-styled lk-Approval-${choice}`, label);
-      button.title = choice === 'always_allow' ? `${tip}: ${req.suggested_rule}` : tip;
+      const button = jpButton(label, kind, choice === 'always_allow' ? `${tip}: ${req.suggested_rule}` : tip);
+      button.classList.add(`lk-Approval-${choice}`);
       button.dataset.choice = choice;
       button.addEventListener('click', () => void this._decide(req, choice, note.value, card));
       buttons.appendChild(button);
@@ -523,6 +549,8 @@ export class LogicianSidebar extends Widget {
     }
   }
 
+  /** The prompt box: a `%%logician` cell per prompt. */
+  readonly prompt: PromptBox;
   private _panel: NotebookPanel | null = null;
   private _connection: LogicianConnection | null = null;
   private _pages: FramePages;
@@ -531,86 +559,14 @@ export class LogicianSidebar extends Widget {
   private _notebookName: HTMLElement;
   private _stateNode: HTMLElement;
   private _statusNode: HTMLElement;
+  private _undo: HTMLButtonElement;
+  private _progress: RestoreProgressView;
+  private _models: ModelPickerView;
   private _approvalsNode: HTMLElement;
   private _noticesNode: HTMLDetailsElement;
   private _countNode: HTMLElement;
   private _scroller: HTMLElement;
   private _spacer: HTMLElement;
-}
-
-/** The body of the rewind confirmation: what will be restored, conflicts, and the options. */
-type RewindChoice = { mode: RewindMode; force: boolean; include_external: boolean };
-
-class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoice> {
-  constructor(lines: ReturnType<typeof previewLines>) {
-    super();
-    this.addClass('lk-RewindDialog');
-    const section = (title: string, items: string[], cls: string) => {
-      if (!items.length) {
-        return;
-      }
-      this.node.appendChild(el('div', 'lk-RewindDialog-heading', title));
-      const list = el('ul', cls);
-      for (const item of items) {
-        list.appendChild(el('li', '', item));
-      }
-      this.node.appendChild(list);
-    };
-    section('Files to restore', lines.files, 'lk-RewindDialog-files');
-    if (!lines.files.length) {
-      this.node.appendChild(el('div', 'lk-RewindDialog-none', 'No files to restore.'));
-    }
-    section('Variables', lines.variables, 'lk-RewindDialog-variables');
-    section('Conflicts: changed since by something else', lines.conflicts, 'lk-RewindDialog-conflicts');
-    section(
-      'Left alone: changed outside this kernel (your saves, other programs)',
-      lines.external,
-      'lk-RewindDialog-external'
-    );
-    section('Also', lines.notes, 'lk-RewindDialog-notes');
-    const modeLabel = el('label', 'lk-RewindDialog-mode', 'Rewind ');
-    this._mode = el('select', 'jp-mod-styled');
-    for (const [value, text] of [
-      ['both', 'files, variables and conversation'],
-      ['files', 'files only'],
-      ['conversation', 'conversation only'],
-      ['variables', 'variables only']
-    ]) {
-      const option = el('option', '', text);
-      option.value = value;
-      this._mode.appendChild(option);
-    }
-    modeLabel.appendChild(this._mode);
-    this.node.appendChild(modeLabel);
-    this._force = el('input');
-    this._force.type = 'checkbox';
-    if (lines.conflicts.length) {
-      const force = el('label', 'lk-RewindDialog-force');
-      force.appendChild(this._force);
-      force.appendChild(document.createTextNode(' overwrite the conflicting files too'));
-      this.node.appendChild(force);
-    }
-    this._external = el('input');
-    this._external.type = 'checkbox';
-    if (lines.external.length) {
-      const external = el('label', 'lk-RewindDialog-include-external');
-      external.appendChild(this._external);
-      external.appendChild(document.createTextNode(' revert the changes made outside this kernel too'));
-      this.node.appendChild(external);
-    }
-  }
-
-  getValue(): RewindChoice {
-    return {
-      mode: this._mode.value as RewindMode,
-      force: this._force.checked,
-      include_external: this._external.checked
-    };
-  }
-
-  private _mode: HTMLSelectElement;
-  private _force: HTMLInputElement;
-  private _external: HTMLInputElement;
 }
 
 /** Preview, confirm, rewind; true when the rewind happened. Shared by the sidebar and the cell command. */
@@ -633,9 +589,9 @@ export async function confirmAndRewind(
     Notification.error(`Logician: cannot rewind: ${preview.error}`, { autoClose: 8000 });
     return false;
   }
-  const body = new RewindBody(previewLines(preview));
+  const body = new RewindBody(preview, connection);
   const result = await showDialog({
-    title: `Rewind to before frame ${preview.frame}?`,
+    title: dialogTitle(preview),
     body,
     buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Rewind' })],
     hasClose: true
@@ -650,11 +606,12 @@ export async function confirmAndRewind(
         frame: preview.frame,
         mode: result.value.mode,
         force: result.value.force,
-        include_external: result.value.include_external
+        include_external: result.value.include_external,
+        keep_uncertain: result.value.keep_uncertain
       },
       'frames.rewind'
     );
-    Notification.success(done.summary.split('\n')[0], { autoClose: 5000 });
+    Notification.success(done.headline ?? done.summary.split('\n')[0], { autoClose: 5000 });
     const kept = keptMessage(done.external ?? [], done.conflicts);
     if (kept) {
       // Why a file was not put back belongs in front of the user, not only in the ledger.

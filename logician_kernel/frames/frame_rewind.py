@@ -262,6 +262,7 @@ def rewind(
     files: bool = True,
     conversation: bool = True,
     on_path: Callable[[str], None] | None = None,
+    progress: rewind_plan.ProgressFn | None = None,
     variables: Callable[[], tuple[list[RestoredVariable], list[int]]] | None = None,
 ) -> ProjectionItem:
     """Rewind to just before `frame_id`: its files (popping frames `frame_id..latest`,
@@ -301,7 +302,7 @@ def rewind(
         force=force,
         include_external=include_external,
     )
-    return complete(checkpoints, record, on_path=on_path, variables=variables)
+    return complete(checkpoints, record, on_path=on_path, progress=progress, variables=variables)
 
 
 def complete(
@@ -312,6 +313,7 @@ def complete(
     force: bool = False,
     skip_failed: bool = False,
     on_path: Callable[[str], None] | None = None,
+    progress: rewind_plan.ProgressFn | None = None,
     variables: Callable[[], tuple[list[RestoredVariable], list[int]]] | None = None,
 ) -> ProjectionItem:
     """Carry out a recorded rewind plan: files, then variables, then the conversation;
@@ -343,6 +345,7 @@ def complete(
                     verify=resume,
                     force=force,
                     on_path=on_path,
+                    progress=progress,
                     steps=steps,
                 )
         else:

@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 
 BATCH = 500
 """Paths restored between two progress records."""
+ProgressFn = Callable[[int, int], None]
+"""Told `(done, total)` paths before the first path and after each one: a report for the
+people waiting (the lab extension's bar), never a record; it must be cheap and must not raise."""
 KILL_AFTER_ENV = "LOGICIAN_TEST_REWIND_KILL_AFTER"
 """Test-only: a rewind (or undo) kills its own process with SIGKILL after this many paths, so
 a test of an interrupted rewind is exact instead of racing a sleep."""
@@ -136,6 +139,7 @@ def carry_out(
     verify: bool = False,
     force: bool = False,
     on_path: Callable[[str], None] | None = None,
+    progress: ProgressFn | None = None,
     steps: Sequence[RewindStep] | None = None,
     dirs: Sequence[RestoredPath] = (),
 ) -> list[RestoredPath]:
@@ -149,6 +153,8 @@ def carry_out(
     kill_after = int(os.environ.get(KILL_AFTER_ENV) or 0)
     results: list[RestoredPath] = []
     todo = record.steps if steps is None else steps
+    if progress is not None:
+        progress(0, len(todo))
     # One walk beneath the workspace for the whole pass: each directory is opened once.
     with Beneath(snap.workspace) as tree:
         for index, step in enumerate(todo, start=1):
@@ -158,6 +164,8 @@ def carry_out(
             )
             if on_path is not None:
                 on_path(step.path)
+            if progress is not None:
+                progress(index, len(todo))
             if kill_after and index == kill_after:
                 os.kill(os.getpid(), signal.SIGKILL)
             if index % BATCH == 0 and index < len(todo) and steps is None:

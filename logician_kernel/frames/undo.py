@@ -72,6 +72,7 @@ def undo_rewind(
     force: bool = False,
     skip_failed: bool = False,
     on_path: Callable[[str], None] | None = None,
+    progress: rewind_plan.ProgressFn | None = None,
 ) -> ProjectionItem:
     """Undo the most recent rewind: files, then variables, then the conversation. Done only
     when every path is (see rewind_incomplete.py): an undo left incomplete retries exactly
@@ -111,6 +112,7 @@ def undo_rewind(
             verify=True,
             force=force,
             on_path=on_path,
+            progress=progress,
             steps=steps,
             dirs=[p for p in last.paths if p.path.endswith("/") and p.action == "deleted"],
         )

@@ -3,13 +3,15 @@
 The messages are declared once, in `comm_messages.py` (two pydantic unions, from which
 `comm_schema.json` is generated; the lab extension's `protocol.ts` is tested against that
 file). Frontend -> kernel: `approvals.list`, `approval.decide`, `status`, `frames.list`,
-`frames.preview`, `frames.rewind`, `frames.undo`, `frames.resume`, `document.saved`,
-`notices.list`, `notices.read`, `notebook.attach`, `notebook.reply`; each is answered (its `id` echoed as `re`). Kernel -> frontend,
-unasked: `hello` when the comm opens (with the session's notices), `approval.requested` /
-`approval.resolved`, `frames.changed` after every cell, `frames.rewound` and `frames.undone`,
-`notice` when Logician says one (`ui.notices = "sidebar"`), `notebook.request` to the frontend
-holding the notebook (`notebook_bridge.py`), and `status` while it changes (at
-most `STATUS_PUSH_HZ` a second).
+`frames.preview`, `frames.preview.page`, `frames.rewind`, `frames.undo`, `frames.resume`,
+`document.saved`, `notices.list`, `notices.read`, `models.list`, `model.use`,
+`notebook.attach`, `notebook.reply`; each is answered (its `id` echoed as `re`). Kernel ->
+frontend, unasked: `hello` when the comm opens (with the session's notices),
+`approval.requested` / `approval.resolved`, `frames.changed` after every cell, `frames.rewound`
+and `frames.undone`, `notice` when Logician says one (`ui.notices = "sidebar"`), `progress`
+while a rewind, undo or resume restores paths (`progress_view.py`), `notebook.request` to the
+frontend holding the notebook (`notebook_bridge.py`), and `status` while it changes (at most
+`STATUS_PUSH_HZ` a second).
 
 Every incoming message is validated against `FrontendMessage` before a handler sees it:
 anything unknown or malformed is answered with `error` naming the field, and changes nothing;
@@ -64,6 +66,19 @@ class FrameSource(Protocol):
         keep_uncertain: bool = False,
     ) -> dict[str, Any]: ...
 
+    def preview_page(
+        self,
+        frame: int | None,
+        cell_id: str | None,
+        group: str,
+        offset: int,
+        limit: int,
+        *,
+        force: bool = False,
+        include_external: bool = False,
+        keep_uncertain: bool = False,
+    ) -> dict[str, Any]: ...
+
     def rewind_target(
         self,
         frame: int | None,
@@ -84,6 +99,14 @@ class FrameSource(Protocol):
     def resume_target(self, force: bool) -> dict[str, Any]: ...
 
 
+class ModelSource(Protocol):
+    """What the model picker's messages read and do (`model_picker.py`)."""
+
+    def choices(self) -> dict[str, Any]: ...
+
+    def use(self, name: str) -> dict[str, Any]: ...
+
+
 class LogicianComms:
     """The open `logician` comms of one kernel and their handlers."""
 
@@ -102,6 +125,8 @@ class LogicianComms:
         self.notebook: NotebookBridge | None = None
         """The notebook protocol (`notebook.attach`, `notebook.reply`), when the kernel has one."""
         self._sender = threading.local()
+        self.models: ModelSource | None = None
+        """The model picker (`models.list`, `model.use`)."""
         self._clock = clock
         self._last_status_push = float("-inf")
         self._comms: dict[str, BaseComm] = {}
@@ -208,6 +233,19 @@ class LogicianComms:
         )
         return {"type": "frames.preview", **preview}
 
+    def handle_frames_preview_page(self, message: m.FramesPreviewPage) -> dict[str, Any]:
+        page = self._frame_source().preview_page(
+            message.frame,
+            message.cell_id,
+            message.group,
+            message.offset,
+            message.limit,
+            force=message.force,
+            include_external=message.include_external,
+            keep_uncertain=message.keep_uncertain,
+        )
+        return {"type": "frames.preview.page", **page}
+
     def handle_frames_rewind(self, message: m.FramesRewind) -> dict[str, Any]:
         done = self._frame_source().rewind_target(
             message.frame,
@@ -258,6 +296,17 @@ class LogicianComms:
             return False
         comm.send(outgoing(kind, payload))
         return True
+
+    def handle_models_list(self, message: m.ModelsList) -> dict[str, Any]:
+        return {"type": "models", **self._model_source().choices()}
+
+    def handle_model_use(self, message: m.ModelUse) -> dict[str, Any]:
+        return {"type": "model.use", **self._model_source().use(message.model)}
+
+    def _model_source(self) -> ModelSource:
+        if self.models is None:
+            raise ValueError("this kernel session offers no model picker")
+        return self.models
 
     def send_notice(self, notice: Notice) -> None:
         """Tell every open comm of a notice just said (a `NoticeBoard` listener)."""

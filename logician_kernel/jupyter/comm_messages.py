@@ -121,6 +121,19 @@ class FramesPreview(_FrameTarget):
     type: Literal["frames.preview"]
 
 
+class FramesPreviewPage(_FrameTarget):
+    """A page of the files of one group of a rewind's preview (answered by
+    `frames.preview.page`)."""
+
+    type: Literal["frames.preview.page"]
+    group: str
+    """The group's `directory`, as the preview sent it."""
+    offset: Count = 0
+    """Files of the group to skip."""
+    limit: Annotated[int, Field(ge=1, le=500)] = 200
+    """Files at most."""
+
+
 class FramesRewind(_FrameTarget):
     """Rewind to just before the frame (answered by `frames.rewind`)."""
 
@@ -235,12 +248,27 @@ class NotebookReply(_Request):
     """`restore`: cell ids no longer in the notebook."""
 
 
+class ModelsList(_Request):
+    """Ask for the models the picker offers (answered by `models`)."""
+
+    type: Literal["models.list"]
+
+
+class ModelUse(_Request):
+    """Use this model for this kernel's session (answered by `model.use`)."""
+
+    type: Literal["model.use"]
+    model: NonEmpty
+    """The model's name as the provider knows it."""
+
+
 FrontendMessage = Annotated[
     ApprovalsList
     | ApprovalDecide
     | StatusRequest
     | FramesList
     | FramesPreview
+    | FramesPreviewPage
     | FramesRewind
     | FramesUndo
     | FramesResume
@@ -248,7 +276,9 @@ FrontendMessage = Annotated[
     | NoticesList
     | NoticesRead
     | NotebookAttach
-    | NotebookReply,
+    | NotebookReply
+    | ModelsList
+    | ModelUse,
     Field(discriminator="type"),
 ]
 """Everything a frontend may send."""
@@ -276,11 +306,15 @@ class McpServer(_Part):
     error: str | None | MISSING = MISSING
 
 
+StatusPhase = Phase | Literal["rewinding"]
+"""The agent's phase, or `rewinding` while a rewind, undo or resume restores paths."""
+
+
 class Status(_Part):
     """The runtime status the sidebar and the status bar show."""
 
     thread: str | None
-    phase: Phase
+    phase: StatusPhase
     model: str
     frames: Count
     """Active frames."""
@@ -300,6 +334,8 @@ class Status(_Part):
     """The MCP servers."""
     unread_notices: Count | MISSING = MISSING
     """Notices not read yet (in the sidebar or with `%logician notices`)."""
+    undo_refused: str | None | MISSING = MISSING
+    """Why *Undo rewind* is off now (null: there is a rewind to undo)."""
 
 
 class NoticeRow(_Part):
@@ -368,6 +404,27 @@ class CellStep(_Part):
     action: Literal["remove", "restore", "re-insert"]
     detail: str
     """In words, e.g. `inserted by the agent → removed`."""
+
+
+class PreviewGroup(_Part):
+    """The files of one directory a rewind would touch, counted."""
+
+    directory: str
+    """`data/parts/`; `` for the workspace's top level."""
+    below: bool
+    """It also holds the files of its subdirectories (folded to keep the groups few)."""
+    delete: Count
+    """Files the rewind deletes (the popped cells created them)."""
+    restore: Count
+    """Files it brings back as they were (changed or deleted by the popped cells)."""
+
+
+class PreviewCell(_Part):
+    """A cell whose frame the rewind pops."""
+
+    frame: int
+    execution_count: int | None
+    """Its `In [n]`; null when unknown."""
 
 
 class VariableStep(_Part):
@@ -442,17 +499,37 @@ class FramesPreviewed(_Answer):
     frames: list[int]
     """Every frame the rewind would pop."""
     files: list[PreviewFile]
+    """The files (the first `FILES_PAGE` when `files_total` is sent; the rest in pages)."""
+    files_total: Count | MISSING = MISSING
+    """Files in all."""
+    groups: list[PreviewGroup] | MISSING = MISSING
+    """The files by directory, with counts (`frames.preview.page` lists a group's files)."""
+    cells: list[PreviewCell] | MISSING = MISSING
+    """The cells whose frames the rewind pops, oldest first."""
     skipped: list[PathDetail]
+    skipped_total: Count | MISSING = MISSING
     conflicts: list[PathDetail]
+    conflicts_total: Count | MISSING = MISSING
     external: list[PathDetail] | MISSING = MISSING
     """Paths changed outside this kernel only: left alone unless include_external."""
+    external_total: Count | MISSING = MISSING
     messages_dropped: Count
     variables: list[VariableStep] | MISSING = MISSING
-    cells: list[CellStep] | MISSING = MISSING
+    cell_edits: list[CellStep] | MISSING = MISSING
     """The agent's cell edits the rewind would take back, newest first (a cell the user
     edited since is a conflict the notebook finds when it applies them)."""
     error: str | MISSING = MISSING
     """Why no rewind is possible (the lists are then empty)."""
+
+
+class FramesPreviewPaged(_Answer):
+    type: Literal["frames.preview.page"]
+    frame: int
+    group: str
+    rows: Annotated[list[PreviewFile], Field(max_length=500)]
+    total: Count
+    """Files of the group in all."""
+    offset: Count
 
 
 class FramesRewound(_Answer):
@@ -464,6 +541,8 @@ class FramesRewound(_Answer):
     external: list[str] | MISSING = MISSING
     """Paths left alone because they were changed outside this kernel."""
     summary: str
+    headline: str | MISSING = MISSING
+    """One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast."""
 
 
 class DocumentSaved(_Answer):
@@ -482,6 +561,8 @@ class FramesUndoDone(_Answer):
     """The ledger entry of the rewind undone."""
     conflicts: list[str]
     summary: str
+    headline: str | MISSING = MISSING
+    """One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast."""
 
 
 class FramesResumed(_Answer):
@@ -490,6 +571,8 @@ class FramesResumed(_Answer):
     frames: list[int]
     conflicts: list[str]
     summary: str
+    headline: str | MISSING = MISSING
+    """One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast."""
 
 
 class Notices(_Answer):
@@ -503,6 +586,34 @@ class NoticesReadDone(_Answer):
     type: Literal["notices.read"]
     unread: Count
     """Notices still unread."""
+
+
+class ProfileModel(_Part):
+    """A configured profile and the model it names."""
+
+    name: str
+    model: str | None
+    """Its `model.name`; null when it names none."""
+
+
+class Models(_Answer):
+    type: Literal["models"]
+    current: str
+    """The model this session uses now."""
+    provider: str
+    profiles: list[ProfileModel]
+    served: Annotated[list[str], Field(max_length=1000)]
+    """The models the configured server lists (empty without a `base_url`)."""
+    served_error: str | None
+    """Why the server's list could not be read; null when it answered (or was not asked)."""
+
+
+class ModelUsed(_Answer):
+    type: Literal["model.use"]
+    model: str
+    """The model this session uses from the next request on."""
+    said: str
+    """What `%logician config set` says of it."""
 
 
 class NoticeSaid(_Kernel):
@@ -539,6 +650,20 @@ class FramesRewoundNotice(_Kernel):
     cell_ids: list[str]
     at: str
     by: int
+
+
+class RestoreProgressMessage(_Kernel):
+    """Announced while a rewind, undo or resume restores paths: before the first, then at
+    most `PROGRESS_HZ` times a second, and once `finished`."""
+
+    type: Literal["progress"]
+    operation: Literal["rewind", "undo", "resume"]
+    done: Count
+    """Paths restored so far."""
+    total: Count
+    """Paths to restore in all (0: nothing to restore, e.g. the conversation only)."""
+    finished: bool
+    """The operation has ended (done or failed): a frontend hides its bar."""
 
 
 class ApprovalRequested(_Kernel, ApprovalPrompt):
@@ -595,16 +720,20 @@ KernelMessage = Annotated[
     | StatusMessage
     | Frames
     | FramesPreviewed
+    | FramesPreviewPaged
     | FramesRewound
     | DocumentSaved
     | FramesUndoDone
     | FramesResumed
     | Notices
     | NoticesReadDone
+    | Models
+    | ModelUsed
     | NoticeSaid
     | FramesUndone
     | FramesChanged
     | FramesRewoundNotice
+    | RestoreProgressMessage
     | ApprovalRequested
     | ApprovalResolved
     | NotebookAttached

@@ -40,8 +40,10 @@ from .comm import LogicianComms
 from .magic_parts import ArgParser as _ArgParser
 from .magic_parts import branches_table, classify, run_options, unknown_command
 from .mcp_view import handle_mcp
+from .model_picker import ModelPicker
 from .notebook_bridge import NotebookBridge
 from .notebook_context import NotebookContext
+from .progress_view import ProgressAnnouncer
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
 
@@ -114,6 +116,9 @@ class LogicianMagics(Magics):
         self.frames = LedgerRewindSource(self.workspace, self.comms)
         self.comms.frames = self.frames
         self.comms.notebook = self.frames.notebook = NotebookBridge(self.comms, self.workspace)
+        self.comms.models = ModelPicker(self.workspace, self.comms)
+        self.progress = ProgressAnnouncer(self.comms)
+        self.workspace.progress_listeners.append(self.progress)  # the sidebar's bar
         self.agent = AgentCell(shell, agent, self.comms)
         self.notebook = NotebookContext(shell, agent)
         self.notebook.frontends = (
@@ -445,7 +450,7 @@ class LogicianMagics(Magics):
         limits = budget.limits.model_dump(exclude_none=True) if budget is not None else {}
         return {
             "thread": workspace.thread_id,
-            "phase": state.phase,
+            "phase": "rewinding" if self.progress.running else state.phase,
             "model": state.model or workspace.config.settings.model.name,
             "frames": len(checkpoints.active_frames()) if checkpoints is not None else 0,
             "running_cell": bool(checkpoints is not None and checkpoints.is_open),
@@ -459,6 +464,7 @@ class LogicianMagics(Magics):
             "last_outcome": state.last_outcome.status if state.last_outcome else None,
             "audit_problems": AuditLog.for_workspace(workspace.config.workspace).problem_count(),
             "unread_notices": workspace.notices.unread_count(),
+            "undo_refused": self.frames.undo_refused(),
             "mcp": [
                 {
                     "name": s.name,

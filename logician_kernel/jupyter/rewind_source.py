@@ -24,7 +24,7 @@ from ..workspace import (
     map_lab_path,
 )
 from . import display as render
-from . import undo_view, variables_view
+from . import preview_groups, undo_view, variables_view
 from .comm import LogicianComms
 from .notebook_bridge import NotebookBridge
 from .widgets import FrameRow, RewindPreview
@@ -44,6 +44,10 @@ class LedgerRewindSource:
         self.comms = comms
         self.notebook: NotebookBridge | None = None
         """Takes the agent's cell edits back with a rewind (and again with an undo)."""
+        self._grouped: tuple[tuple[Any, ...], dict[str, preview_groups.Group]] | None = None
+        """The last comm preview's groups, keyed by what it previewed and the ledger's length:
+        the pages of one dialog cost no second plan."""
+        self._undo_cached: tuple[tuple[Any, ...], str | None] | None = None
 
     # -- the widget --------------------------------------------------------------------------
 
@@ -151,15 +155,95 @@ class LedgerRewindSource:
         keep_uncertain: bool = False,
     ) -> dict[str, Any]:
         frame_id = self._resolve(frame, cell_id)
+        data = self._preview(
+            frame_id,
+            force=force,
+            include_external=include_external,
+            keep_uncertain=keep_uncertain,
+        )
+        groups = preview_groups.group_files(data["files"])
+        self._grouped = (self._key(frame_id, force, include_external, keep_uncertain), groups)
+        shown = preview_groups.DETAILS_SHOWN
+        bounded = {
+            f"{name}_total": len(data.get(name, []))
+            for name in ("skipped", "conflicts", "external")
+        }
         return {
+            **data,
             "frame": frame_id,
-            **self._preview(
+            "files": data["files"][: preview_groups.FILES_PAGE],
+            "files_total": len(data["files"]),
+            "groups": [g.summary() for g in groups.values()],
+            "cells": self._cells(data["frames"]),
+            **{name: data.get(name, [])[:shown] for name in ("skipped", "conflicts", "external")},
+            **bounded,
+        }
+
+    def preview_page(
+        self,
+        frame: int | None,
+        cell_id: str | None,
+        group: str,
+        offset: int,
+        limit: int,
+        *,
+        force: bool = False,
+        include_external: bool = False,
+        keep_uncertain: bool = False,
+    ) -> dict[str, Any]:
+        """A page of one group's files, from the last preview when nothing changed since."""
+        frame_id = self._resolve(frame, cell_id)
+        key = self._key(frame_id, force, include_external, keep_uncertain)
+        if self._grouped is None or self._grouped[0] != key:
+            data = self._preview(
                 frame_id,
                 force=force,
                 include_external=include_external,
                 keep_uncertain=keep_uncertain,
-            ),
+            )
+            self._grouped = (key, preview_groups.group_files(data["files"]))
+        found = self._grouped[1].get(group)
+        if found is None:
+            raise ValueError(f"group: {group!r} is not a group of this rewind's preview")
+        return {
+            "frame": frame_id,
+            "group": group,
+            "rows": preview_groups.page(found, offset, limit),
+            "total": len(found.files),
+            "offset": offset,
         }
+
+    def _headline(self, verb: str, item: ProjectionItem) -> str:
+        """One line in the user's words: `Rewound In [2], In [3]: 20,000 files deleted`."""
+        cells = ", ".join(
+            f"In [{c['execution_count']}]" if c["execution_count"] is not None else "a cell"
+            for c in self._cells(item.frames)
+        )
+        return headline(verb, cells or "the conversation", item)
+
+    def undo_refused(self) -> str | None:
+        """Why *Undo rewind* is off now, in the user's words (None: there is a rewind to undo);
+        read again only when the ledger has grown (the status is pushed a few times a second)."""
+        ledger = self.workspace.ledger
+        key = (self.workspace.thread_id, len(ledger.entries) if ledger else 0)
+        if self._undo_cached is None or self._undo_cached[0] != key:
+            self._undo_cached = (key, _undo_words(self.workspace.undo_refusal()))
+        return self._undo_cached[1]
+
+    def _key(
+        self, frame_id: int, force: bool, include_external: bool, keep_uncertain: bool
+    ) -> tuple[Any, ...]:
+        ledger = self.workspace.ledger
+        size = len(ledger.entries) if ledger else 0
+        return (frame_id, force, include_external, keep_uncertain, size)
+
+    def _cells(self, frames: list[int]) -> list[dict[str, Any]]:
+        checkpoints = self.workspace.checkpoints_if_on
+        views = checkpoints.frames() if checkpoints is not None else {}
+        return [
+            {"frame": f, "execution_count": getattr(views.get(f), "execution_count", None)}
+            for f in frames
+        ]
 
     def rewind_target(
         self,
@@ -188,6 +272,7 @@ class LedgerRewindSource:
             "conflicts": conflicts,
             "external": [p.path for p in item.paths if p.action == "external"],
             "summary": variables_view.rewind_result(item).text,
+            "headline": self._headline("Rewound", item),
         }
 
     def undo_target(self, force: bool) -> dict[str, Any]:
@@ -198,6 +283,7 @@ class LedgerRewindSource:
             "undoes": item.undoes,
             "conflicts": [p.path for p in item.paths if p.action == "conflict"],
             "summary": undo_view.undo_result(item).text,
+            "headline": self._headline("Undid the rewind of", item),
         }
 
     def resume_target(self, force: bool) -> dict[str, Any]:
@@ -207,6 +293,7 @@ class LedgerRewindSource:
             "frames": item.frames,
             "conflicts": [p.path for p in item.paths if p.action == "conflict"],
             "summary": undo_view.resume_result(item).text,
+            "headline": self._headline("Finished the rewind of", item),
         }
 
     def note_save(
@@ -317,7 +404,7 @@ class LedgerRewindSource:
             "variables": [
                 {"name": s.name, "action": s.action, "detail": s.detail} for s in preview.variables
             ],
-            "cells": cell_steps(self.workspace.cell_edits(plan.frames)),
+            "cell_edits": cell_steps(self.workspace.cell_edits(plan.frames)),
         }
 
     def _rewind(
@@ -362,6 +449,40 @@ def cell_steps(edits: list[CellEdit]) -> list[dict[str, Any]]:
         action, detail = _CELL_STEP[edit.mode]
         steps.append({"id": cell.id if cell else "?", "action": action, "detail": detail})
     return steps
+
+
+_PATH_WORDS = (
+    ("deleted", "deleted"),
+    ("restored", "restored"),
+    ("recreated", "recreated"),
+    ("failed", "failed"),
+)
+"""What a headline counts; the files left alone are named by a toast of their own."""
+
+
+def headline(verb: str, cells: str, item: ProjectionItem) -> str:
+    """`Rewound In [2]: 20,000 files deleted, 1 restored; 3 variables`: what a toast says."""
+    files = [p for p in item.paths if not p.path.endswith("/")]
+    said: list[str] = []
+    for action, words in _PATH_WORDS:
+        n = sum(1 for p in files if p.action == action)
+        if n:
+            noun = "" if said else (" file" if n == 1 else " files")
+            said.append(f"{n:,}{noun} {words}")
+    variables = len(item.variables)
+    tail = f"; {variables} variable{'' if variables == 1 else 's'}" if variables else ""
+    return f"{verb} {cells}: {', '.join(said) or 'no files changed'}{tail}"
+
+
+def _undo_words(refusal: str | None) -> str | None:
+    """The kernel's reason as a tooltip says it: no ledger entries, no frame numbers."""
+    if refusal is None:
+        return None
+    if "there is no rewind to undo" in refusal:
+        return "Nothing to undo: no cell of this notebook was rewound yet"
+    if "was already undone" in refusal:
+        return "Nothing to undo: the last rewind was already undone"
+    return refusal.removeprefix("undo: ")
 
 
 def _row(f: FrameView, evicted: list[str] | None = None) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from ._models import (
     KnownModel,
     known_model,
     resolve_context_window,
+    served_models,
 )
 from ._openai import OpenAIChatFormat, OpenAIProvider
 from ._replay import (
@@ -89,4 +90,5 @@ __all__ = [
     "load_recording",
     "request_fingerprint",
     "resolve_context_window",
+    "served_models",
 ]

@@ -165,3 +165,29 @@ def _from_ollama(http: httpx.Client, base_url: str, name: str) -> int | None:
     info = payload.get("model_info") or {}
     lengths = [v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)]
     return lengths[0] if lengths else None
+
+
+def served_models(
+    base_url: str, *, client: httpx.Client | None = None
+) -> tuple[list[str], str | None]:
+    """The models a server says it serves (`/v1/models`, else Ollama's `/api/tags`), and why
+    none could be read (None when the server answered). One short, best-effort request each;
+    never raises."""
+    owned = client is None
+    http = client or httpx.Client(timeout=DISCOVERY_TIMEOUT_SECONDS)
+    base = base_url.rstrip("/")
+    try:
+        response = http.get(f"{base}/models")
+        if response.status_code == 200:
+            data = response.json().get("data") or []
+            return [str(e["id"]) for e in data if isinstance(e, dict) and e.get("id")], None
+        tags = http.get(f"{_root(base)}/api/tags")
+        if tags.status_code == 200:
+            models = tags.json().get("models") or []
+            return [str(m["name"]) for m in models if isinstance(m, dict) and m.get("name")], None
+        return [], f"{base}/models answered HTTP {response.status_code}"
+    except (httpx.HTTPError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        return [], f"could not ask {base}/models: {exc}"
+    finally:
+        if owned:
+            http.close()

@@ -46,7 +46,7 @@ from .frame import CellFrame, OpenFrame, not_captured_line
 from .launch import enter, starting_directory, workspace_notice
 from .notices import Notice, NoticeBoard, NoticeMode
 from .open_thread import STATE_DIR, Reaper, thread_id_for
-from .rewinds import FramePage, Preview
+from .rewinds import FramePage, Preview, RestoreProgress
 from .threads import (
     VSCODE_NOTEBOOK,
     ThreadChoice,
@@ -70,6 +70,7 @@ __all__ = [
     "OpenFrame",
     "Preview",
     "Reaper",
+    "RestoreProgress",
     "RewindMode",
     "RewindPart",
     "RewindScope",

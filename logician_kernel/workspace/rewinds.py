@@ -11,7 +11,9 @@ read a rewind's scope from free text (it is a `RewindScope` from the request to 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ..durable.journal import JournalError
 from ..frames import call_plan, frame_rewind
@@ -26,7 +28,7 @@ from ..ledger.rewind_state import rewind_state
 from ..ledger.thread_ledger import CallRewound, ProjectionItem
 from ..types.rewind_scope import RewindScope
 
-__all__ = ["FramePage", "Preview", "RewindScope"]
+__all__ = ["FramePage", "Preview", "RestoreProgress", "RewindScope"]
 
 RUNNING = "a cell is running; {what} when it has finished (or interrupt it first)"
 """What a frontend's rewind, resume or undo says while a cell's frame is open."""
@@ -59,6 +61,29 @@ class FramePage:
     """Frame -> paths whose large pre-image the disk budget evicted (this page's frames)."""
 
 
+RestoreOperation = Literal["rewind", "undo", "resume"]
+"""What restores paths and reports progress."""
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreProgress:
+    """How far a rewind, undo or resume has come: told to `Workspace.progress_listeners`
+    before its first path, after each one, and once `finished` (done or failed)."""
+
+    operation: RestoreOperation
+    """What is restoring the paths."""
+    done: int
+    """Paths carried out so far."""
+    total: int
+    """Paths it carries out in all (0 for a rewind of the conversation or variables only)."""
+    finished: bool = False
+    """The operation has ended (done or failed); no more reports follow for it."""
+
+
+Progress = Callable[[int, int], None]
+"""`(done, total)` paths, as `frames/rewind_plan.py` tells it."""
+
+
 def _refuse_if_running(checkpoints: FileCheckpoints, refuse: bool, what: str) -> None:
     if refuse and checkpoints.is_open:
         raise RewindError(RUNNING.format(what=what))
@@ -74,6 +99,7 @@ def rewind(
     include_external: bool,
     refuse_if_running: bool,
     keep_uncertain: bool = False,
+    progress: Progress | None = None,
 ) -> ProjectionItem:
     _refuse_if_running(checkpoints, refuse_if_running, "rewind")
     frame_id = frame_rewind.resolve_target(checkpoints, target)
@@ -87,6 +113,7 @@ def rewind(
             conversation=scope.conversation,
             include_external=include_external,
             keep_uncertain=keep_uncertain,
+            progress=progress,
             variables=(lambda: namespace.rewind(frame_id)) if namespace is not None else None,
         )
     except JournalError as exc:
@@ -101,6 +128,7 @@ def resume(
     retry: bool,
     skip_failed: bool,
     refuse_if_running: bool,
+    progress: Progress | None = None,
 ) -> ProjectionItem:
     _refuse_if_running(checkpoints, refuse_if_running, "resume the rewind")
     state = rewind_state(checkpoints.ledger)
@@ -123,6 +151,7 @@ def resume(
             resume=retry,
             force=force,
             skip_failed=skip_failed,
+            progress=progress,
             variables=(lambda: namespace.rewind(record.frame)) if namespace is not None else None,
         )
     except JournalError as exc:
@@ -136,12 +165,26 @@ def undo(
     force: bool,
     skip_failed: bool,
     refuse_if_running: bool,
+    progress: Progress | None = None,
 ) -> ProjectionItem:
     _refuse_if_running(checkpoints, refuse_if_running, "undo")
     try:
-        return undo_.undo_rewind(checkpoints, variables, force=force, skip_failed=skip_failed)
+        return undo_.undo_rewind(
+            checkpoints, variables, force=force, skip_failed=skip_failed, progress=progress
+        )
     except JournalError as exc:
         raise RewindError(f"undo: the ledger could not be written ({exc})") from exc
+
+
+def undo_refusal(checkpoints: FileCheckpoints | None) -> str | None:
+    """Why an undo would be refused now (its one-line reason), or None when one is possible."""
+    if checkpoints is None:
+        return "undo: frames are off for this workspace"
+    try:
+        undo_.undoable(checkpoints)
+    except RewindError as exc:
+        return str(exc)
+    return None
 
 
 def rewind_call(

@@ -16,7 +16,8 @@ into a user's cell.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -34,7 +35,7 @@ from .frame import CellFrame
 from .launch import StartingDirectory, unsafe_workspace
 from .notices import NoticeBoard
 from .open_thread import OpenThread, Reaper
-from .rewinds import FramePage, Preview
+from .rewinds import FramePage, Preview, RestoreProgress
 from .thread_config import apply_config, open_thread
 from .threads import ThreadChoice, ThreadSource
 
@@ -72,6 +73,9 @@ class Workspace:
         """The kernel session id recorded in each thread this workspace opens."""
         self.thread_listeners: list[Callable[[], None]] = []
         """Called after `use_thread` moved to another thread (the frontends re-read frames)."""
+        self.progress_listeners: list[Callable[[RestoreProgress], None]] = []
+        """Told how far a rewind, undo or resume has come, after every path (a listener
+        throttles what it shows; it must be cheap and must not raise)."""
         self._namespace: tuple[MutableMapping[str, Any], Mapping[str, Any] | None] | None = None
         self._bind()
 
@@ -285,8 +289,8 @@ class Workspace:
         """Pop `target` and every frame after it, restoring what `scope` names (all by
         default). `refuse_if_running`: asked by a frontend while a cell may run (the sidebar,
         another thread), so an open frame refuses it instead of popping the closed frames."""
-        with self.frame_lock:  # never interleaved with a frame opening or closing
-            return rewinds.rewind(
+        with self.frame_lock, self._reporting("rewind") as progress:  # never interleaved
+            return rewinds.rewind(  # with a frame opening or closing
                 self.checkpoints,
                 self.variables,
                 target,
@@ -295,6 +299,7 @@ class Workspace:
                 include_external=include_external,
                 refuse_if_running=refuse_if_running,
                 keep_uncertain=keep_uncertain,
+                progress=progress,
             )
 
     def resume(
@@ -307,7 +312,7 @@ class Workspace:
     ) -> ProjectionItem:
         """Complete the rewind a crash cut short or a failed path left incomplete (`rewind
         --resume`), or finish an incomplete one without its failed paths (`skip_failed`)."""
-        with self.frame_lock:
+        with self.frame_lock, self._reporting("resume") as progress:
             return rewinds.resume(
                 self.checkpoints,
                 self.variables,
@@ -315,20 +320,43 @@ class Workspace:
                 retry=retry,
                 skip_failed=skip_failed,
                 refuse_if_running=refuse_if_running,
+                progress=progress,
             )
 
     def undo(
         self, *, force: bool = False, skip_failed: bool = False, refuse_if_running: bool = False
     ) -> ProjectionItem:
         """Take back the most recent rewind exactly (`%logician undo`)."""
-        with self.frame_lock:  # like a rewind: never interleaved with a frame's open or close
+        # Like a rewind: never interleaved with a frame's open or close.
+        with self.frame_lock, self._reporting("undo") as progress:
             return rewinds.undo(
                 self.checkpoints,
                 self.variables,
                 force=force,
                 skip_failed=skip_failed,
                 refuse_if_running=refuse_if_running,
+                progress=progress,
             )
+
+    @contextmanager
+    def _reporting(self, operation: rewinds.RestoreOperation) -> Iterator[rewinds.Progress | None]:
+        """The `(done, total)` callback of one rewind, undo or resume for the progress
+        listeners, and its `finished` report however it ends."""
+        if not self.progress_listeners:
+            yield None
+            return
+        last = [0, 0]
+
+        def tell(done: int, total: int) -> None:
+            last[:] = [done, total]
+            for listener in list(self.progress_listeners):
+                listener(RestoreProgress(operation, done, total))
+
+        try:
+            yield tell
+        finally:
+            for listener in list(self.progress_listeners):
+                listener(RestoreProgress(operation, last[0], last[1], finished=True))
 
     def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound | ProjectionItem:
         """`rewind --call`: put back the pre-images one tool call recorded (frames stay)."""
@@ -360,6 +388,10 @@ class Workspace:
             include_external=include_external,
             keep_uncertain=keep_uncertain,
         )
+
+    def undo_refusal(self) -> str | None:
+        """Why `undo()` would be refused now (one line), or None when there is a rewind to undo."""
+        return rewinds.undo_refusal(self.checkpoints_if_on)
 
     def target(self, frame: int | None, cell_id: str | None = None) -> int:
         """The active frame a frontend names: by id, else its cell's newest frame."""

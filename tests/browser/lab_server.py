@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import nbformat
 
+import logician_kernel
 from logician_kernel.ledger.thread_ledger import FrameClose, FrameOpen, ThreadLedger
 from logician_kernel.workspace.open_thread import thread_id_for
 
@@ -90,6 +91,7 @@ class LabServer:
         for key in ("LOGICIAN_THREAD", "JPY_SESSION_NAME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
             self.env.pop(key, None)
         self.log = home / "lab.log"
+        _serve_this_build(self.env)
         self._proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> LabServer:
@@ -142,6 +144,21 @@ class LabServer:
 
     def notebook_url(self, path: str) -> str:
         return f"{self.url}/lab/tree/{path}?token={self.token}&reset"
+
+
+def _serve_this_build(env: dict[str, str]) -> None:
+    """The Lab loads the extension build of the tree under test (the `logician_kernel` this
+    process imports), not whichever one `pip install` copied into the venv: linked first on the
+    test session's own JUPYTER_PATH (conftest.py), where the Lab looks first."""
+    built = Path(logician_kernel.__file__).resolve().parent / "labextension"
+    first = (env.get("JUPYTER_PATH") or "").split(os.pathsep)[0]
+    if not first or not (built / "package.json").is_file():
+        return
+    link = Path(first) / "labextensions" / "logician-kernel"
+    if link.is_symlink() or link.exists():
+        return
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(built, target_is_directory=True)
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ from lab_server import (
     seed_thread,
     write_notebook,
 )
+from loopback import LoopbackServer
 
 HERE = Path(__file__).resolve().parent
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -57,6 +58,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     )
     copy_into(HERE / "lab-approval.ipynb", root / "agent" / "lab-approval.ipynb")
     copy_into(HERE / "recordings", root / "agent" / "recordings")
+    copy_into(HERE / "lab-approval.ipynb", root / "prompt" / "prompt.ipynb")
+    copy_into(HERE / "recordings", root / "prompt" / "recordings")
     (root / "plain").mkdir()
     plain = json.loads((root / "rewind.ipynb").read_text())
     plain["metadata"]["kernelspec"] = {
@@ -168,7 +171,7 @@ def test_rewind_from_the_sidebar_restores_the_file_and_greys_the_cell(
     row.locator("button", has_text="Rewind to here").click()
     dialog = page.locator(".jp-Dialog")
     dialog.wait_for()
-    assert "Rewind to before frame" in dialog.inner_text()
+    assert "Rewind to before In [1]?" in dialog.inner_text()  # the cell as the user knows it
     assert "restore data.txt" in dialog.locator(".lk-RewindDialog-files").inner_text()
     # the second cell's `x` goes too: the dialog names the variables next to the files
     assert "delete x" in dialog.locator(".lk-RewindDialog-variables").inner_text()
@@ -255,6 +258,14 @@ def test_undo_rewind_in_the_sidebar_brings_the_files_back(page: Any, lab: LabSer
     open_notebook(page, lab, "undo/undo.ipynb")
     sidebar = open_sidebar(page)
     page.wait_for_selector('#logician-sidebar[data-state="ready"]')
+    undo = sidebar.locator("button.lk-Timeline-undo")
+    page.wait_for_function(
+        "() => document.querySelector('#logician-sidebar .lk-Timeline-undo').disabled",
+        timeout=30_000,
+    )
+    assert (
+        undo.get_attribute("title") == "Nothing to undo: no cell of this notebook was rewound yet"
+    )
     run_cell(page, 0)
     wait_executed(page, 0)
     assert data.read_text() == "changed by the cell\n"
@@ -280,9 +291,40 @@ def test_undo_rewind_in_the_sidebar_brings_the_files_back(page: Any, lab: LabSer
     sidebar.locator('.lk-FrameRow.lk-mod-active[data-cell-id="undo-cell"]').wait_for()
     page.screenshot(path=str(ARTIFACTS / "undo-rewind.png"))
 
-    # a second undo is refused with the kernel's reason, and changes nothing
-    sidebar.locator("button.lk-Timeline-undo").click()
-    page.locator(".Toastify__toast", has_text="already undone").first.wait_for(timeout=15_000)
+    # with nothing left to undo, the button is off and its tooltip says why
+    page.wait_for_function(
+        "() => document.querySelector('#logician-sidebar .lk-Timeline-undo').disabled",
+        timeout=30_000,
+    )
+    assert undo.get_attribute("title") == "Nothing to undo: the last rewind was already undone"
+    assert data.read_text() == "changed by the cell\n"
+
+    # the palette has Logician's commands, each with its default shortcut
+    keys = page.evaluate(
+        """() => Object.fromEntries(window.jupyterapp.commands.keyBindings
+          .filter(b => b.command.startsWith('logician:')).map(b => [b.command, b.keys.join(' ')]))"""
+    )
+    assert keys == {
+        "logician:rewind-last-cell": "Ctrl Alt Shift Z",
+        "logician:rewind-before-cell": "Ctrl Alt Shift R",
+        "logician:undo-rewind": "Ctrl Alt Shift U",
+        "logician:resume-rewind": "Ctrl Alt Shift E",
+        "logician:open-sidebar": "Ctrl Alt Shift O",
+        "logician:focus-prompt": "Ctrl Shift L",
+    }
+    page.keyboard.press("Control+Shift+C")
+    page.keyboard.type("Logician")
+    listed = page.locator(".lm-CommandPalette-item", has_text="Rewind the last cell")
+    listed.wait_for()
+    assert page.locator(".lm-CommandPalette-item", has_text="Undo the last rewind").count() == 1
+    page.keyboard.press("Escape")
+    # its shortcut asks to rewind the last cell, named as the user knows it
+    page.locator(".jp-Notebook .jp-Cell").nth(0).locator(".jp-InputPrompt").click()
+    page.keyboard.press("Control+Shift+Alt+Z")
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for()
+    assert "Rewind to before In [1]?" in dialog.inner_text()
+    dialog.locator("button.jp-mod-reject").click()
     assert data.read_text() == "changed by the cell\n"
 
 
@@ -378,6 +420,78 @@ def test_approve_an_agent_tool_call_from_the_sidebar(page: Any, lab: LabServer) 
     warning.wait_for(timeout=30_000)
     assert "run %logician audit" in warning.inner_text()
     assert "audit log damaged" in status.inner_text()
+
+
+PROMPT = 'Write approved.txt with the line "approved from the sidebar", then show its size.'
+
+
+def test_the_prompt_box_runs_the_prompt_as_an_agent_cell(page: Any, lab: LabServer) -> None:
+    approved = lab.root / "prompt" / "approved.txt"
+    open_notebook(page, lab, "prompt/prompt.ipynb")
+    sidebar = open_sidebar(page)
+    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
+    run_cell(page, 0)  # the loopback (replayed) model and `permissions.mode = ask`
+    wait_executed(page, 0)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    before = cells.count()
+
+    page.keyboard.press("Control+Shift+L")  # focuses the prompt box
+    page.wait_for_function("() => document.activeElement?.classList.contains('lk-PromptBox-input')")
+    page.keyboard.type(PROMPT)
+    page.keyboard.press("Enter")
+    # a %%logician cell with the prompt, below the active cell, running
+    page.wait_for_function(
+        f"() => document.querySelectorAll('.jp-Notebook .jp-Cell').length === {before + 1}"
+    )
+    new = cells.nth(2)
+    assert new.locator(".jp-InputArea-editor").inner_text() == f"%%logician\n{PROMPT}"
+    assert page.locator(".lk-PromptBox-input").input_value() == ""
+    card = sidebar.locator(".lk-Approval")
+    card.wait_for(timeout=60_000)
+    assert not sidebar.locator("button.lk-PromptBox-stop").is_disabled()  # a run to stop
+    screenshot(page, "prompt-box.png", docs=True)
+    card.locator("button", has_text="Allow once").click()
+    wait_executed(page, 2)
+    assert approved.read_text() == "approved from the sidebar\n"
+    assert "completed" in new.locator(".jp-OutputArea").inner_text()
+    page.wait_for_function(
+        "() => document.querySelector('#logician-sidebar .lk-PromptBox-stop').disabled"
+    )
+    # the prompt is in the box's history: up brings it back
+    page.locator(".lk-PromptBox-input").click()
+    page.keyboard.press("ArrowUp")
+    assert page.locator(".lk-PromptBox-input").input_value() == PROMPT
+
+
+def test_the_model_picker_lists_the_servers_models_and_switches_the_session(
+    page: Any, lab: LabServer
+) -> None:
+    with LoopbackServer() as server:
+        server.route("GET", "/v1/models", {"data": [{"id": "qwen3-coder"}, {"id": "llama3"}]})
+        write_notebook(
+            lab.root / "models" / "models.ipynb",
+            [f"%logician config set model.base_url {server.url}/v1"],
+            ids=["set-url"],
+        )
+        open_notebook(page, lab, "models/models.ipynb")
+        sidebar = open_sidebar(page)
+        page.wait_for_selector('#logician-sidebar[data-state="ready"]')
+        run_cell(page, 0)
+        wait_executed(page, 0)
+        picker = sidebar.locator("select.lk-ModelPicker-select")
+        picker.focus()  # opening the list asks the kernel, which asks the server
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.lk-ModelPicker-select option')]"
+            ".some(o => o.textContent === 'llama3 (served)')",
+            timeout=30_000,
+        )
+        picker.select_option("llama3")
+        page.wait_for_function(
+            """() => document.querySelector('#logician-sidebar dd[data-field="model"]')"""
+            "?.textContent === 'llama3'",
+            timeout=30_000,
+        )
+        screenshot(page, "model-picker.png")
 
 
 def test_a_plain_python_kernel_gets_the_not_logician_state(page: Any, lab: LabServer) -> None:

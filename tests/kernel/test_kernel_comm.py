@@ -73,6 +73,14 @@ def test_preview_and_rewind_a_cell_from_the_comm(
         # the announcement goes out before the answer, to every open comm
         (announced,) = [d for d in sidebar.seen if d["type"] == "frames.rewound"]
         assert announced["cell_ids"] == ["cell-b"] and announced["frames"] == [2]
+        assert done["headline"] == "Rewound In [2]: 1 file deleted"  # the user's words
+        # its progress went out on the way: started, finished, the phase rewinding meanwhile
+        progress = [d for d in sidebar.seen if d["type"] == "progress"]
+        assert progress[0]["done"] == 0 and progress[0]["total"] == 1
+        assert progress[-1] == {**progress[-1], "finished": True, "done": 1}
+        phases = [d["phase"] for d in sidebar.seen if d["type"] == "status"]
+        assert "rewinding" in phases and phases[-1] != "rewinding"
+        valid(sidebar.seen)
 
         sidebar.send({"type": "frames.list", "offset": 0, "limit": 5, "id": "l"})
         rows = sidebar.wait_for("frames")["rows"]

@@ -140,7 +140,7 @@ def test_the_agent_edits_cells_and_rewind_and_undo_take_them_back_and_forth(
         # the rewind dialog's preview names the cell edits it would take back, newest first
         client.send({"type": "frames.preview", "cell_id": "ask", "id": "p"})
         preview = client.pump(until="frames.preview")
-        assert [(c["id"], c["action"]) for c in preview["cells"]] == [
+        assert [(c["id"], c["action"]) for c in preview["cell_edits"]] == [
             ("old", "re-insert"),
             (ids[0], "remove"),
             (ids[3], "remove"),

@@ -19,6 +19,7 @@ from traitlets import Unicode
 from ...agent.approvals import ApprovalPrompt
 from ...types.approvals import APPROVAL_CHOICES, CHOICE_LABELS, ApprovalChoice, PreviewKind
 from ..safe_html import Markup, inert, join, tag
+from . import colours
 from ._plain import PlainText
 
 Choice = ApprovalChoice
@@ -49,9 +50,9 @@ _PRE = f"margin: 0; padding: 4px 6px; white-space: pre-wrap; word-break: break-a
 _DIFF_COLOURS = (
     ("+++", "font-weight: bold;"),
     ("---", "font-weight: bold;"),
-    ("@@", "color: #0969da;"),
-    ("+", "color: #1a7f37; background: #e6ffec;"),
-    ("-", "color: #cf222e; background: #ffebe9;"),
+    ("@@", f"color: {colours.ACCENT};"),
+    ("+", f"color: {colours.TEXT}; background: {colours.ADDED_BACKGROUND};"),
+    ("-", f"color: {colours.TEXT}; background: {colours.REMOVED_BACKGROUND};"),
 )
 
 
@@ -174,7 +175,7 @@ class ApprovalCard(PlainText, w.VBox):
                 self.note,
                 self.outcome,
             ],
-            layout=w.Layout(border="1px solid var(--jp-border-color1, #ccc)", padding="6px"),
+            layout=w.Layout(border=f"1px solid {colours.BORDER}", padding="6px"),
         )
         self.add_class("lk-approval-card")
 
@@ -244,7 +245,7 @@ class ApprovalCard(PlainText, w.VBox):
         self.note.disabled = True
         if note and not self.note.value:
             self.note.value = note
-        colour = "#cf222e" if choice in _DENIALS else "#1a7f37"
+        colour = colours.ERROR if choice in _DENIALS else colours.OK
         text = decision_text(choice, note, self.rule_offered, via)
         self.outcome.value = inert(tag("b", text, style=f"color: {colour};"))
         return True

@@ -18,6 +18,7 @@ from traitlets import Int, Unicode
 
 from ...types.rewind_scope import RewindMode
 from ..safe_html import Markup, inert, join, tag
+from . import colours
 from ._plain import PlainText
 
 REWIND_MODES: tuple[RewindMode, ...] = get_args(RewindMode)
@@ -35,8 +36,8 @@ MAX_TEXT_FRAMES = 10
 MAX_LABEL_CHARS = 80
 """Characters shown of a frame's label in the list; longer labels end in "…"."""
 
-_ERROR = "#cf222e"
-_OK = "#1a7f37"
+_ERROR = colours.ERROR
+_OK = colours.OK
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +272,7 @@ class RewindControl(PlainText, w.VBox):
                 w.HBox([self.undo_button, self.resume_button]),
                 self.result,
             ],
-            layout=w.Layout(border="1px solid var(--jp-border-color1, #ccc)", padding="6px"),
+            layout=w.Layout(border=f"1px solid {colours.BORDER}", padding="6px"),
         )
         self.add_class("lk-rewind-control")
         self.frames.observe(self._selection_changed, names="value")

@@ -18,6 +18,7 @@ from IPython.display import display
 from ...agent.ui import Phase, RuntimeState, context_fraction
 from ...types.run import RunBudgetLimits, RunOutcomeStatus
 from ..safe_html import Markup, inert, join, tag
+from . import colours
 from ._plain import PlainText
 
 MAX_TASKS_SHOWN = 20
@@ -27,11 +28,11 @@ MAX_PENDING_IDS = 3
 """Pending tool call ids named; the rest are counted."""
 
 OUTCOME_COLOURS: dict[RunOutcomeStatus, str] = {
-    "completed": "#1a7f37",
-    "budget_exhausted": "#9a6700",
-    "denied": "#8250df",
-    "cancelled": "#57606a",
-    "failed": "#cf222e",
+    "completed": colours.OK,
+    "budget_exhausted": colours.WARN,
+    "denied": colours.ACCENT,
+    "cancelled": colours.MUTED,
+    "failed": colours.ERROR,
 }
 """The colour a run outcome is shown in, by status."""
 

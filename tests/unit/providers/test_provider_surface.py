@@ -61,6 +61,7 @@ PROVIDERS_API = {
     "MeteredProvider",
     "known_model",
     "resolve_context_window",
+    "served_models",
 }
 TYPES_API = {
     "MESSAGE_ADAPTER",

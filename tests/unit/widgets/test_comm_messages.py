@@ -76,6 +76,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "status": {},
     "frames.list": {"offset": 5, "limit": 50},
     "frames.preview": {"cell_id": "cell-a", "force": True},
+    "frames.preview.page": {"frame": 2, "group": "data/parts/", "offset": 200, "limit": 100},
     "frames.rewind": {
         "frame": 2,
         "mode": "files",
@@ -94,6 +95,8 @@ REQUESTS: dict[str, dict[str, Any]] = {
         "before": None,
         "after": {"id": "c9", "index": 2, "cell_type": "markdown", "source": "# Hi"},
     },
+    "models.list": {"id": "m"},
+    "model.use": {"model": "qwen3-coder"},
 }
 ANSWERS: dict[str, dict[str, Any]] = {
     "hello": {"pending": [PROMPT], "status": {**STATUS, "unread_notices": 1}, "notices": [NOTICE]},
@@ -111,6 +114,17 @@ ANSWERS: dict[str, dict[str, Any]] = {
         "external": [],
         "messages_dropped": 1,
         "variables": [{"name": "x", "action": "restore", "detail": ""}],
+        "files_total": 1,
+        "groups": [{"directory": "", "below": False, "delete": 1, "restore": 0}],
+        "cells": [{"frame": 2, "execution_count": 4}, {"frame": 3, "execution_count": None}],
+        "conflicts_total": 1,
+    },
+    "frames.preview.page": {
+        "frame": 2,
+        "group": "data/parts/",
+        "rows": [{"path": "data/parts/p1.csv", "action": "delete"}],
+        "total": 20_000,
+        "offset": 200,
     },
     "frames.rewind": {
         "ok": True,
@@ -126,9 +140,18 @@ ANSWERS: dict[str, dict[str, Any]] = {
     "notices": {"rows": [NOTICE], "unread": 1, "re": "n"},
     "notices.read": {"unread": 0, "re": 5},
     "notice": {"notice": NOTICE, "unread": 1},
+    "models": {
+        "current": "gpt-4.1",
+        "provider": "openai",
+        "profiles": [{"name": "cheap", "model": "gpt-4.1-mini"}],
+        "served": ["qwen3-coder", "llama3"],
+        "served_error": None,
+    },
+    "model.use": {"model": "qwen3-coder", "said": "model.name = ..."},
     "frames.undone": {"frames": [2], "cell_ids": ["c"], "at": "t", "by": 15, "undoes": 14},
     "frames.changed": {"total": 9},
     "frames.rewound": {"frames": [2], "cell_ids": [], "at": "t", "by": 12},
+    "progress": {"operation": "rewind", "done": 12_400, "total": 20_000, "finished": False},
     "approval.requested": PROMPT,
     "approval.resolved": {"request_id": "r1", "choice": "deny", "note": "", "via": "comm"},
     "notebook.attached": {"pending": 0, "re": 6},
@@ -190,6 +213,10 @@ class Frames:
         self.calls.append(("preview", frame, cell_id, flags))
         return {k: v for k, v in ANSWERS["frames.preview"].items()}
 
+    def preview_page(self, frame: Any, cell_id: Any, group: str, *args: Any, **kw: bool) -> Any:
+        self.calls.append(("preview_page", frame, cell_id, group, args, kw))
+        return {k: v for k, v in ANSWERS["frames.preview.page"].items()}
+
     def rewind_target(self, frame: Any, cell_id: Any, mode: str, force: bool, **kw: bool) -> Any:
         self.calls.append(("rewind", frame, cell_id, mode, force, kw))
         return dict(ANSWERS["frames.rewind"])
@@ -220,12 +247,23 @@ class Notebook:
         pass
 
 
+class Models:
+    """A model source that answers from the examples."""
+
+    def choices(self) -> dict[str, Any]:
+        return {k: v for k, v in ANSWERS["models"].items()}
+
+    def use(self, name: str) -> dict[str, Any]:
+        return {"model": name, "said": f"model.name = {name!r}"}
+
+
 def comms() -> tuple[LogicianComms, Frames]:
     frames = Frames()
     status = {k: v for k, v in STATUS.items()}
     c = LogicianComms(ApprovalBroker(), lambda: dict(status), frames)
     c.notebook = Notebook()  # type: ignore[assignment]
     c.notices = NoticeBoard(lambda: "sidebar")
+    c.models = Models()
     c.notices.say("Logician: frame 1: 1 variable(s) not captured")
     return c, frames
 

@@ -10,7 +10,11 @@ pytest.importorskip("ipywidgets")
 from ipywidgets.widgets.tests.utils import setup_test_comm, teardown_test_comm  # noqa: E402
 
 from logician_kernel.agent.approvals import ApprovalPrompt  # noqa: E402
-from logician_kernel.jupyter.widgets import CHOICES, ApprovalCard  # noqa: E402
+from logician_kernel.jupyter.widgets import (  # noqa: E402
+    CHOICES,
+    ApprovalCard,
+    colours,  # noqa: E402
+)
 from logician_kernel.jupyter.widgets.approval import MAX_PREVIEW_LINES, preview_html  # noqa: E402
 
 
@@ -131,8 +135,12 @@ def test_diff_lines_are_coloured_and_escaped() -> None:
     diff = "--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n-old <a>\n+new & <b>\n same"
     card, _ = make_card(tool="edit", preview=diff, preview_kind="diff")
     out = card.preview.value
-    assert '<span style="color: #1a7f37; background: #e6ffec;">+new &amp; &lt;b&gt;</span>' in out
-    assert '<span style="color: #cf222e; background: #ffebe9;">-old &lt;a&gt;</span>' in out
+    added = f"color: {colours.TEXT}; background: {colours.ADDED_BACKGROUND};"
+    removed = f"color: {colours.TEXT}; background: {colours.REMOVED_BACKGROUND};"
+    assert f'<span style="{added}">+new &amp; &lt;b&gt;</span>' in out
+    assert f'<span style="{removed}">-old &lt;a&gt;</span>' in out
+    # the theme's colours, never a light-mode hex alone (it glares in JupyterLab Dark)
+    assert "--jp-success-color1" in added and "--jp-error-color1" in removed
     assert '<span style="font-weight: bold;">--- a/f.py</span>' in out
     assert "\n same" in out
 

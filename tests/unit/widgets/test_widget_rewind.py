@@ -140,7 +140,11 @@ def test_selecting_shows_preview_with_conflicts() -> None:
     assert control.selected_frame == 2 and not buttons_disabled(control)
     out = control.preview.value
     assert "restore data.csv" in out and "&lt;out&gt;" in out and "<out>" not in out
-    assert "lk-rewind-conflict" in out and "#cf222e" in out and "data.csv changed since" in out
+    assert (
+        "lk-rewind-conflict" in out
+        and "--jp-error-color0" in out
+        and "data.csv changed since" in out
+    )
     assert "2 conversation messages dropped" in out
     control.frames.value = 1
     assert "lk-rewind-conflict" not in control.preview.value
@@ -214,7 +218,7 @@ def test_errors_are_shown() -> None:
     assert source.calls == [(3, "files")]
     assert control.status_kind == "error" and control.status == "frame 3 has <conflicts>"
     assert "Rewind failed: frame 3 has &lt;conflicts&gt;" in control.result.value
-    assert "#cf222e" in control.result.value
+    assert "--jp-error-color0" in control.result.value
     assert control.selected_frame == 3  # refreshed; the frame still exists
 
 

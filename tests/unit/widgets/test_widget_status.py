@@ -127,14 +127,18 @@ def test_cost_and_wall_time_bars() -> None:
 
 @pytest.mark.parametrize(
     ("status", "colour"),
-    [("completed", "#1a7f37"), ("failed", "#cf222e"), ("budget_exhausted", "#9a6700")],
+    [
+        ("completed", "--jp-success-color0"),
+        ("failed", "--jp-error-color0"),
+        ("budget_exhausted", "--jp-warn-color0"),
+    ],
 )
 def test_outcome_is_coloured_by_status(status: str, colour: str) -> None:
     widget = StatusWidget()
     outcome = RunOutcome(status=status, detail="limit <max_turns> reached")  # type: ignore[arg-type]
     widget.update(RuntimeState(last_outcome=outcome))
     html = widget.outcome.value
-    assert f"color: {colour}" in html
+    assert f"color: var({colour}," in html
     assert status.replace("_", " ") in html
     assert "limit &lt;max_turns&gt; reached" in html
     widget.update(RuntimeState(phase="turn", turn=1, last_outcome=outcome))

@@ -23,6 +23,7 @@ OWN = {
     "OpenFrame",
     "Preview",
     "Reaper",
+    "RestoreProgress",
     "RewindMode",
     "RewindPart",
     "RewindScope",

@@ -1,0 +1,75 @@
+"""The sidebar's model picker: it lists the configured model, the models the profiles name
+and what the server serves (a real loopback server's `/v1/models`), and a pick changes this
+session's model (never a file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from loopback import LoopbackServer
+
+from logician_kernel.agent.approvals import ApprovalBroker
+from logician_kernel.jupyter.comm import LogicianComms
+from logician_kernel.jupyter.model_picker import ModelPicker
+from logician_kernel.workspace import Workspace
+
+
+def test_the_picker_lists_the_servers_models_and_a_pick_applies_to_the_session(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    (cfg / "config.toml").write_text('[profiles.cheap]\nmodel = { name = "small-model" }\n')
+    env = {"LOGICIAN_THREAD": "models", "LOGICIAN_CONFIG_DIR": str(cfg)}
+    with LoopbackServer() as server:
+        server.route(
+            "GET",
+            "/v1/models",
+            {"object": "list", "data": [{"id": "qwen3-coder"}, {"id": "llama3"}]},
+        )
+        workspace = Workspace.open(ws, {**env, "LOGICIAN_MODEL__BASE_URL": f"{server.url}/v1"})
+        comms = LogicianComms(ApprovalBroker(), dict)
+        comms.models = ModelPicker(workspace, comms)
+        try:
+            listed = comms.reply({"v": 1, "type": "models.list", "id": 1})
+            assert listed["type"] == "models", listed
+            assert listed["served"] == ["qwen3-coder", "llama3"]
+            assert listed["served_error"] is None
+            assert listed["profiles"] == [{"name": "cheap", "model": "small-model"}]
+            before = (cfg / "config.toml").read_text()
+
+            used = comms.reply({"v": 1, "type": "model.use", "model": "llama3", "id": 2})
+            assert used["model"] == "llama3", used
+            assert workspace.config.settings.model.name == "llama3"
+            assert (cfg / "config.toml").read_text() == before  # a session pick, never saved
+            again = comms.reply({"v": 1, "type": "models.list"})
+            assert again["current"] == "llama3"
+        finally:
+            workspace.close()
+
+
+def test_a_server_that_does_not_answer_is_said_and_nothing_is_asked_without_a_base_url(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"LOGICIAN_THREAD": "none", "LOGICIAN_CONFIG_DIR": str(tmp_path / "cfg")}
+    workspace = Workspace.open(ws, env)
+    try:
+        listed = ModelPicker(workspace, LogicianComms(ApprovalBroker(), dict)).choices()
+        assert listed["served"] == [] and listed["served_error"] is None  # a public API: not asked
+    finally:
+        workspace.close()
+    workspace = Workspace.open(
+        ws,
+        {**env, "LOGICIAN_MODEL__BASE_URL": "http://127.0.0.1:9/v1"},  # nothing listens
+    )
+    try:
+        listed = ModelPicker(workspace, LogicianComms(ApprovalBroker(), dict)).choices()
+        assert listed["served"] == [] and "could not ask http://127.0.0.1:9/v1/models" in (
+            listed["served_error"] or ""
+        )
+    finally:
+        workspace.close()
