@@ -13,6 +13,7 @@ import { LabIcon } from '@jupyterlab/ui-components';
 import { CellMarker } from './cells';
 import { addCommands, watchConnection } from './commands';
 import { LogicianConnection } from './connection';
+import { addFixCommand, FixButtons } from './fix_button';
 import { NotebookTools } from './notebook_tools';
 import { LogicianSidebar } from './sidebar';
 import { LogicianStatusItem } from './statusbar';
@@ -57,6 +58,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         live.add(created);
         new CellMarker(panel, created);
         new NotebookTools(panel, created); // the agent's notebook tools answer here
+        new FixButtons(panel, created); // *Fix with Logician* under error outputs
         watchConnection(app, created);
         panel.disposed.connect(() => {
           live.delete(created);
@@ -102,6 +104,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     follow(tracker.currentWidget);
 
     addCommands(app, tracker, sidebar, connectionFor, palette, logicianIcon);
+    addFixCommand(app, tracker, connectionFor, palette, logicianIcon);
   }
 };
 

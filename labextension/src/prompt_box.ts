@@ -62,18 +62,9 @@ export class PromptBox {
       Notification.warning('Logician: open a notebook on the Logician kernel to ask the agent.', { autoClose: 5000 });
       return false;
     }
-    const notebook = panel.content;
-    NotebookActions.insertBelow(notebook); // below the active cell, and made active
-    NotebookActions.changeCellType(notebook, 'code');
-    const cell = notebook.activeCell;
-    if (!cell) {
-      return false;
-    }
-    cell.model.sharedModel.setSource(agentCellSource(text));
     this._history.add(text);
     this._input.value = '';
-    await NotebookActions.run(notebook, panel.sessionContext);
-    return true;
+    return insertAndRun(panel, agentCellSource(text));
   }
 
   /** Interrupt the kernel: the run stops as after Kernel > Interrupt. */
@@ -123,4 +114,19 @@ export class PromptBox {
   private _panel: NotebookPanel | null = null;
   private _connection: LogicianConnection | null = null;
   private _history = new PromptHistory();
+}
+
+/** Insert a code cell holding `source` below the active cell (made active) and run it: the
+ * prompt box's cells, and the *Fix with Logician* button's. False when no cell could be made. */
+export async function insertAndRun(panel: NotebookPanel, source: string): Promise<boolean> {
+  const notebook = panel.content;
+  NotebookActions.insertBelow(notebook); // below the active cell, and made active
+  NotebookActions.changeCellType(notebook, 'code');
+  const cell = notebook.activeCell;
+  if (!cell) {
+    return false;
+  }
+  cell.model.sharedModel.setSource(source);
+  await NotebookActions.run(notebook, panel.sessionContext);
+  return true;
 }
