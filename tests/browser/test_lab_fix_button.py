@@ -1,8 +1,8 @@
 """*Fix with Logician* in a real JupyterLab (headless Chromium): a cell raises a KeyError, the
 button shows under its error output, and a click inserts a `%logician fix` cell below it and
 runs it; the scripted model (loopback) is asked about that error and the agent cell completes.
-An older error's button names its cell in the fix's note. A plain Python kernel shows no
-button. Screenshots land in `test-artifacts/lab/`.
+An older error's button names its cell in the fix's note; the palette command fixes the
+newest error. A plain Python kernel shows no button. Screenshots land in `test-artifacts/lab/`.
 """
 
 from __future__ import annotations
@@ -123,6 +123,7 @@ def test_the_button_on_an_error_runs_a_fix_cell_below_it(
     model.script(
         text_reply("The dict has no 'sales' key: ", "use sales['total']."),
         text_reply("That older cell asked for a missing key."),
+        text_reply("Divide by zero: check the divisor."),
     )
     open_notebook(page, lab, "fix.ipynb")
     page.locator('.jp-SideBar li[data-id="logician-sidebar"]').click()
@@ -160,9 +161,17 @@ def test_the_button_on_an_error_runs_a_fix_cell_below_it(
     assert "That older cell" in cell(page, 1).locator(".jp-OutputArea").inner_text()
     assert "In [1]" in json.dumps(model.requests[-1].body)
 
-    # The palette command is there, under the Logician category.
-    label = page.evaluate("() => window.jupyterapp.commands.label('logician:fix-last-error')")
-    assert label == "Fix the last error with Logician"
+    # The palette's command fixes the newest error (1 / 0, now the last cell), below its cell.
+    page.keyboard.press("Control+Shift+C")
+    page.keyboard.type("Fix the last error")
+    item = page.locator(".lm-CommandPalette-item", has_text="Fix the last error with Logician")
+    item.wait_for()
+    item.click()
+    page.wait_for_function(f"() => ({SOURCES_JS})().length === 5")
+    assert page.evaluate(SOURCES_JS)[3:] == [FAILING[1], "%logician fix"]
+    wait_count(page, 4, 5)
+    assert "Divide by zero" in cell(page, 4).locator(".jp-OutputArea").inner_text()
+    assert "ZeroDivisionError" in json.dumps(model.requests[-1].body)
 
 
 def test_a_plain_python_kernel_shows_no_fix_button(page: Any, lab: LabServer) -> None:
