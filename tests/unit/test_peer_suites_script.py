@@ -82,3 +82,10 @@ def test_a_failure_is_reported_with_the_end_of_its_message(tmp_path: Path) -> No
     assert outcome == "failed"
     assert why.endswith("AssertionError: kernel still alive")
     assert "frame 0" not in why  # the end of a long traceback, not all of it
+
+
+def test_the_counts_line_reads_outcomes_with_or_without_their_messages() -> None:
+    counts = _script().counts
+    bare = {"a": "passed", "b": "failed", "c": "skipped"}
+    with_why = {"a": ("passed", ""), "b": ("failed", "AssertionError"), "c": ("skipped", "")}
+    assert counts(bare) == counts(with_why) == "1 pass, 1 fail, 0 error, 1 skip"
