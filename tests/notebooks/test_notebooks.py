@@ -12,6 +12,8 @@ from kernel_harness import clean_env
 
 pytestmark = pytest.mark.kernel
 NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
+SANITIZE = Path(__file__).with_name("nbval_sanitize.cfg")
+"""Regexes applied to stored and fresh outputs alike (what one machine words its own way)."""
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.name for n in NOTEBOOKS])
@@ -34,6 +36,8 @@ def test_notebook_validates_with_nbval(notebook: Path, tmp_path: Path) -> None:
             "--nbval",
             "--nbval-kernel-name",
             "logician",
+            "--nbval-sanitize-with",
+            str(SANITIZE),
             "-p",
             "no:cacheprovider",
             "--rootdir",
