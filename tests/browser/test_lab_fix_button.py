@@ -8,16 +8,12 @@ newest error. A plain Python kernel shows no button. Screenshots land in `test-a
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from lab_server import ARTIFACTS, LabServer, open_browser, screenshot, write_notebook
 from loopback import LoopbackServer, text_reply
-
-import logician_kernel
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
 
@@ -50,13 +46,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory, model: LoopbackServer) -> Iter
         "language": "python",
     }
     (root / "plain" / "plain.ipynb").write_text(json.dumps(plain))
-    # This checkout's build of the extension, ahead of one installed in the environment.
-    overlay = home / "jupyter-path"
-    (overlay / "labextensions").mkdir(parents=True)
-    built = Path(logician_kernel.__file__).parent / "labextension"
-    (overlay / "labextensions" / "logician-kernel").symlink_to(built)
+    # LabServer serves this checkout's build of the extension (lab_server._serve_this_build).
     env = {
-        "JUPYTER_PATH": os.pathsep.join([str(overlay), os.environ.get("JUPYTER_PATH", "")]),
         "LOGICIAN_MODEL__PROVIDER": "openai",
         "LOGICIAN_MODEL__NAME": "loop-model",
         "LOGICIAN_MODEL__BASE_URL": model.url + "/v1",

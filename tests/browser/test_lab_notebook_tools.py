@@ -11,17 +11,13 @@ alone. Screenshots land in `test-artifacts/lab/`.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from lab_server import ARTIFACTS, LabServer, open_browser, write_notebook
 from loopback import LoopbackServer, text_reply, tool_reply
-
-import logician_kernel
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
 
@@ -78,13 +74,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory, model: LoopbackServer) -> Iter
         tool_reply("p1", "python", {"code": "value = 2"}),
         text_reply("Tidied."),
     )
-    # This checkout's build of the extension, ahead of one installed in the environment.
-    overlay = home / "jupyter-path"
-    (overlay / "labextensions").mkdir(parents=True)
-    built = Path(logician_kernel.__file__).parent / "labextension"
-    (overlay / "labextensions" / "logician-kernel").symlink_to(built)
+    # LabServer serves this checkout's build of the extension (lab_server._serve_this_build).
     env = {
-        "JUPYTER_PATH": os.pathsep.join([str(overlay), os.environ.get("JUPYTER_PATH", "")]),
         "LOGICIAN_MODEL__PROVIDER": "openai",
         "LOGICIAN_MODEL__NAME": "loop-model",
         "LOGICIAN_MODEL__BASE_URL": model.url + "/v1",
