@@ -10,7 +10,8 @@ from __future__ import annotations
 import shutil
 
 from .file_checkpoints import FileCheckpoints, RewindError
-from .store_budget import SideStoreBudget, StorageReport, by_kind, format_report
+from .storage_report import StorageReport, by_kind, format_report
+from .store_budget import SideStoreBudget
 
 
 def _budget(checkpoints: FileCheckpoints, what: str) -> SideStoreBudget:

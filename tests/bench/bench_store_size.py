@@ -34,7 +34,7 @@ try:
     from nbclient import NotebookClient
     from traitlets.config import Config
 
-    from logician_kernel.frames.store_budget import by_kind, dir_bytes
+    from logician_kernel.frames.storage_report import by_kind, dir_bytes
     from logician_kernel.jupyter.kernelspec import KERNEL_NAME
     from logician_kernel.jupyter.runner import RunKernelManager
 except ImportError as exc:  # pragma: no cover - wrong interpreter
