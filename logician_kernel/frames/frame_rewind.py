@@ -34,6 +34,7 @@ from ..snapshots.beneath import Beneath
 from ..types.path_states import PathChange, PathState
 from . import rewind_plan
 from .attribution import clock, judge_chain
+from .call_restored import is_call_restored, restored_by_calls
 from .restore import SKIP_TEXT, still_as_left
 from .rewind_incomplete import (
     failed_of,
@@ -141,6 +142,7 @@ def plan_rewind(
         for change in view.changes:
             chains.setdefault(change.path, []).append((view.frame, change))
     plan = RewindPlan(frames=[f.frame for f in popped])
+    by_calls = restored_by_calls(checkpoints.ledger.entries, plan.frames)  # not conflicts
     for view in popped:
         for skip in view.skipped:
             plan.skipped.append(
@@ -200,7 +202,7 @@ def plan_rewind(
         for (f1, c1), (f2, c2) in zip(chain, chain[1:], strict=False):
             if conflict is not None:
                 break
-            if not c1.after.same_as(c2.before):
+            if not c1.after.same_as(c2.before) and not is_call_restored(by_calls, path, c2.before):
                 conflict = f"changed outside the kernel between frame {f1} and frame {f2}"
                 break
         if conflict is None:
@@ -208,7 +210,7 @@ def plan_rewind(
             after = chain[-1][1].after
             if checkpoints.budget is not None:
                 after = checkpoints.budget.large.resolve(path, after)
-            if not still_as_left(current, after):
+            if not still_as_left(current, after) and not is_call_restored(by_calls, path, current):
                 saved = checkpoints.saves.last_save(path)
                 conflict = f"changed since frame {chain[-1][0]} recorded it" + (
                     f" (saved in JupyterLab at {clock(saved)})" if saved else ""
