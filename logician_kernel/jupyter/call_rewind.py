@@ -8,7 +8,7 @@ render, a button does the same). Both go through `AgentSession.rewind_call`.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 from IPython.core.error import UsageError
@@ -24,8 +24,12 @@ from ..workspace import (
     found_at_this_start,
 )
 from . import display as render
-from .rewind_source import LedgerRewindSource
 from .safe_html import inert, tag
+
+if TYPE_CHECKING:
+    from .rewind_source import LedgerRewindSource
+
+_PUT_BACK = ("restored", "deleted", "recreated")
 
 
 def handle(
@@ -55,6 +59,41 @@ def announce(frames: LedgerRewindSource, item: CallRewound | ProjectionItem) -> 
     checkpoints = frames.workspace.checkpoints_if_on
     total = len(checkpoints.frames()) if checkpoints is not None else 0
     frames.comms.notify("frames.changed", {"total": total})
+
+
+def calls_message(frames: LedgerRewindSource, frame: int) -> dict[str, Any]:
+    """`frames.calls`: the frame's tool calls, for the Lab's *Rewind this call* buttons."""
+    rows = frames.workspace.calls(frame)
+    return {"frame": frame, "calls": [r.as_message() for r in rows]}
+
+
+def rewind_call_message(frames: LedgerRewindSource, call_id: str, force: bool) -> dict[str, Any]:
+    """`frames.rewind_call`: the path `%logician rewind --call ID` takes (`Workspace.rewind_call`,
+    a recorded, resumable, undoable plan), refused while a cell runs; says what it put back and
+    what it left alone, and tells every frontend to read the frames again."""
+    workspace = frames.workspace
+    frame = workspace.frame_of_call(call_id)
+    item = workspace.rewind_call(call_id, force=force, refuse_if_running=True)
+    announce(frames, item)
+    restored = [p.path for p in item.paths if p.action in _PUT_BACK]
+    left = [
+        {"path": p.path, "detail": p.detail or p.action}
+        for p in item.paths
+        if p.action not in _PUT_BACK
+    ]
+    headline = f"Rewound call {call_id}: {len(restored)} file(s) put back" + (
+        f", {len(left)} left alone" if left else ""
+    )
+    return {
+        "ok": True,
+        "call_id": call_id,
+        "frame": frame,
+        "restored": restored,
+        "left": left,
+        "summary": _rendered(item).text,
+        "headline": headline
+        + ("" if isinstance(item, CallRewound) else "; `%logician undo` takes it back"),
+    }
 
 
 def _rendered(item: CallRewound | ProjectionItem) -> render.Rendered:

@@ -4,6 +4,7 @@ The messages are declared once, in `comm_messages.py` (two pydantic unions, from
 `comm_schema.json` is generated; the lab extension's `protocol.ts` is tested against that
 file). Frontend -> kernel: `approvals.list`, `approval.decide`, `status`, `frames.list`,
 `frames.preview`, `frames.preview.page`, `frames.rewind`, `frames.undo`, `frames.resume`,
+`frames.calls`, `frames.rewind_call`,
 `document.saved`, `notices.list`, `notices.read`, `models.list`, `model.use`,
 `notebook.attach`, `notebook.reply`; each is answered (its `id` echoed as `re`). Kernel ->
 frontend, unasked: `hello` when the comm opens (with the session's notices),
@@ -97,6 +98,10 @@ class FrameSource(Protocol):
     def undo_target(self, force: bool) -> dict[str, Any]: ...
 
     def resume_target(self, force: bool) -> dict[str, Any]: ...
+
+    def frame_calls(self, frame: int) -> dict[str, Any]: ...
+
+    def rewind_call(self, call_id: str, force: bool) -> dict[str, Any]: ...
 
 
 class ModelSource(Protocol):
@@ -262,6 +267,13 @@ class LogicianComms:
 
     def handle_frames_resume(self, message: m.FramesResume) -> dict[str, Any]:
         return {"type": "frames.resume", **self._frame_source().resume_target(message.force)}
+
+    def handle_frames_calls(self, message: m.FramesCalls) -> dict[str, Any]:
+        return {"type": "frames.calls", **self._frame_source().frame_calls(message.frame)}
+
+    def handle_frames_rewind_call(self, message: m.FramesRewindCall) -> dict[str, Any]:
+        done = self._frame_source().rewind_call(message.call_id, message.force)
+        return {"type": "frames.rewind_call", **done}
 
     def handle_document_saved(self, message: m.DocumentSavedRequest) -> dict[str, Any]:
         saved = self._frame_source().note_save(

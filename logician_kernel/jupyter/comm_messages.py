@@ -157,6 +157,26 @@ class FramesResume(_Request):
     """Also overwrite paths changed since the rewind began."""
 
 
+class FramesCalls(_Request):
+    """The tool calls of one frame, for the *Rewind this call* buttons (answered by
+    `frames.calls`)."""
+
+    type: Literal["frames.calls"]
+    frame: Annotated[int, Field(ge=1)]
+    """The frame's id."""
+
+
+class FramesRewindCall(_Request):
+    """Put back what one tool call changed, its frame staying: `%logician rewind --call ID`
+    (answered by `frames.rewind_call`; recorded, resumable and undoable)."""
+
+    type: Literal["frames.rewind_call"]
+    call_id: NonEmpty
+    """The call's id, as `frames.calls` listed it."""
+    force: bool = False
+    """Also overwrite the call's paths changed since (conflicts)."""
+
+
 class DocumentSavedRequest(_Request):
     """JupyterLab saved a document: the running cell's frame attributes it to the user
     (answered by `document.saved`)."""
@@ -272,6 +292,8 @@ FrontendMessage = Annotated[
     | FramesRewind
     | FramesUndo
     | FramesResume
+    | FramesCalls
+    | FramesRewindCall
     | DocumentSavedRequest
     | NoticesList
     | NoticesRead
@@ -387,6 +409,23 @@ class PathDetail(_Part):
 
     path: str
     detail: str
+
+
+class CallLine(_Part):
+    """One tool call of a frame, as its *Rewind this call* button shows it."""
+
+    id: str
+    tool: str
+    words: str
+    """A few words: the bash command, the path written, the code's first line."""
+    files: list[str]
+    """The files attribution credited to the call."""
+    undoable: bool
+    """Whether `rewind --call` can take it back now."""
+    why_not: str
+    """Why not, when it cannot ("it changed no file", "already rewound ...")."""
+    rewound: bool
+    """A call rewind took it back (and was not undone)."""
 
 
 class PreviewFile(_Part):
@@ -543,6 +582,28 @@ class FramesRewound(_Answer):
     summary: str
     headline: str | MISSING = MISSING
     """One line in the user's words (`Rewound In [2]: 20,000 files deleted`), for a toast."""
+
+
+class FramesCallsListed(_Answer):
+    type: Literal["frames.calls"]
+    frame: int
+    calls: Annotated[list[CallLine], Field(max_length=500)]
+    """In the order they ran."""
+
+
+class FramesCallRewound(_Answer):
+    type: Literal["frames.rewind_call"]
+    ok: Literal[True]
+    call_id: str
+    frame: int | None
+    """The frame whose call it was (it stays)."""
+    restored: list[str]
+    """Paths put back (restored, deleted or recreated)."""
+    left: list[PathDetail]
+    """Paths left alone (conflicts, skips), with why."""
+    summary: str
+    headline: str
+    """One line in the user's words, for a toast."""
 
 
 class DocumentSaved(_Answer):
@@ -725,6 +786,8 @@ KernelMessage = Annotated[
     | DocumentSaved
     | FramesUndoDone
     | FramesResumed
+    | FramesCallsListed
+    | FramesCallRewound
     | Notices
     | NoticesReadDone
     | Models

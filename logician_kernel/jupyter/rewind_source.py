@@ -23,8 +23,8 @@ from ..workspace import (
     launch_dir,
     map_lab_path,
 )
+from . import call_rewind, preview_groups, undo_view, variables_view
 from . import display as render
-from . import preview_groups, undo_view, variables_view
 from .comm import LogicianComms
 from .notebook_bridge import NotebookBridge
 from .widgets import FrameRow, RewindPreview
@@ -295,6 +295,12 @@ class LedgerRewindSource:
             "summary": undo_view.resume_result(item).text,
             "headline": self._headline("Finished the rewind of", item),
         }
+
+    def frame_calls(self, frame: int) -> dict[str, Any]:
+        return call_rewind.calls_message(self, frame)
+
+    def rewind_call(self, call_id: str, force: bool) -> dict[str, Any]:
+        return call_rewind.rewind_call_message(self, call_id, force)
 
     def note_save(
         self, path: str, at: str, notebook: str | None, server_root: str | None

@@ -31,6 +31,7 @@ from ..ledger.thread_ledger import CallRewound, ProjectionItem, ThreadLedger
 from ..snapshots.tree_watch import TREE
 from ..snapshots.write_audit import AUDIT, WriteAudit
 from . import cell_edits, rewinds
+from .call_rows import CallRow, frame_calls, frame_of_call
 from .frame import CellFrame
 from .launch import StartingDirectory, unsafe_workspace
 from .notices import NoticeBoard
@@ -358,12 +359,25 @@ class Workspace:
             for listener in list(self.progress_listeners):
                 listener(RestoreProgress(operation, last[0], last[1], finished=True))
 
-    def rewind_call(self, call_id: str, *, force: bool = False) -> CallRewound | ProjectionItem:
-        """`rewind --call`: put back the pre-images one tool call recorded (frames stay)."""
+    def rewind_call(
+        self, call_id: str, *, force: bool = False, refuse_if_running: bool = False
+    ) -> CallRewound | ProjectionItem:
+        """`rewind --call`: put back the pre-images one tool call recorded (frames stay).
+        `refuse_if_running`: asked by a frontend (`frames.rewind_call`) while a cell may run."""
         checkpoints = self.checkpoints
         checkpoints.settle()  # a background capture of large files uses the snapshotter
         with self.frame_lock:
+            if refuse_if_running and checkpoints.is_open:
+                raise RewindError(rewinds.RUNNING.format(what="rewind the call"))
             return rewinds.rewind_call(checkpoints, call_id, force=force)
+
+    def calls(self, frame: int) -> list[CallRow]:
+        """The tool calls of one frame, for the *Rewind this call* buttons."""
+        return frame_calls(self.checkpoints, frame)
+
+    def frame_of_call(self, call_id: str) -> int | None:
+        """The frame a tool call ran in, or None when the ledger knows no such call."""
+        return frame_of_call(list(self.checkpoints.ledger.entries), call_id)
 
     def preview_call(self, call_id: str, *, force: bool = False) -> RewindPlan:
         """What `rewind --call ID` would do, touching nothing (`--dry-run`)."""

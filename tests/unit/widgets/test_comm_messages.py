@@ -85,6 +85,8 @@ REQUESTS: dict[str, dict[str, Any]] = {
     },
     "frames.undo": {"force": False},
     "frames.resume": {"id": 9},
+    "frames.calls": {"frame": 2},
+    "frames.rewind_call": {"call_id": "b1", "force": False},
     "document.saved": {"path": "a.txt", "time": "2026-12-03T12:00:00Z", "notebook": "n.ipynb"},
     "notices.list": {"id": "n"},
     "notices.read": {"up_to": 3},
@@ -137,6 +139,29 @@ ANSWERS: dict[str, dict[str, Any]] = {
     "document.saved": {"path": None, "recorded": False},
     "frames.undo": {"ok": True, "frames": [2], "undoes": 14, "conflicts": [], "summary": "Undid"},
     "frames.resume": {"ok": True, "frames": [2], "conflicts": [], "summary": "Resumed"},
+    "frames.calls": {
+        "frame": 2,
+        "calls": [
+            {
+                "id": "b1",
+                "tool": "bash",
+                "words": "make",
+                "files": ["out.txt"],
+                "undoable": True,
+                "why_not": "",
+                "rewound": False,
+            }
+        ],
+    },
+    "frames.rewind_call": {
+        "ok": True,
+        "call_id": "b1",
+        "frame": 2,
+        "restored": ["out.txt"],
+        "left": [{"path": "log.txt", "detail": "changed since frame 2 recorded it"}],
+        "summary": "Rewound call b1",
+        "headline": "Rewound call b1: 1 file(s) put back, 1 left alone",
+    },
     "notices": {"rows": [NOTICE], "unread": 1, "re": "n"},
     "notices.read": {"unread": 0, "re": 5},
     "notice": {"notice": NOTICE, "unread": 1},
@@ -233,6 +258,14 @@ class Frames:
         self.calls.append(("resume", force))
         return dict(ANSWERS["frames.resume"])
 
+    def frame_calls(self, frame: int) -> dict[str, Any]:
+        self.calls.append(("calls", frame))
+        return dict(ANSWERS["frames.calls"])
+
+    def rewind_call(self, call_id: str, force: bool) -> dict[str, Any]:
+        self.calls.append(("rewind_call", call_id, force))
+        return dict(ANSWERS["frames.rewind_call"])
+
 
 class Notebook:
     """The notebook protocol's kernel side, as far as the comm calls it."""
@@ -293,6 +326,8 @@ def test_every_request_type_has_its_handler_and_a_schema_valid_answer() -> None:
         ("frames.preview", {"cell_id": ""}, "cell_id must be a non-empty string"),
         ("frames.undo", {"force": 1}, "force must be true or false"),
         ("frames.resume", {"force": None}, "force must be true or false"),
+        ("frames.calls", {"frame": 0}, "frame must be >= 1, not 0"),
+        ("frames.rewind_call", {"call_id": ""}, "call_id must be a non-empty string"),
         ("frames.list", {"limit": 501}, "limit must be <= 500, not 501"),
         ("frames.list", {"offset": -1}, "offset must be >= 0"),
         ("document.saved", {"path": "", "time": "t"}, "path must be a non-empty string"),
