@@ -124,6 +124,25 @@ const EXAMPLES: Record<KernelMessage['type'], Json> = {
   'frames.resume': { v: 1, type: 'frames.resume', ok: true, frames: [2, 3], conflicts: [], summary: 'Resumed', re: 9 },
   'frames.undone': { v: 1, type: 'frames.undone', frames: [2, 3], cell_ids: ['cell-a'], at: '2024-11-29T14:05:00+00:00', by: 15, undoes: 14 },
   'frames.changed': { v: 1, type: 'frames.changed', total: 9 },
+  'frames.calls': {
+    v: 1,
+    type: 'frames.calls',
+    frame: 2,
+    calls: [{ id: 'b1', tool: 'bash', words: 'make', files: ['out.txt'], undoable: true, why_not: '', rewound: false }],
+    re: 10
+  },
+  'frames.rewind_call': {
+    v: 1,
+    type: 'frames.rewind_call',
+    ok: true,
+    call_id: 'b1',
+    frame: 2,
+    restored: ['out.txt'],
+    left: [],
+    summary: 'Rewound call b1',
+    headline: 'Rewound call b1: 1 file(s) put back',
+    re: 11
+  },
   'frames.preview.page': {
     v: 1,
     type: 'frames.preview.page',
@@ -282,6 +301,8 @@ describe('parseKernelMessage', () => {
     ['frames.undo', 'undoes', '14'],
     ['frames.undo', 'summary', undefined],
     ['frames.resume', 'frames', undefined],
+    ['frames.calls', 'calls', undefined],
+    ['frames.rewind_call', 'restored', 'b.txt'],
     ['frames.undone', 'undoes', undefined],
     ['frames.undone', 'cell_ids', 'cell-a'],
     ['frames.changed', 'total', undefined],

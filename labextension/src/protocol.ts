@@ -175,6 +175,35 @@ export interface IResumeDone {
   headline?: string;
 }
 
+/** One tool call of a frame, as its *Rewind this call* button shows it (`frames.calls`). */
+export interface ICallLine {
+  id: string;
+  tool: string;
+  /** A few words: the bash command, the path written, the code's first line. */
+  words: string;
+  /** The files attribution credited to the call. */
+  files: string[];
+  /** Whether `rewind --call` can take it back now. */
+  undoable: boolean;
+  /** Why not, when it cannot. */
+  why_not: string;
+  /** A call rewind took it back (and was not undone). */
+  rewound: boolean;
+}
+
+/** What rewinding one call did (`frames.rewind_call`); its frame stays. */
+export interface ICallRewound {
+  ok: true;
+  call_id: string;
+  frame: number | null;
+  /** Paths put back (restored, deleted or recreated). */
+  restored: string[];
+  /** Paths left alone, with why. */
+  left: { path: string; detail: string }[];
+  summary: string;
+  headline: string;
+}
+
 /** How far a rewind, undo or resume has come (`progress`: a few a second, then `finished`). */
 export interface IRestoreProgress {
   operation: 'rewind' | 'undo' | 'resume';
@@ -219,6 +248,8 @@ export type KernelMessage =
   | ({ type: 'frames.rewind'; re?: RequestId } & IRewindDone)
   | ({ type: 'frames.undo'; re?: RequestId } & IUndoDone)
   | ({ type: 'frames.resume'; re?: RequestId } & IResumeDone)
+  | { type: 'frames.calls'; frame: number; calls: ICallLine[]; re?: RequestId }
+  | ({ type: 'frames.rewind_call'; re?: RequestId } & ICallRewound)
   | { type: 'frames.undone'; frames: number[]; cell_ids: string[]; at: string; by: number; undoes: number }
   | { type: 'frames.changed'; total: number }
   | { type: 'frames.rewound'; frames: number[]; cell_ids: string[]; at: string; by: number }
@@ -292,6 +323,10 @@ export type Request =
     } & FrameTarget)
   | { type: 'frames.undo'; force?: boolean }
   | { type: 'frames.resume'; force?: boolean }
+  /** The tool calls of one frame. */
+  | { type: 'frames.calls'; frame: number }
+  /** `%logician rewind --call ID`: put back what one call changed (recorded, undoable). */
+  | { type: 'frames.rewind_call'; call_id: string; force?: boolean }
   /** JupyterLab saved a document (server-relative `path`); `notebook` is this connection's. */
   | { type: 'document.saved'; path: string; time: string; notebook?: string; server_root?: string }
   | { type: 'notices.list' }
@@ -343,6 +378,8 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
   'frames.rewind': { ok: isBool, frame: isInt, frames: isArray, summary: isString },
   'frames.undo': { ok: isBool, frames: isArray, undoes: isInt, summary: isString },
   'frames.resume': { ok: isBool, frames: isArray, summary: isString },
+  'frames.calls': { frame: isInt, calls: isArray },
+  'frames.rewind_call': { ok: isBool, call_id: isString, restored: isArray, left: isArray, summary: isString, headline: isString },
   'frames.undone': { frames: isArray, cell_ids: isArray, at: isString, by: isInt, undoes: isInt },
   'frames.changed': { total: isInt },
   'frames.rewound': { frames: isArray, cell_ids: isArray, at: isString, by: isInt },

@@ -10,6 +10,7 @@ import type { NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 
 import { ButtonKind, jpButton } from './buttons';
+import { showFrameCalls } from './call_rewind';
 import type { LogicianConnection } from './connection';
 import {
   auditWarning,
@@ -311,6 +312,9 @@ export class LogicianSidebar extends Widget {
       );
       button.dataset.action = 'rewind';
       bottom.appendChild(button);
+      const calls = jpButton('Calls', 'default', 'The tool calls of this cell, each with Rewind this call', 'lk-FrameRow-calls');
+      calls.dataset.action = 'calls';
+      bottom.appendChild(calls);
     }
     node.appendChild(bottom);
     node.title =
@@ -329,6 +333,10 @@ export class LogicianSidebar extends Widget {
     const frame = Number(rowNode.dataset.frame);
     if (target.dataset.action === 'rewind') {
       void this.rewind({ frame });
+      return;
+    }
+    if (target.dataset.action === 'calls') {
+      void showFrameCalls(this._connection, frame);
       return;
     }
     if (target.dataset.action === 'resume') {

@@ -1,0 +1,99 @@
+/**
+ * *Rewind this call*: a frame's tool calls, each with a button that puts back what that one
+ * call changed (`frames.rewind_call`, the same recorded, undoable rewind as
+ * `%logician rewind --call ID`). Opened from a frame of the sidebar's timeline (its `Calls`
+ * button); asks before rewinding; the result is a toast, and the kernel's `frames.changed`
+ * makes the timeline read the frames again. The words are `call_words.ts`'s.
+ */
+
+import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
+import { jpButton } from './buttons';
+import { callLabel, callTooltip, confirmText, resultText } from './call_words';
+import type { LogicianConnection } from './connection';
+import type { ICallLine } from './protocol';
+
+function line(call: ICallLine, onRewind: (call: ICallLine, button: HTMLButtonElement) => void): HTMLElement {
+  const node = document.createElement('div');
+  node.className = 'lk-CallLine';
+  node.dataset.call = call.id;
+  const label = document.createElement('code');
+  label.className = 'lk-CallLine-words';
+  label.textContent = callLabel(call);
+  node.appendChild(label);
+  const button = jpButton(call.rewound ? 'Rewound' : 'Rewind this call', 'warn', callTooltip(call), 'lk-CallLine-rewind');
+  button.disabled = !call.undoable;
+  button.addEventListener('click', () => onRewind(call, button));
+  node.appendChild(button);
+  return node;
+}
+
+/** Ask, then rewind one call; true when it was rewound. */
+export async function confirmAndRewindCall(connection: LogicianConnection, call: ICallLine): Promise<boolean> {
+  const { title, lines } = confirmText(call);
+  const body = document.createElement('pre');
+  body.className = 'lk-CallConfirm';
+  body.textContent = lines.join('\n');
+  const answer = await showDialog({
+    title,
+    body: new Widget({ node: body }),
+    buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Rewind this call' })],
+    hasClose: true
+  });
+  if (!answer.button.accept) {
+    return false;
+  }
+  try {
+    const done = await connection.ask({ type: 'frames.rewind_call', call_id: call.id }, 'frames.rewind_call');
+    const { headline, left } = resultText(done);
+    Notification.success(headline, { autoClose: 5000 });
+    if (left) {
+      Notification.info(left, { autoClose: 15000 });
+    }
+    return true;
+  } catch (err) {
+    Notification.error(`Logician: the call was not rewound: ${(err as Error).message}`, { autoClose: 8000 });
+    return false;
+  }
+}
+
+/** The calls of one frame in a dialog, each with its *Rewind this call* button. */
+export async function showFrameCalls(connection: LogicianConnection | null, frame: number): Promise<void> {
+  if (!connection || connection.state !== 'ready') {
+    Notification.warning('Logician: this notebook is not connected to a Logician kernel.', { autoClose: 5000 });
+    return;
+  }
+  let calls: ICallLine[];
+  try {
+    calls = (await connection.ask({ type: 'frames.calls', frame }, 'frames.calls')).calls;
+  } catch (err) {
+    Notification.error(`Logician: cannot list the calls: ${(err as Error).message}`, { autoClose: 8000 });
+    return;
+  }
+  const list = document.createElement('div');
+  list.className = 'lk-CallList';
+  if (!calls.length) {
+    list.textContent = 'This cell made no tool call.';
+  }
+  const dialog = new Dialog({
+    title: `Tool calls of frame ${frame}`,
+    body: new Widget({ node: list }),
+    buttons: [Dialog.cancelButton({ label: 'Close' })],
+    hasClose: true
+  });
+  for (const call of calls) {
+    list.appendChild(
+      line(call, (c, button) => {
+        dialog.reject();
+        void confirmAndRewindCall(connection, c).then(ok => {
+          if (ok) {
+            button.textContent = 'Rewound';
+            button.disabled = true;
+          }
+        });
+      })
+    );
+  }
+  await dialog.launch();
+}
