@@ -2,8 +2,8 @@
  * *Rewind this call*: a frame's tool calls, each with a button that puts back what that one
  * call changed (`frames.rewind_call`, the same recorded, undoable rewind as
  * `%logician rewind --call ID`). Opened from a frame of the sidebar's timeline (its `Calls`
- * button); asks before rewinding; the result is a toast, and the kernel's `frames.changed`
- * makes the timeline read the frames again. The words are `call_words.ts`'s.
+ * button); asks before rewinding; the result is a toast, and the timeline reads its frames
+ * again (`rewound`). The words are `call_words.ts`'s.
  */
 
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
@@ -59,7 +59,11 @@ export async function confirmAndRewindCall(connection: LogicianConnection, call:
 }
 
 /** The calls of one frame in a dialog, each with its *Rewind this call* button. */
-export async function showFrameCalls(connection: LogicianConnection | null, frame: number): Promise<void> {
+export async function showFrameCalls(
+  connection: LogicianConnection | null,
+  frame: number,
+  rewound: () => void = () => undefined
+): Promise<void> {
   if (!connection || connection.state !== 'ready') {
     Notification.warning('Logician: this notebook is not connected to a Logician kernel.', { autoClose: 5000 });
     return;
@@ -88,6 +92,7 @@ export async function showFrameCalls(connection: LogicianConnection | null, fram
         dialog.reject();
         void confirmAndRewindCall(connection, c).then(ok => {
           if (ok) {
+            rewound();
             button.textContent = 'Rewound';
             button.disabled = true;
           }

@@ -336,7 +336,10 @@ export class LogicianSidebar extends Widget {
       return;
     }
     if (target.dataset.action === 'calls') {
-      void showFrameCalls(this._connection, frame);
+      void showFrameCalls(this._connection, frame, () => {
+        this._pages.clear(); // the frame's files read again
+        this._render();
+      });
       return;
     }
     if (target.dataset.action === 'resume') {

@@ -55,10 +55,12 @@ def handle(
 
 
 def announce(frames: LedgerRewindSource, item: CallRewound | ProjectionItem) -> None:
-    """The sidebar re-reads the frames: the call's paths are back."""
+    """The sidebar re-reads the frames (the call's paths are back) and the status (an undo
+    is possible now)."""
     checkpoints = frames.workspace.checkpoints_if_on
     total = len(checkpoints.frames()) if checkpoints is not None else 0
     frames.comms.notify("frames.changed", {"total": total})
+    frames.comms.push_status(force=True)  # the Lab's Undo rewind is on now
 
 
 def calls_message(frames: LedgerRewindSource, frame: int) -> dict[str, Any]:

@@ -1,0 +1,109 @@
+"""*Rewind this call* in a real JupyterLab (headless Chromium): an agent cell makes three tool
+calls (write, bash, python; the scripted loopback model), the sidebar's `Calls` on its frame
+lists them, and the bash call's button, after the confirmation, puts back only that call's
+files; the sidebar's *Undo rewind* brings them back. Screenshots land in
+`test-artifacts/lab/`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lab_server import ARTIFACTS, LabServer, open_browser, screenshot, write_notebook
+from loopback import LoopbackServer, text_reply, tool_reply
+from mcp_servers.helpers import wait_until
+from test_lab_fix_button import cell, open_notebook, run_in_place, wait_count
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
+
+DATA = "a,b\n1,2\n"
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[LoopbackServer]:
+    with LoopbackServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("calls-root")
+
+
+@pytest.fixture(scope="module")
+def lab(
+    tmp_path_factory: pytest.TempPathFactory, root: Path, model: LoopbackServer
+) -> Iterator[LabServer]:
+    home = tmp_path_factory.mktemp("calls-home")
+    write_notebook(root / "calls.ipynb", ["%%logician\nDo the three things."], ids=["agent"])
+    (root / "data.csv").write_text(DATA)
+    env = {
+        "LOGICIAN_MODEL__PROVIDER": "openai",
+        "LOGICIAN_MODEL__NAME": "loop-model",
+        "LOGICIAN_MODEL__BASE_URL": model.url + "/v1",
+        "LOGICIAN_MODEL__API_KEY_ENV": "",
+        "LOGICIAN_PERMISSIONS__MODE": "full-auto",
+    }
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with LabServer(root, home, env=env) as server:
+        yield server
+
+
+@pytest.fixture
+def page(lab: LabServer, request: pytest.FixtureRequest) -> Iterator[Any]:
+    with open_browser() as browser:
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        try:
+            yield page
+        finally:
+            page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-final.png"))
+            context.close()
+        assert not [e for e in errors if "logician" in e.lower() or "lk-" in e], errors
+
+
+def test_the_button_rewinds_only_the_bash_call_and_undo_brings_it_back(
+    page: Any, lab: LabServer, model: LoopbackServer, root: Path
+) -> None:
+    model.script(
+        tool_reply("w1", "write", {"path": "a.txt", "content": "from write\n"}),
+        tool_reply("b1", "bash", {"command": "echo from-bash > b.txt; echo more >> data.csv"}),
+        tool_reply("p1", "python", {"code": "open('c.txt', 'w').write('from python')"}),
+        text_reply("Done."),
+    )
+    open_notebook(page, lab, "calls.ipynb")
+    page.locator('.jp-SideBar li[data-id="logician-sidebar"]').click()
+    page.wait_for_selector('#logician-sidebar[data-state="ready"]', timeout=60_000)
+    run_in_place(page, 0)
+    wait_count(page, 0, 1)
+    assert "Done." in cell(page, 0).locator(".jp-OutputArea").inner_text()
+    assert (root / "b.txt").exists() and (root / "data.csv").read_text().endswith("more\n")
+
+    calls = page.locator('.lk-FrameRow[data-frame="1"] button.lk-FrameRow-calls')
+    calls.wait_for(timeout=60_000)
+    calls.click()
+    line = page.locator('.lk-CallLine[data-call="b1"]')
+    line.wait_for(timeout=60_000)
+    assert "bash: echo from-bash" in line.inner_text()
+    assert page.locator(".lk-CallLine").count() == 3
+    screenshot(page, "call-rewind-list.png")
+    line.locator("button.lk-CallLine-rewind").click()
+
+    confirm = page.locator(".jp-Dialog", has_text="Rewind the bash call b1?")
+    confirm.wait_for(timeout=30_000)
+    assert "data.csv" in confirm.inner_text()
+    confirm.locator("button.jp-mod-warn").click()
+    wait_until(lambda: not (root / "b.txt").exists(), 120, "b.txt deleted by the call rewind")
+    assert (root / "data.csv").read_text() == DATA
+    assert (root / "a.txt").exists() and (root / "c.txt").exists()
+    page.locator(".Toastify__toast", has_text="Rewound call b1").wait_for(timeout=30_000)
+
+    undo = page.locator("button.lk-Timeline-undo")
+    page.wait_for_function("(b) => !b.disabled", arg=undo.element_handle(), timeout=60_000)
+    undo.click()
+    wait_until(lambda: (root / "b.txt").exists(), 120, "b.txt back after the undo")
+    assert (root / "data.csv").read_text().endswith("more\n")
