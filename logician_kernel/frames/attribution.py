@@ -35,14 +35,12 @@ from ..ledger.entries import FrameClose, FrameOpen, ToolIntent
 from ..snapshots.tree_watch import TreeEvidence, TreeWrite
 from ..snapshots.write_audit import CELL, FrameEvidence, open_in_process
 from ..types.path_states import PathChange
+from .write_rate import RATE
 
 LATE_WRITE_SLACK = 0.5
 """Seconds a file's modification time may follow the kernel's last write to it before the
-change counts as someone else's later write too (plus the time to write its size)."""
-WRITE_RATE = 25 * 1024 * 1024
-"""Bytes a second a cell is assumed to write at least: a big file still being written by the
-kernel is not mistaken for a later outside write. A VM's disk with a cold cache wrote 300 MB
-in 5.5 s (55 MB/s) on an otherwise quiet machine; 25 MB/s leaves room for that."""
+change counts as someone else's later write too (plus the time to write its size at the
+rate this kernel's cells were measured to write: `write_rate.py`)."""
 
 SERVER_SEPARATOR = "__"
 """Between a tool server's name and its tool's (`fs__write_file`, as mcp/names.py spells it)."""
@@ -284,7 +282,7 @@ def _spawner(
 def _slowdown() -> float:
     """How much slower than alone the machine writes now: the run queue per core (1-minute load
     average over the cores, at least 1). On a loaded machine the kernel's own 300 MB write takes
-    seconds longer than `WRITE_RATE` says, and must not read as someone else's later write."""
+    seconds longer than the measured rate (`write_rate.py`) says, and must not read as someone else's later write."""
     try:
         load = os.getloadavg()[0]
     except OSError:
@@ -301,7 +299,9 @@ def _written_later(full: Path, last: float | None) -> str:
         st = os.lstat(full)
     except OSError:
         return ""
-    late = st.st_mtime - last - LATE_WRITE_SLACK - st.st_size / WRITE_RATE * _slowdown()
+    # The time to write its size at the rate this kernel's cells were measured to write.
+    writing = st.st_size / RATE.bytes_per_second * _slowdown()
+    late = st.st_mtime - last - LATE_WRITE_SLACK - writing
     if late <= 0 or open_in_process({str(full)}):
         return ""
     return (

@@ -38,6 +38,7 @@ from ..snapshots.write_audit import AUDIT
 from .attribution import SaveLog, attribute, tool_names
 from .frame_rewind import RewindError, RewindPlan
 from .store_budget import SideStoreBudget
+from .write_rate import RATE
 
 __all__ = ["FileCheckpoints", "RewindError", "RewindPlan"]
 """The rewind's error and plan live in frame_rewind.py; callers import them from here."""
@@ -269,6 +270,7 @@ class FileCheckpoints:
         )
         if deferred is not None:
             self._first.arm(deferred)  # type: ignore[union-attr]
+        RATE.begin()  # after the pre-snapshot: the cell's own writes are measured
         if self.attribute_changes and self.snapshotter is not None:
             AUDIT.begin(self.snapshotter.workspace)
             TREE.begin(self.snapshotter.workspace, busy=AUDIT.busy)
@@ -280,6 +282,7 @@ class FileCheckpoints:
         current, self._open = self._open, None
         if current is None:
             return None
+        RATE.end()  # before the post-snapshot (write_rate.py)
         attributing = AUDIT.recording
         evidence, saves = AUDIT.end(), self.saves.end()
         tree = TREE.end() if attributing else None

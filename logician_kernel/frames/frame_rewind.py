@@ -9,7 +9,8 @@ a parent that became a symlink (a conflict even when forced), or, in a kernel th
 root, change a file another account owns (in a shared folder, `--include-external --force`
 included: it is listed as "owned by bob ...: left alone"). A root kernel (a container on a
 host's files, where every file has another owner) may; the files it replaces keep their owner
-(`snapshots/beneath.py`).
+(`snapshots/beneath.py`), and its undo gives the files it deleted back to the owner the plan
+recorded (`rewind_plan.py`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Before a rewind touches the first path it appends one `rewind_plan` record (fsynced): every
 path it will restore, in order, with the state it brings the path to and the state that stood
-there - stored in the object store, permission bits included. That one record is both the
+there - stored in the object store, permission bits and owner included. That one record is both the
 rewind's undo snapshot (`frames/undo.py`) and what `--resume` completes after a crash.
 `rewind_progress` records follow in batches (flushed, not fsynced: a resume re-reads every
 path's state anyway, so progress is a report, never the source of truth). The rewind's own
@@ -35,6 +35,7 @@ from ..ledger.thread_ledger import (
 from ..snapshots.beneath import Beneath
 from ..snapshots.git_snapshot import GitSnapshotter
 from ..snapshots.perms import (
+    current_owner,
     current_perms,
     default_perms,
     make_directories,
@@ -79,7 +80,9 @@ def write_plan(
         for path, target in restore_order(plan.restore):
             # Exact bits, usual ones too: an undo must put back a 0644 the rewind made 0600.
             current = with_perms(snap.store_path(path), current_perms(snap.workspace / path))
-            steps.append(RewindStep(path=path, target=target, current=current))
+            # And its owner: an undo as root gives a file the rewind deleted back to them.
+            uid, gid = current_owner(snap.workspace / path) or (None, None)
+            steps.append(RewindStep(path=path, target=target, current=current, uid=uid, gid=gid))
     record: RewindPlanned = ledger.append(
         RewindPlanned,
         frame=frame_id,
@@ -159,6 +162,8 @@ def carry_out(
     with Beneath(snap.workspace) as tree:
         for index, step in enumerate(todo, start=1):
             want, was = (step.current, step.target) if undo else (step.target, step.current)
+            if undo and step.uid is not None and step.gid is not None:
+                tree.owners[step.path] = (step.uid, step.gid)  # as root: theirs again
             results.append(
                 _one(snap, tree, step.path, want, was, verify=verify, force=force, undo=undo)
             )

@@ -436,6 +436,11 @@ class RewindStep(BaseModel):
     perms: int | None = None
     """Its permission bits (`st_mode & 0o7777`) before the rewind; None for a symlink or an
     absent path. Git keeps only the executable bit, so the full bits live here."""
+    uid: int | None = None
+    """The owner of what stood there before the rewind (None: absent, or a record made before
+    owners were kept). An undo run as root gives the file back to them (`beneath.py`)."""
+    gid: int | None = None
+    """Its group, with `uid`."""
 
 
 class RewindPlanned(_Entry):

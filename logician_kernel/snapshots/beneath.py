@@ -4,7 +4,7 @@ file a rewind (or undo, resume, `rewind --call`, the large-file store) makes in 
 A path is reached from the root through directory file descriptors, never by name from `/`:
 `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` where the kernel has it (Linux >= 5.6), else
 one `openat(O_NOFOLLOW | O_DIRECTORY)` per component; then `unlinkat`, `mkdirat`, `renameat`,
-`symlinkat` and `fchmod` act on one name inside that directory. Another program that replaces
+`symlinkat`, `fchmod` and `fchown` act on one name inside that directory. Another program that replaces
 `d/` by a symlink to a folder outside (before or during a rewind) makes `d/` a `Conflict`:
 reported by path and left alone, never followed. The final component is never followed when
 writing a file (a new temporary file is renamed over it, which replaces a symlink rather than
@@ -130,6 +130,10 @@ class Beneath:
         self._fds: dict[str, int] = {
             "": os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         }
+        self.owners: dict[str, tuple[int, int]] = {}
+        """Owner and group (uid, gid) a path written next must get, when root: what an undo
+        recorded for a file the rewind deleted or replaced. Paths not named keep the owner of
+        the entry they replace (`keep_owner`)."""
 
     def __enter__(self) -> Beneath:
         return self
@@ -272,7 +276,11 @@ class Beneath:
             # A stale one (or a planted symlink): removed, never written through.
             os.unlink(tmp, dir_fd=fd)
             new = os.open(tmp, _NEW_FILE, 0o600, dir_fd=fd)
-        keep_owner(new, fd, name)
+        owner = self.owners.get(path)
+        if owner is not None and os.geteuid() == 0:
+            os.fchown(new, *owner)  # on the descriptor: nothing is followed
+        else:
+            keep_owner(new, fd, name)
         return fd, tmp, new
 
     def write_file(self, path: str, data: bytes, perms: int) -> None:
@@ -295,7 +303,10 @@ class Beneath:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=fd)
         os.symlink(target, tmp, dir_fd=fd)
+        owner = self.owners.get(path)
         try:
+            if owner is not None and os.geteuid() == 0:  # the link itself (lchownat)
+                os.chown(tmp, *owner, dir_fd=fd, follow_symlinks=False)
             os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
         except BaseException:
             with contextlib.suppress(OSError):

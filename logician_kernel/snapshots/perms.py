@@ -53,6 +53,16 @@ def current_perms(full: Path) -> int | None:
     return st.st_mode & 0o7777 if stat.S_ISREG(st.st_mode) else None
 
 
+def current_owner(full: Path) -> tuple[int, int] | None:
+    """A file's or symlink's owner and group now (None for a directory or nothing); the link
+    itself, never what it points to."""
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return None
+    return (st.st_uid, st.st_gid) if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode) else None
+
+
 def with_perms(state: PathState, perms: int | None) -> PathState:
     """`state` carrying `perms` (unchanged when there is nothing to add)."""
     if perms is None or state.kind not in ("blob", "large") or state.mode == "120000":

@@ -18,15 +18,15 @@ from local_accounts import OtherAccount
 
 REPO = Path(__file__).resolve().parents[2]
 
-_ALICE = r"""
+_AS_ACCOUNT = r"""
 import json, os, sys, time
 from pathlib import Path
 from logician_kernel.workspace import Workspace
 
-root, go, uid, gid = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[4]), int(sys.argv[5])
+uid, gid, config, warm, root = sys.argv[1:6]
+args, root, warm = sys.argv[6:], Path(root), Path(warm)
 # The interpreter lives under /root, out of other accounts' reach: a warm-up as root imports
-# everything a frame, a rewind and an undo use, then the process becomes Alice for good.
-warm = Path(sys.argv[6])
+# everything a frame, a rewind and an undo use, then the process becomes the account for good.
 w = Workspace.open(warm, {"LOGICIAN_THREAD": "warm", "LOGICIAN_CONFIG_DIR": str(warm / "c")})
 with w.frame(1, None, "warm-up") as f:
     (warm / "w.txt").write_text("w")
@@ -34,9 +34,14 @@ w.rewind(f.closed.frame, force=True, include_external=True)
 w.undo(force=True)
 w.close()
 os.setgroups([])
-os.setgid(gid)
-os.setuid(uid)
-ws = Workspace.open(root, {"LOGICIAN_THREAD": "alice", "LOGICIAN_CONFIG_DIR": sys.argv[3]})
+os.setgid(int(gid))
+os.setuid(int(uid))
+"""
+"""Each account's script starts with this: its own config directory, a warm-up, then its ids."""
+
+_ALICE = r"""
+go = Path(args[0])
+ws = Workspace.open(root, {"LOGICIAN_THREAD": "alice", "LOGICIAN_CONFIG_DIR": config})
 with ws.frame(1, None, "alice's cell") as frame:
     (root / "alice.txt").write_text("alice")
     with open(root / "bob.txt", "a") as fh:  # Bob's file is group-writable: she can
@@ -58,19 +63,51 @@ print(json.dumps({
 
 
 _BOB = r"""
-import os, sys
-from pathlib import Path
-from logician_kernel.workspace import Workspace
-
-root, uid, gid, config = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-os.setgroups([])
-os.setgid(gid)
-os.setuid(uid)
 ws = Workspace.open(root, {"LOGICIAN_THREAD": "bob", "LOGICIAN_CONFIG_DIR": config})
 print("\n".join(n.text for n in ws.notices.all()))
 print("frames:", ws.checkpoints_if_on is not None)
 ws.close()
 """
+
+
+def _start(
+    account: OtherAccount, team: Path, shared: Path, script: str, *args: str
+) -> subprocess.Popen[str]:
+    """Run `script` (after `_AS_ACCOUNT`) as `account` in `team`, with a config directory
+    and a warm-up folder of its own in `shared`."""
+    config = shared / f"{account.name}-config"
+    config.mkdir()
+    os.chown(config, account.uid, account.gid)
+    warm = shared / f"{account.name}-warm"
+    warm.mkdir()
+    path = shared / f"{account.name}.py"
+    path.write_text(_AS_ACCOUNT + script)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(config),
+        "PYTHONPATH": str(REPO),
+    }
+    ids = [str(account.uid), str(account.gid), str(config), str(warm), str(team)]
+    return subprocess.Popen(
+        [sys.executable, str(path), *ids, *args],
+        cwd=team,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _run(account: OtherAccount, team: Path, shared: Path, script: str, *args: str) -> str:
+    """`_start` to the end: its output (it must exit 0)."""
+    proc = _start(account, team, shared, script, *args)
+    try:
+        out, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    return out
 
 
 def test_alices_rewind_never_touches_bobs_files(
@@ -80,29 +117,9 @@ def test_alices_rewind_never_touches_bobs_files(
     team = shared_dir / "team"
     team.mkdir()
     team.chmod(0o1777)  # a shared folder: anyone may add files, sticky like /tmp
-    config = shared_dir / "alice-config"
-    config.mkdir()
-    os.chown(config, alice.uid, alice.gid)
     bob.run(["sh", "-c", "echo bob > bob.txt && chmod 666 bob.txt"], cwd=team)
     go = shared_dir / "go"
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(config),
-        "PYTHONPATH": str(REPO),
-    }
-    script = shared_dir / "alice.py"
-    script.write_text(_ALICE)
-    warm = shared_dir / "warm"
-    warm.mkdir()
-    argv = [str(team), str(go), str(config), str(alice.uid), str(alice.gid), str(warm)]
-    proc = subprocess.Popen(
-        [sys.executable, str(script), *argv],
-        cwd=team,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _start(alice, team, shared_dir, _ALICE, str(go))
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -137,23 +154,9 @@ def test_alices_rewind_never_touches_bobs_files(
     assert (team / "bob.txt").stat().st_uid == bob.uid
     assert (team / "bob.txt").read_text() == "bob\nalice was here\nbob again\n"
 
-    # Bob opening the same folder is told whose `.logician/` it is; his cells would run with
-    # frames off (per-member state in one folder is not built yet: docs/deploy.md).
-    bob_config = shared_dir / "bob-config"
-    bob_config.mkdir()
-    os.chown(bob_config, bob.uid, bob.gid)
-    (shared_dir / "bob.py").write_text(_BOB)
-    argv = [str(team), str(bob.uid), str(bob.gid), str(bob_config)]
-    seen = subprocess.run(
-        [sys.executable, str(shared_dir / "bob.py"), *argv],
-        cwd=team,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert seen.returncode == 0, seen.stderr
-    said = seen.stdout
+    # Bob opening the same folder is told whose `.logician/` it is; his cells run with frames
+    # off (Alice's `.logician/` is private, not shared for the team: docs/deploy.md).
+    said = _run(bob, team, shared_dir, _BOB)
     assert "frames: False" in said
     assert f"{team / '.logician'} is owned by {alice.name} (uid {alice.uid}), not by you" in said
     # Her private project config is said to be unreadable, as it is, never "not trusted".
@@ -161,20 +164,7 @@ def test_alices_rewind_never_touches_bobs_files(
 
 
 _MEMBER = r"""
-import json, os, sys
-from pathlib import Path
-from logician_kernel.workspace import Workspace
-
-root, uid, gid, config, warm, name = sys.argv[1:7]
-root, warm = Path(root), Path(warm)
-w = Workspace.open(warm, {"LOGICIAN_THREAD": "warm", "LOGICIAN_CONFIG_DIR": str(warm / "c")})
-with w.frame(1, None, "warm-up") as f:
-    (warm / "w.txt").write_text("w")
-w.rewind(f.closed.frame)
-w.close()
-os.setgroups([])
-os.setgid(int(gid))
-os.setuid(int(uid))
+name = args[0]
 ws = Workspace.open(root, {"LOGICIAN_THREAD": "nb", "LOGICIAN_CONFIG_DIR": config})
 notices = [n.text for n in ws.notices.all()]
 with ws.frame(1, None, name + "'s cell") as frame:
@@ -192,25 +182,9 @@ print(json.dumps({
 """
 
 
-def _as_member(account: OtherAccount, team: Path, shared: Path, env: dict[str, str]) -> dict:
-    config = shared / f"{account.name}-config"
-    config.mkdir()
-    os.chown(config, account.uid, account.gid)
-    warm = shared / f"{account.name}-warm"
-    warm.mkdir()
-    script = shared / "member.py"
-    script.write_text(_MEMBER)
-    argv = [str(team), str(account.uid), str(account.gid), str(config), str(warm), account.name]
-    done = subprocess.run(
-        [sys.executable, str(script), *argv],
-        cwd=team,
-        env={**env, "HOME": str(config)},
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def _as_member(account: OtherAccount, team: Path, shared: Path) -> dict:
+    out = _run(account, team, shared, _MEMBER, account.name)
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def test_every_member_of_a_team_folder_gets_frames_of_their_own(
@@ -225,8 +199,7 @@ def test_every_member_of_a_team_folder_gets_frames_of_their_own(
     (team / ".logician").chmod(0o1777)
     (team / ".logician" / "users").mkdir()
     (team / ".logician" / "users").chmod(0o1777)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
-    seen = {a.name: _as_member(a, team, shared_dir, env) for a in (alice, bob)}
+    seen = {a.name: _as_member(a, team, shared_dir) for a in (alice, bob)}
     for account in (alice, bob):
         report = seen[account.name]
         assert not any("frames are off" in n for n in report["notices"]), report
@@ -248,20 +221,19 @@ def test_a_single_users_state_made_shared_later_stays_theirs(
     team = shared_dir / "team"
     team.mkdir()
     team.chmod(0o1777)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
-    first = _as_member(alice, team, shared_dir, env)  # Alice alone: .logician/ is hers
+    first = _as_member(alice, team, shared_dir)  # Alice alone: .logician/ is hers
     assert first["frame"] == 1 and (team / ".logician" / "threads" / "nb.jsonl").is_file()
     # Alice shares it with the team (sticky, writable); her next kernel keeps her layout and
     # makes users/ for the others.
     alice.run(["chmod", "1777", ".logician"], cwd=team)
     shutil.rmtree(shared_dir / f"{alice.name}-config")
     shutil.rmtree(shared_dir / f"{alice.name}-warm")
-    again = _as_member(alice, team, shared_dir, env)
+    again = _as_member(alice, team, shared_dir)
     assert not any("frames are off" in n for n in again["notices"]), again
     assert again["frame"] == 3  # her earlier frames are still hers (1 rewound, 2 kept)
     users = team / ".logician" / "users"
     assert users.stat().st_uid == alice.uid and users.stat().st_mode & 0o1000
-    second = _as_member(bob, team, shared_dir, env)
+    second = _as_member(bob, team, shared_dir)
     assert not any("frames are off" in n for n in second["notices"]), second
     assert second["frame"] == 1
     assert (users / str(bob.uid) / "threads" / "nb.jsonl").is_file()
