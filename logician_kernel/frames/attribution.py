@@ -300,7 +300,7 @@ def _written_later(full: Path, last: float | None) -> str:
     except OSError:
         return ""
     # The time to write its size at the rate this kernel's cells were measured to write.
-    writing = st.st_size / RATE.bytes_per_second * _slowdown()
+    writing = st.st_size / RATE.for_last_cell * _slowdown()
     late = st.st_mtime - last - LATE_WRITE_SLACK - writing
     if late <= 0 or open_in_process({str(full)}):
         return ""

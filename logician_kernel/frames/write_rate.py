@@ -6,7 +6,9 @@ layer, its threads included) when the cell starts and when it ends. A cell that 
 `MIN_SAMPLE` gives one sample, bytes over the cell's wall time: a lower bound of what the disk
 did (the cell may have computed between writes), which is the safe side here (a lower rate
 allows more time). Samples are kept as a moving figure (exponential, weight `WEIGHT` for the
-newest), starting from `DEFAULT_RATE` and held between `FLOOR` and `CEILING`.
+newest), starting from `DEFAULT_RATE` and held between `FLOOR` and `CEILING`. Attribution of
+the cell that just ended allows the slower of the figure and that cell's own sample
+(`for_last_cell`): a cell sharing the disk with another writer is slower than its history.
 
 Must never: raise (no `/proc`, or a kernel without I/O accounting, keeps the default), or let a
 cell that wrote little (a computation with a log line) drag the figure down.
@@ -57,12 +59,14 @@ class WriteRate:
         self._rate = float(DEFAULT_RATE)
         self.samples = 0
         """How many cells have been measured (0: the figure is still the default)."""
+        self._cell: float | None = None
 
     def begin(self) -> None:
         """A cell starts: remember the counter and the time."""
         written = self._read()
         with self._lock:
             self._start = None if written is None else (written, self._clock())
+            self._cell = None
 
     def end(self) -> None:
         """A cell ended: fold its rate into the figure when it wrote enough to tell."""
@@ -75,6 +79,7 @@ class WriteRate:
             if wrote < MIN_SAMPLE or took <= 0:
                 return
             sample = min(CEILING, max(FLOOR, wrote / took))
+            self._cell = sample
             self._rate = (
                 sample if self.samples == 0 else WEIGHT * sample + (1 - WEIGHT) * self._rate
             )
@@ -85,6 +90,15 @@ class WriteRate:
         """The current figure (bytes a second)."""
         with self._lock:
             return self._rate
+
+    @property
+    def for_last_cell(self) -> float:
+        """The rate to allow for the cell that just ended: the slower of the figure and that
+        cell's own sample. A cell slowed by a shared disk (the previous frame's large-file copy
+        still running, another program's writes) wrote its big file slower than the figure
+        says; its own bytes over its own wall time are a lower bound of how fast it wrote."""
+        with self._lock:
+            return self._rate if self._cell is None else min(self._rate, self._cell)
 
 
 RATE = WriteRate()

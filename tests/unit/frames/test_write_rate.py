@@ -86,3 +86,26 @@ def test_attribution_allows_the_measured_rate_for_a_big_file(
     fake.cell(fast, 1000 * MB, 1.0)
     monkeypatch.setattr(attribution, "RATE", fast)
     assert "after this kernel's last write" in attribution._written_later(big, mtime - 3.0)
+
+
+def test_a_cell_slower_than_the_figure_is_allowed_its_own_rate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cells measured at 1 GB/s, then one that wrote 300 MB in 6 s (the disk shared with the
+    previous frame's large-file copy): its 300 MB file, mtime 4 s after the kernel opened it,
+    is still the kernel's own write, not someone else's."""
+    big = tmp_path / "model-copy.bin"
+    with open(big, "wb") as fh:
+        fh.truncate(300 * MB)
+    mtime = os.lstat(big).st_mtime
+    monkeypatch.setattr(attribution, "_slowdown", lambda: 1.0)
+    fake, rate = make()
+    for _ in range(3):
+        fake.cell(rate, 1000 * MB, 1.0)
+    fake.cell(rate, 300 * MB, 6.0)
+    assert rate.bytes_per_second > 500 * MB  # the moving figure barely moved
+    assert rate.for_last_cell == pytest.approx(50 * MB)
+    monkeypatch.setattr(attribution, "RATE", rate)
+    assert attribution._written_later(big, mtime - 4.0) == ""
+    fake.cell(rate, MB, 1.0)  # the next cell wrote little: the figure alone again
+    assert rate.for_last_cell == rate.bytes_per_second
