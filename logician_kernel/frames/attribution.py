@@ -299,7 +299,8 @@ def _written_later(full: Path, last: float | None) -> str:
         st = os.lstat(full)
     except OSError:
         return ""
-    # The time to write its size at the rate this kernel's cells were measured to write.
+    # The time to write its size at the rate this cell wrote (the slower of the kernel's
+    # measured figure and the cell's own sample: write_rate.py).
     writing = st.st_size / RATE.for_last_cell * _slowdown()
     late = st.st_mtime - last - LATE_WRITE_SLACK - writing
     if late <= 0 or open_in_process({str(full)}):

@@ -60,6 +60,7 @@ class WriteRate:
         self.samples = 0
         """How many cells have been measured (0: the figure is still the default)."""
         self._cell: float | None = None
+        """The sample of the cell that ended last (None: it wrote too little to tell)."""
 
     def begin(self) -> None:
         """A cell starts: remember the counter and the time."""

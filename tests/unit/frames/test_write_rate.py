@@ -29,6 +29,13 @@ class Fake:
         rate.end()
 
 
+def sparse_file(path: Path, size: int) -> float:
+    """A file of `size` bytes that costs no disk; its mtime."""
+    with open(path, "wb") as fh:
+        fh.truncate(size)
+    return os.lstat(path).st_mtime
+
+
 def make() -> tuple[Fake, WriteRate]:
     fake = Fake()
     return fake, WriteRate(read=lambda: fake.written, clock=lambda: fake.now)
@@ -74,9 +81,7 @@ def test_attribution_allows_the_measured_rate_for_a_big_file(
     """A 100 MB file whose mtime is 3 s after the kernel's last recorded write to it: on a disk
     measured at 10 MB/s that is the kernel still writing; measured at 1 GB/s, someone else."""
     big = tmp_path / "big.bin"
-    with open(big, "wb") as fh:
-        fh.truncate(100 * MB)
-    mtime = os.lstat(big).st_mtime
+    mtime = sparse_file(big, 100 * MB)
     monkeypatch.setattr(attribution, "_slowdown", lambda: 1.0)
     fake, slow = make()
     fake.cell(slow, 100 * MB, 10.0)
@@ -95,9 +100,7 @@ def test_a_cell_slower_than_the_figure_is_allowed_its_own_rate(
     previous frame's large-file copy): its 300 MB file, mtime 4 s after the kernel opened it,
     is still the kernel's own write, not someone else's."""
     big = tmp_path / "model-copy.bin"
-    with open(big, "wb") as fh:
-        fh.truncate(300 * MB)
-    mtime = os.lstat(big).st_mtime
+    mtime = sparse_file(big, 300 * MB)
     monkeypatch.setattr(attribution, "_slowdown", lambda: 1.0)
     fake, rate = make()
     for _ in range(3):
