@@ -36,13 +36,17 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def open_private(path: Path, flags: int) -> int:
+def open_private(path: Path | str, flags: int) -> int:
     """`os.open` creating the file 0600 (never following a last symlink)."""
     return os.open(path, flags | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
 
 
-def write_private(path: Path, data: bytes) -> None:
+def write_private(path: Path | str, data: bytes) -> None:
     """Create or replace the content of a small private file."""
     fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)

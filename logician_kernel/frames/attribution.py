@@ -207,7 +207,9 @@ def attribute(
             )
         elif uncertain and (hint := editor_trace(real, change.path, paths)):
             update["outside_write"] = hint
-        elif late := _written_later(real / change.path, evidence.last.get(change.path)):
+        elif late := _written_later(
+            os.path.join(real, change.path), evidence.last.get(change.path)
+        ):
             update["outside_write"] = late
         out.append(change.model_copy(update=update))
     return out
@@ -290,7 +292,7 @@ def _slowdown() -> float:
     return max(1.0, load / (os.cpu_count() or 1))
 
 
-def _written_later(full: Path, last: float | None) -> str:
+def _written_later(full: Path | str, last: float | None) -> str:
     """ "modified N s after this kernel's last write" when the file's mtime says someone wrote
     it after the kernel did (a file the kernel still holds open is still being written)."""
     if last is None:
@@ -299,10 +301,12 @@ def _written_later(full: Path, last: float | None) -> str:
         st = os.lstat(full)
     except OSError:
         return ""
+    late = st.st_mtime - last - LATE_WRITE_SLACK
+    if late <= 0:  # the common case, decided without the rate (thousands of paths a cell)
+        return ""
     # The time to write its size at the rate this cell wrote (the slower of the kernel's
     # measured figure and the cell's own sample: write_rate.py).
-    writing = st.st_size / RATE.for_last_cell * _slowdown()
-    late = st.st_mtime - last - LATE_WRITE_SLACK - writing
+    late -= st.st_size / RATE.for_last_cell * _slowdown()
     if late <= 0 or open_in_process({str(full)}):
         return ""
     return (

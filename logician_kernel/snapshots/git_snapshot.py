@@ -251,12 +251,13 @@ class GitSnapshotter:
         update: list[str] = []
         drop: list[str] = []
         perms = self._perms if self._perms is not None else {}
+        parents: dict[str, bool] = {}  # symlinked parents, looked at once for this look
         for path in paths:
             uncaptured.pop(path, None)
             large.pop(path, None)
             perms.pop(path, None)
             try:
-                st = lstat_entry(self.workspace, path)
+                st = lstat_entry(self.workspace, path, parents)
             except OSError:
                 continue
             if st is not None and (bits := unusual_perms(st)) is not None:
@@ -361,6 +362,7 @@ class GitSnapshotter:
         large: dict[str, PathState] = {}
         update: list[str] = []
         drop: list[str] = []
+        parents: dict[str, bool] = {}
         for raw in split_z(changed):
             path = raw.decode("utf-8", "surrogateescape")
             if path.endswith("/"):  # an untracked nested repository: git shows only its root
@@ -369,7 +371,7 @@ class GitSnapshotter:
                     fingerprint_dir(self.workspace / path),
                 )
                 continue
-            st = lstat_entry(self.workspace, path)
+            st = lstat_entry(self.workspace, path, parents)
             if st is None:
                 update.append(path)  # --remove drops it from the index
                 continue
@@ -498,8 +500,12 @@ class GitSnapshotter:
 
     def own_blob(self, sha: str) -> None:
         """Make sure a pre-image lives in our store even if it came from the user's objects."""
-        loose = self.store / "objects" / sha[:2] / sha[2:]
-        if loose.exists() or not (self.store / "objects" / "info" / "alternates").exists():
+        objects = os.path.join(self.store, "objects")  # strings: once per pre-image
+        if (
+            sha in self._inc.packed
+            or not os.path.exists(os.path.join(objects, "info", "alternates"))
+            or os.path.exists(os.path.join(objects, sha[:2], sha[2:]))
+        ):
             return
         may_defer = self._may_defer  # part of closing a frame, not a look at its files
         self.write_blob(self.read_blob(sha))

@@ -20,6 +20,7 @@ Must never: write an object under a name other than its id, leave a partly writt
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import zlib
@@ -46,22 +47,27 @@ def object_id(kind: bytes, body: bytes) -> str:
 
 def write_loose(objects: Path, kind: bytes, body: bytes) -> str:
     """Store one object as a loose file unless it is there already; its id."""
-    sha = object_id(kind, body)
-    obj = objects / sha[:2] / sha[2:]
-    if not obj.exists():
+    raw = b"%s %d\0" % (kind, len(body)) + body
+    sha = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+    # Strings, not Path objects: a cell that changed thousands of files stores as many blobs.
+    fan_out = os.path.join(objects, sha[:2])
+    obj = os.path.join(fan_out, sha[2:])
+    if not os.path.exists(obj):
         # Only the fan-out directory: a store that vanished is not silently begun again here
         # (the session notices and recreates it, saying so).
         try:
-            obj.parent.mkdir(mode=PRIVATE_DIR)
+            os.mkdir(fan_out, PRIVATE_DIR)
         except FileExistsError:
             pass
         # A name of our own: two kernels storing the same object at once must not share it.
-        tmp = obj.with_name(f"{obj.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        tmp = f"{obj}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         try:
-            write_private(tmp, zlib.compress(b"%s %d\0" % (kind, len(body)) + body, 1))
+            write_private(tmp, zlib.compress(raw, 1))
             os.replace(tmp, obj)
-        finally:
-            tmp.unlink(missing_ok=True)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     return sha
 
 

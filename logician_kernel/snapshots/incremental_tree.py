@@ -2,8 +2,8 @@
 and the private index told about it before git next reads the index.
 
 Owns what a changed cell's snapshot writes: each changed file's or symlink's blob (read once,
-written as a loose object) and, through git_trees.py, the subtrees on the way to it. The
-private index is not written per frame: the paths written here are remembered (`lag`) and a
+written as a loose object, or into one pack when a cell changed many: git_pack.py) and,
+through git_trees.py, the subtrees on the way to it. The private index is not written per frame: the paths written here are remembered (`lag`) and a
 full scan first hands them to git in one `update-index --index-info` (`sync_index`), so the
 index tracks exactly what it would have tracked had each frame updated it.
 
@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 
 from ._fs import MODE_EXEC, MODE_FILE, MODE_LINK, write_loose_blob
+from .git_pack import PACK_MIN_BLOBS, PackWriter
 from .git_store import GitStore, SnapshotError
 from .git_trees import MODE_TREE, Entry, TreeError, TreeStore
 from .locks import IndexBusy
@@ -29,8 +30,12 @@ class IncrementalTrees:
 
     def __init__(self, workspace: Path, git: GitStore) -> None:
         self.workspace = Path(workspace)
+        self._root = os.fspath(workspace)
+        self._objects = git.store / "objects"
         self.git = git
         self.trees = TreeStore(git.store / "objects", git.read_object)
+        self.packed: set[str] = set()
+        """Blobs this session wrote into packs (in our store, though not as loose files)."""
         self.lag: set[str] = set()
         """Paths whose tree entries were written here since the index last heard of them."""
 
@@ -38,8 +43,17 @@ class IncrementalTrees:
         """`base` with `update`'s paths as they are on disk now and `drop`'s removed; the
         private index is left as it is (`sync_index` catches it up)."""
         changes: dict[str, Entry | None] = dict.fromkeys(drop)
+        # Many blobs go into one pack (git_pack.py), written before any tree names them.
+        pack = PackWriter(self._objects, self.packed) if len(update) >= PACK_MIN_BLOBS else None
         for path in update:
-            changes[path] = self.blob_entry(path)
+            changes[path] = self.blob_entry(path, pack)
+        if pack is not None:
+            try:
+                pack.flush()
+            except OSError as exc:
+                raise SnapshotError(
+                    f"cannot store {len(update)} files in {self.git.store}: {exc.strerror or exc}"
+                ) from None
         try:
             tree = self.trees.update(base, changes) if changes else base
         except TreeError as exc:
@@ -71,19 +85,23 @@ class IncrementalTrees:
     def forget(self) -> None:
         """The store was recreated: nothing written before counts."""
         self.lag.clear()
+        self.packed.clear()
 
-    def blob_entry(self, path: str) -> Entry | None:
-        """The tree entry of a file or symlink as it is now, its blob stored; None if gone."""
-        st = lstat_entry(self.workspace, path)
+    def blob_entry(self, path: str, pack: PackWriter | None = None) -> Entry | None:
+        """The tree entry of a file or symlink as it is now, its blob stored (in `pack` when
+        given, else loose); None if gone."""
+        st = lstat_entry(self._root, path)  # afresh: a parent may have become a symlink
         if st is None:
             return None
-        full = self.workspace / path
+        full = os.path.join(self._root, path)
         try:
             if stat.S_ISLNK(st.st_mode):
                 data, mode = os.readlink(full).encode("utf-8", "surrogateescape"), MODE_LINK
             elif stat.S_ISREG(st.st_mode):
                 # git's rule: the owner's execute bit makes a file 100755.
-                data, mode = full.read_bytes(), MODE_EXEC if st.st_mode & 0o100 else MODE_FILE
+                with open(full, "rb") as fh:
+                    data = fh.read()
+                mode = MODE_EXEC if st.st_mode & 0o100 else MODE_FILE
             else:
                 return None
         except FileNotFoundError:
@@ -91,7 +109,9 @@ class IncrementalTrees:
         except OSError as exc:
             raise SnapshotError(f"cannot read {path}: {exc.strerror or exc}") from None
         try:
-            return mode, write_loose_blob(self.git.store / "objects", data)
+            if pack is not None:
+                return mode, pack.add(data)
+            return mode, write_loose_blob(self._objects, data)
         except OSError as exc:
             raise SnapshotError(
                 f"cannot store {path} in {self.git.store}: {exc.strerror or exc}"

@@ -174,7 +174,8 @@ class ManyFiles:
                     per = statistics.median(got[key][0]) / n
                     self.per_file.setdefault(key, {})[n] = per
             n = max(self.sizes) // 10
-            lt, it = [], []
+            lt: list[float] = []
+            it: list[float] = []
             for r in range(self.rounds):
                 log(f"mix of {n} small and three 10 MB files, round {r + 1}/{self.rounds}")
                 d = f"mix_r{r}"
@@ -186,7 +187,10 @@ class ManyFiles:
             ik.shutdown()
 
     def start_run(self) -> None:
-        ls, ist, lr, ir = [], [], [], []
+        ls: list[float] = []
+        ist: list[float] = []
+        lr: list[float] = []
+        ir: list[float] = []
         for r in range(self.rounds):
             log(f"start on a 1,000-file workspace, round {r + 1}/{self.rounds}")
             lws = make_workspace(self.tmp / f"start{r}" / "logician", 1000)
