@@ -77,12 +77,16 @@ def write_plan(
     """Store what every path of the plan holds now and record the plan durably."""
     steps = []
     if plan is not None and snap is not None:
-        for path, target in restore_order(plan.restore):
-            # Exact bits, usual ones too: an undo must put back a 0644 the rewind made 0600.
-            current = with_perms(snap.store_path(path), current_perms(snap.workspace / path))
-            # And its owner: an undo as root gives a file the rewind deleted back to them.
-            uid, gid = current_owner(snap.workspace / path) or (None, None)
-            steps.append(RewindStep(path=path, target=target, current=current, uid=uid, gid=gid))
+        with snap.blob_batch():  # one pack for thousands of paths, stored before the record
+            for path, target in restore_order(plan.restore):
+                full = snap.workspace / path
+                # Exact bits, usual ones too: an undo must put back a 0644 the rewind made 0600.
+                current = with_perms(snap.store_path(path), current_perms(full))
+                # And its owner: an undo as root gives a file the rewind deleted back to them.
+                uid, gid = current_owner(full) or (None, None)
+                steps.append(
+                    RewindStep(path=path, target=target, current=current, uid=uid, gid=gid)
+                )
     record: RewindPlanned = ledger.append(
         RewindPlanned,
         frame=frame_id,
@@ -158,8 +162,12 @@ def carry_out(
     todo = record.steps if steps is None else steps
     if progress is not None:
         progress(0, len(todo))
+    # Blobs in restore order from one git process (a rewind of thousands of files).
+    wanted = [
+        w.sha for s in todo if (w := s.current if undo else s.target).kind == "blob" and w.sha
+    ]
     # One walk beneath the workspace for the whole pass: each directory is opened once.
-    with Beneath(snap.workspace) as tree:
+    with Beneath(snap.workspace) as tree, snap.blob_stream(wanted):
         for index, step in enumerate(todo, start=1):
             want, was = (step.current, step.target) if undo else (step.target, step.current)
             if undo and step.uid is not None and step.gid is not None:

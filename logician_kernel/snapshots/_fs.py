@@ -3,10 +3,11 @@ fingerprints of paths whose content is not captured. No git processes here."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..types.path_states import Fingerprint, PathState
@@ -108,16 +109,21 @@ def write_loose_blob(objects: Path, data: bytes) -> str:
     return write_loose(objects, b"blob", data)
 
 
-def store_path(full: Path, max_file_bytes: int, objects: Path) -> PathState:
+def store_path(
+    full: Path, max_file_bytes: int, objects: Path, write: Callable[[bytes], str] | None = None
+) -> PathState:
     """Like `path_state`, and the content is stored too: the blob written and the state
-    returned come from one read, so a file changing meanwhile cannot make them disagree."""
+    returned come from one read, so a file changing meanwhile cannot make them disagree.
+    `write` stores a blob and gives its id (a pack being filled); loose objects otherwise."""
+    if write is None:
+        write = functools.partial(write_loose_blob, objects)
     try:
         st = os.lstat(full)
     except (FileNotFoundError, NotADirectoryError):  # a parent is a file now: absent too
         return PathState.absent()
     if stat.S_ISLNK(st.st_mode):
         target = os.readlink(full).encode("utf-8", "surrogateescape")
-        return PathState.blob(MODE_LINK, write_loose_blob(objects, target))
+        return PathState.blob(MODE_LINK, write(target))
     if not stat.S_ISREG(st.st_mode) or st.st_size > max_file_bytes:
         return path_state(full, max_file_bytes)
     mode = MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
@@ -125,7 +131,7 @@ def store_path(full: Path, max_file_bytes: int, objects: Path) -> PathState:
         data = full.read_bytes()
     except (FileNotFoundError, NotADirectoryError):  # gone since the lstat (or swapped away)
         return PathState.absent()
-    return PathState.blob(mode, write_loose_blob(objects, data))
+    return PathState.blob(mode, write(data))
 
 
 def open_files(pid: int | str) -> Iterator[tuple[str, str]]:

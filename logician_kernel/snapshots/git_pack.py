@@ -57,7 +57,11 @@ class PackWriter:
         header = b"blob %d\0" % len(data)
         digest = _sha1(header + data).digest()
         sha = digest.hex()
-        if digest in self._ids or os.path.exists(os.path.join(self.objects, sha[:2], sha[2:])):
+        if (
+            digest in self._ids
+            or sha in self.packed
+            or os.path.exists(os.path.join(self.objects, sha[:2], sha[2:]))
+        ):
             return sha
         packed = _object_header(_BLOB, len(data)) + zlib.compress(data, 1)
         self._entries.append((digest, zlib.crc32(packed), packed))

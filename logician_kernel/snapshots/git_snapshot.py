@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,8 +40,10 @@ from ._fs import (
 )
 from ._user_repo import user_git_dir
 from .beneath import blocked_parent
+from .blob_stream import STREAM_MIN_BLOBS, BlobStream
 from .change_detection import ChangeDetection, Detector, make_detector
 from .first_snapshot import prepack
+from .git_pack import PackWriter
 from .git_store import GitStore, SnapshotError
 from .git_trees import TreeError
 from .ignore_checker import IgnoreChecker
@@ -109,6 +112,8 @@ class GitSnapshotter:
         # The opening snapshot of a frame whose drain a stat scan skipped (see snapshot()).
         self._start: Snapshot | None = None
         self._may_defer = False  # the last thing done was a frame's closing snapshot
+        self._batch: PackWriter | None = None  # blobs of a `blob_batch` block
+        self._stream: BlobStream | None = None  # blobs of a `blob_stream` block
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -457,7 +462,8 @@ class GitSnapshotter:
     def read_blob(self, sha: str) -> bytes:
         """The content of one captured file version."""
         self._may_defer = False
-        kind, data = self.git.read_object(sha)
+        streamed = self._stream.take(sha) if self._stream is not None else None
+        kind, data = streamed if streamed is not None else self.git.read_object(sha)
         if kind != "blob":
             raise SnapshotError(f"{sha[:12]} in {self.store} is a {kind!r}, not a file version")
         return data
@@ -481,8 +487,37 @@ class GitSnapshotter:
         st = self._large_stat(path)
         if st is not None:
             return self.large.capture(path, st)  # type: ignore[union-attr]
-        stored = store_path(self.workspace / path, self.max_file_bytes, self.store / "objects")
+        write = self._batch.add if self._batch is not None else None
+        stored = store_path(
+            self.workspace / path, self.max_file_bytes, self.store / "objects", write
+        )
         return with_perms(stored, _unusual_at(self.workspace / path))
+
+    @contextmanager
+    def blob_stream(self, shas: list[str]) -> Iterator[None]:
+        """`read_blob` answers `shas`, asked in this order, from one `cat-file --batch` pass
+        (blob_stream.py) inside the block; few of them are read one by one as always."""
+        if len(shas) < STREAM_MIN_BLOBS or self._stream is not None:
+            yield
+            return
+        self.git.verify()
+        self._stream = BlobStream(str(self.store), self._env, shas)
+        try:
+            yield
+        finally:
+            self._stream.close()
+            self._stream = None
+
+    @contextmanager
+    def blob_batch(self) -> Iterator[None]:
+        """The blobs `store_path` stores inside the block go into one pack, written when the
+        block ends, before anything durable may name them (a rewind plan of 20,000 paths)."""
+        self._batch = PackWriter(self.store / "objects", self._inc.packed)
+        try:
+            yield
+            self._batch.flush()
+        finally:
+            self._batch = None
 
     def _large_stat(self, path: str) -> os.stat_result | None:
         if self.large is None:

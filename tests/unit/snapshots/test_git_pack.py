@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from logician_kernel.snapshots import git_pack
+from logician_kernel.snapshots.blob_stream import BlobStream
 from logician_kernel.snapshots.git_pack import PackWriter
 from logician_kernel.snapshots.git_snapshot import GitSnapshotter
 
@@ -108,3 +109,26 @@ def test_a_snapshot_of_many_changed_files_packs_them(tmp_path: Path) -> None:
     assert change.after.sha is not None and snap.read_blob(change.after.sha) == b"again\n"
     snap.close()
     assert git(store, "fsck", "--full").returncode == 0
+
+
+def test_a_blob_stream_answers_in_order_and_leaves_the_rest_to_the_reader(store: Path) -> None:
+    def put(data: bytes) -> str:
+        out = subprocess.run(
+            ["git", f"--git-dir={store}", "hash-object", "-w", "--stdin"],
+            input=data,
+            check=True,
+            capture_output=True,
+        )
+        return out.stdout.decode().strip()
+
+    a, b, c = put(b"a\n"), put(b"b" * 100_000), put(b"")
+    missing = "0" * 40
+    stream = BlobStream(str(store), dict(os.environ), [a, b, missing, c, a])
+    try:
+        assert stream.take(b) == ("blob", b"b" * 100_000)  # `a` before it is read past
+        assert stream.take(missing) is None  # git lacks it: the usual reader will say so
+        assert stream.take(a) == ("blob", b"a\n")  # the second `a`, past `c`
+        assert stream.take(c) is None  # no longer ahead
+    finally:
+        stream.close()
+    assert stream.take(a) is None  # closed: nothing more from it
