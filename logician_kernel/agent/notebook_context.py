@@ -8,7 +8,9 @@ is rendered from a `NotebookView` the presentation layer gathers from bounded pr
 everything here is pure: masking (`durable.redact`, the strictest masker), the token estimate
 (`compaction.tokens`' characters-per-token) and the truncation order. Over budget, the
 oldest cells go first, then the variables; the header and the error always stay (cut short
-themselves only when the budget cannot hold them whole).
+themselves only when the budget cannot hold them whole). The budget is `agent.context_tokens`,
+capped for a small model at 1/`WINDOW_SHARE` of its context window (`context_budget`): a
+4,096-token model gets at most 512 tokens of notebook context, and under `MIN_BUDGET` none.
 
 Must never: read the namespace, a file or the ledger; render a variable's value; let the
 block exceed its budget; or let anything the masker hides through.
@@ -17,7 +19,7 @@ block exceed its budget; or let anything the masker hides through.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..compaction.tokens import CHARS_PER_TOKEN
@@ -34,6 +36,9 @@ MAX_VARIABLE_CHARS = 240
 """One variable's line is cut here."""
 MIN_BUDGET = 100
 """A smaller budget sends no block: the markers and the header alone would not fit."""
+WINDOW_SHARE = 8
+"""The block takes at most 1/8 of the model's context window (the conversation, the tools'
+specs and the answer need the rest)."""
 VARIABLE_SHARE = 0.35
 """At most this share of what the header and error leave goes to the variables while cells
 still wait; what the cells leave unused goes to the variables too."""
@@ -124,6 +129,22 @@ class ContextBlock:
     cells_left_out: int = 0
     variables_shown: int = 0
     variables_left_out: int = 0
+    capped: str = ""
+    """Why `budget` is under `agent.context_tokens` (a small context window), or ""."""
+
+
+def context_budget(configured: int, context_window: int | None) -> tuple[int, str]:
+    """The block's budget: `configured` (`agent.context_tokens`), capped at 1/`WINDOW_SHARE`
+    of the model's `context_window` when that is smaller; and why it was capped, or ""."""
+    if not context_window or context_window <= 0:
+        return configured, ""
+    cap = context_window // WINDOW_SHARE
+    if cap >= configured:
+        return configured, ""
+    return cap, (
+        f"capped from agent.context_tokens = {configured:,} to 1/{WINDOW_SHARE} of the "
+        f"model's {context_window:,}-token context window"
+    )
 
 
 def estimate(text: str) -> int:
@@ -200,10 +221,15 @@ def _variable_text(variable: VariableSummary, secrets: Iterable[str]) -> str:
 
 
 def render_block(
-    view: NotebookView, budget_tokens: int, secrets: Iterable[str] = ()
+    view: NotebookView, budget_tokens: int, secrets: Iterable[str] = (), *, capped: str = ""
 ) -> ContextBlock:
-    """The block for `view` within `budget_tokens` (estimated), every part masked."""
-    secrets = tuple(secrets)
+    """The block for `view` within `budget_tokens` (estimated), every part masked; `capped`
+    says why the budget is under `agent.context_tokens` (`context_budget`)."""
+    block = _render(view, budget_tokens, tuple(secrets))
+    return replace(block, capped=capped) if capped else block
+
+
+def _render(view: NotebookView, budget_tokens: int, secrets: tuple[str, ...]) -> ContextBlock:
     if budget_tokens < MIN_BUDGET:
         return ContextBlock("", 0, budget_tokens)
     room = budget_tokens * CHARS_PER_TOKEN - len(NOTEBOOK_CONTEXT_OPEN + NOTEBOOK_CONTEXT_CLOSE)
@@ -291,9 +317,10 @@ def left_out_line(block: ContextBlock) -> str:
     """One line on what the budget left out, or ""."""
     if not (block.cells_left_out or block.variables_left_out):
         return ""
+    why = "the cap above" if block.capped else f"agent.context_tokens = {block.budget:,}"
     return (
         f"{block.cells_left_out} older cell(s) and {block.variables_left_out} variable(s) "
-        f"left out by the budget (agent.context_tokens = {block.budget:,})"
+        f"left out by the budget ({why})"
     )
 
 
