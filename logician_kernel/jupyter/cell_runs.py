@@ -105,9 +105,10 @@ class CellRunQueue:
         if gone:
             self._say(gone, "will not run: the agent deleted it")
 
-    def take(self, outcome: str, *, frontend: bool) -> list[QueuedRun]:
-        """The agent's cell ended with `outcome`: the runs to send now (none unless `ok` with a
-        frontend attached); the queue is empty afterwards."""
+    def take(self, outcome: str, *, unavailable: str = "") -> list[QueuedRun]:
+        """The agent's cell ended with `outcome`: the runs to send now (none unless `ok`, and
+        none when `unavailable` says why no frontend can run them); the queue is empty
+        afterwards."""
         with self._lock:
             runs, self._runs = self._runs, []
             self._agent_cell = None
@@ -117,8 +118,8 @@ class CellRunQueue:
             word = "was interrupted" if outcome == "interrupted" else "failed"
             self._say(runs, f"will not run: the agent's cell {word}")
             return []
-        if not frontend:
-            self._say(runs, "will not run: no frontend holds the notebook any more")
+        if unavailable:
+            self._say(runs, f"will not run: {unavailable}")
             return []
         return runs
 

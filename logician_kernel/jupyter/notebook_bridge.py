@@ -161,8 +161,8 @@ class NotebookBridge:
     def end_cell(self, outcome: str) -> int:
         """The cell ended: the runs it queued go to the frontend (when it ended `ok`), as one
         `run` request the frontend answers with the cells it started; how many were sent."""
-        comm_id, _ = self._target(edits=True)
-        runs = self.runs.take(outcome, frontend=comm_id is not None)
+        comm_id, why = self._target(edits=True)
+        runs = self.runs.take(outcome, unavailable="" if comm_id is not None else why)
         self._say_runs()
         if not runs or comm_id is None:
             return 0

@@ -17,9 +17,9 @@ def test_a_queued_cell_runs_once_in_the_order_last_asked_with_the_source_the_age
     q.queue("b", "print(2)", "code", "c2")
     q.queue("a", "print(1)", "code", "c3")  # asked again: one run, placed last
     q.edited({"id": "b", "source": "print(2)"}, {"id": "b", "source": "print(22)"})
-    runs = q.take("ok", frontend=True)
+    runs = q.take("ok")
     assert [(r.cell_id, r.expect) for r in runs] == [("b", "print(22)"), ("a", "print(1)")]
-    assert q.take("ok", frontend=True) == [] and q.take_notices() == []
+    assert q.take("ok") == [] and q.take_notices() == []
 
 
 @pytest.mark.parametrize(
@@ -50,19 +50,19 @@ def test_one_agent_cell_queues_at_most_max_runs() -> None:
 
 
 @pytest.mark.parametrize(
-    ("outcome", "frontend", "said"),
+    ("outcome", "unavailable", "said"),
     [
-        ("interrupted", True, "the agent's cell was interrupted"),
-        ("error", True, "the agent's cell failed"),
-        ("ok", False, "no frontend holds the notebook"),
+        ("interrupted", "", "the agent's cell was interrupted"),
+        ("error", "", "the agent's cell failed"),
+        ("ok", "2 frontends hold this notebook", "will not run: 2 frontends hold this notebook"),
     ],
 )
 def test_runs_are_dropped_and_said_unless_the_agent_cell_ended_ok_with_a_frontend(
-    outcome: str, frontend: bool, said: str
+    outcome: str, unavailable: str, said: str
 ) -> None:
     q = CellRunQueue()
     q.queue("a", "print(1)", "code", None)
-    assert q.take(outcome, frontend=frontend) == []
+    assert q.take(outcome, unavailable=unavailable) == []
     (notice,) = q.take_notices()
     assert "(cell a)" in notice and said in notice
 
@@ -71,7 +71,7 @@ def test_a_cell_the_agent_deleted_is_not_run_and_said() -> None:
     q = CellRunQueue()
     q.queue("a", "print(1)", "code", None)
     q.edited({"id": "a", "source": "print(1)"}, None)
-    assert q.take("ok", frontend=True) == []
+    assert q.take("ok") == []
     assert "the agent deleted it" in q.take_notices()[0]
 
 
@@ -112,3 +112,12 @@ def test_an_interrupted_agent_cell_sends_nothing_and_the_next_cell_starts_clean(
     assert "interrupted" in b.workspace.notices[-1]  # type: ignore[attr-defined]
     b.begin_cell("next")
     assert b.end_cell("ok") == 0 and comms.sent == []
+
+
+def test_with_two_frontends_the_runs_are_not_sent_and_the_notice_says_why() -> None:
+    b, comms = bridge()
+    b.attach("tab-1", "nb.ipynb")
+    b.attach("tab-2", "nb.ipynb")
+    b.queue_run("new", "print(6*7)", "code", None)
+    assert b.end_cell("ok") == 0 and comms.sent == []
+    assert "2 frontends hold this notebook" in b.workspace.notices[-1]  # type: ignore[attr-defined]
