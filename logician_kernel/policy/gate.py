@@ -248,8 +248,9 @@ class PolicyGate:
 
 RUN_CELL_RULE = "notebook_run"
 """The name a `notebook_edit` call with `run: true` is decided under: it writes a cell and
-runs its code, so the modes treat it as they treat `python` and `bash` (asking in `ask` and
-`auto-edit`), and rules name it `notebook_run` (`allow = ["notebook_run"]`)."""
+runs its code, so it is decided as `python` is, over the cell's `source` (asking in `ask` and
+`auto-edit`, asking when the code names a protected path, rules such as
+`notebook_run(print*)` or a bare `notebook_run`; "Always allow" suggests the exact code)."""
 
 
 def decided_as(call: ToolCall) -> str:

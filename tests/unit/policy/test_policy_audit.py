@@ -203,7 +203,7 @@ def test_a_cell_edit_that_runs_its_cell_is_decided_as_running_code(tmp_path):
     gate, audit, ledger = make_gate(
         tmp_path, answers=[{"choice": "allow_session"}], mode="auto-edit"
     )
-    edit = {"mode": "insert", "source": "print(6*7)"}
+    edit = {"mode": "insert", "source": "print(42)"}
     assert check(gate, "c1", "notebook_edit", **edit).allowed  # auto-edit allows cell edits
     assert check(gate, "c2", "notebook_edit", **edit, run=True).allowed  # asked, for the session
     assert check(gate, "c3", "notebook_edit", **edit, run=True).allowed  # the session rule
@@ -212,6 +212,11 @@ def test_a_cell_edit_that_runs_its_cell_is_decided_as_running_code(tmp_path):
         ("c2", "ask", "user:allow_session"),
         ("c3", "allow", "session"),
     ]
-    assert ledger[0][0].suggested_rule == "notebook_run"
+    assert ledger[0][0].suggested_rule == "notebook_run(print(42))"  # the exact code, as python
     read_only, _, _ = make_gate(tmp_path, mode="read-only")
     assert not check(read_only, "c4", "notebook_edit", **edit, run=True).allowed
+    # code naming the kernel's own state asks even in full-auto, as a python call would
+    state = {"mode": "insert", "source": "open('.logician/x').read()", "run": True}
+    full, _, _ = make_gate(tmp_path, mode="full-auto")
+    assert not check(full, "c5", "notebook_edit", **state).allowed  # asked; nobody to answer
+    assert check(full, "c6", "notebook_edit", **{**state, "run": False}).allowed
