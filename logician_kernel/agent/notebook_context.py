@@ -9,8 +9,7 @@ everything here is pure: masking (`durable.redact`, the strictest masker), the t
 (`compaction.tokens`' characters-per-token) and the truncation order. Over budget, the
 oldest cells go first, then the variables; the header and the error always stay (cut short
 themselves only when the budget cannot hold them whole). The budget is `agent.context_tokens`,
-capped for a small model at 1/`WINDOW_SHARE` of its context window (`context_budget`): a
-4,096-token model gets at most 512 tokens of notebook context, and under `MIN_BUDGET` none.
+capped at an eighth of a small model's context window (`context_budget.py`).
 
 Must never: read the namespace, a file or the ledger; render a variable's value; let the
 block exceed its budget; or let anything the masker hides through.
@@ -25,6 +24,7 @@ from typing import Literal
 from ..compaction.tokens import CHARS_PER_TOKEN
 from ..durable import is_credential_name, redact
 from ..types.messages import NOTEBOOK_CONTEXT_CLOSE, NOTEBOOK_CONTEXT_OPEN
+from .context_budget import BudgetCap
 
 MAX_CELL_CHARS = 1_500
 """A cell's source longer than this is shown head and tail, the middle left out."""
@@ -36,9 +36,6 @@ MAX_VARIABLE_CHARS = 240
 """One variable's line is cut here."""
 MIN_BUDGET = 100
 """A smaller budget sends no block: the markers and the header alone would not fit."""
-WINDOW_SHARE = 8
-"""The block takes at most 1/8 of the model's context window (the conversation, the tools'
-specs and the answer need the rest)."""
 VARIABLE_SHARE = 0.35
 """At most this share of what the header and error leave goes to the variables while cells
 still wait; what the cells leave unused goes to the variables too."""
@@ -129,22 +126,8 @@ class ContextBlock:
     cells_left_out: int = 0
     variables_shown: int = 0
     variables_left_out: int = 0
-    capped: str = ""
-    """Why `budget` is under `agent.context_tokens` (a small context window), or ""."""
-
-
-def context_budget(configured: int, context_window: int | None) -> tuple[int, str]:
-    """The block's budget: `configured` (`agent.context_tokens`), capped at 1/`WINDOW_SHARE`
-    of the model's `context_window` when that is smaller; and why it was capped, or ""."""
-    if not context_window or context_window <= 0:
-        return configured, ""
-    cap = context_window // WINDOW_SHARE
-    if cap >= configured:
-        return configured, ""
-    return cap, (
-        f"capped from agent.context_tokens = {configured:,} to 1/{WINDOW_SHARE} of the "
-        f"model's {context_window:,}-token context window"
-    )
+    cap: BudgetCap | None = None
+    """Set when `budget` is under `agent.context_tokens`: a small context window capped it."""
 
 
 def estimate(text: str) -> int:
@@ -221,12 +204,16 @@ def _variable_text(variable: VariableSummary, secrets: Iterable[str]) -> str:
 
 
 def render_block(
-    view: NotebookView, budget_tokens: int, secrets: Iterable[str] = (), *, capped: str = ""
+    view: NotebookView,
+    budget_tokens: int,
+    secrets: Iterable[str] = (),
+    *,
+    cap: BudgetCap | None = None,
 ) -> ContextBlock:
-    """The block for `view` within `budget_tokens` (estimated), every part masked; `capped`
-    says why the budget is under `agent.context_tokens` (`context_budget`)."""
+    """The block for `view` within `budget_tokens` (estimated), every part masked; `cap` when
+    the budget is under `agent.context_tokens` (`context_budget`)."""
     block = _render(view, budget_tokens, tuple(secrets))
-    return replace(block, capped=capped) if capped else block
+    return replace(block, cap=cap) if cap is not None else block
 
 
 def _render(view: NotebookView, budget_tokens: int, secrets: tuple[str, ...]) -> ContextBlock:
@@ -317,7 +304,7 @@ def left_out_line(block: ContextBlock) -> str:
     """One line on what the budget left out, or ""."""
     if not (block.cells_left_out or block.variables_left_out):
         return ""
-    why = "the cap above" if block.capped else f"agent.context_tokens = {block.budget:,}"
+    why = "the cap above" if block.cap else f"agent.context_tokens = {block.budget:,}"
     return (
         f"{block.cells_left_out} older cell(s) and {block.variables_left_out} variable(s) "
         f"left out by the budget ({why})"

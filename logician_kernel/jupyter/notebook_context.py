@@ -33,6 +33,7 @@ import IPython
 from IPython.core.error import UsageError
 
 from ..agent import AgentSession
+from ..agent.context_budget import BudgetCap, context_budget
 from ..agent.model_choice import context_window
 from ..agent.notebook_access import NotebookAccess, NotebookFile, SavedNotebook, notebook_access
 from ..agent.notebook_context import (
@@ -42,7 +43,6 @@ from ..agent.notebook_context import (
     NotebookView,
     Outcome,
     VariableSummary,
-    context_budget,
     fix_prompt,
     left_out_line,
     render_block,
@@ -82,8 +82,8 @@ class NotebookContext:
         self.served = False
         """Whether `logician run` serves the notebook this kernel runs."""
         self.last_tokens: int | None = None
-        self.last_capped = ""
-        """Why the last prompt's block was capped under `agent.context_tokens`, or ""."""
+        self.last_cap: BudgetCap | None = None
+        """Set when the last prompt's block was capped under `agent.context_tokens`."""
         """The size of the block the last prompt carried (None before the first)."""
         self._depth = 0
         self._current: tuple[str, str | None, int | None] | None = None
@@ -299,18 +299,16 @@ class NotebookContext:
         """The block the running prompt (or with `next_prompt`, the next one) carries; empty
         when `agent.context_tokens` is under the minimum."""
         settings = self.agent.settings
-        budget, capped = context_budget(
-            settings.agent.context_tokens, context_window(settings.model)
-        )
+        budget, cap = context_budget(settings.agent.context_tokens, context_window(settings.model))
         view = self.view(next_prompt=next_prompt)
-        return render_block(view, budget, self.agent.secrets(), capped=capped)
+        return render_block(view, budget, self.agent.secrets(), cap=cap)
 
     def safe_block(self) -> ContextBlock | None:
         """`block()`, or None (logged) if gathering it failed: a run goes on without it."""
         try:
             block = self.block()
             self.last_tokens = block.tokens
-            self.last_capped = block.capped
+            self.last_cap = block.cap
             return block
         except Exception:  # noqa: BLE001 - a broken projection must not stop the agent's run
             logger.exception("building the notebook context failed; the run goes without it")
@@ -328,7 +326,7 @@ class NotebookContext:
                 f"No notebook context is sent (agent.context_tokens = {block.budget}; "
                 "`%logician config set agent.context_tokens 2000` turns it on)."
             )
-        why = block.capped or "agent.context_tokens"
+        why = str(block.cap) if block.cap else "agent.context_tokens"
         foot = f"~{block.tokens:,} of {block.budget:,} tokens ({why})"
         left = left_out_line(block)
         return render.preformatted(
@@ -350,8 +348,8 @@ class NotebookContext:
         path = self.notebook_path()
         budget = self.agent.settings.agent.context_tokens
         sent = "no prompt yet" if self.last_tokens is None else f"~{self.last_tokens:,} tokens"
-        if self.last_capped:
-            sent += f" ({self.last_capped})"
+        if self.last_cap:
+            sent += f" ({self.last_cap})"
         return [
             ["notebook", str(path) if path is not None else "unknown"],
             ["notebook tools", self.access().reason],
