@@ -213,6 +213,7 @@ def test_a_cell_edit_that_runs_its_cell_is_decided_as_running_code(tmp_path):
         ("c3", "allow", "session"),
     ]
     assert ledger[0][0].suggested_rule == "notebook_run(print(42))"  # the exact code, as python
+    assert "`notebook_run`" in ledger[0][0].reason  # the card says why it asks
     read_only, _, _ = make_gate(tmp_path, mode="read-only")
     assert not check(read_only, "c4", "notebook_edit", **edit, run=True).allowed
     # code naming the kernel's own state asks even in full-auto, as a python call would
