@@ -21,6 +21,9 @@ The rules, one `CellRunQueue` per kernel:
 - the frontend runs a cell only if it still holds `expect` (else the user edited it: not run,
   a conflict) and still exists (else missing).
 
+The queue lives in memory only: a kernel that dies before the agent's cell ends runs nothing,
+which is why queueing needs no recovery of its own (the edit's `cell_edit` entry is the record).
+
 Must never: run a cell itself (the frontend does), or keep a run past the agent's cell that
 asked for it.
 """
