@@ -6,7 +6,7 @@ tests use). Run it after changing anything that reaches the model's requests (th
 prompt, tool specs, the notebook's prompt):
 
     .venv/bin/python scripts/record_agent_notebook.py [02-agent | 03-approvals-and-budgets |
-        05-mcp-and-hooks]
+        05-mcp-and-hooks | 06-agent-edits-cells]
 
 Then run the notebook once more (`logician run notebooks/NAME.ipynb -o ...`) to refresh its
 stored outputs, and its nbval test.
@@ -43,6 +43,9 @@ with open("sales_rolling.csv", "w") as f:
         f.write(f"{row['day']},{row['units']},{mean}\\n")
 print(f"wrote {len(rows)} rows to sales_rolling.csv; last 7-day mean: {rolling[-1]}")
 """
+MONTHLY = """\
+monthly = df.groupby(df["date"].dt.strftime("%Y-%m"))["units"].sum()
+print(monthly.to_string())"""
 ANSWER = [
     "I loaded `sales.csv` (14 days), computed a **7-day rolling mean** of `units` ",
     "(the first six days average over the days available so far), and saved it as ",
@@ -104,6 +107,19 @@ REPLIES = {
         _text(
             'I did not delete `drafts/old.txt`: a pre_tool hook refused it ("deleting is not ',
             'allowed here; move files to trash/ instead"). Shall I move it to `trash/`?',
+        ),
+    ],
+    "06-agent-edits-cells": lambda: [
+        _tool("call_outline", "notebook_read", {}),
+        _tool(
+            "call_insert",
+            "notebook_edit",
+            {"mode": "insert", "after_id": "ask", "source": MONTHLY, "run": True},
+        ),
+        _text(
+            "I added a cell below this one that totals `units` by month into `monthly` and ",
+            "prints it. It runs as its own cell as soon as this one ends, so its output ",
+            "appears there.",
         ),
     ],
     # the browser test's notebook (tests/browser/): recorded allowed, approved there in the UI

@@ -20,6 +20,8 @@ class FakeNotebook:
     def __init__(self, cells: list[dict[str, Any]], path: str = "nb.ipynb") -> None:
         self.cells = [{"execution_count": None, "outputs": [], **c} for c in cells]
         self.path = path
+        self.ran: list[str] = []
+        """The cells a `run` request started, in order."""
 
     def shape(self) -> list[tuple[str, str, str]]:
         return [(c["id"], c["cell_type"], c["source"]) for c in self.cells]
@@ -126,6 +128,21 @@ class FakeNotebook:
                 self.cells[i]["source"] = step["source"]
                 self.cells[i]["cell_type"] = step["cell_type"]
             applied.append(step["id"])
+        return {"applied": applied, "conflicts": conflicts, "missing": missing}
+
+    def op_run(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The cells the agent asked to run: each still holding `expect` is recorded in `ran`
+        (the extension executes it; here nothing runs), the others are conflicts or missing."""
+        applied, conflicts, missing = [], [], []
+        for want in args["cells"]:
+            i = self._find(want["id"])
+            if i is None:
+                missing.append(want["id"])
+            elif self.cells[i]["cell_type"] != "code" or self.cells[i]["source"] != want["expect"]:
+                conflicts.append(want["id"])
+            else:
+                applied.append(want["id"])
+        self.ran.extend(applied)
         return {"applied": applied, "conflicts": conflicts, "missing": missing}
 
 

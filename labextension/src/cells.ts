@@ -4,6 +4,7 @@
  */
 import { NotebookActions } from '@jupyterlab/notebook';
 import type { Notebook, NotebookPanel } from '@jupyterlab/notebook';
+import { CodeCell } from '@jupyterlab/cells';
 import type { Cell } from '@jupyterlab/cells';
 
 import type { ConnectionState, LogicianConnection } from './connection';
@@ -11,6 +12,22 @@ import type { KernelMessage } from './protocol';
 import { RewoundCells } from './rewound';
 
 export const REWOUND_CLASS = 'lk-mod-rewound';
+
+/** Run the panel's code cells of these ids, in order (`notebook_tools.ts`: the cells the
+ * agent asked to run): each its own execute request, so its own frame; an error stops the
+ * ones after it, as Run All does. The user's selection and edit mode are left alone. */
+export async function runCellsById(panel: NotebookPanel, ids: string[]): Promise<void> {
+  for (const id of ids) {
+    const cell = panel.content.widgets.find(w => w.model.id === id);
+    if (!(cell instanceof CodeCell)) {
+      continue;
+    }
+    const reply = await CodeCell.execute(cell, panel.sessionContext).catch(() => undefined);
+    if (!reply || reply.content.status !== 'ok') {
+      return;
+    }
+  }
+}
 
 /** How many of the newest frames are read to rebuild the greying when a notebook connects. */
 export const RECENT_FRAMES = 500;

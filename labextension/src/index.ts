@@ -10,7 +10,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon } from '@jupyterlab/ui-components';
 
-import { CellMarker } from './cells';
+import { CellMarker, runCellsById } from './cells';
 import { addCommands, watchConnection } from './commands';
 import { LogicianConnection } from './connection';
 import { addFixCommand, FixButtons } from './fix_button';
@@ -57,7 +57,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         connections.set(panel, created);
         live.add(created);
         new CellMarker(panel, created);
-        new NotebookTools(panel, created); // the agent's notebook tools answer here
+        new NotebookTools(panel, created, runCellsById); // the agent's notebook tools answer here
         new FixButtons(panel, created); // *Fix with Logician* under error outputs
         watchConnection(app, created);
         panel.disposed.connect(() => {

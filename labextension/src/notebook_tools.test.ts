@@ -18,6 +18,7 @@ function memoryDoc(cells: IDocCell[]): INotebookDoc & { shape(): string[] } {
       cells[index].source = source;
     },
     transact: change => change(),
+    run: () => undefined,
     shape: () => cells.map(c => `${c.id}:${c.cell_type}:${c.source}`)
   };
 }
@@ -87,5 +88,25 @@ describe('summary', () => {
     expect(out.cut).toBe(50_000_003 - 1000);
     const image = summary({ output_type: 'display_data', data: { 'image/png': 'A'.repeat(4000), 'text/plain': '<Figure>' } }, 1000);
     expect(image).toMatchObject({ sizes: { 'image/png': 3000, 'text/plain': 8 }, text: '<Figure>' });
+  });
+});
+
+describe('run', () => {
+  it('executes the cells still holding what the agent left, in order, and names the others', () => {
+    const doc = memoryDoc(start());
+    const ran: string[][] = [];
+    doc.run = ids => void ran.push(ids);
+    const reply = answerRequest(doc, 'run', {
+      cells: [
+        { id: 'c', expect: 'print(3)' },
+        { id: 'b', expect: 'x = 1' },
+        { id: 'gone', expect: 'x' },
+        { id: 'a', expect: '# Title' }
+      ]
+    });
+    expect(ran).toEqual([['c']]);
+    expect(reply.applied).toEqual(['c']);
+    expect(reply.conflicts).toEqual(['b', 'a']); // edited since; markdown never runs
+    expect(reply.missing).toEqual(['gone']);
   });
 });

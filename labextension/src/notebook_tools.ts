@@ -1,6 +1,8 @@
 /**
  * The notebook tools' frontend side: this panel's notebook answers the kernel's
- * `notebook.request` (outline, one cell, an edit, the cell part of a rewind or undo).
+ * `notebook.request` (outline, one cell, an edit, the cell part of a rewind or undo, and the
+ * cells the agent asked to run, sent when its cell ended: each executes as an ordinary cell,
+ * its own frame, unless the user edited it since).
  *
  * Edits go to the live document's shared model (so a collaborative session sees them at
  * once), never to the file on disk. `answerRequest` is pure over an `INotebookDoc`, tested
@@ -33,6 +35,8 @@ export interface INotebookDoc {
   remove(index: number): void;
   setSource(index: number, source: string): void;
   transact(change: () => void): void;
+  /** Execute these cells (by id, in order) as the user's Run would. */
+  run(ids: string[]): void;
 }
 
 class Refused extends Error {}
@@ -53,6 +57,8 @@ export function answerRequest(doc: INotebookDoc, op: string, args: Args): INoteb
         return { path: doc.path, ...edit(doc, args) };
       case 'restore':
         return { path: doc.path, ...restore(doc, args) };
+      case 'run':
+        return { path: doc.path, ...runCells(doc, args) };
       default:
         return { error: `unknown notebook operation ${JSON.stringify(op)}` };
     }
@@ -165,6 +171,31 @@ function restore(doc: INotebookDoc, args: Args): INotebookReply {
   return { applied, conflicts, missing };
 }
 
+/** The cells the agent asked to run: each still holding the source the agent left (`expect`)
+ * is executed, in order; one the user changed since is a conflict, one gone is missing. */
+function runCells(doc: INotebookDoc, args: Args): INotebookReply {
+  const applied: string[] = [];
+  const conflicts: string[] = [];
+  const missing: string[] = [];
+  const wanted = Array.isArray(args.cells) ? (args.cells as Args[]) : [];
+  const cells = doc.cells();
+  for (const want of wanted) {
+    const id = String(want.id);
+    const cell = cells.find(c => c.id === id);
+    if (!cell) {
+      missing.push(id);
+    } else if (cell.cell_type !== 'code' || cell.source !== want.expect) {
+      conflicts.push(id);
+    } else {
+      applied.push(id);
+    }
+  }
+  if (applied.length) {
+    doc.run(applied);
+  }
+  return { applied, conflicts, missing };
+}
+
 /** A cell for the kernel: the outline's (`head` characters of source) or in full, with its
  * outputs summarised (text cut to `outputChars` head and tail, other data as sizes). */
 export function info(cell: IDocCell, index: number, head?: number, outputChars = 20000): INotebookCell {
@@ -226,8 +257,11 @@ export function summary(output: Record<string, unknown>, limit: number): Record<
   return out;
 }
 
+/** Executes a panel's cells by id (`cells.ts`: JupyterLab's cell widgets, not loaded here). */
+export type CellRunner = (panel: NotebookPanel, ids: string[]) => Promise<void>;
+
 /** The panel's notebook, through its shared model (the live, collaborative document). */
-export function panelDoc(panel: NotebookPanel): INotebookDoc | null {
+export function panelDoc(panel: NotebookPanel, execute: CellRunner): INotebookDoc | null {
   const model = panel.content.model;
   if (!model) {
     return null;
@@ -248,7 +282,8 @@ export function panelDoc(panel: NotebookPanel): INotebookDoc | null {
     insert: (index, cell) => shared.insertCell(index, { ...cell }).id,
     remove: index => shared.deleteCell(index),
     setSource: (index, source) => shared.cells[index].setSource(source),
-    transact: change => shared.transact(change)
+    transact: change => shared.transact(change),
+    run: ids => void execute(panel, ids)
   };
 }
 
@@ -256,7 +291,8 @@ export function panelDoc(panel: NotebookPanel): INotebookDoc | null {
 export class NotebookTools {
   constructor(
     private readonly panel: NotebookPanel,
-    private readonly conn: LogicianConnection
+    private readonly conn: LogicianConnection,
+    private readonly execute: CellRunner
   ) {
     conn.stateChanged.connect(this._onState, this);
     conn.announced.connect(this._onMessage, this);
@@ -275,7 +311,7 @@ export class NotebookTools {
     if (msg.type !== 'notebook.request') {
       return;
     }
-    const doc = panelDoc(this.panel);
+    const doc = panelDoc(this.panel, this.execute);
     let reply: INotebookReply;
     try {
       reply = doc ? answerRequest(doc, msg.op, msg.args) : { error: 'the notebook is not loaded' };

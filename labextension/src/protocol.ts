@@ -267,7 +267,7 @@ export type KernelMessage =
   | { type: 'model.use'; model: string; said: string; re?: RequestId };
 
 /** What the kernel asks of the notebook a frontend holds (`notebook_tools.ts` answers). */
-export type NotebookOp = 'outline' | 'cell' | 'edit' | 'restore';
+export type NotebookOp = 'outline' | 'cell' | 'edit' | 'restore' | 'run';
 
 /** One cell as the frontend reports it (`NotebookCell` in comm_messages.py). */
 export interface INotebookCell {

@@ -5,6 +5,7 @@ override of `model.name` (`%logician config set model.name ...` does the same).
 
 Must never: ask a public API for its models (no `base_url`: nothing is asked), persist a choice
 (a session override only), or raise for a server that does not answer (it is said instead).
+Also the configured model's context window (`context_window`), for what must fit in it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from ..config import EffectiveConfig
 from ..config import commands as config_commands
-from ..providers import served_models
+from ..providers import resolve_context_window, served_models
 
 
 def model_choices(config: EffectiveConfig) -> dict[str, Any]:
@@ -43,3 +44,9 @@ def use_model(config: EffectiveConfig, name: str) -> tuple[EffectiveConfig, str]
     """`model.name = name` for this session (validated like `config set`); the new snapshot
     and the line `config set` says."""
     return config_commands.config_set(config, "model.name", json.dumps(name))
+
+
+def context_window(model: Any) -> int:
+    """The `[model]` settings' context window: configured, said by the server, known, or the
+    common default (`providers.resolve_context_window`)."""
+    return resolve_context_window(model).tokens

@@ -8,7 +8,8 @@ is rendered from a `NotebookView` the presentation layer gathers from bounded pr
 everything here is pure: masking (`durable.redact`, the strictest masker), the token estimate
 (`compaction.tokens`' characters-per-token) and the truncation order. Over budget, the
 oldest cells go first, then the variables; the header and the error always stay (cut short
-themselves only when the budget cannot hold them whole).
+themselves only when the budget cannot hold them whole). The budget is `agent.context_tokens`,
+capped at an eighth of a small model's context window (`context_budget.py`).
 
 Must never: read the namespace, a file or the ledger; render a variable's value; let the
 block exceed its budget; or let anything the masker hides through.
@@ -17,12 +18,13 @@ block exceed its budget; or let anything the masker hides through.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..compaction.tokens import CHARS_PER_TOKEN
 from ..durable import is_credential_name, redact
 from ..types.messages import NOTEBOOK_CONTEXT_CLOSE, NOTEBOOK_CONTEXT_OPEN
+from .context_budget import BudgetCap
 
 MAX_CELL_CHARS = 1_500
 """A cell's source longer than this is shown head and tail, the middle left out."""
@@ -124,6 +126,8 @@ class ContextBlock:
     cells_left_out: int = 0
     variables_shown: int = 0
     variables_left_out: int = 0
+    cap: BudgetCap | None = None
+    """Set when `budget` is under `agent.context_tokens`: a small context window capped it."""
 
 
 def estimate(text: str) -> int:
@@ -200,10 +204,19 @@ def _variable_text(variable: VariableSummary, secrets: Iterable[str]) -> str:
 
 
 def render_block(
-    view: NotebookView, budget_tokens: int, secrets: Iterable[str] = ()
+    view: NotebookView,
+    budget_tokens: int,
+    secrets: Iterable[str] = (),
+    *,
+    cap: BudgetCap | None = None,
 ) -> ContextBlock:
-    """The block for `view` within `budget_tokens` (estimated), every part masked."""
-    secrets = tuple(secrets)
+    """The block for `view` within `budget_tokens` (estimated), every part masked; `cap` when
+    the budget is under `agent.context_tokens` (`context_budget`)."""
+    block = _render(view, budget_tokens, tuple(secrets))
+    return replace(block, cap=cap) if cap is not None else block
+
+
+def _render(view: NotebookView, budget_tokens: int, secrets: tuple[str, ...]) -> ContextBlock:
     if budget_tokens < MIN_BUDGET:
         return ContextBlock("", 0, budget_tokens)
     room = budget_tokens * CHARS_PER_TOKEN - len(NOTEBOOK_CONTEXT_OPEN + NOTEBOOK_CONTEXT_CLOSE)
@@ -291,9 +304,10 @@ def left_out_line(block: ContextBlock) -> str:
     """One line on what the budget left out, or ""."""
     if not (block.cells_left_out or block.variables_left_out):
         return ""
+    why = "the cap above" if block.cap else f"agent.context_tokens = {block.budget:,}"
     return (
         f"{block.cells_left_out} older cell(s) and {block.variables_left_out} variable(s) "
-        f"left out by the budget (agent.context_tokens = {block.budget:,})"
+        f"left out by the budget ({why})"
     )
 
 

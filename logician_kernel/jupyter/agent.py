@@ -171,6 +171,7 @@ class AgentCell:
             hz=max(1, settings.ui.coalesce_hz),
             show=answer_output(settings.ui.answer, terminal=terminal),
             context_tokens=block.tokens if block is not None else 0,
+            context_capped=block is not None and block.cap is not None,
         )
         status = None
         if settings.ui.status_widget and not terminal:  # a terminal has the outcome line

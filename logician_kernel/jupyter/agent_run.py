@@ -71,10 +71,13 @@ class RunView:
         show: Any = markdown_answer,
         show_thinking: Any = _show_thinking,
         context_tokens: int = 0,
+        context_capped: bool = False,
     ) -> None:
         self.interval = 1.0 / hz
         self.context_tokens = context_tokens
         """The notebook context the prompt carried (estimated tokens), said in the usage line."""
+        self.context_capped = context_capped
+        """Whether that block was capped for a small context window (said too)."""
         self.text = ""
         self.thinking = ""
         """Reasoning of the current reply so far: shown collapsed, never kept."""
@@ -146,6 +149,8 @@ class RunView:
                     line += " (estimated: the reply was cut off before the server reported it)"
             if self.context_tokens:
                 line += f" · notebook context ~{self.context_tokens:,} tokens"
+                if self.context_capped:
+                    line += " (capped: small context window)"
             print(line, flush=True)
 
     def _streamed(self, event: StreamEvent) -> None:

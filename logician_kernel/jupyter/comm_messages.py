@@ -261,11 +261,12 @@ class NotebookReply(_Request):
     after: NotebookCell | None = None
     """`edit`: the cell after (None for a delete)."""
     applied: list[str] = Field(default_factory=list)
-    """`restore`: the cell ids changed."""
+    """`restore`: the cell ids changed. `run`: the cell ids whose execution started."""
     conflicts: list[str] = Field(default_factory=list)
-    """`restore`: cell ids the user changed since: left alone (unless `force`)."""
+    """`restore`: cell ids the user changed since: left alone (unless `force`). `run`: cells
+    not run, their source changed since the agent asked."""
     missing: list[str] = Field(default_factory=list)
-    """`restore`: cell ids no longer in the notebook."""
+    """`restore`, `run`: cell ids no longer in the notebook."""
 
 
 class ModelsList(_Request):
@@ -763,12 +764,14 @@ class NotebookRequest(_Kernel):
     type: Literal["notebook.request"]
     request: NonEmpty
     """Echo it as the reply's `request`."""
-    op: Literal["outline", "cell", "edit", "restore"]
+    op: Literal["outline", "cell", "edit", "restore", "run"]
     """`outline`: every cell (sources cut to `head_chars`). `cell`: `cell_id` in full
     (outputs cut to `output_chars`). `edit`: `mode` insert (`source`, `cell_type`, `after_id`
     or `index`), replace (`cell_id`, `source`, optional `cell_type`) or delete (`cell_id`).
     `restore`: `steps` of a rewind or undo, each `{op, id, expect?, source?, cell_type?,
-    index?}`, a step whose cell no longer holds `expect` being a conflict unless `force`."""
+    index?}`, a step whose cell no longer holds `expect` being a conflict unless `force`.
+    `run` (sent when the agent's cell ended): `cells`, each `{id, expect}`, to execute in order
+    as ordinary cells; one that no longer holds `expect` is a conflict, not run."""
     args: dict[str, Any]
     """The operation's arguments (above)."""
 

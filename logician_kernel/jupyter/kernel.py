@@ -179,22 +179,33 @@ class LogicianKernel(IPythonKernel):
             # The restart notice's "Rewind this call", where widgets render; elsewhere the
             # notice names `%logician rewind --call ID`.
             call_rewind.offer(self.agent, self._magics.frames)
+        bridge = self._magics.comms.notebook
+        if bridge is not None:
+            bridge.begin_cell(cell_id)
         if is_management_cell(code):
-            return await run
+            reply = await run
+            if bridge is not None:
+                bridge.end_cell(_outcome(reply))
+            return reply
         self._framed = True
         # In [n] as the user sees it; a frontend that runs cells without storing history
         # (nbval) has no prompt numbers, so there the n-th execution of this kernel stands in.
         count = self.shell.execution_count if store_history else self._executions
         stop = StopBeforeRun(self.shell)
+        outcome: FrameOutcome = "error"
         try:
             with workspace.frame(count, cell_id, code) as frame:
                 if frame.interrupted:  # the interrupt came while the frame opened
                     self.shell.ast_transformers.append(stop)
                 reply = await run
-                frame.outcome = _outcome(reply)
+                frame.outcome = outcome = _outcome(reply)
         finally:
             stop.remove()
             self._magics.after_cell()
+            # The cells the agent asked to run go to the frontend now, after this cell's
+            # frame closed: each runs as its own cell, its own frame.
+            if bridge is not None:
+                bridge.end_cell(outcome)
         return reply
 
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]

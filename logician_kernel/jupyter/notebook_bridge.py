@@ -8,6 +8,8 @@ while the `%%logician` cell is awaited); no answer within `timeout` is a clear t
 After a rewind or an undo the cell part (recorded pending by the `Workspace`) is sent as one
 `restore` request and settled when the frontend answers; with no frontend attached it stays
 pending, is sent when one attaches, and `%logician rewind --skip-cells` gives it up.
+The cells the agent asked to run (`notebook_run`) wait in `runs` (`cell_runs.py`) and go to
+the frontend as one `run` request when the agent's cell ends (`end_cell`).
 
 Must never: write the `.ipynb` on disk, or block the kernel's main thread waiting for a reply
 (a reply arrives on that very thread).
@@ -23,6 +25,7 @@ from typing import Any
 
 from ..workspace import CellEdit, CellRestore, ProjectionItem, Workspace
 from . import comm_messages as m
+from .cell_runs import CellRunQueue, QueuedRun, settled_text
 from .comm import LogicianComms
 
 TIMEOUT_SECONDS = 30.0
@@ -49,6 +52,10 @@ class NotebookBridge:
         """request id -> (the comm asked, the asking tool's future)."""
         self._restores: dict[str, CellRestore] = {}
         """restore request id -> the cell part it carries."""
+        self.runs = CellRunQueue()
+        """The cells the agent's current cell asked to run."""
+        self._run_requests: dict[str, list[QueuedRun]] = {}
+        """run request id -> the runs it carries."""
 
     # -- the frontends ----------------------------------------------------------------------
 
@@ -128,7 +135,7 @@ class NotebookBridge:
             ):
                 return {"error": "the notebook's frontend went away before it was asked"}
             try:
-                return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
+                reply = await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
             except TimeoutError:
                 return {
                     "error": f"the notebook's frontend did not answer within {self.timeout:g} s "
@@ -137,6 +144,46 @@ class NotebookBridge:
         finally:
             with self._lock:
                 self._waiting.pop(request, None)
+        if op == "edit" and not reply.get("error"):
+            self.runs.edited(reply.get("before"), reply.get("after"))
+        return reply
+
+    def queue_run(self, cell_id: str, source: str, cell_type: str, call_id: str | None) -> int:
+        """`notebook_run`: queue the cell to run after the agent's cell; its place in the
+        queue. `RunRefused` (a `ValueError`) says why not."""
+        return self.runs.queue(cell_id, source, cell_type, call_id)
+
+    def begin_cell(self, cell_id: str | None) -> None:
+        """A cell starts executing (the kernel's frame opens)."""
+        self.runs.begin(cell_id)
+        self._say_runs()
+
+    def end_cell(self, outcome: str) -> int:
+        """The cell ended: the runs it queued go to the frontend (when it ended `ok`), as one
+        `run` request the frontend answers with the cells it started; how many were sent."""
+        comm_id, why = self._target(edits=True)
+        runs = self.runs.take(outcome, unavailable="" if comm_id is not None else why)
+        self._say_runs()
+        if not runs or comm_id is None:
+            return 0
+        request = uuid.uuid4().hex
+        with self._lock:
+            self._run_requests[request] = runs
+        cells = [{"id": r.cell_id, "expect": r.expect} for r in runs]
+        if not self.comms.send_to(
+            comm_id, "notebook.request", {"request": request, "op": "run", "args": {"cells": cells}}
+        ):
+            with self._lock:
+                self._run_requests.pop(request, None)
+            self.workspace.notice(
+                "Logician: the agent's queued runs were not sent: the notebook's frontend went away."
+            )
+            return 0
+        return len(runs)
+
+    def _say_runs(self) -> None:
+        for text in self.runs.take_notices():
+            self.workspace.notice(text)
 
     def received(self, reply: m.NotebookReply) -> bool:
         """A `notebook.reply` arrived (on the kernel's main thread)."""
@@ -144,6 +191,17 @@ class NotebookBridge:
         with self._lock:
             waiting = self._waiting.pop(reply.request, None)
             restore = self._restores.pop(reply.request, None)
+            runs = self._run_requests.pop(reply.request, None)
+        if runs is not None:
+            if reply.error:
+                self.workspace.notice(
+                    f"Logician: the agent's queued runs did not start: {reply.error}."
+                )
+            else:
+                text = settled_text(list(reply.applied), list(reply.conflicts), list(reply.missing))
+                if text:
+                    self.workspace.notice(text)
+            return True
         if restore is not None:
             self._settled(restore, reply)
             return True

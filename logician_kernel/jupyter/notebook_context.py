@@ -7,7 +7,8 @@ outcome and frame) in a ring of `KEEP_CELLS`, and a failing cell's error as plai
 thread, it reads the notebook's path (the frontend's, VS Code's `__vsc_ipynb_file__`, the
 server's `JPY_SESSION_NAME`), the prompting cell's position in the saved `.ipynb`, and a
 summary of at most `MAX_VARIABLES` user variables, and hands them to the core's
-`render_block` (budget `agent.context_tokens`, secrets masked). Also `%logician context`,
+`render_block` (budget `agent.context_tokens`, capped at 1/8 of a small model's context
+window: `context_budget`; secrets masked). Also `%logician context`,
 `%logician fix`, and the notebook rows of `%logician status`.
 
 Must never: make a cell wait on more than appending to the ring (and, for a failing cell,
@@ -32,6 +33,8 @@ import IPython
 from IPython.core.error import UsageError
 
 from ..agent import AgentSession
+from ..agent.context_budget import BudgetCap, context_budget
+from ..agent.model_choice import context_window
 from ..agent.notebook_access import NotebookAccess, NotebookFile, SavedNotebook, notebook_access
 from ..agent.notebook_context import (
     CellError,
@@ -79,6 +82,8 @@ class NotebookContext:
         self.served = False
         """Whether `logician run` serves the notebook this kernel runs."""
         self.last_tokens: int | None = None
+        self.last_cap: BudgetCap | None = None
+        """Set when the last prompt's block was capped under `agent.context_tokens`."""
         """The size of the block the last prompt carried (None before the first)."""
         self._depth = 0
         self._current: tuple[str, str | None, int | None] | None = None
@@ -293,14 +298,17 @@ class NotebookContext:
     def block(self, *, next_prompt: bool = False) -> ContextBlock:
         """The block the running prompt (or with `next_prompt`, the next one) carries; empty
         when `agent.context_tokens` is under the minimum."""
-        budget = self.agent.settings.agent.context_tokens
-        return render_block(self.view(next_prompt=next_prompt), budget, self.agent.secrets())
+        settings = self.agent.settings
+        budget, cap = context_budget(settings.agent.context_tokens, context_window(settings.model))
+        view = self.view(next_prompt=next_prompt)
+        return render_block(view, budget, self.agent.secrets(), cap=cap)
 
     def safe_block(self) -> ContextBlock | None:
         """`block()`, or None (logged) if gathering it failed: a run goes on without it."""
         try:
             block = self.block()
             self.last_tokens = block.tokens
+            self.last_cap = block.cap
             return block
         except Exception:  # noqa: BLE001 - a broken projection must not stop the agent's run
             logger.exception("building the notebook context failed; the run goes without it")
@@ -318,7 +326,8 @@ class NotebookContext:
                 f"No notebook context is sent (agent.context_tokens = {block.budget}; "
                 "`%logician config set agent.context_tokens 2000` turns it on)."
             )
-        foot = f"~{block.tokens:,} of {block.budget:,} tokens (agent.context_tokens)"
+        why = str(block.cap) if block.cap else "agent.context_tokens"
+        foot = f"~{block.tokens:,} of {block.budget:,} tokens ({why})"
         left = left_out_line(block)
         return render.preformatted(
             block.text.rstrip() + "\n\n" + foot + (f"; {left}" if left else "")
@@ -339,6 +348,8 @@ class NotebookContext:
         path = self.notebook_path()
         budget = self.agent.settings.agent.context_tokens
         sent = "no prompt yet" if self.last_tokens is None else f"~{self.last_tokens:,} tokens"
+        if self.last_cap:
+            sent += f" ({self.last_cap})"
         return [
             ["notebook", str(path) if path is not None else "unknown"],
             ["notebook tools", self.access().reason],

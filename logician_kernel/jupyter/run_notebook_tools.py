@@ -6,7 +6,9 @@
 client with a `logician` comm of its own: it attaches when the kernel starts, answers every
 request (whatever its parent message, which nbclient would otherwise drop), and runs the cells
 the notebook held when the run began, by identity: a cell the agent inserts is not run (as in
-JupyterLab, where the agent's cells wait for the user), one it deleted is skipped.
+JupyterLab, where the agent's cells wait for the user) unless the agent asked to run it
+(`notebook_run`): the cells of a `run` request execute right after the agent's cell, each as
+its own cell, their outputs in `-o`; a cell the agent deleted is skipped.
 
 Must never: write the notebook file (the runner writes `-o` once, at the end).
 """
@@ -33,6 +35,8 @@ class HeldNotebook:
     def __init__(self, cells: list[Any], path: str) -> None:
         self.cells = cells
         self.path = path
+        self.to_run: list[Any] = []
+        """The cells a `run` request asked for, in order, not yet executed."""
 
     def answer(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         reply: dict[str, Any] = {"path": self.path}
@@ -144,6 +148,22 @@ class HeldNotebook:
             else:
                 self._change(i, str(step.get("source", "")), step.get("cell_type", "code"))
             applied.append(cell_id)
+        return {"applied": applied, "conflicts": conflicts, "missing": missing}
+
+    def _op_run(self, args: dict[str, Any]) -> dict[str, Any]:
+        applied: list[str] = []
+        conflicts: list[str] = []
+        missing: list[str] = []
+        for want in args.get("cells", []):
+            cell_id = str(want.get("id"))
+            cell = next((c for c in self.cells if c.get("id") == cell_id), None)
+            if cell is None:
+                missing.append(cell_id)
+            elif cell.cell_type != "code" or cell.source != want.get("expect"):
+                conflicts.append(cell_id)
+            else:
+                self.to_run.append(cell)
+                applied.append(cell_id)
         return {"applied": applied, "conflicts": conflicts, "missing": missing}
 
 
@@ -261,16 +281,20 @@ class ToolServingClient(NotebookClient):
             if info_msg is not None and "language_info" in info_msg["content"]:
                 self.nb.metadata["language_info"] = info_msg["content"]["language_info"]
             for cell in list(self.nb.cells):
-                index = next((i for i, c in enumerate(self.nb.cells) if c is cell), None)
-                if index is None:
-                    continue  # the agent deleted it
-                try:
-                    await self.async_execute_cell(
-                        cell, index, execution_count=self.code_cells_executed + 1
-                    )
-                finally:
-                    self._sync()
+                await self._run_held(cell)
+                # the cells the agent asked to run, right after its cell (each its own frame)
+                while self.held is not None and self.held.to_run:
+                    await self._run_held(self.held.to_run.pop(0))
             self.set_widgets_metadata()
         return self.nb
+
+    async def _run_held(self, cell: nbformat.NotebookNode) -> None:
+        index = next((i for i, c in enumerate(self.nb.cells) if c is cell), None)
+        if index is None:
+            return  # the agent deleted it
+        try:
+            await self.async_execute_cell(cell, index, execution_count=self.code_cells_executed + 1)
+        finally:
+            self._sync()
 
     execute = run_sync(async_execute)  # nbclient binds its own `execute` to its own method

@@ -33,8 +33,9 @@ import re
 import shlex
 from dataclasses import dataclass
 
-COMMAND_ARGUMENTS: dict[str, str] = {"bash": "command", "python": "code"}
-"""Tools whose rules match a command-like argument, and that argument's name."""
+COMMAND_ARGUMENTS: dict[str, str] = {"bash": "command", "python": "code", "notebook_run": "source"}
+"""Tools whose rules match a command-like argument, and that argument's name (`notebook_run`:
+a `notebook_edit` that runs the cell it writes, decided as running that source; `gate.py`)."""
 
 PATH_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "read": ("path",),

@@ -4,7 +4,8 @@
 over a `PermissionPolicy` and an `AuditLog`: it decides, asks the user when the policy says
 `ask` (through an `ask` callable the kernel supplies - the approval widget; without one, as in
 a headless run, nobody can be asked and the call is denied), audits every decision durably
-before the call may run, and hands each action-required decision to `record` as a typed
+before the call may run (a cell edit that also runs the cell is decided as `notebook_run`:
+`decided_as`), and hands each action-required decision to `record` as a typed
 `ApprovalRequest` and its `ApprovalResolution`, for the ledger. Routine allows are only
 audited: they never reach `record`, the transcript or the cell.
 """
@@ -148,7 +149,8 @@ class PolicyGate:
         self.headless = headless
 
     async def check(self, call: ToolCall, tool: Tool) -> GateResult:
-        decision = self.policy.decide(call.name, tool.read_only, call.arguments, mode=self.mode)
+        name = decided_as(call)
+        decision = self.policy.decide(name, tool.read_only, call.arguments, mode=self.mode)
         if decision.action == "allow":
             resolution: Resolution = _automatic(decision)
             self._audit(call, decision, allowed=True, resolution=resolution)
@@ -159,7 +161,7 @@ class PolicyGate:
         return await self._ask(call, tool, decision)
 
     async def _ask(self, call: ToolCall, tool: Tool, decision: PermissionDecision) -> GateResult:
-        suggested: str | None = self.policy.suggest_rule(call.name, call.arguments)
+        suggested: str | None = self.policy.suggest_rule(decided_as(call), call.arguments)
         if suggested is not None and redact(suggested, self.secrets) != suggested:
             suggested = None
         request = ApprovalRequest(
@@ -242,6 +244,20 @@ class PolicyGate:
                 secrets=self.secrets,
             )
         )
+
+
+RUN_CELL_RULE = "notebook_run"
+"""The name a `notebook_edit` call with `run: true` is decided under: it writes a cell and
+runs its code, so it is decided as `python` is, over the cell's `source` (asking in `ask` and
+`auto-edit`, asking when the code names a protected path, rules such as
+`notebook_run(print*)` or a bare `notebook_run`; "Always allow" suggests the exact code)."""
+
+
+def decided_as(call: ToolCall) -> str:
+    """The tool name the policy decides `call` under (see `RUN_CELL_RULE`)."""
+    if call.name == "notebook_edit" and call.arguments.get("run") is True:
+        return RUN_CELL_RULE
+    return call.name
 
 
 def _automatic(decision: PermissionDecision) -> Resolution:

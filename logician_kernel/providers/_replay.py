@@ -56,15 +56,25 @@ def request_fingerprint(request: ModelRequest) -> str:
     """A stable hash of everything in a request but where the notebook runs (the system
     prompt's `SYSTEM_LOCATION_PREFIX` line) and the notebook context a prompt starts with
     (paths, cells and variables of the machine it ran on), so a recording replays from any
-    folder, and the notebook tools (`FRONTEND_TOOLS`), so it replays with or without a
-    notebook frontend."""
+    folder, and the notebook tools (`FRONTEND_TOOLS`: their specs and what their calls
+    answered, which names the cells by ids and `In [n]` a frontend chooses), so it replays with
+    or without a notebook frontend, in JupyterLab as under `logician run`."""
     data = request.model_dump(mode="json")
     data["tools"] = [t for t in data.get("tools", []) if t.get("name") not in FRONTEND_TOOLS]
+    notebook_calls = {
+        part.get("id")
+        for message in data["messages"]
+        if message.get("kind") == "assistant"
+        for part in message.get("content") or ()
+        if part.get("kind") == "tool_call" and part.get("name") in FRONTEND_TOOLS
+    }
     if data.get("tool_choice") is None:  # unset: as before the field existed, so recordings
         data.pop("tool_choice", None)  # made then still match
     for message in data["messages"]:
         if message.get("kind") == "system":
             message["content"] = _without_location(message["content"])
+        elif message.get("kind") == "tool_result" and message["tool_call_id"] in notebook_calls:
+            message["content"], message["is_error"] = [], False
         elif message.get("kind") == "user":
             for part in message.get("content") or ():
                 if part.get("kind") == "text":

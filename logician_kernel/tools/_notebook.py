@@ -7,7 +7,10 @@ moved since the model read it; an insert is placed by `after_id` or `index`. Eve
 frontend applied is handed to `ToolContext.record_cell_edit` with the cell before and after,
 so the frame it belongs to can take it back. `notebook_read` is `pure`; `notebook_edit` is
 `external`: a call whose result was never recorded may or may not have reached the document,
-so it is quarantined, never repeated.
+so it is quarantined, never repeated. With `run`, an inserted or replaced code cell is also
+queued to run (`NotebookAccess.queue_run`): it executes as its own cell, its own frame, after
+the agent's cell ends (`jupyter/cell_runs.py` says why and the queue's rules); the call is then
+decided as running code, under the rule name `notebook_run` (`policy/gate.py`).
 
 Must never: write a notebook file, or raise into the turn (failures are tool errors).
 """
@@ -40,6 +43,11 @@ class NotebookAccess(Protocol):
     def ask(self, op: str, args: dict[str, Any]) -> Awaitable[dict[str, Any]]:
         """`op` is `outline`, `cell` or `edit`. The answer is the frontend's reply; a reply
         with an `error` key (no frontend, a timeout, an unknown id) is a failed call."""
+        ...
+
+    def queue_run(self, cell_id: str, source: str, cell_type: str, call_id: str | None) -> int:
+        """Queue the cell to run after the agent's cell (`notebook_run`); its place in the
+        queue. A `ValueError` says why it cannot be queued."""
         ...
 
 
@@ -104,7 +112,10 @@ class NotebookEditTool(Tool):
         "cell (after the cell `after_id`, or at `index`; at the end when neither is given), "
         "`replace` the source (and optionally the type) of the cell `cell_id`, or `delete` "
         "the cell `cell_id`. Cells are named by id (see notebook_read), never by position. "
-        "The cell is not run. Every edit is part of this cell's frame: a rewind takes it back."
+        "Every edit is part of this cell's frame: a rewind takes it back. With `run: true` "
+        "(insert or replace of a code cell) the cell is also run: it executes as its own cell "
+        "right after your reply ends, so you do not see its outputs in this turn (read the "
+        "cell with notebook_read in a later turn); use the python tool to see results now."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -137,6 +148,11 @@ class NotebookEditTool(Tool):
                 "type": "string",
                 "description": "The cell's whole new source (insert, replace).",
             },
+            "run": {
+                "type": "boolean",
+                "default": False,
+                "description": "insert, replace: also run the code cell, after your reply ends.",
+            },
         },
         "required": ["mode"],
         "additionalProperties": False,
@@ -149,8 +165,10 @@ class NotebookEditTool(Tool):
         if mode == "insert":
             where = arguments.get("after_id")
             at = f"after {where}" if where else f"at {arguments.get('index', 'the end')}"
-            return f"notebook_edit insert {arguments.get('cell_type') or 'code'} cell {at}"
-        return f"notebook_edit {mode} {arguments.get('cell_id', '?')}"
+            shown = f"notebook_edit insert {arguments.get('cell_type') or 'code'} cell {at}"
+        else:
+            shown = f"notebook_edit {mode} {arguments.get('cell_id', '?')}"
+        return shown + (" and run it" if arguments.get("run") is True else "")
 
     async def _execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         request = edit_request(args)
@@ -171,7 +189,29 @@ class NotebookEditTool(Tool):
                     f"notebook_edit: the edit was made but could not be recorded in the "
                     f"frame ({exc}); a rewind will not take it back"
                 ) from None
-        return ToolResult(content=edit_text(request["mode"], before, after), display=_shown(record))
+        text, shown = edit_text(request["mode"], before, after), _shown(record)
+        if args["run"] and after is not None:
+            text += " " + _queue_run(ctx, after)
+            shown += ", queued to run"
+        return ToolResult(content=text, display=shown)
+
+
+def _queue_run(ctx: ToolContext, cell: dict[str, Any]) -> str:
+    """Queue the edited cell's run; what the model is told."""
+    assert ctx.notebook is not None  # the edit went through it
+    cell_id = str(cell.get("id"))
+    try:
+        ctx.notebook.queue_run(
+            cell_id, str(cell.get("source") or ""), str(cell.get("cell_type")), ctx.call_id
+        )
+    except ValueError as exc:
+        raise ToolError(
+            f"notebook_edit: the edit was made, but the cell is not run: {exc}"
+        ) from None
+    return (
+        "It is queued to run as its own cell after your reply ends: its outputs are not "
+        "visible to you in this turn (do not wait for them; read the cell in a later turn)."
+    )
 
 
 def edit_request(args: dict[str, Any]) -> dict[str, Any]:
@@ -185,6 +225,8 @@ def edit_request(args: dict[str, Any]) -> dict[str, Any]:
             f"notebook_edit: cell_type must be one of {', '.join(CELL_TYPES)}, not {cell_type!r}"
         )
     request: dict[str, Any] = {"mode": mode}
+    if args["run"] and mode == "delete":
+        raise ToolError("notebook_edit: run goes with insert or replace, not delete")
     if mode == "insert":
         if args["cell_id"] is not None:
             raise ToolError(

@@ -5,7 +5,10 @@ A scripted model on loopback reads the outline, replaces a cell, inserts two and
 (and writes a file and sets a variable); the notebook shows the edits at once. *Rewind to
 before this cell* restores the notebook exactly (sources, order, types, ids); *Undo rewind*
 brings the edits back; a cell the user edits afterwards is a conflict the next rewind leaves
-alone. Screenshots land in `test-artifacts/lab/`.
+alone. In a second notebook the model inserts `print(6*7)` and asks to run it: when the
+agent's cell ends the new cell runs, shows 42 and is a frame of its own in the sidebar; a
+rewind before the agent's cell takes the inserted cell out. Screenshots land in
+`test-artifacts/lab/`.
 """
 
 from __future__ import annotations
@@ -43,6 +46,12 @@ ORIGINAL = [
     ["victim", "code", "x = 'delete me'"],
     ["agent", "code", "%%logician\nTidy this notebook."],
 ]
+RUNS = [["ask", "code", "%%logician\nAdd a cell that prints 6*7 and run it."]]
+OUTPUT_JS = """id => {
+  const cell = window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells
+    .find(c => c.id === id);
+  return cell ? cell.getOutputs().map(o => [].concat(o.text || []).join('')).join('') : null;
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +65,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, model: LoopbackServer) -> Iter
     root = tmp_path_factory.mktemp("nbtools-root")
     home = tmp_path_factory.mktemp("nbtools-home")
     write_notebook(root / "edits.ipynb", [c[2] for c in ORIGINAL], ids=[c[0] for c in ORIGINAL])
+    write_notebook(root / "runs.ipynb", [c[2] for c in RUNS], ids=[c[0] for c in RUNS])
     model.script(
         tool_reply("r1", "notebook_read", {}),
         tool_reply(
@@ -73,6 +83,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory, model: LoopbackServer) -> Iter
         tool_reply("w1", "write", {"path": "agent.txt", "content": "by the agent\n"}),
         tool_reply("p1", "python", {"code": "value = 2"}),
         text_reply("Tidied."),
+        # runs.ipynb (the second test)
+        tool_reply(
+            "n1",
+            "notebook_edit",
+            {"mode": "insert", "after_id": "ask", "source": "print(6*7)", "run": True},
+        ),
+        text_reply("Added a cell that prints 6*7; it runs after this cell."),
     )
     # LabServer serves this checkout's build of the extension (lab_server._serve_this_build).
     env = {
@@ -201,3 +218,33 @@ def test_the_agent_edits_cells_and_rewind_and_undo_take_them_back_and_forth(
     assert [a["direction"] for a in applied] == ["rewind", "undo", "rewind"]
     assert applied[-1]["conflicts"] == ["target"]
     page.screenshot(path=str(ARTIFACTS / "notebook-tools-conflict.png"))
+
+
+def test_a_cell_the_agent_inserts_and_runs_runs_after_its_cell_as_its_own_frame(
+    page: Any, lab: LabServer
+) -> None:
+    page.goto(lab.notebook_url("runs.ipynb"))
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=90_000
+    )
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    wait_idle(page)
+    page.locator('.jp-SideBar li[data-id="logician-sidebar"]').click()
+    page.wait_for_selector('#logician-sidebar[data-state="ready"]', timeout=60_000)
+    assert cells(page) == RUNS
+
+    run_in_place(page, 0)
+    got = wait_cells(page, lambda c: len(c) == 2 and c[1][2] == "print(6*7)", timeout=180)
+    new = got[1][0]
+    # the agent's cell ends, then the inserted cell runs in its place and shows 42
+    shows = f"() => ({OUTPUT_JS})({json.dumps(new)}) === '42\\n'"
+    page.wait_for_function(shows, timeout=180_000)
+    wait_idle(page)
+    sidebar = page.locator("#logician-sidebar")
+    sidebar.locator(f'.lk-FrameRow[data-cell-id="{new}"]').wait_for(timeout=60_000)
+    sidebar.locator('.lk-FrameRow[data-cell-id="ask"]').wait_for()
+    assert sidebar.locator(".lk-FrameRow").count() == 2  # the agent's cell, then the run
+    page.screenshot(path=str(ARTIFACTS / "notebook-tools-run.png"))
+
+    rewind_before(page, "ask")
+    wait_cells(page, lambda c: c == RUNS)  # the inserted cell is taken out

@@ -1,7 +1,7 @@
 """The agent knows where it is: after a cell raises `KeyError: 'sales'`, a `%%logician` cell's
 first model request carries the notebook's path, the prompting cell's place, the failing
 cell's source and traceback and the DataFrame's columns (never its values or a secret);
-`%logician context` shows it, `%logician status` says why the notebook tools are not offered,
+`%logician context` shows it (capped for a small model's context window), `%logician status` says why the notebook tools are not offered,
 and `%logician fix` asks the model to explain and fix the error."""
 
 from __future__ import annotations
@@ -98,5 +98,11 @@ def test_the_previous_error_and_a_dataframe_reach_the_first_request(
         assert "(id c-ask): a %%logician cell" in shown and "fix the error" not in shown
         assert "raised KeyError" not in shown  # no error is claimed for the previous cell
         assert "- df (" not in shown  # the variables went with the kernel
+
+        # a small model: the block is capped at an eighth of its context window, and said
+        k.run("%logician config set model.context_window 4096")
+        shown = k.run("%logician context").text
+        assert "of 512 tokens (capped from agent.context_tokens = 2,000 to 1/8 of the " in shown
+        assert "model's 4,096-token context window)" in shown
     finally:
         k.shutdown()

@@ -80,3 +80,55 @@ def test_run_serves_the_notebook_tools_and_the_inserted_cells_are_in_the_output(
     # the run's own comm answers no approval: the bash call was decided headless, not waited on
     assert not (tmp_path / "asked.txt").exists()
     assert "headless" in tools[-1]
+
+
+def test_a_cell_the_agent_inserts_and_runs_is_in_the_output_with_its_outputs(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    server.script(
+        tool_reply(
+            "e1",
+            "notebook_edit",
+            {"mode": "insert", "after_id": "agent", "source": "print(6*7)", "run": True},
+        ),
+        text_reply("Inserted a cell that prints the answer; it runs after this cell."),
+    )
+    nb = new_notebook(
+        cells=[
+            new_code_cell("%%logician\nAdd a cell that prints 6*7 and run it.", id="agent"),
+            new_code_cell("print('after')", id="after"),
+        ],
+        metadata={
+            "kernelspec": {"name": "logician", "display_name": "Logician", "language": "python"}
+        },
+    )
+    path = tmp_path / "runs.ipynb"
+    nbformat.write(nb, path)
+    env = clean_env(
+        LOGICIAN_CONFIG_DIR=str(tmp_path / "user-config"),
+        LOGICIAN_MODEL__PROVIDER="openai",
+        LOGICIAN_MODEL__NAME="loop-model",
+        LOGICIAN_MODEL__BASE_URL=server.url + "/v1",
+        LOGICIAN_MODEL__API_KEY_ENV="",
+        LOGICIAN_PERMISSIONS__MODE="full-auto",  # running a cell asks in auto-edit
+    )
+    out = tmp_path / "out.ipynb"
+    r = subprocess.run(
+        [LOGICIAN, "run", str(path), "-o", str(out)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    tools = [json.dumps(m) for m in messages_sent(server) if m["role"] == "tool"]
+    assert "queued to run as its own cell after your reply ends" in tools[0]
+    executed = nbformat.read(out, as_version=4)
+    agent, inserted, after = executed.cells
+    assert (agent.id, after.id) == ("agent", "after")
+    assert inserted.source == "print(6*7)" and inserted.outputs[0]["text"] == "42\n"
+    # its own cell, run right after the agent's and before the next cell
+    assert (agent.execution_count, inserted.execution_count, after.execution_count) == (1, 2, 3)
+    # its own frame: the summary lists one frame per executed cell
+    assert "3 code cell(s), 3 frame(s)" in r.stdout and "In [2] ok" in r.stdout, r.stdout

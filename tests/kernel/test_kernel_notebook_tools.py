@@ -313,3 +313,50 @@ def test_a_pending_cell_part_survives_a_kernel_restart(
         assert [r["state"] for r in applied_restores(workspace, 1)] == ["applied"]
     finally:
         k.shutdown()
+
+
+def test_the_cells_the_agent_runs_are_asked_for_after_its_cell_and_a_user_edit_wins(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    server.script(
+        tool_reply(
+            "n1",
+            "notebook_edit",
+            {"mode": "insert", "after_id": "ask", "source": "print(6*7)", "run": True},
+        ),
+        tool_reply(
+            "n2",
+            "notebook_edit",
+            {"mode": "replace", "cell_id": "old", "source": "print('new')", "run": True},
+        ),
+        tool_reply("n3", "notebook_edit", {"mode": "delete", "cell_id": "intro", "run": True}),
+        text_reply("Added and changed two cells; they run after this one."),
+    )
+    nb = notebook()
+    k = Kernel(workspace, agent_env)
+    try:
+        client = NotebookClient(k, nb)
+        client.attach()
+        answer = nb.answer
+
+        def user_types_in_old(request: dict) -> dict:
+            reply = answer(request)
+            if request["args"].get("cell_id") == "old":  # the user edits it right after
+                nb.cells[nb._find("old")]["source"] = "print('mine')"  # type: ignore[index]
+            return reply
+
+        client.answer = user_types_in_old
+        status, text = client.run("%%logician\nadd and change cells", "ask")
+        assert status == "ok", text
+        results = tool_results(server)
+        assert "queued to run as its own cell after your reply ends" in results[0]
+        assert "run goes with insert or replace, not delete" in results[2]
+        # one `run` request, the last thing the agent's cell sent, naming both cells in order
+        run = client.requests[-1]
+        new = next(c[0] for c in nb.shape() if c[2] == "print(6*7)")
+        assert run["op"] == "run" and [c["id"] for c in run["args"]["cells"]] == [new, "old"]
+        assert nb.ran == [new]  # the cell the user changed since the agent did is not run
+        notices = k.run("%logician notices").text
+        assert "1 cell(s) run; not run, edited by you since the agent asked: old" in notices
+    finally:
+        k.shutdown()

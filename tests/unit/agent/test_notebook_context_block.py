@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from logician_kernel.agent.context_budget import context_budget
 from logician_kernel.agent.notebook_access import NotebookFile, notebook_tools_available
 from logician_kernel.agent.notebook_context import (
     CellError,
@@ -17,6 +18,7 @@ from logician_kernel.agent.notebook_context import (
     VariableSummary,
     estimate,
     fix_prompt,
+    left_out_line,
     render_block,
     summarize,
 )
@@ -233,3 +235,38 @@ def test_an_agent_cell_is_shown_by_its_place_never_its_prompt() -> None:
     text = render_block(view, 2_000).text
     assert "In [2] (id b): a %%logician cell (its prompt is in the conversation)" in text
     assert text.index("df = load()") < text.index("(id b)") < text.index("df.plot()")
+
+
+@pytest.mark.parametrize(
+    ("window", "budget", "capped"),
+    [
+        (None, 2_000, False),  # unknown window: agent.context_tokens
+        (128_000, 2_000, False),  # 1/8 is 16,000: the setting is smaller
+        (8_192, 1_024, True),
+        (4_096, 512, True),
+        (512, 64, True),  # under the minimum: no block at all
+    ],
+)
+def test_a_small_context_window_caps_the_block_at_an_eighth_of_it(
+    window: int | None, budget: int, capped: bool
+) -> None:
+    got, cap = context_budget(2_000, window)
+    assert got == budget and (cap is not None) == capped
+    block = render_block(_view(), got, cap=cap)
+    assert block.tokens <= budget and block.cap == cap
+    if capped:
+        assert f"model's {window:,}-token context window" in str(cap)
+        assert "agent.context_tokens = 2,000" in str(cap)
+    if budget < 100:
+        assert block.text == ""
+
+
+def test_a_capped_block_drops_old_cells_first_then_variables_and_keeps_the_error() -> None:
+    full = render_block(_view(cells=8, variables=20, cell_chars=200), 2_000)
+    budget, cap = context_budget(2_000, 4_096)
+    small = render_block(_view(cells=8, variables=20, cell_chars=200), budget, cap=cap)
+    assert full.cells_left_out == 0 and full.variables_left_out == 0
+    assert small.cells_left_out > 0 and "raised KeyError: 'sales'" in small.text
+    assert "c-8" in small.text and "(id c-1)" not in small.text  # the newest cell stays
+    assert small.variables_shown <= full.variables_shown
+    assert "left out by the budget (the cap above)" in left_out_line(small)

@@ -197,3 +197,27 @@ def test_a_failed_write_names_the_file(tmp_path):
     log = AuditLog(blocker / "audit.jsonl")
     with pytest.raises(AuditLogError, match=r"not-a-dir/audit\.jsonl"):
         log.record(_entry("c1"))
+
+
+def test_a_cell_edit_that_runs_its_cell_is_decided_as_running_code(tmp_path):
+    gate, audit, ledger = make_gate(
+        tmp_path, answers=[{"choice": "allow_session"}], mode="auto-edit"
+    )
+    edit = {"mode": "insert", "source": "print(42)"}
+    assert check(gate, "c1", "notebook_edit", **edit).allowed  # auto-edit allows cell edits
+    assert check(gate, "c2", "notebook_edit", **edit, run=True).allowed  # asked, for the session
+    assert check(gate, "c3", "notebook_edit", **edit, run=True).allowed  # the session rule
+    assert [(e.call_id, e.action, e.resolution) for e in audit.recent(3)] == [
+        ("c1", "allow", "mode"),
+        ("c2", "ask", "user:allow_session"),
+        ("c3", "allow", "session"),
+    ]
+    assert ledger[0][0].suggested_rule == "notebook_run(print(42))"  # the exact code, as python
+    assert "`notebook_run`" in ledger[0][0].reason  # the card says why it asks
+    read_only, _, _ = make_gate(tmp_path, mode="read-only")
+    assert not check(read_only, "c4", "notebook_edit", **edit, run=True).allowed
+    # code naming the kernel's own state asks even in full-auto, as a python call would
+    state = {"mode": "insert", "source": "open('.logician/x').read()", "run": True}
+    full, _, _ = make_gate(tmp_path, mode="full-auto")
+    assert not check(full, "c5", "notebook_edit", **state).allowed  # asked; nobody to answer
+    assert check(full, "c6", "notebook_edit", **{**state, "run": False}).allowed

@@ -240,3 +240,30 @@ def test_a_recording_replays_with_or_without_a_notebook_frontend() -> None:
     assert request_fingerprint(with_them) == request_fingerprint(without)
     other = ModelRequest(messages=[message], tools=[specs["read"], specs["write"]])
     assert request_fingerprint(other) != request_fingerprint(without)
+
+
+def test_what_the_notebook_tools_answered_is_not_part_of_the_fingerprint() -> None:
+    """JupyterLab gives an inserted cell a new random id, `logician run` another: a recording
+    of an agent that edits cells replays in both, as it does where the tools are not offered
+    (nbval). What any other tool answered still counts."""
+    from logician_kernel.providers._replay import request_fingerprint
+    from logician_kernel.types import AssistantMessage, ToolCall, ToolResultMessage
+
+    def after(name: str, answer: str, error: bool = False) -> ModelRequest:
+        call = ToolCall(id="c1", name=name, arguments={"mode": "insert", "source": "x"})
+        return ModelRequest(
+            messages=[
+                UserMessage(content=[TextPart(text="add a cell")]),
+                AssistantMessage(content=[call]),
+                ToolResultMessage(
+                    tool_call_id="c1", content=[TextPart(text=answer)], is_error=error
+                ),
+            ]
+        )
+
+    lab = after("notebook_edit", "Inserted code cell id=3f2a9c at index 2.")
+    headless = after("notebook_edit", "Inserted code cell id=7be01d at index 2.")
+    unoffered = after("notebook_edit", "unknown tool notebook_edit", error=True)
+    assert request_fingerprint(lab) == request_fingerprint(headless)
+    assert request_fingerprint(lab) == request_fingerprint(unoffered)
+    assert request_fingerprint(after("read", "a")) != request_fingerprint(after("read", "b"))

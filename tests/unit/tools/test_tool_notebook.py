@@ -11,6 +11,7 @@ import pytest
 from notebook_frontend import FakeNotebook
 
 from logician_kernel.config import PermissionSettings
+from logician_kernel.jupyter.cell_runs import CellRunQueue
 from logician_kernel.policy import PermissionPolicy
 from logician_kernel.tools import ToolContext, ToolResult, default_tools
 
@@ -23,6 +24,11 @@ class Access:
     def __init__(self, notebook: FakeNotebook) -> None:
         self.notebook = notebook
         self.asked: list[tuple[str, dict[str, Any]]] = []
+        self.runs = CellRunQueue()
+        self.runs.begin("agent")
+
+    def queue_run(self, cell_id: str, source: str, cell_type: str, call_id: str | None) -> int:
+        return self.runs.queue(cell_id, source, cell_type, call_id)
 
     async def ask(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         self.asked.append((op, args))
@@ -169,3 +175,30 @@ def test_reading_is_allowed_in_every_mode_and_edits_follow_the_write_rule(
     arguments = {"mode": "delete", "cell_id": "a"}
     assert policy.decide(editor.name, editor.read_only, arguments).action == edit
     assert policy.suggest_rule(editor.name, arguments) == "notebook_edit"
+
+
+def test_run_queues_the_cell_it_wrote_and_tells_the_model_it_runs_after_the_reply(
+    ctx: ToolContext,
+) -> None:
+    result = run("notebook_edit", ctx, mode="insert", after_id="b", source="print(6*7)", run=True)
+    assert not result.is_error, result.content
+    assert "queued to run as its own cell after your reply ends" in result.content
+    assert result.display.endswith(", queued to run")
+    (queued,) = ctx.notebook.runs.pending()  # type: ignore[union-attr]
+    assert queued.expect == "print(6*7)" and queued.call_id == "c1"
+    assert (
+        TOOLS["notebook_edit"]
+        .describe({"mode": "insert", "source": "x", "run": True})
+        .endswith("and run it")
+    )
+
+
+def test_run_with_a_markdown_cell_or_a_delete_is_a_clear_error(
+    ctx: ToolContext, records: list[dict[str, Any]]
+) -> None:
+    result = run("notebook_edit", ctx, mode="insert", cell_type="markdown", source="# x", run=True)
+    assert result.is_error and "the edit was made, but the cell is not run" in result.content
+    assert "markdown cell; only code cells run" in result.content and len(records) == 1
+    result = run("notebook_edit", ctx, mode="delete", cell_id="b", run=True)
+    assert result.is_error and "run goes with insert or replace" in result.content
+    assert len(records) == 1 and not ctx.notebook.runs.pending()  # type: ignore[union-attr]

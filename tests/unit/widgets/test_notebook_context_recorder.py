@@ -26,7 +26,8 @@ def shell() -> Any:
 
 
 def _agent(root: Path) -> Any:
-    settings = SimpleNamespace(agent=SimpleNamespace(context_tokens=2_000))
+    model = SimpleNamespace(context_window=None, provider="replay", name="m", base_url=None)
+    settings = SimpleNamespace(agent=SimpleNamespace(context_tokens=2_000), model=model)
     workspace = SimpleNamespace(checkpoints_if_on=None, root=root)
     return SimpleNamespace(workspace=workspace, settings=settings, secrets=lambda: ())
 
