@@ -35,12 +35,7 @@ from ..ledger.entries import FrameClose, FrameOpen, ToolIntent
 from ..snapshots.tree_watch import TreeEvidence, TreeWrite
 from ..snapshots.write_audit import CELL, FrameEvidence, open_in_process
 from ..types.path_states import PathChange
-from .write_rate import RATE
-
-LATE_WRITE_SLACK = 0.5
-"""Seconds a file's modification time may follow the kernel's last write to it before the
-change counts as someone else's later write too (plus the time to write its size at the
-rate this kernel's cells were measured to write: `write_rate.py`)."""
+from .late_write import LATE_WRITE_SLACK, device, written_later
 
 SERVER_SEPARATOR = "__"
 """Between a tool server's name and its tool's (`fs__write_file`, as mcp/names.py spells it)."""
@@ -144,6 +139,7 @@ def attribute(
         if SERVER_SEPARATOR in name and call_id not in spawned:
             spawned[call_id] = f"MCP server {name.split(SERVER_SEPARATOR, 1)[0]}"
     paths = {c.path for c in changes}
+    exact_dev = device(real) if tree.exact else None
     out = []
     for change in changes:
         saved_at = saves.get(change.path)
@@ -207,8 +203,12 @@ def attribute(
             )
         elif uncertain and (hint := editor_trace(real, change.path, paths)):
             update["outside_write"] = hint
-        elif late := _written_later(
-            os.path.join(real, change.path), evidence.last.get(change.path)
+        elif late := written_later(
+            os.path.join(real, change.path),
+            evidence.last.get(change.path),
+            # fanotify saw every writer on the workspace's file system: another process's
+            # write would be in `tree.foreign` (above), so the clock is not asked there.
+            exact_dev if change.path not in tree.unknown else None,
         ):
             update["outside_write"] = late
         out.append(change.model_copy(update=update))
@@ -279,40 +279,6 @@ def _spawner(
         if start - LATE_WRITE_SLACK <= mtime <= end + LATE_WRITE_SLACK:
             return call
     return None
-
-
-def _slowdown() -> float:
-    """How much slower than alone the machine writes now: the run queue per core (1-minute load
-    average over the cores, at least 1). On a loaded machine the kernel's own 300 MB write takes
-    seconds longer than the measured rate (`write_rate.py`) says, and must not read as someone else's later write."""
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        return 1.0
-    return max(1.0, load / (os.cpu_count() or 1))
-
-
-def _written_later(full: Path | str, last: float | None) -> str:
-    """ "modified N s after this kernel's last write" when the file's mtime says someone wrote
-    it after the kernel did (a file the kernel still holds open is still being written)."""
-    if last is None:
-        return ""
-    try:
-        st = os.lstat(full)
-    except OSError:
-        return ""
-    late = st.st_mtime - last - LATE_WRITE_SLACK
-    if late <= 0:  # the common case, decided without the rate (thousands of paths a cell)
-        return ""
-    # The time to write its size at the rate this cell wrote (the slower of the kernel's
-    # measured figure and the cell's own sample: write_rate.py).
-    late -= st.st_size / RATE.for_last_cell * _slowdown()
-    if late <= 0 or open_in_process({str(full)}):
-        return ""
-    return (
-        f"modified {st.st_mtime - last:.1f} s after this kernel's last write to it, by "
-        "something outside this kernel"
-    )
 
 
 def tool_names(entries: Sequence[BaseModel], frame: int, calls: set[str | None]) -> dict[str, str]:

@@ -1,5 +1,5 @@
 """How fast this kernel's cells write, measured: the rate attribution allows for a big file the
-kernel was still writing (`attribution._written_later`), instead of an assumed 25 MB/s.
+kernel was still writing (`late_write.written_later`), instead of an assumed 25 MB/s.
 
 Each frame reads `write_bytes` of `/proc/self/io` (bytes this process sent to the storage
 layer, its threads included) when the cell starts and when it ends. A cell that wrote at least

@@ -158,10 +158,12 @@ class ManyFiles:
                         else:
                             t["dry-run"] = k.run("%logician rewind --dry-run --last").seconds
                             t["rewind rewrite"] = k.run("%logician rewind --last").seconds
-                            t["rewind create"] = k.run("%logician rewind --last").seconds
+                            gone = k.run("%logician rewind --last")
+                            t["rewind create"] = gone.seconds
                             left = k.run(f"import os; print(os.path.exists({d!r}))").text
                             if "False" not in left:
-                                self.anomalies[f"rewind left {d} in place"] += 1
+                                said = " | ".join(gone.text.strip().splitlines()[:6])
+                                self.anomalies[f"rewind left {d} in place: {said}"] += 1
                         for key, s in t.items():
                             pair = got.setdefault(key, ([], []))
                             (pair[1] if plain else pair[0]).append(s)

@@ -325,3 +325,36 @@ def test_an_entry_written_before_attribution_still_loads() -> None:
         }
     )
     assert entry.call_id is None
+
+
+def test_under_exact_attribution_a_late_mtime_alone_is_not_someone_elses(tmp_path: Path) -> None:
+    """fanotify names every writer: a kernel stalled between opening a file and writing it
+    (a loaded machine) is not read as another program's later write; a writer fanotify saw
+    is still named, and one that exited unasked still goes by the clock."""
+    import time
+
+    from logician_kernel.snapshots.tree_watch import TreeEvidence, TreeWrite
+
+    (tmp_path / "x.txt").write_text("x")
+    evidence = FrameEvidence(writes={"x.txt": CELL}, last={"x.txt": time.time() - 5})
+
+    def outside(tree: TreeEvidence) -> str:
+        (out,) = attribute(
+            [_change("x.txt")],
+            evidence,
+            {},
+            workspace=tmp_path,
+            tool_names={},
+            checkpointed={},
+            tree=tree,
+        )
+        assert out.by == "cell"
+        return out.outside_write
+
+    assert outside(TreeEvidence(mode="fanotify")) == ""
+    assert "after this kernel's last write" in outside(TreeEvidence(mode="sampling"))
+    assert "after this kernel's last write" in outside(TreeEvidence(mode="fanotify", lost=True))
+    gone = TreeWrite(pid=4321, command="cp", at=time.time())
+    assert "after this kernel's last write" in outside(
+        TreeEvidence(mode="fanotify", unknown={"x.txt": gone})
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from logician_kernel.frames import attribution, write_rate
+from logician_kernel.frames import late_write, write_rate
 from logician_kernel.frames.write_rate import DEFAULT_RATE, MIN_SAMPLE, WriteRate, proc_write_bytes
 
 MB = 1024 * 1024
@@ -82,15 +82,15 @@ def test_attribution_allows_the_measured_rate_for_a_big_file(
     measured at 10 MB/s that is the kernel still writing; measured at 1 GB/s, someone else."""
     big = tmp_path / "big.bin"
     mtime = sparse_file(big, 100 * MB)
-    monkeypatch.setattr(attribution, "_slowdown", lambda: 1.0)
+    monkeypatch.setattr(late_write, "slowdown", lambda: 1.0)
     fake, slow = make()
     fake.cell(slow, 100 * MB, 10.0)
-    monkeypatch.setattr(attribution, "RATE", slow)
-    assert attribution._written_later(big, mtime - 3.0) == ""
+    monkeypatch.setattr(late_write, "RATE", slow)
+    assert late_write.written_later(big, mtime - 3.0) == ""
     fake, fast = make()
     fake.cell(fast, 1000 * MB, 1.0)
-    monkeypatch.setattr(attribution, "RATE", fast)
-    assert "after this kernel's last write" in attribution._written_later(big, mtime - 3.0)
+    monkeypatch.setattr(late_write, "RATE", fast)
+    assert "after this kernel's last write" in late_write.written_later(big, mtime - 3.0)
 
 
 def test_a_cell_slower_than_the_figure_is_allowed_its_own_rate(
@@ -101,14 +101,14 @@ def test_a_cell_slower_than_the_figure_is_allowed_its_own_rate(
     is still the kernel's own write, not someone else's."""
     big = tmp_path / "model-copy.bin"
     mtime = sparse_file(big, 300 * MB)
-    monkeypatch.setattr(attribution, "_slowdown", lambda: 1.0)
+    monkeypatch.setattr(late_write, "slowdown", lambda: 1.0)
     fake, rate = make()
     for _ in range(3):
         fake.cell(rate, 1000 * MB, 1.0)
     fake.cell(rate, 300 * MB, 6.0)
     assert rate.bytes_per_second > 500 * MB  # the moving figure barely moved
     assert rate.for_last_cell == pytest.approx(50 * MB)
-    monkeypatch.setattr(attribution, "RATE", rate)
-    assert attribution._written_later(big, mtime - 4.0) == ""
+    monkeypatch.setattr(late_write, "RATE", rate)
+    assert late_write.written_later(big, mtime - 4.0) == ""
     fake.cell(rate, MB, 1.0)  # the next cell wrote little: the figure alone again
     assert rate.for_last_cell == rate.bytes_per_second
