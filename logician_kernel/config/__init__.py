@@ -9,9 +9,10 @@ or the environment itself. Only explicit user changes persist, one field at a ti
 atomically. This package never imports IPython, ipykernel, ipywidgets or comm.
 """
 
+from ._credentials import masked_key, store_key
 from ._effective import EffectiveConfig, load_effective_config, user_config_dir
 from ._errors import ConfigError
-from ._keys import command_line_value
+from ._keys import command_line_value, parse_key
 from ._mcp_schema import McpServerSettings, McpSettings
 from ._schema import (
     BudgetSettings,
@@ -32,6 +33,7 @@ from .commands import (
     config_show,
     config_unset,
     is_trusted,
+    save_profile,
     trust,
     untrust,
 )
@@ -59,6 +61,10 @@ __all__ = [
     "config_unset",
     "is_trusted",
     "load_effective_config",
+    "masked_key",
+    "parse_key",
+    "save_profile",
+    "store_key",
     "trust",
     "untrust",
     "user_config_dir",
