@@ -2,10 +2,12 @@
  * The model picker beside the status: the model in use, the models the server lists
  * (`/v1/models`, Ollama's `/api/tags`) and the profiles' models; picking one applies it to
  * this kernel's session (`model.use`: a session override, as `%logician config set
- * model.name`), from the next request on.
+ * model.name`), from the next request on. *Make default* persists it (and the profile in use)
+ * to the user config file (`model.default`: `config set --persist user`) and says where.
  */
 import { Notification } from '@jupyterlab/apputils';
 
+import { jpButton } from './buttons';
 import type { LogicianConnection } from './connection';
 import { modelOptions } from './models';
 
@@ -13,18 +15,30 @@ export class ModelPickerView {
   readonly node: HTMLElement;
 
   constructor() {
-    this.node = document.createElement('label');
+    this.node = document.createElement('div');
     this.node.className = 'lk-ModelPicker';
-    this.node.append(document.createTextNode('Model '));
+    const label = document.createElement('label');
+    label.append(document.createTextNode('Model '));
     this._select = document.createElement('select');
     this._select.className = 'jp-mod-styled lk-ModelPicker-select';
     this._select.setAttribute('aria-label', 'The model this kernel uses');
     this._select.addEventListener('focus', () => void this.load());
     this._select.addEventListener('change', () => void this._use(this._select.value));
-    this.node.append(this._select);
+    label.append(this._select);
+    this._default = jpButton(
+      'Make default',
+      'default',
+      'Save this model (and the profile in use) to your user config file, for new kernels too',
+      'lk-ModelPicker-default'
+    );
+    this._default.addEventListener('click', () => void this._makeDefault(this._select.value));
+    this.node.append(label, this._default);
     this._note = document.createElement('div');
     this._note.className = 'lk-ModelPicker-note';
     this.node.append(this._note);
+    this._saved = document.createElement('div');
+    this._saved.className = 'lk-ModelPicker-saved';
+    this.node.append(this._saved);
     this.node.hidden = true;
   }
 
@@ -80,6 +94,25 @@ export class ModelPickerView {
     }
   }
 
+  private async _makeDefault(model: string): Promise<void> {
+    const conn = this._connection;
+    if (!conn || !model) {
+      return;
+    }
+    this._default.disabled = true;
+    try {
+      const made = await conn.ask({ type: 'model.default', model }, 'model.default');
+      this._saved.textContent = made.said;
+      Notification.success(`Logician: ${made.model} is the default (${made.file})`, { autoClose: 5000 });
+    } catch (err) {
+      this._saved.textContent = '';
+      Notification.error(`Logician: the default was not saved: ${(err as Error).message}`, { autoClose: 8000 });
+    } finally {
+      this._default.disabled = false;
+      await this.load();
+    }
+  }
+
   private _onState(): void {
     if (this._connection?.state === 'ready') {
       void this.load();
@@ -96,6 +129,8 @@ export class ModelPickerView {
   }
 
   private _select: HTMLSelectElement;
+  private _default: HTMLButtonElement;
   private _note: HTMLElement;
+  private _saved: HTMLElement;
   private _connection: LogicianConnection | null = null;
 }
