@@ -43,13 +43,14 @@ export class ConnectModelView {
     const provider = document.createElement('select');
     provider.className = 'jp-mod-styled lk-Connect-provider';
     provider.setAttribute('aria-label', 'Provider');
-    for (const [value, label] of [
-      ['openai', 'OpenAI-compatible (OpenAI, Ollama, llama.cpp, vLLM, LM Studio)'],
-      ['anthropic', 'Anthropic']
+    for (const [value, label, title] of [
+      ['openai', 'OpenAI-compatible', 'OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter'],
+      ['anthropic', 'Anthropic', 'Anthropic’s Messages API']
     ]) {
       const option = document.createElement('option');
       option.value = value;
       option.textContent = label;
+      option.title = title;
       provider.append(option);
     }
     this._inputs.provider = provider;

@@ -57,10 +57,11 @@ export class ModelPickerView {
     if (!conn || conn.state !== 'ready') {
       return;
     }
+    const seq = ++this._loads;
     try {
       const choices = await conn.ask({ type: 'models.list' }, 'models');
-      if (conn !== this._connection) {
-        return;
+      if (conn !== this._connection || seq !== this._loads) {
+        return; // superseded: a pick or a newer list since, which this answer predates
       }
       const current = this._select.value || choices.current;
       this._select.replaceChildren(
@@ -84,6 +85,8 @@ export class ModelPickerView {
     if (!conn || !model) {
       return;
     }
+    this._loads++; // a list asked before the pick must not put the old model back
+    this._default.disabled = true; // *Make default* saves what is in use: wait for it
     try {
       const used = await conn.ask({ type: 'model.use', model }, 'model.use');
       Notification.success(`Logician: ${used.model} for this kernel's session`, { autoClose: 4000 });
@@ -91,6 +94,8 @@ export class ModelPickerView {
     } catch (err) {
       Notification.error(`Logician: the model was not changed: ${(err as Error).message}`, { autoClose: 8000 });
       await this.load();
+    } finally {
+      this._default.disabled = false;
     }
   }
 
@@ -129,6 +134,7 @@ export class ModelPickerView {
   }
 
   private _select: HTMLSelectElement;
+  private _loads = 0;
   private _default: HTMLButtonElement;
   private _note: HTMLElement;
   private _saved: HTMLElement;

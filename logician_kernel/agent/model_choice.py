@@ -19,6 +19,8 @@ from ..config import EffectiveConfig
 from ..config import commands as config_commands
 from ..providers import listing_headers, served_models
 
+_SESSION_HIGHER = "The effective value still comes from the session layer, which is higher."
+
 
 def model_choices(config: EffectiveConfig) -> dict[str, Any]:
     """What the picker lists: `current`, `provider`, `profiles` (name and the model it names),
@@ -72,6 +74,8 @@ def make_default(config: EffectiveConfig, name: str) -> tuple[EffectiveConfig, s
         key = "model.name"
     config, line = config_commands.config_set(config, key, json.dumps(name), persist="user")
     said.append(line)
+    # this session's pick stands above the file with the same value: nothing to warn of
+    said = [s.replace(f" {_SESSION_HIGHER}", "") for s in said]
     if config.settings.model.name != name:  # an older session pick still stands above it
         config, _ = use_model(config, name)
     return config, " ".join(said)
