@@ -14,10 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..config import EffectiveConfig, masked_key, save_profile, store_key
+from ..config import ConfigError, EffectiveConfig, masked_key, save_profile, store_key
 from ..providers import check_server
 
 __all__ = ["Connection", "connect_model", "profile_name"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""A profile's name (and its stored key's)."""
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,10 @@ def connect_model(
     base_url = form.base_url.strip().rstrip("/") if form.base_url else None
     key = form.api_key.strip() if form.api_key else None
     wanted = form.model.strip() if form.model else None
-    base, served = check_server(form.provider, base_url, key, model=wanted)
     name = (form.name or "").strip() or profile_name(form.provider, base_url)
+    if not _NAME.match(name):
+        raise ConfigError(f"name: {name!r} is not a profile name (letters, digits, _ and -)")
+    base, served = check_server(form.provider, base_url, key, model=wanted)
     table: dict[str, Any] = {"provider": form.provider}
     if base_url:
         table["base_url"] = base_url

@@ -22,6 +22,9 @@ from ..config import commands as config_commands
 from ..workspace import Workspace
 from .comm import LogicianComms
 
+_FORM_FIELDS = {f: f for f in ("provider", "base_url", "api_key", "model", "name")}
+"""The form's fields, which a store's refusal may name first (`name: ...`)."""
+
 
 class ModelPicker:
     """`LogicianComms.models`: lists the models, applies a pick, makes it the default and
@@ -54,7 +57,9 @@ class ModelPicker:
         try:
             _, done = connect_model(self.workspace.config, form)
         except ValueError as exc:  # ConnectRefused (a field) or ConfigError (a file, a name)
-            return {"ok": False, "field": getattr(exc, "field", None), "error": str(exc)}
+            said = str(exc)
+            field = getattr(exc, "field", None) or _FORM_FIELDS.get(said.split(":", 1)[0])
+            return {"ok": False, "field": field, "error": said}
         # The user layer and the stored keys are read again, session overrides kept.
         config = self.workspace.reload_config()
         try:

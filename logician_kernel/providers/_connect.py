@@ -17,7 +17,7 @@ from pydantic import SecretStr
 from ._anthropic import AnthropicProvider
 from ._errors import AuthenticationError, error_from_response
 from ._http import HttpProvider
-from ._models import DISCOVERY_TIMEOUT_SECONDS, _root
+from ._models import _root
 from ._openai import OpenAIProvider
 
 __all__ = ["ConnectRefused", "check_server", "listing_headers"]
@@ -27,7 +27,8 @@ _PROVIDERS: Mapping[str, type[HttpProvider]] = {
     "anthropic": AnthropicProvider,
 }
 
-CONNECT_TIMEOUT_SECONDS = 10.0
+CHECK_TIMEOUT_SECONDS = 10.0
+"""Seconds the check may take to connect, and again to answer (the sidebar waits 30 s)."""
 
 
 class ConnectRefused(ValueError):
@@ -79,9 +80,7 @@ def check_server(
     url = provider.base_url + provider.models_path
     ctx = provider.error_context
     owned = client is None
-    http = client or httpx.Client(
-        timeout=httpx.Timeout(DISCOVERY_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS)
-    )
+    http = client or httpx.Client(timeout=httpx.Timeout(CHECK_TIMEOUT_SECONDS))
     try:
         try:
             response = http.get(url, headers=provider.server_headers())

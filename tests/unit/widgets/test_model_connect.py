@@ -66,6 +66,7 @@ def test_a_refused_connect_names_the_field_and_stores_nothing(comms: Any, served
         ({"base_url": "http://127.0.0.1:9/v1", "api_key": KEY}, "base_url", "nothing answered"),
         ({"base_url": "localhost:8080/v1", "api_key": KEY}, "base_url", "http:// or https://"),
         ({"base_url": url, "api_key": KEY, "model": "m-huge"}, "model", "m-small, m-big"),
+        ({"base_url": url, "api_key": KEY, "name": "my.profile"}, "name", "name: 'my.profile'"),
     ]
     for fields, field, said in cases:
         answer = ask(c, "model.connect", provider="openai", **fields)
