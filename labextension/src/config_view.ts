@@ -55,7 +55,10 @@ export class ConfigSectionView {
   }
 
   setConnection(connection: LogicianConnection | null): void {
+    this._connection?.statusChanged.disconnect(this._onStatus, this);
     this._connection = connection;
+    connection?.statusChanged.connect(this._onStatus, this);
+    this._model = connection?.status?.model ?? null;
     this._shown = null;
     this._render();
     if (this.node.open) {
@@ -76,6 +79,18 @@ export class ConfigSectionView {
       }
     } catch (err) {
       this._problems.replaceChildren(this._li(`The configuration could not be read: ${(err as Error).message}`));
+    }
+  }
+
+  /** The model changed (a pick, *Connect*, `%logician config set`): read the section again,
+   * if open. Other status pushes (a run's tokens, several a second) change nothing here. */
+  private _onStatus(): void {
+    const model = this._connection?.status?.model ?? null;
+    if (model !== this._model) {
+      this._model = model;
+      if (this.node.open) {
+        void this.load();
+      }
     }
   }
 
@@ -153,6 +168,7 @@ export class ConfigSectionView {
 
   private _connection: LogicianConnection | null = null;
   private _shown: IConfigShown | null = null;
+  private _model: string | null = null;
   private _said = '';
   private _filter: HTMLInputElement;
   private _persist: HTMLInputElement;

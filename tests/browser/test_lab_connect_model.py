@@ -119,6 +119,8 @@ def test_connect_pick_make_default_configure_and_the_next_request_uses_them(
     page.wait_for_selector('.lk-Config-row[data-key="model.key_name"]', timeout=30_000)
     layer = sidebar.locator('.lk-Config-row[data-key="model.key_name"] .lk-Config-layer')
     assert layer.inner_text() == "profile"
+    name = sidebar.locator('.lk-Config-row[data-key="model.name"] .lk-Config-value')
+    assert name.input_value() == '"m-big"'
     assert sidebar.locator(".lk-Config-apiKey").inner_text().startswith("api key: stored key")
     turns = sidebar.locator('.lk-Config-row[data-key="budget.max_turns"]')
     turns.locator(".lk-Config-value").fill('"lots"')
