@@ -3,7 +3,8 @@ server and a bad URL are refused naming the field; a good key is stored 0600 out
 workspace, the picker switches the model, *Make default* writes the user file, and the next
 agent request reaches the loopback server with that model and that key. The key appears
 nowhere else: not in `.logician/` (ledger, audit log), the cells' outputs, the user config
-file or the kernel's own output."""
+file or the kernel's own output; the ledger masks it when a server echoes it, as it does an
+environment key."""
 
 from __future__ import annotations
 
@@ -73,9 +74,13 @@ def test_connect_pick_make_default_and_the_next_request_uses_model_and_key(
         assert r.status == "ok", r.text
         assert "Hello from m-big." in r.text
         outputs.append(str(r.messages))
-        (request,) = server.requests
+        request = server.requests[0]
         assert request.body["model"] == "m-big"
         assert request.headers["authorization"] == f"Bearer {KEY}"
+        # a server that echoes the key: the ledger keeps it masked, as it does an env key
+        server.script(text_reply(f"Your key is {KEY}."))
+        r = k.run("%%logician\nWhat is my key?", cell_id="echo")
+        assert r.status == "ok" and "Your key is" in r.text, r.text
         outputs.append(str(k.run("%logician config", cell_id="show").messages))
     finally:
         k.shutdown()
@@ -87,6 +92,7 @@ def test_connect_pick_make_default_and_the_next_request_uses_model_and_key(
         if p.is_file() and p != user_dir / "credentials.json"
     )
     assert (workspace / ".logician").is_dir() and "Say hello." in written  # the ledger is there
+    assert "Your key is ****" in written
     for place, text in {
         "the workspace and .logician/": written,
         "the cells' outputs": "".join(outputs),
