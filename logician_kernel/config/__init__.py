@@ -6,8 +6,9 @@ profile (`[profiles.NAME]`, `_profiles.py`) < `LOGICIAN_<SECTION>__<KEY>` enviro
 < session overrides. They are merged once as plain dicts and validated
 once; every subsystem receives the resulting `EffectiveConfig` and never reads a config file
 or the environment itself. Only explicit user changes persist, one field at a time,
-atomically. Keys stored with *Connect a model* live apart, in `<user config dir>/credentials.json`
-(`_credentials.py`, 0600), which a profile names by `model.key_name`. This package never imports IPython, ipykernel, ipywidgets or comm.
+atomically. Keys stored with *Connect a model* live apart, in `<user config
+dir>/credentials.json` (`_credentials.py`, 0600), which a profile names by `model.key_name`.
+This package never imports IPython, ipykernel, ipywidgets or comm.
 """
 
 from ._credentials import masked_key, store_key

@@ -1,8 +1,9 @@
 """The effective configuration: every layer read, merged once, validated once.
 
 `load_effective_config` is the only entry point that reads configuration files, the trust
-record, the stored keys (`_credentials.py`) or the environment; subsystems receive the resulting `EffectiveConfig` and never read
-those sources themselves. Loading never writes anything. A broken layer is left out and
+record, the stored keys (`_credentials.py`) or the environment; subsystems receive the
+resulting `EffectiveConfig` and never read those sources themselves. Loading never writes
+anything. A broken layer is left out and
 reported in `notices` - the kernel still starts. A bad key is dropped alone; when the model
 endpoint's source is broken, `model_refusal` says why model calls must not be made.
 """

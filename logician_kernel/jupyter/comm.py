@@ -6,8 +6,8 @@ file). Frontend -> kernel: `approvals.list`, `approval.decide`, `status`, `frame
 `frames.preview`, `frames.preview.page`, `frames.rewind`, `frames.undo`, `frames.resume`,
 `frames.calls`, `frames.rewind_call`,
 `document.saved`, `notices.list`, `notices.read`, `models.list`, `model.use`,
-`model.default`, `model.connect`, `config.show`, `config.set`, `notebook.attach`, `notebook.reply`; each is answered (its `id` echoed as `re`). Kernel ->
-frontend, unasked: `hello` when the comm opens (with the session's notices),
+`model.default`, `model.connect`, `config.show`, `config.set`, `notebook.attach`,
+`notebook.reply`; each is answered (its `id` echoed as `re`). Kernel -> frontend, unasked: `hello` when the comm opens (with the session's notices),
 `approval.requested` / `approval.resolved`, `frames.changed` after every cell, `frames.rewound`
 and `frames.undone`, `notice` when Logician says one (`ui.notices = "sidebar"`), `progress`
 while a rewind, undo or resume restores paths (`progress_view.py`), `notebook.request` to the
