@@ -132,3 +132,17 @@ def test_a_config_edit_applies_to_the_session_or_the_user_file(comms: Any) -> No
     assert (
         rows["budget.max_turns"]["layer"] == "session" and rows["budget.max_turns"]["text"] == "7"
     )
+
+
+def test_a_server_without_a_key_connects_and_nothing_is_stored(comms: Any) -> None:
+    c, workspace = comms
+    with LoopbackServer() as server:
+        server.route("GET", "/v1/models", {"data": [{"id": "local-model"}]})
+        answer = ask(c, "model.connect", provider="openai", base_url=f"{server.url}/v1")
+        assert answer["ok"] is True and answer["key"] is None and answer["key_file"] is None
+        assert "authorization" not in server.metadata_requests[0].headers
+    assert not (workspace.config.user_dir / "credentials.json").exists()
+    text = workspace.config.user_file.read_text()
+    assert 'api_key_env = ""' in text and "key_name" not in text
+    assert workspace.config.settings.model.name == "local-model"
+    assert workspace.config.api_key() is None
