@@ -5,8 +5,8 @@
  * kernel's session then uses it. A refusal is shown next to the field it names.
  *
  * The key lives only in the password field until it is sent: it is cleared on success, never
- * kept in Lab settings or local storage, and shown afterwards only masked, as the kernel
- * returns it.
+ * kept in Lab settings or local storage (nor offered to the browser's password manager: no
+ * form is submitted), and shown afterwards only masked, as the kernel returns it.
  */
 import { Notification } from '@jupyterlab/apputils';
 
@@ -33,12 +33,16 @@ export class ConnectModelView {
     const summary = document.createElement('summary');
     summary.textContent = 'Connect a model';
     this.node.append(summary);
-    const form = document.createElement('form');
+    // Not a <form>: a browser's password manager offers to save what a submitted form's
+    // password field held, and the key must stay out of every store but the kernel's.
+    const form = document.createElement('div');
     form.className = 'lk-Connect-form';
-    form.autocomplete = 'off';
-    form.addEventListener('submit', event => {
-      event.preventDefault();
-      void this.connect();
+    form.setAttribute('role', 'form');
+    form.addEventListener('keydown', event => {
+      if (event.key === 'Enter' && (event.target as HTMLElement).tagName === 'INPUT') {
+        event.preventDefault();
+        void this.connect();
+      }
     });
     const provider = document.createElement('select');
     provider.className = 'jp-mod-styled lk-Connect-provider';
@@ -65,7 +69,7 @@ export class ConnectModelView {
         text.name = `logician-${field}`;
         text.placeholder = PLACEHOLDERS[field];
         text.setAttribute('aria-label', PLACEHOLDERS[field]);
-        text.autocomplete = field === 'api_key' ? 'new-password' : 'off';
+        text.autocomplete = 'off';
         text.spellcheck = false;
         input = text;
         this._inputs[field] = text;
@@ -73,8 +77,8 @@ export class ConnectModelView {
       form.append(input, this._errorNode(field));
     }
     const submit = jpButton('Connect', 'accept', 'Check the server with this key, then store the key outside the workspace');
-    submit.type = 'submit';
     submit.classList.add('lk-Connect-submit');
+    submit.addEventListener('click', () => void this.connect());
     this._submit = submit;
     form.append(submit, this._errorNode('form'));
     this._result = document.createElement('div');

@@ -87,7 +87,7 @@ def test_connect_pick_make_default_configure_and_the_next_request_uses_them(
     assert not (Path(lab.env["LOGICIAN_CONFIG_DIR"]) / "credentials.json").exists()
 
     form.locator(".lk-Connect-api_key").fill(KEY)
-    form.locator(".lk-Connect-submit").click()
+    form.locator(".lk-Connect-api_key").press("Enter")  # as the button does
     wait_text(page, ".lk-Connect-result", "Connected: profile")
     key_field = form.locator(".lk-Connect-api_key")
     assert key_field.input_value() == ""  # the key left the page; only its masked form stays
