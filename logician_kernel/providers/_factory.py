@@ -108,11 +108,11 @@ def create_provider(
     key: SecretStr | None = None,
 ) -> Provider:
     """A provider for `settings`: already-validated settings (the config's `[model]` section,
-        which the config layer validated once, or a `ProviderSettings`) are used as they are; a
-        plain mapping, for scripts, is validated as `ProviderSettings`. The API key is looked up in
-        `env`, or is `key` when the settings name a stored key (`key_name`, read by the config
-    layer); relative recording paths are taken from `root` (the workspace). `client` and `sleep`
-        are for tests and for sharing one connection pool."""
+    which the config layer validated once, or a `ProviderSettings`) are used as they are; a
+    plain mapping, for scripts, is validated as `ProviderSettings`. The API key is looked up in
+    `env`, or is `key` when the settings name a stored key (`key_name`, read by the config
+    layer); relative recording paths are taken from `root` (the workspace). `client` and
+    `sleep` are for tests and for sharing one connection pool."""
     if isinstance(settings, Mapping):
         settings = ProviderSettings.model_validate(settings)
     base = root or Path()
