@@ -140,6 +140,9 @@ class LoopbackServer:
         self.strict_tool_arguments = False
         """Refuse, as llama-server started with `--jinja` does, any request whose history
         holds a tool call with arguments that are not JSON (see `llama_server_rejection`)."""
+        self.require_key: str | None = None
+        """Answer 401, as a server with an API key does, to any request that does not carry
+        this key (`Authorization: Bearer KEY` or `x-api-key: KEY`); recorded all the same."""
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
         self._thread = threading.Thread(
@@ -168,6 +171,14 @@ class LoopbackServer:
 
     def _take(self, received: Received) -> Reply:
         with self._lock:
+            key = self.require_key
+            if key is not None and key not in (
+                received.headers.get("authorization", "").removeprefix("Bearer "),
+                received.headers.get("x-api-key"),
+            ):
+                is_call = received.path.endswith(_MODEL_CALLS)
+                (self.requests if is_call else self.metadata_requests).append(received)
+                return Reply.error(401, {"error": {"message": "Incorrect API key provided"}})
             routed = self._routes.get((received.method, received.path))
             if routed is not None:
                 self.metadata_requests.append(received)

@@ -2,10 +2,12 @@
  * The model picker beside the status: the model in use, the models the server lists
  * (`/v1/models`, Ollama's `/api/tags`) and the profiles' models; picking one applies it to
  * this kernel's session (`model.use`: a session override, as `%logician config set
- * model.name`), from the next request on.
+ * model.name`), from the next request on. *Make default* persists it (and the profile in use)
+ * to the user config file (`model.default`: `config set --persist user`) and says where.
  */
 import { Notification } from '@jupyterlab/apputils';
 
+import { jpButton } from './buttons';
 import type { LogicianConnection } from './connection';
 import { modelOptions } from './models';
 
@@ -13,18 +15,30 @@ export class ModelPickerView {
   readonly node: HTMLElement;
 
   constructor() {
-    this.node = document.createElement('label');
+    this.node = document.createElement('div');
     this.node.className = 'lk-ModelPicker';
-    this.node.append(document.createTextNode('Model '));
+    const label = document.createElement('label');
+    label.append(document.createTextNode('Model '));
     this._select = document.createElement('select');
     this._select.className = 'jp-mod-styled lk-ModelPicker-select';
     this._select.setAttribute('aria-label', 'The model this kernel uses');
     this._select.addEventListener('focus', () => void this.load());
     this._select.addEventListener('change', () => void this._use(this._select.value));
-    this.node.append(this._select);
+    label.append(this._select);
+    this._default = jpButton(
+      'Make default',
+      'default',
+      'Save this model (and the profile in use) to your user config file, for new kernels too',
+      'lk-ModelPicker-default'
+    );
+    this._default.addEventListener('click', () => void this._makeDefault(this._select.value));
+    this.node.append(label, this._default);
     this._note = document.createElement('div');
     this._note.className = 'lk-ModelPicker-note';
     this.node.append(this._note);
+    this._saved = document.createElement('div');
+    this._saved.className = 'lk-ModelPicker-saved';
+    this.node.append(this._saved);
     this.node.hidden = true;
   }
 
@@ -43,10 +57,11 @@ export class ModelPickerView {
     if (!conn || conn.state !== 'ready') {
       return;
     }
+    const seq = ++this._loads;
     try {
       const choices = await conn.ask({ type: 'models.list' }, 'models');
-      if (conn !== this._connection) {
-        return;
+      if (conn !== this._connection || seq !== this._loads) {
+        return; // superseded: a pick or a newer list since, which this answer predates
       }
       const current = this._select.value || choices.current;
       this._select.replaceChildren(
@@ -70,12 +85,35 @@ export class ModelPickerView {
     if (!conn || !model) {
       return;
     }
+    this._loads++; // a list asked before the pick must not put the old model back
+    this._default.disabled = true; // *Make default* saves what is in use: wait for it
     try {
       const used = await conn.ask({ type: 'model.use', model }, 'model.use');
       Notification.success(`Logician: ${used.model} for this kernel's session`, { autoClose: 4000 });
       await this.load();
     } catch (err) {
       Notification.error(`Logician: the model was not changed: ${(err as Error).message}`, { autoClose: 8000 });
+      await this.load();
+    } finally {
+      this._default.disabled = false;
+    }
+  }
+
+  private async _makeDefault(model: string): Promise<void> {
+    const conn = this._connection;
+    if (!conn || !model) {
+      return;
+    }
+    this._default.disabled = true;
+    try {
+      const made = await conn.ask({ type: 'model.default', model }, 'model.default');
+      this._saved.textContent = made.said;
+      Notification.success(`Logician: ${made.model} is the default (${made.file})`, { autoClose: 5000 });
+    } catch (err) {
+      this._saved.textContent = '';
+      Notification.error(`Logician: the default was not saved: ${(err as Error).message}`, { autoClose: 8000 });
+    } finally {
+      this._default.disabled = false;
       await this.load();
     }
   }
@@ -96,6 +134,9 @@ export class ModelPickerView {
   }
 
   private _select: HTMLSelectElement;
+  private _loads = 0;
+  private _default: HTMLButtonElement;
   private _note: HTMLElement;
+  private _saved: HTMLElement;
   private _connection: LogicianConnection | null = null;
 }

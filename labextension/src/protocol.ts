@@ -225,6 +225,60 @@ export interface IModelChoices {
   served: string[];
   /** Why the server's list could not be read (null when it answered or was not asked). */
   served_error: string | null;
+  /** The profile in use (null: none; kernels before *Connect a model* omit it). */
+  profile?: string | null;
+}
+
+/** What *Connect a model* did (`model.connect`): `ok: false` names the form field to fix. */
+export interface IModelConnected {
+  ok: boolean;
+  /** The field to fix (`base_url`, `api_key`, `model`, `name`, `provider`), or null. */
+  field?: string | null;
+  /** Why not (never repeating the key). */
+  error?: string;
+  /** The profile written to the user config file (and in use this session). */
+  profile?: string;
+  provider?: string;
+  base_url?: string;
+  /** The model in use now. */
+  model?: string;
+  /** The models the server lists. */
+  models?: string[];
+  /** The key stored, masked (`sk-…abcd`); null when none was given. */
+  key?: string | null;
+  /** The credentials file holding it (mode 0600, outside the workspace). */
+  key_file?: string | null;
+  config_file?: string;
+  said?: string;
+}
+
+/** One effective configuration key (`config`). */
+export interface IConfigRow {
+  key: string;
+  /** Its value, secrets masked. */
+  value: unknown;
+  /** The value as `config set` reads it back (a TOML literal). */
+  text: string;
+  /** The layer that set it: default, user, project, profile, env or session. */
+  layer: string;
+  /** Where in that layer (a file and line, an environment variable). */
+  where: string;
+  restart_required: boolean;
+}
+
+/** The effective configuration, as `%logician config` shows it (`config`). */
+export interface IConfigShown {
+  workspace: string;
+  trusted: boolean;
+  layers: { name: string; source: string; status: string }[];
+  /** The problems `%logician config` lists. */
+  notices: string[];
+  dropped: string[];
+  held_back: string[];
+  model_refusal: string | null;
+  /** Where the key comes from and whether it is there (never the key). */
+  api_key: string | null;
+  rows: IConfigRow[];
 }
 
 /** What the kernel sends, answers and announcements alike (`re` echoes a request's `id`). */
@@ -264,7 +318,11 @@ export type KernelMessage =
   | { type: 'notebook.request'; request: string; op: NotebookOp; args: Record<string, unknown> }
   | ({ type: 'progress' } & IRestoreProgress)
   | ({ type: 'models'; re?: RequestId } & IModelChoices)
-  | { type: 'model.use'; model: string; said: string; re?: RequestId };
+  | { type: 'model.use'; model: string; said: string; re?: RequestId }
+  | { type: 'model.default'; model: string; said: string; file: string; re?: RequestId }
+  | ({ type: 'model.connect'; re?: RequestId } & IModelConnected)
+  | ({ type: 'config'; re?: RequestId } & IConfigShown)
+  | { type: 'config.set'; ok: boolean; key: string; said?: string; error?: string; re?: RequestId };
 
 /** What the kernel asks of the notebook a frontend holds (`notebook_tools.ts` answers). */
 export type NotebookOp = 'outline' | 'cell' | 'edit' | 'restore' | 'run';
@@ -336,7 +394,22 @@ export type Request =
   | ({ type: 'notebook.reply'; request: string } & INotebookReply)
   | { type: 'models.list' }
   /** Use this model for this kernel's session. */
-  | { type: 'model.use'; model: string };
+  | { type: 'model.use'; model: string }
+  /** *Make default*: persist this model (and the profile in use) to the user config file. */
+  | { type: 'model.default'; model: string }
+  /** *Connect a model*: check the server with the key, store the key outside the workspace,
+   * write a profile naming it, use it this session. */
+  | {
+      type: 'model.connect';
+      provider: 'openai' | 'anthropic';
+      base_url?: string;
+      api_key?: string;
+      model?: string;
+      name?: string;
+    }
+  | { type: 'config.show' }
+  /** `%logician config set KEY VALUE [--persist user]`. */
+  | { type: 'config.set'; key: string; value: string; persist: 'session' | 'user' };
 
 export class ProtocolError extends Error {
   constructor(message: string) {
@@ -394,7 +467,11 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
   'notebook.request': { request: isString, op: isString, args: isObject },
   progress: { operation: isString, done: isInt, total: isInt, finished: isBool },
   models: { current: isString, provider: isString, profiles: isArray, served: isArray },
-  'model.use': { model: isString, said: isString }
+  'model.use': { model: isString, said: isString },
+  'model.default': { model: isString, said: isString, file: isString },
+  'model.connect': { ok: isBool },
+  config: { rows: isArray, layers: isArray, notices: isArray },
+  'config.set': { ok: isBool, key: isString }
 };
 
 export const KERNEL_MESSAGE_TYPES = Object.keys(REQUIRED) as KernelMessage['type'][];

@@ -29,6 +29,8 @@ import {
   undoRefused
 } from './format';
 import type { Choice, FrameTarget, IApprovalRequest, IFrameRow, KernelMessage } from './protocol';
+import { ConfigSectionView } from './config_view';
+import { ConnectModelView } from './connect_view';
 import { ModelPickerView } from './model_picker';
 import { RestoreProgressView } from './progress';
 import { PromptBox } from './prompt_box';
@@ -90,6 +92,10 @@ export class LogicianSidebar extends Widget {
     node.appendChild(this._statusNode);
     this._models = new ModelPickerView();
     node.appendChild(this._models.node);
+    this._connect = new ConnectModelView(() => void this._models.load());
+    node.appendChild(this._connect.node);
+    this._config = new ConfigSectionView();
+    node.appendChild(this._config.node);
     this._progress = new RestoreProgressView(el('div', 'lk-Sidebar-progress'));
     node.appendChild(this._progress.node);
 
@@ -134,6 +140,8 @@ export class LogicianSidebar extends Widget {
     this._connection = connection;
     this._progress.setConnection(connection);
     this._models.setConnection(connection);
+    this._connect.setConnection(connection);
+    this._config.setConnection(connection);
     this.prompt.setNotebook(panel, connection);
     this._thread = undefined;
     this._pages.setTotal(-1);
@@ -176,8 +184,12 @@ export class LogicianSidebar extends Widget {
     };
     this._stateNode.textContent = words[state] ?? state;
     this.node.dataset.state = state;
+    this._connect.node.hidden = this._config.node.hidden = state !== 'ready';
     if (state === 'ready') {
       void this._refreshTotal();
+      if (this._config.node.open) {
+        void this._config.load();
+      }
     } else {
       this._pages.setTotal(-1);
     }
@@ -573,6 +585,8 @@ export class LogicianSidebar extends Widget {
   private _undo: HTMLButtonElement;
   private _progress: RestoreProgressView;
   private _models: ModelPickerView;
+  private _connect: ConnectModelView;
+  private _config: ConfigSectionView;
   private _approvalsNode: HTMLElement;
   private _noticesNode: HTMLDetailsElement;
   private _countNode: HTMLElement;

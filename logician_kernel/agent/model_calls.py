@@ -57,7 +57,10 @@ def new_provider(runtime: Workspace) -> Provider:
 
     try:
         return create_provider(
-            runtime.config.settings.model, env=runtime.env, root=runtime.config.workspace
+            runtime.config.settings.model,
+            env=runtime.env,
+            root=runtime.config.workspace,
+            key=runtime.config.api_key(),
         )
     except (ValueError, OSError) as exc:
         raise AgentError(f"cannot set up the model provider: {exc}") from None

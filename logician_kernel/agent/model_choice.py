@@ -1,11 +1,14 @@
 """The models a user can pick for this kernel's session (the sidebar's model picker): the
 configured model, the models the configured profiles name, and the ones the server lists
-(`/v1/models`, Ollama's `/api/tags`) when a `base_url` is set; and picking one, as a session
-override of `model.name` (`%logician config set model.name ...` does the same).
+(`/v1/models`, Ollama's `/api/tags`) when a `base_url` is set; picking one, as a session
+override of `model.name` (`%logician config set model.name ...` does the same); and *Make
+default*, which persists the pick to the user config file through the same atomic field
+update as `%logician config set --persist user`.
 
-Must never: ask a public API for its models (no `base_url`: nothing is asked), persist a choice
-(a session override only), or raise for a server that does not answer (it is said instead).
-Also the configured model's context window (`context_window`), for what must fit in it.
+Must never: ask a public API for its models (no `base_url`: nothing is asked), persist a pick
+unasked (a pick is a session override; only *Make default* writes), or raise for a server that
+does not answer (it is said instead). Also the configured model's context window
+(`context_window`), for what must fit in it.
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ from typing import Any
 
 from ..config import EffectiveConfig
 from ..config import commands as config_commands
-from ..providers import resolve_context_window, served_models
+from ..providers import listing_headers, resolve_context_window, served_models
+
+_SESSION_HIGHER = "The effective value still comes from the session layer, which is higher."
 
 
 def model_choices(config: EffectiveConfig) -> dict[str, Any]:
     """What the picker lists: `current`, `provider`, `profiles` (name and the model it names),
-    `served` (the server's model ids) and `served_error` (why none could be read, or None)."""
+    `served` (the server's model ids), `served_error` (why none could be read, or None) and
+    `profile` (the profile in use, or None)."""
     settings = config.settings
     model = settings.model
     profiles = [
@@ -30,13 +36,16 @@ def model_choices(config: EffectiveConfig) -> dict[str, Any]:
     served: list[str] = []
     error: str | None = None
     if model.base_url and model.provider == "openai":
-        served, error = served_models(model.base_url)
+        key = config.api_key()
+        headers = listing_headers(model.provider, key.get_secret_value() if key else None)
+        served, error = served_models(model.base_url, headers=headers)
     return {
         "current": model.name,
         "provider": model.provider,
         "profiles": profiles,
         "served": served,
         "served_error": error,
+        "profile": config.layer("profile").profile,
     }
 
 
@@ -50,3 +59,30 @@ def context_window(model: Any) -> int:
     """The `[model]` settings' context window: configured, said by the server, known, or the
     common default (`providers.resolve_context_window`)."""
     return resolve_context_window(model).tokens
+
+
+def make_default(config: EffectiveConfig, name: str) -> tuple[EffectiveConfig, str]:
+    """Persist `name` (and the profile in use) to the user file, where it takes effect: in
+    the profile's own table when a profile of the user file is in use (a top-level
+    `model.name` would sit below it), else as `model.name`. It stays in use this session.
+    Returns the new snapshot and what was written where."""
+    said: list[str] = []
+    layer = config.layer("profile")
+    profile = layer.profile
+    mine = profile is not None and any(o.name == "user" for o in layer.origins)
+    if mine and profile is not None:
+        if config.provenance("profile") != "user":
+            config, line = config_commands.config_set(
+                config, "profile", json.dumps(profile), persist="user"
+            )
+            said.append(line)
+        key = f"profiles.{profile}.model.name"
+    else:
+        key = "model.name"
+    config, line = config_commands.config_set(config, key, json.dumps(name), persist="user")
+    said.append(line)
+    # this session's pick stands above the file with the same value: nothing to warn of
+    said = [s.replace(f" {_SESSION_HIGHER}", "") for s in said]
+    if config.settings.model.name != name:  # an older session pick still stands above it
+        config, _ = use_model(config, name)
+    return config, " ".join(said)

@@ -6,12 +6,15 @@ profile (`[profiles.NAME]`, `_profiles.py`) < `LOGICIAN_<SECTION>__<KEY>` enviro
 < session overrides. They are merged once as plain dicts and validated
 once; every subsystem receives the resulting `EffectiveConfig` and never reads a config file
 or the environment itself. Only explicit user changes persist, one field at a time,
-atomically. This package never imports IPython, ipykernel, ipywidgets or comm.
+atomically. Keys stored with *Connect a model* live apart, in `<user config
+dir>/credentials.json` (`_credentials.py`, 0600), which a profile names by `model.key_name`.
+This package never imports IPython, ipykernel, ipywidgets or comm.
 """
 
+from ._credentials import masked_key, store_key
 from ._effective import EffectiveConfig, load_effective_config, user_config_dir
 from ._errors import ConfigError
-from ._keys import command_line_value
+from ._keys import command_line_value, parse_key
 from ._mcp_schema import McpServerSettings, McpSettings
 from ._schema import (
     BudgetSettings,
@@ -32,6 +35,7 @@ from .commands import (
     config_show,
     config_unset,
     is_trusted,
+    save_profile,
     trust,
     untrust,
 )
@@ -59,6 +63,10 @@ __all__ = [
     "config_unset",
     "is_trusted",
     "load_effective_config",
+    "masked_key",
+    "parse_key",
+    "save_profile",
+    "store_key",
     "trust",
     "untrust",
     "user_config_dir",

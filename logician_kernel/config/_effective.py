@@ -1,8 +1,9 @@
 """The effective configuration: every layer read, merged once, validated once.
 
 `load_effective_config` is the only entry point that reads configuration files, the trust
-record or the environment; subsystems receive the resulting `EffectiveConfig` and never read
-those sources themselves. Loading never writes anything. A broken layer is left out and
+record, the stored keys (`_credentials.py`) or the environment; subsystems receive the
+resulting `EffectiveConfig` and never read those sources themselves. Loading never writes
+anything. A broken layer is left out and
 reported in `notices` - the kernel still starts. A bad key is dropped alone; when the model
 endpoint's source is broken, `model_refusal` says why model calls must not be made.
 """
@@ -19,6 +20,7 @@ from typing import Any
 import platformdirs
 from pydantic import SecretStr
 
+from ._credentials import credentials_path, read_stored_keys
 from ._errors import ConfigError, unknown_key
 from ._keys import KeyPath, format_key, lookup, parse_key
 from ._resolve import Resolution, default_layer, project_file, resolve
@@ -61,6 +63,15 @@ class EffectiveConfig:
     _env: Mapping[str, str] = field(repr=False)
     _trusted_roots: TrustRecord = field(repr=False)
     _trust_notice: str | None = field(repr=False, default=None)
+    _keys: Mapping[str, str] = field(repr=False, default_factory=dict)
+    """The stored keys (`_credentials.py`) as they were when loaded."""
+    _keys_problem: str | None = field(repr=False, default=None)
+    """Why the stored keys could not be read (also among `notices`)."""
+
+    @property
+    def credentials_file(self) -> Path:
+        """Where *Connect a model* stores keys (`model.key_name` names one)."""
+        return credentials_path(self.user_dir)
 
     @property
     def user_file(self) -> Path:
@@ -180,10 +191,14 @@ class EffectiveConfig:
         return node
 
     def api_key(self) -> SecretStr | None:
-        """The API key from the environment variable named by `model.api_key_env` (as it was
-        when loaded), or None. Wrapped so it is never printed by accident."""
-        name = self.settings.model.api_key_env
-        value = self._env.get(name) if name else None
+        """The API key: the stored key named by `model.key_name` when it is set, else the
+        environment variable named by `model.api_key_env` (each as it was when loaded), or
+        None. Wrapped so it is never printed by accident."""
+        model = self.settings.model
+        if model.key_name:
+            value = self._keys.get(model.key_name)
+        else:
+            value = self._env.get(model.api_key_env) if model.api_key_env else None
         return SecretStr(value) if value else None
 
     def with_session(self, updates: Mapping[str, Any]) -> EffectiveConfig:
@@ -219,7 +234,14 @@ class EffectiveConfig:
             trust_notice=self._trust_notice,
         )
         return _snapshot(
-            resolution, self.user_dir, self.start_dir, self._env, roots, self._trust_notice
+            resolution,
+            self.user_dir,
+            self.start_dir,
+            self._env,
+            roots,
+            self._trust_notice,
+            self._keys,
+            self._keys_problem,
         )
 
 
@@ -230,11 +252,13 @@ def _snapshot(
     env: Mapping[str, str],
     roots: TrustRecord,
     trust_notice: str | None,
+    keys: Mapping[str, str],
+    keys_problem: str | None,
 ) -> EffectiveConfig:
     return EffectiveConfig(
         settings=resolution.settings,
         workspace=resolution.workspace,
-        notices=resolution.notices,
+        notices=resolution.notices + ((keys_problem,) if keys_problem else ()),
         trusted=resolution.trusted,
         user_dir=user_dir,
         start_dir=start,
@@ -242,6 +266,8 @@ def _snapshot(
         _env=env,
         _trusted_roots=roots,
         _trust_notice=trust_notice,
+        _keys=MappingProxyType(dict(keys)),
+        _keys_problem=keys_problem,
     )
 
 
@@ -274,4 +300,5 @@ def load_effective_config(
     resolution = resolve(
         layers, start=start, user_dir=user_dir, trusted_roots=roots, trust_notice=trust_notice
     )
-    return _snapshot(resolution, user_dir, start, env, roots, trust_notice)
+    keys, keys_problem = read_stored_keys(user_dir)
+    return _snapshot(resolution, user_dir, start, env, roots, trust_notice, keys, keys_problem)

@@ -78,6 +78,7 @@ GATED_FIELDS: tuple[GatedField, ...] = (
     GatedField("profile", "it applies that profile's settings", "selection"),
     GatedField("model.base_url", "your API key would be sent to this server"),
     GatedField("model.api_key_env", "it chooses which secret is sent as the API key"),
+    GatedField("model.key_name", "it chooses which stored key is sent as the API key"),
     GatedField(
         "model.extra_body", "it adds fields to every model request (routing, sampling, cost)"
     ),

@@ -244,8 +244,10 @@ def is_credential_redirect(path: Sequence[str]) -> bool:
 def is_secret_key(path: Iterable[str | int]) -> bool:
     """True when a key names a credential (its value must never be shown or stored)."""
     parts = [p for p in path if isinstance(p, str)]
-    if tuple(parts) == _CREDENTIAL_REDIRECT:
-        return False  # names a variable, holds no secret
+    if tuple(parts) == _CREDENTIAL_REDIRECT or (
+        len(parts) == 4 and parts[0] == "profiles" and tuple(parts[2:]) == _CREDENTIAL_REDIRECT
+    ):
+        return False  # names a variable, holds no secret (in a profile too)
     return any(_SECRET.search(p) or is_credential_name(p) for p in parts)
 
 

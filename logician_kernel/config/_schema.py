@@ -93,6 +93,7 @@ DEFAULT_MODEL_NAME: dict[str, str] = {
 }
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KEY_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # A permission rule is a tool name, optionally followed by a parenthesised argument pattern:
 # `bash`, `bash(git status*)`, `write(src/**)`. The rules engine interprets the pattern later.
 _RULE = re.compile(r"^[a-z_][a-z0-9_.-]*(\(.*\))?$", re.DOTALL)
@@ -215,6 +216,12 @@ class ModelSettings(_Section):
     empty (no key) for replay. Set it to "" to send no key (local servers such as Ollama).
     A project file sets it only after `logician trust --allow model.api_key_env`."""
 
+    key_name: str = Field(default="", examples=["openai"])
+    """Name of a key stored with *Connect a model* (the lab sidebar) in the user's
+    credentials file (`<user config dir>/credentials.json`, mode 0600; never in a config file
+    or the workspace). When set, that key is sent instead of `api_key_env`'s variable. A
+    project file sets it only after `logician trust --allow model.key_name`."""
+
     request_timeout_seconds: float = Field(default=600.0, gt=0)
     """Seconds to wait for a whole model response, streaming included."""
 
@@ -290,6 +297,13 @@ class ModelSettings(_Section):
             if not data.get("name"):
                 data["name"] = DEFAULT_MODEL_NAME[provider]
         return data
+
+    @field_validator("key_name")
+    @classmethod
+    def _key_name(cls, value: str) -> str:
+        if value and not _KEY_NAME.match(value):
+            raise ValueError("a stored key's name (letters, digits, _ . -; at most 64)")
+        return value
 
     @field_validator("api_key_env")
     @classmethod

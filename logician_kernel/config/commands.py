@@ -43,6 +43,8 @@ __all__ = [
     "untrust",
     "is_trusted",
     "effective_items",
+    "save_profile",
+    "shown_value",
 ]
 
 Persist = Literal["user", "project"]
@@ -59,6 +61,12 @@ def _literal(value: Any) -> str:
         return to_toml_literal(value)
     except Exception:  # a value TOML cannot spell is still shown, as Python writes it
         return repr(value)
+
+
+def shown_value(value: Any) -> str:
+    """A value as `config show` prints it (a TOML literal; `(unset)` for none), which `config
+    set` reads back."""
+    return _literal(value)
 
 
 def _leaves(node: Any, path: KeyPath) -> Iterator[tuple[KeyPath, Any]]:
@@ -136,10 +144,20 @@ def _api_key_line(cfg: EffectiveConfig) -> tuple[str, bool]:
     return var, bool(var) and cfg.api_key() is not None
 
 
+def _api_key_said(cfg: EffectiveConfig) -> str | None:
+    """Where the key comes from, and whether it is there (never the key)."""
+    name = cfg.settings.model.key_name
+    if name:
+        state = "set (****)" if cfg.api_key() is not None else "NOT stored"
+        return f"api key: stored key {name!r} in {cfg.credentials_file} is {state}"
+    var, present = _api_key_line(cfg)
+    return f"api key: ${var} is {'set (****)' if present else 'NOT set'}" if var else None
+
+
 def config_show(cfg: EffectiveConfig, *, as_json: bool = False) -> str:
     """Every effective value with the layer that set it; secrets masked."""
     items = effective_items(cfg)
-    var, present = _api_key_line(cfg)
+    var = cfg.settings.model.api_key_env
     if as_json:
         values = {}
         for key, value, layer in items:
@@ -162,7 +180,13 @@ def config_show(cfg: EffectiveConfig, *, as_json: bool = False) -> str:
             "capture_lowered": list(cfg.lowered),
             "model_calls": {"refused": cfg.model_refusal},
             "profile": _profile_json(cfg),
-            "api_key": {"env": var, "set": present, "value": "****" if present else None},
+            "api_key": {
+                "env": var,
+                "stored": cfg.settings.model.key_name or None,
+                "set": cfg.api_key() is not None,
+                "value": "****" if cfg.api_key() is not None else None,
+                "said": _api_key_said(cfg),
+            },
             "settings": values,
         }
         return json.dumps(document, indent=2)
@@ -190,9 +214,9 @@ def config_show(cfg: EffectiveConfig, *, as_json: bool = False) -> str:
     rendered = [(f"{key} = {_literal(value)}", layer) for key, value, layer in items]
     width = max(len(text) for text, _ in rendered)
     lines += [f"  {text:<{width}}  # {layer}" for text, layer in rendered]
-    if var:
-        state = "set (****)" if present else "NOT set"
-        lines.append(f"api key: ${var} is {state}")
+    said = _api_key_said(cfg)
+    if said:
+        lines.append(said)
     return "\n".join(lines)
 
 
@@ -246,6 +270,19 @@ def config_set(
     path = _checked_path(key)
     parsed = coerce_raw(path, value)
     return _change(cfg, path, parsed, persist=persist)
+
+
+def save_profile(
+    cfg: EffectiveConfig, name: str, model: Mapping[str, Any]
+) -> tuple[EffectiveConfig, str]:
+    """Write `[profiles.NAME.model]` to the user file as exactly `model` (replacing the
+    table), with the same atomic, validated update as `config set --persist user`. The caller
+    names no secret in `model` (`key_name` refers to a stored key)."""
+    path = ("profiles", name, "model")
+    for key in model:
+        if is_secret_key((*path, key)) and key != "api_key_env":
+            raise ConfigError(f"{format_key((*path, key))}: refused; {CREDENTIAL_HINT}")
+    return _change(cfg, path, dict(model), persist="user")
 
 
 def config_unset(

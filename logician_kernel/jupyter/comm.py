@@ -6,8 +6,8 @@ file). Frontend -> kernel: `approvals.list`, `approval.decide`, `status`, `frame
 `frames.preview`, `frames.preview.page`, `frames.rewind`, `frames.undo`, `frames.resume`,
 `frames.calls`, `frames.rewind_call`,
 `document.saved`, `notices.list`, `notices.read`, `models.list`, `model.use`,
-`notebook.attach`, `notebook.reply`; each is answered (its `id` echoed as `re`). Kernel ->
-frontend, unasked: `hello` when the comm opens (with the session's notices),
+`model.default`, `model.connect`, `config.show`, `config.set`, `notebook.attach`,
+`notebook.reply`; each is answered (its `id` echoed as `re`). Kernel -> frontend, unasked: `hello` when the comm opens (with the session's notices),
 `approval.requested` / `approval.resolved`, `frames.changed` after every cell, `frames.rewound`
 and `frames.undone`, `notice` when Logician says one (`ui.notices = "sidebar"`), `progress`
 while a rewind, undo or resume restores paths (`progress_view.py`), `notebook.request` to the
@@ -31,12 +31,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from comm.base_comm import BaseComm
 from pydantic import BaseModel, ValidationError
 
 from ..agent.approvals import Answer, ApprovalBroker, ApprovalEvent, ApprovalRequest
+from ..agent.model_connect import Connection
 from ..workspace import Notice, NoticeBoard
 from . import comm_messages as m
 from .comm_messages import FRONTEND_TYPES, SCHEMA_VERSION, TARGET
@@ -111,6 +112,18 @@ class ModelSource(Protocol):
 
     def use(self, name: str) -> dict[str, Any]: ...
 
+    def make_default(self, name: str) -> dict[str, Any]: ...
+
+    def connect(self, form: Connection) -> dict[str, Any]: ...
+
+
+class ConfigSource(Protocol):
+    """What the configuration section's messages read and do (`config_view.py`)."""
+
+    def show(self) -> dict[str, Any]: ...
+
+    def set(self, key: str, value: str, persist: Literal["session", "user"]) -> dict[str, Any]: ...
+
 
 class LogicianComms:
     """The open `logician` comms of one kernel and their handlers."""
@@ -131,7 +144,9 @@ class LogicianComms:
         """The notebook protocol (`notebook.attach`, `notebook.reply`), when the kernel has one."""
         self._sender = threading.local()
         self.models: ModelSource | None = None
-        """The model picker (`models.list`, `model.use`)."""
+        """The model picker (`models.list`, `model.use`, `model.default`, `model.connect`)."""
+        self.config: ConfigSource | None = None
+        """The effective configuration (`config.show`, `config.set`)."""
         self._clock = clock
         self._last_status_push = float("-inf")
         self._comms: dict[str, BaseComm] = {}
@@ -315,6 +330,27 @@ class LogicianComms:
     def handle_model_use(self, message: m.ModelUse) -> dict[str, Any]:
         return {"type": "model.use", **self._model_source().use(message.model)}
 
+    def handle_model_default(self, message: m.ModelDefault) -> dict[str, Any]:
+        return {"type": "model.default", **self._model_source().make_default(message.model)}
+
+    def handle_model_connect(self, message: m.ModelConnect) -> dict[str, Any]:
+        form = Connection(
+            message.provider, message.base_url, message.api_key, message.model, message.name
+        )
+        return {"type": "model.connect", **self._model_source().connect(form)}
+
+    def handle_config_show(self, message: m.ConfigShow) -> dict[str, Any]:
+        return {"type": "config", **self._config_source().show()}
+
+    def handle_config_set(self, message: m.ConfigSet) -> dict[str, Any]:
+        done = self._config_source().set(message.key, message.value, message.persist)
+        return {"type": "config.set", **done}
+
+    def _config_source(self) -> ConfigSource:
+        if self.config is None:
+            raise ValueError("this kernel session shows no configuration")
+        return self.config
+
     def _model_source(self) -> ModelSource:
         if self.models is None:
             raise ValueError("this kernel session offers no model picker")
@@ -406,7 +442,8 @@ def explain(error: ValidationError) -> str:
         text = _wanted(problem)
         if text not in said.setdefault(where, []):
             said[where].append(text)
-        inputs[where] = problem.get("input")
+        # a key that broke the schema is never repeated in the error
+        inputs[where] = "****" if where in _SECRET_FIELDS else problem.get("input")
     parts = []
     for where, texts in said.items():
         if not where:  # the whole message, e.g. a frame and a cell id both given
@@ -417,6 +454,9 @@ def explain(error: ValidationError) -> str:
             parts.append(f"{where} must be {' or '.join(texts)}, not {inputs[where]!r:.80}")
     return "; ".join(parts)
 
+
+_SECRET_FIELDS = frozenset({"api_key"})
+"""Fields whose value an error never repeats."""
 
 _WANTED = {
     "int_type": "an integer",

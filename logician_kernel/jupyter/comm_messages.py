@@ -283,6 +283,54 @@ class ModelUse(_Request):
     """The model's name as the provider knows it."""
 
 
+class ModelDefault(_Request):
+    """*Make default*: persist this model (and the profile in use) to the user config file,
+    as `%logician config set --persist user` does (answered by `model.default`)."""
+
+    type: Literal["model.default"]
+    model: NonEmpty
+    """The model's name as the provider knows it."""
+
+
+class ModelConnect(_Request):
+    """*Connect a model*: check the server with one request and the key, store the key in the
+    user's credentials file (never the workspace, a config file or the Lab's settings), write
+    a profile naming it and use that profile this session (answered by `model.connect`)."""
+
+    type: Literal["model.connect"]
+    provider: Literal["openai", "anthropic"]
+    """The wire format: `openai` (any OpenAI-compatible server) or `anthropic`."""
+    base_url: str | None = None
+    """The server's API URL (`http://localhost:11434/v1`); the provider's public API when
+    absent."""
+    api_key: Annotated[str, Field(max_length=4096)] | None = None
+    """The key; absent for a server that needs none. Never echoed (an error does not repeat
+    it)."""
+    model: str | None = None
+    """The model to use; the server's first listed model when absent."""
+    name: Annotated[str, Field(max_length=64)] | None = None
+    """The profile's (and the stored key's) name; from the server's host when absent."""
+
+
+class ConfigShow(_Request):
+    """Ask for the effective configuration, as `%logician config` shows it (answered by
+    `config`)."""
+
+    type: Literal["config.show"]
+
+
+class ConfigSet(_Request):
+    """`%logician config set KEY VALUE [--persist user]` (answered by `config.set`)."""
+
+    type: Literal["config.set"]
+    key: NonEmpty
+    """The dotted key, e.g. `budget.max_turns`."""
+    value: str
+    """A TOML literal, else taken as a bare string (as `config set` reads it)."""
+    persist: Literal["session", "user"] = "session"
+    """`session`: this kernel only; `user`: also written to the user config file."""
+
+
 FrontendMessage = Annotated[
     ApprovalsList
     | ApprovalDecide
@@ -301,7 +349,11 @@ FrontendMessage = Annotated[
     | NotebookAttach
     | NotebookReply
     | ModelsList
-    | ModelUse,
+    | ModelUse
+    | ModelDefault
+    | ModelConnect
+    | ConfigShow
+    | ConfigSet,
     Field(discriminator="type"),
 ]
 """Everything a frontend may send."""
@@ -668,6 +720,8 @@ class Models(_Answer):
     """The models the configured server lists (empty without a `base_url`)."""
     served_error: str | None
     """Why the server's list could not be read; null when it answered (or was not asked)."""
+    profile: str | None | MISSING = MISSING
+    """The profile in use; null when none is selected."""
 
 
 class ModelUsed(_Answer):
@@ -676,6 +730,95 @@ class ModelUsed(_Answer):
     """The model this session uses from the next request on."""
     said: str
     """What `%logician config set` says of it."""
+
+
+class ModelDefaulted(_Answer):
+    type: Literal["model.default"]
+    model: str
+    """The model in use (and now the default)."""
+    said: str
+    """What was written where, as `%logician config set --persist user` says it."""
+    file: str
+    """The user config file written."""
+
+
+class ModelConnected(_Answer):
+    type: Literal["model.connect"]
+    ok: bool
+    """False: nothing was stored or written (see `field` and `error`)."""
+    field: str | None | MISSING = MISSING
+    """The form field to fix (`base_url`, `api_key`, `model`, `name`, `provider`); null when
+    the problem is not one field's."""
+    error: str | MISSING = MISSING
+    """Why not, never repeating the key."""
+    profile: str | MISSING = MISSING
+    """The profile written (and in use this session)."""
+    provider: str | MISSING = MISSING
+    base_url: str | MISSING = MISSING
+    """The server's URL as the provider uses it."""
+    model: str | MISSING = MISSING
+    """The model in use now."""
+    models: Annotated[list[str], Field(max_length=1000)] | MISSING = MISSING
+    """The models the server lists."""
+    key: str | None | MISSING = MISSING
+    """The key stored, masked (`sk-…abcd`); null when none was given."""
+    key_file: str | None | MISSING = MISSING
+    """The credentials file holding it (mode 0600, outside the workspace)."""
+    config_file: str | MISSING = MISSING
+    """The user config file the profile was written to."""
+    said: str | MISSING = MISSING
+
+
+class ConfigLayerRow(_Part):
+    """One layer of the configuration and whether it applies."""
+
+    name: str
+    source: str
+    status: str
+
+
+class ConfigRow(_Part):
+    """One effective key."""
+
+    key: str
+    value: Any
+    """Its value (secrets masked)."""
+    text: str
+    """The value as `config set` reads it back (a TOML literal; `(unset)`)."""
+    layer: str
+    """The layer that set it: default, user, project, profile, env or session."""
+    where: str
+    """Where in that layer (a file and line, an environment variable)."""
+    restart_required: bool
+
+
+class ConfigShown(_Answer):
+    """The effective configuration, as `%logician config` shows it."""
+
+    type: Literal["config"]
+    workspace: str
+    trusted: bool
+    layers: list[ConfigLayerRow]
+    notices: list[str]
+    """The problems `%logician config` lists (a layer left out, a key dropped)."""
+    dropped: list[str]
+    held_back: list[str]
+    """Gated project fields not applied."""
+    model_refusal: str | None
+    """Why model calls are refused; null when they may go."""
+    api_key: str | None
+    """Where the key comes from and whether it is there (never the key)."""
+    rows: Annotated[list[ConfigRow], Field(max_length=2000)]
+
+
+class ConfigSetDone(_Answer):
+    type: Literal["config.set"]
+    ok: bool
+    key: str
+    said: str | MISSING = MISSING
+    """What `config set` says (the new value, the file written)."""
+    error: str | MISSING = MISSING
+    """Why the value was refused, naming the key; nothing changed."""
 
 
 class NoticeSaid(_Kernel):
@@ -795,6 +938,10 @@ KernelMessage = Annotated[
     | NoticesReadDone
     | Models
     | ModelUsed
+    | ModelDefaulted
+    | ModelConnected
+    | ConfigShown
+    | ConfigSetDone
     | NoticeSaid
     | FramesUndone
     | FramesChanged

@@ -37,6 +37,7 @@ from . import display as render
 from .agent import AgentCell
 from .agent_errors import agent_errors
 from .comm import LogicianComms
+from .config_view import ConfigView
 from .magic_parts import ArgParser as _ArgParser
 from .magic_parts import branches_table, classify, run_options, unknown_command
 from .mcp_view import handle_mcp
@@ -117,6 +118,7 @@ class LogicianMagics(Magics):
         self.comms.frames = self.frames
         self.comms.notebook = self.frames.notebook = NotebookBridge(self.comms, self.workspace)
         self.comms.models = ModelPicker(self.workspace, self.comms)
+        self.comms.config = ConfigView(self.workspace, self.comms)
         self.progress = ProgressAnnouncer(self.comms)
         self.workspace.progress_listeners.append(self.progress)  # the sidebar's bar
         self.agent = AgentCell(shell, agent, self.comms)

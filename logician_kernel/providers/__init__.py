@@ -8,12 +8,14 @@ never lets an API key reach a repr, an exception, a log line or a recording.
 from ._anthropic import AnthropicMessagesFormat, AnthropicProvider
 from ._assembly import argument_problem
 from ._base import Metered, MeteredProvider, Provider, complete
+from ._connect import ConnectRefused, check_server, listing_headers
 from ._errors import (
     AuthenticationError,
     BadRequestError,
     ContextLengthExceededError,
     IncompleteStreamError,
     MissingApiKeyError,
+    MissingStoredKeyError,
     ModelNotFoundError,
     ProviderConnectionError,
     ProviderError,
@@ -61,6 +63,10 @@ __all__ = [
     "HttpProvider",
     "IncompleteStreamError",
     "MissingApiKeyError",
+    "MissingStoredKeyError",
+    "ConnectRefused",
+    "check_server",
+    "listing_headers",
     "ModelNotFoundError",
     "OpenAIChatFormat",
     "OpenAIProvider",

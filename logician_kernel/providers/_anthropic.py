@@ -335,6 +335,7 @@ class AnthropicProvider(HttpProvider):
     provider = "anthropic"
     default_base_url = "https://api.anthropic.com"
     default_api_key_env = "ANTHROPIC_API_KEY"
+    models_path = "/v1/models"
     wire = AnthropicMessagesFormat()
 
     def auth_headers(self, api_key: str) -> dict[str, str]:

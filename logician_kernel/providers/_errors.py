@@ -134,6 +134,20 @@ class MissingApiKeyError(ProviderError):
         )
 
 
+class MissingStoredKeyError(ProviderError):
+    """`model.key_name` names a stored key that is not in the user's credentials file."""
+
+    def __init__(self, key_name: str, *, provider: str, model: str) -> None:
+        self.key_name = key_name
+        super().__init__(
+            f"no API key for {provider} model {model!r}: the stored key {key_name!r} "
+            "(model.key_name) is not in your credentials file. Connect the model again "
+            "(Logician sidebar: Connect a model), or unset model.key_name to use api_key_env.",
+            provider=provider,
+            model=model,
+        )
+
+
 class ProviderConnectionError(ProviderError):
     """The server could not be reached, or it dropped the connection before answering."""
 
@@ -231,6 +245,8 @@ class ErrorContext:
     base_url: str
     api_key_env: str
     secret: SecretStr | None = field(default=None, repr=False)
+    key_name: str = ""
+    """`model.key_name`: the key is a stored one (not `api_key_env`'s variable)."""
 
     def redact(self, text: str) -> str:
         """`text` through the one redactor, with this provider's key among the secrets."""
@@ -269,6 +285,8 @@ def error_from_response(
         )
     if status in (401, 403):
         key = f"${ctx.api_key_env}" if ctx.api_key_env else "no key (api_key_env is empty)"
+        if ctx.key_name:
+            key = f"the stored key {ctx.key_name!r} (model.key_name)"
         return AuthenticationError(
             f"{ctx.provider} rejected the API key {said}. The key came from {key}.", **fields
         )

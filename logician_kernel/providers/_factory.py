@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from ._anthropic import AnthropicProvider
 from ._base import Provider
@@ -55,6 +55,9 @@ class ProviderSettings(BaseModel):
     """When set, a real provider's exchanges are written here for later replay."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Fields merged into every request body (`top_k`, Ollama `options`, ...)."""
+    key_name: str = ""
+    """A stored key's name (`model.key_name`): the key passed as `create_provider(key=...)`
+    is sent instead of `api_key_env`'s variable."""
 
     @model_validator(mode="after")
     def _replay_needs_a_recording(self) -> ProviderSettings:
@@ -91,6 +94,8 @@ class ModelSpec(Protocol):
     def record_file(self) -> Path | None: ...
     @property
     def extra_body(self) -> Mapping[str, Any]: ...
+    @property
+    def key_name(self) -> str: ...
 
 
 def create_provider(
@@ -100,12 +105,14 @@ def create_provider(
     client: httpx.AsyncClient | None = None,
     sleep: Sleep | None = None,
     root: Path | None = None,
+    key: SecretStr | None = None,
 ) -> Provider:
     """A provider for `settings`: already-validated settings (the config's `[model]` section,
     which the config layer validated once, or a `ProviderSettings`) are used as they are; a
     plain mapping, for scripts, is validated as `ProviderSettings`. The API key is looked up in
-    `env`; relative recording paths are taken from `root` (the workspace). `client` and `sleep`
-    are for tests and for sharing one connection pool."""
+    `env`, or is `key` when the settings name a stored key (`key_name`, read by the config
+    layer); relative recording paths are taken from `root` (the workspace). `client` and
+    `sleep` are for tests and for sharing one connection pool."""
     if isinstance(settings, Mapping):
         settings = ProviderSettings.model_validate(settings)
     base = root or Path()
@@ -129,9 +136,13 @@ def create_provider(
         stream=settings.stream,
         thinking_budget_tokens=settings.thinking_budget_tokens,
         extra_body=settings.extra_body,
+        key_name=settings.key_name,
+        stored_key=key,
         **options,
     )
     if settings.record_file:
-        key = env.get(settings.api_key_env or "", "")
-        provider = RecordingProvider(provider, base / settings.record_file, secrets=(key,))
+        secret = env.get(settings.api_key_env or "", "")
+        if settings.key_name and key is not None:
+            secret = key.get_secret_value()
+        provider = RecordingProvider(provider, base / settings.record_file, secrets=(secret,))
     return provider

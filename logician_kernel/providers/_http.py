@@ -33,6 +33,7 @@ from ._errors import (
     ErrorContext,
     IncompleteStreamError,
     MissingApiKeyError,
+    MissingStoredKeyError,
     ProviderConnectionError,
     ProviderError,
     ProviderHTTPError,
@@ -114,6 +115,8 @@ class HttpProvider:
     wire: ClassVar[WireFormat]
     default_base_url: ClassVar[str]
     default_api_key_env: ClassVar[str]
+    models_path: ClassVar[str]
+    """Where the server lists its models, below `base_url` (`connect.py` asks it)."""
 
     def __init__(
         self,
@@ -130,15 +133,23 @@ class HttpProvider:
         stream: bool = True,
         thinking_budget_tokens: int | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        key_name: str = "",
+        stored_key: SecretStr | None = None,
     ) -> None:
         """`api_key_env=None` means the provider's default variable; `""` means send no key.
         The key is read from `env` now; a missing one is reported when a call is made.
+        `key_name` (`model.key_name`): the key is `stored_key` instead, a key the user stored
+        with *Connect a model* (the config layer read it; a provider reads no file).
         `request_timeout` bounds each attempt as a whole, streaming included (None: no bound)."""
         self.model = model
         self.base_url = (base_url or self.default_base_url).rstrip("/")
         self.api_key_env = self.default_api_key_env if api_key_env is None else api_key_env
-        key = env.get(self.api_key_env) if self.api_key_env else None
-        self._api_key = SecretStr(key) if key else None
+        self.key_name = key_name
+        if key_name:
+            self._api_key = stored_key if stored_key and stored_key.get_secret_value() else None
+        else:
+            key = env.get(self.api_key_env) if self.api_key_env else None
+            self._api_key = SecretStr(key) if key else None
         self._under_gateway = env.get("KERNEL_GATEWAY") == "1"  # set by Kernel/Enterprise Gateway
         self._client = client
         self._owns_client = client is None
@@ -161,6 +172,7 @@ class HttpProvider:
             base_url=self.base_url,
             api_key_env=self.api_key_env,
             secret=self._api_key,
+            key_name=key_name,
         )
 
     def __repr__(self) -> str:
@@ -196,7 +208,9 @@ class HttpProvider:
         are retried per `self.retry`, each announced by a `RetryAttempt`; cancelling the
         consumer closes the response at once. Iterate under `contextlib.aclosing` so that
         leaving early closes the connection too."""
-        if self.api_key_env and self._api_key is None:
+        if self.key_name and self._api_key is None:
+            raise MissingStoredKeyError(self.key_name, provider=self.provider, model=self.model)
+        if self.api_key_env and self._api_key is None and not self.key_name:
             raise MissingApiKeyError(
                 self.api_key_env,
                 provider=self.provider,
@@ -345,10 +359,19 @@ class HttpProvider:
                 yield event
 
     def _headers(self) -> dict[str, str]:
-        headers = {"accept": "text/event-stream", **self.wire.headers}
+        return {"accept": "text/event-stream", **self.server_headers()}
+
+    def server_headers(self) -> dict[str, str]:
+        """The headers every request to the server carries: the wire format's and the key."""
+        headers = dict(self.wire.headers)
         if self._api_key is not None:
             headers.update(self.auth_headers(self._api_key.get_secret_value()))
         return headers
+
+    @property
+    def error_context(self) -> ErrorContext:
+        """What this provider's errors name (and the key they never show)."""
+        return self._ctx
 
     def _http(self) -> httpx.AsyncClient:
         """Our client, bound to the running loop: the agent runs each piece of work on a

@@ -168,7 +168,7 @@ def _from_ollama(http: httpx.Client, base_url: str, name: str) -> int | None:
 
 
 def served_models(
-    base_url: str, *, client: httpx.Client | None = None
+    base_url: str, *, client: httpx.Client | None = None, headers: dict[str, str] | None = None
 ) -> tuple[list[str], str | None]:
     """The models a server says it serves (`/v1/models`, else Ollama's `/api/tags`), and why
     none could be read (None when the server answered). One short, best-effort request each;
@@ -177,7 +177,7 @@ def served_models(
     http = client or httpx.Client(timeout=DISCOVERY_TIMEOUT_SECONDS)
     base = base_url.rstrip("/")
     try:
-        response = http.get(f"{base}/models")
+        response = http.get(f"{base}/models", headers=headers)
         if response.status_code == 200:
             data = response.json().get("data") or []
             return [str(e["id"]) for e in data if isinstance(e, dict) and e.get("id")], None

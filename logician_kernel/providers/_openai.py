@@ -391,6 +391,7 @@ class OpenAIProvider(HttpProvider):
     provider = "openai"
     default_base_url = "https://api.openai.com/v1"
     default_api_key_env = "OPENAI_API_KEY"
+    models_path = "/models"
     wire = OpenAIChatFormat()
 
     def auth_headers(self, api_key: str) -> dict[str, str]:

@@ -99,6 +99,15 @@ REQUESTS: dict[str, dict[str, Any]] = {
     },
     "models.list": {"id": "m"},
     "model.use": {"model": "qwen3-coder"},
+    "model.default": {"model": "qwen3-coder"},
+    "model.connect": {
+        "provider": "openai",
+        "base_url": "http://127.0.0.1:8080/v1",
+        "api_key": "sk-example-0000",
+        "name": "local",
+    },
+    "config.show": {},
+    "config.set": {"key": "budget.max_turns", "value": "12", "persist": "user"},
 }
 ANSWERS: dict[str, dict[str, Any]] = {
     "hello": {"pending": [PROMPT], "status": {**STATUS, "unread_notices": 1}, "notices": [NOTICE]},
@@ -173,6 +182,44 @@ ANSWERS: dict[str, dict[str, Any]] = {
         "served_error": None,
     },
     "model.use": {"model": "qwen3-coder", "said": "model.name = ..."},
+    "model.default": {
+        "model": "qwen3-coder",
+        "said": "Saved model.name = ... in /home/u/.config/logician/config.toml (user config).",
+        "file": "/home/u/.config/logician/config.toml",
+    },
+    "model.connect": {
+        "ok": True,
+        "profile": "local",
+        "provider": "openai",
+        "base_url": "http://127.0.0.1:8080/v1",
+        "model": "qwen3-coder",
+        "models": ["qwen3-coder"],
+        "key": "sk-…0000",
+        "key_file": "/home/u/.config/logician/credentials.json",
+        "config_file": "/home/u/.config/logician/config.toml",
+        "said": "Saved profiles.local.model = ...",
+    },
+    "config": {
+        "workspace": "/w",
+        "trusted": False,
+        "layers": [{"name": "user", "source": "/u/config.toml", "status": "applied"}],
+        "notices": [],
+        "dropped": [],
+        "held_back": [],
+        "model_refusal": None,
+        "api_key": "api key: $OPENAI_API_KEY is NOT set",
+        "rows": [
+            {
+                "key": "budget.max_turns",
+                "value": 12,
+                "text": "12",
+                "layer": "user",
+                "where": "/u/config.toml, line 2",
+                "restart_required": False,
+            }
+        ],
+    },
+    "config.set": {"ok": False, "key": "budget.max_turns", "error": "budget.max_turns: ..."},
     "frames.undone": {"frames": [2], "cell_ids": ["c"], "at": "t", "by": 15, "undoes": 14},
     "frames.changed": {"total": 9},
     "frames.rewound": {"frames": [2], "cell_ids": [], "at": "t", "by": 12},
@@ -289,6 +336,23 @@ class Models:
     def use(self, name: str) -> dict[str, Any]:
         return {"model": name, "said": f"model.name = {name!r}"}
 
+    def make_default(self, name: str) -> dict[str, Any]:
+        return {k: v for k, v in ANSWERS["model.default"].items()}
+
+    def connect(self, form: Any) -> dict[str, Any]:
+        assert "sk-example" not in repr(form)  # the form never prints its key
+        return {k: v for k, v in ANSWERS["model.connect"].items()}
+
+
+class Config:
+    """A configuration source that answers from the examples."""
+
+    def show(self) -> dict[str, Any]:
+        return {k: v for k, v in ANSWERS["config"].items()}
+
+    def set(self, key: str, value: str, persist: str) -> dict[str, Any]:
+        return {"ok": True, "key": key, "said": f"{key} = {value} ({persist})"}
+
 
 def comms() -> tuple[LogicianComms, Frames]:
     frames = Frames()
@@ -297,6 +361,7 @@ def comms() -> tuple[LogicianComms, Frames]:
     c.notebook = Notebook()  # type: ignore[assignment]
     c.notices = NoticeBoard(lambda: "sidebar")
     c.models = Models()
+    c.config = Config()
     c.notices.say("Logician: frame 1: 1 variable(s) not captured")
     return c, frames
 
@@ -369,3 +434,13 @@ def test_a_malformed_request_is_refused_naming_the_field_and_changes_nothing(
     assert not list(KERNEL_SIDE.iter_errors(answer))
     assert frames.calls == []
     assert [p.request_id for p in c.broker.pending()] == ["r1"] and not pending.future.done()
+
+
+def test_a_malformed_connect_is_refused_without_repeating_its_key() -> None:
+    c, _ = comms()
+    key = "sk-" + "k3y" * 2000  # beyond the field's bound
+    answer = c.reply({"v": 1, "type": "model.connect", "provider": "openai", "api_key": key})
+    assert answer["type"] == "error" and "api_key must be" in answer["error"], answer
+    assert "k3yk3y" not in answer["error"]
+    answer = c.reply({"v": 1, "type": "model.connect", "provider": "gemini", "api_key": "sk-a1"})
+    assert "provider must be one of" in answer["error"] and "sk-a1" not in answer["error"]
