@@ -41,6 +41,7 @@ from ..workspace import (
     workspace_notice,
 )
 from . import call_rewind
+from .call_buttons import CallButtons
 from .launcher import place_history
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
 
@@ -128,6 +129,7 @@ class LogicianKernel(IPythonKernel):
         self._magics = LogicianMagics(shell=self.shell, agent=self.agent)
         self.shell.register_magics(self._magics)
         self._magics.comms.register(self.comm_manager)
+        self._call_buttons = CallButtons(self, self._magics.frames)
         # Our modules import ipywidgets before any shell exists, when its import-time hook
         # cannot register the widget comm targets; register them now that the kernel is up.
         ipywidgets.register_comm_target()
@@ -179,21 +181,32 @@ class LogicianKernel(IPythonKernel):
             # The restart notice's "Rewind this call", where widgets render; elsewhere the
             # notice names `%logician rewind --call ID`.
             call_rewind.offer(self.agent, self._magics.frames)
+        buttons = self._call_buttons
+        buttons.cell_started()  # the in-cell Rewind this call buttons: off while a cell runs
         if is_management_cell(code):
-            return await run
+            try:
+                return await run
+            finally:
+                buttons.cell_ended(None)
         self._framed = True
         # In [n] as the user sees it; a frontend that runs cells without storing history
         # (nbval) has no prompt numbers, so there the n-th execution of this kernel stands in.
         count = self.shell.execution_count if store_history else self._executions
         stop = StopBeforeRun(self.shell)
+        opened: int | None = None
         try:
             with workspace.frame(count, cell_id, code) as frame:
+                opened = frame.frame
+                # `running_cell`: the Lab turns its Rewind this call buttons off meanwhile
+                self._magics.comms.push_status(force=True)
                 if frame.interrupted:  # the interrupt came while the frame opened
                     self.shell.ast_transformers.append(stop)
                 reply = await run
                 frame.outcome = _outcome(reply)
         finally:
             stop.remove()
+            # the frame has closed: its calls' changes are attributed, their buttons can show
+            buttons.cell_ended(opened)
             self._magics.after_cell()
         return reply
 
