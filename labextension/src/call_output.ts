@@ -1,0 +1,154 @@
+/**
+ * *Rewind this call* in the agent cell's own output: the renderer of the kernel's
+ * `application/vnd.logician.call-rewind+json` outputs (`call_buttons.py`), one per tool call
+ * that changed files. A line with the call's words and a button that asks what it will restore
+ * (the sidebar dialog's words and dialog, `call_rewind.ts`), rewinds over the comm
+ * (`frames.rewind_call`) and says the result in place. The call's state is read from the kernel
+ * (`frames.calls`) when shown and after every rewind or undo, so a rewound call says `Rewound`
+ * (a stored notebook carries no widget state, only this data and a `text/plain` hint).
+ * Every button is off while a cell runs (`busyReason`), with a tooltip saying why.
+ */
+import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import type { NotebookPanel } from '@jupyterlab/notebook';
+import { Widget } from '@lumino/widgets';
+
+import { jpButton } from './buttons';
+import { confirmAndRewindCall, watchBusy } from './call_rewind';
+import { callLabel, callOfOutput, callTooltip } from './call_words';
+import type { LogicianConnection } from './connection';
+import type { ICallLine } from './protocol';
+
+export const CALL_MIME = 'application/vnd.logician.call-rewind+json';
+
+/** One call's line and button in the cell's output. */
+export class CallOutput extends Widget implements IRenderMime.IRenderer {
+  constructor(private readonly _connection: LogicianConnection) {
+    super();
+    this.addClass('lk-CallOutput');
+    this._label = document.createElement('code');
+    this._label.className = 'lk-CallOutput-words';
+    this._button = jpButton('Rewind this call', 'warn', '', 'lk-CallOutput-rewind');
+    this._button.addEventListener('click', () => void this._click());
+    this._result = document.createElement('div');
+    this._result.className = 'lk-CallOutput-result';
+    const row = document.createElement('div');
+    row.className = 'lk-CallOutput-row';
+    row.append(this._label, this._button);
+    this.node.append(row, this._result);
+  }
+
+  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const call = callOfOutput(model.data[CALL_MIME]);
+    if (!call) {
+      this._label.textContent = 'Logician: this output is not a call the kernel described';
+      this._button.hidden = true;
+      return;
+    }
+    this._call = call;
+    this.node.dataset.call = call.id;
+    this._label.textContent = `▸ ${callLabel(call)}`;
+    if (!this._unwatch) {
+      this._unwatch = watchBusy(this._connection, why => {
+        this._busy = why;
+        this._show();
+      });
+      this._connection.announced.connect(this._onAnnounced, this);
+    }
+    await this._refresh();
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._unwatch?.();
+    this._connection.announced.disconnect(this._onAnnounced, this);
+    super.dispose();
+  }
+
+  private _onAnnounced(_: unknown, msg: { type: string }): void {
+    if (msg.type === 'frames.changed' || msg.type === 'frames.undone' || msg.type === 'frames.rewound') {
+      void this._refresh();
+    }
+  }
+
+  /** The call as the kernel knows it now (rewound, still undoable). */
+  private async _refresh(): Promise<(ICallLine & { frame: number }) | null> {
+    const call = this._call;
+    if (!call || this._connection.state !== 'ready') {
+      return null;
+    }
+    try {
+      const listed = await this._connection.ask({ type: 'frames.calls', frame: call.frame }, 'frames.calls');
+      const now = listed.calls.find(c => c.id === call.id);
+      this._call = now ? { ...now, frame: call.frame } : { ...call, undoable: false, why_not: 'the kernel no longer knows this call' };
+    } catch {
+      return null; // the state stays as shown; a click asks again
+    }
+    this._show();
+    return this._call;
+  }
+
+  private _show(): void {
+    const call = this._call;
+    if (!call) {
+      return;
+    }
+    this._button.textContent = call.rewound ? 'Rewound' : 'Rewind this call';
+    this.node.dataset.state = call.rewound ? 'rewound' : call.undoable ? 'ready' : 'not-undoable';
+    if (call.rewound) {
+      this._button.disabled = true;
+      this._button.title = `Call ${call.id} was rewound; Undo rewind (or %logician undo) takes it back`;
+    } else if (this._busy) {
+      this._button.disabled = true;
+      this._button.title = this._busy;
+    } else {
+      this._button.disabled = !call.undoable || this._working;
+      this._button.title = callTooltip(call);
+    }
+  }
+
+  private async _click(): Promise<void> {
+    this._working = true;
+    this._show();
+    try {
+      const call = await this._refresh();
+      if (!call || call.rewound || !call.undoable || this._busy) {
+        return; // said by the button now
+      }
+      const done = await confirmAndRewindCall(this._connection, call);
+      if (done) {
+        this._result.textContent = done.headline;
+        this._call = { ...call, rewound: true, undoable: false };
+      }
+    } finally {
+      this._working = false;
+      this._show();
+    }
+  }
+
+  private _call: (ICallLine & { frame: number }) | null = null;
+  private _busy: string | null = null;
+  private _working = false;
+  private _unwatch: (() => void) | null = null;
+  private _label: HTMLElement;
+  private _button: HTMLButtonElement;
+  private _result: HTMLElement;
+}
+
+/** Render the call outputs in `panel` (its own registry: the renderer needs its connection). */
+export function addCallRenderer(panel: NotebookPanel, connection: LogicianConnection): void {
+  const registry = panel.content.rendermime;
+  if (registry.getFactory(CALL_MIME)) {
+    return;
+  }
+  registry.addFactory(
+    {
+      safe: true,
+      mimeTypes: [CALL_MIME],
+      defaultRank: 50,
+      createRenderer: () => new CallOutput(connection)
+    },
+    50
+  );
+}
