@@ -109,17 +109,21 @@ export class CallOutput extends Widget implements IRenderMime.IRenderer {
   }
 
   private async _click(): Promise<void> {
+    const call = this._call;
+    // Not read again from the kernel first: that request itself would flash the kernel busy.
+    // Another frontend's rewind or undo is announced, and the kernel refuses a stale one.
+    if (!call || call.rewound || !call.undoable || this._busy || this._working) {
+      return;
+    }
     this._working = true;
     this._show();
     try {
-      const call = await this._refresh();
-      if (!call || call.rewound || !call.undoable || this._busy) {
-        return; // said by the button now
-      }
       const done = await confirmAndRewindCall(this._connection, call);
       if (done) {
         this._result.textContent = done.headline;
         this._call = { ...call, rewound: true, undoable: false };
+      } else {
+        void this._refresh(); // refused (rewound elsewhere, changed since): show why
       }
     } finally {
       this._working = false;
