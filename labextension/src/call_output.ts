@@ -20,6 +20,27 @@ import type { ICallLine } from './protocol';
 
 export const CALL_MIME = 'application/vnd.logician.call-rewind+json';
 
+const asking = new WeakMap<LogicianConnection, Map<number, Promise<ICallLine[]>>>();
+
+/** The calls of `frame`: one request at a time per frame, however many outputs ask (every
+ * call output of a notebook asks again after each `frames.changed`). */
+function callsOf(connection: LogicianConnection, frame: number): Promise<ICallLine[]> {
+  let byFrame = asking.get(connection);
+  if (!byFrame) {
+    byFrame = new Map();
+    asking.set(connection, byFrame);
+  }
+  let pending = byFrame.get(frame);
+  if (!pending) {
+    const mine = byFrame;
+    pending = connection.ask({ type: 'frames.calls', frame }, 'frames.calls').then(m => m.calls);
+    mine.set(frame, pending);
+    const forget = () => void mine.delete(frame);
+    pending.then(forget, forget);
+  }
+  return pending;
+}
+
 /** One call's line and button in the cell's output. */
 export class CallOutput extends Widget implements IRenderMime.IRenderer {
   constructor(private readonly _connection: LogicianConnection) {
@@ -79,9 +100,10 @@ export class CallOutput extends Widget implements IRenderMime.IRenderer {
       return null;
     }
     try {
-      const listed = await this._connection.ask({ type: 'frames.calls', frame: call.frame }, 'frames.calls');
-      const now = listed.calls.find(c => c.id === call.id);
-      this._call = now ? { ...now, frame: call.frame } : { ...call, undoable: false, why_not: 'the kernel no longer knows this call' };
+      const now = (await callsOf(this._connection, call.frame)).find(c => c.id === call.id);
+      this._call = now
+        ? { ...now, frame: call.frame }
+        : { ...call, undoable: false, why_not: 'the kernel no longer knows this call' };
     } catch {
       return null; // the state stays as shown; a click asks again
     }

@@ -162,7 +162,7 @@ class CallButtons:
     def cell_ended(self, frame: int | None) -> None:
         """After the frame closed: the controls of this cell's calls that changed files."""
         self._busy(False)
-        if frame is None:
+        if frame is None or not self._has_call_changes(frame):
             return
         try:
             rows = self._frames.workspace.calls(frame)
@@ -172,6 +172,13 @@ class CallButtons:
         for row in rows:
             if row.undoable:
                 self._show(row, frame)
+
+    def _has_call_changes(self, frame: int) -> bool:
+        """Whether a tool call changed a file in `frame`: the folded frame says it cheaply, so a
+        plain cell never pays for listing the calls (which reads the whole ledger)."""
+        checkpoints = self._frames.workspace.checkpoints_if_on
+        view = checkpoints.frames().get(frame) if checkpoints is not None else None
+        return view is not None and any(c.call_id and c.by == "tool" for c in view.changes)
 
     def _show(self, row: CallRow, frame: int) -> None:
         if self._frames.comms.listening or not widgets_render(self._kernel):

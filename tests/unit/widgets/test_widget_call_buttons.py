@@ -38,7 +38,16 @@ class Frames:
 
     def __init__(self, *, listening: bool = False) -> None:
         self.comms = SimpleNamespace(listening=listening)
-        self.workspace = SimpleNamespace(calls=lambda frame: rows() if frame == 1 else [])
+        # frame 1: the agent cell (its calls changed files); frame 2: a plain cell's
+        changes = {
+            1: [SimpleNamespace(call_id="b1", by="tool"), SimpleNamespace(call_id="w1", by="tool")],
+            2: [SimpleNamespace(call_id=None, by="cell")],
+        }
+        views = {n: SimpleNamespace(changes=c) for n, c in changes.items()}
+        self.workspace = SimpleNamespace(
+            calls=lambda frame: rows() if frame == 1 else [],
+            checkpoints_if_on=SimpleNamespace(frames=lambda: views),
+        )
         self.asked: list[str] = []
         self.refusal: str | None = None
 
