@@ -162,16 +162,16 @@ class CallButtons:
     def cell_ended(self, frame: int | None) -> None:
         """After the frame closed: the controls of this cell's calls that changed files."""
         self._busy(False)
-        if frame is None or not self._has_call_changes(frame):
+        if frame is None:
             return
         try:
-            rows = self._frames.workspace.calls(frame)
-        except Exception:  # noqa: BLE001 - a control that cannot be listed must not fail the cell
-            logger.exception("listing the calls of frame %s failed", frame)
-            return
-        for row in rows:
-            if row.undoable:
-                self._show(row, frame)
+            if not self._has_call_changes(frame):
+                return
+            for row in self._frames.workspace.calls(frame):
+                if row.undoable:
+                    self._show(row, frame)
+        except Exception:  # noqa: BLE001 - a control that cannot be shown must not fail the cell
+            logger.exception("showing the Rewind this call controls of frame %s failed", frame)
 
     def _has_call_changes(self, frame: int) -> bool:
         """Whether a tool call changed a file in `frame`: the folded frame says it cheaply, so a
@@ -189,7 +189,7 @@ class CallButtons:
         display(control)
 
     def _busy(self, running: bool) -> None:
-        for control in self._widgets:
+        for control in list(self._widgets):
             try:
                 control.busy(running)
             except Exception:  # noqa: BLE001 - a closed widget must not break a cell
