@@ -66,6 +66,7 @@ export class CallOutput extends Widget implements IRenderMime.IRenderer {
       return;
     }
     this._call = call;
+    this._known = false;
     this.node.dataset.call = call.id;
     this._label.textContent = `▸ ${callLabel(call)}`;
     if (!this._unwatch) {
@@ -74,6 +75,7 @@ export class CallOutput extends Widget implements IRenderMime.IRenderer {
         this._show();
       });
       this._connection.announced.connect(this._onAnnounced, this);
+      this._connection.stateChanged.connect(this._onState, this);
     }
     await this._refresh();
   }
@@ -84,7 +86,15 @@ export class CallOutput extends Widget implements IRenderMime.IRenderer {
     }
     this._unwatch?.();
     this._connection.announced.disconnect(this._onAnnounced, this);
+    this._connection.stateChanged.disconnect(this._onState, this);
     super.dispose();
+  }
+
+  /** A (re)connected kernel: the call's state is asked again (a reopened notebook's calls). */
+  private _onState(_: unknown, state: string): void {
+    if (state === 'ready') {
+      void this._refresh();
+    }
   }
 
   private _onAnnounced(_: unknown, msg: { type: string }): void {
@@ -105,8 +115,9 @@ export class CallOutput extends Widget implements IRenderMime.IRenderer {
         ? { ...now, frame: call.frame }
         : { ...call, undoable: false, why_not: 'the kernel no longer knows this call' };
     } catch {
-      return null; // the state stays as shown; a click asks again
+      return null; // the state stays as shown; the next announcement or reconnection asks again
     }
+    this._known = true;
     this._show();
     return this._call;
   }
@@ -124,6 +135,9 @@ export class CallOutput extends Widget implements IRenderMime.IRenderer {
     } else if (this._busy) {
       this._button.disabled = true;
       this._button.title = this._busy;
+    } else if (!this._known) {
+      this._button.disabled = true;
+      this._button.title = 'Asking the kernel whether this call can be rewound…';
     } else {
       this._button.disabled = !call.undoable || this._working;
       this._button.title = callTooltip(call);
@@ -134,7 +148,7 @@ export class CallOutput extends Widget implements IRenderMime.IRenderer {
     const call = this._call;
     // Not read again from the kernel first: that request itself would flash the kernel busy.
     // Another frontend's rewind or undo is announced, and the kernel refuses a stale one.
-    if (!call || call.rewound || !call.undoable || this._busy || this._working) {
+    if (!call || call.rewound || !call.undoable || this._busy || this._working || !this._known) {
       return;
     }
     this._working = true;
@@ -156,6 +170,8 @@ export class CallOutput extends Widget implements IRenderMime.IRenderer {
   private _call: (ICallLine & { frame: number }) | null = null;
   private _busy: string | null = null;
   private _working = false;
+  /** Whether the state shown is the kernel's (asked since this output was rendered). */
+  private _known = false;
   private _unwatch: (() => void) | null = null;
   private _label: HTMLElement;
   private _button: HTMLButtonElement;

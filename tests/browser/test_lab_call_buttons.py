@@ -7,6 +7,7 @@ on again once the cell has finished. Screenshots land in `test-artifacts/lab/`."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
 
 SLEEP = "import os, time\nwhile not os.path.exists('stop.flag'):\n    time.sleep(0.1)"
 BUSY = "A cell is running"
+CALL_MIME = "application/vnd.logician.call-rewind+json"
 
 
 def wait_button(tab: Any, button: Any, *, disabled: bool, title: str = "") -> None:
@@ -113,6 +115,25 @@ def test_the_cell_shows_a_button_per_changing_call_and_they_are_off_while_a_cell
     wait_button(page, listed, disabled=False, title="b.txt")
     page.keyboard.press("Escape")
     wait_button(page, write, disabled=False, title="b.txt")
+
+    # saved, the controls are their data and the hint (no widget state); reopened, the rewound
+    # call still says Rewound (read from the kernel's ledger)
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    saved = root / "cell-calls.ipynb"
+    wait_until(lambda: CALL_MIME in saved.read_text(), 60, "the notebook saved")
+    stored = [
+        o["data"]
+        for o in json.loads(saved.read_text())["cells"][0]["outputs"]
+        if CALL_MIME in o.get("data", {})
+    ]
+    assert [sorted(d) for d in stored] == [[CALL_MIME, "text/plain"]] * 2
+    assert "`%logician rewind --call w1`" in "".join(stored[1]["text/plain"])
+    open_notebook(page, lab, "cell-calls.ipynb")
+    again = cell(page, 0).locator('.lk-CallOutput[data-call="b1"] button.lk-CallOutput-rewind')
+    again.wait_for(timeout=60_000)
+    page.wait_for_function(
+        "(b) => b.disabled && b.textContent === 'Rewound'", arg=again.element_handle()
+    )
 
 
 def second_client(server: LabServer) -> Any:
