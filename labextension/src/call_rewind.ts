@@ -10,9 +10,32 @@ import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { jpButton } from './buttons';
-import { callLabel, callTooltip, confirmText, resultText } from './call_words';
+import { busyReason, callLabel, callTooltip, confirmText, resultText } from './call_words';
 import type { LogicianConnection } from './connection';
-import type { ICallLine } from './protocol';
+import type { ICallLine, ICallRewound } from './protocol';
+
+const NOT_CONNECTED = 'This notebook is not connected to a Logician kernel: the call cannot be rewound now';
+
+/** Call `apply` with why the buttons are off (null: on) now and whenever it may change;
+ * returns the function that stops watching. */
+export function watchBusy(connection: LogicianConnection, apply: (why: string | null) => void): () => void {
+  const update = () => {
+    if (connection.state !== 'ready') {
+      apply(NOT_CONNECTED);
+      return;
+    }
+    apply(busyReason(connection.status, connection.sessionContext.session?.kernel?.status));
+  };
+  connection.statusChanged.connect(update);
+  connection.stateChanged.connect(update);
+  connection.sessionContext.statusChanged.connect(update);
+  update();
+  return () => {
+    connection.statusChanged.disconnect(update);
+    connection.stateChanged.disconnect(update);
+    connection.sessionContext.statusChanged.disconnect(update);
+  };
+}
 
 function line(call: ICallLine, onRewind: (call: ICallLine, button: HTMLButtonElement) => void): HTMLElement {
   const node = document.createElement('div');
@@ -24,13 +47,14 @@ function line(call: ICallLine, onRewind: (call: ICallLine, button: HTMLButtonEle
   node.appendChild(label);
   const button = jpButton(call.rewound ? 'Rewound' : 'Rewind this call', 'warn', callTooltip(call), 'lk-CallLine-rewind');
   button.disabled = !call.undoable;
+  button.dataset.undoable = call.undoable ? 'true' : 'false';
   button.addEventListener('click', () => onRewind(call, button));
   node.appendChild(button);
   return node;
 }
 
-/** Ask, then rewind one call; true when it was rewound. */
-export async function confirmAndRewindCall(connection: LogicianConnection, call: ICallLine): Promise<boolean> {
+/** Ask, then rewind one call; what the kernel answered when it was rewound, else null. */
+export async function confirmAndRewindCall(connection: LogicianConnection, call: ICallLine): Promise<ICallRewound | null> {
   const { title, lines } = confirmText(call);
   const body = document.createElement('pre');
   body.className = 'lk-CallConfirm';
@@ -42,7 +66,7 @@ export async function confirmAndRewindCall(connection: LogicianConnection, call:
     hasClose: true
   });
   if (!answer.button.accept) {
-    return false;
+    return null;
   }
   try {
     const done = await connection.ask({ type: 'frames.rewind_call', call_id: call.id }, 'frames.rewind_call');
@@ -51,10 +75,10 @@ export async function confirmAndRewindCall(connection: LogicianConnection, call:
     if (left) {
       Notification.info(left, { autoClose: 15000 });
     }
-    return true;
+    return done;
   } catch (err) {
     Notification.error(`Logician: the call was not rewound: ${(err as Error).message}`, { autoClose: 8000 });
-    return false;
+    return null;
   }
 }
 
@@ -90,15 +114,28 @@ export async function showFrameCalls(
     list.appendChild(
       line(call, (c, button) => {
         dialog.reject();
-        void confirmAndRewindCall(connection, c).then(ok => {
-          if (ok) {
+        void confirmAndRewindCall(connection, c).then(done => {
+          if (done) {
             rewound();
             button.textContent = 'Rewound';
+            button.dataset.undoable = 'false';
             button.disabled = true;
           }
         });
       })
     );
   }
-  await dialog.launch();
+  // Off while a cell runs (a call rewind then would race it), on again when it has finished.
+  const unwatch = watchBusy(connection, why => {
+    for (const button of list.querySelectorAll<HTMLButtonElement>('button.lk-CallLine-rewind')) {
+      const call = calls.find(c => c.id === button.closest<HTMLElement>('.lk-CallLine')?.dataset.call);
+      button.disabled = !!why || button.dataset.undoable !== 'true';
+      button.title = why ?? (call ? callTooltip(call) : '');
+    }
+  });
+  try {
+    await dialog.launch();
+  } finally {
+    unwatch();
+  }
 }

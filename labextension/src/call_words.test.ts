@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { callLabel, callTooltip, confirmText, resultText, WORDS_SHOWN } from './call_words';
+import { BUSY_TEXT, busyReason, callLabel, callOfOutput, callTooltip, confirmText, resultText, WORDS_SHOWN } from './call_words';
 import type { ICallLine, ICallRewound } from './protocol';
 
 const bash: ICallLine = {
@@ -50,5 +50,34 @@ describe('the words of a call line', () => {
     };
     expect(resultText(done).left).toBe('Logician left alone: data.csv (changed since frame 1 recorded it)');
     expect(resultText({ ...done, left: [] }).left).toBeNull();
+  });
+});
+
+describe('the buttons while a cell runs', () => {
+  const idle = { thread: 't', phase: 'idle', model: 'm', frames: 1, input_tokens: 0, output_tokens: 0 } as const;
+  it('are off, saying why, while the kernel says a cell runs, even when its busy/idle says idle', () => {
+    expect(busyReason({ ...idle, running_cell: true }, 'idle')).toBe(BUSY_TEXT);
+    expect(busyReason({ ...idle, phase: 'turn' }, 'idle')).toBe(BUSY_TEXT);
+    expect(busyReason(idle, 'busy')).toBe(BUSY_TEXT);
+    expect(BUSY_TEXT).toContain('A cell is running');
+  });
+  it('are on when the kernel is idle and no cell runs', () => {
+    expect(busyReason({ ...idle, running_cell: false }, 'idle')).toBeNull();
+    expect(busyReason(null, undefined)).toBeNull();
+  });
+});
+
+describe('the call an agent cell output describes', () => {
+  const data = { call_id: 'b1', frame: 2, tool: 'bash', words: 'echo x > a.txt', files: ['a.txt'] };
+  it('becomes a call line of its frame', () => {
+    const call = callOfOutput(data);
+    expect(call).toMatchObject({ id: 'b1', frame: 2, tool: 'bash', files: ['a.txt'], rewound: false });
+    expect(callLabel(call!)).toBe('bash: echo x > a.txt');
+  });
+  it('is refused when a field is missing or of the wrong type', () => {
+    expect(callOfOutput(null)).toBeNull();
+    expect(callOfOutput({ ...data, frame: '2' })).toBeNull();
+    expect(callOfOutput({ ...data, files: [1] })).toBeNull();
+    expect(callOfOutput({ ...data, call_id: undefined })).toBeNull();
   });
 });

@@ -4,7 +4,7 @@
  * call_words.test.ts; `call_rewind.ts` puts them on screen.
  */
 
-import type { ICallLine, ICallRewound } from './protocol';
+import type { ICallLine, ICallRewound, IStatus } from './protocol';
 
 /** Characters of a call's words shown on its line. */
 export const WORDS_SHOWN = 60;
@@ -46,4 +46,52 @@ export function resultText(done: ICallRewound): { headline: string; left: string
     ? `Logician left alone: ${done.left.map(p => `${p.path} (${p.detail})`).join('; ')}`
     : null;
   return { headline: done.headline, left };
+}
+
+/** The tooltip of every *Rewind this call* button while a cell runs (the kernel's words). */
+export const BUSY_TEXT = 'A cell is running: rewind this call when it has finished (a rewind now would race it)';
+
+/**
+ * Why the *Rewind this call* buttons are off now, or null when they may be on: a cell runs
+ * (the kernel says `running_cell`, an agent turn is on, or the kernel reports busy; the status
+ * is needed besides the kernel's own busy/idle, which an answer on the comm's subshell sets to
+ * idle while the main shell still works).
+ */
+export function busyReason(status: IStatus | null, kernelStatus: string | undefined): string | null {
+  const running = !!status?.running_cell || status?.phase === 'turn' || kernelStatus === 'busy';
+  return running ? BUSY_TEXT : null;
+}
+
+/** What the agent cell's output carries for one call (`call_buttons.py`'s MIME data). */
+export interface ICallOutputData {
+  call_id: string;
+  frame: number;
+  tool: string;
+  words: string;
+  files: string[];
+}
+
+/** The output's data as a call line, or null when it is not the kernel's shape. */
+export function callOfOutput(data: unknown): (ICallLine & { frame: number }) | null {
+  const d = data as Partial<ICallOutputData> | null;
+  if (
+    !d ||
+    typeof d.call_id !== 'string' ||
+    typeof d.frame !== 'number' ||
+    typeof d.tool !== 'string' ||
+    !Array.isArray(d.files) ||
+    !d.files.every(f => typeof f === 'string')
+  ) {
+    return null;
+  }
+  return {
+    id: d.call_id,
+    frame: d.frame,
+    tool: d.tool,
+    words: typeof d.words === 'string' ? d.words : '',
+    files: d.files,
+    undoable: true,
+    why_not: '',
+    rewound: false
+  };
 }

@@ -10,6 +10,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon } from '@jupyterlab/ui-components';
 
+import { addCallRenderer } from './call_output';
 import { CellMarker, runCellsById } from './cells';
 import { addCommands, watchConnection } from './commands';
 import { LogicianConnection } from './connection';
@@ -59,6 +60,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         new CellMarker(panel, created);
         new NotebookTools(panel, created, runCellsById); // the agent's notebook tools answer here
         new FixButtons(panel, created); // *Fix with Logician* under error outputs
+        addCallRenderer(panel, created); // *Rewind this call* in agent cells' outputs
         watchConnection(app, created);
         panel.disposed.connect(() => {
           live.delete(created);

@@ -25,6 +25,7 @@ from IPython.display import display
 from ..agent import AgentSession, reap_for_workspace
 from ..agent.threads import follow_vscode
 from ..workspace import VSCODE_NOTEBOOK, FrameOutcome, OpenFrame, Workspace
+from .call_buttons import CallButtons
 from .kernel import StopBeforeRun, is_management_cell
 from .magics import LogicianMagics, protect_prompt_lines
 
@@ -79,6 +80,8 @@ class _CellFrames:
         self._stop: StopBeforeRun | None = None
         self._framed = False
         self._vscode_seen: object = None
+        self.buttons = CallButtons(getattr(shell, "kernel", None), magics.frames)
+        """The agent cells' *Rewind this call* controls, off while a cell runs."""
 
     def pre(self, info: Any) -> None:
         self._depth += 1
@@ -100,7 +103,10 @@ class _CellFrames:
             if said:
                 self.workspace.notice(said)
         self.workspace.flush_notices()
-        if getattr(info, "silent", False) or is_management_cell(code):
+        if getattr(info, "silent", False):
+            return
+        self.buttons.cell_started()
+        if is_management_cell(code):
             return
         count = self.shell.execution_count
         if COUNTED_BEFORE_PRE_RUN_CELL and getattr(info, "store_history", True):
@@ -112,6 +118,7 @@ class _CellFrames:
             self._stop = StopBeforeRun(self.shell)
             self.shell.ast_transformers.append(self._stop)
         self._framed = True
+        self.magics.comms.push_status(force=True)  # `running_cell`: the Lab's buttons turn off
 
     def post(self, result: Any) -> None:
         self._depth = max(0, self._depth - 1)
@@ -120,7 +127,10 @@ class _CellFrames:
         if self._stop is not None:  # unused if the cell never compiled (a syntax error)
             self._stop.remove()
             self._stop = None
+        frame = self._frame.frame if self._frame is not None else None
         self.close_open_frame(_outcome(result))
+        if threading.current_thread() is threading.main_thread():  # not a subshell's cell
+            self.buttons.cell_ended(frame)  # the frame has closed: its calls' changes credited
         self.magics.after_cell()
 
     def close_open_frame(self, outcome: FrameOutcome = "ok") -> None:

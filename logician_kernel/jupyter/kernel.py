@@ -41,6 +41,7 @@ from ..workspace import (
     workspace_notice,
 )
 from . import call_rewind
+from .call_buttons import CallButtons
 from .launcher import place_history
 from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
 
@@ -128,6 +129,7 @@ class LogicianKernel(IPythonKernel):
         self._magics = LogicianMagics(shell=self.shell, agent=self.agent)
         self.shell.register_magics(self._magics)
         self._magics.comms.register(self.comm_manager)
+        self._call_buttons = CallButtons(self, self._magics.frames)
         # Our modules import ipywidgets before any shell exists, when its import-time hook
         # cannot register the widget comm targets; register them now that the kernel is up.
         ipywidgets.register_comm_target()
@@ -182,8 +184,13 @@ class LogicianKernel(IPythonKernel):
         bridge = self._magics.comms.notebook
         if bridge is not None:
             bridge.begin_cell(cell_id)
+        buttons = self._call_buttons
+        buttons.cell_started()  # the in-cell Rewind this call buttons: off while a cell runs
         if is_management_cell(code):
-            reply = await run
+            try:
+                reply = await run
+            finally:
+                buttons.cell_ended(None)
             if bridge is not None:
                 bridge.end_cell(_outcome(reply))
             return reply
@@ -193,14 +200,20 @@ class LogicianKernel(IPythonKernel):
         count = self.shell.execution_count if store_history else self._executions
         stop = StopBeforeRun(self.shell)
         outcome: FrameOutcome = "error"
+        opened: int | None = None
         try:
             with workspace.frame(count, cell_id, code) as frame:
+                opened = frame.frame
+                # `running_cell`: the Lab turns its Rewind this call buttons off meanwhile
+                self._magics.comms.push_status(force=True)
                 if frame.interrupted:  # the interrupt came while the frame opened
                     self.shell.ast_transformers.append(stop)
                 reply = await run
                 frame.outcome = outcome = _outcome(reply)
         finally:
             stop.remove()
+            # the frame has closed: its calls' changes are attributed, their buttons can show
+            buttons.cell_ended(opened)
             self._magics.after_cell()
             # The cells the agent asked to run go to the frontend now, after this cell's
             # frame closed: each runs as its own cell, its own frame.

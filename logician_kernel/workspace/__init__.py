@@ -42,6 +42,7 @@ from ..ledger import (
     read_entries,
 )
 from ..types.rewind_scope import RewindMode, RewindPart, RewindScope
+from .call_rows import CallRow
 from .frame import CellFrame, OpenFrame, not_captured_line
 from .launch import enter, starting_directory, workspace_notice
 from .notices import Notice, NoticeBoard, NoticeMode
@@ -62,6 +63,7 @@ __all__ = [
     # the workspace's own
     "STATE_DIR",
     "VSCODE_NOTEBOOK",
+    "CallRow",
     "CellFrame",
     "FramePage",
     "Notice",

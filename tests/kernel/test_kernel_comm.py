@@ -55,7 +55,9 @@ def test_preview_and_rewind_a_cell_from_the_comm(
         assert {"type": "frames.changed", "total": 1, "v": 1} in sent
         sent = run(k, sidebar, "open('new.txt', 'w').write('n')", "cell-b")
         assert [d["total"] for d in sent if d["type"] == "frames.changed"] == [2]
-        assert [d["frames"] for d in sent if d["type"] == "status"] == [2]
+        # one status as the cell starts (running: the Lab turns its call buttons off), one after
+        statuses = [(d["frames"], d["running_cell"]) for d in sent if d["type"] == "status"]
+        assert statuses == [(1, True), (2, False)]
 
         sidebar.send({"type": "frames.preview", "cell_id": "cell-a", "id": "p1"})
         preview = sidebar.wait_for("frames.preview")

@@ -128,6 +128,8 @@ def test_load_ext_in_the_ipython_terminal(
     assert "t.txt exists: False" in out
     assert "agent.txt: hi" in out
     assert "Wrote agent.txt." in out, out
+    # the agent cell's Rewind this call, as a terminal shows it: the command that does it
+    assert "↺ write call w1 changed agent.txt: `%logician rewind --call w1` puts it back" in out
     resolved = [e for e in ledger(workspace) if e["kind"] == "approval_resolution"]
     assert [(e["choice"], e["via"]) for e in resolved] == [("allow_once", "stdin")]
     assert "hooks left: 0" in out

@@ -15,6 +15,7 @@ import logician_kernel.workspace as workspace
 OWN = {
     "STATE_DIR",
     "VSCODE_NOTEBOOK",
+    "CallRow",
     "CellFrame",
     "FramePage",
     "Notice",
