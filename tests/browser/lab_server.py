@@ -179,6 +179,23 @@ def open_browser() -> Iterator[Any]:
             browser.close()
 
 
+@contextlib.contextmanager
+def checked_page(browser: Any, name: str, *, height: int = 900) -> Iterator[Any]:
+    """A page of its own (1400 px wide) whose last screenshot lands in the artifacts as
+    `<name>-final.png`; the block fails when the extension raised in the page."""
+    context = browser.new_context(viewport={"width": 1400, "height": height})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield page
+    finally:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{name}-final.png"))
+        context.close()
+    assert not [e for e in errors if "logician" in e.lower() or "lk-" in e], errors
+
+
 def write_notebook(path: Path, sources: list[str], ids: list[str] | None = None) -> None:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {

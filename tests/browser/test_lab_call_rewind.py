@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lab_server import ARTIFACTS, LabServer, open_browser, screenshot, write_notebook
+from lab_server import ARTIFACTS, LabServer, checked_page, open_browser, screenshot, write_notebook
 from loopback import LoopbackServer, text_reply, tool_reply
 from mcp_servers.helpers import wait_until
 from test_lab_fix_button import cell, open_notebook, run_in_place, wait_count
@@ -53,17 +53,8 @@ def lab(
 
 @pytest.fixture
 def page(lab: LabServer, request: pytest.FixtureRequest) -> Iterator[Any]:
-    with open_browser() as browser:
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        try:
-            yield page
-        finally:
-            page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-final.png"))
-            context.close()
-        assert not [e for e in errors if "logician" in e.lower() or "lk-" in e], errors
+    with open_browser() as browser, checked_page(browser, request.node.name) as page:
+        yield page
 
 
 def test_the_button_rewinds_only_the_bash_call_and_undo_brings_it_back(

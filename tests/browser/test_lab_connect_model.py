@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lab_server import ARTIFACTS, LabServer, open_browser, screenshot, write_notebook
+from lab_server import ARTIFACTS, LabServer, checked_page, open_browser, screenshot, write_notebook
 from loopback import LoopbackServer, text_reply
 from test_lab_extension import open_notebook, open_sidebar, run_cell, wait_executed
 
@@ -44,17 +44,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
 
 @pytest.fixture
 def page(lab: LabServer, request: pytest.FixtureRequest) -> Iterator[Any]:
-    with open_browser() as browser:
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        try:
-            yield page
-        finally:
-            page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-final.png"))
-            context.close()
-        assert not [e for e in errors if "logician" in e.lower() or "lk-" in e], errors
+    with open_browser() as browser, checked_page(browser, request.node.name, height=1000) as page:
+        yield page
 
 
 def wait_text(page: Any, selector: str, text: str, timeout: float = 30_000) -> None:

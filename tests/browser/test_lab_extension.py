@@ -21,6 +21,7 @@ import pytest
 from lab_server import (
     ARTIFACTS,
     LabServer,
+    checked_page,
     copy_into,
     open_browser,
     screenshot,
@@ -94,16 +95,8 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
+    with checked_page(browser, request.node.name) as page:
         yield page
-    finally:
-        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-final.png"))
-        context.close()
-    assert not [e for e in errors if "logician" in e.lower() or "lk-" in e], errors
 
 
 def open_notebook(page: Any, lab: LabServer, path: str) -> None:

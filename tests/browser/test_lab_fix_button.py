@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from lab_server import ARTIFACTS, LabServer, open_browser, screenshot, write_notebook
+from lab_server import ARTIFACTS, LabServer, checked_page, open_browser, screenshot, write_notebook
 from loopback import LoopbackServer, text_reply
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
@@ -61,17 +61,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory, model: LoopbackServer) -> Iter
 
 @pytest.fixture
 def page(lab: LabServer, request: pytest.FixtureRequest) -> Iterator[Any]:
-    with open_browser() as browser:
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        try:
-            yield page
-        finally:
-            page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-final.png"))
-            context.close()
-        assert not [e for e in errors if "logician" in e.lower() or "lk-" in e], errors
+    with open_browser() as browser, checked_page(browser, request.node.name) as page:
+        yield page
 
 
 def open_notebook(page: Any, lab: LabServer, path: str) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lab_server import ARTIFACTS, LabServer, open_browser, screenshot, write_notebook
+from lab_server import ARTIFACTS, LabServer, checked_page, open_browser, screenshot, write_notebook
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(1800)]
 
@@ -73,17 +73,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
 
 @pytest.fixture
 def page(lab: LabServer) -> Iterator[Any]:
-    with open_browser() as browser:
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        try:
-            yield page
-        finally:
-            page.screenshot(path=str(ARTIFACTS / "long-rewind-final.png"))
-            context.close()
-        assert not [e for e in errors if "logician" in e.lower() or "lk-" in e], errors
+    with open_browser() as browser, checked_page(browser, "long-rewind") as page:
+        yield page
 
 
 def wait_idle(page: Any, timeout: float) -> None:
