@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from ..durable.redact import redact, redact_data
 from ..types import MESSAGE_ADAPTER, Message, TextPart, ToolCall, ToolResultMessage
-from .settle import offer_restorable
+from .settle import offer_restorable, why_not_restorable
 from .thread_ledger import (
     MessageEntry,
     ProjectionItem,
@@ -146,10 +146,12 @@ def resolve_dangling_calls(ledger: ThreadLedger, *, interrupted: bool = False) -
                     name=intent.name,
                     detail=text,
                 )
+                why = why_not_restorable(ledger, intent)
                 notices.append(
                     f"Logician: quarantined the {intent.name} call of frame {intent.frame} "
                     f"({_describe(intent)}): the kernel died while it ran, so its effects are "
                     "unknown. It was not repeated; the agent is told its outcome is unknown."
+                    + (f" It is {why}." if why else "")
                 )
             outcome = ledger.append(
                 ToolOutcome, frame=intent.frame, call_id=call_id, is_error=True, content=text
