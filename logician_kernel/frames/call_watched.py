@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..ledger.settle import watched
 from ..ledger.thread_ledger import FrameClose, RestorableCall
 from ..snapshots.git_snapshot import Snapshot, SnapshotError
-from ..types.path_states import PathChange
+from ..types.path_states import PathChange, PathState
 from .frame_rewind import RewindError
 
 if TYPE_CHECKING:
@@ -74,4 +74,19 @@ def watched_changes(
         if change.path in others:
             update["outside_write"] = "also written by another process while the call ran"
         changes.append(change.model_copy(update=update))
+    # What the call changed that no snapshot captures (ignored, too large): said, not restored.
+    listed = {c.path for c in diff}
+    for skipped in closed.skipped:
+        if skipped.path in mine and skipped.path not in listed:
+            changes.append(
+                PathChange(
+                    path=skipped.path,
+                    before=PathState(kind="uncaptured", reason=skipped.reason),
+                    after=snap.hash_path(skipped.path),  # as it is: never a conflict
+                    by="tool",
+                    call_id=call_id,
+                    tool=offered.name,
+                    basis=BASIS,
+                )
+            )
     return frame, changes

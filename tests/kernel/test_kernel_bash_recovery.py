@@ -11,8 +11,10 @@ program's files before it returns (then the test hook kills the kernel).
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -40,7 +42,7 @@ open(os.path.join(flags, "done"), "w").close()
 
 def _bash_command(flags: Path) -> str:
     return (
-        "echo made > new.txt; echo v2 >> notes.txt; "
+        "echo made > new.txt; echo v2 >> notes.txt; echo noise > build.log; "
         f"touch {flags}/started; "
         f"while [ ! -e {flags}/done ]; do sleep 0.02; done"
     )
@@ -89,10 +91,19 @@ def test_a_bash_call_cut_off_by_kill_9_is_offered_and_rewinds_exactly_its_files(
         ]
         assert buttons, "where widgets render, the notice comes with a 'Rewind this call' button"
 
+        # What the call recorded as it ran: its own paths, and the other program's apart.
+        (seen,) = [r for r in _watch_records(workspace) if r["phase"] == "end"] or [None]
+        assert seen is not None and seen["not_exact"] == ""
+        others = {p for r in _watch_records(workspace) for p in r["others"]}
+        assert {"data.csv", "other_new.txt"} <= others
+
         r = k.run("%logician rewind --call b1")
         assert r.status == "ok", r.text
         assert not (workspace / "new.txt").exists()
         assert (workspace / "notes.txt").read_text() == "v1\n"
+        # An ignored file the call wrote has no pre-image: named, left as it is.
+        assert "build.log" in r.text and "not captured" in r.text, r.text
+        assert (workspace / "build.log").exists()
         # Another program's writes while the call ran are not the call's: left alone.
         assert (workspace / "data.csv").read_text() == "a,b\n1,2\n3,4\n"
         assert (workspace / "other_new.txt").read_text() == "another program's file"
@@ -104,6 +115,46 @@ def test_a_bash_call_cut_off_by_kill_9_is_offered_and_rewinds_exactly_its_files(
         assert (workspace / "new.txt").read_text() == "made\n"
         assert (workspace / "notes.txt").read_text() == "v1\nv2\n"
         assert (workspace / "data.csv").read_text() == "a,b\n1,2\n3,4\n"
+    finally:
+        k.shutdown()
+
+
+def _watch_records(workspace: Path) -> list[dict[str, object]]:
+    path = workspace / ".logician/threads/test-thread.jsonl"
+    if not path.exists():
+        return []
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [r for r in records if r.get("kind") == "call_watch"]
+
+
+def test_a_bash_call_killed_while_it_runs_is_offered_from_what_was_recorded_so_far(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer, tmp_path: Path
+) -> None:
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    (workspace / "notes.txt").write_text("v1\n")
+    command = (
+        "echo made > new.txt; echo v2 >> notes.txt; "
+        f"while [ ! -e {flags}/never ]; do sleep 0.05; done"  # runs until the kernel dies
+    )
+    server.script(tool_reply("b2", "bash", {"command": command}), text_reply("ok"))
+    k = kernel_for(workspace, agent_env, "fanotify")
+    try:
+        k.send("%%logician\nBuild it.")
+        deadline = time.monotonic() + 60
+        while {"new.txt", "notes.txt"} - {p for r in _watch_records(workspace) for p in r["paths"]}:
+            assert time.monotonic() < deadline, _watch_records(workspace)
+            time.sleep(0.05)
+        k.kill9()  # mid-call: no `end` record
+        assert not any(r["phase"] == "end" for r in _watch_records(workspace))
+        k.start_again()
+        r = k.run("print('back')")
+        assert "`%logician rewind --call b2`" in r.stderr, r.stderr
+        assert "may be missing from that list" in r.stderr, r.stderr
+        r = k.run("%logician rewind --call b2")
+        assert r.status == "ok", r.text
+        assert not (workspace / "new.txt").exists()
+        assert (workspace / "notes.txt").read_text() == "v1\n"
     finally:
         k.shutdown()
 
