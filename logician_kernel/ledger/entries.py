@@ -192,7 +192,8 @@ class Quarantine(_Entry):
 
 class RestorableCall(_Entry):
     """A `restorable` call (write, edit) cut off by a dead kernel whose pre-images were
-    recorded: offered for `rewind --call`, never repeated."""
+    recorded, or a `bash` call whose writes were recorded exactly as it ran (`call_watch`):
+    offered for `rewind --call`, never repeated."""
 
     kind: Literal["restorable_call"] = "restorable_call"
     frame: int | None
@@ -202,7 +203,8 @@ class RestorableCall(_Entry):
     name: str
     """Tool name."""
     paths: list[str] = Field(default_factory=list)
-    """Workspace-relative paths whose pre-image the call recorded before writing."""
+    """Workspace-relative paths whose pre-image the call recorded before writing (for a
+    watched call: the paths its processes were seen changing)."""
     detail: str
     """What the user and the model are told."""
 

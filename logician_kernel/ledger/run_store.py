@@ -3,8 +3,9 @@
 `LedgerRunStore` implements the harness's `RunStore` over the ledger's single append point:
 messages at turn and tool boundaries, and each tool call as intent (durable before the tool
 starts), result, and commit. `resolve_dangling_calls` is the recovery that runs when a thread
-is reopened: a call whose result never arrived is re-offered (pure tools) or quarantined
-(anything with effects), and the conversation gets a result for every call either way - the
+is reopened: a call whose result never arrived is re-offered (pure tools), offered for
+`rewind --call` when its effects were recorded (`settle.offer_restorable`), or quarantined
+(anything else with effects), and the conversation gets a result for every call either way - the
 model is told "outcome unknown", and nothing is repeated behind the user's back.
 
 Must never: persist streaming deltas, store a secret, or re-run a tool.

@@ -31,7 +31,8 @@ Recovery = Literal["pure", "restorable", "external"]
 
 `pure`: no side effects, may be run again. `restorable`: its file effects are checkpointed
 (captured before writing), so the frame can restore them. `external`: unknown effects; the
-call is quarantined and reported, never repeated automatically."""
+call is quarantined and reported, never repeated automatically (unless its writes were
+recorded exactly as it ran, `ToolContext.watch_call`: then it is offered for rewind)."""
 
 _DESCRIBE_LIMIT = 200
 
