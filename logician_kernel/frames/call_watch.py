@@ -64,11 +64,12 @@ class _Watch:
 
     def record(self, phase: str) -> None:
         """Append what is new (always for `end`), durably: one fsync for the batch."""
-        paths, others, self.new, self.new_others = self.new, self.new_others, [], []
-        not_exact = self.not_exact if self.not_exact != self.said else ""
-        if phase != "end" and not (paths or others or not_exact):
-            return
-        self.said = self.not_exact
+        with _HUB.lock:  # the watcher's thread and the call's may both record
+            paths, others, self.new, self.new_others = self.new, self.new_others, [], []
+            not_exact = self.not_exact if self.not_exact != self.said else ""
+            if phase != "end" and not (paths or others or not_exact):
+                return
+            self.said = self.not_exact
         self.ledger.append(
             CallWatch,
             frame=self.frame,
