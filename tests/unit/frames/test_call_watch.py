@@ -6,6 +6,7 @@ deleted re-created) through an undoable plan, and the undo takes that back."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -118,4 +119,26 @@ def test_a_path_changed_since_the_restart_is_left_alone_unless_forced(ws: Path) 
         assert actions["a.txt"] == "conflict" and actions["new.txt"] == "deleted"
         assert (ws / "a.txt").read_bytes() == b"the user's fix\n"
     finally:
+        s.close()
+
+
+def test_a_storm_of_writes_is_recorded_whole_in_batches_not_one_fsync_per_path(
+    ws: Path,
+) -> None:
+    s = OpenThread.open(ws, env=ENV)
+    assert s.checkpoints is not None and s.ledger is not None
+    s.checkpoints.wait_for_first_snapshot()
+    s.checkpoints.open_frame(execution_count=1, cell_id=None, code="%%logician")
+    try:
+        if TREE.mode != "fanotify":
+            pytest.skip(f"exact attribution (fanotify, root) is not available here: {TREE.label()}")
+        storm = "import os\nos.mkdir('out')\nfor i in range(2000): open(f'out/{i}', 'w').write('x')"
+        with watch(s.checkpoints, "b1"):
+            subprocess.run([sys.executable, "-c", storm], cwd=ws, check=True)
+        records = [e for e in s.ledger.entries if isinstance(e, CallWatch)]
+        paths = {p for r in records for p in r.paths}
+        assert {f"out/{i}" for i in range(2000)} <= paths  # every one, none lost
+        assert len(records) <= 200, len(records)  # each record is one fsync
+    finally:
+        s.checkpoints.close_frame("ok")
         s.close()
