@@ -4,9 +4,9 @@ can be offered for `rewind --call` (`ledger/settle.py`) instead of only quaranti
 fanotify reports a write after it happened: no pre-image can be read at the first write. The
 pre-images are the snapshot taken as the call begins instead (its git tree is the `start`
 record's `baseline`, written durably before the call runs), and the records name the paths:
-each batch of events the tree watcher reads appends one `seen` record (one fsync per batch,
-never one per path) with the paths the call's processes changed first since the last, and
-the paths other processes changed meanwhile; when the call returns, every event queued until
+as the tree watcher reads events, a thread of the watch appends a `seen` record at most every
+`FLUSH_EVERY` (one fsync each, never one per path) with the paths the call's processes
+changed first since the last, and the paths other processes changed meanwhile; when the call returns, every event queued until
 then is read and an `end` record closes the call. After a kill -9 the ledger holds the
 baseline and the paths written up to the last batch read (`end` missing: the last instant's
 writes may be too).
@@ -21,11 +21,11 @@ take a snapshot that walks the whole workspace (`GitSnapshotter.look_in_frame` r
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..durable.journal import JournalError
 from ..ledger.thread_ledger import CallWatch, ThreadLedger
 from ..snapshots.git_snapshot import SnapshotError
 from ..snapshots.tree_watch import LABELS, TREE
@@ -34,6 +34,11 @@ from ..snapshots.write_audit import AUDIT
 if TYPE_CHECKING:
     from ..snapshots._processes import Who
     from .file_checkpoints import FileCheckpoints
+
+FLUSH_EVERY = 0.05
+"""A call's `seen` records are at most this often (seconds): a storm of writes costs one fsync
+per interval, never one per path. A write in the last interval before a kill -9 may be
+unrecorded (the notice says so when the `end` record is missing)."""
 
 
 class _Watch:
@@ -83,11 +88,14 @@ class _Watch:
 
 
 class _Hub:
-    """The tree watcher's event sink while any call is watched."""
+    """The tree watcher's event sink while any call is watched, and the thread that records
+    what it noted (`FLUSH_EVERY`)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.watches: dict[str, _Watch] = {}
+        self.wake = threading.Event()
+        self.flusher: threading.Thread | None = None
 
     def event(self, rel: str, who: Who | None, kernel: bool) -> None:
         with self.lock:
@@ -95,16 +103,27 @@ class _Hub:
                 watch.note(rel, who, kernel)
 
     def read_done(self, lost: bool) -> None:
-        with self.lock:
-            watches = [w for w in self.watches.values() if not w.ending]
-            for watch in watches:
-                if lost:
+        if lost:
+            with self.lock:
+                for watch in self.watches.values():
                     watch.not_exact = watch.not_exact or "the kernel dropped file events"
-        for watch in watches:
-            try:
-                watch.record("seen")
-            except (JournalError, OSError):  # the tree watcher's thread must go on
-                watch.not_exact = watch.not_exact or "its paths could not be recorded"
+        self.wake.set()  # the tree watcher's thread goes back to reading at once
+
+    def _flush(self) -> None:
+        while True:
+            self.wake.wait()
+            with self.lock:
+                if not self.watches:
+                    self.flusher = None
+                    return
+                self.wake.clear()
+                watches = [w for w in self.watches.values() if not w.ending]
+            for watch in watches:
+                try:
+                    watch.record("seen")
+                except OSError:  # a ledger that cannot be written: said in the `end` record
+                    watch.not_exact = watch.not_exact or "its paths could not be recorded"
+            time.sleep(FLUSH_EVERY)  # what arrives meanwhile goes into the next record
 
     def add(self, watch: _Watch) -> None:
         with self.lock:
@@ -113,12 +132,18 @@ class _Hub:
                 for each in self.watches.values():
                     each.not_exact = each.not_exact or "another tool call ran at the same time"
             TREE.sink = self
+            if self.flusher is None:
+                self.flusher = threading.Thread(
+                    target=self._flush, name="logician-call-watch", daemon=True
+                )
+                self.flusher.start()
 
     def remove(self, watch: _Watch) -> None:
         with self.lock:
             self.watches.pop(watch.call_id, None)
             if not self.watches:
                 TREE.sink = None
+                self.wake.set()  # the flusher ends
 
 
 _HUB = _Hub()
@@ -168,7 +193,7 @@ def _start(checkpoints: FileCheckpoints, call_id: str) -> _Watch | None:
             not_exact=why,
             durable=True,  # before the call runs: its effects can only follow
         )
-    except (JournalError, OSError):
+    except OSError:  # the journal's errors (JournalError) included
         why = why or "the ledger could not be written"
     if why:
         _HUB.remove(watch)

@@ -21,6 +21,7 @@ from logician_kernel.snapshots.tree_watch import TREE
 from logician_kernel.snapshots.write_audit import AUDIT
 from logician_kernel.types import ToolCall
 from logician_kernel.workspace import rewinds
+from logician_kernel.workspace.call_rows import frame_calls
 from logician_kernel.workspace.open_thread import OpenThread
 
 ENV = {"LOGICIAN_THREAD": "watch"}
@@ -80,6 +81,8 @@ def test_a_watched_call_cut_off_is_offered_rewound_exactly_and_undone(ws: Path) 
         assert any("`%logician rewind --call b1`" in n for n in s.notices), s.notices
         (offered,) = restorable_calls(s.ledger)
         assert offered.call_id == "b1"
+        (row,) = frame_calls(s.checkpoints, 1)  # the Lab's *Rewind this call* of the frame
+        assert row.files == ["a.txt", "gone.txt", "late.txt", "new.txt"] and row.undoable
         (ws / "unrelated.txt").write_text("written since the restart\n")
 
         item = rewinds.rewind_call(s.checkpoints, "b1", force=False)
@@ -97,6 +100,8 @@ def test_a_watched_call_cut_off_is_offered_rewound_exactly_and_undone(ws: Path) 
         assert not (ws / "new.txt").exists()
         assert (ws / "unrelated.txt").read_text() == "written since the restart\n"
         assert restorable_calls(s.ledger) == []
+        (row,) = frame_calls(s.checkpoints, 1)
+        assert row.rewound and not row.undoable
 
         undo_rewind(s.checkpoints, None)
         assert (ws / "a.txt").read_bytes() == b"a before\nmore\n"
