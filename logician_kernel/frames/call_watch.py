@@ -162,9 +162,7 @@ def watch(checkpoints: FileCheckpoints, call_id: str) -> Iterator[None]:
             _HUB.remove(started)
             try:
                 started.record("end")
-            except (
-                OSError
-            ):  # never into the call: without `end`, the restart says the list may be short
+            except OSError:  # never into the call; the restart then says the list may be short
                 pass
 
 
