@@ -15,10 +15,12 @@ import queue
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 
 from ..config import LogicianSettings
 from ..events.events import HarnessEvent
 from ..events.runtime_state import RuntimeState, fold
+from ..frames.call_watch import watch as watch_call
 from ..ledger.thread_ledger import ThreadLedger
 from ..loop.agent_harness import AgentHarness
 from ..loop.deps import HarnessDeps
@@ -193,4 +195,5 @@ def tool_context(
         secrets=secrets,
         notebook=notebook,
         record_cell_edit=runtime.record_cell_edit,
+        watch_call=partial(watch_call, checkpoints),
     )

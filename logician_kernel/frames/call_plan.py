@@ -1,6 +1,7 @@
 """`rewind --call ID` for any tool: put back what one call of a closed frame changed (its
 paths as attribution credited them: a `write`, an `edit`, the files a `bash` or `python` call's
-processes wrote, an MCP server's writes during the call), leaving the rest of the frame.
+processes wrote, an MCP server's writes during the call; or a `bash` call a dead kernel cut
+off, from what its watch recorded, `call_watched.py`), leaving the rest of the frame.
 
 It goes through the same recorded plan as a frame rewind (`rewind_plan.py`), with no frame
 popped and only files in its scope, so a crash mid-way is resumed by `rewind --resume` and
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..ledger.thread_ledger import ProjectionItem, RestoredPath, RewindPlanned
 from ..types.path_states import PathChange
 from . import rewind_plan
+from .call_watched import watched_changes
 from .frame_rewind import RewindError, RewindPlan, complete
 from .restore import SKIP_TEXT, still_as_left
 
@@ -27,12 +29,13 @@ if TYPE_CHECKING:
 
 def call_changes(checkpoints: FileCheckpoints, call_id: str) -> tuple[int, list[PathChange]] | None:
     """The active frame that ran `call_id` and the changes credited to it, or None when no
-    closed, active frame credits any change to that call."""
+    closed, active frame credits any change to that call (nor, for a watched call a dead
+    kernel cut off, its watch records: `call_watched.py`)."""
     for view in reversed(checkpoints.active_frames()):  # the newest, should an id repeat
         mine = [c for c in view.changes if c.call_id == call_id and c.by == "tool"]
         if mine:
             return view.frame, mine
-    return None
+    return watched_changes(checkpoints, call_id)
 
 
 def plan_call(

@@ -167,6 +167,11 @@ class FileCheckpoints:
         return self._open is not None
 
     @property
+    def pre_deferred(self) -> bool:
+        """The open frame's pre-snapshot waits for the first snapshot (first_snapshot_wait.py)."""
+        return self._open is not None and self._open.deferred is not None
+
+    @property
     def current_frame(self) -> int | None:
         return self._open.frame if self._open is not None else None
 

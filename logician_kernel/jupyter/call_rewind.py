@@ -1,8 +1,9 @@
 """`%logician rewind --call ID`, and the "Rewind this call" button of the restart notice.
 
-A `write`/`edit` call that a dead kernel cut off, with its pre-image recorded, is offered for
-rewind in the first cell after the restart (the notice names the command; where widgets
-render, a button does the same). Both go through `AgentSession.rewind_call`.
+A `write`/`edit` call that a dead kernel cut off, with its pre-image recorded (or a `bash` call
+whose writes were recorded exactly as it ran), is offered for rewind in the first cell after
+the restart (the notice names the command; where widgets render, a button does the same).
+Both go through `AgentSession.rewind_call`.
 """
 
 from __future__ import annotations
@@ -112,9 +113,12 @@ def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
     except AgentError:
         return
     for call in calls:
+        paths = ", ".join(call.paths[:3]) + (
+            f" and {len(call.paths) - 3} more" if len(call.paths) > 3 else ""
+        )  # a bash call's may be thousands
         button = ipywidgets.Button(
             description="Rewind this call",
-            tooltip=f"restore {', '.join(call.paths)} as before call {call.call_id}",
+            tooltip=f"restore {paths} as before call {call.call_id}",
             button_style="warning",
         )
         out = ipywidgets.Output()
@@ -139,7 +143,7 @@ def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
                 call.name,
                 " call ",
                 tag("code", call.call_id),
-                f" of frame {call.frame}: {', '.join(call.paths)}",
+                f" of frame {call.frame}: {paths}",
                 block="span",
             )
         )

@@ -192,7 +192,8 @@ class Quarantine(_Entry):
 
 class RestorableCall(_Entry):
     """A `restorable` call (write, edit) cut off by a dead kernel whose pre-images were
-    recorded: offered for `rewind --call`, never repeated."""
+    recorded, or a `bash` call whose writes were recorded exactly as it ran (`call_watch`):
+    offered for `rewind --call`, never repeated."""
 
     kind: Literal["restorable_call"] = "restorable_call"
     frame: int | None
@@ -202,9 +203,35 @@ class RestorableCall(_Entry):
     name: str
     """Tool name."""
     paths: list[str] = Field(default_factory=list)
-    """Workspace-relative paths whose pre-image the call recorded before writing."""
+    """Workspace-relative paths whose pre-image the call recorded before writing (for a
+    watched call: the paths its processes were seen changing)."""
     detail: str
     """What the user and the model are told."""
+
+
+class CallWatch(_Entry):
+    """A `bash` call's writes as the attribution watcher saw them, recorded while it runs, so
+    a call a dead kernel cut off can be rewound (`phase`: `start` before it runs, `seen` as
+    its processes write, `end` once every event up to its end was read)."""
+
+    kind: Literal["call_watch"] = "call_watch"
+    frame: int | None
+    """The frame the call runs in."""
+    call_id: str
+    """The watched call."""
+    phase: Literal["start", "seen", "end"]
+    """`start`: the baseline (or why there is none); `seen`: paths first written since the
+    last record; `end`: the call returned and every event of it was read."""
+    baseline: str | None = None
+    """`start`: the git tree of the workspace snapshot taken as the call began: the paths'
+    pre-images (None when the call is not watched exactly)."""
+    not_exact: str = ""
+    """Why the record does not tell the call's writes exactly ("" when it does): said on
+    `start` (the mechanism) or later (events lost, another call ran meanwhile)."""
+    paths: list[str] = Field(default_factory=list)
+    """Workspace-relative paths the call's processes changed, first seen since the last record."""
+    others: list[str] = Field(default_factory=list)
+    """Paths a process outside the call changed meanwhile (never the call's to restore)."""
 
 
 class ApprovalRequested(_Entry):
@@ -531,6 +558,7 @@ Entry = Annotated[
     | ToolCommit
     | Quarantine
     | RestorableCall
+    | CallWatch
     | CallRewound
     | CellEdit
     | CellRestore

@@ -3,8 +3,9 @@
 `LedgerRunStore` implements the harness's `RunStore` over the ledger's single append point:
 messages at turn and tool boundaries, and each tool call as intent (durable before the tool
 starts), result, and commit. `resolve_dangling_calls` is the recovery that runs when a thread
-is reopened: a call whose result never arrived is re-offered (pure tools) or quarantined
-(anything with effects), and the conversation gets a result for every call either way - the
+is reopened: a call whose result never arrived is re-offered (pure tools), offered for
+`rewind --call` when its effects were recorded (`settle.offer_restorable`), or quarantined
+(anything else with effects), and the conversation gets a result for every call either way - the
 model is told "outcome unknown", and nothing is repeated behind the user's back.
 
 Must never: persist streaming deltas, store a secret, or re-run a tool.
@@ -17,7 +18,7 @@ from typing import Any, Literal
 
 from ..durable.redact import redact, redact_data
 from ..types import MESSAGE_ADAPTER, Message, TextPart, ToolCall, ToolResultMessage
-from .settle import offer_restorable
+from .settle import offer_restorable, why_not_restorable
 from .thread_ledger import (
     MessageEntry,
     ProjectionItem,
@@ -146,10 +147,12 @@ def resolve_dangling_calls(ledger: ThreadLedger, *, interrupted: bool = False) -
                     name=intent.name,
                     detail=text,
                 )
+                why = why_not_restorable(ledger, intent)
                 notices.append(
                     f"Logician: quarantined the {intent.name} call of frame {intent.frame} "
                     f"({_describe(intent)}): the kernel died while it ran, so its effects are "
                     "unknown. It was not repeated; the agent is told its outcome is unknown."
+                    + (f" It is {why}." if why else "")
                 )
             outcome = ledger.append(
                 ToolOutcome, frame=intent.frame, call_id=call_id, is_error=True, content=text

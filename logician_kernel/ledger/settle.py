@@ -5,7 +5,11 @@
   was waiting and what it would have done;
 - a `restorable` call (write, edit) whose pre-image was recorded (`file_checkpoint` with its
   `call_id`): its effects are known to be those paths, so it is offered for
-  `%logician rewind --call ID` (`frames/recovery.py` puts them back) instead of only quarantined.
+  `%logician rewind --call ID` (`frames/recovery.py` puts them back) instead of only quarantined;
+- a `bash` call whose writes were watched exactly (`call_watch` records, written while it ran
+  by `frames/call_watch.py`: a baseline snapshot and the paths its processes changed): offered
+  the same way (`frames/call_watched.py` puts them back); watched inexactly, it stays
+  quarantined and `why_not_restorable` says why.
 
 Must never: re-run a call.
 """
@@ -13,6 +17,7 @@ Must never: re-run a call.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..types import MESSAGE_ADAPTER, TextPart, ToolResultMessage
@@ -20,9 +25,12 @@ from .thread_ledger import (
     ApprovalRequested,
     ApprovalResolved,
     CallRewound,
+    CallWatch,
     FileCheckpoint,
     MessageEntry,
+    ProjectionItem,
     RestorableCall,
+    RewindPlanned,
     SessionStart,
     ThreadLedger,
     ToolIntent,
@@ -89,17 +97,103 @@ def captures_of(
     return [e for e in entries if isinstance(e, FileCheckpoint) and e.call_id == call_id]
 
 
-def offer_restorable(ledger: ThreadLedger, intent: ToolIntent) -> tuple[str, str] | None:
-    """For a `restorable` call cut off mid-run whose pre-images were recorded: record it as
-    restorable and return (what the model is told, the user's notice); None otherwise."""
-    if intent.recovery != "restorable":
+@dataclass
+class Watched:
+    """What the `call_watch` records of one call say (`frames/call_watch.py`)."""
+
+    baseline: str | None = None
+    """The git tree of the snapshot taken as the call began (its paths' pre-images)."""
+    paths: list[str] = field(default_factory=list)
+    """What its processes changed, in the order first seen."""
+    others: list[str] = field(default_factory=list)
+    """What other processes changed while it ran."""
+    not_exact: str = ""
+    """Why the records do not tell its writes exactly ("" when they do)."""
+    ended: bool = False
+    """The call returned and every event of it was read (else the kernel died mid-call)."""
+
+
+def watched(ledger: ThreadLedger, call_id: str, *, recent: bool = False) -> Watched | None:
+    """The call's watch records folded, or None when it was not watched (`recent`: among the
+    entries no checkpoint covers, as on reopen after a crash)."""
+    entries = unread_tail(ledger) if recent else ledger.entries
+    records = [e for e in entries if isinstance(e, CallWatch) and e.call_id == call_id]
+    if not records:
         return None
+    out = Watched()
+    for record in records:
+        out.baseline = record.baseline or out.baseline
+        out.paths += record.paths
+        out.others += record.others
+        out.not_exact = out.not_exact or record.not_exact
+        out.ended = out.ended or record.phase == "end"
+    out.paths = list(dict.fromkeys(out.paths))
+    out.others = list(dict.fromkeys(out.others))
+    if out.baseline is None:
+        out.not_exact = out.not_exact or "no snapshot was taken as it began"
+    return out
+
+
+def why_not_restorable(ledger: ThreadLedger, intent: ToolIntent) -> str:
+    """Why a watched call cut off mid-run is only quarantined (for the notice), or ""."""
+    seen = watched(ledger, intent.call_id, recent=True)
+    if seen is None:
+        return ""
+    if seen.not_exact:
+        return f"not offered for rewind: {seen.not_exact}"
+    return "not offered for rewind: its processes changed no workspace file that was seen"
+
+
+def _shown(paths: list[str]) -> str:
+    return ", ".join(repr(p) for p in paths[:3]) + (
+        f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+    )
+
+
+def _offer_watched(intent: ToolIntent, seen: Watched) -> tuple[list[str], str, str]:
+    shown = _shown(seen.paths)
+    late = (
+        ""
+        if seen.ended
+        else " A write in the instant before the kernel died may be missing from that list "
+        f"(`%logician diff {intent.frame}` shows all the frame changed)."
+    )
+    text = (
+        f"OUTCOME UNKNOWN: the kernel died while this {intent.name} call was running; its "
+        f"processes had changed {shown}. It was NOT repeated, and anything else it did (outside "
+        "the workspace, processes) is unknown. The user can restore those files as they were "
+        "before the call. Check the state before relying on it."
+    )
+    notice = (
+        f"Logician: the {intent.name} call of frame {intent.frame} ({_describe(intent)}) was "
+        f"cut off by the kernel's death after its processes changed {shown}, each recorded "
+        f"as it was written (exact attribution).{late} "
+        f"`%logician rewind --call {intent.call_id}` restores them as they were before the call."
+    )
+    return seen.paths, text, notice
+
+
+def _describe(intent: ToolIntent) -> str:
+    command = intent.arguments.get("command")
+    if isinstance(command, str) and command.strip():
+        return f"`{command.strip().splitlines()[0][:80]}`"
+    return f"call {intent.call_id}"
+
+
+def offer_restorable(ledger: ThreadLedger, intent: ToolIntent) -> tuple[str, str] | None:
+    """For a `restorable` call cut off mid-run whose pre-images were recorded, or a call whose
+    writes were watched exactly: record it as restorable and return (what the model is told,
+    the user's notice); None otherwise."""
+    if intent.recovery != "restorable":
+        seen = watched(ledger, intent.call_id, recent=True)
+        if seen is None or seen.not_exact or not seen.paths:
+            return None
+        paths, text, notice = _offer_watched(intent, seen)
+        return _record(ledger, intent, paths, text), notice
     paths = list(dict.fromkeys(c.path for c in captures_of(ledger, intent.call_id, recent=True)))
     if not paths:
         return None  # died before capturing (nothing written) or the frame held an older one
-    shown = ", ".join(repr(p) for p in paths[:3]) + (
-        f" and {len(paths) - 3} more" if len(paths) > 3 else ""
-    )
+    shown = _shown(paths)
     text = (
         f"OUTCOME UNKNOWN: the kernel died while this {intent.name} call was writing {shown}. "
         "It was NOT repeated; the file may be partly written. The user can restore it as it was "
@@ -110,6 +204,10 @@ def offer_restorable(ledger: ThreadLedger, intent: ToolIntent) -> tuple[str, str
         f"death while writing {shown}; its pre-image was recorded. "
         f"`%logician rewind --call {intent.call_id}` restores it as it was before the call."
     )
+    return _record(ledger, intent, paths, text), notice
+
+
+def _record(ledger: ThreadLedger, intent: ToolIntent, paths: list[str], text: str) -> str:
     ledger.append(
         RestorableCall,
         frame=intent.frame,
@@ -118,13 +216,19 @@ def offer_restorable(ledger: ThreadLedger, intent: ToolIntent) -> tuple[str, str
         paths=paths,
         detail=text,
     )
-    return text, notice
+    return text
 
 
 def restorable_calls(ledger: ThreadLedger) -> list[RestorableCall]:
-    """Calls offered for `rewind --call` and not yet rewound, oldest first."""
-    done = {e.call_id for e in ledger.entries if isinstance(e, CallRewound)}
-    return [e for e in ledger.entries if isinstance(e, RestorableCall) and e.call_id not in done]
+    """Calls offered for `rewind --call` and not yet rewound (or whose rewind was undone),
+    oldest first."""
+    entries = ledger.entries
+    done = {e.call_id for e in entries if isinstance(e, CallRewound)}
+    plans = {e.seq: e.call_id for e in entries if isinstance(e, RewindPlanned) and e.call_id}
+    items = [e for e in entries if isinstance(e, ProjectionItem)]
+    undone = {e.undoes for e in items if e.undoes}
+    done |= {plans[e.plan] for e in items if e.plan in plans and e.seq not in undone}
+    return [e for e in entries if isinstance(e, RestorableCall) and e.call_id not in done]
 
 
 def found_at_this_start(ledger: ThreadLedger) -> list[RestorableCall]:

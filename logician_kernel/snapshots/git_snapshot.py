@@ -194,6 +194,15 @@ class GitSnapshotter:
                 return self._last
         return self._look()
 
+    def look_in_frame(self) -> Snapshot:
+        """A snapshot inside an open frame (a `bash` call's baseline, `frames/call_watch.py`).
+        Refused (`SnapshotError`) where it would walk the whole workspace (no change detector,
+        or a stat scan, whose deferred opening read of the frame it would also disturb)."""
+        scan = self._watcher is None or getattr(self._watcher, "kind", "") == "scan"
+        if scan or self._start is not None:
+            raise SnapshotError("changes are found by a full scan here, too slow for each call")
+        return self.snapshot()
+
     def look_between_cells(self) -> bool:
         """Between cells, no frame open: read what changed since the last look now, so the
         next frame may skip its opening drain (see idle_look.py). False, and nothing read,

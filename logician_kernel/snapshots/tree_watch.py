@@ -36,11 +36,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 from ..types.process_marks import TREE_MARK
 from ._fanotify import Fanotify, ForkLog
-from ._processes import Processes, stat_of
+from ._processes import Processes, Who, stat_of
 
 Mode = Literal["fanotify", "sampling", "time"]
 LABELS: dict[Mode, str] = {
@@ -92,6 +92,18 @@ class TreeEvidence:
         return self.mode == "fanotify" and not self.lost
 
 
+class EventSink(Protocol):
+    """Told of each fanotify event as it is read (`frames/call_watch.py`: a `bash` call's writes,
+    recorded while it runs)."""
+
+    def event(self, rel: str, who: Who | None, kernel: bool) -> None:
+        """`rel` was changed by a process judged `who` (None: gone before it could be asked;
+        `kernel`: the kernel's own process)."""
+
+    def read_done(self, lost: bool) -> None:
+        """A batch of events was read (`lost`: the queue overflowed, events are missing)."""
+
+
 class TreeWatch:
     """The process's one watcher of writes by the kernel's process tree, switched on per frame."""
 
@@ -111,6 +123,8 @@ class TreeWatch:
         self._thread: threading.Thread | None = None
         self._wake: tuple[int, int] | None = None
         self._busy: Callable[[], bool] = lambda: True
+        self.sink: EventSink | None = None
+        """Told of every fanotify event while set (one `bash` call's watch)."""
 
     # -- the choice -----------------------------------------------------------------------------
 
@@ -220,6 +234,15 @@ class TreeWatch:
         self._evidence = None
         return evidence
 
+    def drain(self) -> bool:
+        """Read the events queued so far now (a call watch begins or ends); whether the frame is
+        watched exactly (fanotify, no event lost)."""
+        evidence = self._evidence
+        if evidence is None or evidence.mode != "fanotify" or self._fan is None:
+            return False
+        self._take_events(evidence)
+        return not evidence.lost
+
     def close(self) -> None:
         """Release the fanotify group, the fork log and the wake pipe (a test's watcher)."""
         self.end()
@@ -252,12 +275,14 @@ class TreeWatch:
                 self._procs.complete = False
             events, lost = self._fan.read()
             evidence.lost |= lost
-            now = time.time()
+            now, sink = time.time(), self.sink
             for pid, full in events:
                 rel = self._relative(full)
                 if rel is None:
                     continue
                 who = self._procs.who(pid)
+                if sink is not None:
+                    sink.event(rel, who, pid == self._procs.kernel)
                 if who is None:
                     evidence.unknown.setdefault(rel, TreeWrite(pid, f"pid {pid}", now))
                     continue
@@ -271,6 +296,8 @@ class TreeWatch:
                     else evidence.foreign
                 )
                 into.setdefault(rel, TreeWrite(pid, who.command, now, who.server))
+        if sink is not None and (events or lost):
+            sink.read_done(lost)  # outside the lock: it may write to the ledger
 
     # -- sampling -------------------------------------------------------------------------------
 

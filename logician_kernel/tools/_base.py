@@ -14,6 +14,7 @@ import asyncio
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -30,7 +31,8 @@ Recovery = Literal["pure", "restorable", "external"]
 
 `pure`: no side effects, may be run again. `restorable`: its file effects are checkpointed
 (captured before writing), so the frame can restore them. `external`: unknown effects; the
-call is quarantined and reported, never repeated automatically."""
+call is quarantined and reported, never repeated automatically (unless its writes were
+recorded exactly as it ran, `ToolContext.watch_call`: then it is offered for rewind)."""
 
 _DESCRIBE_LIMIT = 200
 
@@ -89,6 +91,9 @@ class ToolContext:
     `notebook_edit`; None where no frontend that speaks the notebook protocol is connected."""
     record_cell_edit: RecordCellEdit | None = None
     """Records an applied cell edit in the current frame, so a rewind can take it back."""
+    watch_call: Callable[[str], AbstractContextManager[object]] | None = None
+    """Given a call id: records the writes of the processes the call starts while the block
+    runs (`bash`), so a call a dead kernel cut off can still be rewound."""
 
     def checkpoint(self, path: str) -> None:
         """Record `path`'s pre-state before writing it, naming this context's call if known."""

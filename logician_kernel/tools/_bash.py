@@ -1,7 +1,8 @@
 """`bash`: one shell command in its own process group, with a timeout and bounded output.
 
 `external`: its effects are unknown, so a call interrupted by a crash is quarantined, never
-re-run. Whatever ends the call early (timeout, cancellation, background processes holding
+re-run - unless its processes' writes were recorded exactly while it ran (`ctx.watch_call`,
+`frames/call_watch.py`): then it is offered for `rewind --call` after the crash. Whatever ends the call early (timeout, cancellation, background processes holding
 the output open) ends the whole process group: SIGTERM, then SIGKILL after a short grace.
 Output is read as it arrives and only its head and tail are kept, so a flood costs bounded
 memory. The group dies with the kernel, even on kill -9 (see `_process_guard`).
@@ -13,6 +14,7 @@ import asyncio
 import os
 import signal
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -57,10 +59,12 @@ class BashTool(Tool):
         if not command.strip():
             raise ToolError("bash: the command is empty")
         timeout = ctx.bash_timeout_seconds
+        watching = ctx.watch_call and ctx.call_id and ctx.watch_call(ctx.call_id)
         try:
-            run = await _run(
-                command, base_dir(ctx), timeout, ctx.max_output_bytes, guard_in=ctx.workspace
-            )
+            with watching or nullcontext():
+                run = await _run(
+                    command, base_dir(ctx), timeout, ctx.max_output_bytes, guard_in=ctx.workspace
+                )
         except OSError as exc:  # bash missing, workspace gone, out of processes
             raise ToolError(f"bash: could not start the command: {exc}") from None
         output = run.output.render() if run.output.total_bytes else "(no output)"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..ledger import ProjectionItem, RewindPlanned
+from ..ledger import CallRewound, ProjectionItem, RestorableCall, RewindPlanned
 from ..ledger.thread_ledger import ToolIntent, ToolOutcome
 
 if TYPE_CHECKING:
@@ -74,12 +74,16 @@ def frame_calls(checkpoints: FileCheckpoints, frame: int) -> list[CallRow]:
         raise ValueError(f"no frame {frame}")
     entries = list(checkpoints.ledger.entries)
     display = {e.call_id: e.display for e in entries if isinstance(e, ToolOutcome)}
-    done = rewound_calls(entries)
+    done = rewound_calls(entries) | {e.call_id for e in entries if isinstance(e, CallRewound)}
+    # A call a dead kernel cut off is credited nothing by its killed frame: its files are what
+    # the restart offered it with (its pre-images, or what its watch recorded).
+    offered = {e.call_id: e.paths for e in entries if isinstance(e, RestorableCall)}
     rows: list[CallRow] = []
     for e in entries:
         if not isinstance(e, ToolIntent) or e.frame != frame:
             continue
         files = sorted({c.path for c in view.changes if c.call_id == e.call_id and c.by == "tool"})
+        files = files or sorted(offered.get(e.call_id, ()))
         row = CallRow(e.call_id, e.name, words_of(e.name, e.arguments, display.get(e.call_id, "")))
         row.files = files
         row.rewound = e.call_id in done
