@@ -169,6 +169,12 @@ class LogicianComms:
 
     def _opened(self, comm: BaseComm, open_msg: dict[str, Any]) -> None:
         data = open_msg.get("content", {}).get("data")
+        # ipykernel (7.4) routes a frontend's message on a comm to the shell that sent on it
+        # last; the kernel's unasked messages (status, frames.changed) go out from the main
+        # thread while a cell runs, and the sidebar's requests, sent on a subshell so they are
+        # answered during a cell, would then wait for the cell to end (a Lab save reported
+        # mid-cell landing after the frame). Each message goes where the frontend sent it.
+        comm._reply_subshell_for = _where_sent  # type: ignore[attr-defined]
         with self._lock:
             self._comms[comm.comm_id] = comm
             if isinstance(data, dict) and data.get("approvals") is False:
@@ -494,6 +500,12 @@ def _union_member(part: object) -> bool:
     """Whether a location part names a union's alternative (`str`, `function-after[...]`),
     not a field or an index."""
     return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or "-" in part)
+
+
+def _where_sent(data: Any, subshell_id: str | None) -> str | None:
+    """The shell a frontend's message on the `logician` comm is handled by: the one named in
+    its header (None: the main shell), whichever shell the kernel last sent on."""
+    return subshell_id
 
 
 def _error(text: str, echo: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -29,6 +29,15 @@ LONG_CELL = "import time; open('cell.txt', 'w').write('c'); time.sleep(3)"
 """Reproduction 1 of issue 12: a cell that writes its own file, then runs for a while."""
 
 
+def wait_for_write(path: Path, text: str, timeout: float = 120.0) -> None:
+    """Until the running cell's own write of `path` landed (its frame is open by then: the
+    first cell after a start may wait for the first snapshot, longer on a loaded machine)."""
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and path.read_text() == text):
+        assert time.monotonic() < deadline, f"the cell never wrote {path.name}"
+        time.sleep(0.05)
+
+
 def write_later(path: Path, text: str, delay: float) -> subprocess.Popen[bytes]:
     """Another process (not the kernel's) writes `path` after `delay` seconds."""
     code = f"import time; time.sleep({delay}); open({str(path)!r}, 'w').write({text!r})"
@@ -53,8 +62,10 @@ def test_a_write_by_another_process_during_a_long_cell_is_left_alone_on_rewind(
     kernel: Kernel, workspace: Path
 ) -> None:
     (workspace / "mine.txt").write_text("v1")
-    writer = write_later(workspace / "mine.txt", "v2 my precious edit", 1.0)
-    r = kernel.run(LONG_CELL)
+    msg = kernel.send(LONG_CELL)
+    wait_for_write(workspace / "cell.txt", "c")  # inside the frame: the cell sleeps 3 s now
+    writer = write_later(workspace / "mine.txt", "v2 my precious edit", 0.3)
+    r = kernel.collect(msg)
     writer.wait(10)
     assert r.status == "ok", r.text
     # said at once, in the cell's own output: the one flag that would revert it is named
@@ -94,8 +105,10 @@ def test_include_external_reverts_the_other_process_write_too(
     kernel: Kernel, workspace: Path
 ) -> None:
     (workspace / "mine.txt").write_text("v1")
-    writer = write_later(workspace / "mine.txt", "v2", 1.0)
-    assert kernel.run(LONG_CELL).status == "ok"
+    msg = kernel.send(LONG_CELL)
+    wait_for_write(workspace / "cell.txt", "c")
+    writer = write_later(workspace / "mine.txt", "v2", 0.3)
+    assert kernel.collect(msg).status == "ok"
     writer.wait(10)
     r = kernel.run("%logician rewind --last --include-external")
     assert r.status == "ok", r.text
@@ -113,7 +126,7 @@ def test_a_save_during_a_write_of_the_cell_is_a_conflict_that_force_resolves(
     sidebar = Sidebar(kernel, create_subshell(kernel))
     sidebar.wait_for("hello")
     msg = kernel.send("open('shared.txt', 'w').write('cell'); import time; time.sleep(2.5)")
-    time.sleep(1.0)
+    wait_for_write(workspace / "shared.txt", "cell")  # the frame is open: the cell runs
     (workspace / "shared.txt").write_text("user's save")
     sidebar.send(
         {
@@ -152,7 +165,8 @@ def test_a_rewind_without_force_leaves_the_conflicting_save_and_says_why(
 ) -> None:
     (workspace / "shared.txt").write_text("v1")
     msg = kernel.send("open('shared.txt', 'w').write('cell'); import time; time.sleep(2.5)")
-    time.sleep(1.0)
+    wait_for_write(workspace / "shared.txt", "cell")
+    time.sleep(1.0)  # past the slack a write of the kernel's own is allowed
     (workspace / "shared.txt").write_text("user's later save")  # after the cell wrote it
     assert kernel.collect(msg).status == "ok"
     r = kernel.run("%logician rewind --last")
@@ -171,7 +185,7 @@ def test_a_save_announced_over_the_comm_is_external_and_survives_a_sidebar_rewin
     sidebar = Sidebar(kernel, create_subshell(kernel))
     sidebar.wait_for("hello")
     msg = kernel.send(LONG_CELL)
-    time.sleep(1.0)
+    wait_for_write(workspace / "cell.txt", "c")  # the frame is open: the cell runs
     (workspace / "notes" / "mine.txt").write_text("v2 my precious edit")
     # server-relative: the notebook is at the server root (the kernel's directory); a save of
     # a document outside the workspace is not this kernel's and is ignored
