@@ -81,10 +81,9 @@ def _run(page: Any, lab: LabServer, root: Path) -> None:
     dialog.wait_for()
     assert "delete cell.txt" in dialog.locator(".lk-RewindDialog-files").inner_text()
     kept = dialog.locator(".lk-RewindDialog-external").inner_text()
-    # Left alone as another writer's. Why is worded by whichever arrived first: the Lab's
-    # `document.saved` message ("saved in JupyterLab") or the attribution's own finding (the
-    # write was not the kernel's); the save's message may land just after the cell ended.
-    assert "mine.txt" in kept, kept
+    # Left alone as another writer's, in the user's words: the Lab's `document.saved` message
+    # is answered on the comm's subshell while the cell still runs, so the frame knows it.
+    assert "mine.txt" in kept and "saved in JupyterLab" in kept, kept
     assert "mine.txt" not in dialog.locator(".lk-RewindDialog-files").inner_text()
     # reverting them is one deliberate click away, off by default
     include = dialog.locator(".lk-RewindDialog-include-external")
