@@ -190,9 +190,9 @@ class LogicianKernel(IPythonKernel):
             try:
                 reply = await run
             finally:
-                buttons.cell_ended(None)
+                self._after_cell("the Rewind this call controls", buttons.cell_ended, None)
             if bridge is not None:
-                bridge.end_cell(_outcome(reply))
+                self._after_cell("the agent's queued runs", bridge.end_cell, _outcome(reply))
             return reply
         self._framed = True
         # In [n] as the user sees it; a frontend that runs cells without storing history
@@ -213,13 +213,23 @@ class LogicianKernel(IPythonKernel):
         finally:
             stop.remove()
             # the frame has closed: its calls' changes are attributed, their buttons can show
-            buttons.cell_ended(opened)
-            self._magics.after_cell()
+            self._after_cell("the Rewind this call controls", buttons.cell_ended, opened)
+            self._after_cell("the sidebar's update", self._magics.after_cell)
             # The cells the agent asked to run go to the frontend now, after this cell's
             # frame closed: each runs as its own cell, its own frame.
             if bridge is not None:
-                bridge.end_cell(outcome)
+                self._after_cell("the agent's queued runs", bridge.end_cell, outcome)
         return reply
+
+    def _after_cell(self, what: str, step: Any, *args: Any) -> None:
+        """One step after a cell's frame closed. A failure is logged and said, never raised:
+        an exception here would leave the cell without its execute reply, and a frontend
+        (nbclient, `logician run`) waiting for it until its timeout."""
+        try:
+            step(*args)
+        except Exception as exc:  # noqa: BLE001 - the reply must go out whatever failed here
+            self.log.exception("Logician: %s failed after the cell", what)
+            self.logician.notice(f"Logician: {what} failed after the cell: {exc}")
 
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
         self.agent.close()  # the MCP servers stop with the kernel, then the workspace closes
