@@ -77,8 +77,9 @@ def write_plan(
     """Store what every path of the plan holds now and record the plan durably."""
     steps = []
     if plan is not None and snap is not None:
-        with snap.blob_batch():  # one pack for thousands of paths, stored before the record
-            for path, target in restore_order(plan.restore):
+        order = restore_order(plan.restore)
+        with snap.blob_batch(len(order)):  # thousands of paths: one pack, before the record
+            for path, target in order:
                 full = snap.workspace / path
                 # Exact bits, usual ones too: an undo must put back a 0644 the rewind made 0600.
                 current = with_perms(snap.store_path(path), current_perms(full))

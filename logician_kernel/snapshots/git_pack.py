@@ -26,7 +26,8 @@ import struct
 import zlib
 from pathlib import Path
 
-from ..durable.private import PRIVATE_DIR, write_private
+from ..durable.private import PRIVATE_DIR
+from .git_trees import place_new
 
 PACK_MIN_BLOBS = 64
 """Below this many blobs in one snapshot, loose objects cost less than a pack."""
@@ -91,10 +92,15 @@ class PackWriter:
             check.update(part)
         trailer = check.digest()
         name = os.path.join(pack_dir, f"pack-{trailer.hex()}")
-        _place(name + ".pack", [*body, trailer])
-        _place(name + ".idx", [_index(offsets, trailer)])
+        place_new(name + ".pack", b"".join([*body, trailer]))
+        place_new(name + ".idx", _index(offsets, trailer))
         self.written.append(name)
         self.packed.update(digest.hex() for digest, _, _ in entries)
+
+
+def pack_writer(objects: Path, packed: set[str], count: int) -> PackWriter | None:
+    """A writer for `count` blobs about to be stored, or None when loose objects cost less."""
+    return PackWriter(objects, packed) if count >= PACK_MIN_BLOBS else None
 
 
 def _object_header(kind: int, size: int) -> bytes:
@@ -141,15 +147,3 @@ def _index(offsets: dict[bytes, tuple[int, int]], pack_sha: bytes) -> bytes:
     ]
     data = b"".join(parts)
     return data + _sha1(data).digest()
-
-
-def _place(final: str, parts: list[bytes]) -> None:
-    """Write `parts` under a private temporary name, then rename it to `final`."""
-    tmp = f"{final}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    try:
-        write_private(tmp, b"".join(parts))
-        os.replace(tmp, final)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

@@ -43,7 +43,7 @@ from .beneath import blocked_parent
 from .blob_stream import STREAM_MIN_BLOBS, BlobStream
 from .change_detection import ChangeDetection, Detector, make_detector
 from .first_snapshot import prepack
-from .git_pack import PackWriter
+from .git_pack import PackWriter, pack_writer
 from .git_store import GitStore, SnapshotError
 from .git_trees import TreeError
 from .ignore_checker import IgnoreChecker
@@ -518,13 +518,15 @@ class GitSnapshotter:
             self._stream = None
 
     @contextmanager
-    def blob_batch(self) -> Iterator[None]:
-        """The blobs `store_path` stores inside the block go into one pack, written when the
-        block ends, before anything durable may name them (a rewind plan of 20,000 paths)."""
-        self._batch = PackWriter(self.store / "objects", self._inc.packed)
+    def blob_batch(self, count: int) -> Iterator[None]:
+        """The blobs `store_path` stores for `count` paths inside the block go into one pack,
+        written when the block ends, before anything durable may name them (a rewind plan of
+        20,000 paths); loose, as always, for a few (`git_pack.pack_writer`)."""
+        self._batch = pack_writer(self.store / "objects", self._inc.packed, count)
         try:
             yield
-            self._batch.flush()
+            if self._batch is not None:
+                self._batch.flush()
         finally:
             self._batch = None
 

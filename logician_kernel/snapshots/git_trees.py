@@ -59,16 +59,21 @@ def write_loose(objects: Path, kind: bytes, body: bytes) -> str:
             os.mkdir(fan_out, PRIVATE_DIR)
         except FileExistsError:
             pass
-        # A name of our own: two kernels storing the same object at once must not share it.
-        tmp = f"{obj}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        try:
-            write_private(tmp, zlib.compress(raw, 1))
-            os.replace(tmp, obj)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        place_new(obj, zlib.compress(raw, 1))
     return sha
+
+
+def place_new(final: str, data: bytes) -> None:
+    """Write `data` under a private temporary name of this process's own (two kernels storing
+    the same object at once never share one), then rename it to `final`."""
+    tmp = f"{final}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    try:
+        write_private(tmp, data)
+        os.replace(tmp, final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _sort_key(item: tuple[bytes, Entry]) -> bytes:

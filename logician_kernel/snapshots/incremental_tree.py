@@ -3,8 +3,8 @@ and the private index told about it before git next reads the index.
 
 Owns what a changed cell's snapshot writes: each changed file's or symlink's blob (read once,
 written as a loose object, or into one pack when a cell changed many: git_pack.py) and,
-through git_trees.py, the subtrees on the way to it. The private index is not written per frame: the paths written here are remembered (`lag`) and a
-full scan first hands them to git in one `update-index --index-info` (`sync_index`), so the
+through git_trees.py, the subtrees on the way to it. The private index is not written per
+frame: the paths written here are remembered (`lag`) and a full scan first hands them to git in one `update-index --index-info` (`sync_index`), so the
 index tracks exactly what it would have tracked had each frame updated it.
 
 Must never: follow a symlink to read what it points at, raise for a path that is merely gone,
@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 
 from ._fs import MODE_EXEC, MODE_FILE, MODE_LINK, write_loose_blob
-from .git_pack import PACK_MIN_BLOBS, PackWriter
+from .git_pack import PackWriter, pack_writer
 from .git_store import GitStore, SnapshotError
 from .git_trees import MODE_TREE, Entry, TreeError, TreeStore
 from .locks import IndexBusy
@@ -33,7 +33,7 @@ class IncrementalTrees:
         self._root = os.fspath(workspace)
         self._objects = git.store / "objects"
         self.git = git
-        self.trees = TreeStore(git.store / "objects", git.read_object)
+        self.trees = TreeStore(self._objects, git.read_object)
         self.packed: set[str] = set()
         """Blobs this session wrote into packs (in our store, though not as loose files)."""
         self.lag: set[str] = set()
@@ -44,7 +44,7 @@ class IncrementalTrees:
         private index is left as it is (`sync_index` catches it up)."""
         changes: dict[str, Entry | None] = dict.fromkeys(drop)
         # Many blobs go into one pack (git_pack.py), written before any tree names them.
-        pack = PackWriter(self._objects, self.packed) if len(update) >= PACK_MIN_BLOBS else None
+        pack = pack_writer(self._objects, self.packed, len(update))
         for path in update:
             changes[path] = self.blob_entry(path, pack)
         if pack is not None:
