@@ -5,11 +5,16 @@ under the lock (so concurrent writers of different keys never lose each other's)
 key with tomlkit (comments, ordering and formatting of everything else survive byte for byte),
 writes a temp file in the same directory, fsyncs it, renames it over the file and fsyncs the
 directory. A writer that dies before the rename leaves the old file intact.
+
+`private=True` (the stored keys, `_credentials.py`) changes three things: a symlink (or
+anything but a regular file) at the file's or the temp file's path is refused, never followed;
+the temp file is created `O_EXCL | O_NOFOLLOW`; and the file is 0600 whatever the umask.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -47,16 +52,22 @@ def atomic_update(
     *,
     before_replace: Callable[[Path], None] | None = None,
     lock_timeout: float | None = None,
+    private: bool = False,
 ) -> str:
     """Replace `path`'s text with `patch(old_text_or_None)` atomically; returns the new text.
 
     `patch` runs under the lock and may raise to abort the update before anything is written.
-    A symlinked file is updated at its target, so dotfile managers keep working.
+    A symlinked file is updated at its target, so dotfile managers keep working, unless
+    `private` (then it is refused: see the module docstring).
     """
-    target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if private:
+        target = Path(os.path.realpath(path.parent)) / path.name
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    else:
+        target = Path(os.path.realpath(path))
+        target.parent.mkdir(parents=True, exist_ok=True)
     # A new file under the kernel's state directory is the user's alone, like the rest of it.
-    new_mode = 0o600 if ".logician" in target.parts else 0o644
+    new_mode = 0o600 if private or ".logician" in target.parts else 0o644
     lock = FileLock(
         str(target) + ".lock",
         timeout=LOCK_TIMEOUT if lock_timeout is None else lock_timeout,
@@ -69,8 +80,10 @@ def atomic_update(
             f"{path}: another process is updating it (lock {lock.lock_file} held)"
         ) from None
     try:
+        if private:
+            _refuse_link(target)
         try:
-            old_bytes: bytes | None = target.read_bytes()
+            old_bytes: bytes | None = _read(target, follow=not private)
         except FileNotFoundError:
             old_bytes = None
         try:
@@ -80,12 +93,25 @@ def atomic_update(
         new = patch(old)
         if new == old:
             return new
-        mode = (target.stat().st_mode & 0o777) if old_bytes is not None else new_mode
+        if private:
+            mode = 0o600
+        else:
+            mode = (target.stat().st_mode & 0o777) if old_bytes is not None else new_mode
         temp = target.with_name(f".{target.name}.tmp")
         # A fixed temp name is safe under the lock, and a writer killed mid-way leaves at
-        # most one stale temp file, which the next writer truncates.
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        # most one stale temp file, which the next writer truncates (or, private, removes).
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        if private:
+            _refuse_link(temp)
+            try:
+                temp.unlink()
+            except FileNotFoundError:
+                pass
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+        fd = os.open(temp, flags, mode)
         try:
+            if private:
+                os.fchmod(fd, 0o600)  # whatever the umask
             data = new.encode("utf-8")
             while data:  # a full disk may take part of it: the rest raises
                 data = data[durable_write(fd, data) :]
@@ -100,6 +126,27 @@ def atomic_update(
         return new
     finally:
         lock.release()
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _read(path: Path, *, follow: bool) -> bytes:
+    fd = os.open(path, os.O_RDONLY | (0 if follow else _NOFOLLOW))
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
+def _refuse_link(path: Path) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode) or not stat.S_ISREG(mode):
+        raise ConfigError(
+            f"{path} is a symlink or not a regular file; a key is never written through it "
+            "(remove it and connect again)"
+        )
 
 
 def _insert(container: Any, key: str, value: Any) -> None:

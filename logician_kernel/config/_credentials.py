@@ -7,9 +7,9 @@ lives in the user config dir (platformdirs, or `$LOGICIAN_CONFIG_DIR`), never in
 workspace: a store that would land there is refused. Why a file and not the OS keyring:
 docs/connect-a-model.md.
 
-A write takes `<file>.lock`, re-reads the file under it, writes a 0600 temp file opened with
-`O_EXCL | O_NOFOLLOW`, fsyncs it, renames it over the file and fsyncs the directory; a writer
-that dies before the rename leaves the old file. A symlink at the file's path (or its temp
+A write is `_atomic.atomic_update(private=True)`: under `<file>.lock`, re-read, a 0600 temp
+file opened `O_EXCL | O_NOFOLLOW`, fsync, rename over the file, fsync of the directory; a
+writer that dies before the rename leaves the old file. A symlink at the file's path (or its temp
 path) is refused, never followed: another account's link could otherwise receive the key or
 feed one. Reading never raises for a bad file: the problem is said instead.
 
@@ -21,12 +21,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
-from ..durable import durable_fsync, durable_replace, durable_write, fsync_dir
+from ._atomic import atomic_update
 from ._errors import ConfigError
 
 __all__ = [
@@ -71,8 +68,19 @@ def read_stored_keys(user_dir: Path) -> tuple[dict[str, str], str | None]:
         return {}, f"stored keys: {path} was not read ({why}); connect the model again"
     try:
         with os.fdopen(fd, "rb") as f:
-            data = json.loads(f.read().decode("utf-8"))
+            text = f.read().decode("utf-8")
     except (OSError, ValueError) as exc:
+        return {}, f"stored keys: {path} is not a credentials file ({type(exc).__name__})"
+    return _parse(path, text)
+
+
+def _parse(path: Path, text: str | None) -> tuple[dict[str, str], str | None]:
+    """The keys in a credentials file's text (None: no file yet), and what is wrong with it."""
+    if text is None:
+        return {}, None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
         return {}, f"stored keys: {path} is not a credentials file ({type(exc).__name__})"
     keys = data.get("keys") if isinstance(data, dict) else None
     if not isinstance(keys, dict):
@@ -94,51 +102,16 @@ def store_key(user_dir: Path, name: str, key: str, *, workspace: Path) -> Path:
             f"the credentials file {path} would be inside the workspace {workspace}; keys are "
             "never stored there (set LOGICIAN_CONFIG_DIR to a directory outside it)"
         )
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    target = directory / path.name
-    lock = FileLock(str(target) + ".lock", timeout=_LOCK_TIMEOUT, mode=0o600)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise ConfigError(f"{path}: another process is updating it") from None
-    try:
-        _refuse_link(target)
-        keys, problem = read_stored_keys(directory)
-        if problem and target.exists():
+
+    def patch(old: str | None) -> str:
+        keys, problem = _parse(path, old)
+        if problem:
             raise ConfigError(f"{problem}; not modified")
         keys[name] = key
-        data = json.dumps({"version": 1, "keys": keys}, indent=2, sort_keys=True).encode()
-        temp = target.with_name(f".{target.name}.tmp")
-        _refuse_link(temp)
-        try:
-            temp.unlink()  # a writer killed before its rename left it
-        except FileNotFoundError:
-            pass
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-        try:
-            os.fchmod(fd, 0o600)  # whatever the umask
-            while data:
-                data = data[durable_write(fd, data) :]
-            durable_fsync(fd)
-        finally:
-            os.close(fd)
-        durable_replace(temp, target)
-        fsync_dir(directory)
-        return target
-    finally:
-        lock.release()
+        return json.dumps({"version": 1, "keys": keys}, indent=2, sort_keys=True)
 
-
-def _refuse_link(path: Path) -> None:
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(mode) or not stat.S_ISREG(mode):
-        raise ConfigError(
-            f"{path} is a symlink or not a regular file; a key is never written through it "
-            "(remove it and connect again)"
-        )
+    atomic_update(directory / path.name, patch, lock_timeout=_LOCK_TIMEOUT, private=True)
+    return directory / path.name
 
 
 def _inside(path: Path, root: Path) -> bool:

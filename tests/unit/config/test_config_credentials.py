@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-import logician_kernel.config._credentials as credentials
+import logician_kernel.config._atomic as atomic
 from logician_kernel.config import ConfigError, config_show, masked_key, store_key
 from logician_kernel.config.commands import save_profile
 
@@ -46,7 +46,7 @@ def test_a_writer_that_dies_before_the_rename_leaves_the_old_keys(
     def dies(src: object, dst: object) -> None:
         raise OSError("killed before the rename")
 
-    monkeypatch.setattr(credentials, "durable_replace", dies)
+    monkeypatch.setattr(atomic, "durable_replace", dies)
     with pytest.raises(OSError, match="killed"):
         store_key(sandbox.user_dir, "loop", "sk-new-0123456789abc", workspace=sandbox.ws)
     assert path.read_bytes() == before
