@@ -12,32 +12,18 @@ program's files before it returns (then the test hook kills the kernel).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply, tool_reply
-from test_kernel_process_tree import kernel_for
+from test_kernel_process_tree import kernel_for, start_other
 from test_kernel_recovery import _died_by_itself
 
 from logician_kernel.durable.test_hooks import KILL_IN_CALL
 
 pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
-
-OTHER = """
-import os, sys, time
-flags, ws = sys.argv[1], sys.argv[2]
-deadline = time.time() + 120
-while not os.path.exists(os.path.join(flags, "started")) and time.time() < deadline:
-    time.sleep(0.01)
-open(os.path.join(ws, "data.csv"), "a").write("3,4\\n")
-open(os.path.join(ws, "other_new.txt"), "w").write("another program's file")
-open(os.path.join(flags, "done"), "w").close()
-"""
-"""Another program, while the bash call runs: appends to data.csv, creates other_new.txt."""
 
 
 def _bash_command(flags: Path) -> str:
@@ -57,7 +43,8 @@ def _cut_off_bash_call(
     (workspace / "notes.txt").write_text("v1\n")
     server.script(tool_reply("b1", "bash", {"command": _bash_command(flags)}), text_reply("ok"))
     k = kernel_for(workspace, {**env, KILL_IN_CALL: "bash"}, mechanism)
-    other = subprocess.Popen([sys.executable, "-c", OTHER, str(flags), str(workspace)])
+    # another program appends to data.csv and creates other_new.txt while the call runs
+    other = start_other(flags, workspace, ("data.csv", "a", "3,4\n"))
     try:
         k.send("%%logician\nBuild it.")
         _died_by_itself(k)

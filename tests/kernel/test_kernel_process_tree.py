@@ -22,16 +22,17 @@ pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
 OTHER = """
 import os, sys, time
-flags, ws = sys.argv[1], sys.argv[2]
+flags, ws, edited, how, text = sys.argv[1:6]
 deadline = time.time() + 120
 while not os.path.exists(os.path.join(flags, "started")) and time.time() < deadline:
     time.sleep(0.01)
-open(os.path.join(ws, "notes.txt"), "w").write("the user's edit")
+open(os.path.join(ws, edited), how).write(text)
 open(os.path.join(ws, "other_new.txt"), "w").write("another program's file")
 open(os.path.join(flags, "done"), "w").close()
 """
 """Another program (an editor's save, `git pull` in a terminal): waits until the cell's
-subprocess has started, rewrites notes.txt, creates other_new.txt, then says it is done."""
+subprocess has started, edits one file (rewrites or appends), creates other_new.txt, then says
+it is done."""
 
 
 def subprocess_script(flags: Path) -> str:
@@ -46,8 +47,13 @@ def subprocess_script(flags: Path) -> str:
     )
 
 
-def start_other(flags: Path, workspace: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", OTHER, str(flags), str(workspace)])
+def start_other(
+    flags: Path,
+    workspace: Path,
+    edit: tuple[str, str, str] = ("notes.txt", "w", "the user's edit"),
+) -> subprocess.Popen[bytes]:
+    """Start the other program; `edit` is (file, open mode, text) of its edit."""
+    return subprocess.Popen([sys.executable, "-c", OTHER, str(flags), str(workspace), *edit])
 
 
 def kernel_for(workspace: Path, env: dict[str, str], mechanism: str) -> Kernel:
