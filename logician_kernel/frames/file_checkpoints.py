@@ -33,6 +33,7 @@ from ..ledger.thread_ledger import (
 from ..snapshots.first_snapshot_wait import Deferred, FirstSnapshotWait
 from ..snapshots.git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from ..snapshots.idle_look import IdleLook
+from ..snapshots.perms import fs_clock
 from ..snapshots.tree_watch import TREE
 from ..snapshots.write_audit import AUDIT
 from .attribution import SaveLog, attribute, tool_names
@@ -269,6 +270,7 @@ class FileCheckpoints:
             code=first_line,
             pre_tree=pre.tree if pre else None,
             capture_error=error,
+            fs_time=fs_clock(),
         )
         self._open = _OpenFrame(
             frame=frame_id, pre=pre, started=time.perf_counter(), deferred=deferred

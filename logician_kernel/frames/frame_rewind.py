@@ -299,6 +299,7 @@ def rewind(
         frame_id,
         plan,
         since=popped[0].opened_at if popped else None,
+        since_fs=popped[0].opened_fs if popped else None,
         files=files,
         conversation=conversation,
         variables=variables is not None,

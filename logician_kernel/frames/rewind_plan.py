@@ -38,6 +38,7 @@ from ..snapshots.perms import (
     current_owner,
     current_perms,
     default_perms,
+    fs_clock,
     make_directories,
     remove_debris,
     with_perms,
@@ -67,6 +68,7 @@ def write_plan(
     plan: RewindPlan | None,
     *,
     since: str | None,
+    since_fs: float | None = None,
     files: bool,
     conversation: bool,
     variables: bool,
@@ -103,6 +105,8 @@ def write_plan(
         if plan is not None
         else [],
         since=since,
+        since_fs=since_fs,
+        fs_time=fs_clock(),
         durable=True,
     )
     return record
@@ -186,11 +190,12 @@ def carry_out(
                 ledger.append(RewindProgress, plan=record.seq, done=index, undo=undo)
         emptied = [s.path for s in record.steps if not (s.current if undo else s.target).exists]
         since = record.time if undo else record.since
+        since_fs = record.fs_time if undo else record.since_fs
         # A rewind also looks at every directory the detector knows (a frame may have made
         # directories and no file); an undo only above its own paths: a directory born since
         # the rewind is not the rewind's.
         known = () if undo else snap.directories()
-        for directory, bits in remove_debris(snap.workspace, emptied, since, tree, known):
+        for directory, bits in remove_debris(snap.workspace, emptied, since, tree, known, since_fs):
             results.append(
                 RestoredPath(
                     path=directory + "/",

@@ -71,6 +71,10 @@ class FrameOpen(_Entry):
     """Git tree of the workspace before the cell; None when capture failed."""
     capture_error: str | None = None
     """Why the pre-snapshot failed, if it did."""
+    fs_time: float | None = None
+    """The file system's clock (Linux's coarse realtime clock, which stamps file times) when
+    the frame opened: a directory born at or after it is the frame's (`perms.remove_debris`);
+    `time` comes from a finer clock that runs up to a few milliseconds ahead of it."""
 
 
 class FramePreSnapshot(_Entry):
@@ -498,6 +502,11 @@ class RewindPlanned(_Entry):
     since: str | None = None
     """UTC time the first popped frame opened: directories born after it, left empty by the
     restore, are the frames' debris and are removed."""
+    since_fs: float | None = None
+    """The same moment on the file system's clock (`FrameOpen.fs_time`), when recorded."""
+    fs_time: float | None = None
+    """The file system's clock when the plan was recorded: a directory born at or after it
+    is the rewind's, for its undo."""
 
     @property
     def scope(self) -> RewindScope:

@@ -46,6 +46,8 @@ class FrameView:
     rewound_at: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    opened_fs: float | None = None
+    """`opened_at` on the file system's clock (`FrameOpen.fs_time`), when recorded."""
     incomplete: str | None = None
     """"rewind incomplete: N path(s) failed" while a rewind of this frame (or the undo of
     one) left paths failed; cleared when it finishes (`rewind_incomplete.py`)."""
@@ -68,6 +70,7 @@ def fold_frames(frames: dict[int, FrameView], entries: Sequence[BaseModel]) -> d
                 opened_at=entry.time,
                 pre_tree=entry.pre_tree,
                 capture_error=entry.capture_error,
+                opened_fs=entry.fs_time,
             )
         elif isinstance(entry, FramePreSnapshot) and entry.frame in frames:
             frames[entry.frame].pre_tree = entry.pre_tree  # taken at the cell's first write

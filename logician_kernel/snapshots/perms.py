@@ -162,11 +162,23 @@ def birth_time(full: Path, dir_fd: int = _AT_FDCWD) -> float | None:
     return sec + nsec / 1e9
 
 
+def fs_clock() -> float:
+    """Now, on the clock Linux stamps file times with (the coarse realtime clock, updated each
+    tick: it runs up to a few milliseconds behind `time.time()`, more on a loaded machine);
+    `time.time()` where there is no such clock."""
+    try:
+        return time.clock_gettime(_COARSE)
+    except OSError:
+        return time.time()
+
+
+_COARSE = getattr(time, "CLOCK_REALTIME_COARSE", 5)  # Linux's id; Python names it nowhere
+
+
 def _coarse_tick() -> float:
     """The resolution of the clock the kernel stamps file times with."""
-    coarse = getattr(time, "CLOCK_REALTIME_COARSE", 5)  # Linux's id; Python names it nowhere
     try:
-        return min(time.clock_getres(coarse), 0.02)
+        return min(time.clock_getres(_COARSE), 0.02)
     except OSError:
         return 0.01
 
@@ -177,6 +189,7 @@ def remove_debris(
     since: str | None,
     tree: Beneath | None = None,
     known: Iterable[str] = (),
+    since_fs: float | None = None,
 ) -> list[tuple[str, int]]:
     """Remove the directories born after `since` (ISO time) that are empty once `paths` are
     gone: those above `paths`, those beneath them that never held a file (`git init`
@@ -184,14 +197,16 @@ def remove_debris(
     directories: `os.makedirs('a/b')` made no file to find them by), deepest first; (path,
     permission bits) of each, so an undo can make it again. A directory that existed before
     (or whose birth is unknown) stays. Through `tree` (beneath.py): nothing behind a
-    symlinked parent."""
+    symlinked parent. `since_fs`, when recorded, is `since` read on the clock that stamps file
+    times (`fs_clock`): the birth of a directory made after it is never earlier, so it is
+    compared exactly; else `since` is taken with the doubt below."""
     if since is None:
         return []
     if tree is None:
         with Beneath(workspace) as own:
-            return remove_debris(workspace, paths, since, own, known)
-    # File times come from the kernel's coarse clock, up to a tick behind `since`'s clock.
-    cutoff = datetime.fromisoformat(since).timestamp() - 0.02
+            return remove_debris(workspace, paths, since, own, known, since_fs)
+    # File times come from the kernel's coarse clock, a tick or more behind `since`'s clock.
+    cutoff = datetime.fromisoformat(since).timestamp() - 0.02 if since_fs is None else since_fs
     candidates: set[str] = set()
     for path in paths:
         parent = path.rpartition("/")[0]
@@ -214,7 +229,7 @@ def remove_debris(
     # doubt above: `os.makedirs('out')` as a cell's first line is born within that tick of
     # the frame's open, while the previous cell's directories are older than its reply, the
     # next request and this frame's open.
-    strict = cutoff + 0.02 - _coarse_tick()
+    strict = cutoff + 0.02 - _coarse_tick() if since_fs is None else since_fs
     for rel in known:
         # Looked at by name first (a read of its birth, never through it): only the few
         # born since are walked to through `tree`, which opens their parents.

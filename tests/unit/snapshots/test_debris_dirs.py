@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from logician_kernel.snapshots.beneath import Beneath
-from logician_kernel.snapshots.perms import birth_time, make_directories, remove_debris
+from logician_kernel.snapshots.perms import (
+    birth_time,
+    fs_clock,
+    make_directories,
+    remove_debris,
+)
 
 pytestmark = pytest.mark.skipif(
     birth_time(Path("/tmp")) is None, reason="the file system does not record birth times"
@@ -57,6 +62,27 @@ def test_directories_that_never_held_a_file_go_with_the_ones_that_did(tmp_path: 
     assert (tmp_path / "repo/.git/refs/tags").is_dir()
     assert os.stat(tmp_path / "repo/.git/objects/pack").st_mode & 0o7777 == 0o700
     assert os.stat(tmp_path / "old/new/empty").st_mode & 0o7777 == removed["old/new/empty"]
+
+
+def test_the_file_system_clock_judges_a_directory_made_right_after_the_frame_opened(
+    tmp_path: Path,
+) -> None:
+    """File times come from a clock a few milliseconds behind `time.time()` (more on a loaded
+    machine): read on that clock, a frame's start puts a directory made just before it (the
+    previous cell's) and one made just after it (this cell's first line) on the right sides,
+    however far behind the clock runs."""
+    (tmp_path / "before").mkdir()
+    born = birth_time(tmp_path / "before")
+    assert born is not None
+    while fs_clock() <= born:  # the clock's next tick: `before` is older than the frame
+        pass
+    since_fs, since = fs_clock(), datetime.now(UTC).isoformat()
+    (tmp_path / "made" / "deep").mkdir(parents=True)
+    removed = remove_debris(
+        tmp_path, [], since, known=["before", "made", "made/deep"], since_fs=since_fs
+    )
+    assert [d for d, _ in removed] == ["made/deep", "made"]
+    assert (tmp_path / "before").is_dir()
 
 
 def test_a_directory_holding_a_file_stays_and_a_read_only_parent_is_made_last(
