@@ -6,6 +6,7 @@ import { NotebookActions } from '@jupyterlab/notebook';
 import type { Notebook, NotebookPanel } from '@jupyterlab/notebook';
 import { CodeCell } from '@jupyterlab/cells';
 import type { Cell } from '@jupyterlab/cells';
+import { Signal } from '@lumino/signaling';
 
 import type { ConnectionState, LogicianConnection } from './connection';
 import type { KernelMessage } from './protocol';
@@ -23,11 +24,19 @@ export async function runCellsById(panel: NotebookPanel, ids: string[]): Promise
       continue;
     }
     const reply = await CodeCell.execute(cell, panel.sessionContext).catch(() => undefined);
+    // CodeCell.execute, unlike the notebook's Run commands, tells NotebookActions.executed
+    // nothing: a rewound cell the agent runs again must still turn live.
+    agentRan.emit({ notebook: panel.content, cell });
     if (!reply || reply.content.status !== 'ok') {
       return;
     }
   }
 }
+
+/** A cell `runCellsById` ran (the notebook's own runs are NotebookActions.executed). */
+export const agentRan = new Signal<typeof runCellsById, { notebook: Notebook; cell: Cell }>(
+  runCellsById
+);
 
 /** How many of the newest frames are read to rebuild the greying when a notebook connects. */
 export const RECENT_FRAMES = 500;
@@ -40,6 +49,7 @@ export class CellMarker {
     connection.announced.connect(this._onAnnounced, this);
     connection.stateChanged.connect(this._onState, this);
     NotebookActions.executed.connect(this._onExecuted, this);
+    agentRan.connect(this._onExecuted, this);
     panel.content.model?.cells.changed.connect(this._apply, this);
     panel.disposed.connect(() => this.dispose());
     this._onState(connection, connection.state);
@@ -49,6 +59,7 @@ export class CellMarker {
     this.connection.announced.disconnect(this._onAnnounced, this);
     this.connection.stateChanged.disconnect(this._onState, this);
     NotebookActions.executed.disconnect(this._onExecuted, this);
+    agentRan.disconnect(this._onExecuted, this);
   }
 
   private async _onState(_: LogicianConnection, state: ConnectionState): Promise<void> {

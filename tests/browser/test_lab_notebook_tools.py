@@ -7,7 +7,8 @@ before this cell* restores the notebook exactly (sources, order, types, ids); *U
 brings the edits back; a cell the user edits afterwards is a conflict the next rewind leaves
 alone. In a second notebook the model inserts `print(6*7)` and asks to run it: when the
 agent's cell ends the new cell runs, shows 42 and is a frame of its own in the sidebar; a
-rewind before the agent's cell takes the inserted cell out. Screenshots land in
+rewind before the agent's cell takes the inserted cell out. A rewound (greyed) cell the agent
+fixes and runs is live again, as when the user runs it. Screenshots land in
 `test-artifacts/lab/`.
 """
 
@@ -47,6 +48,10 @@ ORIGINAL = [
     ["agent", "code", "%%logician\nTidy this notebook."],
 ]
 RUNS = [["ask", "code", "%%logician\nAdd a cell that prints 6*7 and run it."]]
+AGAIN = [
+    ["old", "code", "print('one')"],
+    ["fix", "code", "%%logician\nFix the first cell and run it."],
+]
 OUTPUT_JS = """id => {
   const cell = window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells
     .find(c => c.id === id);
@@ -66,6 +71,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, model: LoopbackServer) -> Iter
     home = tmp_path_factory.mktemp("nbtools-home")
     write_notebook(root / "edits.ipynb", [c[2] for c in ORIGINAL], ids=[c[0] for c in ORIGINAL])
     write_notebook(root / "runs.ipynb", [c[2] for c in RUNS], ids=[c[0] for c in RUNS])
+    write_notebook(root / "again.ipynb", [c[2] for c in AGAIN], ids=[c[0] for c in AGAIN])
     model.script(
         tool_reply("r1", "notebook_read", {}),
         tool_reply(
@@ -90,6 +96,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory, model: LoopbackServer) -> Iter
             {"mode": "insert", "after_id": "ask", "source": "print(6*7)", "run": True},
         ),
         text_reply("Added a cell that prints 6*7; it runs after this cell."),
+        # again.ipynb (the third test)
+        tool_reply(
+            "n2",
+            "notebook_edit",
+            {"mode": "replace", "cell_id": "old", "source": "print('two')", "run": True},
+        ),
+        text_reply("Fixed the first cell; it runs after this cell."),
     )
     # LabServer serves this checkout's build of the extension (lab_server._serve_this_build).
     env = {
@@ -248,3 +261,31 @@ def test_a_cell_the_agent_inserts_and_runs_runs_after_its_cell_as_its_own_frame(
 
     rewind_before(page, "ask")
     wait_cells(page, lambda c: c == RUNS)  # the inserted cell is taken out
+
+
+def test_a_rewound_cell_the_agent_runs_again_is_live_again(page: Any, lab: LabServer) -> None:
+    page.goto(lab.notebook_url("again.ipynb"))
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=90_000
+    )
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    wait_idle(page)
+    page.locator('.jp-SideBar li[data-id="logician-sidebar"]').click()
+    page.wait_for_selector('#logician-sidebar[data-state="ready"]', timeout=60_000)
+    old = page.locator(".jp-Notebook .jp-Cell").nth(0)
+    run_in_place(page, 0)
+    page.wait_for_function(f"() => ({OUTPUT_JS})('old') === 'one\\n'", timeout=120_000)
+    wait_idle(page)
+    rewind_before(page, "old")
+    old.and_(page.locator(".lk-mod-rewound")).wait_for(timeout=60_000)  # greyed: rewound
+    wait_idle(page)
+
+    run_in_place(page, 1)  # the agent replaces the rewound cell and runs it
+    page.wait_for_function(f"() => ({OUTPUT_JS})('old') === 'two\\n'", timeout=180_000)
+    wait_idle(page)
+    page.wait_for_function(
+        """() => !document.querySelectorAll('.jp-Notebook .jp-Cell')[0]
+          .classList.contains('lk-mod-rewound')""",
+        timeout=30_000,
+    )
+    page.screenshot(path=str(ARTIFACTS / "notebook-tools-live-again.png"))
