@@ -1,0 +1,53 @@
+"""A dry run of thousands of paths reads as counts per directory and the first 50 paths,
+through a real kernel: `%logician rewind N --dry-run` of a cell that made 2,000 files and
+changed two more prints tens of lines, not 2,000, and every path is counted."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from kernel_harness import Kernel
+
+pytestmark = [
+    pytest.mark.kernel,
+    pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
+]
+
+MANY = (
+    "import os\nos.makedirs('data/parts')\n"
+    "for k in range(2000):\n"
+    "    open(f'data/parts/p{k:04d}.csv', 'w').write(f'{k}\\n')\n"
+    "open('notes.txt', 'w').write('second\\n')\n"
+    "open('src/a.py', 'w').write('a = 2\\n')"
+)
+
+
+def test_a_dry_run_of_thousands_of_files_is_counted_by_directory(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    (workspace / "notes.txt").write_text("first\n")
+    (workspace / "src").mkdir()
+    (workspace / "src" / "a.py").write_text("a = 1\n")
+    k = Kernel(workspace, kernel_env)
+    try:
+        assert k.run("x = 1").status == "ok"
+        r = k.run(MANY)
+        assert r.status == "ok", r.text
+        dry = k.run("%logician rewind --last --dry-run")
+        assert dry.status == "ok", dry.text
+        lines = dry.text.strip().splitlines()
+        assert len(lines) < 70, dry.text[:2000]
+        assert "2,002 files: 2,000 would be deleted, 2 restored; by directory:" in dry.text
+        assert "data/parts/ — 2,000 files created → delete" in dry.text, dry.text[:2000]
+        assert "(top level)/ — 1 file changed → restore" in dry.text
+        assert "src/ — 1 file changed → restore" in dry.text
+        shown = [ln for ln in lines if ln.strip().startswith("would ") and "variable" not in ln]
+        assert len(shown) == 50, dry.text
+        assert "… and 1,952 more (counted above)" in dry.text
+        # A dry run changes nothing: the files are all still there.
+        assert len(list((workspace / "data" / "parts").iterdir())) == 2000
+        assert (workspace / "notes.txt").read_text() == "second\n"
+    finally:
+        k.shutdown()
