@@ -211,7 +211,10 @@ def plan_rewind(
             after = chain[-1][1].after
             if checkpoints.budget is not None:
                 after = checkpoints.budget.large.resolve(path, after)
-            if not still_as_left(current, after) and not is_call_restored(by_calls, path, current):
+            if still_as_left(current, after) and checkpoints.snapshotter is not None:
+                # The frame stored these bytes: the plan's pre-image need not store them again.
+                checkpoints.snapshotter.stored(after)
+            elif not is_call_restored(by_calls, path, current):
                 saved = checkpoints.saves.last_save(path)
                 conflict = f"changed since frame {chain[-1][0]} recorded it" + (
                     f" (saved in JupyterLab at {clock(saved)})" if saved else ""

@@ -514,6 +514,13 @@ class GitSnapshotter:
         self._note(path, st, looked_at, stored, stored=self._batch is None)
         return with_perms(stored, _unusual_at(self.workspace / path))
 
+    def stored(self, state: PathState) -> None:
+        """A captured blob a frame recorded is in our store (made sure of, as `own_blob`
+        does): a `store_path` of a file last hashed to it need not write it again."""
+        if state.kind == "blob" and state.sha:
+            self.own_blob(state.sha)
+            self._inc.seen.stored(state.sha)
+
     @contextmanager
     def blob_stream(self, shas: list[str]) -> Iterator[None]:
         """`read_blob` answers `shas`, asked in this order, from one `cat-file --batch` pass
@@ -563,7 +570,10 @@ class GitSnapshotter:
         if st is None or st.st_size > self.max_file_bytes:
             return None
         found = self._inc.seen.recall(path, st, stored=stored)
-        return PathState.blob(*found) if found is not None else None
+        if found is None:
+            return None
+        mode, sha = found  # both were validated when noted: no second validation per path
+        return PathState.model_construct(kind="blob", mode=mode, sha=sha)
 
     def _note(
         self,

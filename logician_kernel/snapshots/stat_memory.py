@@ -62,9 +62,7 @@ class StatMemory:
         """`path`, as `st` (taken after `looked_at`) described it, held the blob `sha`;
         `stored`: that blob is now in the store."""
         if stored:
-            if len(self._stored) >= self._limit:
-                self._stored.clear()  # only costs a write of a blob already there
-            self._stored.add(sha)
+            self.stored(sha)
         if not stat.S_ISREG(st.st_mode):
             self._notes.pop(path, None)
             return
@@ -73,6 +71,12 @@ class StatMemory:
         if len(self._notes) > self._limit:
             for old in list(self._notes)[: len(self._notes) - self._limit]:
                 del self._notes[old]
+
+    def stored(self, sha: str) -> None:
+        """The blob `sha` is in the store (a frame recorded it)."""
+        if len(self._stored) >= self._limit:
+            self._stored.clear()  # only costs a write of a blob already there
+        self._stored.add(sha)
 
     def forget(self, path: str | None = None) -> None:
         """Drop one path's note, or every note (`None`: the store was recreated)."""

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from logician_kernel.frames import frame_rewind
+from logician_kernel.frames.undo import undo_rewind
 from logician_kernel.snapshots.stat_memory import RACY_NS, StatMemory
 from logician_kernel.workspace.open_thread import OpenThread
 
@@ -120,5 +121,44 @@ def test_a_rewind_calls_a_same_size_rewrite_with_the_same_mtime_a_conflict(
         assert [c.path for c in plan.conflicts] == ["f7.txt"]
         assert "changed since frame" in plan.conflicts[0].detail
         assert len(plan.restore) == 79
+    finally:
+        session.close()
+
+
+def test_an_undo_brings_back_files_whose_pre_images_the_rewind_did_not_read_again(
+    tmp_path: Path,
+) -> None:
+    """Files untouched since a preview read them are not read again by the rewind (their
+    blobs, which the frame stored, are reused as its pre-images): the undo still puts every
+    byte back."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "d").mkdir()
+    for i in range(80):
+        (ws / "d" / f"f{i}.txt").write_text(f"first {i}\n")
+    session = OpenThread.open(ws, env={"LOGICIAN_THREAD": "memory"}, max_file_bytes=100_000)
+    try:
+        cp = session.checkpoints
+        assert cp is not None and cp.snapshotter is not None
+        frame_id = cp.open_frame(execution_count=None, cell_id=None, code="cell")
+        for i in range(80):
+            (ws / "d" / f"f{i}.txt").write_text(f"second version {i}\n")
+        cp.close_frame("ok")
+        newest = max(
+            max(st.st_mtime_ns, st.st_ctime_ns) for st in map(os.lstat, (ws / "d").iterdir())
+        )
+        _wait_clock_past(newest + RACY_NS)
+        seen = cp.snapshotter._inc.seen
+        frame_rewind.plan_rewind(cp, frame_id)  # the preview reads each file once
+        assert all(
+            seen.recall(f"d/f{i}.txt", os.lstat(ws / "d" / f"f{i}.txt"), stored=True)
+            for i in range(80)
+        )
+        frame_rewind.rewind(cp, frame_id)
+        assert (ws / "d" / "f7.txt").read_text() == "first 7\n"
+        undo_rewind(cp, None)
+        assert all(
+            (ws / "d" / f"f{i}.txt").read_text() == f"second version {i}\n" for i in range(80)
+        )
     finally:
         session.close()
