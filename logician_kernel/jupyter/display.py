@@ -13,7 +13,7 @@ from datetime import datetime
 
 from ..workspace import FileDiff, FrameView, ProjectionItem, RewindPlan
 from .markdown_html import render_markdown
-from .plan_text import rewind_plan_lines
+from .plan_text import result_lines, rewind_plan_lines
 from .safe_html import MATH_IGNORE, Markup, inert, join, tag
 
 
@@ -160,9 +160,7 @@ def rewind_result(item: ProjectionItem) -> Rendered:
             f"{tally if tally != '-' else 'no files to restore'}"
             + (" (conversation kept)" if only == "files" else "")
         ]
-    for p in item.paths:
-        detail = f" ({p.detail})" if p.detail else ""
-        lines.append(f"  {p.action:<9} {p.path}{detail}")
+    lines += result_lines(item.paths)  # thousands: counted by directory (plan_text.py)
     conflicts = [p for p in item.paths if p.action == "conflict"]
     if conflicts:
         lines.append(

@@ -1,6 +1,8 @@
-"""The text of `%logician rewind N --dry-run`: one line per path for a few, and for thousands
-per-directory counts ("data/parts/ — 19,998 files created → delete") then the first
-`PATHS_SHOWN` paths, never 20,000 lines in a cell's output.
+"""The text of `%logician rewind N --dry-run`, and of a rewind's, resume's or undo's report:
+one line per path for a few, and for thousands per-directory counts ("data/parts/ — 19,998
+files created → delete", "data/parts/ — 19,998 deleted") then the first `PATHS_SHOWN` paths,
+never 20,000 lines in a cell's output. A report's paths that did not simply go back (conflicts,
+failures, paths left alone, anything with a reason) are listed before the routine ones.
 
 Pure: a plan in, lines out. The directories are grouped as the rewind dialog groups them
 (`preview_groups.py`), so the sidebar and the cell show the same directories.
@@ -11,6 +13,7 @@ and the totals say how many paths were not listed one by one).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -19,6 +22,10 @@ from .preview_groups import group_files
 
 PATHS_SHOWN = 50
 """Paths listed one by one at most, per kind (to restore or delete, conflicts, ...)."""
+
+REPORT_LISTED = 200
+"""A rewind's, resume's or undo's report lists every path up to this many (a nested
+repository's few hundred files read better one by one than counted)."""
 
 GROUPS_SHOWN = 30
 """Directories counted at most: past this, deeper ones fold into their ancestors."""
@@ -29,6 +36,15 @@ class _Listed(Protocol):
     def path(self) -> str: ...
     @property
     def detail(self) -> str: ...
+
+
+class _Done(_Listed, Protocol):
+    @property
+    def action(self) -> str: ...
+
+
+ROUTINE = ("restored", "deleted", "recreated")
+"""A report's actions that need no line of their own among thousands (without a detail)."""
 
 
 def rewind_plan_lines(plan: RewindPlan, frames: str) -> list[str]:
@@ -76,3 +92,37 @@ def _listed(label: str, paths: Sequence[_Listed]) -> list[str]:
 
 def _files(n: int) -> str:
     return f"{n:,} file{'s' if n != 1 else ''}"
+
+
+def result_lines(paths: Sequence[_Done]) -> list[str]:
+    """A report's path lines: each path up to `REPORT_LISTED`; for thousands, the paths with
+    something to say (at most `PATHS_SHOWN` per action), counts of the rest by directory, and
+    the first `PATHS_SHOWN` of them."""
+    if len(paths) <= REPORT_LISTED:
+        return [_line(p) for p in paths]
+    routine = [p for p in paths if p.action in ROUTINE and not p.detail]
+    said: dict[str, list[_Done]] = {}
+    for p in paths:
+        if p.action not in ROUTINE or p.detail:
+            said.setdefault(p.action, []).append(p)
+    lines: list[str] = []
+    for action, some in said.items():
+        lines += [_line(p) for p in some[:PATHS_SHOWN]]
+        if len(some) > PATHS_SHOWN:
+            lines.append(f"  … and {len(some) - PATHS_SHOWN:,} more {action}")
+    if not routine:
+        return lines
+    lines.append(f"  {len(routine):,} other files, by directory:")
+    files: list[dict[str, Any]] = [{"path": p.path, "action": p.action} for p in routine]
+    for group in group_files(files, GROUPS_SHOWN).values():
+        where = (group.directory or "(top level)/") + (" and below" if group.below else "")
+        tally = Counter(f["action"] for f in group.files)
+        lines.append(f"    {where} — " + ", ".join(f"{n:,} {a}" for a, n in sorted(tally.items())))
+    lines += [_line(p) for p in routine[:PATHS_SHOWN]]
+    if len(routine) > PATHS_SHOWN:
+        lines.append(f"  … and {len(routine) - PATHS_SHOWN:,} more (counted above)")
+    return lines
+
+
+def _line(p: _Done) -> str:
+    return f"  {p.action:<9} {p.path}" + (f" ({p.detail})" if p.detail else "")

@@ -515,11 +515,19 @@ class GitSnapshotter:
         return with_perms(stored, _unusual_at(self.workspace / path))
 
     def stored(self, state: PathState) -> None:
-        """A captured blob a frame recorded is in our store (made sure of, as `own_blob`
-        does): a `store_path` of a file last hashed to it need not write it again."""
-        if state.kind == "blob" and state.sha:
-            self.own_blob(state.sha)
+        """A blob a frame recorded: when it is in our own store (not only in the user's
+        objects, through alternates), a `store_path` of a file last hashed to it need not
+        write it again. Checked without reading it (no git, at most one `stat`)."""
+        if state.kind == "blob" and state.sha and self._own(state.sha):
             self._inc.seen.stored(state.sha)
+
+    def _own(self, sha: str) -> bool:
+        objects = os.path.join(self.store, "objects")
+        return (
+            sha in self._inc.packed
+            or not os.path.exists(os.path.join(objects, "info", "alternates"))
+            or os.path.exists(os.path.join(objects, sha[:2], sha[2:]))
+        )
 
     @contextmanager
     def blob_stream(self, shas: list[str]) -> Iterator[None]:
@@ -593,12 +601,7 @@ class GitSnapshotter:
 
     def own_blob(self, sha: str) -> None:
         """Make sure a pre-image lives in our store even if it came from the user's objects."""
-        objects = os.path.join(self.store, "objects")  # strings: once per pre-image
-        if (
-            sha in self._inc.packed
-            or not os.path.exists(os.path.join(objects, "info", "alternates"))
-            or os.path.exists(os.path.join(objects, sha[:2], sha[2:]))
-        ):
+        if self._own(sha):  # strings: once per pre-image
             return
         may_defer = self._may_defer  # part of closing a frame, not a look at its files
         self.write_blob(self.read_blob(sha))

@@ -1,6 +1,6 @@
-"""A dry run of thousands of paths reads as counts per directory and the first 50 paths,
-through a real kernel: `%logician rewind N --dry-run` of a cell that made 2,000 files and
-changed two more prints tens of lines, not 2,000, and every path is counted."""
+"""A dry run, a rewind and its undo of thousands of paths read as counts per directory and the
+first 50 paths, through a real kernel: for a cell that made 2,000 files and changed two more
+each prints tens of lines, not 2,000, and every path is counted."""
 
 from __future__ import annotations
 
@@ -49,5 +49,23 @@ def test_a_dry_run_of_thousands_of_files_is_counted_by_directory(
         # A dry run changes nothing: the files are all still there.
         assert len(list((workspace / "data" / "parts").iterdir())) == 2000
         assert (workspace / "notes.txt").read_text() == "second\n"
+
+        r = k.run("%logician rewind --last")
+        assert r.status == "ok", r.text
+        assert not (workspace / "data" / "parts").exists()
+        assert (workspace / "notes.txt").read_text() == "first\n"
+        assert len(r.text.strip().splitlines()) < 70, r.text[:2000]
+        assert "2002 deleted, 2 restored" in r.text.splitlines()[0], r.text[:500]
+        assert "2,002 other files, by directory:" in r.text
+        assert "data/parts/ — 2,000 deleted" in r.text, r.text[:2000]
+        assert "src/ — 1 restored" in r.text
+        # the directories it removed have their own lines, with why
+        assert "deleted   data/parts/ (an empty directory the rewound frames made)" in r.text
+
+        u = k.run("%logician undo")
+        assert u.status == "ok", u.text
+        assert len(list((workspace / "data" / "parts").iterdir())) == 2000
+        assert len(u.text.strip().splitlines()) < 70, u.text[:2000]
+        assert "data/parts/ — 2,000 recreated" in u.text, u.text[:2000]
     finally:
         k.shutdown()
