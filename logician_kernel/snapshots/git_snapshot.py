@@ -491,7 +491,7 @@ class GitSnapshotter:
         known = self._recalled(path, st)
         if known is not None:
             return known  # as stored or hashed when last read: not read again
-        state = path_state(self.workspace / path, self.max_file_bytes)
+        state = path_state(self.workspace / path, self.max_file_bytes, st)
         self._note(path, st, looked_at, state, stored=False)
         return state
 
@@ -514,20 +514,22 @@ class GitSnapshotter:
         self._note(path, st, looked_at, stored, stored=self._batch is None)
         return with_perms(stored, _unusual_at(self.workspace / path))
 
-    def stored(self, state: PathState) -> None:
-        """A blob a frame recorded: when it is in our own store (not only in the user's
-        objects, through alternates), a `store_path` of a file last hashed to it need not
-        write it again. Checked without reading it (no git, at most one `stat`)."""
-        if state.kind == "blob" and state.sha and self._own(state.sha):
-            self._inc.seen.stored(state.sha)
+    def stored(self, states: Iterable[PathState]) -> None:
+        """Blobs frames recorded: those in our own store (not only in the user's objects,
+        through alternates) need no second write by a `store_path` of a file last hashed to
+        them. Checked without reading them (no git; one `stat` each with alternates)."""
+        borrowed = self._borrows()
+        for state in states:
+            if state.kind == "blob" and state.sha and self._own(state.sha, borrowed):
+                self._inc.seen.stored(state.sha)
 
-    def _own(self, sha: str) -> bool:
-        objects = os.path.join(self.store, "objects")
-        return (
-            sha in self._inc.packed
-            or not os.path.exists(os.path.join(objects, "info", "alternates"))
-            or os.path.exists(os.path.join(objects, sha[:2], sha[2:]))
-        )
+    def _borrows(self) -> bool:
+        return os.path.exists(os.path.join(self.store, "objects", "info", "alternates"))
+
+    def _own(self, sha: str, borrowed: bool | None = None) -> bool:
+        if sha in self._inc.packed or not (self._borrows() if borrowed is None else borrowed):
+            return True
+        return os.path.exists(os.path.join(self.store, "objects", sha[:2], sha[2:]))
 
     @contextmanager
     def blob_stream(self, shas: list[str]) -> Iterator[None]:
