@@ -154,6 +154,7 @@ def plan_rewind(
                 )
             )
     tree = Beneath(checkpoints.snapshotter.workspace) if checkpoints.snapshotter else None
+    confirmed: list[PathState] = []  # post-images found still in place
     for path, full_chain in sorted(chains.items()):
         verdict = judge_chain(
             full_chain, include_external=include_external, keep_uncertain=keep_uncertain
@@ -211,7 +212,10 @@ def plan_rewind(
             after = chain[-1][1].after
             if checkpoints.budget is not None:
                 after = checkpoints.budget.large.resolve(path, after)
-            if not still_as_left(current, after) and not is_call_restored(by_calls, path, current):
+            if still_as_left(current, after):
+                # The frame stored these bytes: the plan's pre-image need not store them again.
+                confirmed.append(after)
+            elif not is_call_restored(by_calls, path, current):
                 saved = checkpoints.saves.last_save(path)
                 conflict = f"changed since frame {chain[-1][0]} recorded it" + (
                     f" (saved in JupyterLab at {clock(saved)})" if saved else ""
@@ -222,6 +226,8 @@ def plan_rewind(
         plan.restore.append((path, target))
     if tree is not None:
         tree.close()
+    if checkpoints.snapshotter is not None:
+        checkpoints.snapshotter.stored(confirmed)
     before = _messages_before(checkpoints, frame_id)
     plan.messages_dropped = max(0, len(project(checkpoints.ledger.entries)) - len(before))
     return plan

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import stat
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,6 @@ from ..ledger.thread_ledger import (
 from ..snapshots.beneath import Beneath
 from ..snapshots.git_snapshot import GitSnapshotter
 from ..snapshots.perms import (
-    current_owner,
     current_perms,
     default_perms,
     fs_clock,
@@ -80,13 +80,15 @@ def write_plan(
     steps = []
     if plan is not None and snap is not None:
         order = restore_order(plan.restore)
+        root = os.fspath(snap.workspace)
         with snap.blob_batch(len(order)):  # thousands of paths: one pack, before the record
             for path, target in order:
-                full = snap.workspace / path
+                current = snap.store_path(path)
+                bits, owner = _bits_and_owner(os.path.join(root, path))
                 # Exact bits, usual ones too: an undo must put back a 0644 the rewind made 0600.
-                current = with_perms(snap.store_path(path), current_perms(full))
+                current = with_perms(current, bits)
                 # And its owner: an undo as root gives a file the rewind deleted back to them.
-                uid, gid = current_owner(full) or (None, None)
+                uid, gid = owner or (None, None)
                 steps.append(
                     RewindStep(path=path, target=target, current=current, uid=uid, gid=gid)
                 )
@@ -110,6 +112,17 @@ def write_plan(
         durable=True,
     )
     return record
+
+
+def _bits_and_owner(full: str) -> tuple[int | None, tuple[int, int] | None]:
+    """`current_perms` and `current_owner` of one path from one `lstat`."""
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return None, None
+    regular = stat.S_ISREG(st.st_mode)
+    owner = (st.st_uid, st.st_gid) if regular or stat.S_ISLNK(st.st_mode) else None
+    return (st.st_mode & 0o7777 if regular else None), owner
 
 
 _NESTED = re.compile(r"not captured by frame (\d+): " + re.escape(SKIP_TEXT["nested-repository"]))

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from ..workspace import FileDiff, FrameView, ProjectionItem, RewindPlan
 from .markdown_html import render_markdown
+from .plan_text import result_lines, rewind_plan_lines
 from .safe_html import MATH_IGNORE, Markup, inert, join, tag
 
 
@@ -139,16 +140,8 @@ def frame_diff(view: FrameView, diffs: Sequence[FileDiff]) -> Rendered:
 
 
 def rewind_plan(plan: RewindPlan) -> Rendered:
-    lines = [f"Dry run: rewinding would pop frame(s) {_span(plan.frames)}"]
-    lines += [
-        f"  would {'delete' if t.kind == 'absent' else 'restore'} {p}" for p, t in plan.restore
-    ]
-    lines += [f"  conflict: {c.path}: {c.detail}" for c in plan.conflicts]
-    lines += [f"  external: {e.path}: {e.detail}" for e in plan.external]
-    lines += [f"  not restorable: {s.path}: {s.detail}" for s in plan.skipped]
-    if plan.messages_dropped:
-        lines.append(f"  {plan.messages_dropped} conversation message(s) would be dropped")
-    return preformatted("\n".join(lines))
+    """The dry run: a few paths one by one, thousands by directory (plan_text.py)."""
+    return preformatted("\n".join(rewind_plan_lines(plan, _span(plan.frames))))
 
 
 def rewind_result(item: ProjectionItem) -> Rendered:
@@ -167,9 +160,7 @@ def rewind_result(item: ProjectionItem) -> Rendered:
             f"{tally if tally != '-' else 'no files to restore'}"
             + (" (conversation kept)" if only == "files" else "")
         ]
-    for p in item.paths:
-        detail = f" ({p.detail})" if p.detail else ""
-        lines.append(f"  {p.action:<9} {p.path}{detail}")
+    lines += result_lines(item.paths)  # thousands: counted by directory (plan_text.py)
     conflicts = [p for p in item.paths if p.action == "conflict"]
     if conflicts:
         lines.append(

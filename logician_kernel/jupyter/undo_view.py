@@ -7,6 +7,7 @@ from ..workspace import ProjectionItem, Workspace
 from . import display as render
 from . import variables_view
 from .magic_parts import ArgParser
+from .plan_text import result_lines
 
 
 def run_undo(runtime: Workspace, args: list[str]) -> ProjectionItem:
@@ -30,8 +31,7 @@ def undo_result(item: ProjectionItem) -> render.Rendered:
         + f"files: {tally if tally != '-' else 'none to bring back'}; conversation: "
         f"{len(item.messages)} message(s)"
     ]
-    for p in item.paths:
-        lines.append(f"  {p.action:<9} {p.path}" + (f" ({p.detail})" if p.detail else ""))
+    lines += result_lines(item.paths)  # thousands: counted by directory (plan_text.py)
     for v in item.variables:
         lines.append(f"  {v.action:<9} variable {v.name}" + (f" ({v.detail})" if v.detail else ""))
     return render.preformatted("\n".join(lines))

@@ -83,10 +83,11 @@ def fingerprint_ignored(workspace: Path, rel: str) -> Iterable[tuple[str, Finger
     yield from found
 
 
-def path_state(full: Path, max_file_bytes: int) -> PathState:
-    """What a snapshot would record for one path now (hashed, not stored)."""
+def path_state(full: Path, max_file_bytes: int, st: os.stat_result | None = None) -> PathState:
+    """What a snapshot would record for one path now (hashed, not stored); `st`: its `lstat`,
+    taken by the caller just before."""
     try:
-        st = os.lstat(full)
+        st = os.lstat(full) if st is None else st
     except (FileNotFoundError, NotADirectoryError):  # gone, or its parent became a file
         return PathState.absent()
     if stat.S_ISLNK(st.st_mode):

@@ -484,23 +484,52 @@ class GitSnapshotter:
             # Not an entry of the workspace tree (as a snapshot sees it: lstat_entry), and
             # the bytes behind a symlinked parent lie outside: never read (beneath.py).
             return PathState.absent()
-        st = self._large_stat(path)
-        if st is not None:
+        looked_at = self._inc.seen.clock()
+        st = self._lstat(path)
+        if st is not None and self._is_large(path, st):
             return self.large.current(path, st)  # type: ignore[union-attr]
-        return path_state(self.workspace / path, self.max_file_bytes)
+        known = self._recalled(path, st)
+        if known is not None:
+            return known  # as stored or hashed when last read: not read again
+        state = path_state(self.workspace / path, self.max_file_bytes, st)
+        self._note(path, st, looked_at, state, stored=False)
+        return state
 
     def store_path(self, path: str) -> PathState:
         """The state of a workspace path now, its content stored in our object store."""
         if "/" in path and blocked_parent(self.workspace, path) is not None:
             return PathState.absent()  # as in hash_path: nothing outside enters the store
-        st = self._large_stat(path)
-        if st is not None:
+        looked_at = self._inc.seen.clock()
+        st = self._lstat(path)
+        if st is not None and self._is_large(path, st):
             return self.large.capture(path, st)  # type: ignore[union-attr]
+        known = self._recalled(path, st, stored=True)
+        if known is not None and st is not None:  # its blob is in the store already
+            return with_perms(known, unusual_perms(st))
         write = self._batch.add if self._batch is not None else None
         stored = store_path(
             self.workspace / path, self.max_file_bytes, self.store / "objects", write
         )
+        # A blob of a batch is stored only once the batch is flushed: noted as hashed.
+        self._note(path, st, looked_at, stored, stored=self._batch is None)
         return with_perms(stored, _unusual_at(self.workspace / path))
+
+    def stored(self, states: Iterable[PathState]) -> None:
+        """Blobs frames recorded: those in our own store (not only in the user's objects,
+        through alternates) need no second write by a `store_path` of a file last hashed to
+        them. Checked without reading them (no git; one `stat` each with alternates)."""
+        borrowed = self._borrows()
+        for state in states:
+            if state.kind == "blob" and state.sha and self._own(state.sha, borrowed):
+                self._inc.seen.stored(state.sha)
+
+    def _borrows(self) -> bool:
+        return os.path.exists(os.path.join(self.store, "objects", "info", "alternates"))
+
+    def _own(self, sha: str, borrowed: bool | None = None) -> bool:
+        if sha in self._inc.packed or not (self._borrows() if borrowed is None else borrowed):
+            return True
+        return os.path.exists(os.path.join(self.store, "objects", sha[:2], sha[2:]))
 
     @contextmanager
     def blob_stream(self, shas: list[str]) -> Iterator[None]:
@@ -530,15 +559,43 @@ class GitSnapshotter:
         finally:
             self._batch = None
 
-    def _large_stat(self, path: str) -> os.stat_result | None:
-        if self.large is None:
-            return None
+    def _lstat(self, path: str) -> os.stat_result | None:
         try:
-            st = os.lstat(self.workspace / path)
+            return os.lstat(os.path.join(self.workspace, path))
         except OSError:
             return None
-        ok = st.st_size <= self.max_file_bytes and self.large.wants(self.workspace / path, st)
-        return st if ok else None
+
+    def _is_large(self, path: str, st: os.stat_result) -> bool:
+        return (
+            self.large is not None
+            and st.st_size <= self.max_file_bytes
+            and self.large.wants(self.workspace / path, st)
+        )
+
+    def _recalled(
+        self, path: str, st: os.stat_result | None, *, stored: bool = False
+    ) -> PathState | None:
+        """The state this session last read for the file, when `st` shows it untouched
+        since (stat_memory.py; `stored`: with its blob in the store); None: read it."""
+        if st is None or st.st_size > self.max_file_bytes:
+            return None
+        found = self._inc.seen.recall(path, st, stored=stored)
+        if found is None:
+            return None
+        mode, sha = found  # both were validated when noted: no second validation per path
+        return PathState.model_construct(kind="blob", mode=mode, sha=sha)
+
+    def _note(
+        self,
+        path: str,
+        st: os.stat_result | None,
+        looked_at: int,
+        state: PathState,
+        *,
+        stored: bool,
+    ) -> None:
+        if st is not None and state.kind == "blob" and state.mode and state.sha:
+            self._inc.seen.note(path, st, looked_at, state.mode, state.sha, stored=stored)
 
     def write_blob(self, data: bytes) -> str:
         """Store bytes in our own object store (never only in the user's, via alternates)."""
@@ -546,12 +603,7 @@ class GitSnapshotter:
 
     def own_blob(self, sha: str) -> None:
         """Make sure a pre-image lives in our store even if it came from the user's objects."""
-        objects = os.path.join(self.store, "objects")  # strings: once per pre-image
-        if (
-            sha in self._inc.packed
-            or not os.path.exists(os.path.join(objects, "info", "alternates"))
-            or os.path.exists(os.path.join(objects, sha[:2], sha[2:]))
-        ):
+        if self._own(sha):  # strings: once per pre-image
             return
         may_defer = self._may_defer  # part of closing a frame, not a look at its files
         self.write_blob(self.read_blob(sha))

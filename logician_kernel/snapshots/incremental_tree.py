@@ -22,6 +22,7 @@ from .git_pack import PackWriter, pack_writer
 from .git_store import GitStore, SnapshotError
 from .git_trees import MODE_TREE, Entry, TreeError, TreeStore
 from .locks import IndexBusy
+from .stat_memory import StatMemory
 from .type_changes import lstat_entry
 
 
@@ -38,6 +39,8 @@ class IncrementalTrees:
         """Blobs this session wrote into packs (in our store, though not as loose files)."""
         self.lag: set[str] = set()
         """Paths whose tree entries were written here since the index last heard of them."""
+        self.seen = StatMemory()
+        """Each file's identity and blob as stored here: a rewind reads it, not the file."""
 
     def update(self, base: str, update: list[str], drop: list[str]) -> str:
         """`base` with `update`'s paths as they are on disk now and `drop`'s removed; the
@@ -51,6 +54,8 @@ class IncrementalTrees:
             try:
                 pack.flush()
             except OSError as exc:
+                for path in update:
+                    self.seen.forget(path)  # their blobs never reached the store
                 raise SnapshotError(
                     f"cannot store {len(update)} files in {self.git.store}: {exc.strerror or exc}"
                 ) from None
@@ -86,10 +91,12 @@ class IncrementalTrees:
         """The store was recreated: nothing written before counts."""
         self.lag.clear()
         self.packed.clear()
+        self.seen.forget()
 
     def blob_entry(self, path: str, pack: PackWriter | None = None) -> Entry | None:
         """The tree entry of a file or symlink as it is now, its blob stored (in `pack` when
         given, else loose); None if gone."""
+        looked_at = self.seen.clock()
         st = lstat_entry(self._root, path)  # afresh: a parent may have become a symlink
         if st is None:
             return None
@@ -109,10 +116,10 @@ class IncrementalTrees:
         except OSError as exc:
             raise SnapshotError(f"cannot read {path}: {exc.strerror or exc}") from None
         try:
-            if pack is not None:
-                return mode, pack.add(data)
-            return mode, write_loose_blob(self._objects, data)
+            sha = pack.add(data) if pack is not None else write_loose_blob(self._objects, data)
         except OSError as exc:
             raise SnapshotError(
                 f"cannot store {path} in {self.git.store}: {exc.strerror or exc}"
             ) from None
+        self.seen.note(path, st, looked_at, mode, sha, stored=True)
+        return mode, sha

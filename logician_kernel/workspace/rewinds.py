@@ -11,7 +11,9 @@ read a rewind's scope from free text (it is a `RewindScope` from the request to 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -84,11 +86,26 @@ Progress = Callable[[int, int], None]
 """`(done, total)` paths, as `frames/rewind_plan.py` tells it."""
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic collector off for one rewind, undo, resume or preview: its records of
+    20,000 paths are young objects that would trigger collection after collection, none of
+    them garbage. On again after, whatever happened (and left off if it was off)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _refuse_if_running(checkpoints: FileCheckpoints, refuse: bool, what: str) -> None:
     if refuse and checkpoints.is_open:
         raise RewindError(RUNNING.format(what=what))
 
 
+@gc_paused()
 def rewind(
     checkpoints: FileCheckpoints,
     variables: VariableCheckpoints | None,
@@ -120,6 +137,7 @@ def rewind(
         raise RewindError(f"rewind: the ledger could not be written ({exc})") from exc
 
 
+@gc_paused()
 def resume(
     checkpoints: FileCheckpoints,
     variables: VariableCheckpoints | None,
@@ -158,6 +176,7 @@ def resume(
         raise RewindError(f"rewind --resume: the ledger could not be written ({exc})") from exc
 
 
+@gc_paused()
 def undo(
     checkpoints: FileCheckpoints,
     variables: VariableCheckpoints | None,
@@ -187,6 +206,7 @@ def undo_refusal(checkpoints: FileCheckpoints | None) -> str | None:
     return None
 
 
+@gc_paused()
 def rewind_call(
     checkpoints: FileCheckpoints, call_id: str, *, force: bool
 ) -> CallRewound | ProjectionItem:
@@ -202,10 +222,12 @@ def rewind_call(
         raise RewindError(f"rewind --call: the ledger could not be written ({exc})") from exc
 
 
+@gc_paused()
 def preview_call(checkpoints: FileCheckpoints, call_id: str, *, force: bool) -> RewindPlan:
     return call_plan.preview_call(checkpoints, call_id, force=force)
 
 
+@gc_paused()
 def preview(
     checkpoints: FileCheckpoints,
     variables: VariableCheckpoints | None,

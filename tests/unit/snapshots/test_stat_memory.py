@@ -1,0 +1,164 @@
+"""A rewind trusts what it remembers of a file only while the file is provably untouched: a
+rewrite of the same size (even with its modification time set back) is still a change, and a
+note taken in the same clock tick as the file's last write is never trusted (git's racy rule).
+Real files and, for the rewind, a real store and frames."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from logician_kernel.frames import frame_rewind
+from logician_kernel.frames.undo import undo_rewind
+from logician_kernel.snapshots.stat_memory import RACY_NS, StatMemory
+from logician_kernel.workspace.open_thread import OpenThread
+
+SHA = "a" * 40
+
+
+def _wait_clock_past(ns: int) -> None:
+    """Wait until the wall clock is past `ns` (a condition on the clock, not a fixed sleep)."""
+    deadline = time.monotonic() + 10
+    while time.time_ns() <= ns:
+        assert time.monotonic() < deadline, "the clock did not move"
+        time.sleep(0.01)
+
+
+def test_a_note_older_than_the_files_last_write_is_recalled(tmp_path: Path) -> None:
+    f = tmp_path / "a.txt"
+    f.write_text("first")
+    st = os.lstat(f)
+    memory = StatMemory()
+    memory.note(
+        "a.txt", st, max(st.st_mtime_ns, st.st_ctime_ns) + 2 * RACY_NS, "100644", SHA, stored=True
+    )
+    assert memory.recall("a.txt", os.lstat(f)) == ("100644", SHA)
+    assert memory.recall("a.txt", os.lstat(f), stored=True) == ("100644", SHA)
+
+
+def test_a_note_taken_in_the_same_tick_as_the_write_is_never_trusted(tmp_path: Path) -> None:
+    """The look at the file came right after its write: a second write of the same size in
+    that tick would leave every stat field as it was, so the note is not trusted."""
+    f = tmp_path / "a.txt"
+    looked_at = time.time_ns()
+    f.write_text("first")
+    st = os.lstat(f)
+    memory = StatMemory()
+    memory.note("a.txt", st, looked_at, "100644", SHA, stored=True)
+    assert memory.recall("a.txt", st) is None
+
+
+def test_a_same_size_rewrite_with_its_mtime_set_back_is_not_recalled(tmp_path: Path) -> None:
+    f = tmp_path / "a.txt"
+    f.write_text("first")
+    st = os.lstat(f)
+    memory = StatMemory()
+    memory.note(
+        "a.txt", st, max(st.st_mtime_ns, st.st_ctime_ns) + 2 * RACY_NS, "100644", SHA, stored=True
+    )
+    _wait_clock_past(st.st_ctime_ns + 20_000_000)  # a later tick for the other program
+    with open(f, "r+b") as fh:  # rewritten in place: same inode, same size
+        fh.write(b"FIRST")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))  # its modification time put back
+    now = os.lstat(f)
+    assert (now.st_ino, now.st_size, now.st_mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns)
+    assert memory.recall("a.txt", now) is None
+
+
+def test_only_blobs_written_to_the_store_answer_a_store(tmp_path: Path) -> None:
+    f = tmp_path / "a.txt"
+    f.write_text("first")
+    st = os.lstat(f)
+    memory = StatMemory()
+    memory.note("a.txt", st, st.st_ctime_ns + 2 * RACY_NS, "100644", SHA, stored=False)
+    assert memory.recall("a.txt", st) == ("100644", SHA)
+    assert memory.recall("a.txt", st, stored=True) is None
+
+
+def test_the_memory_is_bounded(tmp_path: Path) -> None:
+    f = tmp_path / "a.txt"
+    f.write_text("x")
+    st = os.lstat(f)
+    memory = StatMemory(limit=3)
+    for i in range(10):
+        memory.note(f"p{i}", st, st.st_ctime_ns + 2 * RACY_NS, "100644", SHA, stored=True)
+    assert len(memory) == 3
+    assert memory.recall("p0", st) is None
+    assert memory.recall("p9", st) is not None
+
+
+def test_a_rewind_calls_a_same_size_rewrite_with_the_same_mtime_a_conflict(
+    tmp_path: Path,
+) -> None:
+    """Another program rewrites a file the cell wrote, same size, and sets its modification
+    time back to the cell's: the rewind's plan still sees the change and leaves it alone."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    session = OpenThread.open(ws, env={"LOGICIAN_THREAD": "memory"}, max_file_bytes=100_000)
+    try:
+        cp = session.checkpoints
+        assert cp is not None and cp.snapshotter is not None
+        frame_id = cp.open_frame(execution_count=None, cell_id=None, code="cell")
+        for i in range(80):  # enough for the in-process snapshot of many paths
+            (ws / f"f{i}.txt").write_text(f"cell's {i:03d}\n")
+        cp.close_frame("ok")
+        target = ws / "f7.txt"
+        st = os.lstat(target)
+        _wait_clock_past(max(st.st_mtime_ns, st.st_ctime_ns) + RACY_NS)
+        # Read once more: the note is now older than the file's last write, so trusted.
+        before = cp.snapshotter.hash_path("f7.txt")
+        assert cp.snapshotter._inc.seen.recall("f7.txt", os.lstat(target)) is not None
+        plan = frame_rewind.plan_rewind(cp, frame_id)
+        assert not plan.conflicts and len(plan.restore) == 80
+
+        with open(target, "r+b") as fh:  # same inode, same size, other bytes
+            fh.write(b"OTHER'")
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert os.lstat(target).st_mtime_ns == st.st_mtime_ns
+        assert cp.snapshotter.hash_path("f7.txt") != before
+        plan = frame_rewind.plan_rewind(cp, frame_id)
+        assert [c.path for c in plan.conflicts] == ["f7.txt"]
+        assert "changed since frame" in plan.conflicts[0].detail
+        assert len(plan.restore) == 79
+    finally:
+        session.close()
+
+
+def test_an_undo_brings_back_files_whose_pre_images_the_rewind_did_not_read_again(
+    tmp_path: Path,
+) -> None:
+    """Files untouched since a preview read them are not read again by the rewind (their
+    blobs, which the frame stored, are reused as its pre-images): the undo still puts every
+    byte back."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "d").mkdir()
+    for i in range(80):
+        (ws / "d" / f"f{i}.txt").write_text(f"first {i}\n")
+    session = OpenThread.open(ws, env={"LOGICIAN_THREAD": "memory"}, max_file_bytes=100_000)
+    try:
+        cp = session.checkpoints
+        assert cp is not None and cp.snapshotter is not None
+        frame_id = cp.open_frame(execution_count=None, cell_id=None, code="cell")
+        for i in range(80):
+            (ws / "d" / f"f{i}.txt").write_text(f"second version {i}\n")
+        cp.close_frame("ok")
+        newest = max(
+            max(st.st_mtime_ns, st.st_ctime_ns) for st in map(os.lstat, (ws / "d").iterdir())
+        )
+        _wait_clock_past(newest + RACY_NS)
+        seen = cp.snapshotter._inc.seen
+        frame_rewind.plan_rewind(cp, frame_id)  # the preview reads each file once
+        assert all(
+            seen.recall(f"d/f{i}.txt", os.lstat(ws / "d" / f"f{i}.txt"), stored=True)
+            for i in range(80)
+        )
+        frame_rewind.rewind(cp, frame_id)
+        assert (ws / "d" / "f7.txt").read_text() == "first 7\n"
+        undo_rewind(cp, None)
+        assert all(
+            (ws / "d" / f"f{i}.txt").read_text() == f"second version {i}\n" for i in range(80)
+        )
+    finally:
+        session.close()
