@@ -14,6 +14,10 @@ what a power loss could have taken. Unset it costs one environment lookup per le
 background from kernel start, above all) before it writes its objects, until `<file>` exists
 (two minutes at most): a test of what happens while the first snapshot runs is then exact.
 
+`LOGICIAN_TEST_KILL_MID_PACK=<N>` kills it in the middle of writing the first pack of at least
+`N` blobs a frame's snapshot stores (`snapshots/git_pack.py`): half of the pack's bytes are in
+its temporary file, nothing under its name. Unset it costs one environment lookup per pack.
+
 `LOGICIAN_TEST_FAULT=<op>:<N>:<what>` makes the Nth durable `<op>` of this process after
 the variable was set (`write`, `fsync` or `rename`, counted in `durable/fsync.py`, which every
 durable write goes through) fail with `<what>` (`ENOSPC` or `EIO`), or `kill` the process
@@ -37,6 +41,7 @@ from pathlib import Path
 KILL_IN_CALL = "LOGICIAN_TEST_KILL_IN_CALL"
 KILL_BEFORE_FSYNC = "LOGICIAN_TEST_KILL_BEFORE_FSYNC"
 HOLD_FULL_SCAN = "LOGICIAN_TEST_HOLD_FULL_SCAN"
+KILL_MID_PACK = "LOGICIAN_TEST_KILL_MID_PACK"
 FAULT = "LOGICIAN_TEST_FAULT"
 FAULT_LOG = "LOGICIAN_TEST_FAULT_LOG"
 FAULT_OPS = ("write", "fsync", "rename")
@@ -88,6 +93,17 @@ def arms_fsync_kill(kind: object) -> bool:
 def stop_before_fsync(ledger: Path, synced: int) -> None:
     """Die here (an armed record is written, not fsynced), saying what the disk holds for sure."""
     ledger.with_name(f"{ledger.name}.synced").write_text(f"{synced}\n")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def stop_mid_pack(temp: str, data: bytes, blobs: int) -> None:
+    """Die here with half of `data` written to `temp`, if a test asked for packs of `blobs`."""
+    wanted = os.environ.get(KILL_MID_PACK)
+    if not wanted or blobs < int(wanted):
+        return
+    with open(temp, "wb") as fh:
+        fh.write(data[: len(data) // 2])
+        fh.flush()
     os.kill(os.getpid(), signal.SIGKILL)
 
 

@@ -27,6 +27,7 @@ import zlib
 from pathlib import Path
 
 from ..durable.private import PRIVATE_DIR
+from ..durable.test_hooks import stop_mid_pack
 from .git_trees import place_new
 
 PACK_MIN_BLOBS = 64
@@ -92,7 +93,9 @@ class PackWriter:
             check.update(part)
         trailer = check.digest()
         name = os.path.join(pack_dir, f"pack-{trailer.hex()}")
-        place_new(name + ".pack", b"".join([*body, trailer]))
+        data = b"".join([*body, trailer])
+        stop_mid_pack(f"{name}.pack.{os.getpid()}.{os.urandom(4).hex()}.tmp", data, len(entries))
+        place_new(name + ".pack", data)
         place_new(name + ".idx", _index(offsets, trailer))
         self.written.append(name)
         self.packed.update(digest.hex() for digest, _, _ in entries)

@@ -48,8 +48,9 @@ class IncrementalTrees:
         changes: dict[str, Entry | None] = dict.fromkeys(drop)
         # Many blobs go into one pack (git_pack.py), written before any tree names them.
         pack = pack_writer(self._objects, self.packed, len(update))
+        parents: dict[str, bool] = {}  # symlinked parents: each folder looked at once
         for path in update:
-            changes[path] = self.blob_entry(path, pack)
+            changes[path] = self.blob_entry(path, pack, parents)
         if pack is not None:
             try:
                 pack.flush()
@@ -93,11 +94,15 @@ class IncrementalTrees:
         self.packed.clear()
         self.seen.forget()
 
-    def blob_entry(self, path: str, pack: PackWriter | None = None) -> Entry | None:
+    def blob_entry(
+        self, path: str, pack: PackWriter | None = None, parents: dict[str, bool] | None = None
+    ) -> Entry | None:
         """The tree entry of a file or symlink as it is now, its blob stored (in `pack` when
-        given, else loose); None if gone."""
+        given, else loose); None if gone. `parents` is the symlinked-parent answers of this
+        update (one look per folder, not per path); without it the parents are looked at
+        afresh."""
         looked_at = self.seen.clock()
-        st = lstat_entry(self._root, path)  # afresh: a parent may have become a symlink
+        st = lstat_entry(self._root, path, parents)
         if st is None:
             return None
         full = os.path.join(self._root, path)

@@ -5,8 +5,10 @@ One mechanism per kernel, chosen once (`TreeWatch.choose`) and shown by `%logici
 
 - **exact (fanotify)**: a `fanotify` filesystem mark (needs `CAP_SYS_ADMIN`: root in most
   containers) reports every create, modify, attribute change, rename and delete with the
-  writer's pid, read by a thread while the frame is open; each pid is judged at once
-  (`_Processes.who`).
+  writer's pid, read by a thread while the frame is open; each pid is judged as its batch is
+  read (`_Processes.who`). The thread rests `READ_REST` after each batch, so a cell writing
+  thousands of files is not slowed by a reader taking the GIL for every event (they queue in
+  the kernel meanwhile; `end` reads what is left).
 - **by process tree sampling**: while the frame has started a process or runs a tool call,
   the kernel's subtree is looked at every `SAMPLE_INTERVAL` s (all of `/proc` every
   `FULL_LOOK_EVERY`th time) for the workspace files our processes hold open for writing.
@@ -53,6 +55,8 @@ SAMPLE_INTERVAL = 0.05
 """Seconds between two looks at the kernel's processes while one runs (sampling mode)."""
 FULL_LOOK_EVERY = 10
 """One look in this many walks every process on the machine, not only the kernel's subtree."""
+READ_REST = 0.02
+"""Seconds the fanotify reader rests after each batch it read (a write storm's events queue)."""
 
 
 @dataclass(frozen=True)
@@ -266,6 +270,10 @@ class TreeWatch:
                 return
             if fan.fd in ready and (evidence := self._evidence) is not None:
                 self._take_events(evidence)
+                # Rest before the next batch: during a cell's write storm, reading each event
+                # as it comes takes the GIL from the cell. Events queue in the kernel meanwhile
+                # (its queue holds far more than a rest's worth); `end` wakes us at once.
+                self._stop.wait(READ_REST)
 
     def _take_events(self, evidence: TreeEvidence) -> None:
         with self._lock:
