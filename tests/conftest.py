@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# Before any of our models is created: the tests read field descriptions (types/field_docs.py);
+# kernels they start run without it (kernel_harness.clean_env drops LOGICIAN_*), as users' do.
+os.environ["LOGICIAN_FIELD_DOCS"] = "1"
 sys.path.insert(0, str(Path(__file__).parent))
 
 from kernel_harness import NOTICES_IN_CELLS, git, make_kernel_env  # noqa: E402

@@ -24,9 +24,11 @@ from logician_kernel.types.messages import (
 )
 from logician_kernel.types.run import RunOutcome
 
+from ..types.field_docs import FIELD_DOCS
+
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
 
 class RunStarted(_Event):

@@ -32,6 +32,7 @@ from pydantic import (
 from ..agent.approvals import ApprovalPrompt
 from ..agent.ui import McpState, Phase
 from ..types.approvals import ApprovalChannel, ApprovalChoice
+from ..types.field_docs import FIELD_DOCS
 from .widgets.rewind import RewindMode  # one declaration, with the rewind control's buttons
 
 Version = Literal[1]
@@ -53,7 +54,7 @@ NonEmpty = Annotated[str, Field(min_length=1)]
 
 class _Request(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=FIELD_DOCS
     )
 
     v: Version
@@ -212,7 +213,7 @@ class NotebookCell(BaseModel):
     """One cell of the live notebook as the frontend reports it."""
 
     model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=FIELD_DOCS
     )
 
     id: NonEmpty
@@ -366,7 +367,7 @@ FRONTEND: TypeAdapter[FrontendMessage] = TypeAdapter(FrontendMessage)
 
 class _Part(BaseModel):
     # Extra keys pass: a newer kernel may add a field an older frontend ignores.
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=FIELD_DOCS)
 
 
 class McpServer(_Part):

@@ -14,10 +14,13 @@ committed schema file.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, get_args
 
+from ..types.field_docs import FIELD_DOCS, FIELD_DOCS_ENV
 from .comm_messages import (
     FRONTEND,
     KERNEL,
@@ -108,13 +111,22 @@ def _tidy(node: Any, *, in_properties: bool = False) -> Any:
 
 def main(argv: list[str]) -> int:
     """`--write`: regenerate `comm_schema.json`; `--check`: exit 1 when it is stale;
-    otherwise print the schema."""
+    otherwise print the schema. The field descriptions come from docstrings, read only under
+    `LOGICIAN_FIELD_DOCS=1` (`types/field_docs.py`): without it, this runs again in a fresh
+    interpreter that has it."""
+    if not FIELD_DOCS:
+        env = {**os.environ, FIELD_DOCS_ENV: "1"}
+        command = [sys.executable, "-m", "logician_kernel.jupyter.comm_schema", *argv]
+        return subprocess.run(command, env=env, check=False).returncode
     text = schema_text()
     if "--write" in argv:
         SCHEMA_FILE.write_text(text)
     elif "--check" in argv:
         if SCHEMA_FILE.read_text() != text:
-            print(f"{SCHEMA_FILE} is stale: run python -m {__spec__.name} --write", file=sys.stderr)
+            print(
+                f"{SCHEMA_FILE} is stale: run python -m logician_kernel.jupyter.comm_schema --write",
+                file=sys.stderr,
+            )
             return 1
     else:
         sys.stdout.write(text)

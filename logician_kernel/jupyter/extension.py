@@ -27,7 +27,8 @@ from ..agent.threads import follow_vscode
 from ..workspace import VSCODE_NOTEBOOK, FrameOutcome, OpenFrame, Workspace
 from .call_buttons import CallButtons
 from .kernel import StopBeforeRun, is_management_cell
-from .magics import LogicianMagics, protect_prompt_lines
+from .magic_words import protect_prompt_lines
+from .magics import LogicianMagics
 
 COUNTED_BEFORE_PRE_RUN_CELL = IPython.version_info >= (9, 8)
 """IPython 9.8 made `run_cell` count the cell before `pre_run_cell` (so that cells can run

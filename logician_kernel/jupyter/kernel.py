@@ -19,19 +19,16 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 import threading
 from pathlib import Path
 from typing import Any
 
-import ipywidgets
 from ipykernel.ipkernel import IPythonKernel
 from ipykernel.zmqshell import ZMQInteractiveShell
 from traitlets import Type
 
 from .._version import __version__
-from ..agent import AgentSession, reap_for_workspace
-from ..agent.threads import follow_vscode
+from ..agent import reap_for_workspace
 from ..workspace import (
     VSCODE_NOTEBOOK,
     FrameOutcome,
@@ -40,32 +37,15 @@ from ..workspace import (
     starting_directory,
     workspace_notice,
 )
-from . import call_rewind
-from .call_buttons import CallButtons
+from .kernel_parts import KernelParts
 from .launcher import place_history
-from .magics import MANAGEMENT_COMMANDS, LogicianMagics, protect_prompt_lines
+from .magic_words import is_management_cell, protect_prompt_lines
 
 LOGICIAN_BANNER = (
     "Logician Kernel " + __version__ + " - Python with rewindable cells.\n"
     "%logician frames | diff N | rewind N | rewind --last | config | help\n"
 )
 """Appended to IPython's banner (what ipykernel reports), so a console says which kernel it is."""
-
-_MAGIC_LINE = re.compile(r"^\s*%logician(?:\s+(\S+))?")
-
-
-def is_management_cell(code: str) -> bool:
-    """True when every statement of the cell is a `%logician` management command."""
-    lines = [ln for ln in code.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    if not lines:
-        return False
-    for line in lines:
-        match = _MAGIC_LINE.match(line)
-        if match is None or line.lstrip().startswith("%%"):
-            return False
-        if (match.group(1) or "") not in MANAGEMENT_COMMANDS:
-            return False
-    return True
 
 
 class LogicianShell(ZMQInteractiveShell):
@@ -125,14 +105,8 @@ class LogicianKernel(IPythonKernel):
             if text:
                 self.logician.notice(text)
         assert self.shell is not None
-        self.agent = AgentSession(self.logician)
-        self._magics = LogicianMagics(shell=self.shell, agent=self.agent)
-        self.shell.register_magics(self._magics)
-        self._magics.comms.register(self.comm_manager)
-        self._call_buttons = CallButtons(self, self._magics.frames)
-        # Our modules import ipywidgets before any shell exists, when its import-time hook
-        # cannot register the widget comm targets; register them now that the kernel is up.
-        ipywidgets.register_comm_target()
+        # The agent, the magics' implementation, the comm handler: loaded on first use
+        self.parts = KernelParts(self, self.logician)
         self.shell.input_transformers_cleanup.append(protect_prompt_lines)
         self._framed = False
         self._vscode_seen: object = None
@@ -168,29 +142,36 @@ class LogicianKernel(IPythonKernel):
         if silent or threading.current_thread() is not threading.main_thread():
             return await run
         self._executions += 1
-        self._magics.agent.frontend_can_answer = allow_stdin
+        parts = self.parts
+        parts.set_frontend_can_answer(allow_stdin)
         assert self.shell is not None
         named = self.shell.user_ns.get(VSCODE_NOTEBOOK)
         if named != self._vscode_seen:  # VS Code binds it after start; looked at once per value
             self._vscode_seen = named
-            said = follow_vscode(self.agent, self.shell.user_ns, framed=self._framed)
-            if said:
-                workspace.notice(said)
+            if isinstance(named, str) and named.strip():
+                from ..agent.threads import follow_vscode
+
+                said = follow_vscode(parts.agent, self.shell.user_ns, framed=self._framed)
+                if said:
+                    workspace.notice(said)
         workspace.flush_notices()
         if self._executions == 1 and workspace.notices.in_cells:
             # The restart notice's "Rewind this call", where widgets render; elsewhere the
             # notice names `%logician rewind --call ID`.
-            call_rewind.offer(self.agent, self._magics.frames)
-        bridge = self._magics.comms.notebook
+            from . import call_rewind
+
+            call_rewind.offer(parts.agent, parts.load().frames)
+        bridge = parts.bridge
         if bridge is not None:
             bridge.begin_cell(cell_id)
-        buttons = self._call_buttons
-        buttons.cell_started()  # the in-cell Rewind this call buttons: off while a cell runs
+        if parts.buttons is not None:  # the in-cell Rewind this call buttons: off meanwhile
+            parts.buttons.cell_started()
         if is_management_cell(code):
             try:
                 reply = await run
             finally:
-                self._after_cell("the Rewind this call controls", buttons.cell_ended, None)
+                self._buttons_ended(None)
+            bridge = parts.bridge  # the cell may have loaded the parts
             if bridge is not None:
                 self._after_cell("the agent's queued runs", bridge.end_cell, _outcome(reply))
             return reply
@@ -205,7 +186,7 @@ class LogicianKernel(IPythonKernel):
             with workspace.frame(count, cell_id, code) as frame:
                 opened = frame.frame
                 # `running_cell`: the Lab turns its Rewind this call buttons off meanwhile
-                self._magics.comms.push_status(force=True)
+                parts.push_status()
                 if frame.interrupted:  # the interrupt came while the frame opened
                     self.shell.ast_transformers.append(stop)
                 reply = await run
@@ -213,13 +194,19 @@ class LogicianKernel(IPythonKernel):
         finally:
             stop.remove()
             # the frame has closed: its calls' changes are attributed, their buttons can show
-            self._after_cell("the Rewind this call controls", buttons.cell_ended, opened)
-            self._after_cell("the sidebar's update", self._magics.after_cell)
+            self._buttons_ended(opened)
+            self._after_cell("the sidebar's update", parts.after_cell)
             # The cells the agent asked to run go to the frontend now, after this cell's
             # frame closed: each runs as its own cell, its own frame.
+            bridge = parts.bridge  # the cell may have loaded the parts
             if bridge is not None:
                 self._after_cell("the agent's queued runs", bridge.end_cell, outcome)
         return reply
+
+    def _buttons_ended(self, frame: int | None) -> None:
+        buttons = self.parts.buttons
+        if buttons is not None:
+            self._after_cell("the Rewind this call controls", buttons.cell_ended, frame)
 
     def _after_cell(self, what: str, step: Any, *args: Any) -> None:
         """One step after a cell's frame closed. A failure is logged and said, never raised:
@@ -232,7 +219,7 @@ class LogicianKernel(IPythonKernel):
             self.logician.notice(f"Logician: {what} failed after the cell: {exc}")
 
     def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
-        self.agent.close()  # the MCP servers stop with the kernel, then the workspace closes
+        self.parts.close()  # the MCP servers stop with the kernel, then the workspace closes
         return super().do_shutdown(restart)
 
 

@@ -48,7 +48,7 @@ class IPKernelApp(_IPKernelApp):
 
 
 def main() -> None:
-    from ..agent.ui import guard_kernel_tree
+    from ..agent import guard_kernel_tree
     from .kernel import LogicianKernel
 
     # Before anything is started: every process of this kernel, `setsid` or not, dies with it.

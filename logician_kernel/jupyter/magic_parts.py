@@ -1,14 +1,11 @@
-"""Parsing and rendering helpers of `%logician`, split out of `magics.py`: commands told
-apart from prompts (and typos), the argument parser whose errors are one-line usage errors, a
+"""Parsing and rendering helpers of `%logician`, split out of `magics.py`: the argument parser whose errors are one-line usage errors, a
 `%%logician` cell's run options, the branches table, and what an agent cell awaits."""
 
 from __future__ import annotations
 
 import argparse
-import difflib
 import shlex
-from collections.abc import Collection
-from typing import Any, Literal, NoReturn
+from typing import Any, NoReturn
 
 from IPython.core.error import UsageError
 
@@ -17,56 +14,15 @@ from ..agent.ui import MODES
 from ..workspace import Branch
 from . import display as render
 from .agent_errors import positive
+from .magic_words import ASK, classify, loaded_magics, unknown_command
 
-ASK = "ask"
-"""`%logician ask PROMPT`: a prompt of any length, even one word or one that starts with a
-command's name."""
-
-
-def classify(
-    rest: str, commands: Collection[str]
-) -> tuple[Literal["command", "prompt", "unknown"], str]:
-    """What `%logician REST` is: a management command, a prompt (and its text), or an
-    unknown command. One word that is not a command is never a prompt (a typo must not
-    become a model request); neither are several words whose first is close to a command.
-    `ask` makes anything a prompt."""
-    word, _, tail = rest.strip().partition(" ")
-    if word in commands or word.startswith("-"):
-        return "command", rest
-    if word == ASK:
-        return "prompt", tail.strip()
-    if not tail.strip() or (word.lower() not in _TOOL_VERBS and _close_to_command(word, commands)):
-        return "unknown", rest
-    return "prompt", rest
-
-
-_TOOL_VERBS = frozenset({"read", "write", "edit", "bash", "python", "ls", "glob", "grep"})
-"""The agent's tool names: `%logician read the data` is an instruction, never a typo of a
-command (`read` is close to `thread`)."""
-
-
-def _close_to_command(word: str, commands: Collection[str]) -> list[str]:
-    names = sorted(c for c in commands if c)
-    return difflib.get_close_matches(word.lower(), [*names, ASK], n=2, cutoff=0.75)
-
-
-def unknown_command(word: str, commands: Collection[str]) -> UsageError:
-    close = _close_to_command(word, commands)
-    hint = (
-        f"did you mean {' or '.join(close)}?"
-        if close
-        else ("commands: " + ", ".join(sorted(c for c in commands if c)) + ".")
-    )
-    return UsageError(
-        f"%logician: unknown command {word!r} — {hint} A prompt goes in a %%logician cell "
-        "or `%logician ask PROMPT`."
-    )
+__all__ = ["ASK", "ArgParser", "classify", "run_agent_cell", "run_options", "unknown_command"]
 
 
 async def run_agent_cell(shell: Any, options: str, prompt: str) -> None:
     """What a `%%logician` cell awaits (see `protect_prompt_lines`), in our kernel or in any
     IPython with the extension loaded."""
-    magics = shell.magics_manager.registry.get("LogicianMagics")
+    magics = loaded_magics(shell)
     if magics is None:
         raise UsageError(
             "%%logician: the logician extension is not loaded (`%load_ext logician_kernel`)"

@@ -1,8 +1,8 @@
 """`%logician <sub>`: the notebook's commands for frames, rewind and configuration.
 
 Subcommands dispatch through one table, `COMMANDS`, to `handle_<sub>` methods (as ipykernel's
-kernelbase dispatches `shell_handlers`); the subcommand names (`MANAGEMENT_COMMANDS`) are
-derived from it. Handlers return a `Rendered` (plain text + HTML) or raise
+kernelbase dispatches `shell_handlers`); its names are `magic_words.MANAGEMENT_COMMANDS`, which
+the kernel reads at start without loading this module (checked as this module loads). Handlers return a `Rendered` (plain text + HTML) or raise
 `UsageError` with a one-line message; they never print tracebacks for user mistakes.
 """
 
@@ -39,7 +39,13 @@ from .agent_errors import agent_errors
 from .comm import LogicianComms
 from .config_view import ConfigView
 from .magic_parts import ArgParser as _ArgParser
-from .magic_parts import branches_table, classify, run_options, unknown_command
+from .magic_parts import branches_table, run_options
+from .magic_words import (
+    FIX,
+    MANAGEMENT_COMMANDS,
+    classify,
+    unknown_command,
+)
 from .mcp_view import handle_mcp
 from .model_picker import ModelPicker
 from .notebook_bridge import NotebookBridge
@@ -47,53 +53,6 @@ from .notebook_context import NotebookContext
 from .progress_view import ProgressAnnouncer
 from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
-
-_LINE_MAGIC = re.compile(r"^(\s*)%logician(?:\s+(.*))?$")
-_AGENT_CALL = (
-    "await __import__('logician_kernel.jupyter.magic_parts', fromlist=['_']).run_agent_cell("
-    "get_ipython(), {options!r}, {prompt!r})\n"
-)
-_FIX_CALL = (
-    "await __import__('logician_kernel.jupyter.notebook_context', fromlist=['_']).run_fix_cell("
-    "get_ipython(), {note!r})\n"
-)
-FIX = "fix"
-"""`%logician fix [NOTE]`: an agent run on the last error (a frame, not a management command)."""
-
-
-def protect_prompt_lines(lines: list[str]) -> list[str]:
-    """Input transformer for agent prompts, applied before IPython's own.
-
-    A `%%logician` cell, and a top-level `%logician PROMPT` line, become an awaited call:
-    the kernel's event loop keeps turning while the agent runs, so an approval click (a comm
-    message) reaches the running cell. It also keeps a prompt's trailing `?` a question, not
-    IPython's "inspect this object". Management commands stay ordinary line magics.
-    """
-    if not lines:
-        return lines
-    first = lines[0].strip()
-    if first.startswith("%%logician") and (first == "%%logician" or first[10:11].isspace()):
-        return [_AGENT_CALL.format(options=first[10:].strip(), prompt="".join(lines[1:]))]
-    if first.startswith("%%"):
-        return lines  # another cell magic: its body is not ours to transform
-    out = []
-    for line in lines:
-        match = _LINE_MAGIC.match(line.rstrip("\n"))
-        if match is None:
-            out.append(line)
-            continue
-        indent, rest = match.group(1), (match.group(2) or "").strip()
-        word, _, note = rest.partition(" ")
-        if word == FIX and not indent:
-            out.append(_FIX_CALL.format(note=note.strip()))
-            continue
-        kind, text = classify(rest, MANAGEMENT_COMMANDS) if rest else ("command", rest)
-        if indent or kind != "prompt":
-            out.append(f"{indent}get_ipython().run_line_magic('logician', {rest!r})\n")
-        else:
-            out.append(_AGENT_CALL.format(options="", prompt=text))
-    return out
-
 
 _CONFIG_SET = re.compile(
     r"^\s*config\s+set\s+(?P<key>[A-Za-z_][^\s'\"]*)\s+(?P<rest>\S.*?)\s*$", re.S
@@ -108,7 +67,9 @@ _PERSIST = re.compile(r"\s+--persist\s+(?P<where>user|project)\s*$")
 class LogicianMagics(Magics):
     """The `%logician` line magic (and the `%%logician` cell magic of the agent)."""
 
-    def __init__(self, shell: Any, agent: AgentSession) -> None:
+    def __init__(
+        self, shell: Any, agent: AgentSession, notebook: NotebookContext | None = None
+    ) -> None:
         super().__init__(shell=shell)
         self.session = agent
         self.workspace = agent.workspace
@@ -122,7 +83,8 @@ class LogicianMagics(Magics):
         self.progress = ProgressAnnouncer(self.comms)
         self.workspace.progress_listeners.append(self.progress)  # the sidebar's bar
         self.agent = AgentCell(shell, agent, self.comms)
-        self.notebook = NotebookContext(shell, agent)
+        # the kernel's recorder runs from its start; `%load_ext` starts one here
+        self.notebook = notebook or NotebookContext(shell, agent)
         self.notebook.frontends = (
             self.comms.notebook.frontends
         )  # the status says if tools are offered
@@ -579,6 +541,8 @@ COMMANDS: dict[str, Callable[[LogicianMagics, list[str]], render.Rendered | None
 """`%logician <sub>` -> its handler: the one declaration of the subcommands (`""` is
 `%logician` alone, the rewind control)."""
 
-MANAGEMENT_COMMANDS = frozenset(COMMANDS)
-"""Subcommands that manage the session, derived from `COMMANDS`; a cell made only of these is
-not a frame."""
+if frozenset(COMMANDS) != MANAGEMENT_COMMANDS:  # the kernel tells cells apart by the names
+    raise ImportError(
+        "magic_words.MANAGEMENT_COMMANDS must name exactly the subcommands of magics.COMMANDS: "
+        f"{sorted(frozenset(COMMANDS) ^ MANAGEMENT_COMMANDS)}"
+    )

@@ -27,14 +27,12 @@ import traceback
 import types
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import IPython
 from IPython.core.error import UsageError
 
-from ..agent import AgentSession
 from ..agent.context_budget import BudgetCap, context_budget
-from ..agent.model_choice import context_window
 from ..agent.notebook_access import NotebookAccess, NotebookFile, SavedNotebook, notebook_access
 from ..agent.notebook_context import (
     CellError,
@@ -49,7 +47,12 @@ from ..agent.notebook_context import (
     summarize,
 )
 from ..workspace import VSCODE_NOTEBOOK
-from . import display as render
+from .magic_words import loaded_magics
+
+if TYPE_CHECKING:
+    from ..config import LogicianSettings
+    from ..workspace import Workspace
+    from . import display as render
 
 logger = logging.getLogger(__name__)
 
@@ -66,10 +69,24 @@ _COUNTED_BEFORE_PRE_RUN_CELL = IPython.version_info >= (9, 8)
 """IPython 9.8 counts a cell before `pre_run_cell` (as `extension.py` says)."""
 
 
+class Session(Protocol):
+    """What the context needs of the agent's session (`AgentSession`, or the kernel's
+    `KernelParts`, which loads it on first use): the workspace as cells are recorded, the
+    settings and the secrets at a prompt."""
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+    @property
+    def settings(self) -> LogicianSettings: ...
+
+    def secrets(self) -> tuple[str, ...]: ...
+
+
 class NotebookContext:
     """The recorded cells and errors of one shell, and the block built from them."""
 
-    def __init__(self, shell: Any, agent: AgentSession) -> None:
+    def __init__(self, shell: Any, agent: Session) -> None:
         self.shell = shell
         self.agent = agent
         self.cells: deque[tuple[CellRecord, CellError | None]] = deque(maxlen=KEEP_CELLS)
@@ -299,6 +316,8 @@ class NotebookContext:
         """The block the running prompt (or with `next_prompt`, the next one) carries; empty
         when `agent.context_tokens` is under the minimum."""
         settings = self.agent.settings
+        from ..agent.model_choice import context_window  # the providers: at a prompt only
+
         budget, cap = context_budget(settings.agent.context_tokens, context_window(settings.model))
         view = self.view(next_prompt=next_prompt)
         return render_block(view, budget, self.agent.secrets(), cap=cap)
@@ -318,6 +337,8 @@ class NotebookContext:
 
     def handle_context(self, args: list[str]) -> render.Rendered:
         """`%logician context`: exactly what the next prompt's message opens with."""
+        from . import display as render  # noqa: F811 - the renderer loads with the magics
+
         if args:
             raise UsageError("%logician context: takes no arguments")
         block = self.block(next_prompt=True)
@@ -386,7 +407,7 @@ def _only_commands(code: str) -> bool:
 async def run_fix_cell(shell: Any, note: str) -> None:
     """What a top-level `%logician fix [NOTE]` line awaits (see `magics.protect_prompt_lines`):
     an agent run on the last error, with the kernel's loop turning (approval clicks arrive)."""
-    magics = shell.magics_manager.registry.get("LogicianMagics")
+    magics = loaded_magics(shell)
     if magics is None:
         raise UsageError("%logician fix: the logician extension is not loaded")
     await magics.run_agent_async("", magics.notebook.fix_prompt(note))

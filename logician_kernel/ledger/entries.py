@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ..types.approvals import ApprovalChoice
+from ..types.field_docs import FIELD_DOCS
 from ..types.path_states import PathChange, PathState, SkippedPath
 from ..types.rewind_scope import RewindScope
 
@@ -24,7 +25,7 @@ FrameOutcome = Literal["ok", "error", "interrupted", "killed", "failed"]
 the next cell for a frame whose close could not be written (the ledger failed; its reason is
 the close's `capture_error`)."""
 
-_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
 
 class _Entry(BaseModel):

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..durable import MASK, Journal, decode_record, is_credential_name, redact
 from ..durable.state_dir import state_path
+from ..types.field_docs import FIELD_DOCS
 from .permissions import PermissionDecision
 
 AUDIT_FILE = Path(".logician") / "audit.jsonl"
@@ -68,7 +69,7 @@ class AuditLogError(RuntimeError):
 class AuditEntry(BaseModel):
     """One permission decision, as the audit log keeps it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
     time: str
     """UTC time of the decision, ISO 8601."""
@@ -282,7 +283,7 @@ _PROBLEM_COUNTS: dict[str, tuple[tuple[str, int, int], int]] = {}
 class AuditReading(BaseModel):
     """What reading the audit log found: the entries asked for and the file's problems."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(use_attribute_docstrings=FIELD_DOCS)
 
     entries: list[AuditEntry] = []
     """The last entries asked for, oldest first (unverified ones included)."""

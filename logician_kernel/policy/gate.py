@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..durable.redact import redact
 from ..tools import Tool
 from ..types.approvals import ApprovalChoice, PreviewKind
+from ..types.field_docs import FIELD_DOCS
 from ..types.messages import ToolCall
 from ..types.run import RunOutcome
 from .audit import AuditEntry, AuditLog, Resolution, mask_arguments
@@ -49,7 +50,7 @@ class PermissionGate(Protocol):
         ...
 
 
-_CONFIG = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+_CONFIG = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
 
 def _request_id() -> str:

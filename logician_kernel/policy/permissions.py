@@ -38,6 +38,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
+from ..types.field_docs import FIELD_DOCS
 from ._protected import Protection, protected_in_command, protected_write
 from ._rules import (
     COMMAND_ARGUMENTS,
@@ -87,7 +88,7 @@ SESSION_LAYER = "session"
 class PermissionDecision(BaseModel):
     """What the policy says about one tool call, and why."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
     action: PermissionAction
     """`allow`: run it; `ask`: the user decides; `deny`: refuse it."""

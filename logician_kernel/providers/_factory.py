@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from ..types.field_docs import FIELD_DOCS
 from ._anthropic import AnthropicProvider
 from ._base import Provider
 from ._http import HttpProvider, RetryPolicy, Sleep
@@ -28,7 +29,7 @@ _HTTP_PROVIDERS: dict[str, type[HttpProvider]] = {
 class ProviderSettings(BaseModel):
     """What a provider is built from; field names match the `[model]` settings table."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="ignore", use_attribute_docstrings=FIELD_DOCS)
 
     provider: Literal["openai", "anthropic", "replay"] = "openai"
     """Wire format: `openai` (any Chat Completions server), `anthropic`, or `replay`."""

@@ -31,6 +31,7 @@ from logician_kernel.types.messages import (
 )
 
 from ..durable import redact_data
+from ..types.field_docs import FIELD_DOCS
 from ._base import Provider
 from ._errors import ReplayError, ReplayMismatchError
 
@@ -38,7 +39,7 @@ from ._errors import ReplayError, ReplayMismatchError
 class RecordedExchange(BaseModel):
     """One model call: the request and every event it produced."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
     version: Literal[1] = 1
     """Format version of this line."""

@@ -19,9 +19,7 @@ import os
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
-
-from git.cmd import Git
-from git.exc import GitError
+from typing import TYPE_CHECKING
 
 from ..durable.private import private_dir, write_private
 from ._fs import join_z, split_z
@@ -31,6 +29,9 @@ from .locks import IndexGuard
 from .state_trust import UntrustedStateError, check_store
 from .store_config import ATTRIBUTES, CONFIG_TEMPLATE, isolated_env, replace_private, sanitize_store
 from .store_repair import repair_notice, repair_store
+
+if TYPE_CHECKING:
+    from git.cmd import Git
 
 
 class SnapshotError(RuntimeError):
@@ -55,7 +56,7 @@ class GitStore:
         self.base = ["git", f"--git-dir={self.store}", f"--work-tree={self.workspace}"]
         # Other kernels on this workspace share the index: writes take turns (see locks.py).
         self.guard = IndexGuard(self.index)
-        self._reader: Git | None = None
+        self._reader: Git | None = None  # GitPython's, on the first `read_object`
         # The store this kernel checked and configured (device, inode): git never runs on a
         # directory put in its place since (another account swapping `.logician/`).
         self._pinned: tuple[int, int] | None = None
@@ -202,6 +203,9 @@ class GitStore:
 
     def read_object(self, sha: str) -> tuple[str, bytes]:
         """(kind, content) of one object, loose, packed or in the user's store (alternates)."""
+        from git.cmd import Git  # GitPython loads at the first object read, not at start
+        from git.exc import GitError
+
         for attempt in (1, 2):
             if self._reader is None:
                 self.verify()

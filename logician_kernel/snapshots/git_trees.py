@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import os
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -33,8 +34,11 @@ MODE_TREE = "40000"
 Entry = tuple[str, str]
 """A tree entry: (git mode, hex object id)."""
 Entries = Mapping[bytes, Entry]
-_CACHE_LIMIT = 20_000
-"""Trees kept parsed; past it the cache starts over (a 100k-file workspace has ~2k)."""
+_CACHE_ENTRIES = 32_768
+"""Entries of the trees kept parsed, the least recently used tree dropped first: each frame
+rewrites the trees on its changed paths, and the versions it supersedes must not pile up
+frame after frame in an idle kernel's memory (a frame's work reads the root and the trees on
+its paths: a 100k-file workspace's root holds ~1k entries, each of its directories ~100)."""
 
 
 class TreeError(RuntimeError):
@@ -107,13 +111,16 @@ class TreeStore:
         self.objects = Path(objects)
         self._read_object = read_object
         """Fallback reader (kind, body) for trees that are not loose (packed, alternates)."""
-        self._cache: dict[str, dict[bytes, Entry]] = {}
+        self._cache: OrderedDict[str, dict[bytes, Entry]] = OrderedDict()
+        self._cached_entries = 0
 
     def entries(self, sha: str) -> Mapping[bytes, Entry]:
         cached = self._cache.get(sha)
         if cached is None:
             cached = parse(self._load(sha))
             self._remember(sha, cached)
+        else:
+            self._cache.move_to_end(sha)
         return cached
 
     def _load(self, sha: str) -> bytes:
@@ -136,9 +143,14 @@ class TreeStore:
         return body
 
     def _remember(self, sha: str, entries: dict[bytes, Entry]) -> None:
-        if len(self._cache) >= _CACHE_LIMIT:
-            self._cache.clear()
+        old = self._cache.pop(sha, None)
+        if old is not None:
+            self._cached_entries -= len(old)
         self._cache[sha] = entries
+        self._cached_entries += len(entries)
+        while self._cached_entries > _CACHE_ENTRIES and len(self._cache) > 1:
+            _, dropped = self._cache.popitem(last=False)
+            self._cached_entries -= len(dropped)
 
     def write(self, entries: dict[bytes, Entry]) -> str:
         try:

@@ -10,12 +10,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .field_docs import FIELD_DOCS
+
 SkipReason = Literal[
     "too-large", "ignored", "nested-repository", "not-a-file", "unstable", "over-budget", "low-disk"
 ]
 """Why a path was seen but its content not captured."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
 
 class Fingerprint(BaseModel):

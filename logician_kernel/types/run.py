@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .field_docs import FIELD_DOCS
 from .messages import Usage
 
 RunOutcomeStatus = Literal["completed", "budget_exhausted", "denied", "cancelled", "failed"]
@@ -20,7 +21,7 @@ RunOutcomeStatus = Literal["completed", "budget_exhausted", "denied", "cancelled
 held; a permission decision stopped it; the user interrupted it; or something (a provider, the
 store, an acceptance check that kept failing) failed."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
 
 class RunOutcome(BaseModel):

@@ -12,13 +12,15 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from .field_docs import FIELD_DOCS
+
 TaskStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 """Where one task stands."""
 
 TASK_STATUSES: tuple[TaskStatus, ...] = ("pending", "in_progress", "completed", "cancelled")
 """Every `TaskStatus`, in display order."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
 
 class TaskItem(BaseModel):

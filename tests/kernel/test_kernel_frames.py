@@ -306,7 +306,7 @@ def test_the_rewind_control_previews_rewinds_and_follows_the_ledger(
     kernel.run("open('new.txt', 'w').write('frame 2')")
     # The control refreshed after each cell: drive it as its buttons would.
     r = kernel.run(
-        "ctl = get_ipython().kernel._magics._controls[-1]\n"
+        "ctl = get_ipython().kernel.parts.load()._controls[-1]\n"
         "print([label for label, _ in ctl.frames.options])\n"
         "ctl.frames.value = 1\n"
         "print(ctl.preview.value)\n"

@@ -13,7 +13,7 @@ from kernel_harness import Kernel
 
 from logician_kernel import AgentSession
 from logician_kernel.config import load_effective_config
-from logician_kernel.jupyter.magics import MANAGEMENT_COMMANDS
+from logician_kernel.jupyter.magic_words import MANAGEMENT_COMMANDS
 
 pytestmark = pytest.mark.kernel
 

@@ -22,6 +22,7 @@ AGENT_API = {
     "RewindScope",
     "RunOptions",
     "RunResult",
+    "guard_kernel_tree",
     "reap_for_workspace",
 }
 

@@ -131,3 +131,32 @@ def test_serialize_round_trips_in_git_order() -> None:
     # "a-b" < "a.txt" < "a/" in git's order: a directory sorts as if its name ended in "/".
     assert [name for name in parse(body)] == [b"a-b", b"a.txt", b"a"]
     assert parse(body) == entries
+
+
+def test_trees_kept_parsed_are_bounded_and_dropped_ones_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An idle kernel's frames each supersede the trees on their paths: the parsed ones kept
+    stay under the bound, and a dropped tree (an old frame's, for a diff or a rewind) is read
+    back from the store exactly."""
+    import logician_kernel.snapshots.git_trees as git_trees
+
+    monkeypatch.setattr(git_trees, "_CACHE_ENTRIES", 300)
+    store = tmp_path / "store"
+    subprocess.run(["git", "init", "-q", "--bare", str(store)], check=True)
+    trees = TreeStore(store / "objects", lambda sha: ("missing", b""))
+    blob = ("100644", "e69de29bb2d1d6434b8b29ae775a6c842e5391de")  # the empty blob
+    root = trees.update(trees.write({}), {f"d/f{i:03d}.txt": blob for i in range(100)})
+    roots = [root]
+    for i in range(200):  # one changed file per "frame"
+        roots.append(trees.update(roots[-1], {f"d/f{i % 100:03d}.txt": None if i % 2 else blob}))
+    assert sum(len(e) for e in trees._cache.values()) <= 300
+    first_d = trees.lookup(roots[0], "d")
+    assert first_d is not None and len(trees.entries(first_d[1])) == 100
+    raw = subprocess.run(
+        ["git", f"--git-dir={store}", "diff-tree", "-r", "-z", "--no-renames", "--raw"]
+        + [roots[0], roots[-1]],
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert trees.diff_raw(roots[0], roots[-1]) == raw

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from logician_kernel.jupyter.magic_parts import classify, unknown_command
-from logician_kernel.jupyter.magics import MANAGEMENT_COMMANDS, protect_prompt_lines
+from logician_kernel.jupyter.magic_words import MANAGEMENT_COMMANDS, protect_prompt_lines
 
 
 @pytest.mark.parametrize(

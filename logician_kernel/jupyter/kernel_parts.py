@@ -1,0 +1,160 @@
+"""The kernel's Logician parts that load on first use, so it starts and idles like ipykernel.
+
+At start the kernel opens its `Workspace` (frames need it from the first cell), records cells
+for the notebook context (`NotebookContext`, so `%logician fix` knows an error made before
+any `%logician`), registers the `%logician` / `%%logician` names (`LogicianStartMagics`) and
+the `logician` comm target. Everything else loads on the first of: a `%logician` line or
+`%%logician` cell, a frontend opening the `logician` comm (the lab extension's sidebar), VS
+Code naming its notebook, a restart notice's *Rewind this call* under `ui.notices = "cell"`,
+or configured MCP servers (they connect from start, as before). Loading builds the
+`AgentSession` (the loop, the providers and httpx, the permission policy, MCP), the magics'
+implementation with the comm handler and its message models, the in-cell call controls and
+ipywidgets.
+
+Owns: when the parts load, and the kernel's view of them before (`loaded`, `buttons`,
+`bridge`). Must never: load them on the path of a plain cell, or lose what happened before
+they loaded (the cells recorded, the notices said: the board keeps them for the comm).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+from .notebook_context import NotebookContext
+
+if TYPE_CHECKING:
+    from ..agent import AgentSession
+    from ..config import LogicianSettings
+    from ..workspace import Workspace
+    from .call_buttons import CallButtons
+    from .magics import LogicianMagics
+    from .notebook_bridge import NotebookBridge
+
+TARGET = "logician"
+"""The comm target (`comm.TARGET`; the lab extension opens it)."""
+
+
+class KernelParts:
+    """The agent, the magics and the comm handler of one kernel, built on first use."""
+
+    def __init__(self, kernel: Any, workspace: Workspace) -> None:
+        self._kernel = kernel
+        self.workspace = workspace
+        self.frontend_can_answer = False
+        """Whether the last execute request allowed stdin (handed to the agent's cell)."""
+        self._magics: LogicianMagics | None = None
+        self._buttons: CallButtons | None = None
+        shell = kernel.shell
+        self.notebook = NotebookContext(shell, self)
+        shell.register_magics(LogicianStartMagics(shell=shell, parts=self))
+        kernel.comm_manager.register_target(TARGET, self._comm_opened)
+        if _has_mcp_servers(workspace):  # they connect in the background from start
+            self.load()
+
+    # -- the session-like view the notebook context reads (notebook_context.Session) ---------
+
+    @property
+    def settings(self) -> LogicianSettings:
+        return self.workspace.config.settings
+
+    def secrets(self) -> tuple[str, ...]:
+        return self.agent.secrets()
+
+    # -- loading ----------------------------------------------------------------------------
+
+    @property
+    def loaded(self) -> bool:
+        return self._magics is not None
+
+    @property
+    def agent(self) -> AgentSession:
+        return self.load().session
+
+    @property
+    def buttons(self) -> CallButtons | None:
+        """The in-cell *Rewind this call* controls; None until loaded (no call made yet)."""
+        return self._buttons
+
+    @property
+    def bridge(self) -> NotebookBridge | None:
+        """The notebook protocol's bridge; None until loaded (no frontend attached yet)."""
+        return self._magics.comms.notebook if self._magics is not None else None
+
+    def load(self) -> LogicianMagics:
+        """The magics, built (with the agent, the comm handler and the call controls) on the
+        first call; then the same object."""
+        if self._magics is not None:
+            return self._magics
+        import ipywidgets
+
+        from ..agent import AgentSession
+        from .call_buttons import CallButtons
+        from .magics import LogicianMagics
+
+        kernel, shell = self._kernel, self._kernel.shell
+        magics = LogicianMagics(
+            shell=shell, agent=AgentSession(self.workspace), notebook=self.notebook
+        )
+        magics.agent.frontend_can_answer = self.frontend_can_answer
+        shell.register_magics(magics)  # replaces the start magics' `logician`
+        magics.comms.register(kernel.comm_manager)
+        self._buttons = CallButtons(kernel, magics.frames)
+        # Imported by an earlier module before the shell existed, ipywidgets could not
+        # register its comm targets then; registering again is harmless.
+        ipywidgets.register_comm_target()
+        self._magics = magics
+        return magics
+
+    def _comm_opened(self, comm: Any, open_msg: dict[str, Any]) -> None:
+        """The first `logician` comm: load, then hand it to the real handler (which
+        `load` registered for the comms that follow)."""
+        self.load().comms._opened(comm, open_msg)
+
+    # -- the kernel's steps, each a no-op until loaded ------------------------------------
+
+    def set_frontend_can_answer(self, allowed: bool) -> None:
+        self.frontend_can_answer = allowed
+        if self._magics is not None:
+            self._magics.agent.frontend_can_answer = allowed
+
+    def push_status(self) -> None:
+        if self._magics is not None:
+            self._magics.comms.push_status(force=True)
+
+    def after_cell(self) -> None:
+        if self._magics is not None:
+            self._magics.after_cell()
+
+    def close(self) -> None:
+        """The MCP servers stop (when loaded), then the workspace closes."""
+        if self._magics is not None:
+            self._magics.session.close()
+        else:
+            self.workspace.close()
+
+
+@magics_class
+class LogicianStartMagics(Magics):
+    """`%logician` and `%%logician` as registered at start: the first call loads the
+    implementation (`KernelParts.load`, which registers `LogicianMagics` over this one)."""
+
+    def __init__(self, shell: Any, parts: KernelParts) -> None:
+        super().__init__(shell=shell)
+        self._parts = parts
+
+    def load(self) -> LogicianMagics:
+        return self._parts.load()
+
+    @line_cell_magic
+    def logician(self, line: str, cell: str | None = None) -> None:
+        """Logician: `%%logician [--max-turns N]` + a prompt runs the agent; `%logician
+        <prompt>` is the one-line form; `%logician frames|diff|rewind|config|trust|clear|help`
+        manage the session."""
+        magics: Any = self.load()  # IPython's decorator hides the method's type
+        magics.logician(line, cell)
+
+
+def _has_mcp_servers(workspace: Workspace) -> bool:
+    return any(s.enabled for s in workspace.config.settings.mcp.servers.values())

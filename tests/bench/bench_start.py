@@ -1,0 +1,154 @@
+"""Benchmark: a kernel that starts and idles like ipykernel, Logician vs plain ipykernel.
+
+    .venv/bin/python tests/bench/bench_start.py [--only start|rss|frames] [--rounds N]
+                                                [--frames N] [--tmpdir DIR]
+
+1. start: spawn to first reply (`kernel_info`) in a 1,000-file git workspace, median over N
+   rounds that alternate which kernel starts first (goal <= 1.3x ipykernel);
+2. rss: resident memory after four small cells, median over the same rounds (goal <= 67 MB);
+3. frames: resident memory growth of the Logician kernel over 1,000 frames (a cell writing one
+   file), after 100 warm-up frames (goal <= +5 MB); ipykernel's growth over the same cells
+   beside it.
+
+The kernels run with byte-code caching on (as an installed package has), whatever
+PYTHONDONTWRITEBYTECODE says in the calling shell; the Logician kernel runs from the tree this
+file is in (or PYTHONPATH). Workspaces live in a temporary directory removed at the end.
+Progress goes to stderr; a markdown table to stdout. Not a pytest module (file name bench_*).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_kernel import BenchKernel, log, make_workspace  # noqa: E402
+from bench_many_files import rss_mb  # noqa: E402
+
+WRITE_ONE = "open('d0001/f001.txt','w').write(str({i}))"
+
+
+class StartBench:
+    def __init__(self, rounds: int, frames: int, tmpdir: str | None) -> None:
+        self.rounds, self.frames = rounds, frames
+        self.tmp = Path(tempfile.mkdtemp(prefix="logician-start-", dir=tmpdir))
+        self.env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        self.env["LOGICIAN_THREAD"] = "bench"
+        self.env["LOGICIAN_CONFIG_DIR"] = str(self.tmp / "user-config")
+        self.env.pop("JPY_SESSION_NAME", None)
+        self.anomalies: Counter[str] = Counter()
+        self.lines: list[str] = []
+
+    def pair(self, name: str) -> tuple[BenchKernel, BenchKernel]:
+        lws = make_workspace(self.tmp / name / "logician", 1000)
+        iws = self.tmp / name / "ipykernel"
+        shutil.copytree(lws, iws, symlinks=True)
+        return (
+            BenchKernel("logician", lws, self.env, self.anomalies),
+            BenchKernel("ipykernel", iws, self.env, self.anomalies),
+        )
+
+    def start_and_rss(self) -> None:
+        """Figures 1 and 2, from the same kernels (`--only start` and `--only rss` print both)."""
+        ls: list[float] = []
+        ist: list[float] = []
+        lr: list[float] = []
+        ir: list[float] = []
+        for r in range(self.rounds):
+            log(f"start on a 1,000-file workspace, round {r + 1}/{self.rounds}")
+            lk, ik = self.pair(f"start{r}")
+            try:
+                for k in (lk, ik) if r % 2 == 0 else (ik, lk):
+                    k.start()
+                    (ist if k is ik else ls).append(k.start_seconds)
+                for k in (lk, ik):
+                    for i in range(4):
+                        k.run(f"_x{i} = list(range(1000))")
+                    (ir if k is ik else lr).append(rss_mb(k))
+            finally:
+                lk.shutdown()
+                ik.shutdown()
+        lm, im = statistics.median(ls) * 1000, statistics.median(ist) * 1000
+        self.lines.append(
+            f"| kernel start to first reply (1k files), ms | {lm:,.0f} | {im:,.0f} | "
+            f"{lm / im:.2f}x | <= 1.3x | {'PASS' if lm <= 1.3 * im else 'MISS'} |"
+        )
+        lm, im = statistics.median(lr), statistics.median(ir)
+        self.lines.append(
+            f"| idle RSS after 4 cells, MB | {lm:.1f} | {im:.1f} | +{lm - im:.1f} MB | "
+            f"<= 67 MB | {'PASS' if lm <= 67 else 'MISS'} |"
+        )
+
+    def frame_growth(self) -> None:
+        lk, ik = self.pair("frames")
+        growth: dict[str, float] = {}
+        try:
+            for k in (lk, ik):
+                k.start()
+                log(f"{k.label}: 100 warm-up frames, then {self.frames}")
+                for i in range(100):
+                    k.run(WRITE_ONE.format(i=i))
+                before, t0 = rss_mb(k), time.perf_counter()
+                for i in range(self.frames):
+                    k.run(WRITE_ONE.format(i=i + 100))
+                growth[k.label] = rss_mb(k) - before
+                log(f"  {k.label}: +{growth[k.label]:.1f} MB in {time.perf_counter() - t0:.0f}s")
+        finally:
+            lk.shutdown()
+            ik.shutdown()
+        lg, ig = growth["logician"], growth["ipykernel"]
+        self.lines.append(
+            f"| RSS growth over {self.frames:,} frames, MB | +{lg:.1f} | +{ig:.1f} | "
+            f"+{lg - ig:.1f} MB | <= +5 MB | {'PASS' if lg <= 5 else 'MISS'} |"
+        )
+
+    def run(self, only: str | None) -> None:
+        try:
+            if only in (None, "start", "rss"):
+                self.start_and_rss()
+            if only in (None, "frames"):
+                self.frame_growth()
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def report(self, load: tuple[str, str]) -> None:
+        print(f"(load average {load[0]} -> {load[1]}, cpus {os.cpu_count()})")
+        print("| figure | Logician | ipykernel | value | goal | |")
+        print("|---|---|---|---|---|---|")
+        for line in self.lines:
+            print(line)
+        for what, count in self.anomalies.items():
+            print(f"anomaly ({count}x): {what}")
+
+
+def _loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--only", choices=("start", "rss", "frames"), help="one figure only")
+    p.add_argument("--rounds", type=int, default=5, help="start rounds (default 5)")
+    p.add_argument("--frames", type=int, default=1000, help="frames measured (default 1000)")
+    p.add_argument("--tmpdir", help="where to create the workspaces (default: the system tmp)")
+    args = p.parse_args(argv)
+    before = _loadavg()
+    bench = StartBench(args.rounds, args.frames, args.tmpdir)
+    bench.run(args.only)
+    bench.report((before, _loadavg()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""A kernel that starts like ipykernel: after start and plain cells, the agent's machinery (the
+loop, the providers and httpx, the permission policy, MCP), the magics' implementation, the
+comm handler with its message models and ipywidgets are not loaded, nor GitPython until a
+frame reads the private store; the first
+`%logician`, or the sidebar opening the `logician` comm, loads them and they work as before.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kernel_harness import Kernel
+from test_kernel_approvals import Sidebar, create_subshell
+
+pytestmark = pytest.mark.kernel
+
+HEAVY = (
+    "httpx",
+    "ipywidgets",
+    "git",
+    "mcp",
+    "logician_kernel.agent.session",
+    "logician_kernel.loop",
+    "logician_kernel.providers",
+    "logician_kernel.policy",
+    "logician_kernel.mcp",
+    "logician_kernel.jupyter.magics",
+    "logician_kernel.jupyter.comm",
+    "logician_kernel.jupyter.comm_messages",
+    "logician_kernel.jupyter.call_buttons",
+)
+
+LOADED = f"import sys, json; print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+
+
+def loaded(k: Kernel) -> list[str]:
+    r = k.run(LOADED)
+    assert r.status == "ok", r.text
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_plain_cells_load_nothing_of_the_agent_and_logician_then_works(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    k = Kernel(workspace, kernel_env)
+    try:
+        assert k.run("x = 1").status == "ok"
+        assert loaded(k) == []
+        # a cell that changes a file: GitPython's object reader may start (the frame reads
+        # the store), nothing else
+        r = k.run("open('data.csv', 'w').write('changed')")
+        assert r.status == "ok", r.text
+        assert k.run("1 / 0").status == "error"
+        assert [m for m in loaded(k) if m != "git"] == []
+        frames = k.run("%logician frames")
+        assert frames.status == "ok", frames.text
+        assert "In [3]" in frames.text, frames.text
+        assert "logician_kernel.jupyter.magics" in loaded(k)
+        # the cells before the first %logician were recorded: the error is in the context
+        context = k.run("%logician context")
+        assert context.status == "ok", context.text
+        assert "In [4], raised an error" in context.text, context.text
+        diff = k.run("%logician diff 3")  # In [3] wrote data.csv
+        assert diff.status == "ok", diff.text
+        assert "data.csv" in diff.text, diff.text
+    finally:
+        k.shutdown()
+
+
+def test_the_sidebar_opening_its_comm_loads_the_handler(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    k = Kernel(workspace, kernel_env)
+    try:
+        assert k.run("open('data.csv', 'w').write('changed')").status == "ok"
+        assert [m for m in loaded(k) if m != "git"] == []
+        sidebar = Sidebar(k, create_subshell(k))
+        hello = sidebar.wait_for("hello")
+        assert hello["status"]["frames"] == 2, hello  # the write, and the look at sys.modules
+        assert "logician_kernel.jupyter.comm" in loaded(k)
+    finally:
+        k.shutdown()
