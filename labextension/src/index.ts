@@ -14,6 +14,7 @@ import { addCallRenderer } from './call_output';
 import { CellMarker, runCellsById } from './cells';
 import { addCommands, watchConnection } from './commands';
 import { LogicianConnection } from './connection';
+import { setDiffOpener } from './diff_view';
 import { addFixCommand, FixButtons } from './fix_button';
 import { NotebookTools } from './notebook_tools';
 import { LogicianSidebar } from './sidebar';
@@ -81,6 +82,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
 
+    setDiffOpener(tab => app.shell.add(tab, 'main'));
     const sidebar = new LogicianSidebar({ pageSize });
     sidebar.title.icon = logicianIcon;
     app.shell.add(sidebar, 'right', { rank: 600 });
