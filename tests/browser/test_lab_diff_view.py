@@ -105,3 +105,22 @@ def test_the_csv_shows_its_changed_cell_and_the_figure_both_images(
     page.locator('.lk-DiffView-fileLink[data-path="sales.csv"]').click()
     changed.first.wait_for(timeout=60_000)
     screenshot(page, "diff-csv-dark.png", docs=True)
+
+    # the rewind dialog: a file opens what the rewind would change in it, and the dialog closes
+    row = page.locator('.lk-FrameRow[data-frame="1"]')
+    row.locator("button", has_text="Rewind to here").click()
+    dialog = page.locator(".jp-Dialog .lk-RewindDialog")
+    dialog.wait_for(timeout=60_000)
+    dialog.locator('.lk-RewindDialog-fileLink[data-path="sales.csv"]').click()
+    dialog.wait_for(state="detached", timeout=30_000)
+    header = page.locator(".lk-DiffView-header", has_text="after the rewind").last
+    header.wait_for(timeout=60_000)
+    assert "now on disk" in header.inner_text()
+    back = page.locator(".lk-DiffView-cell.lk-mod-changed").last
+    assert back.locator(".lk-DiffView-was").inner_text() == "40"
+    assert back.locator(".lk-DiffView-now").inner_text() == "31"
+    assert (
+        (lab.root / "sales.csv")
+        .read_text()
+        .startswith("region,units,price\nnorth,12,3.5\nsouth,40")
+    )
