@@ -9,6 +9,7 @@
  * Must never: change a file or rewind anything.
  */
 import { MainAreaWidget } from '@jupyterlab/apputils';
+import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { Widget } from '@lumino/widgets';
 
 import type { LogicianConnection } from './connection';
@@ -33,8 +34,15 @@ function bytes(n: number | null): string {
 /** Where diff tabs are added (set once by the plugin). */
 let opener: ((widget: MainAreaWidget) => void) | null = null;
 
-export function setDiffOpener(open: (widget: MainAreaWidget) => void): void {
+/** JupyterLab's CodeMirror languages, which colour a script's lines (set by the plugin). */
+let languages: IEditorLanguageRegistry | null = null;
+
+export function setDiffOpener(
+  open: (widget: MainAreaWidget) => void,
+  registry: IEditorLanguageRegistry | null = null
+): void {
   opener = open;
+  languages = registry;
 }
 
 /** Open a diff tab for `frame`: one path of it, or (no path) its list of files to pick from. */
@@ -156,7 +164,10 @@ export class DiffView extends Widget {
       case 'binary':
         return [...notes, binaryFacts(diff)];
       default:
-        return [...notes, lineTable(diff.before.text ?? '', diff.after.text ?? '', diff.before.first_line ?? 1, diff.after.first_line ?? 1)];
+        return [
+          ...notes,
+          lineTable(diff.before.text ?? '', diff.after.text ?? '', diff.before.first_line ?? 1, diff.after.first_line ?? 1, diff.path)
+        ];
     }
   }
 
@@ -178,15 +189,25 @@ function sideWords(side: IDiffSide): string {
 }
 
 /** A line diff: number before, number after, mark, text. */
-export function lineTable(before: string, after: string, firstBefore = 1, firstAfter = 1): HTMLElement {
+export function lineTable(before: string, after: string, firstBefore = 1, firstAfter = 1, path = ''): HTMLElement {
   const table = el('table', 'lk-DiffView-lines');
+  const language = languages && path ? languages.findByFileName(path.split('/').pop() ?? path) : null;
+  if (language) {
+    table.classList.add('cm-s-jupyter'); // JupyterLab's highlighting theme colours the tokens
+  }
   const ops = lineDiff(splitLines(before), splitLines(after));
   for (const op of ops) {
     const tr = el('tr', `lk-DiffView-line lk-mod-${op.kind}`);
     tr.appendChild(el('td', 'lk-DiffView-num', op.a === undefined ? '' : String(op.a + firstBefore)));
     tr.appendChild(el('td', 'lk-DiffView-num', op.b === undefined ? '' : String(op.b + firstAfter)));
     tr.appendChild(el('td', 'lk-DiffView-mark', op.kind === 'add' ? '+' : op.kind === 'del' ? '−' : ' '));
-    tr.appendChild(el('td', 'lk-DiffView-text', op.text));
+    // highlight() appends the coloured tokens: the cell starts empty when it runs
+    const text = el('td', 'lk-DiffView-text', language ? undefined : op.text);
+    if (language && languages) {
+      // line by line (a page may start inside a string): the plain text stays if it fails
+      languages.highlight(op.text, language, text).catch(() => (text.textContent = op.text));
+    }
+    tr.appendChild(text);
     table.appendChild(tr);
   }
   if (!ops.length) {

@@ -38,6 +38,7 @@ def png(rgb: tuple[int, int, int], size: int = 48) -> bytes:
 
 CELL = f"""from pathlib import Path
 Path('sales.csv').write_text('region,units,price\\nnorth,12,3.5\\nsouth,40,3.5\\neast,7,4.0\\n')
+Path('tool.py').write_text('def total(rows):\\n    return sum(rows) * 2\\n')
 Path('figure.png').write_bytes({png((40, 120, 220))!r})
 """
 
@@ -53,6 +54,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[LabSer
     write_notebook(root / "diff.ipynb", [CELL], ids=["change"])
     (root / "sales.csv").write_text("region,units,price\nnorth,12,3.5\nsouth,31,3.5\n")
     (root / "figure.png").write_bytes(png((220, 80, 40)))
+    (root / "tool.py").write_text("def total(rows):\n    return sum(rows)\n")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with LabServer(root, home) as server:
         yield server
@@ -96,6 +98,17 @@ def test_the_csv_shows_its_changed_cell_and_the_figure_both_images(
         timeout=30_000,
     )
     screenshot(page, "diff-image.png", docs=True)
+
+    # a script: a line diff coloured by JupyterLab's CodeMirror languages
+    page.locator('.lk-DiffView-fileLink[data-path="tool.py"]').click()
+    added_line = page.locator(".lk-DiffView-line.lk-mod-add .lk-DiffView-text")
+    added_line.first.wait_for(timeout=60_000)
+    assert added_line.inner_text() == "    return sum(rows) * 2"
+    assert page.locator(".lk-DiffView-line.lk-mod-del .lk-DiffView-text").inner_text() == (
+        "    return sum(rows)"
+    )
+    keyword = page.locator(".lk-DiffView-lines.cm-s-jupyter .lk-DiffView-text span", has_text="def")
+    keyword.first.wait_for(timeout=30_000)
 
     page.evaluate(
         "() => window.jupyterapp.commands.execute('apputils:change-theme',"
