@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from test_kernel_comm import valid
 PNG_1 = b"\x89PNG\r\n\x1a\n" + bytes(40)
 PNG_2 = b"\x89PNG\r\n\x1a\n" + bytes(range(40))
 BLOB = bytes(range(256)) * 8
+NOTEBOOK = json.dumps({"cells": [{"cell_type": "code", "source": ["x = 1\n", "x"]}], "nbformat": 4})
 
 CELL = f"""
 from pathlib import Path
@@ -22,6 +24,7 @@ Path('data.csv').write_text('a,b\\n1,20\\n3,4\\n')
 Path('tool.py').write_text('def f():\\n    return 2\\n')
 Path('fig.png').write_bytes({PNG_2!r})
 Path('model.bin').write_bytes({BLOB!r})
+Path('nb.ipynb').write_text({NOTEBOOK!r})
 """
 
 
@@ -47,6 +50,7 @@ def test_the_comm_lists_a_cells_files_and_sends_both_sides(kernel: Kernel, works
         "tool.py": "text",
         "fig.png": "image",
         "model.bin": "binary",
+        "nb.ipynb": "notebook",
     }
     sizes = {row["path"]: (row["before_size"], row["after_size"]) for row in files["rows"]}
     assert sizes["model.bin"] == (None, len(BLOB)) and sizes["data.csv"] == (8, 13)
@@ -68,6 +72,9 @@ def test_the_comm_lists_a_cells_files_and_sends_both_sides(kernel: Kernel, works
     assert binary["before"]["state"] == "absent"
     assert binary["after"]["sha256"] == hashlib.sha256(BLOB).hexdigest()
     assert "text" not in binary["after"] and "data" not in binary["after"]
+
+    notebook = diff("nb.ipynb")
+    assert notebook["after"]["cells"] == [{"cell_type": "code", "source": "x = 1\nx"}]
 
     # a rewind preview: now on disk, against what the rewind would put back
     (workspace / "data.csv").write_text("a,b\n9,9\n")
