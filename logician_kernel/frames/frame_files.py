@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ledger.frame_view import FrameView
+from ..snapshots.git_snapshot import SnapshotError
 from ..types.path_states import PathChange, PathState
 from . import file_sides as fs
 from .file_checkpoints import FileCheckpoints
@@ -47,31 +48,46 @@ def changed_files(
     """A page of the files `frame` changed: path, action, kind, sizes before and after."""
     cp = _checkpoints(checkpoints)
     view = _view(cp, frame)
-    changes = sorted(view.changes, key=lambda c: c.path)
+    changes = sorted(view.changes, key=lambda c: c.path)[offset : offset + limit]
+    sizes = _blob_sizes(cp, [s for c in changes for s in (c.before, c.after)])
     rows = []
-    for change in changes[offset : offset + limit]:
+    for change in changes:
         sides = (_side(cp, change.before), _side(cp, change.after))
         rows.append(
             {
                 "path": change.path,
                 "action": change.action,
                 "kind": fs.kind_of(change.path, sides),
-                "before_size": _size(sides[0], change.before),
-                "after_size": _size(sides[1], change.after),
+                "before_size": _size(sides[0], change.before, sizes),
+                "after_size": _size(sides[1], change.after, sizes),
             }
         )
-    return {"frame": frame, "rows": rows, "total": len(changes), "offset": offset}
+    return {"frame": frame, "rows": rows, "total": len(view.changes), "offset": offset}
 
 
-def _size(side: fs.Side, state: PathState) -> int | None:
+def _blob_sizes(cp: FileCheckpoints, states: list[PathState]) -> dict[str, int]:
+    """The sizes of the page's git blobs, from one `cat-file --batch-check` (none read)."""
+    shas = sorted({s.sha for s in states if s.kind == "blob" and s.sha})
+    if not shas or cp.snapshotter is None:
+        return {}
+    try:
+        out = cp.snapshotter.git.run("cat-file", "--batch-check", stdin="\n".join(shas).encode())
+    except SnapshotError:
+        return {}
+    sizes = {}
+    for line in out.decode(errors="replace").splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "blob" and parts[2].isdigit():
+            sizes[parts[0]] = int(parts[2])
+    return sizes
+
+
+def _size(side: fs.Side, state: PathState, sizes: dict[str, int]) -> int | None:
     if side.size is not None:
         return side.size
     if side.opener is None:
         return None
-    if state.kind == "blob":
-        with side.opener() as f:
-            return len(f.read())
-    return None
+    return sizes.get(state.sha or "")
 
 
 def diff_sides(
