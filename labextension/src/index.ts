@@ -5,6 +5,7 @@
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
@@ -14,6 +15,7 @@ import { addCallRenderer } from './call_output';
 import { CellMarker, runCellsById } from './cells';
 import { addCommands, watchConnection } from './commands';
 import { LogicianConnection } from './connection';
+import { setDiffOpener } from './diff_view';
 import { addFixCommand, FixButtons } from './fix_button';
 import { NotebookTools } from './notebook_tools';
 import { LogicianSidebar } from './sidebar';
@@ -32,13 +34,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Logician sidebar: frame timeline, rewind, approvals and runtime status.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [IStatusBar, ICommandPalette, ISettingRegistry],
+  optional: [IStatusBar, ICommandPalette, ISettingRegistry, IEditorLanguageRegistry],
   activate: async (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     statusBar: IStatusBar | null,
     palette: ICommandPalette | null,
-    settings: ISettingRegistry | null
+    settings: ISettingRegistry | null,
+    languages: IEditorLanguageRegistry | null
   ) => {
     let pageSize = 100;
     if (settings) {
@@ -81,6 +84,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
 
+    setDiffOpener(tab => app.shell.add(tab, 'main'), languages);
     const sidebar = new LogicianSidebar({ pageSize });
     sidebar.title.icon = logicianIcon;
     app.shell.add(sidebar, 'right', { rank: 600 });

@@ -143,6 +143,28 @@ const EXAMPLES: Record<KernelMessage['type'], Json> = {
     headline: 'Rewound call b1: 1 file(s) put back',
     re: 11
   },
+  'frames.files': {
+    v: 1,
+    type: 'frames.files',
+    frame: 2,
+    rows: [{ path: 'data.csv', action: 'modify', kind: 'csv', before_size: 8, after_size: 13 }],
+    total: 1,
+    offset: 0,
+    re: 12
+  },
+  'frames.diff': {
+    v: 1,
+    type: 'frames.diff',
+    frame: 2,
+    path: 'data.csv',
+    kind: 'csv',
+    preview: false,
+    page: 1,
+    pages: 1,
+    before: { state: 'file', size: 8, sha256: 'ab'.repeat(32), pages: 1, page: 1, first_line: 1, text: 'a,b\n1,2\n' },
+    after: { state: 'absent', size: null, sha256: null, pages: 0 },
+    re: 13
+  },
   'frames.preview.page': {
     v: 1,
     type: 'frames.preview.page',
@@ -358,6 +380,8 @@ describe('parseKernelMessage', () => {
     ['model.connect', 'ok', 'yes'],
     ['config', 'rows', undefined],
     ['config.set', 'key', 3],
+    ['frames.files', 'rows', 'data.csv'],
+    ['frames.diff', 'before', 'text'],
     ['frames.preview.page', 'group', undefined],
     ['frames.preview.page', 'rows', 'a.csv'],
     ['frames.preview.page', 'total', '3'],

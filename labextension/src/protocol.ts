@@ -95,6 +95,45 @@ export interface IPreviewFile {
   action: 'restore' | 'delete';
 }
 
+export type FileKind = 'text' | 'csv' | 'image' | 'notebook' | 'binary';
+
+/** One file a frame changed (`frames.files`). */
+export interface IFileRow {
+  path: string;
+  action: string;
+  kind: FileKind;
+  before_size: number | null;
+  after_size: number | null;
+}
+
+/** One side of a file's diff (`frames.diff`): a page of its lines, an image, a notebook's
+ * cells, or only its size and sha256. */
+export interface IDiffSide {
+  /** `refused`: a symlink or a non-file on the way (`note` names it), not followed. */
+  state: 'absent' | 'file' | 'uncaptured' | 'refused';
+  size: number | null;
+  sha256: string | null;
+  pages: number;
+  page?: number;
+  first_line?: number;
+  text?: string;
+  mime?: string;
+  data?: string;
+  cells?: { cell_type: string; source: string }[];
+  note?: string;
+}
+
+export interface IFileDiff {
+  frame: number;
+  path: string;
+  kind: FileKind;
+  preview: boolean;
+  page: number;
+  pages: number;
+  before: IDiffSide;
+  after: IDiffSide;
+}
+
 /** The files of one directory a rewind would touch, counted (`below`: its subdirectories'
  * too, folded to keep the groups few). */
 export interface IPreviewGroup {
@@ -290,6 +329,8 @@ export type KernelMessage =
   | ({ type: 'status'; re?: RequestId } & IStatus)
   | { type: 'frames'; rows: IFrameRow[]; total: number; offset: number; re?: RequestId }
   | ({ type: 'frames.preview'; re?: RequestId } & IPreview)
+  | { type: 'frames.files'; frame: number; rows: IFileRow[]; total: number; offset: number; re?: RequestId }
+  | ({ type: 'frames.diff'; re?: RequestId } & IFileDiff)
   | {
       type: 'frames.preview.page';
       frame: number;
@@ -363,6 +404,8 @@ export type Request =
   | { type: 'status' }
   | { type: 'frames.list'; offset: number; limit: number }
   | ({ type: 'frames.preview'; force?: boolean; include_external?: boolean } & FrameTarget)
+  | { type: 'frames.files'; frame: number; offset?: number; limit?: number }
+  | { type: 'frames.diff'; frame: number; path: string; page?: number; preview?: boolean }
   | ({
       type: 'frames.preview.page';
       group: string;
@@ -448,6 +491,8 @@ const REQUIRED: Record<KernelMessage['type'], Record<string, Check>> = {
     messages_dropped: isInt
   },
   'frames.preview.page': { frame: isInt, group: isString, rows: isArray, total: isInt, offset: isInt },
+  'frames.files': { frame: isInt, rows: isArray, total: isInt, offset: isInt },
+  'frames.diff': { frame: isInt, path: isString, kind: isString, preview: isBool, page: isInt, pages: isInt, before: isObject, after: isObject },
   'frames.rewind': { ok: isBool, frame: isInt, frames: isArray, summary: isString },
   'frames.undo': { ok: isBool, frames: isArray, undoes: isInt, summary: isString },
   'frames.resume': { ok: isBool, frames: isArray, summary: isString },

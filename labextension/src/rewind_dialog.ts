@@ -5,12 +5,13 @@
  * Variables, Cells, Conflicts and Also sections are always shown, below the files, however
  * many files there are.
  */
-import type { Dialog } from '@jupyterlab/apputils';
+import { Dialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { jpButton } from './buttons';
 import type { LogicianConnection } from './connection';
 import { previewLines } from './format';
+import { openDiff } from './diff_view';
 import { cellsLine, GroupPager, groupFiles, groupLabel, inGroup } from './preview';
 import type { IPreview, IPreviewGroup, RewindMode } from './protocol';
 
@@ -40,6 +41,8 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
   constructor(preview: IPreview, connection: LogicianConnection | null) {
     super();
     this.addClass('lk-RewindDialog');
+    this._connection = connection;
+    this._frame = preview.frame;
     const lines = previewLines({ ...preview, files: [] });
     const total = preview.files_total ?? preview.files.length;
 
@@ -180,6 +183,20 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
     };
   }
 
+  /** The file's diff (now on disk against what the rewind puts back), in a tab; the dialog
+   * closes, as nothing was rewound. */
+  private _openDiff(path: string): void {
+    if (!this._connection) {
+      return;
+    }
+    openDiff(this._connection, this._frame, { path, preview: true });
+    let w: Widget | null = this.parent;
+    while (w && !(w instanceof Dialog)) {
+      w = w.parent;
+    }
+    (w as Dialog<unknown> | null)?.reject();
+  }
+
   private _group(group: IPreviewGroup, pager: GroupPager, open: boolean): HTMLElement {
     const node = el('details', 'lk-RewindDialog-group') as HTMLDetailsElement;
     node.dataset.directory = group.directory;
@@ -193,7 +210,13 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
     node.appendChild(more);
     const show = () => {
       for (const file of pager.rows.slice(ul.childElementCount)) {
-        ul.appendChild(el('li', '', `${file.action === 'delete' ? 'delete' : 'restore'} ${file.path}`));
+        const item = el('li', 'lk-RewindDialog-file', `${file.action === 'delete' ? 'delete' : 'restore'} `);
+        const link = el('button', 'lk-RewindDialog-fileLink', file.path);
+        link.title = 'Show what the rewind changes in this file';
+        link.dataset.path = file.path;
+        link.onclick = () => this._openDiff(file.path);
+        item.appendChild(link);
+        ul.appendChild(item);
       }
       const left = pager.total - pager.rows.length;
       more.hidden = pager.ended;
@@ -229,4 +252,6 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
   private _force: HTMLInputElement;
   private _external: HTMLInputElement;
   private _uncertain: HTMLInputElement;
+  private _connection: LogicianConnection | null;
+  private _frame: number;
 }

@@ -36,6 +36,7 @@ import { RestoreProgressView } from './progress';
 import { PromptBox } from './prompt_box';
 import { dialogTitle } from './preview';
 import { RewindBody } from './rewind_dialog';
+import { openDiff } from './diff_view';
 import { FramePages, visibleRange } from './timeline';
 
 export const ROW_HEIGHT = 46;
@@ -301,6 +302,23 @@ export class LogicianSidebar extends Widget {
     const kind = row.incomplete ? 'incomplete' : outcome;
     top.appendChild(el('span', `lk-FrameRow-outcome lk-outcome-${kind}`, outcome));
     const files = el('span', 'lk-FrameRow-files', frameFiles(row));
+    if (row.files > 0 && row.status === 'active') {
+      files.classList.add('lk-mod-link');
+      files.setAttribute('role', 'button');
+      files.tabIndex = 0;
+      files.title = 'Show what this cell changed in each file';
+      const open = () => {
+        if (this._connection) {
+          openDiff(this._connection, row.frame, { label: frameCell(row) });
+        }
+      };
+      files.onclick = open;
+      files.onkeydown = e => {
+        if (e.key === 'Enter') {
+          open();
+        }
+      };
+    }
     if (row.evicted?.length) {
       files.classList.add('lk-mod-evicted');
       files.title = evictedTooltip(row);

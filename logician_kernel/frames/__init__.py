@@ -7,6 +7,7 @@ the other packages use (`tests/unit/frames/test_frames_surface.py` holds it to t
 from .attribution import external_notice, launch_dir, map_lab_path
 from .capture_heal import CaptureHeal
 from .file_checkpoints import FileCheckpoints
+from .frame_files import changed_files, diff_sides
 from .frame_report import FileDiff, frame_diff
 from .frame_rewind import RewindError, RewindPlan
 from .recovery import CallRewindError, describe_call_rewind, rewind_call
@@ -30,6 +31,8 @@ __all__ = [
     "collect_garbage",
     "describe_call_rewind",
     "external_notice",
+    "changed_files",
+    "diff_sides",
     "frame_diff",
     "heal_state_dir",
     "interrupted_notice",

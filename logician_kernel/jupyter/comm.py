@@ -4,7 +4,7 @@ The messages are declared once, in `comm_messages.py` (two pydantic unions, from
 `comm_schema.json` is generated; the lab extension's `protocol.ts` is tested against that
 file). Frontend -> kernel: `approvals.list`, `approval.decide`, `status`, `frames.list`,
 `frames.preview`, `frames.preview.page`, `frames.rewind`, `frames.undo`, `frames.resume`,
-`frames.calls`, `frames.rewind_call`,
+`frames.calls`, `frames.rewind_call`, `frames.files`, `frames.diff` (`diff_view.py`),
 `document.saved`, `notices.list`, `notices.read`, `models.list`, `model.use`,
 `model.default`, `model.connect`, `config.show`, `config.set`, `notebook.attach`,
 `notebook.reply`; each is answered (its `id` echoed as `re`). Kernel -> frontend, unasked: `hello` when the comm opens (with the session's notices),
@@ -97,6 +97,10 @@ class FrameSource(Protocol):
     ) -> dict[str, Any]: ...
 
     def undo_target(self, force: bool) -> dict[str, Any]: ...
+
+    def frame_files(self, frame: int, offset: int, limit: int) -> dict[str, Any]: ...
+
+    def frame_diff(self, frame: int, path: str, page: int, *, preview: bool) -> dict[str, Any]: ...
 
     def resume_target(self, force: bool) -> dict[str, Any]: ...
 
@@ -271,6 +275,16 @@ class LogicianComms:
             keep_uncertain=message.keep_uncertain,
         )
         return {"type": "frames.preview.page", **page}
+
+    def handle_frames_files(self, message: m.FramesFiles) -> dict[str, Any]:
+        page = self._frame_source().frame_files(message.frame, message.offset, message.limit)
+        return {"type": "frames.files", **page}
+
+    def handle_frames_diff(self, message: m.FramesDiff) -> dict[str, Any]:
+        sides = self._frame_source().frame_diff(
+            message.frame, message.path, message.page, preview=message.preview
+        )
+        return {"type": "frames.diff", **sides}
 
     def handle_frames_rewind(self, message: m.FramesRewind) -> dict[str, Any]:
         done = self._frame_source().rewind_target(

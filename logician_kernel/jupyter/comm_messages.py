@@ -135,6 +135,32 @@ class FramesPreviewPage(_FrameTarget):
     """Files at most."""
 
 
+class FramesFiles(_Request):
+    """A page of the files one frame changed, with their kind and sizes (answered by
+    `frames.files`)."""
+
+    type: Literal["frames.files"]
+    frame: Annotated[int, Field(ge=1)]
+    offset: Count = 0
+    """Files to skip, by path."""
+    limit: Annotated[int, Field(ge=1, le=500)] = 200
+    """Files at most."""
+
+
+class FramesDiff(_Request):
+    """Both sides of one path, a page at a time (answered by `frames.diff`): what the frame
+    changed (before: as it opened; after: as it left), or with `preview`, what a rewind to the
+    frame would change (before: on disk now; after: what the rewind puts back)."""
+
+    type: Literal["frames.diff"]
+    frame: Annotated[int, Field(ge=1)]
+    path: NonEmpty
+    """The workspace-relative path, as `frames.files` or the preview listed it."""
+    page: Annotated[int, Field(ge=1)] = 1
+    """Which page of lines (1-based); `pages` in the answer says how many there are."""
+    preview: bool = False
+
+
 class FramesRewind(_FrameTarget):
     """Rewind to just before the frame (answered by `frames.rewind`)."""
 
@@ -339,6 +365,8 @@ FrontendMessage = Annotated[
     | FramesList
     | FramesPreview
     | FramesPreviewPage
+    | FramesFiles
+    | FramesDiff
     | FramesRewind
     | FramesUndo
     | FramesResume
@@ -623,6 +651,67 @@ class FramesPreviewPaged(_Answer):
     total: Count
     """Files of the group in all."""
     offset: Count
+
+
+class FileRow(_Part):
+    """One file a frame changed."""
+
+    path: str
+    action: str
+    kind: Literal["text", "csv", "image", "notebook", "binary"]
+    before_size: Count | None
+    after_size: Count | None
+
+
+class FramesFilesListed(_Answer):
+    type: Literal["frames.files"]
+    frame: int
+    rows: Annotated[list[FileRow], Field(max_length=500)]
+    total: Count
+    """Files the frame changed in all."""
+    offset: Count
+
+
+class DiffCell(_Part):
+    """One notebook cell of a side."""
+
+    cell_type: str
+    source: str
+
+
+class DiffSide(_Part):
+    """One side of a file's diff."""
+
+    state: Literal["absent", "file", "uncaptured", "refused"]
+    """`refused`: a symlink or a non-file on the way (`note` names it), not followed."""
+    size: Count | None
+    sha256: str | None
+    pages: Count
+    """Pages of lines this side has (text and CSV)."""
+    page: Count | MISSING = MISSING
+    first_line: Count | MISSING = MISSING
+    """The line number the page's text starts at."""
+    text: str | MISSING = MISSING
+    """The page's lines (text and CSV)."""
+    mime: str | MISSING = MISSING
+    data: str | MISSING = MISSING
+    """An image's bytes, base64 (bounded; absent above the bound, `note` says so)."""
+    cells: list[DiffCell] | MISSING = MISSING
+    """A notebook's cells."""
+    note: str | MISSING = MISSING
+
+
+class FramesDiffed(_Answer):
+    type: Literal["frames.diff"]
+    frame: int
+    path: str
+    kind: Literal["text", "csv", "image", "notebook", "binary"]
+    preview: bool
+    page: Count
+    pages: Count
+    """Pages of the longer side."""
+    before: DiffSide
+    after: DiffSide
 
 
 class FramesRewound(_Answer):
@@ -929,6 +1018,8 @@ KernelMessage = Annotated[
     | Frames
     | FramesPreviewed
     | FramesPreviewPaged
+    | FramesFilesListed
+    | FramesDiffed
     | FramesRewound
     | DocumentSaved
     | FramesUndoDone

@@ -19,6 +19,8 @@ from ..workspace import (
     RewindError,
     RewindScope,
     Workspace,
+    changed_files,
+    diff_sides,
     interrupted_notice,
     launch_dir,
     map_lab_path,
@@ -274,6 +276,13 @@ class LedgerRewindSource:
             "summary": variables_view.rewind_result(item).text,
             "headline": self._headline("Rewound", item),
         }
+
+    def frame_files(self, frame: int, offset: int, limit: int) -> dict[str, Any]:
+        return changed_files(self.workspace.checkpoints_if_on, frame, offset, limit)
+
+    def frame_diff(self, frame: int, path: str, page: int, *, preview: bool) -> dict[str, Any]:
+        checkpoints = self.workspace.checkpoints_if_on
+        return diff_sides(checkpoints, self.workspace.root, frame, path, page, preview=preview)
 
     def undo_target(self, force: bool) -> dict[str, Any]:
         item = self._undo(force=force)

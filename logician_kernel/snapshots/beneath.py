@@ -1,5 +1,6 @@
 """Writes beneath the workspace root: every restore, delete, mkdir, rename, chmod and temporary
-file a rewind (or undo, resume, `rewind --call`, the large-file store) makes in the workspace.
+file a rewind (or undo, resume, `rewind --call`, the large-file store) makes in the workspace,
+and the one read the diff view makes of a file on disk (`open_read`).
 
 A path is reached from the root through directory file descriptors, never by name from `/`:
 `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` where the kernel has it (Linux >= 5.6), else
@@ -242,6 +243,25 @@ class Beneath:
             return os.stat(name, dir_fd=fd, follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):  # never a Conflict: not a subclass
             return None
+
+    def open_read(self, path: str) -> int | None:
+        """A read-only descriptor of the regular file at `path` (the caller closes it); None
+        when it (or a parent) does not exist. Conflict when it is a symlink or not a file."""
+        try:
+            fd, name = self.parent(path)
+            new = os.open(
+                name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd
+            )
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise Conflict(path, "a symlink") from None
+            raise
+        if not stat.S_ISREG(os.fstat(new).st_mode):
+            os.close(new)
+            raise Conflict(path, "not a regular file")
+        return new
 
     def unlink(self, path: str) -> None:
         """Remove a file or symlink (the link, never its target); IsADirectoryError for a

@@ -21,6 +21,8 @@ FRAMES_API = {
     "collect_garbage",
     "describe_call_rewind",
     "external_notice",
+    "changed_files",
+    "diff_sides",
     "frame_diff",
     "heal_state_dir",
     "interrupted_notice",

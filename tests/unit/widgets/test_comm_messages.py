@@ -77,6 +77,8 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "frames.list": {"offset": 5, "limit": 50},
     "frames.preview": {"cell_id": "cell-a", "force": True},
     "frames.preview.page": {"frame": 2, "group": "data/parts/", "offset": 200, "limit": 100},
+    "frames.files": {"frame": 2, "offset": 0, "limit": 50},
+    "frames.diff": {"frame": 2, "path": "data/sales.csv", "page": 2, "preview": True},
     "frames.rewind": {
         "frame": 2,
         "mode": "files",
@@ -129,6 +131,38 @@ ANSWERS: dict[str, dict[str, Any]] = {
         "groups": [{"directory": "", "below": False, "delete": 1, "restore": 0}],
         "cells": [{"frame": 2, "execution_count": 4}, {"frame": 3, "execution_count": None}],
         "conflicts_total": 1,
+    },
+    "frames.files": {
+        "frame": 2,
+        "rows": [
+            {
+                "path": "fig.png",
+                "action": "modify",
+                "kind": "image",
+                "before_size": 10,
+                "after_size": 12,
+            }
+        ],
+        "total": 1,
+        "offset": 0,
+    },
+    "frames.diff": {
+        "frame": 2,
+        "path": "a.csv",
+        "kind": "csv",
+        "preview": False,
+        "page": 1,
+        "pages": 1,
+        "before": {"state": "absent", "size": None, "sha256": None, "pages": 0},
+        "after": {
+            "state": "file",
+            "size": 4,
+            "sha256": "ab" * 32,
+            "pages": 1,
+            "page": 1,
+            "first_line": 1,
+            "text": "a,b\n",
+        },
     },
     "frames.preview.page": {
         "frame": 2,
@@ -296,6 +330,12 @@ class Frames:
     def note_save(self, *args: Any) -> dict[str, Any]:
         self.calls.append(("save", *args))
         return {"path": "a.txt", "recorded": True}
+
+    def frame_files(self, frame: int, offset: int, limit: int) -> dict[str, Any]:
+        return {k: v for k, v in ANSWERS["frames.files"].items()}
+
+    def frame_diff(self, frame: int, path: str, page: int, *, preview: bool) -> dict[str, Any]:
+        return {k: v for k, v in ANSWERS["frames.diff"].items()}
 
     def undo_target(self, force: bool) -> dict[str, Any]:
         self.calls.append(("undo", force))

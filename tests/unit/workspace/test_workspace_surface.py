@@ -65,6 +65,8 @@ FROM_BELOW = {
     "derive_frames",
     "describe_call_rewind",
     "found_at_this_start",
+    "changed_files",
+    "diff_sides",
     "frame_diff",
     "interrupted_notice",
     "launch_dir",
