@@ -54,7 +54,8 @@ const PHASES: Record<string, string> = {
 const RESTORING: Record<IRestoreProgress['operation'], string> = {
   rewind: 'Rewinding',
   undo: 'Undoing the rewind',
-  resume: 'Resuming the rewind'
+  resume: 'Resuming the rewind',
+  first_snapshot: 'First snapshot'
 };
 
 /** What a restore in progress says: "Rewinding: restoring 12,400 / 20,000 files". */
@@ -64,6 +65,10 @@ export function progressText(progress: IRestoreProgress): string {
     return `${what}…`;
   }
   const files = progress.total === 1 ? 'file' : 'files';
+  if (progress.operation === 'first_snapshot') {
+    const percent = Math.floor(progressFraction(progress) * 100);
+    return `${what}: scanning ${progress.done.toLocaleString('en')} / ${progress.total.toLocaleString('en')} ${files} (${percent}%)`;
+  }
   return `${what}: restoring ${progress.done.toLocaleString('en')} / ${progress.total.toLocaleString('en')} ${files}`;
 }
 

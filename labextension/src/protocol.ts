@@ -206,10 +206,11 @@ export interface ICallRewound {
 
 /** How far a rewind, undo or resume has come (`progress`: a few a second, then `finished`). */
 export interface IRestoreProgress {
-  operation: 'rewind' | 'undo' | 'resume';
-  /** Paths restored so far. */
+  /** `first_snapshot`: the first snapshot of the workspace reads its files. */
+  operation: 'rewind' | 'undo' | 'resume' | 'first_snapshot';
+  /** Paths restored (the first snapshot: files read) so far. */
   done: number;
-  /** Paths to restore in all (0: nothing to restore, e.g. the conversation only). */
+  /** Paths to restore (files to read) in all (0: nothing to restore, e.g. the conversation only). */
   total: number;
   finished: boolean;
 }

@@ -14,6 +14,9 @@ what a power loss could have taken. Unset it costs one environment lookup per le
 background from kernel start, above all) before it writes its objects, until `<file>` exists
 (two minutes at most): a test of what happens while the first snapshot runs is then exact.
 
+`LOGICIAN_TEST_SLOW_FIRST_SNAPSHOT=<seconds>` makes the packers of a first snapshot wait that
+long after each file they read, so its progress reports are many and a test sees them rise.
+
 `LOGICIAN_TEST_FAULT=<op>:<N>:<what>` makes the Nth durable `<op>` of this process after
 the variable was set (`write`, `fsync` or `rename`, counted in `durable/fsync.py`, which every
 durable write goes through) fail with `<what>` (`ENOSPC` or `EIO`), or `kill` the process
@@ -37,6 +40,7 @@ from pathlib import Path
 KILL_IN_CALL = "LOGICIAN_TEST_KILL_IN_CALL"
 KILL_BEFORE_FSYNC = "LOGICIAN_TEST_KILL_BEFORE_FSYNC"
 HOLD_FULL_SCAN = "LOGICIAN_TEST_HOLD_FULL_SCAN"
+SLOW_FIRST_SNAPSHOT = "LOGICIAN_TEST_SLOW_FIRST_SNAPSHOT"
 FAULT = "LOGICIAN_TEST_FAULT"
 FAULT_LOG = "LOGICIAN_TEST_FAULT_LOG"
 FAULT_OPS = ("write", "fsync", "rename")
@@ -97,3 +101,8 @@ def hold_full_scan() -> None:
     deadline = time.monotonic() + 120
     while release and not os.path.exists(release) and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+def first_snapshot_delay() -> float:
+    """Seconds a first snapshot's packer waits after each file (0 unless a test asked)."""
+    return float(os.environ.get(SLOW_FIRST_SNAPSHOT) or 0)

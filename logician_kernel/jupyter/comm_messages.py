@@ -858,15 +858,17 @@ class FramesRewoundNotice(_Kernel):
 
 
 class RestoreProgressMessage(_Kernel):
-    """Announced while a rewind, undo or resume restores paths: before the first, then at
-    most `PROGRESS_HZ` times a second, and once `finished`."""
+    """Announced while a rewind, undo or resume restores paths, or the first snapshot reads
+    them (`first_snapshot`): before the first, then at most `PROGRESS_HZ` times a second, and
+    once `finished`; sent again to a frontend that opens its comm mid-work."""
 
     type: Literal["progress"]
-    operation: Literal["rewind", "undo", "resume"]
+    operation: Literal["rewind", "undo", "resume", "first_snapshot"]
     done: Count
-    """Paths restored so far."""
+    """Paths restored (the first snapshot: files read) so far."""
     total: Count
-    """Paths to restore in all (0: nothing to restore, e.g. the conversation only)."""
+    """Paths to restore (files to read) in all (0: nothing to restore, e.g. the conversation
+    only)."""
     finished: bool
     """The operation has ended (done or failed): a frontend hides its bar."""
 

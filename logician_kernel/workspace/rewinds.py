@@ -61,14 +61,15 @@ class FramePage:
     """Frame -> paths whose large pre-image the disk budget evicted (this page's frames)."""
 
 
-RestoreOperation = Literal["rewind", "undo", "resume"]
-"""What restores paths and reports progress."""
+RestoreOperation = Literal["rewind", "undo", "resume", "first_snapshot"]
+"""What restores (or, `first_snapshot`, reads) paths and reports progress."""
 
 
 @dataclass(frozen=True, slots=True)
 class RestoreProgress:
-    """How far a rewind, undo or resume has come: told to `Workspace.progress_listeners`
-    before its first path, after each one, and once `finished` (done or failed)."""
+    """How far a rewind, undo or resume (or the first snapshot's scan) has come: told to
+    `Workspace.progress_listeners` before its first path, after each one (the scan: a few
+    times a second), and once `finished` (done or failed)."""
 
     operation: RestoreOperation
     """What is restoring the paths."""

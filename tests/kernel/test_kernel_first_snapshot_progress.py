@@ -1,0 +1,57 @@
+"""The sidebar sees the first snapshot of a big workspace go: a `progress` message with
+`operation: first_snapshot`, sent at once to a comm that opens while the snapshot runs, then
+rising counts ending at the number of files (the snapshot held, then slowed, by test hooks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kernel_harness import Kernel, make_kernel_env
+from test_kernel_approvals import Sidebar
+
+from logician_kernel.durable.test_hooks import HOLD_FULL_SCAN, SLOW_FIRST_SNAPSHOT
+
+pytestmark = pytest.mark.kernel
+
+N_FILES = 2000
+
+
+@pytest.mark.timeout(300)
+def test_the_comm_follows_the_first_snapshot_up_to_its_total(tmp_path: Path) -> None:
+    ws = tmp_path / "plain"
+    for i in range(N_FILES):
+        d = ws / f"d{i // 100:02d}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i:04d}.txt").write_text(f"file {i}\n")
+    release = tmp_path / "release-the-first-snapshot"
+    env = {
+        **make_kernel_env(tmp_path),
+        HOLD_FULL_SCAN: str(release),
+        SLOW_FIRST_SNAPSHOT: "0.001",  # a second or two of packing: several reports
+    }
+    k = Kernel(ws, env)
+    try:
+        sidebar = Sidebar(k)
+        sidebar.wait_for("hello")
+        # Opened while the snapshot is held: the work under way is told at once.
+        first = sidebar.wait_for("progress")
+        assert (first["operation"], first["done"], first["total"]) == ("first_snapshot", 0, N_FILES)
+        assert first["finished"] is False
+        release.touch()
+        reports = [first]
+        while not reports[-1]["finished"]:
+            reports.append(sidebar.wait_for("progress", timeout=120))
+        assert {r["operation"] for r in reports} == {"first_snapshot"}
+        assert {r["total"] for r in reports} == {N_FILES}
+        counts = [r["done"] for r in reports]
+        assert counts == sorted(counts), counts
+        assert len(set(counts)) >= 3, counts  # counts in between, not just 0 and the end
+        assert counts[-1] == N_FILES
+        # The status never said `rewinding` for it.
+        phases = [d["phase"] for d in sidebar.seen if d.get("type") == "status"]
+        assert "rewinding" not in phases, phases
+        done = k.run("print('after', 6 * 7)")
+        assert "after 42" in done.stdout, done.text
+    finally:
+        k.shutdown()
