@@ -228,6 +228,10 @@ export interface IModelChoices {
   served_error: string | null;
   /** The profile in use (null: none; kernels before *Connect a model* omit it). */
   profile?: string | null;
+  /** Model -> `context_window`, `input_per_mtok`, `output_per_mtok` the configuration sets. */
+  configured?: Record<string, Record<string, number>>;
+  /** Model -> what the server's `/v1/models` entry says of it, as sent. */
+  served_facts?: Record<string, Record<string, unknown>>;
 }
 
 /** What *Connect a model* did (`model.connect`): `ok: false` names the form field to fix. */

@@ -722,6 +722,12 @@ class Models(_Answer):
     """Why the server's list could not be read; null when it answered (or was not asked)."""
     profile: str | None | MISSING = MISSING
     """The profile in use; null when none is selected."""
+    configured: dict[str, dict[str, int | float]] | MISSING = MISSING
+    """Model -> the `context_window`, `input_per_mtok`, `output_per_mtok` the configuration
+    sets for it (`model.context_window`, `budget.prices`, a profile's own)."""
+    served_facts: dict[str, dict[str, Any]] | MISSING = MISSING
+    """Model -> what the server's `/v1/models` entry says of it, as sent: OpenRouter's
+    `context_length` and `pricing`, vLLM's `max_model_len`, llama.cpp's `meta`."""
 
 
 class ModelUsed(_Answer):
