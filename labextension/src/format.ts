@@ -55,7 +55,8 @@ const RESTORING: Record<IRestoreProgress['operation'], string> = {
   rewind: 'Rewinding',
   undo: 'Undoing the rewind',
   resume: 'Resuming the rewind',
-  first_snapshot: 'First snapshot'
+  first_snapshot: 'First snapshot',
+  large_capture: 'Large file'
 };
 
 /** What a restore in progress says: "Rewinding: restoring 12,400 / 20,000 files". */
@@ -63,6 +64,11 @@ export function progressText(progress: IRestoreProgress): string {
   const what = RESTORING[progress.operation] ?? progress.operation;
   if (progress.total === 0) {
     return `${what}…`;
+  }
+  if (progress.operation === 'large_capture') {
+    const mb = (n: number) => Math.round(n / 1e6).toLocaleString('en');
+    const name = (progress.path ?? '').split('/').pop() || 'a file';
+    return `${what}: capturing ${name} ${mb(progress.done)} / ${mb(progress.total)} MB`;
   }
   const files = progress.total === 1 ? 'file' : 'files';
   if (progress.operation === 'first_snapshot') {

@@ -22,6 +22,12 @@ describe('restore progress', () => {
     );
   });
 
+  it('says which big file is captured after the cell, in MB', () => {
+    expect(
+      progressText({ operation: 'large_capture', done: 120e6, total: 300e6, finished: false, path: 'data/big.bin' })
+    ).toBe('Large file: capturing big.bin 120 / 300 MB');
+  });
+
   it('says no count when there are no files (a conversation-only rewind)', () => {
     expect(progressText({ operation: 'rewind', done: 0, total: 0, finished: false })).toBe('Rewinding…');
     expect(progressFraction({ operation: 'rewind', done: 0, total: 0, finished: false })).toBe(0);

@@ -9,9 +9,9 @@ import { progressFraction, progressText } from './format';
 import type { IRestoreProgress } from './protocol';
 
 /** The status bar's words: the first snapshot's count ("scanning 12,400 / 60,000 files (20%)"),
- * else the percentage. */
+ * a large file's copy ("capturing big.bin 120 / 300 MB"), else the percentage. */
 function compactText(progress: IRestoreProgress, text: string): string {
-  if (progress.operation === 'first_snapshot') {
+  if (progress.operation === 'first_snapshot' || progress.operation === 'large_capture') {
     return text.slice(text.indexOf(': ') + 2);
   }
   return `${Math.round(progressFraction(progress) * 100)}%`;

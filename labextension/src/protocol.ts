@@ -207,12 +207,14 @@ export interface ICallRewound {
 /** How far a rewind, undo or resume has come (`progress`: a few a second, then `finished`). */
 export interface IRestoreProgress {
   /** `first_snapshot`: the first snapshot of the workspace reads its files. */
-  operation: 'rewind' | 'undo' | 'resume' | 'first_snapshot';
+  operation: 'rewind' | 'undo' | 'resume' | 'first_snapshot' | 'large_capture';
   /** Paths restored (the first snapshot: files read) so far. */
   done: number;
   /** Paths to restore (files to read) in all (0: nothing to restore, e.g. the conversation only). */
   total: number;
   finished: boolean;
+  /** `large_capture`: the big file being copied after a cell (`done`/`total` are its bytes). */
+  path?: string;
 }
 
 /** What the model picker offers (`models`). */

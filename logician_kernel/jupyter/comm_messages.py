@@ -869,7 +869,7 @@ class RestoreProgressMessage(_Kernel):
     once `finished`; sent again to a frontend that opens its comm mid-work."""
 
     type: Literal["progress"]
-    operation: Literal["rewind", "undo", "resume", "first_snapshot"]
+    operation: Literal["rewind", "undo", "resume", "first_snapshot", "large_capture"]
     done: Count
     """Paths restored (the first snapshot: files read) so far."""
     total: Count
@@ -877,6 +877,8 @@ class RestoreProgressMessage(_Kernel):
     only)."""
     finished: bool
     """The operation has ended (done or failed): a frontend hides its bar."""
+    path: str | MISSING = MISSING
+    """`large_capture`: the big file being copied after a cell (`done`/`total` its bytes)."""
 
 
 class ApprovalRequested(_Kernel, ApprovalPrompt):

@@ -1,6 +1,7 @@
 """How far a rewind, undo or resume, or the first snapshot's scan, has come, told to the
 frontends: the `progress` comm message ("restoring 12,400 / 20,000 files", "scanning 12,400 /
-60,000 files" with a bar in the sidebar and the status bar) and the status's `rewinding` phase.
+60,000 files", "capturing big.bin 120 / 300 MB" with a bar in the sidebar and the status bar)
+and the status's `rewinding` phase.
 
 A `Workspace` progress listener: it is told after every path, and sends a `progress` message
 before the first path, then at most `PROGRESS_HZ` times a second, and once finished; the
@@ -50,7 +51,7 @@ class ProgressAnnouncer:
     def rewinding(self) -> bool:
         """A rewind, undo or resume is under way (the status's `rewinding` phase)."""
         running = self.running
-        return running is not None and running.operation != "first_snapshot"
+        return running is not None and running.operation in ("rewind", "undo", "resume")
 
     def replay(self) -> None:
         """Send the operation under way again (a frontend just opened its comm); never raises."""
@@ -81,16 +82,16 @@ class ProgressAnnouncer:
         if not self.comms.listening:
             return
         self._send(report)
-        if (starting or report.finished) and report.operation != "first_snapshot":
+        if (starting or report.finished) and report.operation in ("rewind", "undo", "resume"):
             self.comms.push_status(force=True)  # the phase reads `rewinding`, then not
 
     def _send(self, report: RestoreProgress) -> None:
-        self.comms.notify(
-            "progress",
-            {
-                "operation": report.operation,
-                "done": report.done,
-                "total": report.total,
-                "finished": report.finished,
-            },
-        )
+        message: dict[str, object] = {
+            "operation": report.operation,
+            "done": report.done,
+            "total": report.total,
+            "finished": report.finished,
+        }
+        if report.path:
+            message["path"] = report.path
+        self.comms.notify("progress", message)

@@ -61,8 +61,9 @@ class FramePage:
     """Frame -> paths whose large pre-image the disk budget evicted (this page's frames)."""
 
 
-RestoreOperation = Literal["rewind", "undo", "resume", "first_snapshot"]
-"""What restores (or, `first_snapshot`, reads) paths and reports progress."""
+RestoreOperation = Literal["rewind", "undo", "resume", "first_snapshot", "large_capture"]
+"""What restores (or, `first_snapshot`, reads; `large_capture`, copies) paths and reports
+progress."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,8 @@ class RestoreProgress:
     """Paths it carries out in all (0 for a rewind of the conversation or variables only)."""
     finished: bool = False
     """The operation has ended (done or failed); no more reports follow for it."""
+    path: str = ""
+    """`large_capture`: the file being copied (`done` and `total` are then its bytes)."""
 
 
 Progress = Callable[[int, int], None]

@@ -229,6 +229,8 @@ class Workspace:
             self._thread.checkpoints.say = self.notices.say
             if (snapshotter := self._thread.checkpoints.snapshotter) is not None:
                 snapshotter.scan_progress = self._scanned
+                if snapshotter.large is not None:
+                    snapshotter.large.copy_progress = self._copying
         if self._namespace is not None and self._thread.variables is not None:
             self._thread.variables.bind(*self._namespace)
 
@@ -365,6 +367,13 @@ class Workspace:
         self._tell(RestoreProgress("first_snapshot", done, total))
         if done >= total:
             self._tell(RestoreProgress("first_snapshot", done, total, finished=True))
+
+    def _copying(self, path: str, done: int, total: int) -> None:
+        """A large file's `(bytes copied, bytes in all)` into the side store, from the thread
+        that copies (after a cell, in the background)."""
+        self._tell(RestoreProgress("large_capture", done, total, path=path))
+        if done >= total:
+            self._tell(RestoreProgress("large_capture", done, total, finished=True, path=path))
 
     def _tell(self, report: RestoreProgress) -> None:
         self.long_work = None if report.finished else report

@@ -1,6 +1,7 @@
-"""The sidebar sees the first snapshot of a big workspace go: a `progress` message with
+"""The sidebar sees long work go: the first snapshot of a big workspace, a `progress` message with
 `operation: first_snapshot`, sent at once to a comm that opens while the snapshot runs, then
-rising counts ending at the number of files (the snapshot held, then slowed, by test hooks)."""
+rising counts ending at the number of files (the snapshot held, then slowed, by test hooks);
+and the copy of a big file after a cell (`large_capture`, its bytes)."""
 
 from __future__ import annotations
 
@@ -53,5 +54,30 @@ def test_the_comm_follows_the_first_snapshot_up_to_its_total(tmp_path: Path) -> 
         assert "rewinding" not in phases, phases
         done = k.run("print('after', 6 * 7)")
         assert "after 42" in done.stdout, done.text
+    finally:
+        k.shutdown()
+
+
+@pytest.mark.timeout(300)
+def test_the_comm_follows_a_big_files_capture_after_the_cell(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    size = 96 << 20
+    k = Kernel(ws, make_kernel_env(tmp_path))
+    try:
+        sidebar = Sidebar(k)
+        sidebar.wait_for("hello")
+        wrote = k.run(
+            "import os\nwith open('big.bin', 'wb') as f:\n"
+            f"    for _ in range({size >> 20}):\n        f.write(os.urandom(1 << 20))"
+        )
+        assert wrote.status == "ok", wrote.text
+        reports = [sidebar.wait_for("progress", timeout=120)]
+        while not reports[-1]["finished"]:
+            reports.append(sidebar.wait_for("progress", timeout=120))
+        assert {r["operation"] for r in reports} == {"large_capture"}
+        assert {(r["path"], r["total"]) for r in reports} == {("big.bin", size)}
+        counts = [r["done"] for r in reports]
+        assert counts == sorted(counts) and counts[-1] == size, counts
     finally:
         k.shutdown()
