@@ -54,7 +54,9 @@ const PHASES: Record<string, string> = {
 const RESTORING: Record<IRestoreProgress['operation'], string> = {
   rewind: 'Rewinding',
   undo: 'Undoing the rewind',
-  resume: 'Resuming the rewind'
+  resume: 'Resuming the rewind',
+  first_snapshot: 'First snapshot',
+  large_capture: 'Large file'
 };
 
 /** What a restore in progress says: "Rewinding: restoring 12,400 / 20,000 files". */
@@ -63,7 +65,16 @@ export function progressText(progress: IRestoreProgress): string {
   if (progress.total === 0) {
     return `${what}…`;
   }
+  if (progress.operation === 'large_capture') {
+    const mb = (n: number) => Math.round(n / 1e6).toLocaleString('en');
+    const name = (progress.path ?? '').split('/').pop() || 'a file';
+    return `${what}: capturing ${name} ${mb(progress.done)} / ${mb(progress.total)} MB`;
+  }
   const files = progress.total === 1 ? 'file' : 'files';
+  if (progress.operation === 'first_snapshot') {
+    const percent = Math.floor(progressFraction(progress) * 100);
+    return `${what}: scanning ${progress.done.toLocaleString('en')} / ${progress.total.toLocaleString('en')} ${files} (${percent}%)`;
+  }
   return `${what}: restoring ${progress.done.toLocaleString('en')} / ${progress.total.toLocaleString('en')} ${files}`;
 }
 

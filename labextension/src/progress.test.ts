@@ -16,6 +16,18 @@ describe('restore progress', () => {
     );
   });
 
+  it('says the first snapshot scans, with the share done', () => {
+    expect(progressText({ operation: 'first_snapshot', done: 12400, total: 60000, finished: false })).toBe(
+      'First snapshot: scanning 12,400 / 60,000 files (20%)'
+    );
+  });
+
+  it('says which big file is captured after the cell, in MB', () => {
+    expect(
+      progressText({ operation: 'large_capture', done: 120e6, total: 300e6, finished: false, path: 'data/big.bin' })
+    ).toBe('Large file: capturing big.bin 120 / 300 MB');
+  });
+
   it('says no count when there are no files (a conversation-only rewind)', () => {
     expect(progressText({ operation: 'rewind', done: 0, total: 0, finished: false })).toBe('Rewinding…');
     expect(progressFraction({ operation: 'rewind', done: 0, total: 0, finished: false })).toBe(0);

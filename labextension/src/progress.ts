@@ -1,11 +1,21 @@
 /**
  * The bar a long rewind, undo or resume shows while it restores paths ("Rewinding: restoring
- * 12,400 / 20,000 files"), in the sidebar and in the status bar. It follows the kernel's
+ * 12,400 / 20,000 files"), and the first snapshot of a big workspace ("First snapshot: scanning
+ * 12,400 / 60,000 files (20%)"), in the sidebar and in the status bar. It follows the kernel's
  * `progress` messages (a few a second) and hides when the operation has finished.
  */
 import type { LogicianConnection } from './connection';
 import { progressFraction, progressText } from './format';
 import type { IRestoreProgress } from './protocol';
+
+/** The status bar's words: the first snapshot's count ("scanning 12,400 / 60,000 files (20%)"),
+ * a large file's copy ("capturing big.bin 120 / 300 MB"), else the percentage. */
+function compactText(progress: IRestoreProgress, text: string): string {
+  if (progress.operation === 'first_snapshot' || progress.operation === 'large_capture') {
+    return text.slice(text.indexOf(': ') + 2);
+  }
+  return `${Math.round(progressFraction(progress) * 100)}%`;
+}
 
 export class RestoreProgressView {
   /** `compact`: the status bar's short form (a percentage and a thin bar). */
@@ -35,7 +45,7 @@ export class RestoreProgressView {
       return;
     }
     const text = progressText(progress);
-    this._text.textContent = this._compact ? `${Math.round(progressFraction(progress) * 100)}%` : text;
+    this._text.textContent = this._compact ? compactText(progress, text) : text;
     this.node.title = text;
     this._bar.setAttribute('aria-label', text);
     if (progress.total > 0) {

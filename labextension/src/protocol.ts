@@ -245,12 +245,15 @@ export interface ICallRewound {
 
 /** How far a rewind, undo or resume has come (`progress`: a few a second, then `finished`). */
 export interface IRestoreProgress {
-  operation: 'rewind' | 'undo' | 'resume';
-  /** Paths restored so far. */
+  /** `first_snapshot`: the first snapshot of the workspace reads its files. */
+  operation: 'rewind' | 'undo' | 'resume' | 'first_snapshot' | 'large_capture';
+  /** Paths restored (the first snapshot: files read) so far. */
   done: number;
-  /** Paths to restore in all (0: nothing to restore, e.g. the conversation only). */
+  /** Paths to restore (files to read) in all (0: nothing to restore, e.g. the conversation only). */
   total: number;
   finished: boolean;
+  /** `large_capture`: the big file being copied after a cell (`done`/`total` are its bytes). */
+  path?: string;
 }
 
 /** What the model picker offers (`models`). */
@@ -266,6 +269,10 @@ export interface IModelChoices {
   served_error: string | null;
   /** The profile in use (null: none; kernels before *Connect a model* omit it). */
   profile?: string | null;
+  /** Model -> `context_window`, `input_per_mtok`, `output_per_mtok` the configuration sets. */
+  configured?: Record<string, Record<string, number>>;
+  /** Model -> what the server's `/v1/models` entry says of it, as sent. */
+  served_facts?: Record<string, Record<string, unknown>>;
 }
 
 /** What *Connect a model* did (`model.connect`): `ok: false` names the form field to fix. */

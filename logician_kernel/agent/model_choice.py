@@ -8,7 +8,9 @@ update as `%logician config set --persist user`.
 Must never: ask a public API for its models (no `base_url`: nothing is asked), persist a pick
 unasked (a pick is a session override; only *Make default* writes), or raise for a server that
 does not answer (it is said instead). Also the configured model's context window
-(`context_window`), for what must fit in it.
+(`context_window`), for what must fit in it, and what the picker shows beside each model: the
+context window and price the configuration sets (`configured`), and what the server's list says
+of each model (`served_facts`, as sent: the lab extension reads it).
 """
 
 from __future__ import annotations
@@ -18,35 +20,67 @@ from typing import Any
 
 from ..config import EffectiveConfig
 from ..config import commands as config_commands
-from ..providers import listing_headers, resolve_context_window, served_models
+from ..providers import listing_headers, resolve_context_window, served_model_entries
 
 _SESSION_HIGHER = "The effective value still comes from the session layer, which is higher."
 
 
 def model_choices(config: EffectiveConfig) -> dict[str, Any]:
     """What the picker lists: `current`, `provider`, `profiles` (name and the model it names),
-    `served` (the server's model ids), `served_error` (why none could be read, or None) and
-    `profile` (the profile in use, or None)."""
+    `served` (the server's model ids), `served_error` (why none could be read, or None),
+    `profile` (the profile in use, or None), `configured` (model -> the `context_window`,
+    `input_per_mtok`, `output_per_mtok` the configuration sets) and `served_facts` (model ->
+    what the server's entry says of it)."""
     settings = config.settings
     model = settings.model
     profiles = [
         {"name": name, "model": (table.get("model") or {}).get("name")}
         for name, table in sorted(settings.profiles.items())
     ]
-    served: list[str] = []
+    entries: list[dict[str, Any]] = []
     error: str | None = None
     if model.base_url and model.provider == "openai":
         key = config.api_key()
         headers = listing_headers(model.provider, key.get_secret_value() if key else None)
-        served, error = served_models(model.base_url, headers=headers)
+        entries, error = served_model_entries(model.base_url, headers=headers)
     return {
         "current": model.name,
         "provider": model.provider,
         "profiles": profiles,
-        "served": served,
+        "served": [e["id"] for e in entries],
         "served_error": error,
         "profile": config.layer("profile").profile,
+        "configured": _configured(config),
+        "served_facts": {e["id"]: e for e in entries if len(e) > 1},
     }
+
+
+def _configured(config: EffectiveConfig) -> dict[str, dict[str, Any]]:
+    """Model -> the context window and prices the configuration sets for it: `model.*` and
+    `budget.prices` in effect, then each profile's own tables."""
+    settings = config.settings
+    out: dict[str, dict[str, Any]] = {}
+
+    def note(name: Any, window: Any, prices: Any) -> None:
+        if not isinstance(name, str) or not name:
+            return
+        facts = out.setdefault(name, {})
+        if isinstance(window, int) and window > 0:
+            facts.setdefault("context_window", window)
+        price = prices.get(name) if isinstance(prices, dict) else None
+        if price is not None:
+            price = price if isinstance(price, dict) else price.model_dump()
+            for key in ("input_per_mtok", "output_per_mtok"):
+                if isinstance(price.get(key), (int, float)):
+                    facts.setdefault(key, price[key])
+
+    note(settings.model.name, settings.model.context_window, settings.budget.prices)
+    for table in settings.profiles.values():
+        model = table.get("model") or {}
+        budget = table.get("budget") or {}
+        note(model.get("name"), model.get("context_window"), budget.get("prices") or {})
+        note(model.get("name"), None, settings.budget.prices)
+    return {name: facts for name, facts in out.items() if facts}
 
 
 def use_model(config: EffectiveConfig, name: str) -> tuple[EffectiveConfig, str]:

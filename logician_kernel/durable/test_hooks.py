@@ -17,6 +17,8 @@ background from kernel start, above all) before it writes its objects, until `<f
 `LOGICIAN_TEST_KILL_MID_PACK=<N>` kills it in the middle of writing the first pack of at least
 `N` blobs a frame's snapshot stores (`snapshots/git_pack.py`): half of the pack's bytes are in
 its temporary file, nothing under its name. Unset it costs one environment lookup per pack.
+`LOGICIAN_TEST_SLOW_FIRST_SNAPSHOT=<seconds>` makes the packers of a first snapshot wait that
+long after each file they read, so its progress reports are many and a test sees them rise.
 
 `LOGICIAN_TEST_FAULT=<op>:<N>:<what>` makes the Nth durable `<op>` of this process after
 the variable was set (`write`, `fsync` or `rename`, counted in `durable/fsync.py`, which every
@@ -42,6 +44,7 @@ KILL_IN_CALL = "LOGICIAN_TEST_KILL_IN_CALL"
 KILL_BEFORE_FSYNC = "LOGICIAN_TEST_KILL_BEFORE_FSYNC"
 HOLD_FULL_SCAN = "LOGICIAN_TEST_HOLD_FULL_SCAN"
 KILL_MID_PACK = "LOGICIAN_TEST_KILL_MID_PACK"
+SLOW_FIRST_SNAPSHOT = "LOGICIAN_TEST_SLOW_FIRST_SNAPSHOT"
 FAULT = "LOGICIAN_TEST_FAULT"
 FAULT_LOG = "LOGICIAN_TEST_FAULT_LOG"
 FAULT_OPS = ("write", "fsync", "rename")
@@ -113,3 +116,8 @@ def hold_full_scan() -> None:
     deadline = time.monotonic() + 120
     while release and not os.path.exists(release) and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+def first_snapshot_delay() -> float:
+    """Seconds a first snapshot's packer waits after each file (0 unless a test asked)."""
+    return float(os.environ.get(SLOW_FIRST_SNAPSHOT) or 0)

@@ -10,7 +10,8 @@ file). Frontend -> kernel: `approvals.list`, `approval.decide`, `status`, `frame
 `notebook.reply`; each is answered (its `id` echoed as `re`). Kernel -> frontend, unasked: `hello` when the comm opens (with the session's notices),
 `approval.requested` / `approval.resolved`, `frames.changed` after every cell, `frames.rewound`
 and `frames.undone`, `notice` when Logician says one (`ui.notices = "sidebar"`), `progress`
-while a rewind, undo or resume restores paths (`progress_view.py`), `notebook.request` to the
+while a rewind, undo or resume restores paths or the first snapshot reads them
+(`progress_view.py`), `notebook.request` to the
 frontend holding the notebook (`notebook_bridge.py`), and `status` while it changes (at most
 `STATUS_PUSH_HZ` a second).
 
@@ -151,6 +152,8 @@ class LogicianComms:
         """The model picker (`models.list`, `model.use`, `model.default`, `model.connect`)."""
         self.config: ConfigSource | None = None
         """The effective configuration (`config.show`, `config.set`)."""
+        self.opened_listeners: list[Callable[[], None]] = []
+        """Called after a comm opened and was sent `hello` (the work under way is re-sent)."""
         self._clock = clock
         self._last_status_push = float("-inf")
         self._comms: dict[str, BaseComm] = {}
@@ -204,6 +207,8 @@ class LogicianComms:
         if self.notices is not None:
             hello["notices"] = self._notice_rows()
         comm.send(outgoing("hello", hello))
+        for listener in list(self.opened_listeners):
+            listener()
 
     def reply(self, data: Any, *, sender: str | None = None) -> dict[str, Any]:
         """The answer to one message (pure apart from what the handlers call); never raises.

@@ -812,6 +812,12 @@ class Models(_Answer):
     """Why the server's list could not be read; null when it answered (or was not asked)."""
     profile: str | None | MISSING = MISSING
     """The profile in use; null when none is selected."""
+    configured: dict[str, dict[str, int | float]] | MISSING = MISSING
+    """Model -> the `context_window`, `input_per_mtok`, `output_per_mtok` the configuration
+    sets for it (`model.context_window`, `budget.prices`, a profile's own)."""
+    served_facts: dict[str, dict[str, Any]] | MISSING = MISSING
+    """Model -> what the server's `/v1/models` entry says of it, as sent: OpenRouter's
+    `context_length` and `pricing`, vLLM's `max_model_len`, llama.cpp's `meta`."""
 
 
 class ModelUsed(_Answer):
@@ -948,17 +954,21 @@ class FramesRewoundNotice(_Kernel):
 
 
 class RestoreProgressMessage(_Kernel):
-    """Announced while a rewind, undo or resume restores paths: before the first, then at
-    most `PROGRESS_HZ` times a second, and once `finished`."""
+    """Announced while a rewind, undo or resume restores paths, or the first snapshot reads
+    them (`first_snapshot`): before the first, then at most `PROGRESS_HZ` times a second, and
+    once `finished`; sent again to a frontend that opens its comm mid-work."""
 
     type: Literal["progress"]
-    operation: Literal["rewind", "undo", "resume"]
+    operation: Literal["rewind", "undo", "resume", "first_snapshot", "large_capture"]
     done: Count
-    """Paths restored so far."""
+    """Paths restored (the first snapshot: files read) so far."""
     total: Count
-    """Paths to restore in all (0: nothing to restore, e.g. the conversation only)."""
+    """Paths to restore (files to read) in all (0: nothing to restore, e.g. the conversation
+    only)."""
     finished: bool
     """The operation has ended (done or failed): a frontend hides its bar."""
+    path: str | MISSING = MISSING
+    """`large_capture`: the big file being copied after a cell (`done`/`total` its bytes)."""
 
 
 class ApprovalRequested(_Kernel, ApprovalPrompt):

@@ -80,8 +80,9 @@ class LogicianMagics(Magics):
         self.comms.notebook = self.frames.notebook = NotebookBridge(self.comms, self.workspace)
         self.comms.models = ModelPicker(self.workspace, self.comms)
         self.comms.config = ConfigView(self.workspace, self.comms)
-        self.progress = ProgressAnnouncer(self.comms)
+        self.progress = ProgressAnnouncer(self.comms, running=self.workspace.long_work)
         self.workspace.progress_listeners.append(self.progress)  # the sidebar's bar
+        self.comms.opened_listeners.append(self.progress.replay)  # opened mid-work
         self.agent = AgentCell(shell, agent, self.comms)
         # the kernel's recorder runs from its start; `%load_ext` starts one here
         self.notebook = notebook or NotebookContext(shell, agent)
@@ -414,7 +415,7 @@ class LogicianMagics(Magics):
         limits = budget.limits.model_dump(exclude_none=True) if budget is not None else {}
         return {
             "thread": workspace.thread_id,
-            "phase": "rewinding" if self.progress.running else state.phase,
+            "phase": "rewinding" if self.progress.rewinding else state.phase,
             "model": state.model or workspace.config.settings.model.name,
             "frames": len(checkpoints.active_frames()) if checkpoints is not None else 0,
             "running_cell": bool(checkpoints is not None and checkpoints.is_open),

@@ -36,6 +36,7 @@ from ._models import (
     KnownModel,
     known_model,
     resolve_context_window,
+    served_model_entries,
     served_models,
 )
 from ._openai import OpenAIChatFormat, OpenAIProvider
@@ -96,5 +97,6 @@ __all__ = [
     "load_recording",
     "request_fingerprint",
     "resolve_context_window",
+    "served_model_entries",
     "served_models",
 ]

@@ -167,12 +167,26 @@ def _from_ollama(http: httpx.Client, base_url: str, name: str) -> int | None:
     return lengths[0] if lengths else None
 
 
+SERVED_FACTS = ("context_length", "pricing", "max_model_len", "meta")
+"""What a `/v1/models` entry may say of a model that the picker shows (OpenRouter's
+`context_length` and `pricing`, vLLM's `max_model_len`, llama.cpp's `meta`), passed on as sent."""
+
+
 def served_models(
     base_url: str, *, client: httpx.Client | None = None, headers: dict[str, str] | None = None
 ) -> tuple[list[str], str | None]:
     """The models a server says it serves (`/v1/models`, else Ollama's `/api/tags`), and why
     none could be read (None when the server answered). One short, best-effort request each;
     never raises."""
+    entries, error = served_model_entries(base_url, client=client, headers=headers)
+    return [str(e["id"]) for e in entries], error
+
+
+def served_model_entries(
+    base_url: str, *, client: httpx.Client | None = None, headers: dict[str, str] | None = None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """As `served_models`, each model an `{"id": ...}` with the `SERVED_FACTS` its entry has
+    (JSON objects, numbers and strings only); never raises."""
     owned = client is None
     http = client or httpx.Client(timeout=DISCOVERY_TIMEOUT_SECONDS)
     base = base_url.rstrip("/")
@@ -180,14 +194,26 @@ def served_models(
         response = http.get(f"{base}/models", headers=headers)
         if response.status_code == 200:
             data = response.json().get("data") or []
-            return [str(e["id"]) for e in data if isinstance(e, dict) and e.get("id")], None
+            return [_facts(e) for e in data if isinstance(e, dict) and e.get("id")], None
         tags = http.get(f"{_root(base)}/api/tags")
         if tags.status_code == 200:
             models = tags.json().get("models") or []
-            return [str(m["name"]) for m in models if isinstance(m, dict) and m.get("name")], None
+            named = [m for m in models if isinstance(m, dict) and m.get("name")]
+            return [{"id": str(m["name"])} for m in named], None
         return [], f"{base}/models answered HTTP {response.status_code}"
     except (httpx.HTTPError, ValueError, TypeError, AttributeError, KeyError) as exc:
         return [], f"could not ask {base}/models: {exc}"
     finally:
         if owned:
             http.close()
+
+
+def _facts(entry: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": str(entry["id"])}
+    for key in SERVED_FACTS:
+        value = entry.get(key)
+        if isinstance(value, dict):
+            value = {k: v for k, v in value.items() if isinstance(v, (int, float, str))}
+        if isinstance(value, (int, float, str, dict)) and not isinstance(value, bool):
+            out[key] = value
+    return out

@@ -32,6 +32,7 @@ import fcntl
 import mmap
 import os
 import threading
+from collections.abc import Callable
 
 ALIGN = 4096
 """Offset and length unit of a direct write: a page, the widest block size file systems and
@@ -46,12 +47,14 @@ _REFUSED = (errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP)
 systems) answers: the caller copies through the page cache instead."""
 
 
-def copy_direct(src_fd: int, dst_fd: int, size: int) -> bool:
+def copy_direct(
+    src_fd: int, dst_fd: int, size: int, progress: Callable[[int], None] | None = None
+) -> bool:
     """Write the first `size` bytes of `src_fd` to the empty file `dst_fd` with direct writes.
 
     True when done; False, with `dst_fd` empty again, where direct I/O is refused (or the
     file is smaller than a block: nothing to gain). Other OSErrors propagate (EFAULT: the source
-    shrank while it was copied; ENOSPC).
+    shrank while it was copied; ENOSPC). `progress` is told the bytes written after each chunk.
     """
     aligned = size - size % ALIGN
     if not _DIRECT or aligned == 0:
@@ -68,7 +71,7 @@ def copy_direct(src_fd: int, dst_fd: int, size: int) -> bool:
             mapped.madvise(mmap.MADV_SEQUENTIAL)  # read ahead if the source is not in memory
             view = memoryview(mapped)
             try:
-                _write_all(dst_fd, view, aligned)
+                _write_all(dst_fd, view, aligned, progress)
             except OSError as exc:
                 if exc.errno not in _REFUSED:
                     raise
@@ -86,7 +89,9 @@ def copy_direct(src_fd: int, dst_fd: int, size: int) -> bool:
     return True
 
 
-def _write_all(dst_fd: int, view: memoryview, end: int) -> None:
+def _write_all(
+    dst_fd: int, view: memoryview, end: int, progress: Callable[[int], None] | None = None
+) -> None:
     offset = 0
     while offset < end:
         stop = min(offset + CHUNK, end)
@@ -98,6 +103,8 @@ def _write_all(dst_fd: int, view: memoryview, end: int) -> None:
         if written <= 0:
             raise OSError(errno.EIO, f"a direct write stopped at byte {offset:,}")
         offset += written
+        if progress is not None:
+            progress(offset)
 
 
 def replace(tmp: str, dest: str, *, dir_fd: int) -> None:

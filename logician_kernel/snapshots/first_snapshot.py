@@ -16,6 +16,10 @@ and git's simply gets its new content written loose by `update-index`, as before
 an optimisation, never the source of truth. Symlinks, directories, FIFOs and anything that is
 not a regular file are left to `update-index`.
 
+How far it has come is told to `progress` as `(files read, files in all)` from the thread that
+called `prepack` (never from a packer's thread): once before the first file, every
+`REPORT_EVERY` seconds while the packers run, and once with the total when they are done.
+
 Must never: raise (a failure leaves the snapshot to write loose objects as it always did),
 follow a symlink, block on a FIFO, or read a file that the snapshot does not capture (large,
 ignored and too-large files were sorted out before `prepack` is called).
@@ -27,15 +31,20 @@ import os
 import stat
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ..durable.test_hooks import hold_full_scan
+from ..durable.test_hooks import first_snapshot_delay, hold_full_scan
 
 PREPACK_MIN_PATHS = 256
 """Below this many paths the loose objects cost less than starting the packers."""
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 _BATCH = 256  # blobs per write to fast-import's stdin: fewer system calls, bounded memory
+REPORT_EVERY = 0.2
+"""Seconds between two `progress` reports while the packers run (a listener throttles too)."""
+ScanProgress = Callable[[int, int], None]
+"""`(files read, files in all)` of the first snapshot's pack."""
 # --depth=0: no delta search (it would compare every blob with the one before it).
 FAST_IMPORT = ("fast-import", "--quiet", "--depth=0")
 
@@ -57,21 +66,27 @@ def prepack(
     *,
     max_bytes: int,
     workers: int | None = None,
+    progress: ScanProgress | None = None,
 ) -> int:
     """Write the regular files among `paths` (workspace-relative) into packs in `store`;
-    how many blobs were written. Never raises."""
+    how many blobs were written. `progress` is told how many files were read. Never raises."""
+    total = len(paths)
+    tell = _safe(progress)
+    if total >= PREPACK_MIN_PATHS:
+        tell(0, total)  # before the hold: a test sees the work under way while it is held
     hold_full_scan()  # test-only: a slow first snapshot, deterministically
-    if len(paths) < PREPACK_MIN_PATHS:
+    if total < PREPACK_MIN_PATHS:
         return 0
     workers = workers or packers()
     # Interleaved shares: files of one directory are alike in size, so each packer gets
     # some of every directory and both finish together.
     shares = [paths[i::workers] for i in range(workers)]
     counts = [0] * workers
+    read = [0] * workers  # files each packer has read so far (one writer per slot)
     threads = [
         threading.Thread(
             target=_pack_share,
-            args=(workspace, store, share, env, max_bytes, counts, i),
+            args=(workspace, store, share, env, max_bytes, counts, i, read, first_snapshot_delay()),
             name=f"logician-prepack-{i}",
             daemon=True,
         )
@@ -80,8 +95,23 @@ def prepack(
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        while thread.is_alive():
+            thread.join(REPORT_EVERY)
+            tell(min(sum(read), total), total)
+    tell(total, total)
     return sum(counts)
+
+
+def _safe(progress: ScanProgress | None) -> ScanProgress:
+    def tell(done: int, total: int) -> None:
+        if progress is None:
+            return
+        try:
+            progress(done, total)
+        except Exception:  # noqa: BLE001 - a listener's trouble must never stop the snapshot
+            pass
+
+    return tell
 
 
 def _pack_share(
@@ -92,6 +122,8 @@ def _pack_share(
     max_bytes: int,
     counts: list[int],
     slot: int,
+    read: list[int],
+    delay: float = 0.0,
 ) -> None:
     try:
         proc = subprocess.Popen(
@@ -108,8 +140,11 @@ def _pack_share(
     written = 0
     try:
         chunk: list[bytes] = []
-        for rel in paths:
+        for n, rel in enumerate(paths, 1):
             data = _read_regular(workspace / rel, max_bytes)
+            read[slot] = n
+            if delay:
+                time.sleep(delay)  # test-only (LOGICIAN_TEST_SLOW_FIRST_SNAPSHOT)
             if data is None:
                 continue
             chunk.append(b"blob\ndata %d\n" % len(data))

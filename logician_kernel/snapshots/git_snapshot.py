@@ -42,7 +42,7 @@ from ._user_repo import user_git_dir
 from .beneath import blocked_parent
 from .blob_stream import STREAM_MIN_BLOBS, BlobStream
 from .change_detection import ChangeDetection, Detector, make_detector
-from .first_snapshot import prepack
+from .first_snapshot import ScanProgress, prepack
 from .git_pack import PackWriter, pack_writer
 from .git_store import GitStore, SnapshotError
 from .git_trees import TreeError
@@ -114,6 +114,9 @@ class GitSnapshotter:
         self._may_defer = False  # the last thing done was a frame's closing snapshot
         self._batch: PackWriter | None = None  # blobs of a `blob_batch` block
         self._stream: BlobStream | None = None  # blobs of a `blob_stream` block
+        self.scan_progress: ScanProgress | None = None
+        """Told `(files read, files in all)` while a full scan packs many new files (the
+        first snapshot), from the scanning thread; set by whoever shows it."""
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -407,13 +410,24 @@ class GitSnapshotter:
             # seen by the scans above, which update this map).
             self._perms = walk_unusual(self.workspace, [".git", ".logician", *ignored_dirs])
         # Many new files (the first snapshot): their blobs go into packs first, in parallel.
-        prepack(self.workspace, self.store, update, self._env, max_bytes=self.max_file_bytes)
+        prepack(
+            self.workspace,
+            self.store,
+            update,
+            self._env,
+            max_bytes=self.max_file_bytes,
+            progress=self._tell_scan,
+        )
         return Snapshot(
             tree=self._write_tree(update, drop),
             uncaptured=uncaptured,
             large=large,
             perms=dict(self._perms),
         )
+
+    def _tell_scan(self, done: int, total: int) -> None:
+        if self.scan_progress is not None:  # read each time: it may be set once a scan began
+            self.scan_progress(done, total)
 
     def snapshot_deferring_large(self) -> Snapshot:
         """A snapshot whose changed large files are noted, not copied yet (`finish_large`)."""

@@ -143,6 +143,9 @@ class LargeFiles:
     """While set (a frame's post-snapshot), changed files are only noted in `pending`: their
     copies are made by `finish_pending`, off the cell's path."""
     pending: dict[str, PathState] = field(default_factory=dict)
+    copy_progress: Callable[[str, int, int], None] | None = None
+    """Told `(path, bytes copied, bytes in all)` while a file's bytes are copied into the side
+    store (the copy after a cell, above all), from the copying thread; set by whoever shows it."""
     clones: dict[str, tuple[Fingerprint, Path]] = field(default_factory=dict)
     """Path -> a reflink taken when the frame closed (the content at that moment), keyed and
     stored by `finish_pending`: the frame closes without reading the file."""
@@ -196,7 +199,7 @@ class LargeFiles:
             else:
                 if holders.get(full) and not self._settle(full):
                     return PathState.uncaptured("unstable", fp)
-                key, fp = self._put_stable(full, sqlite)
+                key, fp = self._put_stable(full, sqlite, path)
                 if key is None:
                     return PathState.uncaptured("unstable", fp)
         except (OSError, sqlite3.Error) as exc:
@@ -273,12 +276,17 @@ class LargeFiles:
                 return True
         return False
 
-    def _put_stable(self, full: Path, sqlite: bool) -> tuple[str | None, Fingerprint]:
-        """Store the file; if it changed while being copied, try once more after a pause."""
+    def _put_stable(
+        self, full: Path, sqlite: bool, path: str = ""
+    ) -> tuple[str | None, Fingerprint]:
+        """Store the file; if it changed while being copied, try once more after a pause.
+        `copy_progress` is told how far the copy has come (`path`, bytes copied, in all)."""
+        told = self.copy_progress
+        progress = (lambda done, total: told(path, done, total)) if told is not None else None
         for attempt in (1, 2):
             before = content_fingerprint(full, os.stat(full), sqlite)
             try:
-                key = self.store.put(full)
+                key = self.store.put(full, progress)
             except OSError:
                 if attempt == 2:
                     raise

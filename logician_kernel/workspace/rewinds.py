@@ -63,14 +63,16 @@ class FramePage:
     """Frame -> paths whose large pre-image the disk budget evicted (this page's frames)."""
 
 
-RestoreOperation = Literal["rewind", "undo", "resume"]
-"""What restores paths and reports progress."""
+RestoreOperation = Literal["rewind", "undo", "resume", "first_snapshot", "large_capture"]
+"""What restores (or, `first_snapshot`, reads; `large_capture`, copies) paths and reports
+progress."""
 
 
 @dataclass(frozen=True, slots=True)
 class RestoreProgress:
-    """How far a rewind, undo or resume has come: told to `Workspace.progress_listeners`
-    before its first path, after each one, and once `finished` (done or failed)."""
+    """How far a rewind, undo or resume (or the first snapshot's scan) has come: told to
+    `Workspace.progress_listeners` before its first path, after each one (the scan: a few
+    times a second), and once `finished` (done or failed)."""
 
     operation: RestoreOperation
     """What is restoring the paths."""
@@ -80,6 +82,8 @@ class RestoreProgress:
     """Paths it carries out in all (0 for a rewind of the conversation or variables only)."""
     finished: bool = False
     """The operation has ended (done or failed); no more reports follow for it."""
+    path: str = ""
+    """`large_capture`: the file being copied (`done` and `total` are then its bytes)."""
 
 
 Progress = Callable[[int, int], None]

@@ -76,7 +76,11 @@ class Workspace:
         """Called after `use_thread` moved to another thread (the frontends re-read frames)."""
         self.progress_listeners: list[Callable[[RestoreProgress], None]] = []
         """Told how far a rewind, undo or resume has come, after every path (a listener
-        throttles what it shows; it must be cheap and must not raise)."""
+        throttles what it shows; it must be cheap and must not raise), and how far the
+        first snapshot's scan has come (`first_snapshot`, from the thread that scans)."""
+        self.long_work: RestoreProgress | None = None
+        """The long work under way (its latest report), None when none is: a frontend that
+        opens mid-work shows it at once."""
         self._namespace: tuple[MutableMapping[str, Any], Mapping[str, Any] | None] | None = None
         self._bind()
 
@@ -223,6 +227,10 @@ class Workspace:
     def _bind(self) -> None:
         if self._thread.checkpoints is not None:  # e.g. "waits for the first snapshot"
             self._thread.checkpoints.say = self.notices.say
+            if (snapshotter := self._thread.checkpoints.snapshotter) is not None:
+                snapshotter.scan_progress = self._scanned
+                if snapshotter.large is not None:
+                    snapshotter.large.copy_progress = self._copying
         if self._namespace is not None and self._thread.variables is not None:
             self._thread.variables.bind(*self._namespace)
 
@@ -343,21 +351,34 @@ class Workspace:
     def _reporting(self, operation: rewinds.RestoreOperation) -> Iterator[rewinds.Progress | None]:
         """The `(done, total)` callback of one rewind, undo or resume for the progress
         listeners, and its `finished` report however it ends."""
-        if not self.progress_listeners:
-            yield None
-            return
         last = [0, 0]
 
         def tell(done: int, total: int) -> None:
             last[:] = [done, total]
-            for listener in list(self.progress_listeners):
-                listener(RestoreProgress(operation, done, total))
+            self._tell(RestoreProgress(operation, done, total))
 
         try:
             yield tell
         finally:
-            for listener in list(self.progress_listeners):
-                listener(RestoreProgress(operation, last[0], last[1], finished=True))
+            self._tell(RestoreProgress(operation, last[0], last[1], finished=True))
+
+    def _scanned(self, done: int, total: int) -> None:
+        """The first snapshot's `(files read, files in all)`, from the thread that scans."""
+        self._tell(RestoreProgress("first_snapshot", done, total))
+        if done >= total:
+            self._tell(RestoreProgress("first_snapshot", done, total, finished=True))
+
+    def _copying(self, path: str, done: int, total: int) -> None:
+        """A large file's `(bytes copied, bytes in all)` into the side store, from the thread
+        that copies (after a cell, in the background)."""
+        self._tell(RestoreProgress("large_capture", done, total, path=path))
+        if done >= total:
+            self._tell(RestoreProgress("large_capture", done, total, finished=True, path=path))
+
+    def _tell(self, report: RestoreProgress) -> None:
+        self.long_work = None if report.finished else report
+        for listener in list(self.progress_listeners):
+            listener(report)
 
     def rewind_call(
         self, call_id: str, *, force: bool = False, refuse_if_running: bool = False

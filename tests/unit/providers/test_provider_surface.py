@@ -65,6 +65,7 @@ PROVIDERS_API = {
     "MeteredProvider",
     "known_model",
     "resolve_context_window",
+    "served_model_entries",
     "served_models",
 }
 TYPES_API = {

@@ -73,3 +73,54 @@ def test_a_server_that_does_not_answer_is_said_and_nothing_is_asked_without_a_ba
         )
     finally:
         workspace.close()
+
+
+def test_the_picker_passes_on_the_context_window_and_price_the_config_and_server_say(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    (cfg / "config.toml").write_text(
+        '[model]\nname = "qwen3-coder"\ncontext_window = 64000\n'
+        '[budget.prices."qwen3-coder"]\ninput_per_mtok = 0.5\noutput_per_mtok = 1.5\n'
+        '[profiles.big.model]\nname = "big-model"\ncontext_window = 1000000\n'
+    )
+    env = {"LOGICIAN_THREAD": "facts", "LOGICIAN_CONFIG_DIR": str(cfg)}
+    routed = {"id": "or/model", "context_length": 200000, "pricing": {"prompt": "0.000003"}}
+    with LoopbackServer() as server:
+        server.route(
+            "GET",
+            "/v1/models",
+            {
+                "object": "list",
+                "data": [
+                    {"id": "qwen3-coder", "max_model_len": 262144, "owned_by": "vllm"},
+                    {**routed, "architecture": {"modality": "text"}, "top_provider": None},
+                    {"id": "gguf", "meta": {"n_ctx_train": 131072, "vocab_type": 2}},
+                    {"id": "plain"},
+                ],
+            },
+        )
+        workspace = Workspace.open(ws, {**env, "LOGICIAN_MODEL__BASE_URL": f"{server.url}/v1"})
+        comms = LogicianComms(ApprovalBroker(), dict)
+        comms.models = ModelPicker(workspace, comms)
+        try:
+            listed = comms.reply({"v": 1, "type": "models.list", "id": 1})
+            assert listed["type"] == "models", listed
+            assert listed["configured"] == {
+                "qwen3-coder": {
+                    "context_window": 64000,
+                    "input_per_mtok": 0.5,
+                    "output_per_mtok": 1.5,
+                },
+                "big-model": {"context_window": 1000000},
+            }
+            assert listed["served_facts"] == {
+                "qwen3-coder": {"id": "qwen3-coder", "max_model_len": 262144},
+                "or/model": routed,
+                "gguf": {"id": "gguf", "meta": {"n_ctx_train": 131072, "vocab_type": 2}},
+            }
+        finally:
+            workspace.close()
