@@ -189,33 +189,23 @@ class ManyFiles:
             ik.shutdown()
 
     def start_run(self) -> None:
-        ls: list[float] = []
-        ist: list[float] = []
-        lr: list[float] = []
-        ir: list[float] = []
-        for r in range(self.rounds):
-            log(f"start on a 1,000-file workspace, round {r + 1}/{self.rounds}")
-            lws = make_workspace(self.tmp / f"start{r}" / "logician", 1000)
-            iws = self.tmp / f"start{r}" / "ipykernel"
-            shutil.copytree(lws, iws, symlinks=True)
-            lk = BenchKernel("logician", lws, self.env, self.anomalies)
-            ik = BenchKernel("ipykernel", iws, self.env, self.anomalies)
-            try:
-                for k in (lk, ik) if r % 2 == 0 else (ik, lk):
-                    k.start()
-                    (ist if k is ik else ls).append(k.start_seconds)
-                for k in (lk, ik):
-                    for i in range(4):
-                        k.run(f"_x{i} = list(range(1000))")
-                    (ir if k is ik else lr).append(rss_mb(k))
-            finally:
-                lk.shutdown()
-                ik.shutdown()
+        from bench_start import start_samples  # it imports rss_mb from here
+
+        ls, ist, lr, ir = start_samples(self._start_pair, self.rounds)
         self.add("kernel start to first reply (1k files)", ls, ist, 1.3)
         lm, im = statistics.median(lr), statistics.median(ir)
         goal_mb = max(im * 1.2, im + 15)
         self.rows.append(
             Row("idle RSS after 4 cells, MB", lm, im, f"<= {goal_mb:.0f} MB", lm <= goal_mb)
+        )
+
+    def _start_pair(self, r: int) -> tuple[BenchKernel, BenchKernel]:
+        lws = make_workspace(self.tmp / f"start{r}" / "logician", 1000)
+        iws = self.tmp / f"start{r}" / "ipykernel"
+        shutil.copytree(lws, iws, symlinks=True)
+        return (
+            BenchKernel("logician", lws, self.env, self.anomalies),
+            BenchKernel("ipykernel", iws, self.env, self.anomalies),
         )
 
     def report(self) -> None:

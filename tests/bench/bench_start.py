@@ -26,14 +26,41 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_kernel import BenchKernel, log, make_workspace  # noqa: E402
+from bench_kernel import BenchKernel, _loadavg, log, make_workspace  # noqa: E402
 from bench_many_files import rss_mb  # noqa: E402
 
 WRITE_ONE = "open('d0001/f001.txt','w').write(str({i}))"
+
+
+def start_samples(
+    make_pair: Callable[[int], tuple[BenchKernel, BenchKernel]], rounds: int
+) -> tuple[list[float], list[float], list[float], list[float]]:
+    """Start seconds (Logician, ipykernel) and RSS after 4 cells in MB (the same), from
+    `rounds` pairs of kernels, the first to start alternating (also `bench_many_files.py`)."""
+    ls: list[float] = []
+    ist: list[float] = []
+    lr: list[float] = []
+    ir: list[float] = []
+    for r in range(rounds):
+        log(f"start on a 1,000-file workspace, round {r + 1}/{rounds}")
+        lk, ik = make_pair(r)
+        try:
+            for k in (lk, ik) if r % 2 == 0 else (ik, lk):
+                k.start()
+                (ist if k is ik else ls).append(k.start_seconds)
+            for k in (lk, ik):
+                for i in range(4):
+                    k.run(f"_x{i} = list(range(1000))")
+                (ir if k is ik else lr).append(rss_mb(k))
+        finally:
+            lk.shutdown()
+            ik.shutdown()
+    return ls, ist, lr, ir
 
 
 class StartBench:
@@ -58,24 +85,7 @@ class StartBench:
 
     def start_and_rss(self) -> None:
         """Figures 1 and 2, from the same kernels (`--only start` and `--only rss` print both)."""
-        ls: list[float] = []
-        ist: list[float] = []
-        lr: list[float] = []
-        ir: list[float] = []
-        for r in range(self.rounds):
-            log(f"start on a 1,000-file workspace, round {r + 1}/{self.rounds}")
-            lk, ik = self.pair(f"start{r}")
-            try:
-                for k in (lk, ik) if r % 2 == 0 else (ik, lk):
-                    k.start()
-                    (ist if k is ik else ls).append(k.start_seconds)
-                for k in (lk, ik):
-                    for i in range(4):
-                        k.run(f"_x{i} = list(range(1000))")
-                    (ir if k is ik else lr).append(rss_mb(k))
-            finally:
-                lk.shutdown()
-                ik.shutdown()
+        ls, ist, lr, ir = start_samples(lambda r: self.pair(f"start{r}"), self.rounds)
         lm, im = statistics.median(ls) * 1000, statistics.median(ist) * 1000
         self.lines.append(
             f"| kernel start to first reply (1k files), ms | {lm:,.0f} | {im:,.0f} | "
@@ -127,13 +137,6 @@ class StartBench:
             print(line)
         for what, count in self.anomalies.items():
             print(f"anomaly ({count}x): {what}")
-
-
-def _loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
 
 
 def main(argv: list[str] | None = None) -> int:

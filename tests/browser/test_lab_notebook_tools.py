@@ -147,6 +147,18 @@ def wait_idle(page: Any, timeout: float = 180_000) -> None:
     page.wait_for_function(f"() => ({KERNEL_JS})() === 'idle'", timeout=timeout)
 
 
+def open_notebook(page: Any, lab: LabServer, name: str) -> None:
+    """Open `name` in the Lab, wait for its kernel to be idle and open the Logician sidebar."""
+    page.goto(lab.notebook_url(name))
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=90_000
+    )
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    wait_idle(page)
+    page.locator('.jp-SideBar li[data-id="logician-sidebar"]').click()
+    page.wait_for_selector('#logician-sidebar[data-state="ready"]', timeout=60_000)
+
+
 def run_in_place(page: Any, index: int) -> None:
     """Ctrl+Enter in cell `index`: it runs, and no new cell appears below the last."""
     page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputArea-editor").click()
@@ -168,14 +180,7 @@ def rewind_before(page: Any, cell_id: str) -> None:
 def test_the_agent_edits_cells_and_rewind_and_undo_take_them_back_and_forth(
     page: Any, lab: LabServer
 ) -> None:
-    page.goto(lab.notebook_url("edits.ipynb"))
-    page.wait_for_function(
-        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=90_000
-    )
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-    wait_idle(page)
-    page.locator('.jp-SideBar li[data-id="logician-sidebar"]').click()
-    page.wait_for_selector('#logician-sidebar[data-state="ready"]', timeout=60_000)
+    open_notebook(page, lab, "edits.ipynb")
     assert cells(page) == ORIGINAL
 
     run_in_place(page, 0)  # value = 1
@@ -236,14 +241,7 @@ def test_the_agent_edits_cells_and_rewind_and_undo_take_them_back_and_forth(
 def test_a_cell_the_agent_inserts_and_runs_runs_after_its_cell_as_its_own_frame(
     page: Any, lab: LabServer
 ) -> None:
-    page.goto(lab.notebook_url("runs.ipynb"))
-    page.wait_for_function(
-        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=90_000
-    )
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-    wait_idle(page)
-    page.locator('.jp-SideBar li[data-id="logician-sidebar"]').click()
-    page.wait_for_selector('#logician-sidebar[data-state="ready"]', timeout=60_000)
+    open_notebook(page, lab, "runs.ipynb")
     assert cells(page) == RUNS
 
     run_in_place(page, 0)
@@ -264,14 +262,7 @@ def test_a_cell_the_agent_inserts_and_runs_runs_after_its_cell_as_its_own_frame(
 
 
 def test_a_rewound_cell_the_agent_runs_again_is_live_again(page: Any, lab: LabServer) -> None:
-    page.goto(lab.notebook_url("again.ipynb"))
-    page.wait_for_function(
-        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=90_000
-    )
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-    wait_idle(page)
-    page.locator('.jp-SideBar li[data-id="logician-sidebar"]').click()
-    page.wait_for_selector('#logician-sidebar[data-state="ready"]', timeout=60_000)
+    open_notebook(page, lab, "again.ipynb")
     old = page.locator(".jp-Notebook .jp-Cell").nth(0)
     run_in_place(page, 0)
     page.wait_for_function(f"() => ({OUTPUT_JS})('old') === 'one\\n'", timeout=120_000)
