@@ -13,9 +13,15 @@ PATH="$tmp/venv/bin" "$tmp/venv/bin/python" -m pip install --quiet --disable-pip
   || { echo "check_install: pip install '.[lab]' without Node.js failed:" >&2;
        tail -n 40 "$tmp/pip.log" >&2; exit 1; }
 echo "check_install: pip install '.[lab]' without Node.js on PATH took $(( $(date +%s) - start )) s"
-PATH="$tmp/venv/bin" "$tmp/venv/bin/jupyter" labextension list 2>&1 | grep -q "logician-kernel.*enabled.*OK" \
+# Each listing is read whole before it is searched: `jupyter ... | grep -q` under pipefail
+# fails when grep stops reading at the first match and the listing's next line meets a
+# closed pipe (BrokenPipeError), though the line was there.
+extensions=$(PATH="$tmp/venv/bin" "$tmp/venv/bin/jupyter" labextension list 2>&1 || true)
+grep -q "logician-kernel.*enabled.*OK" <<<"$extensions" \
   || { echo "check_install: the lab extension is not listed after the install" >&2;
-       PATH="$tmp/venv/bin" "$tmp/venv/bin/jupyter" labextension list >&2; exit 1; }
-PATH="$tmp/venv/bin" "$tmp/venv/bin/jupyter" kernelspec list | grep -q " logician " \
-  || { echo "check_install: the logician kernelspec is not listed after the install" >&2; exit 1; }
+       echo "$extensions" >&2; exit 1; }
+kernels=$(PATH="$tmp/venv/bin" "$tmp/venv/bin/jupyter" kernelspec list 2>&1 || true)
+grep -q " logician " <<<"$kernels" \
+  || { echo "check_install: the logician kernelspec is not listed after the install" >&2;
+       echo "$kernels" >&2; exit 1; }
 echo "check_install: the kernel and the lab extension are installed and listed"
