@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 TARGET = "logician"
 """The comm target (`comm.TARGET`; the lab extension opens it)."""
+WIDGET_CONTROL = "jupyter.widget.control"
+"""ipywidgets' control comm (`answer.WIDGET_CONTROL_TARGET`): a widget-rendering frontend
+opens it when it connects."""
 
 
 class KernelParts:
@@ -50,6 +53,7 @@ class KernelParts:
         self.notebook = NotebookContext(shell, self)
         shell.register_magics(LogicianStartMagics(shell=shell, parts=self))
         kernel.comm_manager.register_target(TARGET, self._comm_opened)
+        kernel.comm_manager.register_target(WIDGET_CONTROL, self._widget_control_opened)
         if _has_mcp_servers(workspace):  # they connect in the background from start
             self.load()
 
@@ -111,6 +115,17 @@ class KernelParts:
         """The first `logician` comm: load, then hand it to the real handler (which
         `load` registered for the comms that follow)."""
         self.load().comms._opened(comm, open_msg)
+
+    def _widget_control_opened(self, comm: Any, open_msg: dict[str, Any]) -> None:
+        """A widget-rendering frontend connected (JupyterLab's widget manager opens this comm
+        first, before any cell): ipywidgets loads now and takes the comm, so the frontend's
+        state requests are answered and approvals know to show as cards
+        (`answer.widgets_render`); its own handler serves the next ones."""
+        import ipywidgets
+        from ipywidgets.widgets.widget import Widget
+
+        ipywidgets.register_comm_target()
+        Widget.handle_control_comm_opened(comm, open_msg)
 
     # -- the kernel's steps, each a no-op until loaded ------------------------------------
 

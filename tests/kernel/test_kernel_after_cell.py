@@ -15,7 +15,7 @@ BREAK = (
     "_k = get_ipython().kernel\n"
     "def _boom(*args):\n"
     "    raise RuntimeError('boom after the cell')\n"
-    "_k._magics.after_cell = _boom"
+    "_k.parts.load().after_cell = _boom"
 )
 
 
