@@ -18,6 +18,14 @@ IGNORED_WALK_BUDGET = 5000
 MODE_FILE, MODE_EXEC, MODE_LINK, MODE_GITLINK = "100644", "100755", "120000", "160000"
 
 
+def file_mode(st_mode: int) -> str:
+    """A regular file's git mode, by git's rule: the owner's execute bit makes it 100755.
+    Every capture and every look at a file now must use this one rule: a file executable by
+    its group only (0o654) that one side called 100755 and the other 100644 read as changed
+    by someone else, and a rewind left it alone."""
+    return MODE_EXEC if st_mode & stat.S_IXUSR else MODE_FILE
+
+
 def split_z(data: bytes) -> list[bytes]:
     return [p for p in data.split(b"\0") if p]
 
@@ -102,7 +110,7 @@ def path_state(full: Path, max_file_bytes: int, st: os.stat_result | None = None
         data = full.read_bytes()
     except (FileNotFoundError, NotADirectoryError):  # gone since the lstat (or swapped away)
         return PathState.absent()
-    return PathState.blob(MODE_EXEC if st.st_mode & 0o111 else MODE_FILE, blob_id(data))
+    return PathState.blob(file_mode(st.st_mode), blob_id(data))
 
 
 def write_loose_blob(objects: Path, data: bytes) -> str:
@@ -127,7 +135,7 @@ def store_path(
         return PathState.blob(MODE_LINK, write(target))
     if not stat.S_ISREG(st.st_mode) or st.st_size > max_file_bytes:
         return path_state(full, max_file_bytes)
-    mode = MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
+    mode = file_mode(st.st_mode)
     try:
         data = full.read_bytes()
     except (FileNotFoundError, NotADirectoryError):  # gone since the lstat (or swapped away)

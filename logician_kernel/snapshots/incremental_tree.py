@@ -17,7 +17,7 @@ import os
 import stat
 from pathlib import Path
 
-from ._fs import MODE_EXEC, MODE_FILE, MODE_LINK, write_loose_blob
+from ._fs import MODE_LINK, file_mode, write_loose_blob
 from .git_pack import PackWriter, pack_writer
 from .git_store import GitStore, SnapshotError
 from .git_trees import MODE_TREE, Entry, TreeError, TreeStore
@@ -110,10 +110,9 @@ class IncrementalTrees:
             if stat.S_ISLNK(st.st_mode):
                 data, mode = os.readlink(full).encode("utf-8", "surrogateescape"), MODE_LINK
             elif stat.S_ISREG(st.st_mode):
-                # git's rule: the owner's execute bit makes a file 100755.
                 with open(full, "rb") as fh:
                     data = fh.read()
-                mode = MODE_EXEC if st.st_mode & 0o100 else MODE_FILE
+                mode = file_mode(st.st_mode)
             else:
                 return None
         except FileNotFoundError:

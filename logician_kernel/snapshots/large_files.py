@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..types.path_states import Fingerprint, PathState, SkipReason
-from ._fs import open_files
+from ._fs import file_mode, open_files
 from .large_store import LargeFileStore, hash_file, key_size
 
 GB = 1 << 30
@@ -177,7 +177,7 @@ class LargeFiles:
         full = self.workspace / path
         sqlite = is_sqlite(full)
         fp = content_fingerprint(full, st, sqlite)
-        mode = "100755" if st.st_mode & 0o111 else "100644"
+        mode = file_mode(st.st_mode)
         known = self.known.get(path)
         if known is not None and known[0] == fp and self.store.has(known[1]):
             return PathState.large(mode, known[1], fp)
@@ -379,7 +379,7 @@ class LargeFiles:
         """The state of a large path now, hashed only if it changed since it was stored."""
         full = self.workspace / path
         fp = content_fingerprint(full, st, is_sqlite(full))
-        mode = "100755" if st.st_mode & 0o111 else "100644"
+        mode = file_mode(st.st_mode)
         known = self.known.get(path)
         if known is not None and known[0] == fp:
             return PathState.large(mode, known[1], fp)

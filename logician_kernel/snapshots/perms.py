@@ -41,7 +41,7 @@ def unusual_perms(st: os.stat_result) -> int | None:
     if not stat.S_ISREG(st.st_mode):
         return None
     bits = st.st_mode & 0o7777
-    return None if bits == default_perms(bool(bits & 0o111)) else bits
+    return None if bits == default_perms(bool(bits & stat.S_IXUSR)) else bits
 
 
 def current_perms(full: Path) -> int | None:

@@ -401,13 +401,39 @@ def test_a_torn_progress_or_final_record_resumes_exactly(ws: Path, torn: type) -
         session.close()
 
 
+def test_files_executable_by_their_group_only_are_rewound_not_left_as_conflicts(ws: Path) -> None:
+    """git's rule (the owner's execute bit) is the one rule: a 0o654 file is 100644 when the
+    frame captures it and when the rewind looks at it again, so nobody "changed it since"."""
+    session = open_session(ws)
+    try:
+        before = tree(ws)
+
+        def cell(w: Path) -> None:
+            (w / "group.sh").write_text("echo hi\n")
+            (w / "group.sh").chmod(0o654)
+            (w / "keep.txt").write_text("changed")
+            (w / "keep.txt").chmod(0o614)
+
+        target = frame(session, cell)
+        item = frame_rewind.rewind(session.checkpoints, target)
+        assert not [p.path for p in item.paths if p.action == "conflict"]
+        assert tree(ws) == before
+        undo_rewind(session.checkpoints, None)
+        assert os.stat(ws / "group.sh").st_mode & 0o777 == 0o654
+        assert os.stat(ws / "keep.txt").st_mode & 0o777 == 0o614
+    finally:
+        session.close()
+
+
 # -- the property: random cells, rewinds and undos against a model of the workspace -----------
 
 NAMES = ["a.txt", "d1/b.txt", "d1/d2/c.txt", "e.txt"]
 file_op = st.one_of(
     st.tuples(st.just("write"), st.sampled_from(NAMES), st.sampled_from(["x", "yy", "zzz", ""])),
     st.tuples(st.just("delete"), st.sampled_from(NAMES), st.just("")),
-    st.tuples(st.just("chmod"), st.sampled_from(NAMES), st.sampled_from(["600", "644", "755"])),
+    st.tuples(
+        st.just("chmod"), st.sampled_from(NAMES), st.sampled_from(["600", "644", "654", "755"])
+    ),
 )
 step = st.one_of(
     st.tuples(st.just("cell"), st.lists(file_op, min_size=1, max_size=4)),
