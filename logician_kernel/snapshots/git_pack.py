@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..durable.private import PRIVATE_DIR
 from ..durable.test_hooks import stop_mid_pack
-from .git_trees import place_new
+from .git_trees import place_new, temp_name
 
 PACK_MIN_BLOBS = 64
 """Below this many blobs in one snapshot, loose objects cost less than a pack."""
@@ -94,7 +94,7 @@ class PackWriter:
         trailer = check.digest()
         name = os.path.join(pack_dir, f"pack-{trailer.hex()}")
         data = b"".join([*body, trailer])
-        stop_mid_pack(f"{name}.pack.{os.getpid()}.{os.urandom(4).hex()}.tmp", data, len(entries))
+        stop_mid_pack(temp_name(name + ".pack"), data, len(entries))
         place_new(name + ".pack", data)
         place_new(name + ".idx", _index(offsets, trailer))
         self.written.append(name)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import socket
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -67,10 +68,30 @@ def write_loose(objects: Path, kind: bytes, body: bytes) -> str:
     return sha
 
 
+def _machine_tag() -> str:
+    """8 hex digits naming this machine and boot: a temporary file's process id means
+    something only where the tag matches (store_repair.py)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = ""
+    return hashlib.sha1(f"{socket.gethostname()}\0{boot}".encode()).hexdigest()[:8]
+
+
+MACHINE_TAG = _machine_tag()
+
+
+def temp_name(final: str) -> str:
+    """The private temporary name `final` is written under first: `<final>.<machine>-<pid>.
+    <random>.tmp`, so two kernels storing the same object at once never share one, and a
+    store repair can tell a writer killed on this machine from one still writing."""
+    return f"{final}.{MACHINE_TAG}-{os.getpid()}.{os.urandom(4).hex()}.tmp"
+
+
 def place_new(final: str, data: bytes) -> None:
-    """Write `data` under a private temporary name of this process's own (two kernels storing
-    the same object at once never share one), then rename it to `final`."""
-    tmp = f"{final}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    """Write `data` under a private temporary name of this process's own (`temp_name`), then
+    rename it to `final`."""
+    tmp = temp_name(final)
     try:
         write_private(tmp, data)
         os.replace(tmp, final)

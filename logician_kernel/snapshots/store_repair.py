@@ -4,12 +4,16 @@ Git will not open a repository whose `refs/` or `objects/` directories or `HEAD`
 ("not a git repository"): exactly what `git clone` of a committed `.logician/` leaves, as git
 keeps no empty directory (`refs/heads`, `refs/tags`, `objects/info`, `objects/pack`). A lock
 file left by a git killed mid-command (`HEAD.lock`, `config.lock`, a ref's lock) makes every
-later write of that file fail. `repair_store` puts the skeleton back and removes such locks
-when no process here holds them; it runs when the store is opened and again when a git
-command on it fails.
+later write of that file fail. A kernel killed while writing a pack leaves its half under a
+temporary name (`objects/pack/pack-<id>.pack.<machine>-<pid>.<random>.tmp`, never a valid
+name: git ignores it), as large as the blobs of a whole frame. `repair_store` puts the
+skeleton back and removes such locks and temporaries when no process holds them; it runs
+when the store is opened and again when a git command on it fails.
 
 Must never: touch an object, a ref or the index, create a store where there is none (that is
-`GitStore.ensure`'s job), or remove a lock a running process holds.
+`GitStore.ensure`'s job), or remove a lock or a temporary a running process holds: a
+temporary written on this machine goes only once its process is gone, one written elsewhere
+(a shared folder) or by an older version only once it is `STALE_TEMP_SECONDS` old.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import time
 from pathlib import Path
 
 from ..durable.private import private_dir, write_private
+from .git_trees import MACHINE_TAG
 from .locks import _open_locally
 
 SKELETON = ("refs/heads", "refs/tags", "objects/info", "objects/pack")
@@ -33,6 +38,10 @@ The private index's lock is `locks.IndexGuard`'s (cleared under its flock)."""
 LOCK_GRACE_SECONDS = 2.0
 """A lock younger than this is left alone even when no process here holds it: git holds one
 for the length of one small write, possibly from another machine on shared storage."""
+STALE_TEMP_SECONDS = 3600.0
+"""A temporary whose writer cannot be asked (another machine, or a name without one) is
+removed once untouched this long: no pack write of a frame takes an hour."""
+_TEMP = re.compile(r"^pack-[0-9a-f]+\.(?:pack|idx)\.(?:([0-9a-f]{8})-)?(\d+)\.[0-9a-f]+\.tmp$")
 _VALID_HEAD = re.compile(rb"^(ref: refs/\S+|[0-9a-f]{40}|[0-9a-f]{64})\s*$")
 
 
@@ -60,8 +69,56 @@ def repair_store(store: Path, *, now: float | None = None) -> list[str]:
             head.unlink()  # never write through a link planted in the store
         write_private(head, HEAD)
         done.append("rewrote its missing or unreadable HEAD")
-    done.extend(_clear_stale_locks(store, time.time() if now is None else now))
+    now = time.time() if now is None else now
+    done.extend(_clear_stale_locks(store, now))
+    done.extend(_clear_half_packs(store, now))
     return done
+
+
+def _clear_half_packs(store: Path, now: float) -> list[str]:
+    pack_dir = store / "objects" / "pack"
+    try:
+        names = os.listdir(pack_dir)
+    except OSError:
+        return []
+    removed, freed = 0, 0
+    for name in names:
+        found = _TEMP.match(name)
+        if found is None:
+            continue
+        temp = pack_dir / name
+        try:
+            st = temp.lstat()
+        except OSError:
+            continue
+        if found.group(1) == MACHINE_TAG:
+            if _running(int(found.group(2))):
+                continue  # its writer (or a process reusing its id) may still write it
+        elif now - st.st_mtime < STALE_TEMP_SECONDS:
+            continue
+        if _open_locally(temp):
+            continue
+        try:
+            temp.unlink()
+        except OSError:
+            continue
+        removed, freed = removed + 1, freed + st.st_size
+    if not removed:
+        return []
+    return [
+        f"removed {removed} half-written pack file{'s' if removed > 1 else ''} "
+        f"({freed:,} bytes) left by a kernel stopped mid-write"
+    ]
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, not ours to signal
+    return True
 
 
 def _clear_stale_locks(store: Path, now: float) -> list[str]:

@@ -85,6 +85,9 @@ def test_kill_9_mid_pack_of_a_5000_file_close(workspace: Path, kernel_env: dict[
         line = next(ln for ln in frames.splitlines() if ln.split()[:1] == ["2"])
         assert "killed" in line, frames
         _whole_packs(workspace)
+        # The half pack (as large as the frame's blobs) went when the store was opened again.
+        assert not [p for s in _stores(workspace) for p in (s / "objects/pack").glob("*.tmp")]
+        assert "half-written pack file" in said, said
 
         r = k.run("%logician rewind 2", timeout=300)  # the killed frame, and the one after
         assert r.status == "ok" and "failed" not in r.text, r.text
