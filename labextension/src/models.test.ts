@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { KNOWN_MODEL_FACTS, factsText, modelFacts, modelOptions, parseServedFacts } from './models';
+import { factsText, modelFacts, modelOptions, parseServedFacts } from './models';
 
 describe('modelOptions', () => {
   it('lists the model in use, then the served ones, then the profiles’, each once', () => {
@@ -47,7 +47,7 @@ describe('model facts', () => {
     expect(parseServedFacts(undefined)).toEqual({});
   });
 
-  it('takes the configuration first, then the server, then the built-in table', () => {
+  it('takes the configuration first, then the server, then the kernel\'s table', () => {
     const choices = {
       ...base,
       current: 'gpt-4.1',
@@ -56,10 +56,19 @@ describe('model facts', () => {
       served_facts: {
         'gpt-4.1': { id: 'gpt-4.1', context_length: 1000, pricing: { prompt: '0.000001', completion: '0.000002' } },
         'qwen3-coder': { id: 'qwen3-coder', max_model_len: 262144 }
+      },
+      known: {
+        'gpt-4.1': { context_window: 1_047_576, input_per_mtok: 2, output_per_mtok: 8 },
+        'gpt-4o-mini': { context_window: 128_000, input_per_mtok: 0.15, output_per_mtok: 0.6 }
       }
     };
     expect(modelFacts('gpt-4.1', choices)).toEqual({ contextWindow: 64000, inputPerMtok: 1, outputPerMtok: 2 });
-    expect(modelFacts('gpt-4o-mini', choices)).toEqual(KNOWN_MODEL_FACTS['gpt-4o-mini']);
+    expect(modelFacts('gpt-4o-mini', choices)).toEqual({ contextWindow: 128_000, inputPerMtok: 0.15, outputPerMtok: 0.6 });
+    expect(modelFacts('gpt-4o-mini', { ...choices, known: undefined })).toEqual({
+      contextWindow: undefined,
+      inputPerMtok: undefined,
+      outputPerMtok: undefined
+    });
     expect(modelOptions(choices)).toEqual([
       { model: 'gpt-4.1', label: 'gpt-4.1 (in use) — 64k context · $1 / $2 per M tokens' },
       { model: 'qwen3-coder', label: 'qwen3-coder (served) — 262k context' },

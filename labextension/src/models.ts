@@ -2,7 +2,7 @@
  * The model picker's options, pure: the model in use first, then the models the server lists,
  * then the profiles' models (each model once, labelled with where it comes from, and with its
  * context window and price where known: from the configuration, else from what the server's
- * `/v1/models` entry says, else from a small table of well-known models).
+ * `/v1/models` entry says, else from the kernel's built-in table, the one its budget prices by).
  */
 import type { IModelChoices } from './protocol';
 
@@ -17,19 +17,6 @@ export interface IModelFacts {
   inputPerMtok?: number;
   outputPerMtok?: number;
 }
-
-/** Well-known models (their providers' published figures): used when neither the
- * configuration nor the server says. */
-export const KNOWN_MODEL_FACTS: Record<string, IModelFacts> = {
-  'gpt-4.1': { contextWindow: 1_047_576, inputPerMtok: 2, outputPerMtok: 8 },
-  'gpt-4.1-mini': { contextWindow: 1_047_576, inputPerMtok: 0.4, outputPerMtok: 1.6 },
-  'gpt-4.1-nano': { contextWindow: 1_047_576, inputPerMtok: 0.1, outputPerMtok: 0.4 },
-  'gpt-4o': { contextWindow: 128_000, inputPerMtok: 2.5, outputPerMtok: 10 },
-  'gpt-4o-mini': { contextWindow: 128_000, inputPerMtok: 0.15, outputPerMtok: 0.6 },
-  'claude-sonnet-4-0': { contextWindow: 200_000, inputPerMtok: 3, outputPerMtok: 15 },
-  'claude-opus-4-0': { contextWindow: 200_000, inputPerMtok: 15, outputPerMtok: 75 },
-  'claude-3-5-haiku-latest': { contextWindow: 200_000, inputPerMtok: 0.8, outputPerMtok: 4 }
-};
 
 const positive = (value: unknown): number | undefined => {
   const n = typeof value === 'string' ? Number(value) : value;
@@ -62,11 +49,11 @@ export function parseServedFacts(entry: Record<string, unknown> | undefined): IM
 export function modelFacts(model: string, choices: IModelChoices): IModelFacts {
   const configured = choices.configured?.[model] ?? {};
   const served = parseServedFacts(choices.served_facts?.[model]);
-  const known = KNOWN_MODEL_FACTS[model] ?? {};
+  const known = choices.known?.[model] ?? {};
   return {
-    contextWindow: positive(configured.context_window) ?? served.contextWindow ?? known.contextWindow,
-    inputPerMtok: price(configured.input_per_mtok) ?? served.inputPerMtok ?? known.inputPerMtok,
-    outputPerMtok: price(configured.output_per_mtok) ?? served.outputPerMtok ?? known.outputPerMtok
+    contextWindow: positive(configured.context_window) ?? served.contextWindow ?? positive(known.context_window),
+    inputPerMtok: price(configured.input_per_mtok) ?? served.inputPerMtok ?? price(known.input_per_mtok),
+    outputPerMtok: price(configured.output_per_mtok) ?? served.outputPerMtok ?? price(known.output_per_mtok)
   };
 }
 

@@ -273,6 +273,9 @@ export interface IModelChoices {
   configured?: Record<string, Record<string, number>>;
   /** Model -> what the server's `/v1/models` entry says of it, as sent. */
   served_facts?: Record<string, Record<string, unknown>>;
+  /** Model -> the kernel's built-in table (the figures its budget prices by), same keys as
+   * `configured`, for each listed model the table knows. */
+  known?: Record<string, Record<string, number>>;
 }
 
 /** What *Connect a model* did (`model.connect`): `ok: false` names the form field to fix. */

@@ -10,7 +10,9 @@ unasked (a pick is a session override; only *Make default* writes), or raise for
 does not answer (it is said instead). Also the configured model's context window
 (`context_window`), for what must fit in it, and what the picker shows beside each model: the
 context window and price the configuration sets (`configured`), and what the server's list says
-of each model (`served_facts`, as sent: the lab extension reads it).
+of each model (`served_facts`, as sent: the lab extension reads it), and the built-in table's
+figures for each listed model (`known`: `providers.known_model`, the one table the budget
+prices by, so the picker never shows a price the budget does not use).
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ from typing import Any
 
 from ..config import EffectiveConfig
 from ..config import commands as config_commands
-from ..providers import listing_headers, resolve_context_window, served_model_entries
+from ..providers import (
+    known_model,
+    listing_headers,
+    resolve_context_window,
+    served_model_entries,
+)
 
 _SESSION_HIGHER = "The effective value still comes from the session layer, which is higher."
 
@@ -29,8 +36,9 @@ def model_choices(config: EffectiveConfig) -> dict[str, Any]:
     """What the picker lists: `current`, `provider`, `profiles` (name and the model it names),
     `served` (the server's model ids), `served_error` (why none could be read, or None),
     `profile` (the profile in use, or None), `configured` (model -> the `context_window`,
-    `input_per_mtok`, `output_per_mtok` the configuration sets) and `served_facts` (model ->
-    what the server's entry says of it)."""
+    `input_per_mtok`, `output_per_mtok` the configuration sets), `served_facts` (model ->
+    what the server's entry says of it) and `known` (model -> the built-in table's figures,
+    same keys, for each listed model the table knows)."""
     settings = config.settings
     model = settings.model
     profiles = [
@@ -52,7 +60,22 @@ def model_choices(config: EffectiveConfig) -> dict[str, Any]:
         "profile": config.layer("profile").profile,
         "configured": _configured(config),
         "served_facts": {e["id"]: e for e in entries if len(e) > 1},
+        "known": _known([model.name, *(p["model"] for p in profiles), *(e["id"] for e in entries)]),
     }
+
+
+def _known(names: list[Any]) -> dict[str, dict[str, Any]]:
+    """Model -> the built-in table's context window and prices (exact name, else its family
+    by the longest prefix, as the budget prices it)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        if isinstance(name, str) and name not in out and (known := known_model(name)):
+            out[name] = {
+                "context_window": known.context_window,
+                "input_per_mtok": known.input_per_mtok,
+                "output_per_mtok": known.output_per_mtok,
+            }
+    return out
 
 
 def _configured(config: EffectiveConfig) -> dict[str, dict[str, Any]]:

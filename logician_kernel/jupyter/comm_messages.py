@@ -818,6 +818,9 @@ class Models(_Answer):
     served_facts: dict[str, dict[str, Any]] | MISSING = MISSING
     """Model -> what the server's `/v1/models` entry says of it, as sent: OpenRouter's
     `context_length` and `pricing`, vLLM's `max_model_len`, llama.cpp's `meta`."""
+    known: dict[str, dict[str, int | float]] | MISSING = MISSING
+    """Model -> the built-in table's `context_window`, `input_per_mtok`, `output_per_mtok`
+    (the figures the budget prices by), for each listed model the table knows."""
 
 
 class ModelUsed(_Answer):

@@ -124,3 +124,37 @@ def test_the_picker_passes_on_the_context_window_and_price_the_config_and_server
             }
         finally:
             workspace.close()
+
+
+def test_the_picker_shows_the_prices_the_budget_uses_for_well_known_models(
+    tmp_path: Path,
+) -> None:
+    """The built-in table is the kernel's (the one the budget prices by): a dated snapshot
+    finds its family, and a model the table does not know gets no made-up figure."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    (cfg / "config.toml").write_text(
+        '[model]\nname = "claude-sonnet-4-5-20250929"\n'
+        '[profiles.small.model]\nname = "gpt-4o-mini"\n'
+        '[profiles.local.model]\nname = "llama3.1:8b"\n'
+    )
+    env = {"LOGICIAN_THREAD": "known", "LOGICIAN_CONFIG_DIR": str(cfg)}
+    workspace = Workspace.open(ws, env)
+    try:
+        listed = ModelPicker(workspace, LogicianComms(ApprovalBroker(), dict)).choices()
+        assert listed["known"] == {
+            "claude-sonnet-4-5-20250929": {
+                "context_window": 200_000,
+                "input_per_mtok": 3.0,
+                "output_per_mtok": 15.0,
+            },
+            "gpt-4o-mini": {
+                "context_window": 128_000,
+                "input_per_mtok": 0.15,
+                "output_per_mtok": 0.60,
+            },
+        }
+    finally:
+        workspace.close()
