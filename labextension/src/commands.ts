@@ -8,6 +8,7 @@
  *   Resume the interrupted rewind  Accel Shift Alt E
  *   Show the Logician sidebar      Accel Shift Alt O
  *   Ask the agent (prompt box)     Accel Shift L  (over the Launcher's: more specific selector)
+ *   Fix the last error with Logician  Accel Shift Alt F  (fix_button.ts)
  */
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import type { ICommandPalette } from '@jupyterlab/apputils';

@@ -20,6 +20,7 @@ import { addFixCommand, FixButtons } from './fix_button';
 import { NotebookTools } from './notebook_tools';
 import { LogicianSidebar } from './sidebar';
 import { LogicianStatusItem } from './statusbar';
+import { followSettings, preferences } from './preferences';
 
 const PLUGIN_ID = 'logician-kernel:plugin';
 
@@ -43,15 +44,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     settings: ISettingRegistry | null,
     languages: IEditorLanguageRegistry | null
   ) => {
-    let pageSize = 100;
-    if (settings) {
-      try {
-        const loaded = await settings.load(PLUGIN_ID);
-        pageSize = (loaded.get('pageSize').composite as number) ?? pageSize;
-      } catch {
-        // defaults
-      }
-    }
+    await followSettings(settings, PLUGIN_ID); // UI preferences, kept current
     const connections = new WeakMap<NotebookPanel, LogicianConnection>();
     const live = new Set<LogicianConnection>();
     const connectionFor = (panel: NotebookPanel): LogicianConnection => {
@@ -85,7 +78,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
 
     setDiffOpener(tab => app.shell.add(tab, 'main'), languages);
-    const sidebar = new LogicianSidebar({ pageSize });
+    const sidebar = new LogicianSidebar({ pageSize: preferences.pageSize });
     sidebar.title.icon = logicianIcon;
     app.shell.add(sidebar, 'right', { rank: 600 });
 

@@ -36,6 +36,8 @@ import { RestoreProgressView } from './progress';
 import { PromptBox } from './prompt_box';
 import { dialogTitle } from './preview';
 import { RewindBody } from './rewind_dialog';
+import type { RewindChoice } from './rewind_dialog';
+import { preferences } from './preferences';
 import { openDiff } from './diff_view';
 import { FramePages, visibleRange } from './timeline';
 
@@ -612,7 +614,13 @@ export class LogicianSidebar extends Widget {
   private _spacer: HTMLElement;
 }
 
-/** Preview, confirm, rewind; true when the rewind happened. Shared by the sidebar and the cell command. */
+/** What a rewind without the dialog does (the setting "Confirm before rewinding" off): the
+ * dialog's defaults, so files changed since the frame (conflicts, other programs' saves) are
+ * left alone and said in the toast. */
+const UNCONFIRMED_CHOICE: RewindChoice = { mode: 'both', force: false, include_external: false, keep_uncertain: false };
+
+/** Preview, confirm (unless the user turned that off), rewind; true when the rewind happened.
+ * Shared by the sidebar and the cell command. */
 export async function confirmAndRewind(
   connection: LogicianConnection | null,
   target: FrameTarget
@@ -632,25 +640,28 @@ export async function confirmAndRewind(
     Notification.error(`Logician: cannot rewind: ${preview.error}`, { autoClose: 8000 });
     return false;
   }
-  const body = new RewindBody(preview, connection);
-  const result = await showDialog({
-    title: dialogTitle(preview),
-    body,
-    buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Rewind' })],
-    hasClose: true
-  });
-  if (!result.button.accept || !result.value) {
-    return false;
+  let choice: RewindChoice = UNCONFIRMED_CHOICE;
+  if (preferences.confirmRewind) {
+    const result = await showDialog({
+      title: dialogTitle(preview),
+      body: new RewindBody(preview, connection),
+      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Rewind' })],
+      hasClose: true
+    });
+    if (!result.button.accept || !result.value) {
+      return false;
+    }
+    choice = result.value;
   }
   try {
     const done = await connection.ask(
       {
         type: 'frames.rewind',
         frame: preview.frame,
-        mode: result.value.mode,
-        force: result.value.force,
-        include_external: result.value.include_external,
-        keep_uncertain: result.value.keep_uncertain
+        mode: choice.mode,
+        force: choice.force,
+        include_external: choice.include_external,
+        keep_uncertain: choice.keep_uncertain
       },
       'frames.rewind'
     );

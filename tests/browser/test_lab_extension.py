@@ -79,6 +79,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         ids=["switch-writes", "switch-use"],
     )
     seed_thread(root / "switch" / "other-notebook.ipynb", 1, thread="other-notebook")
+    (root / "prefs").mkdir()
+    (root / "prefs" / "p.txt").write_text("original\n")
+    write_notebook(
+        root / "prefs" / "prefs.ipynb",
+        ["open('p.txt', 'w').write('changed by the cell\\n')"],
+        ids=["prefs-cell"],
+    )
     write_notebook(
         root / "notices" / "notices.ipynb", ["gen = (i for i in range(3))"], ids=["makes-gen"]
     )
@@ -213,6 +220,45 @@ def test_rewind_from_the_sidebar_restores_the_file_and_greys_the_cell(
     )
 
 
+def save_settings(page: Any, raw: str) -> None:
+    """Write the extension's user settings as the Settings Editor does (server side)."""
+    page.evaluate(
+        "raw => window.jupyterapp.serviceManager.settings.save('logician-kernel:plugin', raw)",
+        raw,
+    )
+
+
+def test_with_confirmation_and_greying_turned_off_a_rewind_goes_at_once_and_cells_keep_colour(
+    page: Any, lab: LabServer
+) -> None:
+    data = lab.root / "prefs" / "p.txt"
+    open_notebook(page, lab, "prefs/prefs.ipynb")
+    save_settings(page, '{"confirmRewind": false, "greyRewoundCells": false}')
+    try:
+        open_notebook(page, lab, "prefs/prefs.ipynb")  # the page reads its settings anew
+        sidebar = open_sidebar(page)
+        page.wait_for_selector('#logician-sidebar[data-state="ready"]')
+        run_cell(page, 0)
+        wait_executed(page, 0)
+        assert data.read_text() == "changed by the cell\n"
+        row = sidebar.locator('.lk-FrameRow[data-cell-id="prefs-cell"]')
+        row.wait_for()
+        row.locator("button", has_text="Rewind to here").click()
+        wait_text(data, "original\n")  # no dialog asked first
+        assert page.locator(".jp-Dialog").count() == 0
+        first = page.locator(".jp-Notebook .jp-Cell").nth(0)
+        page.wait_for_function(
+            "(el) => el.classList.contains('lk-mod-rewound')", arg=first.element_handle()
+        )
+        # rewound, and said so in its prompt, but not greyed out
+        assert first.evaluate("el => getComputedStyle(el).opacity") == "1"
+        assert "rewound" in first.evaluate(
+            "el => getComputedStyle(el.querySelector('.jp-InputPrompt'), '::after').content"
+        )
+    finally:
+        save_settings(page, "{}")
+
+
 def wait_text(path: Path, text: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while path.read_text() != text and time.monotonic() < deadline:
@@ -304,6 +350,7 @@ def test_undo_rewind_in_the_sidebar_brings_the_files_back(page: Any, lab: LabSer
         "logician:resume-rewind": "Ctrl Alt Shift E",
         "logician:open-sidebar": "Ctrl Alt Shift O",
         "logician:focus-prompt": "Ctrl Shift L",
+        "logician:fix-last-error": "Ctrl Alt Shift F",
     }
     page.keyboard.press("Control+Shift+C")
     page.keyboard.type("Logician")
