@@ -1,8 +1,9 @@
-"""The sidebar and the rewind dialog in JupyterLab's Dark theme: screenshots for the docs
-(`sidebar-dark.png`, `approval-dark.png`, `rewind-dialog-dark.png`) and a WCAG AA contrast
-check, computed in the page, of every visible text of the sidebar (with an approval card
-waiting) and of the rewind dialog against the background it is drawn on: 4.5:1 for normal
-text, 3:1 for large text (24 px, or 18.66 px bold); disabled controls are exempt, as WCAG says.
+"""The sidebar and the rewind dialog in each of JupyterLab's themes (Light, Dark, Dark High
+Contrast): screenshots of the Dark theme for the docs (`sidebar-dark.png`, `approval-dark.png`,
+`rewind-dialog-dark.png`) and, in every theme, a WCAG AA contrast check, computed in the page,
+of every visible text of the sidebar (with an approval card waiting) and of the rewind dialog
+against the background it is drawn on: 4.5:1 for normal text, 3:1 for large text (24 px, or
+18.66 px bold); disabled controls are exempt, as WCAG says.
 """
 
 from __future__ import annotations
@@ -17,6 +18,14 @@ from lab_server import LabServer, checked_page, copy_into, open_browser, screens
 HERE = Path(__file__).resolve().parent
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+
+THEMES = {
+    "light": "JupyterLab Light",
+    "dark": "JupyterLab Dark",
+    "high-contrast": "JupyterLab Dark High Contrast",
+}
+"""Each theme's notebooks live in their own folder (their own kernels): a test's run never
+depends on another theme's."""
 
 KERNEL_JS = """() => {
   const w = window.jupyterapp.shell.currentWidget;
@@ -92,15 +101,16 @@ CONTRAST_JS = """(selector) => {
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     root = tmp_path_factory.mktemp("lab-root")
     home = tmp_path_factory.mktemp("lab-home")
-    (root / "rewind" / "data.txt").parent.mkdir(parents=True)
-    (root / "rewind" / "data.txt").write_text("original\n")
-    write_notebook(
-        root / "rewind" / "rewind.ipynb",
-        ["open('data.txt', 'w').write('changed by the cell\\n')\nx = 42"],
-        ids=["writes-file"],
-    )
-    copy_into(HERE / "lab-approval.ipynb", root / "agent" / "lab-approval.ipynb")
-    copy_into(HERE / "recordings", root / "agent" / "recordings")
+    for theme in THEMES:
+        (root / theme / "rewind" / "data.txt").parent.mkdir(parents=True)
+        (root / theme / "rewind" / "data.txt").write_text("original\n")
+        write_notebook(
+            root / theme / "rewind" / "rewind.ipynb",
+            ["open('data.txt', 'w').write('changed by the cell\\n')\nx = 42"],
+            ids=["writes-file"],
+        )
+        copy_into(HERE / "lab-approval.ipynb", root / theme / "agent" / "lab-approval.ipynb")
+        copy_into(HERE / "recordings", root / theme / "agent" / "recordings")
     with LabServer(root, home) as server:
         yield server
 
@@ -111,15 +121,17 @@ def page(lab: LabServer, request: pytest.FixtureRequest) -> Iterator[Any]:
         yield page
 
 
-def open_dark(page: Any, lab: LabServer, path: str) -> Any:
-    """Open `path` in the Dark theme and show the Logician sidebar."""
-    page.goto(lab.notebook_url(path))
+def open_themed(page: Any, lab: LabServer, theme: str, path: str) -> Any:
+    """Open `theme`'s copy of `path` in that theme and show the Logician sidebar."""
+    page.goto(lab.notebook_url(f"{theme}/{path}"))
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
     page.evaluate(
-        "() => window.jupyterapp.commands.execute('apputils:change-theme',"
-        " { theme: 'JupyterLab Dark' })"
+        "(theme) => window.jupyterapp.commands.execute('apputils:change-theme', { theme })",
+        THEMES[theme],
     )
-    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+    page.wait_for_function(
+        "(theme) => document.body.dataset.jpThemeName === theme", arg=THEMES[theme]
+    )
     page.wait_for_function(f"() => ({KERNEL_JS})() === 'idle'", timeout=120_000)
     page.locator('.jp-SideBar li[data-id="logician-sidebar"]').click()
     page.wait_for_selector('#logician-sidebar[data-state="ready"]', timeout=120_000)
@@ -137,24 +149,27 @@ def failing(page: Any, selector: str) -> tuple[list[dict], int]:
     return [c for c in checked if c["ratio"] < c["needed"]], len(checked)
 
 
-def test_the_sidebar_with_an_approval_card_reads_well_in_the_dark_theme(
-    page: Any, lab: LabServer
+@pytest.mark.parametrize("theme", list(THEMES))
+def test_the_sidebar_with_an_approval_card_reads_well_in_every_theme(
+    page: Any, lab: LabServer, theme: str
 ) -> None:
-    sidebar = open_dark(page, lab, "agent/lab-approval.ipynb")
+    sidebar = open_themed(page, lab, theme, "agent/lab-approval.ipynb")
     run_cell(page, 0)
     page.wait_for_function(f"() => ({KERNEL_JS})() === 'idle'", timeout=120_000)
     run_cell(page, 1)
     card = sidebar.locator(".lk-Approval")
     card.wait_for(timeout=120_000)
-    screenshot(page, "sidebar-dark.png", docs=True)
-    screenshot(card, "approval-dark.png", docs=True)  # the card alone
+    if theme == "dark":
+        screenshot(page, "sidebar-dark.png", docs=True)
+        screenshot(card, "approval-dark.png", docs=True)  # the card alone
     bad, seen = failing(page, "#logician-sidebar")
-    assert not bad, f"{len(bad)} of {seen} texts under 4.5:1 in the sidebar: {bad}"
+    assert not bad, f"{len(bad)} of {seen} texts under 4.5:1 in the sidebar ({theme}): {bad}"
     card.locator("button", has_text="Allow once").click()  # the run ends; the kernel stays
 
 
-def test_the_rewind_dialog_reads_well_in_the_dark_theme(page: Any, lab: LabServer) -> None:
-    sidebar = open_dark(page, lab, "rewind/rewind.ipynb")
+@pytest.mark.parametrize("theme", list(THEMES))
+def test_the_rewind_dialog_reads_well_in_every_theme(page: Any, lab: LabServer, theme: str) -> None:
+    sidebar = open_themed(page, lab, theme, "rewind/rewind.ipynb")
     run_cell(page, 0)
     row = sidebar.locator('.lk-FrameRow[data-cell-id="writes-file"]')
     row.wait_for(timeout=120_000)
@@ -162,9 +177,10 @@ def test_the_rewind_dialog_reads_well_in_the_dark_theme(page: Any, lab: LabServe
     dialog = page.locator(".jp-Dialog")
     dialog.wait_for()
     dialog.locator(".lk-RewindDialog").wait_for()
-    screenshot(page, "rewind-dialog-dark.png", docs=True)
+    if theme == "dark":
+        screenshot(page, "rewind-dialog-dark.png", docs=True)
     bad, seen = failing(page, ".jp-Dialog-content")
-    assert not bad, f"{len(bad)} of {seen} texts under 4.5:1 in the rewind dialog: {bad}"
+    assert not bad, f"{len(bad)} of {seen} texts under 4.5:1 in the rewind dialog ({theme}): {bad}"
     bad, seen = failing(page, "#logician-sidebar")
-    assert not bad, f"{len(bad)} of {seen} texts under 4.5:1 in the sidebar: {bad}"
+    assert not bad, f"{len(bad)} of {seen} texts under 4.5:1 in the sidebar ({theme}): {bad}"
     dialog.locator("button.jp-mod-reject").click()
