@@ -7,6 +7,7 @@ import {
   compactCount,
   evictedTooltip,
   formatCost,
+  frameAriaLabel,
   frameCell,
   frameFiles,
   frameOutcome,
@@ -425,5 +426,16 @@ describe('an incomplete rewind (issue 28)', () => {
     expect(frameOutcome(base)).toBe('ok');
     expect(frameOutcome({ ...base, status: 'rewound' })).toBe('rewound');
     expect(frameOutcome({ ...base, outcome: null })).toBe('running');
+  });
+});
+
+describe('frameAriaLabel', () => {
+  it('says the cell as the user knows it, its outcome, its files and when it ran', () => {
+    const at = iso(2024, 11, 29, 14, 3, 9);
+    const said = frameAriaLabel(row({ execution_count: 3, files: 2, time: at }));
+    expect(said).toBe(`In [3], ok, 2 files, ${localTime(at)}`);
+    expect(frameAriaLabel(row({ execution_count: null, frame: 7, status: 'rewound', time: at }))).toBe(
+      `Frame 7, rewound, no files, ${localTime(at)}`
+    );
   });
 });

@@ -172,6 +172,14 @@ export function frameOutcome(row: IFrameRow): string {
   return row.status === 'rewound' ? 'rewound' : row.outcome ?? 'running';
 }
 
+/** What a screen reader says of a timeline row: the cell as the user knows it, its outcome, its
+ * files and when it ran ("In [3], ok, 2 files, 10:32"; "Frame 7, rewound, 10:40"). */
+export function frameAriaLabel(row: IFrameRow): string {
+  const cell = row.execution_count === null ? `Frame ${row.frame}` : `In [${row.execution_count}]`;
+  const parts = [cell, frameOutcome(row), frameFiles(row) || 'no files', localTime(row.time)];
+  return parts.filter(Boolean).join(', ');
+}
+
 /** The Resume button's tooltip on a frame whose rewind is incomplete. */
 export function resumeTooltip(row: IFrameRow): string {
   return (

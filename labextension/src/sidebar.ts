@@ -13,6 +13,7 @@ import { ButtonKind, jpButton } from './buttons';
 import { showFrameCalls } from './call_rewind';
 import type { LogicianConnection } from './connection';
 import {
+  frameAriaLabel,
   auditWarning,
   noticeWhere,
   budgetText,
@@ -39,7 +40,7 @@ import { RewindBody } from './rewind_dialog';
 import type { RewindChoice } from './rewind_dialog';
 import { preferences } from './preferences';
 import { openDiff } from './diff_view';
-import { FramePages, visibleRange } from './timeline';
+import { FramePages, nextFocus, scrollToShow, visibleRange } from './timeline';
 
 export const ROW_HEIGHT = 46;
 
@@ -121,6 +122,17 @@ export class LogicianSidebar extends Widget {
 
     this._scroller = el('div', 'lk-Timeline');
     this._scroller.setAttribute('role', 'list');
+    this._scroller.setAttribute(
+      'aria-label',
+      'Frames of this notebook: arrow keys move between them, Enter goes to the cell, Tab to its buttons'
+    );
+    this._scroller.addEventListener('keydown', event => this._onTimelineKey(event));
+    this._scroller.addEventListener('focusin', event => {
+      const row = (event.target as HTMLElement).closest?.('.lk-FrameRow') as HTMLElement | null;
+      if (row?.dataset.index) {
+        this._focusIndex = Number(row.dataset.index);
+      }
+    });
     this._spacer = el('div', 'lk-Timeline-spacer');
     this._scroller.appendChild(this._spacer);
     node.appendChild(this._scroller);
@@ -250,15 +262,55 @@ export class LogicianSidebar extends Widget {
       void this._fetch(page);
     }
     const rows: HTMLElement[] = [];
+    // One row is in the Tab order (the focused one, else the first shown): a roving tabindex.
+    const tabbable =
+      this._focusIndex >= range.start && this._focusIndex < range.end ? this._focusIndex : range.start;
     for (let i = range.start; i < range.end; i++) {
-      rows.push(this._renderRow(i, this._pages.row(i)));
+      const row = this._renderRow(i, this._pages.row(i));
+      row.tabIndex = i === tabbable ? 0 : -1;
+      rows.push(row);
     }
+    const active = document.activeElement as HTMLElement | null;
+    const rowHadFocus = !!active?.classList.contains('lk-FrameRow') && this._scroller.contains(active);
     for (const old of Array.from(this._scroller.querySelectorAll('.lk-FrameRow'))) {
       old.remove();
     }
     for (const row of rows) {
       this._scroller.appendChild(row);
     }
+    if (rowHadFocus) {
+      // the rows are drawn anew: the focus stays on the same row
+      (this._scroller.querySelector(`.lk-FrameRow[data-index="${this._focusIndex}"]`) as HTMLElement | null)?.focus();
+    }
+  }
+
+  /** Arrow, Page, Home and End keys move between rows (scrolling the virtual list); Enter on
+   * a row goes to its cell, as a click does. */
+  private _onTimelineKey(event: KeyboardEvent): void {
+    const target = event.target as HTMLElement;
+    if (!target.classList.contains('lk-FrameRow')) {
+      return; // a button inside a row keeps its own keys
+    }
+    if (event.key === 'Enter') {
+      event.preventDefault();
+      target.click();
+      return;
+    }
+    const pageRows = Math.max(1, Math.floor((this._scroller.clientHeight || 600) / ROW_HEIGHT) - 1);
+    const next = nextFocus(event.key, Number(target.dataset.index), Math.max(0, this._pages.total), pageRows);
+    if (next === null) {
+      return;
+    }
+    event.preventDefault();
+    this._focusIndex = next;
+    this._scroller.scrollTop = scrollToShow(
+      this._scroller.scrollTop,
+      this._scroller.clientHeight || 600,
+      ROW_HEIGHT,
+      next
+    );
+    this._render();
+    (this._scroller.querySelector(`.lk-FrameRow[data-index="${next}"]`) as HTMLElement | null)?.focus();
   }
 
   private async _fetch(page: number): Promise<void> {
@@ -295,6 +347,7 @@ export class LogicianSidebar extends Widget {
     if (row.cell_id) {
       node.dataset.cellId = row.cell_id;
     }
+    node.setAttribute('aria-label', frameAriaLabel(row));
     node.classList.add(`lk-mod-${row.status}`);
     const top = el('div', 'lk-FrameRow-top');
     top.appendChild(el('span', 'lk-FrameRow-id', `#${row.frame}`));
@@ -598,6 +651,8 @@ export class LogicianSidebar extends Widget {
   private _connection: LogicianConnection | null = null;
   private _pages: FramePages;
   private _frame = 0;
+  /** The timeline row keyboard focus is on (or last was). */
+  private _focusIndex = 0;
   private _thread: string | null | undefined = undefined;
   private _notebookName: HTMLElement;
   private _stateNode: HTMLElement;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { IFrameRow } from './protocol';
-import { FramePages, pagesFor, visibleRange } from './timeline';
+import { FramePages, nextFocus, pagesFor, scrollToShow, visibleRange } from './timeline';
 
 /** The rows `frames.list` returns from `offset` for a thread of `total` frames (newest first). */
 function page(offset: number, count: number, total: number): IFrameRow[] {
@@ -259,5 +259,25 @@ describe('FramePages', () => {
     expect(maxHeld).toBe(bound);
     // each page was asked for about once per pass, not once per scroll step
     expect(requests).toBeLessThanOrEqual(2 * (total / pages.pageSize) + 2 * pages.maxPages);
+  });
+});
+
+describe('keyboard focus in the timeline', () => {
+  it('moves a row with the arrows, a page with Page keys, to the ends with Home and End', () => {
+    expect(nextFocus('ArrowDown', 0, 10, 4)).toBe(1);
+    expect(nextFocus('ArrowUp', 0, 10, 4)).toBe(0); // stays at the top
+    expect(nextFocus('ArrowDown', 9, 10, 4)).toBe(9); // and at the bottom
+    expect(nextFocus('PageDown', 3, 10, 4)).toBe(7);
+    expect(nextFocus('PageUp', 3, 10, 4)).toBe(0);
+    expect(nextFocus('End', 3, 10_000, 4)).toBe(9_999);
+    expect(nextFocus('Home', 9_000, 10_000, 4)).toBe(0);
+    expect(nextFocus('a', 3, 10, 4)).toBeNull();
+    expect(nextFocus('ArrowDown', 0, 0, 4)).toBeNull();
+  });
+
+  it('scrolls only as far as needed to show the focused row whole', () => {
+    expect(scrollToShow(0, 460, 46, 3)).toBe(0); // already shown
+    expect(scrollToShow(0, 460, 46, 10)).toBe(11 * 46 - 460); // just below: its bottom at the edge
+    expect(scrollToShow(4600, 460, 46, 50)).toBe(2300); // above: its top at the edge
   });
 });

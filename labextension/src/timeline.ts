@@ -144,3 +144,35 @@ export class FramePages {
   private _pages = new Map<number, IFrameRow[]>();
   private _loading = new Set<number>();
 }
+
+/** Where keyboard focus goes in a list of `total` rows from row `index` on `key` (arrows one
+ * row, Page keys `pageRows` rows, Home and End the ends); null for any other key. */
+export function nextFocus(key: string, index: number, total: number, pageRows: number): number | null {
+  if (total <= 0) {
+    return null;
+  }
+  const step: Record<string, number> = {
+    ArrowDown: 1,
+    ArrowUp: -1,
+    PageDown: Math.max(1, pageRows),
+    PageUp: -Math.max(1, pageRows),
+    Home: -total,
+    End: total
+  };
+  if (!(key in step)) {
+    return null;
+  }
+  return Math.min(total - 1, Math.max(0, index + step[key]));
+}
+
+/** The scroll position that shows row `index` whole, moving as little as possible. */
+export function scrollToShow(scrollTop: number, viewportHeight: number, rowHeight: number, index: number): number {
+  const top = index * rowHeight;
+  if (top < scrollTop) {
+    return top;
+  }
+  if (top + rowHeight > scrollTop + viewportHeight) {
+    return Math.max(0, top + rowHeight - viewportHeight);
+  }
+  return scrollTop;
+}

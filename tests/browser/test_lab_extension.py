@@ -168,6 +168,20 @@ def test_rewind_from_the_sidebar_restores_the_file_and_greys_the_cell(
         "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex === 0"
     )
 
+    # the timeline by keyboard: each row says what it is, the arrows move between rows, Enter
+    # goes to the cell and Tab to the row's buttons
+    active_label = "() => document.activeElement.getAttribute('aria-label') || ''"
+    row.focus()
+    assert page.evaluate(active_label).startswith("In [1], ok, 1 file, ")
+    page.keyboard.press("ArrowDown" if row.get_attribute("data-index") == "0" else "ArrowUp")
+    assert page.evaluate(active_label).startswith("In [2], ok, no files, ")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex === 1"
+    )
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.textContent") == "Rewind to here"
+
     row.locator("button", has_text="Rewind to here").click()
     dialog = page.locator(".jp-Dialog")
     dialog.wait_for()
