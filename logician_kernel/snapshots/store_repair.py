@@ -23,6 +23,7 @@ import re
 import time
 from pathlib import Path
 
+from ..durable.lease import pid_alive
 from ..durable.private import private_dir, write_private
 from .git_trees import MACHINE_TAG
 from .locks import _open_locally
@@ -92,7 +93,7 @@ def _clear_half_packs(store: Path, now: float) -> list[str]:
         except OSError:
             continue
         if found.group(1) == MACHINE_TAG:
-            if _running(int(found.group(2))):
+            if pid_alive(int(found.group(2))):
                 continue  # its writer (or a process reusing its id) may still write it
         elif now - st.st_mtime < STALE_TEMP_SECONDS:
             continue
@@ -109,16 +110,6 @@ def _clear_half_packs(store: Path, now: float) -> list[str]:
         f"removed {removed} half-written pack file{'s' if removed > 1 else ''} "
         f"({freed:,} bytes) left by a kernel stopped mid-write"
     ]
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, not ours to signal
-    return True
 
 
 def _clear_stale_locks(store: Path, now: float) -> list[str]:

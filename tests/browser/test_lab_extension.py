@@ -40,6 +40,17 @@ KERNEL_JS = """() => {
 }"""
 
 
+def one_write_notebook(folder: Path, name: str, cell_id: str) -> None:
+    """`folder/<folder name>.ipynb`: one cell rewriting `name`, which says "original"."""
+    folder.mkdir()
+    (folder / name).write_text("original\n")
+    write_notebook(
+        folder / f"{folder.name}.ipynb",
+        [f"open({name!r}, 'w').write('changed by the cell\\n')"],
+        ids=[cell_id],
+    )
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     root = tmp_path_factory.mktemp("lab-root")
@@ -50,13 +61,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         ["open('data.txt', 'w').write('changed by the cell\\n')", "x = 41 + 1"],
         ids=["writes-file", "no-files"],
     )
-    (root / "undo").mkdir()
-    (root / "undo" / "mine.txt").write_text("original\n")
-    write_notebook(
-        root / "undo" / "undo.ipynb",
-        ["open('mine.txt', 'w').write('changed by the cell\\n')"],
-        ids=["undo-cell"],
-    )
+    one_write_notebook(root / "undo", "mine.txt", "undo-cell")
     copy_into(HERE / "lab-approval.ipynb", root / "agent" / "lab-approval.ipynb")
     copy_into(HERE / "recordings", root / "agent" / "recordings")
     copy_into(HERE / "lab-approval.ipynb", root / "prompt" / "prompt.ipynb")
@@ -79,13 +84,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         ids=["switch-writes", "switch-use"],
     )
     seed_thread(root / "switch" / "other-notebook.ipynb", 1, thread="other-notebook")
-    (root / "prefs").mkdir()
-    (root / "prefs" / "p.txt").write_text("original\n")
-    write_notebook(
-        root / "prefs" / "prefs.ipynb",
-        ["open('p.txt', 'w').write('changed by the cell\\n')"],
-        ids=["prefs-cell"],
-    )
+    one_write_notebook(root / "prefs", "p.txt", "prefs-cell")
     write_notebook(
         root / "notices" / "notices.ipynb", ["gen = (i for i in range(3))"], ids=["makes-gen"]
     )
