@@ -56,6 +56,7 @@ const RESTORING: Record<IRestoreProgress['operation'], string> = {
   undo: 'Undoing the rewind',
   resume: 'Resuming the rewind',
   first_snapshot: 'First snapshot',
+  capture: "Capturing the cell's files",
   large_capture: 'Large file'
 };
 
@@ -71,7 +72,7 @@ export function progressText(progress: IRestoreProgress): string {
     return `${what}: capturing ${name} ${mb(progress.done)} / ${mb(progress.total)} MB`;
   }
   const files = progress.total === 1 ? 'file' : 'files';
-  if (progress.operation === 'first_snapshot') {
+  if (progress.operation === 'first_snapshot' || progress.operation === 'capture') {
     const percent = Math.floor(progressFraction(progress) * 100);
     return `${what}: scanning ${progress.done.toLocaleString('en')} / ${progress.total.toLocaleString('en')} ${files} (${percent}%)`;
   }

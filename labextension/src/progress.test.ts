@@ -22,6 +22,12 @@ describe('restore progress', () => {
     );
   });
 
+  it('says a later full scan reads the cell\'s files, not a first snapshot', () => {
+    expect(progressText({ operation: 'capture', done: 5000, total: 20000, finished: false })).toBe(
+      "Capturing the cell's files: scanning 5,000 / 20,000 files (25%)"
+    );
+  });
+
   it('says which big file is captured after the cell, in MB', () => {
     expect(
       progressText({ operation: 'large_capture', done: 120e6, total: 300e6, finished: false, path: 'data/big.bin' })

@@ -11,7 +11,7 @@ import type { IRestoreProgress } from './protocol';
 /** The status bar's words: the first snapshot's count ("scanning 12,400 / 60,000 files (20%)"),
  * a large file's copy ("capturing big.bin 120 / 300 MB"), else the percentage. */
 function compactText(progress: IRestoreProgress, text: string): string {
-  if (progress.operation === 'first_snapshot' || progress.operation === 'large_capture') {
+  if (progress.operation !== 'rewind' && progress.operation !== 'undo' && progress.operation !== 'resume') {
     return text.slice(text.indexOf(': ') + 2);
   }
   return `${Math.round(progressFraction(progress) * 100)}%`;

@@ -245,8 +245,9 @@ export interface ICallRewound {
 
 /** How far a rewind, undo or resume has come (`progress`: a few a second, then `finished`). */
 export interface IRestoreProgress {
-  /** `first_snapshot`: the first snapshot of the workspace reads its files. */
-  operation: 'rewind' | 'undo' | 'resume' | 'first_snapshot' | 'large_capture';
+  /** `first_snapshot`: the first snapshot of the workspace reads its files; `capture`: a later
+   * full scan reads a cell's thousands of new files. */
+  operation: 'rewind' | 'undo' | 'resume' | 'first_snapshot' | 'capture' | 'large_capture';
   /** Paths restored (the first snapshot: files read) so far. */
   done: number;
   /** Paths to restore (files to read) in all (0: nothing to restore, e.g. the conversation only). */

@@ -116,7 +116,11 @@ class GitSnapshotter:
         self._stream: BlobStream | None = None  # blobs of a `blob_stream` block
         self.scan_progress: ScanProgress | None = None
         """Told `(files read, files in all)` while a full scan packs many new files (the
-        first snapshot), from the scanning thread; set by whoever shows it."""
+        first snapshot, or a cell's thousands of new files), from the scanning thread; set by
+        whoever shows it."""
+        self.scanned_once = False
+        """A full scan of this session has finished: a later one reads a cell's files, not
+        the workspace's first snapshot (what the progress is called)."""
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -234,6 +238,7 @@ class GitSnapshotter:
                 self._last = self._incremental(self._last, changed)
                 return self._last
         self._last = self._full_scan()
+        self.scanned_once = True
         return self._last
 
     def _start_from(

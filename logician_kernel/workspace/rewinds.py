@@ -63,9 +63,9 @@ class FramePage:
     """Frame -> paths whose large pre-image the disk budget evicted (this page's frames)."""
 
 
-RestoreOperation = Literal["rewind", "undo", "resume", "first_snapshot", "large_capture"]
-"""What restores (or, `first_snapshot`, reads; `large_capture`, copies) paths and reports
-progress."""
+RestoreOperation = Literal["rewind", "undo", "resume", "first_snapshot", "capture", "large_capture"]
+"""What restores (or, `first_snapshot` and `capture`, reads; `large_capture`, copies) paths
+and reports progress: `capture` is a later full scan reading a cell's thousands of new files."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -363,10 +363,15 @@ class Workspace:
             self._tell(RestoreProgress(operation, last[0], last[1], finished=True))
 
     def _scanned(self, done: int, total: int) -> None:
-        """The first snapshot's `(files read, files in all)`, from the thread that scans."""
-        self._tell(RestoreProgress("first_snapshot", done, total))
+        """A full scan's `(files read, files in all)`, from the thread that scans: the first
+        snapshot's, or (`capture`) a later one reading a cell's thousands of new files."""
+        checkpoints = self._thread.checkpoints
+        snapshotter = checkpoints.snapshotter if checkpoints is not None else None
+        later = snapshotter is not None and snapshotter.scanned_once
+        operation: rewinds.RestoreOperation = "capture" if later else "first_snapshot"
+        self._tell(RestoreProgress(operation, done, total))
         if done >= total:
-            self._tell(RestoreProgress("first_snapshot", done, total, finished=True))
+            self._tell(RestoreProgress(operation, done, total, finished=True))
 
     def _copying(self, path: str, done: int, total: int) -> None:
         """A large file's `(bytes copied, bytes in all)` into the side store, from the thread

@@ -54,6 +54,24 @@ def test_the_comm_follows_the_first_snapshot_up_to_its_total(tmp_path: Path) -> 
         assert "rewinding" not in phases, phases
         done = k.run("print('after', 6 * 7)")
         assert "after 42" in done.stdout, done.text
+
+        # A later cell cloning a project of 1,000 files (with its own .gitignore, so the
+        # close reads the workspace by a full scan, as after 20,000 changes): its progress is
+        # the cell's capture, never called the first snapshot again. (Sent, not run: the
+        # sidebar reads the messages the cell's close sends.)
+        sidebar.seen.clear()
+        k.send(
+            "import os\nos.makedirs('cloned')\n"
+            "open('cloned/.gitignore', 'w').write('*.tmp\\n')\n"
+            "for i in range(1000):\n    open(f'cloned/p{i:04d}.txt', 'w').write(str(i))"
+        )
+        later = [sidebar.wait_for("progress", timeout=120)]
+        while not later[-1]["finished"]:
+            later.append(sidebar.wait_for("progress", timeout=120))
+        assert {r["operation"] for r in later} == {"capture"}, later
+        assert later[-1]["done"] == later[-1]["total"] >= 1000
+        frames = k.run("%logician frames").text
+        assert "1001 created" in frames, frames  # the files and the .gitignore
     finally:
         k.shutdown()
 
