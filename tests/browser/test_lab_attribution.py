@@ -48,7 +48,6 @@ def test_a_save_in_the_editor_during_a_cell_survives_a_sidebar_rewind(tmp_path: 
 def _run(page: Any, lab: LabServer, root: Path) -> None:
     open_notebook(page, lab, "long.ipynb")
     sidebar = open_sidebar(page)
-    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
 
     run_cell(page, 0)
     deadline = time.monotonic() + 20

@@ -68,7 +68,6 @@ def test_connect_pick_make_default_configure_and_the_next_request_uses_them(
 ) -> None:
     open_notebook(page, lab, "connect.ipynb")
     sidebar = open_sidebar(page)
-    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
     sidebar.locator(".lk-Connect > summary").click()
     form = sidebar.locator(".lk-Connect-form")
     form.locator(".lk-Connect-base_url").fill(f"{model.url}/v1")

@@ -133,12 +133,25 @@ def wait_executed(page: Any, index: int, timeout: float = 90_000) -> None:
     wait_kernel_idle(page, timeout)
 
 
-def open_sidebar(page: Any) -> Any:
+def open_sidebar(page: Any, state: str = "ready", timeout: float = 30_000) -> Any:
+    """Show the Logician sidebar and wait until it says `state` (its `data-state`)."""
     tab = page.locator('.jp-SideBar li[data-id="logician-sidebar"]')
     tab.click()
     sidebar = page.locator("#logician-sidebar")
     sidebar.wait_for(state="visible")
+    page.wait_for_selector(f'#logician-sidebar[data-state="{state}"]', timeout=timeout)
     return sidebar
+
+
+def run_and_rewind_from_the_row(page: Any, sidebar: Any, cell_id: str, data: Path) -> None:
+    """Run the notebook's one cell (it rewrites `data`), then click its frame's *Rewind to
+    here* in the sidebar."""
+    run_cell(page, 0)
+    wait_executed(page, 0)
+    assert data.read_text() == "changed by the cell\n"
+    row = sidebar.locator(f'.lk-FrameRow[data-cell-id="{cell_id}"]')
+    row.wait_for()
+    row.locator("button", has_text="Rewind to here").click()
 
 
 def test_rewind_from_the_sidebar_restores_the_file_and_greys_the_cell(
@@ -147,7 +160,6 @@ def test_rewind_from_the_sidebar_restores_the_file_and_greys_the_cell(
     data = lab.root / "data.txt"
     open_notebook(page, lab, "rewind.ipynb")
     sidebar = open_sidebar(page)
-    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
 
     run_cell(page, 0)
     wait_executed(page, 0)
@@ -250,13 +262,7 @@ def test_with_confirmation_and_greying_turned_off_a_rewind_goes_at_once_and_cell
     try:
         open_notebook(page, lab, "prefs/prefs.ipynb")  # the page reads its settings anew
         sidebar = open_sidebar(page)
-        page.wait_for_selector('#logician-sidebar[data-state="ready"]')
-        run_cell(page, 0)
-        wait_executed(page, 0)
-        assert data.read_text() == "changed by the cell\n"
-        row = sidebar.locator('.lk-FrameRow[data-cell-id="prefs-cell"]')
-        row.wait_for()
-        row.locator("button", has_text="Rewind to here").click()
+        run_and_rewind_from_the_row(page, sidebar, "prefs-cell", data)
         wait_text(data, "original\n")  # no dialog asked first
         assert page.locator(".jp-Dialog").count() == 0
         first = page.locator(".jp-Notebook .jp-Cell").nth(0)
@@ -282,7 +288,6 @@ def wait_text(path: Path, text: str, timeout: float = 30) -> None:
 def test_a_notice_goes_to_the_sidebar_not_the_cell(page: Any, lab: LabServer) -> None:
     open_notebook(page, lab, "notices/notices.ipynb")
     sidebar = open_sidebar(page)
-    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
     run_cell(page, 0)
     wait_executed(page, 0)
     status = page.locator(".lk-StatusItem")
@@ -309,7 +314,6 @@ def test_undo_rewind_in_the_sidebar_brings_the_files_back(page: Any, lab: LabSer
     data = lab.root / "undo" / "mine.txt"
     open_notebook(page, lab, "undo/undo.ipynb")
     sidebar = open_sidebar(page)
-    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
     undo = sidebar.locator("button.lk-Timeline-undo")
     page.wait_for_function(
         "() => document.querySelector('#logician-sidebar .lk-Timeline-undo').disabled",
@@ -318,13 +322,7 @@ def test_undo_rewind_in_the_sidebar_brings_the_files_back(page: Any, lab: LabSer
     assert (
         undo.get_attribute("title") == "Nothing to undo: no cell of this notebook was rewound yet"
     )
-    run_cell(page, 0)
-    wait_executed(page, 0)
-    assert data.read_text() == "changed by the cell\n"
-
-    row = sidebar.locator('.lk-FrameRow[data-cell-id="undo-cell"]')
-    row.wait_for()
-    row.locator("button", has_text="Rewind to here").click()
+    run_and_rewind_from_the_row(page, sidebar, "undo-cell", data)
     dialog = page.locator(".jp-Dialog")
     dialog.wait_for()
     dialog.locator("button.jp-mod-warn").click()
@@ -406,7 +404,6 @@ def test_a_frame_whose_large_files_were_evicted_says_so_in_the_timeline(
         try:
             open_notebook(page, server, "evict.ipynb")
             sidebar = open_sidebar(page)
-            page.wait_for_selector('#logician-sidebar[data-state="ready"]')
             for i in range(5):
                 run_cell(page, i)
                 wait_executed(page, i)
@@ -429,7 +426,6 @@ def test_approve_an_agent_tool_call_from_the_sidebar(page: Any, lab: LabServer) 
     approved = lab.root / "agent" / "approved.txt"
     open_notebook(page, lab, "agent/lab-approval.ipynb")
     sidebar = open_sidebar(page)
-    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
     run_cell(page, 0)
     wait_executed(page, 0)
     run_cell(page, 1)
@@ -482,7 +478,6 @@ def test_the_prompt_box_runs_the_prompt_as_an_agent_cell(page: Any, lab: LabServ
     approved = lab.root / "prompt" / "approved.txt"
     open_notebook(page, lab, "prompt/prompt.ipynb")
     sidebar = open_sidebar(page)
-    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
     run_cell(page, 0)  # the loopback (replayed) model and `permissions.mode = ask`
     wait_executed(page, 0)
     cells = page.locator(".jp-Notebook .jp-Cell")
@@ -528,7 +523,6 @@ def test_the_model_picker_lists_the_servers_models_and_switches_the_session(
         )
         open_notebook(page, lab, "models/models.ipynb")
         sidebar = open_sidebar(page)
-        page.wait_for_selector('#logician-sidebar[data-state="ready"]')
         run_cell(page, 0)
         wait_executed(page, 0)
         picker = sidebar.locator("select.lk-ModelPicker-select")
@@ -549,8 +543,7 @@ def test_the_model_picker_lists_the_servers_models_and_switches_the_session(
 
 def test_a_plain_python_kernel_gets_the_not_logician_state(page: Any, lab: LabServer) -> None:
     open_notebook(page, lab, "plain/plain.ipynb")
-    sidebar = open_sidebar(page)
-    page.wait_for_selector('#logician-sidebar[data-state="not-logician"]')
+    sidebar = open_sidebar(page, "not-logician")
     assert "Not a Logician kernel" in sidebar.inner_text()
     assert sidebar.locator(".lk-FrameRow").count() == 0
 
@@ -584,7 +577,6 @@ def test_ten_thousand_frames_open_with_a_bounded_timeline(page: Any, lab: LabSer
     for name, frames in (("small", 10), ("big", 10_000)):
         open_notebook(page, lab, f"{name}/{name}.ipynb")
         sidebar = open_sidebar(page)
-        page.wait_for_selector('#logician-sidebar[data-state="ready"]')
         sidebar.locator(".lk-Timeline-count", has_text=f"({frames:,})").wait_for()
         sidebar.locator(f'.lk-FrameRow[data-frame="{frames}"]').wait_for()
         rendered = sidebar.locator(".lk-FrameRow").count()
@@ -610,7 +602,6 @@ def test_ten_thousand_frames_open_with_a_bounded_timeline(page: Any, lab: LabSer
 def test_the_sidebar_follows_thread_use_to_the_other_timeline(page: Any, lab: LabServer) -> None:
     open_notebook(page, lab, "switch/switch.ipynb")
     sidebar = open_sidebar(page)
-    page.wait_for_selector('#logician-sidebar[data-state="ready"]')
     run_cell(page, 0)
     wait_executed(page, 0)
     sidebar.locator('.lk-FrameRow[data-cell-id="switch-writes"]').wait_for()

@@ -63,8 +63,7 @@ def test_lab_through_a_kernel_gateway_lists_the_frame_and_rewinds_from_the_cell_
             page: Any = context.new_page()
             try:
                 open_through_gateway(page, lab, "project/gw.ipynb")
-                sidebar = open_sidebar(page)
-                page.wait_for_selector('#logician-sidebar[data-state="ready"]', timeout=60_000)
+                sidebar = open_sidebar(page, timeout=60_000)
                 run_cell(page, 0)
                 wait_executed(page, 0)
                 assert data.read_text() == "changed\n"
