@@ -53,7 +53,7 @@ TEST_STALE = "LOGICIAN_TEST_LEASE_STALE_SECONDS"
 _SIZE = 511  # + "\n": the file never changes size, whatever the fields hold
 
 
-def _boot_id() -> str:
+def boot_id() -> str:
     try:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
@@ -73,7 +73,7 @@ class Identity:
         env = dict(os.environ) if env is None else env
         if host := env.get(TEST_HOST, "").strip():
             return cls(host, f"test-boot-{host}", os.getpid())
-        return cls(socket.gethostname(), _boot_id(), os.getpid())
+        return cls(socket.gethostname(), boot_id(), os.getpid())
 
 
 @dataclass(frozen=True)

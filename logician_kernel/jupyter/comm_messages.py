@@ -958,8 +958,9 @@ class FramesRewoundNotice(_Kernel):
 
 class RestoreProgressMessage(_Kernel):
     """Announced while a rewind, undo or resume restores paths, or a full scan reads them
-    (`first_snapshot`; `capture`: a later scan reading a cell's thousands of new files): before the first, then at most `PROGRESS_HZ` times a second, and
-    once `finished`; sent again to a frontend that opens its comm mid-work."""
+    (`first_snapshot`; `capture`: a later scan reading a cell's thousands of new files):
+    before the first, then at most `PROGRESS_HZ` times a second, and once `finished`; sent
+    again to a frontend that opens its comm mid-work."""
 
     type: Literal["progress"]
     operation: Literal["rewind", "undo", "resume", "first_snapshot", "capture", "large_capture"]

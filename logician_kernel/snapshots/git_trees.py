@@ -29,6 +29,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from ..durable.lease import boot_id
 from ..durable.private import PRIVATE_DIR, write_private
 
 MODE_TREE = "40000"
@@ -71,11 +72,7 @@ def write_loose(objects: Path, kind: bytes, body: bytes) -> str:
 def _machine_tag() -> str:
     """8 hex digits naming this machine and boot: a temporary file's process id means
     something only where the tag matches (store_repair.py)."""
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        boot = ""
-    return hashlib.sha1(f"{socket.gethostname()}\0{boot}".encode()).hexdigest()[:8]
+    return hashlib.sha1(f"{socket.gethostname()}\0{boot_id()}".encode()).hexdigest()[:8]
 
 
 MACHINE_TAG = _machine_tag()
