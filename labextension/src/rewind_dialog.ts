@@ -25,6 +25,16 @@ export type RewindChoice = {
   keep_uncertain: boolean;
 };
 
+/** What the dialog's choices say until the user changes them, and what a rewind without the
+ * dialog does (the setting "Confirm before rewinding" off): files changed since the frame
+ * (conflicts, other programs' saves) are left alone. */
+export const DEFAULT_REWIND_CHOICE: RewindChoice = {
+  mode: 'both',
+  force: false,
+  include_external: false,
+  keep_uncertain: false
+};
+
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className = '', text = ''): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (className) {
@@ -146,10 +156,12 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
       option.value = value;
       this._mode.appendChild(option);
     }
+    this._mode.value = DEFAULT_REWIND_CHOICE.mode;
     modeLabel.appendChild(this._mode);
     rest.appendChild(modeLabel);
     this._force = el('input');
     this._force.type = 'checkbox';
+    this._force.checked = DEFAULT_REWIND_CHOICE.force;
     if (lines.conflicts.length) {
       const force = el('label', 'lk-RewindDialog-force');
       force.appendChild(this._force);
@@ -158,6 +170,7 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
     }
     this._external = el('input');
     this._external.type = 'checkbox';
+    this._external.checked = DEFAULT_REWIND_CHOICE.include_external;
     if (lines.external.length) {
       const external = el('label', 'lk-RewindDialog-include-external');
       external.appendChild(this._external);
@@ -168,6 +181,7 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
     // another program may have written them too, are rewound unless this is ticked.
     this._uncertain = el('input');
     this._uncertain.type = 'checkbox';
+    this._uncertain.checked = DEFAULT_REWIND_CHOICE.keep_uncertain;
     const uncertain = el('label', 'lk-RewindDialog-keep-uncertain');
     uncertain.appendChild(this._uncertain);
     uncertain.appendChild(document.createTextNode(' leave files whose writer is uncertain alone'));

@@ -36,7 +36,7 @@ import { ModelPickerView } from './model_picker';
 import { RestoreProgressView } from './progress';
 import { PromptBox } from './prompt_box';
 import { dialogTitle } from './preview';
-import { RewindBody } from './rewind_dialog';
+import { DEFAULT_REWIND_CHOICE, RewindBody } from './rewind_dialog';
 import type { RewindChoice } from './rewind_dialog';
 import { preferences } from './preferences';
 import { openDiff } from './diff_view';
@@ -309,8 +309,7 @@ export class LogicianSidebar extends Widget {
       ROW_HEIGHT,
       next
     );
-    this._render();
-    (this._scroller.querySelector(`.lk-FrameRow[data-index="${next}"]`) as HTMLElement | null)?.focus();
+    this._render(); // which moves the focus to row `next` (the focus was on a row)
   }
 
   private async _fetch(page: number): Promise<void> {
@@ -669,11 +668,6 @@ export class LogicianSidebar extends Widget {
   private _spacer: HTMLElement;
 }
 
-/** What a rewind without the dialog does (the setting "Confirm before rewinding" off): the
- * dialog's defaults, so files changed since the frame (conflicts, other programs' saves) are
- * left alone and said in the toast. */
-const UNCONFIRMED_CHOICE: RewindChoice = { mode: 'both', force: false, include_external: false, keep_uncertain: false };
-
 /** Preview, confirm (unless the user turned that off), rewind; true when the rewind happened.
  * Shared by the sidebar and the cell command. */
 export async function confirmAndRewind(
@@ -695,7 +689,7 @@ export async function confirmAndRewind(
     Notification.error(`Logician: cannot rewind: ${preview.error}`, { autoClose: 8000 });
     return false;
   }
-  let choice: RewindChoice = UNCONFIRMED_CHOICE;
+  let choice: RewindChoice = DEFAULT_REWIND_CHOICE; // no dialog: its defaults
   if (preferences.confirmRewind) {
     const result = await showDialog({
       title: dialogTitle(preview),
