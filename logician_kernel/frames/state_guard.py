@@ -39,9 +39,7 @@ def heal_state_dir(checkpoints: FileCheckpoints) -> str | None:
     try:
         if ledger_gone:
             journal.rewrite_from_memory()
-            done.append(
-                f"the thread ledger was rewritten from memory ({len(journal.records)} records)"
-            )
+            done.append(f"the thread ledger was rewritten from memory ({journal.count} records)")
         if store_gone and snap is not None:
             checkpoints.idle.disarm(wait=True)  # no look between cells uses it meanwhile
             snap.reset()

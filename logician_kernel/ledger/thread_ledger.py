@@ -66,6 +66,7 @@ from .entries import (
     VariableRecord,
     VariablesCaptured,
     _Entry,
+    read_entry,
 )
 
 # The entry kinds live in `ledger_entries.py`; callers import them from here.
@@ -137,7 +138,7 @@ def read_entries(path: Path) -> list[Entry]:
     entries: list[Entry] = []
     for record in scan(Path(path).read_bytes()).records:
         try:
-            entries.append(ENTRY_ADAPTER.validate_python(record))
+            entries.append(read_entry(record))
         except ValueError:
             break  # the same rule as opening: nothing is read past an entry we cannot read
     return entries
@@ -176,6 +177,7 @@ class ThreadLedger:
                 f"({self._journal.resume_error}); it was opened by replaying every record"
             )
             checkpoint = None
+        loaded = self._journal.take_loaded()
         try:
             self.entries: LedgerEntries[Entry] = self._entries_over(checkpoint)
         except ValueError as exc:  # checksums held, yet the prefix's last record disagrees
@@ -186,11 +188,11 @@ class ThreadLedger:
             )
             self._folds.clear()
             self._checkpointed = 0
-            self._journal.records  # noqa: B018 - reads the prefix: `loaded` is then every record
+            loaded = self._journal.records  # the prefix too
             self.entries = LedgerEntries([])
-        for record in self._journal.loaded:
+        for record in loaded:
             try:
-                self.entries.append(ENTRY_ADAPTER.validate_python(record))
+                self.entries.append(read_entry(record))
             except ValueError as exc:
                 # A checksummed record we cannot read is from a newer version or a bug: refuse
                 # to append on top of it rather than guess.
@@ -235,9 +237,9 @@ class ThreadLedger:
         journal = self._journal
 
         def load_prefix() -> list[Entry]:
-            return [ENTRY_ADAPTER.validate_python(r) for r in journal.records[:count]]
+            return [read_entry(r) for r in journal.records[:count]]
 
-        last = ENTRY_ADAPTER.validate_python(journal.last_resumed_record())
+        last = read_entry(journal.last_resumed_record())
         if last.seq != checkpoint.resume.last_seq:
             raise ValueError(
                 f"record {last.seq} ends the checkpointed prefix, not {checkpoint.resume.last_seq}"
@@ -324,7 +326,7 @@ class ThreadLedger:
                 **fields,
             )
             stored = self._journal.append(entry.model_dump(mode="json"), durable=durable)
-            entry = ENTRY_ADAPTER.validate_python(stored)  # what a replay will read, exactly
+            entry = read_entry(stored)  # what a replay will read, exactly
             self.entries.append(entry)
             return entry
 
