@@ -159,20 +159,24 @@ class Journal:
         """The bytes this journal has read or written, read again through its own descriptor
         (which reaches the file even once its path is deleted or replaced); `JournalError` when
         they are no longer the bytes written (the file was truncated or edited in place)."""
-        chunks, offset = [], 0
-        while offset < self.size:
-            chunk = os.pread(self._fh.fileno(), min(self.size - offset, 1 << 26), offset)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            offset += len(chunk)
-        data = b"".join(chunks)
-        if len(data) != self.size or zlib.crc32(data) != self.crc:
-            raise JournalError(
-                f"ledger {self.path} changed under the kernel: its first {self.size} bytes are "
-                "not the ones this kernel read and wrote"
-            )
-        return data
+        # Another thread may append meanwhile (`size` and `crc` then move on together, not at
+        # once): a mismatch is only believed when it is seen again.
+        for _ in range(5):
+            size, crc = self.size, self.crc
+            chunks, offset = [], 0
+            while offset < size:
+                chunk = os.pread(self._fh.fileno(), min(size - offset, 1 << 26), offset)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                offset += len(chunk)
+            data = b"".join(chunks)
+            if len(data) == size and zlib.crc32(data) == crc:
+                return data
+        raise JournalError(
+            f"ledger {self.path} changed under the kernel: its first {size} bytes are not the "
+            "ones this kernel read and wrote"
+        )
 
     def take_loaded(self) -> list[dict[str, Any]]:
         """The records opening read (those after the resumed prefix, or all of them), handed
