@@ -107,6 +107,9 @@ __all__ = [
     "VariablesCaptured",
 ]
 
+HELD_ENTRIES = 256
+"""Decoded entries a ledger keeps at least, the most recent, once it lets older ones go."""
+
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -234,17 +237,21 @@ class ThreadLedger:
         for name, state in checkpoint.folds.items():
             self._folds[name] = (count, state)
         self._checkpointed = count
+        last = read_entry(self._journal.last_resumed_record())
+        if last.seq != checkpoint.resume.last_seq:
+            raise ValueError(
+                f"record {last.seq} ends the checkpointed prefix, not {checkpoint.resume.last_seq}"
+            )
+        return LedgerEntries([], prefix_count=count, load_prefix=self._reader(count), last=last)
+
+    def _reader(self, count: int) -> Callable[[], list[Entry]]:
+        """Reads the first `count` entries back from the file (`LedgerEntries`' prefix)."""
         journal = self._journal
 
         def load_prefix() -> list[Entry]:
             return [read_entry(r) for r in journal.records[:count]]
 
-        last = read_entry(journal.last_resumed_record())
-        if last.seq != checkpoint.resume.last_seq:
-            raise ValueError(
-                f"record {last.seq} ends the checkpointed prefix, not {checkpoint.resume.last_seq}"
-            )
-        return LedgerEntries([], prefix_count=count, load_prefix=load_prefix, last=last)
+        return load_prefix
 
     def fold(self, name: str) -> Any:
         """The named fold (`FOLDS` in ledger_checkpoint.py) over every entry so far, advanced
@@ -328,7 +335,23 @@ class ThreadLedger:
             stored = self._journal.append(entry.model_dump(mode="json"), durable=durable)
             entry = read_entry(stored)  # what a replay will read, exactly
             self.entries.append(entry)
+            if kind is FrameClose:
+                self._let_go()
             return entry
+
+    def _let_go(self) -> None:
+        """As a frame closes, let the decoded entries before the last `HELD_ENTRIES` go once
+        twice as many are held: every fold is advanced past them first, so only a reader of
+        history reads them back from the file (and holds them until the next frame closes).
+        A long session holds its folds and a bounded tail, not every entry it wrote."""
+        entries = self.entries
+        if len(entries) - entries.pending < 2 * HELD_ENTRIES:
+            return
+        count = len(entries) - HELD_ENTRIES
+        with self._fold_lock:
+            for name in FOLDS:
+                self.fold(name)
+        entries.forget(count, self._reader(count))
 
     @property
     def lock(self) -> threading.RLock:
