@@ -4,7 +4,10 @@ Owns the bytes of one `.jsonl` file: opening it (cutting a torn or corrupt tail 
 valid record, keeping the cut bytes in a side file; damage between valid records is skipped in
 place and costs only the records it covers, see `journal_scan`), appending records, and fsync at the
 boundaries the caller chooses. Records are plain dicts here; their meaning belongs to the
-ledger above. The permission audit log appends through the same `append` in `shared` mode: a
+ledger above. The journal keeps no record in memory: what opening read is handed to the ledger
+once, and every later read comes back from the file through the journal's own descriptor,
+verified against the running CRC-32 (the descriptor still reaches the file after its path is
+deleted, so `rewrite_from_memory` needs no copy either). The permission audit log appends through the same `append` in `shared` mode: a
 file other processes append to as well, reopened per record, whose torn tail (a crash
 mid-append, here or elsewhere) is cut to a side file just before the next record is written.
 
@@ -110,13 +113,14 @@ class Journal:
     """One append-only record file, opened for appending after tail recovery.
 
     `shared=True` is for a file several processes append to (the audit log): nothing is read
-    or held open until the first append, records are not kept in memory, and each append
-    opens the file, cuts a torn tail the way opening does, writes and fsyncs."""
+    or held open until the first append, and each append opens the file, cuts a torn tail the
+    way opening does, writes and fsyncs."""
 
     def __init__(self, path: Path, *, shared: bool = False, resume: Resume | None = None) -> None:
         self.path = Path(path)
-        self._records: list[dict[str, Any]] = []
-        self._prefix: bytes | None = None
+        self._loaded: list[dict[str, Any]] = []  # what opening read, until `take_loaded`
+        self._count = 0
+        self._last_resumed = b""  # the resumed prefix's last line, without its newline
         self.resumed: Resume | None = None
         """The verified prefix opening skipped (its records are read only when asked for)."""
         self.resume_error: str | None = None
@@ -146,32 +150,50 @@ class Journal:
 
     @property
     def records(self) -> list[dict[str, Any]]:
-        """Every whole record, in file order (a resumed prefix is read on first use)."""
-        if self._prefix is not None:
-            from .journal_scan import scan
+        """Every whole record, in file order, read back from the file (`read_back`)."""
+        from .journal_scan import scan
 
-            self._records[:0] = scan(self._prefix).records
-            self._prefix = None
-        return self._records
+        return scan(self.read_back()).records
 
-    @property
-    def loaded(self) -> list[dict[str, Any]]:
-        """The records opening read: those after the resumed prefix, or all of them."""
-        return self._records if self._prefix is not None else self.records
+    def read_back(self) -> bytes:
+        """The bytes this journal has read or written, read again through its own descriptor
+        (which reaches the file even once its path is deleted or replaced); `JournalError` when
+        they are no longer the bytes written (the file was truncated or edited in place)."""
+        # Another thread may append meanwhile (`size` and `crc` then move on together, not at
+        # once): a mismatch is only believed when it is seen again.
+        for _ in range(5):
+            size, crc = self.size, self.crc
+            chunks, offset = [], 0
+            while offset < size:
+                chunk = os.pread(self._fh.fileno(), min(size - offset, 1 << 26), offset)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                offset += len(chunk)
+            data = b"".join(chunks)
+            if len(data) == size and zlib.crc32(data) == crc:
+                return data
+        raise JournalError(
+            f"ledger {self.path} changed under the kernel: its first {size} bytes are not the "
+            "ones this kernel read and wrote"
+        )
+
+    def take_loaded(self) -> list[dict[str, Any]]:
+        """The records opening read (those after the resumed prefix, or all of them), handed
+        over once: the journal keeps no copy."""
+        loaded, self._loaded = self._loaded, []
+        return loaded
 
     @property
     def count(self) -> int:
-        """How many whole records the file holds, without reading a resumed prefix."""
-        return len(self._records) + (
-            self.resumed.count if self._prefix is not None and self.resumed is not None else 0
-        )
+        """How many whole records the file holds, without reading any."""
+        return self._count
 
     def last_resumed_record(self) -> dict[str, Any]:
-        """The last record of the resumed prefix, decoded on its own (the prefix stays bytes)."""
-        if self._prefix is None or self.resumed is None:
-            return self.records[self.resumed.count - 1 if self.resumed else -1]
-        end = len(self._prefix) - 1
-        return decode_record(self._prefix[self._prefix.rfind(b"\n", 0, end) + 1 : end])
+        """The last record of the resumed prefix, decoded on its own (the prefix is not read)."""
+        if self.resumed is None:
+            raise ValueError("no prefix was resumed")
+        return decode_record(self._last_resumed)
 
     def _load(self, resume: Resume | None = None) -> None:
         from .journal_scan import scan  # the scanner reads records with this module's codec
@@ -186,9 +208,12 @@ class Journal:
             self.resume_error = _mismatch(data, resume)
             if self.resume_error is None:
                 start, last_seq = resume.offset, resume.last_seq
-                self.resumed, self._prefix = resume, data[: resume.offset]
+                self.resumed = resume
+                end = resume.offset - 1
+                self._last_resumed = data[data.rfind(b"\n", 0, end) + 1 : end]
         found = scan(data, start=start, last_seq=last_seq)
-        self._records = found.records
+        self._loaded = found.records
+        self._count = (resume.count if self.resumed and resume else 0) + len(found.records)
         # Damage between whole records stays in place (nothing valid is ever rewritten); a copy
         # of its bytes goes to a side file named by its offset, so reopening never duplicates it.
         for damage in found.damaged:
@@ -197,7 +222,8 @@ class Journal:
                 write_durably(side, data[damage.offset : damage.offset + damage.length])
             self.damaged.append((damage, str(side)))
         if found.tail_offset < len(data):
-            self._cut(data, found.tail_offset, found.tail_reason)
+            last = found.records[-1].get("seq", 0) if found.records else last_seq
+            self._cut(data, found.tail_offset, found.tail_reason, last)
         self.size = found.tail_offset if found.tail_offset < len(data) else len(data)
         self._synced = self.size  # what an earlier session wrote counts as on disk
         self.crc = (
@@ -206,7 +232,7 @@ class Journal:
             else zlib.crc32(data[: self.size])
         )
 
-    def _cut(self, data: bytes, offset: int, reason: str) -> None:
+    def _cut(self, data: bytes, offset: int, reason: str, last: object = 0) -> None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         side = self.path.with_name(f"{self.path.name}.cut-{stamp}-at-{offset}")
         write_durably(side, data[offset:])
@@ -217,10 +243,6 @@ class Journal:
         fsync_dir(self.path.parent)
         from .journal_scan import seqs_named_in
 
-        if self._records:
-            last = self._records[-1].get("seq", 0)
-        else:
-            last = self.resumed.last_seq if self.resumed is not None else 0
         self.recovery = TailRecovery(
             valid_records=self.count,
             cut_offset=offset,
@@ -249,6 +271,7 @@ class Journal:
             else:
                 write_all(self._fh.fileno(), line)
                 self.size += len(line)
+                self._count += 1
                 self.crc = zlib.crc32(line, self.crc)
                 if arms_fsync_kill(record.get("kind")):
                     self._kill_armed = True
@@ -261,10 +284,7 @@ class Journal:
             self.size, self.crc = good
             self._failed = exc.strerror or str(exc)
             raise JournalError(f"cannot append to ledger {self.path}: {self._failed}") from exc
-        stored = decode_record(line[:-1])
-        if not self.shared:
-            self._records.append(stored)
-        return stored
+        return decode_record(line[:-1])
 
     @property
     def failed(self) -> str | None:
@@ -315,14 +335,19 @@ class Journal:
             return True
 
     def rewrite_from_memory(self) -> None:
-        """Write every record this journal holds to a new file at its path and append there.
+        """Write every whole record to a new file at its path and append there (after the
+        file was deleted or replaced under the kernel).
 
-        Records are encoded deterministically, so the new file is byte for byte what the old
-        one held (damage skipped on open excepted)."""
+        The records are read back through the descriptor still open on the old file
+        (`read_back`), so the new file is byte for byte what the old one held (damage skipped
+        on open excepted); nothing is kept in memory for this."""
+        from .journal_scan import scan
+
+        lines = scan(self.read_back()).lines
         private_dir(self.path.parent)
         tmp = self.path.with_name(f".{self.path.name}.rewrite-tmp")
-        data = b"".join(encode_record(r) for r in self.records)
-        self.size, self.crc = len(data), zlib.crc32(data)
+        data = b"".join(lines)
+        self.size, self.crc, self._count = len(data), zlib.crc32(data), len(lines)
         write_durably(tmp, data)
         os.replace(tmp, self.path)
         fsync_dir(self.path.parent)
@@ -376,8 +401,9 @@ class Journal:
 
 def _open_append(path: Path) -> io.FileIO:
     """The ledger, opened for appending without a buffer: a failed write leaves nothing
-    behind in memory to reach the file later, behind records written after it."""
-    return io.FileIO(open_private(path, os.O_WRONLY | os.O_APPEND), "ab")
+    behind in memory to reach the file later, behind records written after it. Readable too:
+    `Journal.read_back` reads the records through it instead of keeping them in memory."""
+    return io.FileIO(open_private(path, os.O_RDWR | os.O_APPEND), "ab")
 
 
 def write_all(fd: int, data: bytes) -> None:

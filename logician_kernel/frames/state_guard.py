@@ -3,8 +3,9 @@
 Owns one check, run as every frame opens: is the ledger file still the one this kernel appends
 to, and is the snapshot store still there? A cell may `rm -rf .logician` (or a tool may replace
 it); without this, every later append would go to a deleted file and every capture would fail
-silently. The ledger is rewritten from the records the kernel holds, the store recreated empty
-(files of earlier frames cannot be restored any more, and the notice says so).
+silently. The ledger is rewritten from the old file the kernel still holds open (its records
+are not kept in memory), the store recreated empty (files of earlier frames cannot be restored
+any more, and the notice says so).
 
 Must never: lose a record the kernel holds, stay quiet about what could not be recovered, or
 recreate anything in a `.logician/` another account put in place of ours (state_trust.py).
@@ -39,9 +40,7 @@ def heal_state_dir(checkpoints: FileCheckpoints) -> str | None:
     try:
         if ledger_gone:
             journal.rewrite_from_memory()
-            done.append(
-                f"the thread ledger was rewritten from memory ({len(journal.records)} records)"
-            )
+            done.append(f"the thread ledger was rewritten from memory ({journal.count} records)")
         if store_gone and snap is not None:
             checkpoints.idle.disarm(wait=True)  # no look between cells uses it meanwhile
             snap.reset()

@@ -62,7 +62,9 @@ class LedgerEntries(Sequence[T], Generic[T]):
     """The entries of a ledger; those a checkpoint covers are read from their bytes on first use.
 
     Indexing and slicing at or past the checkpoint (what incremental folds do) never read
-    them; iterating, or reaching before it, reads them all once, under a lock."""
+    them; iterating, or reaching before it, reads them all once. `forget` turns the first
+    entries back into bytes once every fold is past them (`ThreadLedger` does as frames close).
+    What is held is swapped whole, so a reader in another thread sees one consistent state."""
 
     def __init__(
         self,
@@ -72,62 +74,83 @@ class LedgerEntries(Sequence[T], Generic[T]):
         load_prefix: Callable[[], list[T]] | None = None,
         last: T | None = None,
     ) -> None:
-        self._items = tail
-        self._pending = prefix_count if load_prefix is not None else 0
-        self._load_prefix = load_prefix
-        self._last = last
-        """The prefix's last entry, read on its own: every append asks for its parent."""
-        self._lock = threading.Lock()
+        # (decoded entries after the prefix, entries in the prefix, how to read the prefix,
+        # the prefix's last entry read on its own: every append asks for its parent)
+        self._held: tuple[list[T], int, Callable[[], list[T]] | None, T | None] = (
+            (tail, prefix_count, load_prefix, last)
+            if load_prefix is not None
+            else (tail, 0, None, None)
+        )
+        self._lock = threading.Lock()  # swaps of `_held`, and appends
+        self._loading = threading.Lock()  # one reader reads the prefix at a time
 
     @property
     def pending(self) -> int:
         """Entries still held as bytes (0 once read)."""
-        return self._pending
+        return self._held[1]
 
-    def _materialize(self) -> None:
-        with self._lock:
-            if self._pending and self._load_prefix is not None:
+    def _materialize(self) -> list[T]:
+        """Every entry, the prefix read first if it is still bytes."""
+        while True:
+            items, pending, load, _ = self._held
+            if not pending or load is None:
+                return items
+            with self._loading:
+                if self._held[1] != pending or self._held[2] is not load:
+                    continue  # read by another thread meanwhile, or more was forgotten
                 with bulk_load():
-                    prefix = self._load_prefix()
-                if len(prefix) != self._pending:
+                    prefix = load()
+                if len(prefix) != pending:
                     raise RuntimeError(
-                        f"ledger checkpoint: {len(prefix)} entries read back, "
-                        f"{self._pending} expected"
+                        f"ledger checkpoint: {len(prefix)} entries read back, {pending} expected"
                     )
-                self._items[:0] = prefix
-                self._pending, self._load_prefix = 0, None
+                with self._lock:  # appends made while reading are in the tail held now
+                    tail, now_pending, now_load, _ = self._held
+                    if now_pending != pending or now_load is not load:
+                        continue
+                    whole = prefix + tail
+                    self._held = (whole, 0, None, None)
+                return whole
+
+    def forget(self, count: int, load_prefix: Callable[[], list[T]]) -> None:
+        """Hold the first `count` entries as bytes again, `load_prefix` reading them back."""
+        with self._lock:
+            items, pending, _, last = self._held
+            if count <= pending or count > pending + len(items):
+                return
+            drop = count - pending
+            self._held = (items[drop:], count, load_prefix, items[drop - 1])
 
     def append(self, item: T) -> None:
-        self._items.append(item)
+        with self._lock:
+            self._held[0].append(item)
 
     def __len__(self) -> int:
-        return self._pending + len(self._items)
+        items, pending, _, _ = self._held
+        return pending + len(items)
 
     @overload
     def __getitem__(self, index: SupportsIndex) -> T: ...
     @overload
     def __getitem__(self, index: slice) -> list[T]: ...
     def __getitem__(self, index: SupportsIndex | slice) -> T | list[T]:
-        pending = self._pending
+        items, pending, _, last = self._held
         if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
+            start, stop, step = index.indices(pending + len(items))
             if pending and step == 1 and start >= pending:
-                return self._items[start - pending : max(stop - pending, 0)]
-            self._materialize()
-            return self._items[index]
+                return items[start - pending : max(stop - pending, 0)]
+            return self._materialize()[index]
         position = index.__index__()
         if position < 0:
-            position += len(self)
+            position += pending + len(items)
         if pending and position >= pending:
-            return self._items[position - pending]
-        if pending and position == pending - 1 and self._last is not None:
-            return self._last
-        self._materialize()
-        return self._items[index]
+            return items[position - pending]
+        if pending and position == pending - 1 and last is not None:
+            return last
+        return self._materialize()[index]
 
     def __iter__(self) -> Iterator[T]:
-        self._materialize()
-        return iter(self._items)
+        return iter(self._materialize())
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, LedgerEntries):

@@ -583,3 +583,54 @@ Entry = Annotated[
     Field(discriminator="kind"),
 ]
 ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry)
+
+_FIELD_SETS: dict[frozenset[str], set[str]] = {}
+_RECENT: dict[Any, Any] = {}
+"""Values and frozen models read lately, each kept once: a frame's post-states are the next
+frame's pre-states, its path and evidence the same as the last frame's (bounded; cleared when
+full, which only costs sharing across that moment)."""
+_RECENT_MAX = 4096
+
+
+def read_entry(record: dict[str, Any]) -> Entry:
+    """Validate one ledger record into its entry, as `ENTRY_ADAPTER` does, holding less.
+
+    Every validated model carries its own set of the field names it was given (pydantic's
+    `model_fields_set`, 728 bytes from five names up): the entry and each model inside it, two
+    thirds of what a frame's entries take in memory, kept for the whole session. Entries and
+    what they hold are frozen, so nothing adds to such a set in place (`model_copy` gives the
+    copy a set of its own): models given the same fields share one. Equal strings and equal
+    models inside entries read lately are shared too (a path state, a blob id, a path)."""
+    entry = ENTRY_ADAPTER.validate_python(record)
+    if len(_RECENT) > _RECENT_MAX:
+        _RECENT.clear()
+    _share(entry)
+    return entry
+
+
+def _share(model: BaseModel) -> None:
+    if not model.model_config.get("frozen"):
+        return  # a mutable model adds to its set on assignment: it keeps its own
+    names = model.__pydantic_fields_set__
+    shared = _FIELD_SETS.setdefault(frozenset(names), names)
+    if shared is not names:
+        object.__setattr__(model, "__pydantic_fields_set__", shared)
+    fields = model.__dict__
+    for name, value in fields.items():
+        if isinstance(value, str | BaseModel):
+            fields[name] = _recent(value)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, str | BaseModel):
+                    value[i] = _recent(item)
+
+
+def _recent(value: Any) -> Any:
+    """`value`, or an equal one read lately (strings, and frozen models without lists)."""
+    if isinstance(value, BaseModel):
+        _share(value)
+        try:
+            return _RECENT.setdefault(value, value)
+        except TypeError:  # unhashable: a model with a list or dict inside
+            return value
+    return _RECENT.setdefault(value, value)

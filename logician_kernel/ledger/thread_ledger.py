@@ -66,6 +66,7 @@ from .entries import (
     VariableRecord,
     VariablesCaptured,
     _Entry,
+    read_entry,
 )
 
 # The entry kinds live in `ledger_entries.py`; callers import them from here.
@@ -106,6 +107,9 @@ __all__ = [
     "VariablesCaptured",
 ]
 
+HELD_ENTRIES = 256
+"""Decoded entries a ledger keeps at least, the most recent, once it lets older ones go."""
+
 _THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -137,7 +141,7 @@ def read_entries(path: Path) -> list[Entry]:
     entries: list[Entry] = []
     for record in scan(Path(path).read_bytes()).records:
         try:
-            entries.append(ENTRY_ADAPTER.validate_python(record))
+            entries.append(read_entry(record))
         except ValueError:
             break  # the same rule as opening: nothing is read past an entry we cannot read
     return entries
@@ -176,6 +180,7 @@ class ThreadLedger:
                 f"({self._journal.resume_error}); it was opened by replaying every record"
             )
             checkpoint = None
+        loaded = self._journal.take_loaded()
         try:
             self.entries: LedgerEntries[Entry] = self._entries_over(checkpoint)
         except ValueError as exc:  # checksums held, yet the prefix's last record disagrees
@@ -186,11 +191,11 @@ class ThreadLedger:
             )
             self._folds.clear()
             self._checkpointed = 0
-            self._journal.records  # noqa: B018 - reads the prefix: `loaded` is then every record
+            loaded = self._journal.records  # the prefix too
             self.entries = LedgerEntries([])
-        for record in self._journal.loaded:
+        for record in loaded:
             try:
-                self.entries.append(ENTRY_ADAPTER.validate_python(record))
+                self.entries.append(read_entry(record))
             except ValueError as exc:
                 # A checksummed record we cannot read is from a newer version or a bug: refuse
                 # to append on top of it rather than guess.
@@ -232,17 +237,21 @@ class ThreadLedger:
         for name, state in checkpoint.folds.items():
             self._folds[name] = (count, state)
         self._checkpointed = count
-        journal = self._journal
-
-        def load_prefix() -> list[Entry]:
-            return [ENTRY_ADAPTER.validate_python(r) for r in journal.records[:count]]
-
-        last = ENTRY_ADAPTER.validate_python(journal.last_resumed_record())
+        last = read_entry(self._journal.last_resumed_record())
         if last.seq != checkpoint.resume.last_seq:
             raise ValueError(
                 f"record {last.seq} ends the checkpointed prefix, not {checkpoint.resume.last_seq}"
             )
-        return LedgerEntries([], prefix_count=count, load_prefix=load_prefix, last=last)
+        return LedgerEntries([], prefix_count=count, load_prefix=self._reader(count), last=last)
+
+    def _reader(self, count: int) -> Callable[[], list[Entry]]:
+        """Reads the first `count` entries back from the file (`LedgerEntries`' prefix)."""
+        journal = self._journal
+
+        def load_prefix() -> list[Entry]:
+            return [read_entry(r) for r in journal.records[:count]]
+
+        return load_prefix
 
     def fold(self, name: str) -> Any:
         """The named fold (`FOLDS` in ledger_checkpoint.py) over every entry so far, advanced
@@ -324,9 +333,25 @@ class ThreadLedger:
                 **fields,
             )
             stored = self._journal.append(entry.model_dump(mode="json"), durable=durable)
-            entry = ENTRY_ADAPTER.validate_python(stored)  # what a replay will read, exactly
+            entry = read_entry(stored)  # what a replay will read, exactly
             self.entries.append(entry)
+            if kind is FrameClose:
+                self._let_go()
             return entry
+
+    def _let_go(self) -> None:
+        """As a frame closes, let the decoded entries before the last `HELD_ENTRIES` go once
+        twice as many are held: every fold is advanced past them first, so only a reader of
+        history reads them back from the file (and holds them until the next frame closes).
+        A long session holds its folds and a bounded tail, not every entry it wrote."""
+        entries = self.entries
+        if len(entries) - entries.pending < 2 * HELD_ENTRIES:
+            return
+        count = len(entries) - HELD_ENTRIES
+        with self._fold_lock:
+            for name in FOLDS:
+                self.fold(name)
+        entries.forget(count, self._reader(count))
 
     @property
     def lock(self) -> threading.RLock:
