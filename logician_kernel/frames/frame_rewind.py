@@ -154,6 +154,7 @@ def plan_rewind(
                 )
             )
     tree = Beneath(checkpoints.snapshotter.workspace) if checkpoints.snapshotter else None
+    uid = os.geteuid()
     confirmed: list[PathState] = []  # post-images found still in place
     for path, full_chain in sorted(chains.items()):
         verdict = judge_chain(
@@ -167,12 +168,11 @@ def plan_rewind(
         # A parent that became a symlink (or a file) is never followed, --force or not
         # (beneath.py), unless the popped frames made it so: then the rewind itself
         # deletes it first (restore_order), and the restore checks again.
-        why = tree.blocking(path) if tree is not None else None
+        why, st = tree.look(path) if tree is not None else (None, None)
         if why is not None and getattr(why, "where", "").rstrip("/") not in chains:
             plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=str(why)))
             continue
-        st = _lstat(tree, path)  # through the plan's directory descriptors: no name lookup
-        if (foreign := _owned_by_another(st)) is not None:
+        if (foreign := _owned_by_another(st, uid)) is not None:
             plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=foreign))
             continue
         chain = full_chain[verdict.start :]
@@ -241,20 +241,10 @@ def plan_rewind(
     return plan
 
 
-def _lstat(tree: Beneath | None, path: str) -> os.stat_result | None:
-    """The path's own stat now, looked up beneath the root; None when it is absent or cannot
-    be looked at (behind a parent that changed: the restore's own checks refuse it)."""
-    if tree is None:
-        return None
-    try:
-        return tree.lstat(path.rstrip("/"))
-    except (OSError, ValueError):
-        return None
-
-
-def _owned_by_another(st: os.stat_result | None) -> str | None:
-    """Why a path another account owns is left alone (module docstring), or None."""
-    uid = os.geteuid()
+def _owned_by_another(st: os.stat_result | None, uid: int) -> str | None:
+    """Why a path another account owns is left alone (module docstring), or None; `st` is
+    its own stat now (None: absent, or behind a parent that changed, which the restore's
+    own checks refuse)."""
     if st is None or uid == 0 or st.st_uid == uid:
         return None
     try:
