@@ -365,8 +365,6 @@ class GitSnapshotter:
         return self._last_tree
 
     def _full_scan(self) -> Snapshot:
-        # Before every lstat below: each note the scan leaves is judged against this reading.
-        looked_at = self._inc.seen.clock()
         self._ignored_cache.clear()
         self._ignore.restart()
         try:
@@ -384,7 +382,10 @@ class GitSnapshotter:
         update: list[str] = []
         drop: list[str] = []
         parents: dict[str, bool] = {}
-        files: dict[str, os.stat_result] = {}  # the regular files looked at, for the notes
+        # The regular files looked at, each with the clock read just before its lstat: what
+        # the notes of `_note_scanned` are judged against.
+        files: dict[str, tuple[os.stat_result, int]] = {}
+        clock = self._inc.seen.clock
         for raw in split_z(changed):
             path = raw.decode("utf-8", "surrogateescape")
             if path.endswith("/"):  # an untracked nested repository: git shows only its root
@@ -393,6 +394,7 @@ class GitSnapshotter:
                     fingerprint_dir(self.workspace / path),
                 )
                 continue
+            looked_at = clock()
             st = lstat_entry(self.workspace, path, parents)
             if st is None:
                 update.append(path)  # --remove drops it from the index
@@ -402,7 +404,7 @@ class GitSnapshotter:
                 if (bits := unusual_perms(st)) is not None:
                     self._perms[path] = bits
             if stat.S_ISREG(st.st_mode):
-                files[path] = st
+                files[path] = (st, looked_at)
             self._place(path, st, update, drop, uncaptured, large)
         ignored_dirs = []
         for raw in split_z(ignored):
@@ -426,25 +428,26 @@ class GitSnapshotter:
             progress=self._tell_scan,
         )
         tree = self._write_tree(update, drop)
-        self._note_scanned(tree, update, files, looked_at)
+        self._note_scanned(tree, update, files)
         return Snapshot(tree=tree, uncaptured=uncaptured, large=large, perms=dict(self._perms))
 
     def _note_scanned(
-        self, tree: str, update: list[str], files: dict[str, os.stat_result], looked_at: int
+        self, tree: str, update: list[str], files: dict[str, tuple[os.stat_result, int]]
     ) -> None:
         """Note each regular file the scan handed to git with the blob git stored for it, so
         a rewind's plan need not read 20,000 files again after a scan (an inotify overflow).
         Safe though git read the file after our `lstat`: a note is trusted only for a file
-        whose times were `RACY_NS` older than `looked_at`, so any write after the `lstat`
-        gives it another identity (its change time, at least), and the note no longer
-        answers. Not noted as stored: git writes no blob the user's objects hold already."""
+        whose times were `RACY_NS` older than the clock read before that `lstat`, so any
+        write after it gives the file another identity (its change time, at least), and the
+        note no longer answers. Not noted as stored: git writes no blob the user's objects
+        hold already."""
         seen = self._inc.seen
         try:
             for path in update:
-                st = files.get(path)
-                entry = self._inc.trees.lookup(tree, path) if st is not None else None
-                if st is not None and entry is not None and entry[0] in (MODE_FILE, MODE_EXEC):
-                    seen.note(path, st, looked_at, entry[0], entry[1], stored=False)
+                looked = files.get(path)
+                entry = self._inc.trees.lookup(tree, path) if looked is not None else None
+                if looked is not None and entry is not None and entry[0] in (MODE_FILE, MODE_EXEC):
+                    seen.note(path, looked[0], looked[1], entry[0], entry[1], stored=False)
         except TreeError:
             return  # no note: the next look reads the file, as it always did
 
