@@ -154,6 +154,7 @@ def plan_rewind(
                 )
             )
     tree = Beneath(checkpoints.snapshotter.workspace) if checkpoints.snapshotter else None
+    uid = os.geteuid()
     confirmed: list[PathState] = []  # post-images found still in place
     for path, full_chain in sorted(chains.items()):
         verdict = judge_chain(
@@ -167,11 +168,11 @@ def plan_rewind(
         # A parent that became a symlink (or a file) is never followed, --force or not
         # (beneath.py), unless the popped frames made it so: then the rewind itself
         # deletes it first (restore_order), and the restore checks again.
-        why = tree.blocking(path) if tree is not None else None
+        why, st = tree.look(path) if tree is not None else (None, None)
         if why is not None and getattr(why, "where", "").rstrip("/") not in chains:
             plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=str(why)))
             continue
-        if (foreign := _owned_by_another(tree, path)) is not None:
+        if (foreign := _owned_by_another(st, uid)) is not None:
             plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=foreign))
             continue
         chain = full_chain[verdict.start :]
@@ -208,10 +209,17 @@ def plan_rewind(
                 conflict = f"changed outside the kernel between frame {f1} and frame {f2}"
                 break
         if conflict is None:
-            current = checkpoints.snapshotter.hash_path(path) if checkpoints.snapshotter else None
             after = chain[-1][1].after
             if checkpoints.budget is not None:
                 after = checkpoints.budget.large.resolve(path, after)
+            snap = checkpoints.snapshotter
+            if snap is not None and snap.remembers(path, st, after):
+                # Its lstat is what this session stored as `after` (stat_memory.py): not
+                # read again, nor a state built for it (20,000 of them in a dialog's plan).
+                confirmed.append(after)
+                plan.restore.append((path, target))
+                continue
+            current = snap.hash_path(path) if snap is not None else None
             if still_as_left(current, after):
                 # The frame stored these bytes: the plan's pre-image need not store them again.
                 confirmed.append(after)
@@ -233,16 +241,11 @@ def plan_rewind(
     return plan
 
 
-def _owned_by_another(tree: Beneath | None, path: str) -> str | None:
-    """Why a path another account owns is left alone (module docstring), or None."""
-    uid = os.geteuid()
-    if tree is None or uid == 0:
-        return None
-    try:
-        st = tree.lstat(path.rstrip("/"))
-    except (OSError, ValueError):
-        return None  # behind a parent that changed: the restore's own checks refuse it
-    if st is None or st.st_uid == uid:
+def _owned_by_another(st: os.stat_result | None, uid: int) -> str | None:
+    """Why a path another account owns is left alone (module docstring), or None; `st` is
+    its own stat now (None: absent, or behind a parent that changed, which the restore's
+    own checks refuse)."""
+    if st is None or uid == 0 or st.st_uid == uid:
         return None
     try:
         owner = f"{pwd.getpwuid(st.st_uid).pw_name} (uid {st.st_uid})"

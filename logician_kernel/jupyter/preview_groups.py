@@ -48,28 +48,28 @@ class Group:
 def group_files(files: list[dict[str, Any]], limit: int = GROUPS_SHOWN) -> dict[str, Group]:
     """The files grouped by their directory; when there would be more than `limit` groups,
     by their directory cut to the deepest level that gives at most `limit` (folded)."""
-    dirs = [_parts(f["path"]) for f in files]
-    deepest = max((len(d) for d in dirs), default=0)
-    depth = deepest
-    while depth > 0 and len({tuple(d[:depth]) for d in dirs}) > limit:
+    # Worked out per distinct directory (a few), not per file (20,000): no object is made
+    # per file beyond its place in its group's list, so a dialog's preview starts no
+    # collection of the kernel's heap.
+    where = [f["path"].rstrip("/").rpartition("/")[0] for f in files]
+    dirs = {d: d.split("/") if d else [] for d in set(where)}
+    depth = max((len(d) for d in dirs.values()), default=0)
+    while depth > 0 and len({tuple(d[:depth]) for d in dirs.values()}) > limit:
         depth -= 1
+    key_of = {
+        name: ("".join(p + "/" for p in d[:depth]), len(d) > depth) for name, d in dirs.items()
+    }
     groups: dict[str, Group] = {}
-    for f, d in zip(files, dirs, strict=True):
-        key = "".join(p + "/" for p in d[:depth])
+    for key, below in key_of.values():
         group = groups.get(key)
         if group is None:
             group = groups[key] = Group(key)
-        group.files.append(f)
-        if len(d) > depth:
-            group.below = True
+        group.below = group.below or below
+    for f, name in zip(files, where, strict=True):
+        groups[key_of[name][0]].files.append(f)
     return dict(sorted(groups.items()))
 
 
 def page(group: Group, offset: int, limit: int) -> list[dict[str, Any]]:
     """One page of a group's files."""
     return group.files[offset : offset + limit]
-
-
-def _parts(path: str) -> list[str]:
-    """The directories of a path (`data/parts/p1.csv` -> `["data", "parts"]`)."""
-    return path.rstrip("/").split("/")[:-1]

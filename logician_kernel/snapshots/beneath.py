@@ -229,6 +229,21 @@ class Beneath:
             return None  # a missing parent: the path is simply absent
         return None
 
+    def look(self, path: str) -> tuple[Conflict | PathRefused | None, os.stat_result | None]:
+        """`blocking` and `lstat` in one walk to the parent (a rewind's plan asks both of
+        each of 20,000 paths): (why it cannot be reached, None) or (None, its stat or None
+        when it or a parent is absent or cannot be looked at)."""
+        try:
+            fd, name = self.parent(path)
+        except (Conflict, PathRefused) as exc:
+            return exc, None
+        except OSError:
+            return None, None  # a missing parent: the path is simply absent
+        try:
+            return None, os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            return None, None
+
     def blocked(self, path: str) -> str | None:
         """`blocking`'s reason as the text a report shows, else None."""
         why = self.blocking(path)

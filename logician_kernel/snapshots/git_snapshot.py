@@ -29,6 +29,8 @@ from pathlib import Path
 
 from ..types.path_states import Fingerprint, PathChange, PathState, SkippedPath, SkipReason
 from ._fs import (
+    MODE_EXEC,
+    MODE_FILE,
     fingerprint,
     fingerprint_dir,
     fingerprint_ignored,
@@ -385,6 +387,10 @@ class GitSnapshotter:
         update: list[str] = []
         drop: list[str] = []
         parents: dict[str, bool] = {}
+        # The regular files looked at, each with the clock read just before its lstat: what
+        # the notes of `_note_scanned` are judged against.
+        files: dict[str, tuple[os.stat_result, int]] = {}
+        clock = self._inc.seen.clock
         for raw in split_z(changed):
             path = raw.decode("utf-8", "surrogateescape")
             if path.endswith("/"):  # an untracked nested repository: git shows only its root
@@ -393,6 +399,7 @@ class GitSnapshotter:
                     fingerprint_dir(self.workspace / path),
                 )
                 continue
+            looked_at = clock()
             st = lstat_entry(self.workspace, path, parents)
             if st is None:
                 update.append(path)  # --remove drops it from the index
@@ -401,6 +408,8 @@ class GitSnapshotter:
                 self._perms.pop(path, None)
                 if (bits := unusual_perms(st)) is not None:
                     self._perms[path] = bits
+            if stat.S_ISREG(st.st_mode):
+                files[path] = (st, looked_at)
             self._place(path, st, update, drop, uncaptured, large)
         ignored_dirs = []
         for raw in split_z(ignored):
@@ -423,12 +432,29 @@ class GitSnapshotter:
             max_bytes=self.max_file_bytes,
             progress=self._tell_scan,
         )
-        return Snapshot(
-            tree=self._write_tree(update, drop),
-            uncaptured=uncaptured,
-            large=large,
-            perms=dict(self._perms),
-        )
+        tree = self._write_tree(update, drop)
+        self._note_scanned(tree, update, files)
+        return Snapshot(tree=tree, uncaptured=uncaptured, large=large, perms=dict(self._perms))
+
+    def _note_scanned(
+        self, tree: str, update: list[str], files: dict[str, tuple[os.stat_result, int]]
+    ) -> None:
+        """Note each regular file the scan handed to git with the blob git stored for it, so
+        a rewind's plan need not read 20,000 files again after a scan (an inotify overflow).
+        Safe though git read the file after our `lstat`: a note is trusted only for a file
+        whose times were `RACY_NS` older than the clock read before that `lstat`, so any
+        write after it gives the file another identity (its change time, at least), and the
+        note no longer answers. Not noted as stored: git writes no blob the user's objects
+        hold already."""
+        seen = self._inc.seen
+        try:
+            for path in update:
+                looked = files.get(path)
+                entry = self._inc.trees.lookup(tree, path) if looked is not None else None
+                if looked is not None and entry is not None and entry[0] in (MODE_FILE, MODE_EXEC):
+                    seen.note(path, looked[0], looked[1], entry[0], entry[1], stored=False)
+        except TreeError:
+            return  # no note: the next look reads the file, as it always did
 
     def _tell_scan(self, done: int, total: int) -> None:
         if self.scan_progress is not None:  # read each time: it may be set once a scan began
@@ -514,6 +540,18 @@ class GitSnapshotter:
         self._note(path, st, looked_at, state, stored=False)
         return state
 
+    def remembers(self, path: str, st: os.stat_result | None, state: PathState) -> bool:
+        """Whether the file is still the blob `state`, known without reading it: `st` (its
+        `lstat` now, which the caller took without following a parent symlink) is exactly
+        what this session last stored or hashed as that blob, under stat_memory.py's racy
+        rule. False means "not known", never "changed": hash it (`hash_path`)."""
+        self._may_defer = False
+        if st is None or state.kind != "blob" or st.st_size > self.max_file_bytes:
+            return False
+        if self._is_large(path, st):
+            return False
+        return self._inc.seen.recall(path, st) == (state.mode, state.sha)
+
     def store_path(self, path: str) -> PathState:
         """The state of a workspace path now, its content stored in our object store."""
         if "/" in path and blocked_parent(self.workspace, path) is not None:
@@ -588,7 +626,7 @@ class GitSnapshotter:
         return (
             self.large is not None
             and st.st_size <= self.max_file_bytes
-            and self.large.wants(self.workspace / path, st)
+            and self.large.wants_path(path, st)
         )
 
     def _recalled(

@@ -57,8 +57,8 @@ def default_budget(where: Path) -> int:
     return min(20 * GB, free // 4)
 
 
-def is_sqlite(full: Path) -> bool:
-    if not full.name.endswith(SQLITE_SUFFIXES):
+def is_sqlite(full: Path | str) -> bool:
+    if not os.fspath(full).endswith(SQLITE_SUFFIXES):
         return False
     try:
         with open(full, "rb") as fh:
@@ -166,6 +166,15 @@ class LargeFiles:
     def wants(self, full: Path, st: os.stat_result) -> bool:
         """Whether this path goes to the side store rather than git."""
         return stat.S_ISREG(st.st_mode) and (st.st_size > self.limits.threshold or is_sqlite(full))
+
+    def wants_path(self, path: str, st: os.stat_result) -> bool:
+        """`wants` for a workspace-relative path; its full path is built only for a name a
+        database may have (a rewind's plan asks this of 20,000 small files)."""
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        if st.st_size > self.limits.threshold:
+            return True
+        return path.endswith(SQLITE_SUFFIXES) and is_sqlite(os.path.join(self.workspace, path))
 
     def live_keys(self) -> set[str]:
         return {key for _, key in self.known.values()}
