@@ -15,7 +15,7 @@ import { addCallRenderer } from './call_output';
 import { CellMarker, runCellsById } from './cells';
 import { addCommands, watchConnection } from './commands';
 import { LogicianConnection } from './connection';
-import { setDiffOpener } from './diff_view';
+import { type DiffLayout, setDiffOpener } from './diff_view';
 import { addFixCommand, FixButtons } from './fix_button';
 import { NotebookTools } from './notebook_tools';
 import { LogicianSidebar } from './sidebar';
@@ -44,10 +44,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
     languages: IEditorLanguageRegistry | null
   ) => {
     let pageSize = 100;
+    let diffPrefs: { layout: DiffLayout; save: (value: DiffLayout) => void } | null = null;
     if (settings) {
       try {
         const loaded = await settings.load(PLUGIN_ID);
         pageSize = (loaded.get('pageSize').composite as number) ?? pageSize;
+        diffPrefs = {
+          layout: loaded.get('diffLayout').composite as DiffLayout,
+          // the diff tab's toggle is remembered for the next tab and the next session
+          save: value => void loaded.set('diffLayout', value).catch(() => undefined)
+        };
       } catch {
         // defaults
       }
@@ -84,7 +90,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
 
-    setDiffOpener(tab => app.shell.add(tab, 'main'), languages);
+    setDiffOpener(tab => app.shell.add(tab, 'main'), languages, diffPrefs);
     const sidebar = new LogicianSidebar({ pageSize });
     sidebar.title.icon = logicianIcon;
     app.shell.add(sidebar, 'right', { rank: 600 });

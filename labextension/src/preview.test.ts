@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { cellsLine, dialogTitle, GroupPager, groupFiles, groupLabel, inGroup } from './preview';
+import { cellsLine, dialogTitle, fileWord, GroupPager, groupFiles, groupLabel, inGroup } from './preview';
 import type { IPreview, IPreviewFile } from './protocol';
 
 const del = (path: string): IPreviewFile => ({ path, action: 'delete' });
@@ -112,5 +112,13 @@ describe('cells in the user’s words', () => {
   it('falls back to frames for a kernel that names no cells', () => {
     expect(cellsLine(preview({}))).toBe('frame 2, frame 3');
     expect(dialogTitle(preview({}))).toBe('Rewind to before frame 2?');
+  });
+});
+
+describe('fileWord', () => {
+  it('says what the rewind does to each file in the user\'s word', () => {
+    expect(fileWord({ path: 'made.csv', action: 'delete' })).toBe('delete');
+    expect(fileWord({ path: 'gone.csv', action: 'recreate' })).toBe('recreate');
+    expect(fileWord({ path: 'edited.csv', action: 'restore' })).toBe('restore');
   });
 });

@@ -23,6 +23,12 @@ export function groupLabel(group: IPreviewGroup): string {
   return `${where} — ${parts.join(', ') || 'no files'}`;
 }
 
+/** What the rewind does to one file, in the user's word: a file the popped cells created is
+ * deleted, one they deleted is recreated, one they changed is restored. */
+export function fileWord(file: IPreviewFile): 'delete' | 'recreate' | 'restore' {
+  return file.action === 'delete' ? 'delete' : file.action === 'recreate' ? 'recreate' : 'restore';
+}
+
 /** Files grouped by their directory, for a kernel that sends no groups (all files listed). */
 export function groupFiles(files: IPreviewFile[]): { group: IPreviewGroup; files: IPreviewFile[] }[] {
   const byDir = new Map<string, IPreviewFile[]>();

@@ -92,7 +92,9 @@ export interface IPathDetail {
 
 export interface IPreviewFile {
   path: string;
-  action: 'restore' | 'delete';
+  /** `delete`: a popped cell created it; `recreate`: a popped cell deleted it; `restore`: its
+   * bytes put back. */
+  action: 'restore' | 'delete' | 'recreate';
 }
 
 export type FileKind = 'text' | 'csv' | 'image' | 'notebook' | 'binary';

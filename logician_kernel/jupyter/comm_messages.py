@@ -514,7 +514,9 @@ class PreviewFile(_Part):
     """What a rewind would do to one path."""
 
     path: str
-    action: Literal["restore", "delete"]
+    action: Literal["restore", "delete", "recreate"]
+    """`delete`: a popped cell created it; `recreate`: a popped cell deleted it (absent now);
+    `restore`: its bytes are put back."""
 
 
 class CellStep(_Part):

@@ -84,3 +84,38 @@ def test_the_comm_lists_a_cells_files_and_sends_both_sides(kernel: Kernel, works
     sidebar.send({"type": "frames.diff", "frame": 1, "path": "untouched.txt", "id": "u"})
     refused = sidebar.wait_for("error")
     assert "did not change 'untouched.txt'" in refused["error"]
+
+
+def test_a_deleted_file_is_recreated_and_a_rewound_frame_still_shows_its_files(
+    kernel: Kernel, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("keep me\n")
+    cell = "import os\nos.remove('notes.txt')\nopen('tool.py', 'w').write('def f():\\n    return 3\\n')"
+    assert kernel.run(cell).status == "ok"
+    sidebar = Sidebar(kernel, create_subshell(kernel))
+
+    sidebar.send({"type": "frames.preview", "frame": 1, "id": "p"})
+    preview = sidebar.wait_for("frames.preview")
+    valid([preview])
+    actions = {f["path"]: f["action"] for f in preview["files"]}
+    assert actions == {"notes.txt": "recreate", "tool.py": "restore"}
+
+    sidebar.send({"type": "frames.rewind", "frame": 1, "mode": "files", "id": "r"})
+    assert sidebar.wait_for("frames.rewind")["ok"]
+    assert (workspace / "notes.txt").read_text() == "keep me\n"
+
+    # the rewound frame: what the cell had changed, read from its snapshot as before
+    sidebar.send({"type": "frames.files", "frame": 1, "id": "f"})
+    files = sidebar.wait_for("frames.files")
+    valid([files])
+    assert {row["path"]: row["action"] for row in files["rows"]} == {
+        "notes.txt": "deleted",
+        "tool.py": "modified",
+    }
+    sidebar.send({"type": "frames.diff", "frame": 1, "path": "tool.py", "id": "d"})
+    script = sidebar.wait_for("frames.diff")
+    valid([script])
+    assert "return 1" in script["before"]["text"] and "return 3" in script["after"]["text"]
+    sidebar.send({"type": "frames.diff", "frame": 1, "path": "notes.txt", "id": "n"})
+    notes = sidebar.wait_for("frames.diff")
+    assert notes["before"]["text"] == "keep me\n" and notes["after"]["state"] == "absent"
