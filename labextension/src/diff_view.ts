@@ -18,7 +18,7 @@ import { jpButton } from './buttons';
 import type { LogicianConnection } from './connection';
 import { csvTableDiff, lineDiff, splitLines } from './csv_diff';
 import { pairLines } from './line_pairs';
-import type { IDiffSide, IFileDiff, IFileRow } from './protocol';
+import type { ICellMatch, IDiffSide, IFileDiff, IFileRow } from './protocol';
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: string): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
@@ -429,8 +429,68 @@ function imagePair(diff: IFileDiff, preview: boolean): HTMLElement {
   return pair;
 }
 
-function notebookCells(diff: IFileDiff): HTMLElement {
+/** What else than its source changed in a notebook cell, in words: "outputs, execution count". */
+function otherChanges(changed: string[]): string {
+  return changed
+    .filter(c => c !== 'source')
+    .map(c => c.replace(/_/g, ' '))
+    .join(', ');
+}
+
+/** A notebook's cells as nbdime matched them (the kernel sends the rows): an edited cell as a
+ * text diff of its source, a cell whose outputs changed named so, a moved cell with where it
+ * was. */
+function matchedCells(diff: IFileDiff, matches: ICellMatch[]): HTMLElement {
   const box = el('div', 'lk-DiffView-notebook');
+  box.dataset.matcher = 'nbdime';
+  box.appendChild(el('div', 'lk-DiffView-note', 'Cells matched by nbdime.'));
+  const before = diff.before.cells ?? [];
+  const after = diff.after.cells ?? [];
+  const kinds: Record<ICellMatch['status'], string> = {
+    same: 'same',
+    changed: 'changed',
+    added: 'add',
+    removed: 'del',
+    moved: 'moved'
+  };
+  for (const row of matches) {
+    const was = row.before === null ? undefined : before[row.before];
+    const now = row.after === null ? undefined : after[row.after];
+    const others = otherChanges(row.changed);
+    const cell = el('div', `lk-DiffView-nbCell lk-mod-${kinds[row.status]}${others ? ' lk-mod-outputs' : ''}`);
+    cell.dataset.status = row.status;
+    const n = (row.after ?? row.before ?? 0) + 1;
+    const words =
+      row.status === 'moved'
+        ? `moved from cell ${(row.before ?? 0) + 1}`
+        : row.status === 'same'
+          ? others
+            ? `${others} changed`
+            : 'unchanged'
+          : row.status === 'changed'
+            ? others
+              ? `source and ${others} changed`
+              : 'changed'
+            : row.status;
+    cell.appendChild(el('div', 'lk-DiffView-nbLabel', `cell ${n} (${words})`));
+    if (row.status === 'changed' && was && now) {
+      cell.appendChild(textDiff(was.source, now.source));
+    } else {
+      cell.appendChild(el('pre', 'lk-DiffView-nbSource', (now ?? was)?.source ?? ''));
+    }
+    box.appendChild(cell);
+  }
+  return box;
+}
+
+/** A notebook's cells: matched by nbdime when the kernel has it, else a diff of the cells'
+ * sources (a removed cell facing an added one shown as one changed cell). */
+function notebookCells(diff: IFileDiff): HTMLElement {
+  if (diff.cell_matches) {
+    return matchedCells(diff, diff.cell_matches);
+  }
+  const box = el('div', 'lk-DiffView-notebook');
+  box.dataset.matcher = 'text';
   const before = diff.before.cells ?? [];
   const after = diff.after.cells ?? [];
   const ops = lineDiff(

@@ -134,6 +134,18 @@ export interface IFileDiff {
   pages: number;
   before: IDiffSide;
   after: IDiffSide;
+  /** A notebook's cells matched by nbdime, in order (only where the kernel has nbdime). */
+  cell_matches?: ICellMatch[];
+}
+
+/** One row of a notebook's diff as nbdime matched it (indices into the sides' `cells`). */
+export interface ICellMatch {
+  before: number | null;
+  after: number | null;
+  /** `changed`: its source changed; `moved`: the same cell elsewhere (`before`: where it was). */
+  status: 'same' | 'changed' | 'added' | 'removed' | 'moved';
+  /** What changed in it: `source`, `outputs`, `execution_count`, `metadata`, ... */
+  changed: string[];
 }
 
 /** The files of one directory a rewind would touch, counted (`below`: its subdirectories'

@@ -703,6 +703,21 @@ class DiffSide(_Part):
     note: str | MISSING = MISSING
 
 
+class CellMatch(_Part):
+    """One row of a notebook's diff as nbdime matched it: a cell of before, of after, or of
+    both."""
+
+    before: Count | None
+    """Its index among the before side's cells (None: added)."""
+    after: Count | None
+    """Its index among the after side's cells (None: removed)."""
+    status: Literal["same", "changed", "added", "removed", "moved"]
+    """`changed`: its source changed; `moved`: the same cell elsewhere (`before` is where it
+    was)."""
+    changed: list[str]
+    """What changed in the cell: `source`, `outputs`, `execution_count`, `metadata`, ..."""
+
+
 class FramesDiffed(_Answer):
     type: Literal["frames.diff"]
     frame: int
@@ -714,6 +729,9 @@ class FramesDiffed(_Answer):
     """Pages of the longer side."""
     before: DiffSide
     after: DiffSide
+    cell_matches: list[CellMatch] | MISSING = MISSING
+    """A notebook's cells matched by nbdime, in order (sent only where nbdime is importable
+    in the kernel; without it the view diffs the cells' sources)."""
 
 
 class FramesRewound(_Answer):

@@ -32,6 +32,7 @@ Path('nb.ipynb').write_text({NOTEBOOK!r})
 def kernel(workspace: Path, kernel_env: dict[str, str]):
     (workspace / "tool.py").write_text("def f():\n    return 1\n")
     (workspace / "fig.png").write_bytes(PNG_1)
+    (workspace / "nb.ipynb").write_text(NOTEBOOK.replace("x = 1", "x = 0"))
     k = Kernel(workspace, kernel_env)
     yield k
     k.shutdown()
@@ -75,6 +76,10 @@ def test_the_comm_lists_a_cells_files_and_sends_both_sides(kernel: Kernel, works
 
     notebook = diff("nb.ipynb")
     assert notebook["after"]["cells"] == [{"cell_type": "code", "source": "x = 1\nx"}]
+    # nbdime (the test extra installs it) matched the edited cell with itself
+    assert notebook["cell_matches"] == [
+        {"before": 0, "after": 0, "status": "changed", "changed": ["source"]}
+    ]
 
     # a rewind preview: now on disk, against what the rewind would put back
     (workspace / "data.csv").write_text("a,b\n9,9\n")
