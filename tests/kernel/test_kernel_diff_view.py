@@ -104,6 +104,8 @@ def test_a_deleted_file_is_recreated_and_a_rewound_frame_still_shows_its_files(
     valid([preview])
     actions = {f["path"]: f["action"] for f in preview["files"]}
     assert actions == {"notes.txt": "recreate", "tool.py": "restore"}
+    dry = kernel.run("%logician rewind --last --dry-run").text
+    assert "would recreate notes.txt" in dry and "would restore tool.py" in dry, dry
 
     sidebar.send({"type": "frames.rewind", "frame": 1, "mode": "files", "id": "r"})
     assert sidebar.wait_for("frames.rewind")["ok"]
