@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from lab_server import ARTIFACTS, LabServer, checked_page, open_browser, screenshot, write_notebook
+from test_lab_dark_theme import failing
 from test_lab_fix_button import open_notebook, run_in_place, wait_count
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
@@ -216,6 +217,8 @@ def test_the_csv_shows_its_changed_cell_and_the_figure_both_images(
     )
     keyword.first.wait_for(timeout=30_000)
     screenshot(page, "diff-side-by-side.png", docs=True)
+    low, checked = failing(page, '.lk-DiffView-body[data-path="tool.py"]')
+    assert checked > 20 and low == [], {(c["element"], c["text"], c["ratio"]) for c in low}
 
     # unified, as toggled: remembered in the extension's settings
     page.locator('.lk-DiffView-layoutButton[data-layout="unified"]').click()
@@ -243,6 +246,12 @@ def test_the_csv_shows_its_changed_cell_and_the_figure_both_images(
     page.locator('.lk-DiffView-fileLink[data-path="sales.csv"]').click()
     changed.first.wait_for(timeout=60_000)
     screenshot(page, "diff-csv-dark.png", docs=True)
+    # the side-by-side view and its toggle read well on the dark background (WCAG AA)
+    page.locator('.lk-DiffView-fileLink[data-path="tool.py"]').first.click()
+    pair.wait_for(timeout=60_000)
+    keyword.first.wait_for(timeout=30_000)
+    low, checked = failing(page, '.lk-DiffView-body[data-path="tool.py"]')
+    assert checked > 20 and low == [], {(c["element"], c["text"], c["ratio"]) for c in low}
 
     # the rewind dialog: a file opens what the rewind would change in it, and the dialog closes
     row = page.locator('.lk-FrameRow[data-frame="1"]')
