@@ -1,10 +1,11 @@
 /**
  * The diff tab: what one frame changed in a file (or what a rewind would change), in the main
  * area. Text and code as a line diff, side by side (before | after, changed lines facing each
- * other) or unified, as the user last chose (the `diffLayout` setting); CSV/TSV as a table diff (changed cells marked, rows and
- * columns added or removed), images side by side, notebooks cell by cell, binary files by size
- * and sha256; long files page by page (the kernel sends one page of each side), a long list of
- * files a page at a time.
+ * other) or unified, as the user last chose (the `diffLayout` setting); CSV/TSV as a table diff
+ * (changed cells marked, rows and columns added or removed), images side by side, notebooks
+ * cell by cell (matched by nbdime when the kernel has it), binary files by size and sha256; long
+ * files page by page (the kernel sends one page of each side), a long list of files a page at a
+ * time.
  *
  * Owns: asking `frames.files` / `frames.diff` and drawing the answer; every colour is a
  * --jp-* variable (style/base.css), so it reads in light and dark themes.
@@ -60,9 +61,14 @@ export function setDiffOpener(
   opener = open;
   languages = registry;
   if (prefs) {
-    layout = prefs.layout === 'unified' ? 'unified' : 'side-by-side';
+    setDiffLayout(prefs.layout);
     saveLayout = prefs.save;
   }
+}
+
+/** The layout the next diff is drawn in (anything but 'unified' is side by side). */
+export function setDiffLayout(value: DiffLayout): void {
+  layout = value === 'unified' ? 'unified' : 'side-by-side';
 }
 
 /** Open a diff tab for `frame`: one path of it, or (no path) its list of files to pick from. */

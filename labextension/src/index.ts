@@ -15,7 +15,7 @@ import { addCallRenderer } from './call_output';
 import { CellMarker, runCellsById } from './cells';
 import { addCommands, watchConnection } from './commands';
 import { LogicianConnection } from './connection';
-import { type DiffLayout, setDiffOpener } from './diff_view';
+import { type DiffLayout, setDiffLayout, setDiffOpener } from './diff_view';
 import { addFixCommand, FixButtons } from './fix_button';
 import { NotebookTools } from './notebook_tools';
 import { LogicianSidebar } from './sidebar';
@@ -54,6 +54,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
           // the diff tab's toggle is remembered for the next tab and the next session
           save: value => void loaded.set('diffLayout', value).catch(() => undefined)
         };
+        // a change in the Settings editor applies to the next diff drawn
+        loaded.changed.connect(() => setDiffLayout(loaded.get('diffLayout').composite as DiffLayout));
       } catch {
         // defaults
       }
