@@ -155,6 +155,8 @@ export interface IPreviewGroup {
   below: boolean;
   delete: number;
   restore: number;
+  /** Of `restore`, the files the popped cells deleted (the rewind recreates them). */
+  recreate?: number;
 }
 
 export interface IPreview {

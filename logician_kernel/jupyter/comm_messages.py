@@ -540,6 +540,8 @@ class PreviewGroup(_Part):
     """Files the rewind deletes (the popped cells created them)."""
     restore: Count
     """Files it brings back as they were (changed or deleted by the popped cells)."""
+    recreate: Count
+    """Of `restore`, the files the popped cells deleted (the rewind recreates them)."""
 
 
 class PreviewCell(_Part):

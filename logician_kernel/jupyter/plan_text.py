@@ -82,10 +82,13 @@ def _grouped(restore: list[tuple[str, str]]) -> list[str]:
     for group in group_files(files, GROUPS_SHOWN).values():
         where = (group.directory or "(top level)/") + (" and below" if group.below else "")
         summary = group.summary()
+        changed = summary["restore"] - summary["recreate"]
         if summary["delete"]:
             lines.append(f"    {where} — {_files(summary['delete'])} created → delete")
-        if summary["restore"]:
-            lines.append(f"    {where} — {_files(summary['restore'])} changed → restore")
+        if summary["recreate"]:
+            lines.append(f"    {where} — {_files(summary['recreate'])} deleted → recreate")
+        if changed:
+            lines.append(f"    {where} — {_files(changed)} changed → restore")
     lines.append(f"  the first {PATHS_SHOWN}:")
     lines += [f"  would {verb} {p}" for p, verb in restore[:PATHS_SHOWN]]
     lines.append(f"  … and {len(restore) - PATHS_SHOWN:,} more (counted above)")

@@ -261,6 +261,7 @@ def test_the_csv_shows_its_changed_cell_and_the_figure_both_images(
     # the file the cell deleted comes back: "recreate"; every file is listed, so no "Show more"
     recreated = dialog.locator('.lk-RewindDialog-file[data-action="recreate"]')
     assert recreated.inner_text().strip() == "recreate old.txt"
+    assert "1 file deleted → recreate" in dialog.locator(".lk-RewindDialog-groupLabel").inner_text()
     assert dialog.locator(".lk-RewindDialog-more").is_hidden()
     dialog.locator('.lk-RewindDialog-fileLink[data-path="sales.csv"]').click()
     dialog.wait_for(state="detached", timeout=30_000)

@@ -104,6 +104,9 @@ def test_a_deleted_file_is_recreated_and_a_rewound_frame_still_shows_its_files(
     valid([preview])
     actions = {f["path"]: f["action"] for f in preview["files"]}
     assert actions == {"notes.txt": "recreate", "tool.py": "restore"}
+    assert preview["groups"] == [
+        {"directory": "", "below": False, "delete": 0, "restore": 2, "recreate": 1}
+    ]
     dry = kernel.run("%logician rewind --last --dry-run").text
     assert "would recreate notes.txt" in dry and "would restore tool.py" in dry, dry
 
