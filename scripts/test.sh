@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=""
-for tool in ruff mypy pytest playwright jupyter-lab; do
+for tool in ruff mypy pytest playwright jupyter-lab nbdiff; do  # nbdiff: nbdime (the diff view)
   [ -x ".venv/bin/$tool" ] || missing="$missing $tool"
 done
 if [ -n "$missing" ]; then

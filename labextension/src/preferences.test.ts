@@ -16,12 +16,17 @@ function fakeBody(): HTMLElement {
 describe('preferences', () => {
   it('takes what the Settings Editor says and the default for a value of the wrong type', () => {
     expect(readPreferences({})).toEqual(DEFAULT_PREFERENCES);
-    expect(readPreferences({ pageSize: 50, confirmRewind: false, greyRewoundCells: false })).toEqual({
+    expect(
+      readPreferences({ pageSize: 50, confirmRewind: false, greyRewoundCells: false, diffLayout: 'unified' })
+    ).toEqual({
       pageSize: 50,
       confirmRewind: false,
-      greyRewoundCells: false
+      greyRewoundCells: false,
+      diffLayout: 'unified'
     });
-    expect(readPreferences({ pageSize: 'lots', confirmRewind: 'no', greyRewoundCells: null })).toEqual(
+    expect(
+      readPreferences({ pageSize: 'lots', confirmRewind: 'no', greyRewoundCells: null, diffLayout: 'sideways' })
+    ).toEqual(
       DEFAULT_PREFERENCES
     );
   });

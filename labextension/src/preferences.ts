@@ -13,9 +13,19 @@ export interface IPreferences {
   confirmRewind: boolean;
   /** Grey out the cells (input and outputs) of rewound frames. */
   greyRewoundCells: boolean;
+  /** How the diff tab lays out a text file: two panes or one unified column. */
+  diffLayout: DiffLayout;
 }
 
-export const DEFAULT_PREFERENCES: IPreferences = { pageSize: 100, confirmRewind: true, greyRewoundCells: true };
+/** How a text diff is laid out: two panes (before | after) or one unified column. */
+export type DiffLayout = 'side-by-side' | 'unified';
+
+export const DEFAULT_PREFERENCES: IPreferences = {
+  pageSize: 100,
+  confirmRewind: true,
+  greyRewoundCells: true,
+  diffLayout: 'side-by-side'
+};
 
 /** The preferences in effect (read by the dialog and the cell marker when they act). */
 export const preferences: IPreferences = { ...DEFAULT_PREFERENCES };
@@ -30,7 +40,8 @@ export function readPreferences(composite: Partial<Record<keyof IPreferences, un
   return {
     pageSize: pick('pageSize', v => typeof v === 'number' && Number.isInteger(v) && v > 0),
     confirmRewind: pick('confirmRewind', v => typeof v === 'boolean'),
-    greyRewoundCells: pick('greyRewoundCells', v => typeof v === 'boolean')
+    greyRewoundCells: pick('greyRewoundCells', v => typeof v === 'boolean'),
+    diffLayout: pick('diffLayout', v => v === 'side-by-side' || v === 'unified')
   };
 }
 
@@ -38,6 +49,16 @@ export function readPreferences(composite: Partial<Record<keyof IPreferences, un
 export function applyPreferences(next: IPreferences, body: HTMLElement = document.body): void {
   Object.assign(preferences, next);
   body.classList.toggle(NO_GREY_CLASS, !next.greyRewoundCells);
+}
+
+/** Where a preference the page changes itself (the diff tab's layout toggle) is saved. */
+let save: ((key: keyof IPreferences, value: unknown) => void) | null = null;
+
+/** Change one preference from the page: in effect now, and saved as the Settings Editor saves
+ * it, so the next tab and the next session start with it. */
+export function setPreference<K extends keyof IPreferences>(key: K, value: IPreferences[K]): void {
+  applyPreferences({ ...preferences, [key]: value });
+  save?.(key, value);
 }
 
 /** Load the plugin's settings and follow their changes; the defaults when there are none. */
@@ -51,6 +72,7 @@ export async function followSettings(registry: ISettingRegistry | null, pluginId
     const update = () => applyPreferences(readPreferences(loaded.composite as Partial<Record<keyof IPreferences, unknown>>));
     update();
     loaded.changed.connect(update);
+    save = (key, value) => void loaded.set(key, value as never).catch(() => undefined);
   } catch {
     // the defaults stand
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { cellsLine, dialogTitle, GroupPager, groupFiles, groupLabel, inGroup } from './preview';
+import { cellsLine, dialogTitle, fileWord, GroupPager, groupFiles, groupLabel, inGroup } from './preview';
 import type { IPreview, IPreviewFile } from './protocol';
 
 const del = (path: string): IPreviewFile => ({ path, action: 'delete' });
@@ -14,6 +14,9 @@ describe('groupLabel', () => {
   it('says a directory, its counts and what the rewind does to them', () => {
     expect(groupLabel({ directory: 'data/parts/', below: false, delete: 19998, restore: 0 })).toBe(
       'data/parts/ — 19,998 files created → delete'
+    );
+    expect(groupLabel({ directory: 'out/', below: false, delete: 0, restore: 3, recreate: 1 })).toBe(
+      'out/ — 1 file deleted → recreate, 2 files changed → restore'
     );
     expect(groupLabel({ directory: '', below: false, delete: 1, restore: 2 })).toBe(
       '(top level) — 1 file created → delete, 2 files changed → restore'
@@ -29,9 +32,9 @@ describe('groupFiles (a kernel that sends no groups)', () => {
     const files = [del('data/parts/a.csv'), restore('notes.txt'), del('data/parts/b.csv'), restore('data/x.csv')];
     const groups = groupFiles(files);
     expect(groups.map(g => g.group)).toEqual([
-      { directory: '', below: false, delete: 0, restore: 1 },
-      { directory: 'data/', below: false, delete: 0, restore: 1 },
-      { directory: 'data/parts/', below: false, delete: 2, restore: 0 }
+      { directory: '', below: false, delete: 0, restore: 1, recreate: 0 },
+      { directory: 'data/', below: false, delete: 0, restore: 1, recreate: 0 },
+      { directory: 'data/parts/', below: false, delete: 2, restore: 0, recreate: 0 }
     ]);
     expect(groups.flatMap(g => g.files)).toHaveLength(files.length);
   });
@@ -112,5 +115,13 @@ describe('cells in the user’s words', () => {
   it('falls back to frames for a kernel that names no cells', () => {
     expect(cellsLine(preview({}))).toBe('frame 2, frame 3');
     expect(dialogTitle(preview({}))).toBe('Rewind to before frame 2?');
+  });
+});
+
+describe('fileWord', () => {
+  it('says what the rewind does to each file in the user\'s word', () => {
+    expect(fileWord({ path: 'made.csv', action: 'delete' })).toBe('delete');
+    expect(fileWord({ path: 'gone.csv', action: 'recreate' })).toBe('recreate');
+    expect(fileWord({ path: 'edited.csv', action: 'restore' })).toBe('restore');
   });
 });

@@ -9,7 +9,8 @@ import type { IPreview, IPreviewFile, IPreviewGroup } from './protocol';
 export const GROUP_PAGE = 200;
 
 /** "data/parts/ — 19,998 files created → delete" (the popped cells created them, the rewind
- * deletes them); files the cells changed or deleted are put back: "→ restore". */
+ * deletes them); files the cells deleted come back: "deleted → recreate"; files they changed
+ * are put back: "changed → restore". */
 export function groupLabel(group: IPreviewGroup): string {
   const where = group.directory === '' ? '(top level)' : `${group.directory}${group.below ? ' and below' : ''}`;
   const n = (count: number) => `${count.toLocaleString('en')} file${count === 1 ? '' : 's'}`;
@@ -17,10 +18,20 @@ export function groupLabel(group: IPreviewGroup): string {
   if (group.delete) {
     parts.push(`${n(group.delete)} created → delete`);
   }
-  if (group.restore) {
-    parts.push(`${n(group.restore)} changed → restore`);
+  const recreate = group.recreate ?? 0;
+  if (recreate) {
+    parts.push(`${n(recreate)} deleted → recreate`);
+  }
+  if (group.restore - recreate) {
+    parts.push(`${n(group.restore - recreate)} changed → restore`);
   }
   return `${where} — ${parts.join(', ') || 'no files'}`;
+}
+
+/** What the rewind does to one file, in the user's word: a file the popped cells created is
+ * deleted, one they deleted is recreated, one they changed is restored. */
+export function fileWord(file: IPreviewFile): 'delete' | 'recreate' | 'restore' {
+  return file.action === 'delete' ? 'delete' : file.action === 'recreate' ? 'recreate' : 'restore';
 }
 
 /** Files grouped by their directory, for a kernel that sends no groups (all files listed). */
@@ -39,7 +50,8 @@ export function groupFiles(files: IPreviewFile[]): { group: IPreviewGroup; files
   return [...byDir.keys()].sort().map(directory => {
     const members = byDir.get(directory)!;
     const del = members.filter(f => f.action === 'delete').length;
-    return { group: { directory, below: false, delete: del, restore: members.length - del }, files: members };
+    const recreate = members.filter(f => f.action === 'recreate').length;
+    return { group: { directory, below: false, delete: del, restore: members.length - del, recreate }, files: members };
   });
 }
 

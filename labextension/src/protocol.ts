@@ -92,7 +92,9 @@ export interface IPathDetail {
 
 export interface IPreviewFile {
   path: string;
-  action: 'restore' | 'delete';
+  /** `delete`: a popped cell created it; `recreate`: a popped cell deleted it; `restore`: its
+   * bytes put back. */
+  action: 'restore' | 'delete' | 'recreate';
 }
 
 export type FileKind = 'text' | 'csv' | 'image' | 'notebook' | 'binary';
@@ -132,6 +134,18 @@ export interface IFileDiff {
   pages: number;
   before: IDiffSide;
   after: IDiffSide;
+  /** A notebook's cells matched by nbdime, in order (only where the kernel has nbdime). */
+  cell_matches?: ICellMatch[];
+}
+
+/** One row of a notebook's diff as nbdime matched it (indices into the sides' `cells`). */
+export interface ICellMatch {
+  before: number | null;
+  after: number | null;
+  /** `changed`: its source changed; `moved`: the same cell elsewhere (`before`: where it was). */
+  status: 'same' | 'changed' | 'added' | 'removed' | 'moved';
+  /** What changed in it: `source`, `outputs`, `execution_count`, `metadata`, ... */
+  changed: string[];
 }
 
 /** The files of one directory a rewind would touch, counted (`below`: its subdirectories'
@@ -141,6 +155,8 @@ export interface IPreviewGroup {
   below: boolean;
   delete: number;
   restore: number;
+  /** Of `restore`, the files the popped cells deleted (the rewind recreates them). */
+  recreate?: number;
 }
 
 export interface IPreview {

@@ -12,7 +12,7 @@ import { jpButton } from './buttons';
 import type { LogicianConnection } from './connection';
 import { previewLines } from './format';
 import { openDiff } from './diff_view';
-import { cellsLine, GroupPager, groupFiles, groupLabel, inGroup } from './preview';
+import { cellsLine, fileWord, GroupPager, groupFiles, groupLabel, inGroup } from './preview';
 import type { IPreview, IPreviewGroup, RewindMode } from './protocol';
 
 /** Files at most for the dialog to open with every group expanded. */
@@ -224,7 +224,8 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
     node.appendChild(more);
     const show = () => {
       for (const file of pager.rows.slice(ul.childElementCount)) {
-        const item = el('li', 'lk-RewindDialog-file', `${file.action === 'delete' ? 'delete' : 'restore'} `);
+        const item = el('li', 'lk-RewindDialog-file', `${fileWord(file)} `);
+        item.dataset.action = file.action;
         const link = el('button', 'lk-RewindDialog-fileLink', file.path);
         link.title = 'Show what the rewind changes in this file';
         link.dataset.path = file.path;
@@ -233,7 +234,7 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
         ul.appendChild(item);
       }
       const left = pager.total - pager.rows.length;
-      more.hidden = pager.ended;
+      more.hidden = pager.ended || left <= 0;
       more.textContent = `Show more (${left.toLocaleString('en')} left)`;
     };
     const load = async () => {

@@ -356,11 +356,15 @@ export class LogicianSidebar extends Widget {
     const kind = row.incomplete ? 'incomplete' : outcome;
     top.appendChild(el('span', `lk-FrameRow-outcome lk-outcome-${kind}`, outcome));
     const files = el('span', 'lk-FrameRow-files', frameFiles(row));
-    if (row.files > 0 && row.status === 'active') {
+    // a rewound frame's files too: what the cell had changed, read from its snapshot
+    if (row.files > 0 && row.status !== 'open') {
       files.classList.add('lk-mod-link');
       files.setAttribute('role', 'button');
       files.tabIndex = 0;
-      files.title = 'Show what this cell changed in each file';
+      files.title =
+        row.status === 'rewound'
+          ? 'Show what this cell had changed in each file (since rewound)'
+          : 'Show what this cell changed in each file';
       const open = () => {
         if (this._connection) {
           openDiff(this._connection, row.frame, { label: frameCell(row) });

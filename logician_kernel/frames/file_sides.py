@@ -130,9 +130,13 @@ def _looks_text(head: bytes) -> bool:
     return True
 
 
-def read_side(side: Side, kind: Kind, path: str, page: int = 1) -> dict[str, Any]:
+def read_side(
+    side: Side, kind: Kind, path: str, page: int = 1, notebook: list[bytes] | None = None
+) -> dict[str, Any]:
     """The side as the diff view shows it: state, size, sha256, and page `page` (1-based) of
-    its lines, or the image / notebook cells, with `pages` (how many pages it has)."""
+    its lines, or the image / notebook cells, with `pages` (how many pages it has). A
+    notebook's bytes (within the bound) are also appended to `notebook`, for matching its
+    cells against the other side's."""
     out: dict[str, Any] = {"state": side.state, "size": side.size, "sha256": None, "pages": 0}
     if side.note:
         out["note"] = side.note
@@ -170,8 +174,11 @@ def read_side(side: Side, kind: Kind, path: str, page: int = 1) -> dict[str, Any
             out["note"] = f"{size:,} bytes: larger than {MAX_IMAGE_BYTES:,}, not shown"
     elif kind == "notebook":
         if size <= MAX_NOTEBOOK_BYTES:
-            out["cells"] = notebook_cells(b"".join(keep))
+            data = b"".join(keep)
+            out["cells"] = notebook_cells(data)
             out["pages"] = 1
+            if notebook is not None:
+                notebook.append(data)
         else:
             out["note"] = f"{size:,} bytes: larger than {MAX_NOTEBOOK_BYTES:,}, cells not shown"
     return out

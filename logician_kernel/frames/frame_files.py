@@ -1,6 +1,7 @@
 """What the Lab's diff view reads: the files one frame changed, with their kind and sizes
 (`changed_files`, the comm's `frames.files`), and one path's two sides, a page at a time
-(`diff_sides`, the comm's `frames.diff`).
+(`diff_sides`, the comm's `frames.diff`); a notebook's cells matched by nbdime where it is
+importable (`notebook_match.py`).
 
 A frame's sides are the state it opened with and the state it left, read from its snapshot. A
 rewind preview's sides are the file now on disk and what the rewind would put back (the state
@@ -20,6 +21,7 @@ from ..snapshots.git_snapshot import SnapshotError
 from ..types.path_states import PathChange, PathState
 from . import file_sides as fs
 from .file_checkpoints import FileCheckpoints
+from .notebook_match import CellMatch, match_cells
 
 
 def _checkpoints(checkpoints: FileCheckpoints | None) -> FileCheckpoints:
@@ -114,9 +116,10 @@ def diff_sides(
             raise ValueError(f"path: frame {frame} did not change {path!r}")
         sides = (_side(cp, change.before), _side(cp, change.after))
     kind = fs.kind_of(path, sides)
-    before = fs.read_side(sides[0], kind, path, page)
-    after = fs.read_side(sides[1], kind, path, page)
-    return {
+    notebooks: tuple[list[bytes], list[bytes]] = ([], [])
+    before = fs.read_side(sides[0], kind, path, page, notebooks[0])
+    after = fs.read_side(sides[1], kind, path, page, notebooks[1])
+    answer = {
         "frame": frame,
         "path": path,
         "kind": kind,
@@ -126,6 +129,27 @@ def diff_sides(
         "before": before,
         "after": after,
     }
+    if kind == "notebook":
+        matches = _matched_cells(sides, notebooks)
+        if matches is not None:
+            answer["cell_matches"] = matches
+    return answer
+
+
+def _matched_cells(
+    sides: tuple[fs.Side, fs.Side], notebooks: tuple[list[bytes], list[bytes]]
+) -> list[CellMatch] | None:
+    """nbdime's matching of the two notebooks' cells, when each side is absent or was read
+    whole (a side above the bound, uncaptured or refused has no cells to match)."""
+    texts: list[bytes | None] = []
+    for side, read in zip(sides, notebooks, strict=True):
+        if read:
+            texts.append(read[0])
+        elif side.state == "absent":
+            texts.append(None)
+        else:
+            return None
+    return match_cells(texts[0], texts[1])
 
 
 def _change(view: FrameView, path: str) -> PathChange | None:

@@ -81,6 +81,9 @@ class RewindPlan:
     """Paths only someone outside this kernel changed: left alone (`include_external` reverts)."""
     messages_dropped: int = 0
     """Conversation messages the rewind takes out of the projection."""
+    recreate: set[str] = field(default_factory=set)
+    """Paths of `restore` that are absent now (a popped cell deleted them, nothing wrote them
+    since): the rewind recreates them."""
 
 
 def resolve_target(checkpoints: FileCheckpoints, spec: int | str) -> int:
@@ -232,6 +235,8 @@ def plan_rewind(
             plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
             continue
         plan.restore.append((path, target))
+        if conflict is None and chain[-1][1].after.kind == "absent" and target.kind != "absent":
+            plan.recreate.add(path)  # still as the cell left it: absent
     if tree is not None:
         tree.close()
     if checkpoints.snapshotter is not None:

@@ -514,7 +514,9 @@ class PreviewFile(_Part):
     """What a rewind would do to one path."""
 
     path: str
-    action: Literal["restore", "delete"]
+    action: Literal["restore", "delete", "recreate"]
+    """`delete`: a popped cell created it; `recreate`: a popped cell deleted it (absent now);
+    `restore`: its bytes are put back."""
 
 
 class CellStep(_Part):
@@ -538,6 +540,8 @@ class PreviewGroup(_Part):
     """Files the rewind deletes (the popped cells created them)."""
     restore: Count
     """Files it brings back as they were (changed or deleted by the popped cells)."""
+    recreate: Count
+    """Of `restore`, the files the popped cells deleted (the rewind recreates them)."""
 
 
 class PreviewCell(_Part):
@@ -701,6 +705,21 @@ class DiffSide(_Part):
     note: str | MISSING = MISSING
 
 
+class CellMatch(_Part):
+    """One row of a notebook's diff as nbdime matched it: a cell of before, of after, or of
+    both."""
+
+    before: Count | None
+    """Its index among the before side's cells (None: added)."""
+    after: Count | None
+    """Its index among the after side's cells (None: removed)."""
+    status: Literal["same", "changed", "added", "removed", "moved"]
+    """`changed`: its source changed; `moved`: the same cell elsewhere (`before` is where it
+    was)."""
+    changed: list[str]
+    """What changed in the cell: `source`, `outputs`, `execution_count`, `metadata`, ..."""
+
+
 class FramesDiffed(_Answer):
     type: Literal["frames.diff"]
     frame: int
@@ -712,6 +731,9 @@ class FramesDiffed(_Answer):
     """Pages of the longer side."""
     before: DiffSide
     after: DiffSide
+    cell_matches: list[CellMatch] | MISSING = MISSING
+    """A notebook's cells matched by nbdime, in order (sent only where nbdime is importable
+    in the kernel; without it the view diffs the cells' sources)."""
 
 
 class FramesRewound(_Answer):

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from ..types.path_states import PathState
 from ..workspace import RewindPlan
 from .preview_groups import group_files
 
@@ -47,10 +48,18 @@ ROUTINE = ("restored", "deleted", "recreated")
 """A report's actions that need no line of their own among thousands (without a detail)."""
 
 
+def file_action(plan: RewindPlan, path: str, target: PathState) -> str:
+    """What a rewind does to one path of its plan, in the user's word: delete (a popped cell
+    created it), recreate (a popped cell deleted it) or restore."""
+    if target.kind == "absent":
+        return "delete"
+    return "recreate" if path in plan.recreate else "restore"
+
+
 def rewind_plan_lines(plan: RewindPlan, frames: str) -> list[str]:
     """The dry run's lines; `frames` is the popped frames as the user reads them (`3..5`)."""
     lines = [f"Dry run: rewinding would pop frame(s) {frames}"]
-    restore = [(p, "delete" if t.kind == "absent" else "restore") for p, t in plan.restore]
+    restore = [(p, file_action(plan, p, t)) for p, t in plan.restore]
     if len(restore) <= PATHS_SHOWN:
         lines += [f"  would {verb} {p}" for p, verb in restore]
     else:
@@ -73,10 +82,13 @@ def _grouped(restore: list[tuple[str, str]]) -> list[str]:
     for group in group_files(files, GROUPS_SHOWN).values():
         where = (group.directory or "(top level)/") + (" and below" if group.below else "")
         summary = group.summary()
+        changed = summary["restore"] - summary["recreate"]
         if summary["delete"]:
             lines.append(f"    {where} — {_files(summary['delete'])} created → delete")
-        if summary["restore"]:
-            lines.append(f"    {where} — {_files(summary['restore'])} changed → restore")
+        if summary["recreate"]:
+            lines.append(f"    {where} — {_files(summary['recreate'])} deleted → recreate")
+        if changed:
+            lines.append(f"    {where} — {_files(changed)} changed → restore")
     lines.append(f"  the first {PATHS_SHOWN}:")
     lines += [f"  would {verb} {p}" for p, verb in restore[:PATHS_SHOWN]]
     lines.append(f"  … and {len(restore) - PATHS_SHOWN:,} more (counted above)")

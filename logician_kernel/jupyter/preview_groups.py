@@ -42,6 +42,7 @@ class Group:
             "below": self.below,
             "delete": delete,
             "restore": len(self.files) - delete,
+            "recreate": sum(1 for f in self.files if f["action"] == "recreate"),
         }
 
 

@@ -29,6 +29,7 @@ from . import call_rewind, preview_groups, undo_view, variables_view
 from . import display as render
 from .comm import LogicianComms
 from .notebook_bridge import NotebookBridge
+from .plan_text import file_action
 from .widgets import FrameRow, RewindPreview
 
 CODE_SHOWN = 240
@@ -408,10 +409,7 @@ class LedgerRewindSource:
         assert plan is not None  # a whole rewind's preview plans the files
         return {
             "frames": plan.frames,
-            "files": [
-                {"path": p, "action": "delete" if t.kind == "absent" else "restore"}
-                for p, t in plan.restore
-            ],
+            "files": [{"path": p, "action": file_action(plan, p, t)} for p, t in plan.restore],
             "skipped": [{"path": s.path, "detail": s.detail} for s in plan.skipped],
             "conflicts": [{"path": c.path, "detail": c.detail} for c in plan.conflicts],
             "external": [{"path": e.path, "detail": e.detail} for e in plan.external],

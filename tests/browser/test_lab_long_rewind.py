@@ -4,7 +4,8 @@ What a user sees: the rewind dialog opens (its opening time is measured and writ
 `test-artifacts/lab/long-rewind.json`, a figure, not a pass/fail timing), then while the files
 are restored the sidebar shows "Rewinding: restoring 12,400 / 20,000 files" with a bar, its
 phase says `rewinding`, and the status bar shows the bar too; an undo does the same. Everything
-is asserted from the DOM during the rewind (recorded in the page as it changes).
+is asserted from the DOM during the rewind (recorded in the page as it changes). The frame's
+files then open in a diff tab 500 at a time, with *Show more*.
 """
 
 from __future__ import annotations
@@ -186,6 +187,24 @@ def test_a_twenty_thousand_file_rewind_shows_its_progress(page: Any, lab: LabSer
     assert count_files(parts) == FILES
     undo_seen = [s["sidebar"] for s in page.evaluate("() => window.lkSeen") if s["sidebar"]]
     assert undo_seen and all(t.startswith("Undoing the rewind: restoring ") for t in undo_seen)
+
+    # The frame's 20,000 files in a diff tab: listed 500 at a time, the total said
+    sidebar.locator(
+        '.lk-FrameRow[data-cell-id="writes-many"] .lk-FrameRow-files.lk-mod-link'
+    ).click()
+    count = page.locator(".lk-DiffView-count")
+    count.wait_for(timeout=120_000)
+    assert count.inner_text() == "20,000 files (500 listed)"
+    assert page.locator(".lk-DiffView-fileLink").count() == 500
+    more = page.locator("button.lk-DiffView-more")
+    assert more.inner_text() == "Show more (19,500 left)"
+    more.click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('.lk-DiffView-fileLink').length === 1000",
+        timeout=120_000,
+    )
+    assert count.inner_text() == "20,000 files (1,000 listed)"
+    assert page.locator(".lk-DiffView-fileLink").nth(999).inner_text() == "data/parts/p00999.csv"
 
     figure = {
         "what": "rewind dialog opening time and rewind time, 20,000 files, real JupyterLab",

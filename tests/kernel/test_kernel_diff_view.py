@@ -32,6 +32,7 @@ Path('nb.ipynb').write_text({NOTEBOOK!r})
 def kernel(workspace: Path, kernel_env: dict[str, str]):
     (workspace / "tool.py").write_text("def f():\n    return 1\n")
     (workspace / "fig.png").write_bytes(PNG_1)
+    (workspace / "nb.ipynb").write_text(NOTEBOOK.replace("x = 1", "x = 0"))
     k = Kernel(workspace, kernel_env)
     yield k
     k.shutdown()
@@ -75,6 +76,10 @@ def test_the_comm_lists_a_cells_files_and_sends_both_sides(kernel: Kernel, works
 
     notebook = diff("nb.ipynb")
     assert notebook["after"]["cells"] == [{"cell_type": "code", "source": "x = 1\nx"}]
+    # nbdime (the test extra installs it) matched the edited cell with itself
+    assert notebook["cell_matches"] == [
+        {"before": 0, "after": 0, "status": "changed", "changed": ["source"]}
+    ]
 
     # a rewind preview: now on disk, against what the rewind would put back
     (workspace / "data.csv").write_text("a,b\n9,9\n")
@@ -84,3 +89,43 @@ def test_the_comm_lists_a_cells_files_and_sends_both_sides(kernel: Kernel, works
     sidebar.send({"type": "frames.diff", "frame": 1, "path": "untouched.txt", "id": "u"})
     refused = sidebar.wait_for("error")
     assert "did not change 'untouched.txt'" in refused["error"]
+
+
+def test_a_deleted_file_is_recreated_and_a_rewound_frame_still_shows_its_files(
+    kernel: Kernel, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("keep me\n")
+    cell = "import os\nos.remove('notes.txt')\nopen('tool.py', 'w').write('def f():\\n    return 3\\n')"
+    assert kernel.run(cell).status == "ok"
+    sidebar = Sidebar(kernel, create_subshell(kernel))
+
+    sidebar.send({"type": "frames.preview", "frame": 1, "id": "p"})
+    preview = sidebar.wait_for("frames.preview")
+    valid([preview])
+    actions = {f["path"]: f["action"] for f in preview["files"]}
+    assert actions == {"notes.txt": "recreate", "tool.py": "restore"}
+    assert preview["groups"] == [
+        {"directory": "", "below": False, "delete": 0, "restore": 2, "recreate": 1}
+    ]
+    dry = kernel.run("%logician rewind --last --dry-run").text
+    assert "would recreate notes.txt" in dry and "would restore tool.py" in dry, dry
+
+    sidebar.send({"type": "frames.rewind", "frame": 1, "mode": "files", "id": "r"})
+    assert sidebar.wait_for("frames.rewind")["ok"]
+    assert (workspace / "notes.txt").read_text() == "keep me\n"
+
+    # the rewound frame: what the cell had changed, read from its snapshot as before
+    sidebar.send({"type": "frames.files", "frame": 1, "id": "f"})
+    files = sidebar.wait_for("frames.files")
+    valid([files])
+    assert {row["path"]: row["action"] for row in files["rows"]} == {
+        "notes.txt": "deleted",
+        "tool.py": "modified",
+    }
+    sidebar.send({"type": "frames.diff", "frame": 1, "path": "tool.py", "id": "d"})
+    script = sidebar.wait_for("frames.diff")
+    valid([script])
+    assert "return 1" in script["before"]["text"] and "return 3" in script["after"]["text"]
+    sidebar.send({"type": "frames.diff", "frame": 1, "path": "notes.txt", "id": "n"})
+    notes = sidebar.wait_for("frames.diff")
+    assert notes["before"]["text"] == "keep me\n" and notes["after"]["state"] == "absent"

@@ -128,7 +128,7 @@ ANSWERS: dict[str, dict[str, Any]] = {
         "messages_dropped": 1,
         "variables": [{"name": "x", "action": "restore", "detail": ""}],
         "files_total": 1,
-        "groups": [{"directory": "", "below": False, "delete": 1, "restore": 0}],
+        "groups": [{"directory": "", "below": False, "delete": 1, "restore": 0, "recreate": 0}],
         "cells": [{"frame": 2, "execution_count": 4}, {"frame": 3, "execution_count": None}],
         "conflicts_total": 1,
     },

@@ -11,17 +11,19 @@ def files(paths: list[str], action: str = "delete") -> list[dict[str, str]]:
 
 
 def test_twenty_thousand_files_in_one_directory_are_one_group_with_counts() -> None:
-    plan = files([f"data/parts/p{i:05d}.csv" for i in range(19_998)]) + files(
-        ["data/parts/index.csv", "notes.txt"], "restore"
+    plan = (
+        files([f"data/parts/p{i:05d}.csv" for i in range(19_998)])
+        + files(["data/parts/index.csv", "notes.txt"], "restore")
+        + files(["data/parts/gone.csv"], "recreate")
     )
     groups = group_files(plan)
     assert [g.summary() for g in groups.values()] == [
-        {"directory": "", "below": False, "delete": 0, "restore": 1},
-        {"directory": "data/parts/", "below": False, "delete": 19_998, "restore": 1},
+        {"directory": "", "below": False, "delete": 0, "restore": 1, "recreate": 0},
+        {"directory": "data/parts/", "below": False, "delete": 19_998, "restore": 2, "recreate": 1},
     ]
     parts = groups["data/parts/"]
     assert page(parts, 0, 200)[0]["path"] == "data/parts/p00000.csv"
-    assert len(page(parts, 19_900, 200)) == 99
+    assert len(page(parts, 19_900, 200)) == 100
     assert page(parts, 20_000, 200) == []
 
 

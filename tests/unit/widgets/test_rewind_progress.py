@@ -165,8 +165,8 @@ def test_the_sidebar_is_told_in_the_users_words_and_when_there_is_nothing_to_und
         preview = source.preview_target(None, "cell-a")
         assert preview["cells"] == [{"frame": frame.closed.frame, "execution_count": 2}]
         assert preview["groups"] == [
-            {"directory": "", "below": False, "delete": 0, "restore": 1},
-            {"directory": "data/", "below": False, "delete": 3, "restore": 0},
+            {"directory": "", "below": False, "delete": 0, "restore": 1, "recreate": 0},
+            {"directory": "data/", "below": False, "delete": 3, "restore": 0, "recreate": 0},
         ]
         page = source.preview_page(None, "cell-a", "data/", 1, 10)
         assert [r["path"] for r in page["rows"]] == ["data/p1.csv", "data/p2.csv"]
