@@ -138,7 +138,13 @@ export class LogicianConnection {
   ): Promise<Extract<KernelMessage, { type: T }>> {
     const comm = this._comm;
     if (this._state !== 'ready' || comm === null) {
-      throw new Error(this._state === 'not-logician' ? 'not a Logician kernel' : `not connected (${this._state})`);
+      throw new Error(
+        this._state === 'not-logician'
+          ? 'not a Logician kernel'
+          : this._state === 'no-kernel'
+            ? 'no kernel is running'
+            : `not connected (${this._state})`
+      );
     }
     const id = `${this._prefix}-${++this._seq}`;
     const answer = new Promise<KernelMessage>((resolve, reject) => {
@@ -188,6 +194,11 @@ export class LogicianConnection {
     if (status === 'restarting' || status === 'autorestarting') {
       this._detach();
       this._setState('connecting');
+    } else if (status === 'dead' && this._comm !== null) {
+      // Nothing will answer: what waits fails now (not after the timeout), and a new or
+      // restarted kernel is attached when it comes.
+      this._detach('the kernel stopped');
+      this._setState('no-kernel');
     } else if (status === 'idle' && this._state === 'connecting' && this._comm === null && !this._attaching) {
       void this._attach(this.sessionContext.session?.kernel ?? null);
     }
@@ -245,10 +256,10 @@ export class LogicianConnection {
     }
   }
 
-  private _detach(): void {
+  private _detach(reason = 'the kernel connection changed'): void {
     for (const [, waiting] of this._waiting) {
       clearTimeout(waiting.timer);
-      waiting.reject(new Error('the kernel connection changed'));
+      waiting.reject(new Error(reason));
     }
     this._waiting.clear();
     const comm = this._comm;

@@ -113,20 +113,23 @@ export class DiffView extends Widget {
         this._list.appendChild(this._fileItem(row));
       }
       this._listed += answer.rows.length;
-      const total = answer.total;
+      const total = (this._total = answer.total);
       const left = answer.rows.length ? total - this._listed : 0; // an empty page: nothing more to ask
       this._count.textContent =
         `${total.toLocaleString('en')} file${total === 1 ? '' : 's'}` +
         (this._listed < total ? ` (${this._listed.toLocaleString('en')} listed)` : '');
       this._more.hidden = left <= 0;
       this._more.textContent = `Show more (${left.toLocaleString('en')} left)`;
+      this._failed.remove();
       return true;
     } catch (err) {
-      const error = el('div', 'lk-DiffView-error', `Could not list the files: ${(err as Error).message}`);
+      this._failed.textContent = `Could not list the files: ${(err as Error).message}`;
       if (this._listed) {
-        this._files.appendChild(error);
+        // the files listed stay; the button asks for the same page again
+        this._more.textContent = `Try again (${(this._total - this._listed).toLocaleString('en')} left)`;
+        this._files.insertBefore(this._failed, this._more);
       } else {
-        this._files.replaceChildren(error);
+        this._files.replaceChildren(this._failed);
       }
       return false;
     } finally {
@@ -256,6 +259,13 @@ export class DiffView extends Widget {
     return more;
   })();
   private _listed = 0;
+  private _total = 0;
+  /** Why the last page of files could not be read, shown until one is. */
+  private _failed = (() => {
+    const failed = el('div', 'lk-DiffView-error');
+    failed.setAttribute('role', 'alert');
+    return failed;
+  })();
   private _body = el('div', 'lk-DiffView-body');
   private _diff: IFileDiff | null = null;
 }

@@ -219,6 +219,12 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
     node.appendChild(summary);
     const ul = el('ul', 'lk-RewindDialog-groupFiles');
     node.appendChild(ul);
+    // Why the last page could not be read (cleared when one is): beside the list, never in it,
+    // so the rows listed are the pager's rows one for one
+    const failed = el('div', 'lk-RewindDialog-pageError');
+    failed.setAttribute('role', 'alert');
+    failed.hidden = true;
+    node.appendChild(failed);
     const more = jpButton('Show more', 'default', 'List the next files of this directory', 'lk-RewindDialog-more');
     more.hidden = true;
     node.appendChild(more);
@@ -235,14 +241,16 @@ export class RewindBody extends Widget implements Dialog.IBodyWidget<RewindChoic
       }
       const left = pager.total - pager.rows.length;
       more.hidden = pager.ended || left <= 0;
-      more.textContent = `Show more (${left.toLocaleString('en')} left)`;
+      more.textContent = `${failed.hidden ? 'Show more' : 'Try again'} (${left.toLocaleString('en')} left)`;
     };
     const load = async () => {
       more.disabled = true;
       try {
         await pager.more();
+        failed.hidden = true;
       } catch (err) {
-        ul.appendChild(el('li', 'lk-RewindDialog-none', `Could not list the files: ${(err as Error).message}`));
+        failed.textContent = `Could not list the files: ${(err as Error).message}`;
+        failed.hidden = false;
       } finally {
         more.disabled = false;
       }

@@ -71,7 +71,13 @@ def test_a_dialog_after_a_full_scan_reads_no_file_again_and_still_shows_a_confli
 
         preview = source.preview_target(None, "cell-a")
         assert preview["groups"] == [
-            {"directory": "data/parts/", "below": False, "delete": FILES, "restore": 0}
+            {
+                "directory": "data/parts/",
+                "below": False,
+                "delete": FILES,
+                "restore": 0,
+                "recreate": 0,
+            }
         ]
         assert preview["conflicts_total"] == 0
         # Only the files written in the scan's racy window are read (before: all 20,000).
@@ -98,7 +104,13 @@ def test_a_dialog_after_a_full_scan_reads_no_file_again_and_still_shows_a_confli
         ]
         assert all("changed since frame" in c["detail"] for c in after["conflicts"])
         assert after["groups"] == [
-            {"directory": "data/parts/", "below": False, "delete": FILES - 2, "restore": 0}
+            {
+                "directory": "data/parts/",
+                "below": False,
+                "delete": FILES - 2,
+                "restore": 0,
+                "recreate": 0,
+            }
         ]
         assert sorted(reads) == [os.fspath(same_second), os.fspath(moved_back)]
     finally:
