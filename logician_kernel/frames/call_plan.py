@@ -76,6 +76,8 @@ def plan_call(
             )
         else:
             plan.restore.append((path, target))
+            if not conflict and change.after.kind == "absent" and target.kind != "absent":
+                plan.recreate.add(path)  # the call deleted it and it is still gone
     return plan
 
 

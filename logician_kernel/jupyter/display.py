@@ -13,7 +13,7 @@ from datetime import datetime
 
 from ..workspace import FileDiff, FrameView, ProjectionItem, RewindPlan
 from .markdown_html import render_markdown
-from .plan_text import result_lines, rewind_plan_lines
+from .plan_text import file_action, result_lines, rewind_plan_lines
 from .safe_html import MATH_IGNORE, Markup, inert, join, tag
 
 
@@ -184,7 +184,7 @@ def rewind_result(item: ProjectionItem) -> Rendered:
 def call_rewind_plan(call_id: str, plan: RewindPlan) -> Rendered:
     """`rewind --call ID --dry-run`: what restoring one call's changes would do."""
     lines = [f"Dry run: rewinding call {call_id} would (its frame stays)"]
-    lines += [f"  {'delete' if t.kind == 'absent' else 'restore'} {p}" for p, t in plan.restore]
+    lines += [f"  {file_action(plan, p, t)} {p}" for p, t in plan.restore]
     lines += [f"  conflict: {c.path}: {c.detail}" for c in plan.conflicts]
     lines += [f"  not restorable: {s.path}: {s.detail}" for s in plan.skipped]
     return preformatted("\n".join(lines))

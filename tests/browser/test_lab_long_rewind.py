@@ -1,7 +1,7 @@
 """A long rewind in a real JupyterLab: a cell that wrote 20,000 files, rewound from the sidebar.
 
-What a user sees: the rewind dialog opens (its opening time is measured and written to
-`test-artifacts/lab/long-rewind.json`, a figure, not a pass/fail timing), then while the files
+What a user sees: the rewind dialog opens (its opening time, three openings, is measured and
+written to `test-artifacts/lab/long-rewind.json`, a figure, not a pass/fail timing), then while the files
 are restored the sidebar shows "Rewinding: restoring 12,400 / 20,000 files" with a bar, its
 phase says `rewinding`, and the status bar shows the bar too; an undo does the same. Everything
 is asserted from the DOM during the rewind (recorded in the page as it changes). The frame's
@@ -11,6 +11,7 @@ files then open in a diff tab 500 at a time, with *Show more*.
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +38,18 @@ KERNEL_JS = """() => {
   const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
   return k ? k.status : null;
 }"""
+
+# Click the frame's Rewind and resolve with the milliseconds until the dialog is in the page.
+OPEN_DIALOG_JS = """() => new Promise(resolve => {
+  const button = document.querySelector(
+    '#logician-sidebar .lk-FrameRow[data-cell-id="writes-many"] .lk-FrameRow-rewind');
+  const start = performance.now();
+  const seen = () => document.querySelector('.jp-Dialog .lk-RewindDialog');
+  new MutationObserver((_, obs) => {
+    if (seen()) { obs.disconnect(); resolve(performance.now() - start); }
+  }).observe(document.body, { childList: true, subtree: true });
+  button.click();
+})"""
 
 # Every state the progress nodes and the phase pass through, recorded as the DOM changes (a
 # poll from the test could miss a short one).
@@ -103,21 +116,16 @@ def test_a_twenty_thousand_file_rewind_shows_its_progress(page: Any, lab: LabSer
     assert count_files(parts) == FILES
     assert "20,000 files" in row.inner_text()
 
-    # The dialog: how long it takes to open is a figure, measured in the page.
-    opened_ms = page.evaluate(
-        """() => new Promise(resolve => {
-          const button = document.querySelector(
-            '#logician-sidebar .lk-FrameRow[data-cell-id="writes-many"] .lk-FrameRow-rewind');
-          const start = performance.now();
-          const seen = () => document.querySelector('.jp-Dialog .lk-RewindDialog');
-          new MutationObserver((_, obs) => {
-            if (seen()) { obs.disconnect(); resolve(performance.now() - start); }
-          }).observe(document.body, { childList: true, subtree: true });
-          button.click();
-        })"""
-    )
+    # The dialog: how long it takes to open is a figure, measured in the page, three times
+    # (closed twice without rewinding): the first opening and the median are kept.
     dialog = page.locator(".jp-Dialog")
-    dialog.wait_for()
+    openings = []
+    for attempt in range(3):
+        if attempt:
+            dialog.locator("button.jp-mod-reject").click()
+            dialog.wait_for(state="detached")
+        openings.append(page.evaluate(OPEN_DIALOG_JS))
+        dialog.wait_for()
     # One line for the 20,000 files, and every other section in view below it.
     group = dialog.locator(".lk-RewindDialog-group")
     assert group.count() == 1
@@ -209,7 +217,8 @@ def test_a_twenty_thousand_file_rewind_shows_its_progress(page: Any, lab: LabSer
     figure = {
         "what": "rewind dialog opening time and rewind time, 20,000 files, real JupyterLab",
         "files": FILES,
-        "dialog_open_ms": round(opened_ms, 1),
+        "dialog_open_ms": round(statistics.median(openings), 1),
+        "dialog_open_ms_each": [round(ms, 1) for ms in openings],
         "rewind_s": round(rewind_s, 1),
         "progress_updates_seen": len(dones),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -184,7 +184,9 @@ def test_rewind_call_takes_back_one_bash_call_of_three_and_undo_brings_it_back(
 ) -> None:
     server.script(
         tool_reply("w1", "write", {"path": "a.txt", "content": "from write\n"}),
-        tool_reply("b1", "bash", {"command": "echo from-bash > b.txt; echo more >> data.csv"}),
+        tool_reply(
+            "b1", "bash", {"command": "echo from-bash > b.txt; echo more >> data.csv; rm script.sh"}
+        ),
         tool_reply("p1", "python", {"code": "open('c.txt', 'w').write('from python')"}),
         text_reply("Done."),
     )
@@ -194,12 +196,14 @@ def test_rewind_call_takes_back_one_bash_call_of_three_and_undo_brings_it_back(
         dry = k.run("%logician rewind --call b1 --dry-run").text
         assert "would (its frame stays)" in dry and "delete b.txt" in dry, dry
         assert "restore data.csv" in dry and "a.txt" not in dry and "c.txt" not in dry, dry
+        assert "recreate script.sh" in dry, dry  # the call deleted it: it comes back
         assert (workspace / "b.txt").exists()  # a dry run touches nothing
         r = k.run("%logician rewind --call b1")
         assert r.status == "ok", r.text
         assert "Rewound call b1" in r.text and "frames stay" in r.text, r.text
         assert not (workspace / "b.txt").exists()
         assert (workspace / "data.csv").read_text() == "a,b\n1,2\n"
+        assert (workspace / "script.sh").read_text() == "#!/bin/sh\necho hi\n"
         assert (workspace / "a.txt").exists() and (workspace / "c.txt").exists()
         again = k.run("%logician rewind --call b1").text
         assert "already rewound" in again, again
