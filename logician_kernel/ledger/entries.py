@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ..types.approvals import ApprovalChoice
 from ..types.field_docs import FIELD_DOCS
-from ..types.path_states import PathChange, PathState, SkippedPath
+from ..types.path_states import Fingerprint, PathChange, PathState, SkippedPath
 from ..types.rewind_scope import RewindScope
 
 ProjectionReason = Literal[
@@ -608,29 +608,53 @@ def read_entry(record: dict[str, Any]) -> Entry:
     return entry
 
 
+_CLASS_SETS: dict[type, set[str] | None] = {}
+"""Per model class, the field-name set its models were last given (the common case: one set
+per class), compared before a `frozenset` of the names is made to look the shared one up;
+None for a mutable class (it adds to its set on assignment: each model keeps its own)."""
+
+_VALUE_MODELS: frozenset[type] = frozenset({PathState, Fingerprint})
+"""The models that recur equal from entry to entry (a frame's post-state is the next one's
+pre-state): only these are looked up by value. Hashing every model (a change, an evidence
+record) found next to no equal one and cost as much as validating the entry again."""
+
+
 def _share(model: BaseModel) -> None:
-    if not model.model_config.get("frozen"):
-        return  # a mutable model adds to its set on assignment: it keeps its own
+    cls = type(model)
+    last = _CLASS_SETS.get(cls, _CLASS_SETS)
+    if last is None:
+        return  # mutable
     names = model.__pydantic_fields_set__
-    shared = _FIELD_SETS.setdefault(frozenset(names), names)
+    if last is _CLASS_SETS:  # the class not seen yet
+        if not cls.model_config.get("frozen"):
+            _CLASS_SETS[cls] = None
+            return
+        last = None
+    if last is not None and last == names:
+        shared = last
+    else:
+        shared = _CLASS_SETS[cls] = _FIELD_SETS.setdefault(frozenset(names), names)
     if shared is not names:
         object.__setattr__(model, "__pydantic_fields_set__", shared)
     fields = model.__dict__
+    recent = _RECENT
     for name, value in fields.items():
-        if isinstance(value, str | BaseModel):
-            fields[name] = _recent(value)
-        elif isinstance(value, list):
+        kind = type(value)
+        if kind is str:
+            fields[name] = recent.setdefault(value, value)
+        elif kind is list:
             for i, item in enumerate(value):
-                if isinstance(item, str | BaseModel):
-                    value[i] = _recent(item)
+                if type(item) is str:
+                    value[i] = recent.setdefault(item, item)
+                elif isinstance(item, BaseModel):
+                    value[i] = _model(item)
+        elif value is not None and isinstance(value, BaseModel):
+            fields[name] = _model(value)
 
 
-def _recent(value: Any) -> Any:
-    """`value`, or an equal one read lately (strings, and frozen models without lists)."""
-    if isinstance(value, BaseModel):
-        _share(value)
-        try:
-            return _RECENT.setdefault(value, value)
-        except TypeError:  # unhashable: a model with a list or dict inside
-            return value
-    return _RECENT.setdefault(value, value)
+def _model(value: BaseModel) -> BaseModel:
+    """`value` with what it holds shared, or an equal path state read lately."""
+    _share(value)
+    if type(value) in _VALUE_MODELS:
+        return _RECENT.setdefault(value, value)  # type: ignore[no-any-return]
+    return value
