@@ -601,6 +601,23 @@ full, which only costs sharing across that moment)."""
 _RECENT_MAX = 4096
 
 
+FRAME_KINDS: tuple[type[BaseModel], ...] = (
+    FrameOpen,
+    FrameClose,
+    VariablesCaptured,
+    VariableRecord,
+)
+"""What every cell's frame appends: their validators are built off the first cell's path
+(`build_validators`, from the thread that takes the first snapshot)."""
+
+
+def build_validators(kinds: tuple[type[BaseModel], ...]) -> None:
+    """Build these models' validators now rather than at their first use (`defer_build`);
+    thread-safe (pydantic builds under its lock), a no-op for one already built."""
+    for kind in kinds:
+        kind.model_rebuild()
+
+
 def read_entry(record: dict[str, Any]) -> Entry:
     """Validate one ledger record into its entry, as `ENTRY_ADAPTER` does, holding less.
 
