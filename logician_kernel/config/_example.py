@@ -11,6 +11,7 @@ from typing import Any, get_origin
 
 from pydantic import BaseModel
 
+from ._field_docs import describe_fields
 from ._keys import format_key, to_toml_literal
 from ._schema import LogicianSettings
 
@@ -131,6 +132,7 @@ def _is_section(annotation: Any) -> bool:
 def render_example() -> str:
     # The schema as a path relative to this file (examples/ beside logician_kernel/): editors
     # with taplo validate the example, and a copy of it once the line points elsewhere.
+    describe_fields()
     out = ["#:schema ../logician_kernel/resources/config.schema.json"]
     out += [line.rstrip() for line in _comment_block(_INTRO)]
     fields = LogicianSettings.model_fields

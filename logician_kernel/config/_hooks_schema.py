@@ -32,7 +32,7 @@ class HookSettings(BaseModel):
     object on stdin. Merge rule for every list: union - commands from all layers run, lowest
     layer first."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)  # descriptions: _field_docs.py
 
     pre_tool: tuple[Command, ...] = Field(
         default=(), examples=[["python scripts/guard.py"]], json_schema_extra=UNION

@@ -20,6 +20,7 @@ from pydantic.fields import FieldInfo
 
 from ..durable import MASK as _REDACT_MASK
 from ..durable import is_credential_name, redact
+from ._field_docs import describe_fields
 from ._schema import LogicianSettings
 
 __all__ = [
@@ -68,6 +69,7 @@ class FieldSpec:
 
     @property
     def description(self) -> str:
+        describe_fields()
         return (self.info.description or "") if self.info else ""
 
 

@@ -20,7 +20,7 @@ _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)  # descriptions: _field_docs.py
 
 
 class McpServerSettings(_Section):

@@ -102,7 +102,7 @@ StatusField = Literal["phase", "model", "tokens", "cost", "elapsed", "tool", "fr
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)  # descriptions: _field_docs.py
 
 
 class WorkspaceSettings(_Section):

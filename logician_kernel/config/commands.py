@@ -14,6 +14,7 @@ from typing import Any, Literal
 from ._atomic import DELETE, atomic_update, patch_toml
 from ._effective import EffectiveConfig, user_config_dir
 from ._errors import CREDENTIAL_HINT, ConfigError, unknown_key
+from ._field_docs import describe_fields
 from ._gated import GATED_KEYS, format_allowed, gated_field
 from ._keys import (
     KeyPath,
@@ -389,6 +390,7 @@ def _without(data: dict[str, Any], path: KeyPath) -> dict[str, Any]:
 
 def config_schema() -> str:
     """The JSON Schema of the configuration files, for editors."""
+    describe_fields()
     schema = LogicianSettings.model_json_schema()
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from ..durable.redact import redact
+from ..ledger.entries import FRAME_KINDS, build_validators
 from ..ledger.frame_view import FrameView
 from ..ledger.thread_ledger import (
     FileCheckpoint,
@@ -132,8 +133,15 @@ class FileCheckpoints:
             return
         if self._first is not None:
             self._first.install()  # cells that touch no file then never wait for it
-        self._warmup = threading.Thread(target=self._snapshot, name="logician-warmup", daemon=True)
+        self._warmup = threading.Thread(
+            target=self._first_snapshot, name="logician-warmup", daemon=True
+        )
         self._warmup.start()
+
+    def _first_snapshot(self) -> None:
+        self._snapshot()
+        # then what the first cell's frame would otherwise build on its own path
+        build_validators(FRAME_KINDS)
 
     @property
     def warming_up(self) -> bool:

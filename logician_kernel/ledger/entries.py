@@ -6,9 +6,9 @@ Must never: do I/O, or grow a kind without a docstring on each field.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ..types.approvals import ApprovalChoice
 from ..types.field_docs import FIELD_DOCS
@@ -25,7 +25,11 @@ FrameOutcome = Literal["ok", "error", "interrupted", "killed", "failed"]
 the next cell for a frame whose close could not be written (the ledger failed; its reason is
 the close's `capture_error`)."""
 
-_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
+_MODEL = ConfigDict(
+    frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS, defer_build=True
+)
+"""`defer_build`: a kind's validator is built the first time one is read or appended, so a
+start builds those of the few kinds it meets, not the thirty it imports."""
 
 
 class _Entry(BaseModel):
@@ -582,7 +586,12 @@ Entry = Annotated[
     | Recovery,
     Field(discriminator="kind"),
 ]
-ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry)
+ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry, config=ConfigDict(defer_build=True))
+"""Built on first use: `read_entry` goes to a kind's own model, and here only for a record
+no kind reads (whose error it then raises)."""
+_KINDS: dict[str, type[BaseModel]] = {
+    model.model_fields["kind"].default: model for model in get_args(get_args(Entry)[0])
+}
 
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 _RECENT: dict[Any, Any] = {}
@@ -590,6 +599,23 @@ _RECENT: dict[Any, Any] = {}
 frame's pre-states, its path and evidence the same as the last frame's (bounded; cleared when
 full, which only costs sharing across that moment)."""
 _RECENT_MAX = 4096
+
+
+FRAME_KINDS: tuple[type[BaseModel], ...] = (
+    FrameOpen,
+    FrameClose,
+    VariablesCaptured,
+    VariableRecord,
+)
+"""What every cell's frame appends: their validators are built off the first cell's path
+(`build_validators`, from the thread that takes the first snapshot)."""
+
+
+def build_validators(kinds: tuple[type[BaseModel], ...]) -> None:
+    """Build these models' validators now rather than at their first use (`defer_build`);
+    thread-safe (pydantic builds under its lock), a no-op for one already built."""
+    for kind in kinds:
+        kind.model_rebuild()
 
 
 def read_entry(record: dict[str, Any]) -> Entry:
@@ -601,11 +627,24 @@ def read_entry(record: dict[str, Any]) -> Entry:
     what they hold are frozen, so nothing adds to such a set in place (`model_copy` gives the
     copy a set of its own): models given the same fields share one. Equal strings and equal
     models inside entries read lately are shared too (a path state, a blob id, a path)."""
-    entry = ENTRY_ADAPTER.validate_python(record)
+    entry = _validate(record)
     if len(_RECENT) > _RECENT_MAX:
         _RECENT.clear()
     _share(entry)
     return entry
+
+
+def _validate(record: dict[str, Any]) -> Entry:
+    """`ENTRY_ADAPTER.validate_python(record)`, through the kind's own model: the union's
+    validator (every kind's) is built only when a record does not validate, for its error."""
+    kind = record.get("kind") if isinstance(record, dict) else None
+    model = _KINDS.get(kind) if isinstance(kind, str) else None
+    if model is not None:
+        try:
+            return model.model_validate(record)  # type: ignore[return-value]
+        except ValidationError:
+            pass  # the union's error (its location names the kind), as before
+    return ENTRY_ADAPTER.validate_python(record)
 
 
 _CLASS_SETS: dict[type, set[str] | None] = {}

@@ -9,18 +9,17 @@ through the `run_python` callable the kernel puts in the `ToolContext`, and the 
 reach the live notebook only through its `notebook` (`NotebookAccess`).
 """
 
-from ..types import FRONTEND_TOOLS
-from ._base import Recovery, Tool, ToolContext, ToolError, ToolResult
-from ._bash import BashTool
-from ._explore import GlobTool, GrepTool, LsTool
-from ._files import EditTool, ReadTool, WriteTool
-from ._notebook import NotebookAccess, NotebookEditTool, NotebookReadTool
-from ._output import bound_output
-from ._paths import resolve_path
-from ._python import PythonTool
+from __future__ import annotations
 
-NOTEBOOK_TOOLS = FRONTEND_TOOLS
-"""The tools offered only where a notebook frontend can answer them."""
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..types import FRONTEND_TOOLS as NOTEBOOK_TOOLS
+    from ._base import Recovery, Tool, ToolContext, ToolError, ToolResult
+    from ._notebook import NotebookAccess
+    from ._output import bound_output
+    from ._paths import resolve_path
 
 __all__ = [
     "NOTEBOOK_TOOLS",
@@ -36,8 +35,37 @@ __all__ = [
 ]
 
 
+_WHERE = {
+    "NOTEBOOK_TOOLS": ("..types", "FRONTEND_TOOLS"),
+    "NotebookAccess": ("._notebook", "NotebookAccess"),
+    "Recovery": ("._base", "Recovery"),
+    "Tool": ("._base", "Tool"),
+    "ToolContext": ("._base", "ToolContext"),
+    "ToolError": ("._base", "ToolError"),
+    "ToolResult": ("._base", "ToolResult"),
+    "bound_output": ("._output", "bound_output"),
+    "resolve_path": ("._paths", "resolve_path"),
+}
+"""Each name of `__all__` -> where it is imported from on first use: a kernel's start imports
+`_process_guard` (its process reaper) and none of the tools."""
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where[0], __name__), where[1])
+    globals()[name] = value
+    return value
+
+
 def default_tools() -> dict[str, Tool]:
-    """A fresh instance of every built-in tool, by name."""
+    from ._bash import BashTool
+    from ._explore import GlobTool, GrepTool, LsTool
+    from ._files import EditTool, ReadTool, WriteTool
+    from ._notebook import NotebookEditTool, NotebookReadTool
+    from ._python import PythonTool
+
     tools: list[Tool] = [
         ReadTool(),
         WriteTool(),

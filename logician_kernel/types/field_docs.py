@@ -2,8 +2,9 @@
 
 `use_attribute_docstrings=True` makes pydantic read a model's source and parse it as the class
 is created: most of the start-up cost of the kernel's models, and nothing a running kernel
-shows. So the models outside `config/` (whose descriptions are `%logician config`'s help and
-`config.schema.json`) read them only under `LOGICIAN_FIELD_DOCS=1`, which the comm schema's
+shows. So these models read them only under `LOGICIAN_FIELD_DOCS=1` (the configuration's,
+whose descriptions are `%logician config`'s help and `config.schema.json`, read theirs on
+first use instead: `config/_field_docs.py`), which the comm schema's
 writer (`python -m logician_kernel.jupyter.comm_schema`) and the tests set: the generated
 schemas stay the same, descriptions included.
 

@@ -15,7 +15,15 @@ from .field_docs import FIELD_DOCS
 
 
 class _Vocabulary(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
+    # `defer_build`: validators are built on first use; a kernel's start and plain cells use
+    # none of these (the agent does).
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS, defer_build=True
+    )
+
+
+_DEFERRED = ConfigDict(defer_build=True)
+"""The unions' adapters too are built on first use."""
 
 
 # --- content parts ------------------------------------------------------------------------
@@ -155,7 +163,7 @@ Message = Annotated[
     SystemMessage | UserMessage | AssistantMessage | ToolResultMessage,
     Field(discriminator="kind"),
 ]
-MESSAGE_ADAPTER: TypeAdapter[Message] = TypeAdapter(Message)
+MESSAGE_ADAPTER: TypeAdapter[Message] = TypeAdapter(Message, config=_DEFERRED)
 """Validates and (de)serialises any `Message`."""
 
 
@@ -339,5 +347,5 @@ ProviderEvent = Annotated[
     | ModelResponse,
     Field(discriminator="kind"),
 ]
-PROVIDER_EVENT_ADAPTER: TypeAdapter[ProviderEvent] = TypeAdapter(ProviderEvent)
+PROVIDER_EVENT_ADAPTER: TypeAdapter[ProviderEvent] = TypeAdapter(ProviderEvent, config=_DEFERRED)
 """Validates and (de)serialises any `ProviderEvent`."""
