@@ -80,11 +80,11 @@ def write_plan(
     steps = []
     if plan is not None and snap is not None:
         order = restore_order(plan.restore)
-        root = os.fspath(snap.workspace)
         with snap.blob_batch(len(order)):  # thousands of paths: one pack, before the record
             for path, target in order:
-                current = snap.store_path(path)
-                bits, owner = _bits_and_owner(os.path.join(root, path))
+                # Its bits and owner from the `lstat` the store judged it by: one look a path.
+                current, st = snap.store_looked(path)
+                bits, owner = _bits_and_owner(st)
                 # Exact bits, usual ones too: an undo must put back a 0644 the rewind made 0600.
                 current = with_perms(current, bits)
                 # And its owner: an undo as root gives a file the rewind deleted back to them.
@@ -114,11 +114,9 @@ def write_plan(
     return record
 
 
-def _bits_and_owner(full: str) -> tuple[int | None, tuple[int, int] | None]:
-    """`current_perms` and `current_owner` of one path from one `lstat`."""
-    try:
-        st = os.lstat(full)
-    except OSError:
+def _bits_and_owner(st: os.stat_result | None) -> tuple[int | None, tuple[int, int] | None]:
+    """`current_perms` and `current_owner` of one path from its `lstat` (None: absent)."""
+    if st is None:
         return None, None
     regular = stat.S_ISREG(st.st_mode)
     owner = (st.st_uid, st.st_gid) if regular or stat.S_ISLNK(st.st_mode) else None

@@ -609,20 +609,38 @@ def read_entry(record: dict[str, Any]) -> Entry:
 
 
 def _share(model: BaseModel) -> None:
-    if not model.model_config.get("frozen"):
+    # Per model of a 20,000-step rewind plan, three times: checks by exact type first (a
+    # union `isinstance` per field cost more than the sharing itself).
+    cls = type(model)
+    frozen = _FROZEN.get(cls)
+    if frozen is None:
+        frozen = _FROZEN[cls] = bool(cls.model_config.get("frozen"))
+    if not frozen:
         return  # a mutable model adds to its set on assignment: it keeps its own
     names = model.__pydantic_fields_set__
     shared = _FIELD_SETS.setdefault(frozenset(names), names)
     if shared is not names:
         object.__setattr__(model, "__pydantic_fields_set__", shared)
     fields = model.__dict__
+    recent = _RECENT
     for name, value in fields.items():
-        if isinstance(value, str | BaseModel):
-            fields[name] = _recent(value)
-        elif isinstance(value, list):
+        kind = type(value)
+        if kind is str:
+            fields[name] = recent.setdefault(value, value)
+        elif value is None or kind is int or kind is bool or kind is float:
+            continue
+        elif kind is list:
             for i, item in enumerate(value):
-                if isinstance(item, str | BaseModel):
+                if type(item) is str:
+                    value[i] = recent.setdefault(item, item)
+                elif isinstance(item, str | BaseModel):
                     value[i] = _recent(item)
+        elif isinstance(value, str | BaseModel):
+            fields[name] = _recent(value)
+
+
+_FROZEN: dict[type, bool] = {}
+"""Model class -> whether it is frozen (asked once per class, not once per model)."""
 
 
 def _recent(value: Any) -> Any:
