@@ -43,6 +43,7 @@ from ..snapshots.perms import (
     remove_debris,
     with_perms,
 )
+from ..snapshots.stat_memory import StatMemory
 from ..types.path_states import PathState
 from ..types.rewind_scope import RewindScope
 from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
@@ -80,10 +81,16 @@ def write_plan(
     steps = []
     if plan is not None and snap is not None:
         order = restore_order(plan.restore)
-        with snap.blob_batch(len(order)):  # thousands of paths: one pack, before the record
+        # Thousands of paths: one pack, before the record; one walk beneath the root, each
+        # directory opened once, gives each path's `lstat` (a parent that is not a plain
+        # directory: the store looks by name, and stores nothing behind it).
+        with snap.blob_batch(len(order)), Beneath(snap.workspace) as tree:
             for path, target in order:
+                looked_at = StatMemory.clock()  # before the look: a note of it is judged by it
+                why, seen = tree.look(path)
+                looked = (looked_at, seen) if why is None and seen is not None else None
                 # Its bits and owner from the `lstat` the store judged it by: one look a path.
-                current, st = snap.store_looked(path)
+                current, st = snap.store_looked(path, looked)
                 bits, owner = _bits_and_owner(st)
                 # Exact bits, usual ones too: an undo must put back a 0644 the rewind made 0600.
                 current = with_perms(current, bits)

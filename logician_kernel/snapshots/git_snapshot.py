@@ -563,14 +563,20 @@ class GitSnapshotter:
         """The state of a workspace path now, its content stored in our object store."""
         return self.store_looked(path)[0]
 
-    def store_looked(self, path: str) -> tuple[PathState, os.stat_result | None]:
+    def store_looked(
+        self, path: str, looked: tuple[int, os.stat_result] | None = None
+    ) -> tuple[PathState, os.stat_result | None]:
         """`store_path`, with the `lstat` it judged the path by (None: absent, or behind a
         parent that is not a plain directory): a rewind plan takes the path's bits and owner
-        from it instead of a look of its own."""
-        if "/" in path and blocked_parent(self.workspace, path) is not None:
-            return PathState.absent(), None  # as in hash_path: nothing outside enters the store
-        looked_at = self._inc.seen.clock()
-        st = self._lstat(path)
+        from it instead of a look of its own. `looked`: as for `hash_path`."""
+        st: os.stat_result | None
+        if looked is not None:
+            looked_at, st = looked
+        else:
+            if "/" in path and blocked_parent(self.workspace, path) is not None:
+                return PathState.absent(), None  # as in hash_path: nothing outside is stored
+            looked_at = self._inc.seen.clock()
+            st = self._lstat(path)
         if st is not None and self._is_large(path, st):
             return self.large.capture(path, st), st  # type: ignore[union-attr]
         known = self._recalled(path, st, stored=True)
