@@ -57,7 +57,7 @@ def restore_path(
                     detail="a directory now stands where the frame created a file",
                 )
             try:
-                tree.unlink(path)
+                tree.unlink(path)  # one look a path: no second `lstat` inside
             except FileNotFoundError:
                 return RestoredPath(path=path, action="deleted", detail="was already gone")
             # Directories left empty are the caller's to judge (`perms.remove_debris`).
@@ -96,7 +96,7 @@ def restore_path(
         else:
             executable = target.mode == "100755"
             perms = _target_perms(target, executable=executable)
-            tree.write_file(path, data, perms)
+            tree.write_file(path, data, perms, st)
         return RestoredPath(path=path, action="restored" if existed else "recreated")
     except Conflict as exc:
         return RestoredPath(path=path, action="conflict", detail=str(exc))

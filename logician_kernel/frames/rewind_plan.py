@@ -43,6 +43,7 @@ from ..snapshots.perms import (
     remove_debris,
     with_perms,
 )
+from ..snapshots.stat_memory import StatMemory
 from ..types.path_states import PathState
 from ..types.rewind_scope import RewindScope
 from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
@@ -80,11 +81,17 @@ def write_plan(
     steps = []
     if plan is not None and snap is not None:
         order = restore_order(plan.restore)
-        root = os.fspath(snap.workspace)
-        with snap.blob_batch(len(order)):  # thousands of paths: one pack, before the record
+        # Thousands of paths: one pack, before the record; one walk beneath the root, each
+        # directory opened once, gives each path's `lstat` (a parent that is not a plain
+        # directory: the store looks by name, and stores nothing behind it).
+        with snap.blob_batch(len(order)), Beneath(snap.workspace) as tree:
             for path, target in order:
-                current = snap.store_path(path)
-                bits, owner = _bits_and_owner(os.path.join(root, path))
+                looked_at = StatMemory.clock()  # before the look: a note of it is judged by it
+                why, seen = tree.look(path)
+                looked = (looked_at, seen) if why is None and seen is not None else None
+                # Its bits and owner from the `lstat` the store judged it by: one look a path.
+                current, st = snap.store_looked(path, looked)
+                bits, owner = _bits_and_owner(st)
                 # Exact bits, usual ones too: an undo must put back a 0644 the rewind made 0600.
                 current = with_perms(current, bits)
                 # And its owner: an undo as root gives a file the rewind deleted back to them.
@@ -114,11 +121,9 @@ def write_plan(
     return record
 
 
-def _bits_and_owner(full: str) -> tuple[int | None, tuple[int, int] | None]:
-    """`current_perms` and `current_owner` of one path from one `lstat`."""
-    try:
-        st = os.lstat(full)
-    except OSError:
+def _bits_and_owner(st: os.stat_result | None) -> tuple[int | None, tuple[int, int] | None]:
+    """`current_perms` and `current_owner` of one path from its `lstat` (None: absent)."""
+    if st is None:
         return None, None
     regular = stat.S_ISREG(st.st_mode)
     owner = (st.st_uid, st.st_gid) if regular or stat.S_ISLNK(st.st_mode) else None

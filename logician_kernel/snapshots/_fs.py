@@ -91,7 +91,15 @@ def fingerprint_ignored(workspace: Path, rel: str) -> Iterable[tuple[str, Finger
     yield from found
 
 
-def path_state(full: Path, max_file_bytes: int, st: os.stat_result | None = None) -> PathState:
+def read_all(full: str | Path) -> bytes:
+    """A file's bytes, unbuffered (no `Path`, no buffer object: a plan reads 20,000)."""
+    with open(full, "rb", buffering=0) as fh:
+        return fh.readall()
+
+
+def path_state(
+    full: str | Path, max_file_bytes: int, st: os.stat_result | None = None
+) -> PathState:
     """What a snapshot would record for one path now (hashed, not stored); `st`: its `lstat`,
     taken by the caller just before."""
     try:
@@ -107,7 +115,7 @@ def path_state(full: Path, max_file_bytes: int, st: os.stat_result | None = None
     if st.st_size > max_file_bytes:
         return PathState.uncaptured("too-large", fingerprint(st))
     try:
-        data = full.read_bytes()
+        data = read_all(full)
     except (FileNotFoundError, NotADirectoryError):  # gone since the lstat (or swapped away)
         return PathState.absent()
     return PathState.blob(file_mode(st.st_mode), blob_id(data))
@@ -119,15 +127,20 @@ def write_loose_blob(objects: Path, data: bytes) -> str:
 
 
 def store_path(
-    full: Path, max_file_bytes: int, objects: Path, write: Callable[[bytes], str] | None = None
+    full: str | Path,
+    max_file_bytes: int,
+    objects: Path,
+    write: Callable[[bytes], str] | None = None,
+    st: os.stat_result | None = None,
 ) -> PathState:
     """Like `path_state`, and the content is stored too: the blob written and the state
     returned come from one read, so a file changing meanwhile cannot make them disagree.
-    `write` stores a blob and gives its id (a pack being filled); loose objects otherwise."""
+    `write` stores a blob and gives its id (a pack being filled); loose objects otherwise.
+    `st`: its `lstat`, taken by the caller just before."""
     if write is None:
         write = functools.partial(write_loose_blob, objects)
     try:
-        st = os.lstat(full)
+        st = os.lstat(full) if st is None else st
     except (FileNotFoundError, NotADirectoryError):  # a parent is a file now: absent too
         return PathState.absent()
     if stat.S_ISLNK(st.st_mode):
@@ -137,7 +150,7 @@ def store_path(
         return path_state(full, max_file_bytes)
     mode = file_mode(st.st_mode)
     try:
-        data = full.read_bytes()
+        data = read_all(full)
     except (FileNotFoundError, NotADirectoryError):  # gone since the lstat (or swapped away)
         return PathState.absent()
     return PathState.blob(mode, write(data))
