@@ -647,10 +647,12 @@ def _validate(record: dict[str, Any]) -> Entry:
     return ENTRY_ADAPTER.validate_python(record)
 
 
-_CLASS_SETS: dict[type, set[str] | None] = {}
+_FROZEN: dict[type, bool] = {}
+"""Per model class, whether it is frozen: a mutable model adds to its field-name set on
+assignment, so it keeps its own."""
+_CLASS_SETS: dict[type, set[str]] = {}
 """Per model class, the field-name set its models were last given (the common case: one set
-per class), compared before a `frozenset` of the names is made to look the shared one up;
-None for a mutable class (it adds to its set on assignment: each model keeps its own)."""
+per class), compared before a `frozenset` of the names is made to look the shared one up."""
 
 _VALUE_MODELS: frozenset[type] = frozenset({PathState, Fingerprint})
 """The models that recur equal from entry to entry (a frame's post-state is the next one's
@@ -660,18 +662,14 @@ record) found next to no equal one and cost as much as validating the entry agai
 
 def _share(model: BaseModel) -> None:
     cls = type(model)
-    last = _CLASS_SETS.get(cls, _CLASS_SETS)
-    if last is None:
-        return  # mutable
+    frozen = _FROZEN.get(cls)
+    if frozen is None:
+        frozen = _FROZEN[cls] = bool(cls.model_config.get("frozen"))
+    if not frozen:
+        return
     names = model.__pydantic_fields_set__
-    if last is _CLASS_SETS:  # the class not seen yet
-        if not cls.model_config.get("frozen"):
-            _CLASS_SETS[cls] = None
-            return
-        last = None
-    if last is not None and last == names:
-        shared = last
-    else:
+    shared = _CLASS_SETS.get(cls)
+    if shared is None or shared != names:
         shared = _CLASS_SETS[cls] = _FIELD_SETS.setdefault(frozenset(names), names)
     if shared is not names:
         object.__setattr__(model, "__pydantic_fields_set__", shared)

@@ -71,6 +71,25 @@ def count(page: Any, selector: str, n: int) -> None:
     )
 
 
+def fail_then_retry(
+    page: Any, more: Any, error: Any, items: str, listed: int, next_item: str
+) -> None:
+    """With the first page (`listed` rows of `items`) shown, stop the kernel and click `more`:
+    `error` says why, what was listed stays, the button offers to try again. Then start a
+    kernel and click again: the next page comes from its first row (`next_item`)."""
+    stop_kernel(page)
+    more.click()
+    error.wait_for(timeout=60_000)
+    assert error.inner_text() == "Could not list the files: no kernel is running"
+    assert page.locator(items).count() == listed  # what was listed stays
+    assert more.inner_text() == f"Try again ({FILES - listed:,} left)" and more.is_enabled()
+    start_kernel(page)
+    more.click()
+    count(page, items, 2 * listed)
+    assert page.locator(items).nth(listed).inner_text() == next_item
+    assert more.inner_text() == f"Show more ({FILES - 2 * listed:,} left)"
+
+
 def test_show_more_says_why_a_page_failed_and_tries_again_without_skipping_a_file(
     page: Any, lab: LabServer
 ) -> None:
@@ -88,22 +107,17 @@ def test_show_more_says_why_a_page_failed_and_tries_again_without_skipping_a_fil
     listed = page.locator(".lk-DiffView-count")
     listed.wait_for(timeout=120_000)
     assert listed.inner_text() == "1,200 files (500 listed)"
-    stop_kernel(page)
-    more = page.locator("button.lk-DiffView-more")
-    more.click()
     error = page.locator(".lk-DiffView-fileBox .lk-DiffView-error")
-    error.wait_for(timeout=60_000)
-    assert error.inner_text() == "Could not list the files: no kernel is running"
-    assert page.locator(".lk-DiffView-fileLink").count() == 500  # what was listed stays
-    assert more.inner_text() == "Try again (700 left)" and more.is_enabled()
-    # A kernel again: the same page comes, from its first file, and the error goes.
-    start_kernel(page)
-    more.click()
-    count(page, ".lk-DiffView-fileLink", 1000)
-    assert page.locator(".lk-DiffView-fileLink").nth(500).inner_text() == "data/parts/p0500.csv"
+    fail_then_retry(
+        page,
+        page.locator("button.lk-DiffView-more"),
+        error,
+        ".lk-DiffView-fileLink",
+        500,
+        "data/parts/p0500.csv",
+    )
     assert listed.inner_text() == "1,200 files (1,000 listed)"
-    assert error.count() == 0
-    assert more.inner_text() == "Show more (200 left)"
+    assert error.count() == 0  # the error goes with the page that came
 
     # The rewind dialog's directory: 200 listed; the kernel stops between two pages.
     row.locator("button", has_text="Rewind to here").click()
@@ -113,20 +127,16 @@ def test_show_more_says_why_a_page_failed_and_tries_again_without_skipping_a_fil
     assert group.locator("summary").inner_text() == "data/parts/ — 1,200 files created → delete"
     group.locator("summary").click()
     count(page, ".lk-RewindDialog-groupFiles li", 200)
-    stop_kernel(page)
-    dialog_more = group.locator("button.lk-RewindDialog-more")
-    dialog_more.click()
     failed = group.locator(".lk-RewindDialog-pageError")
-    failed.wait_for(timeout=60_000)
-    assert failed.inner_text() == "Could not list the files: no kernel is running"
-    assert group.locator("li").count() == 200
-    assert dialog_more.inner_text() == "Try again (1,000 left)"
-    start_kernel(page)
-    dialog_more.click()
-    count(page, ".lk-RewindDialog-groupFiles li", 400)
-    assert group.locator("li").nth(200).inner_text() == "delete data/parts/p0200.csv"
+    fail_then_retry(
+        page,
+        group.locator("button.lk-RewindDialog-more"),
+        failed,
+        ".lk-RewindDialog-groupFiles li",
+        200,
+        "delete data/parts/p0200.csv",
+    )
     assert failed.is_hidden()
-    assert dialog_more.inner_text() == "Show more (800 left)"
 
     # Nothing was rewound: the dialog is closed without a rewind.
     dialog.locator("button.jp-mod-reject").click()
