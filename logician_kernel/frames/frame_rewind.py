@@ -32,7 +32,7 @@ from ..ledger.thread_ledger import (
     project,
 )
 from ..snapshots.beneath import Beneath
-from ..snapshots.stat_memory import StatMemory
+from ..snapshots.stat_memory import timed_look
 from ..types.path_states import PathChange, PathState
 from . import rewind_plan
 from .attribution import clock, judge_chain
@@ -172,8 +172,7 @@ def plan_rewind(
         # A parent that became a symlink (or a file) is never followed, --force or not
         # (beneath.py), unless the popped frames made it so: then the rewind itself
         # deletes it first (restore_order), and the restore checks again.
-        looked_at = StatMemory.clock()  # before the look: a note of it is judged by it
-        why, st = tree.look(path) if tree is not None else (None, None)
+        why, st, looked = timed_look(tree, path) if tree is not None else (None, None, None)
         if why is not None and getattr(why, "where", "").rstrip("/") not in chains:
             plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=str(why)))
             continue
@@ -225,7 +224,6 @@ def plan_rewind(
                 plan.restore.append((path, target))
                 continue
             # The look above, taken beneath the root, serves the hash: not taken again.
-            looked = (looked_at, st) if why is None and st is not None else None
             current = snap.hash_path(path, looked) if snap is not None else None
             if still_as_left(current, after):
                 # The frame stored these bytes: the plan's pre-image need not store them again.

@@ -43,7 +43,7 @@ from ..snapshots.perms import (
     remove_debris,
     with_perms,
 )
-from ..snapshots.stat_memory import StatMemory
+from ..snapshots.stat_memory import timed_look
 from ..types.path_states import PathState
 from ..types.rewind_scope import RewindScope
 from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
@@ -86,9 +86,7 @@ def write_plan(
         # directory: the store looks by name, and stores nothing behind it).
         with snap.blob_batch(len(order)), Beneath(snap.workspace) as tree:
             for path, target in order:
-                looked_at = StatMemory.clock()  # before the look: a note of it is judged by it
-                why, seen = tree.look(path)
-                looked = (looked_at, seen) if why is None and seen is not None else None
+                looked = timed_look(tree, path)[2]
                 # Its bits and owner from the `lstat` the store judged it by: one look a path.
                 current, st = snap.store_looked(path, looked)
                 bits, owner = _bits_and_owner(st)

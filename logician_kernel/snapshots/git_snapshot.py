@@ -54,6 +54,7 @@ from .large_files import LargeFiles, journal_of
 from .locks import IndexBusy, clear_stale_git_lock
 from .perms import carry_perms, unusual_perms, walk_unusual, with_perms
 from .snapshot_diff import snapshot_diff
+from .stat_memory import Looked
 from .type_changes import lstat_entry
 
 __all__ = ["EMPTY_TREE", "GitSnapshotter", "Snapshot", "SnapshotError"]
@@ -523,21 +524,15 @@ class GitSnapshotter:
             raise SnapshotError(f"{sha[:12]} in {self.store} is a {kind!r}, not a file version")
         return data
 
-    def hash_path(self, path: str, looked: tuple[int, os.stat_result] | None = None) -> PathState:
+    def hash_path(self, path: str, looked: Looked | None = None) -> PathState:
         """The state of a workspace path now, hashed the way a snapshot would (not stored).
         `looked`: (the clock read just before, its `lstat`) when the caller took them through
         a `Beneath` walk (no parent is a symlink): not looked at again (a plan of 20,000)."""
         self._may_defer = False
-        if looked is not None:
-            looked_at, st_now = looked
-            st: os.stat_result | None = st_now
-        else:
-            if "/" in path and blocked_parent(self.workspace, path) is not None:
-                # Not an entry of the workspace tree (as a snapshot sees it: lstat_entry), and
-                # the bytes behind a symlinked parent lie outside: never read (beneath.py).
-                return PathState.absent()
-            looked_at = self._inc.seen.clock()
-            st = self._lstat(path)
+        seen = self._path_look(path, looked)
+        if seen is None:
+            return PathState.absent()
+        looked_at, st = seen
         if st is not None and self._is_large(path, st):
             return self.large.current(path, st)  # type: ignore[union-attr]
         known = self._recalled(path, st)
@@ -559,24 +554,33 @@ class GitSnapshotter:
             return False
         return self._inc.seen.recall(path, st) == (state.mode, state.sha)
 
+    def _path_look(
+        self, path: str, looked: Looked | None
+    ) -> tuple[int, os.stat_result | None] | None:
+        """`looked` when the caller took it, else the clock and the path's `lstat` now; None
+        when a parent is not a plain directory: not an entry of the workspace tree (as a
+        snapshot sees it: lstat_entry), and the bytes behind a symlinked parent lie outside,
+        never read nor stored (beneath.py)."""
+        if looked is not None:
+            return looked
+        if "/" in path and blocked_parent(self.workspace, path) is not None:
+            return None
+        return self._inc.seen.clock(), self._lstat(path)
+
     def store_path(self, path: str) -> PathState:
         """The state of a workspace path now, its content stored in our object store."""
         return self.store_looked(path)[0]
 
     def store_looked(
-        self, path: str, looked: tuple[int, os.stat_result] | None = None
+        self, path: str, looked: Looked | None = None
     ) -> tuple[PathState, os.stat_result | None]:
         """`store_path`, with the `lstat` it judged the path by (None: absent, or behind a
         parent that is not a plain directory): a rewind plan takes the path's bits and owner
         from it instead of a look of its own. `looked`: as for `hash_path`."""
-        st: os.stat_result | None
-        if looked is not None:
-            looked_at, st = looked
-        else:
-            if "/" in path and blocked_parent(self.workspace, path) is not None:
-                return PathState.absent(), None  # as in hash_path: nothing outside is stored
-            looked_at = self._inc.seen.clock()
-            st = self._lstat(path)
+        seen = self._path_look(path, looked)
+        if seen is None:
+            return PathState.absent(), None  # nothing outside is stored
+        looked_at, st = seen
         if st is not None and self._is_large(path, st):
             return self.large.capture(path, st), st  # type: ignore[union-attr]
         known = self._recalled(path, st, stored=True)

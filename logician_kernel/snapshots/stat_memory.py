@@ -24,6 +24,13 @@ from __future__ import annotations
 import os
 import stat
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .beneath import Beneath, Conflict, PathRefused
+
+Looked = tuple[int, os.stat_result]
+"""(the clock read just before a path's `lstat`, that `lstat`): what a note is judged by."""
 
 RACY_NS = 100_000_000
 """A file whose modification or change time is this close to the note's clock reading (or
@@ -103,3 +110,14 @@ class StatMemory:
         if max(mtime, ctime) > looked_at - RACY_NS:
             return None
         return mode, sha
+
+
+def timed_look(
+    tree: Beneath, path: str
+) -> tuple[Conflict | PathRefused | None, os.stat_result | None, Looked | None]:
+    """`tree.look(path)` with the clock read just before it: (why it cannot be reached, its
+    `lstat`, and the two as `Looked` when it was reached and stands), so the snapshotter can
+    hash or store it without a look of its own."""
+    looked_at = StatMemory.clock()  # before the look: a note of it is judged by it
+    why, st = tree.look(path)
+    return why, st, ((looked_at, st) if why is None and st is not None else None)
