@@ -60,6 +60,7 @@ def __getattr__(name: str) -> Any:
 
 
 def default_tools() -> dict[str, Tool]:
+    """A fresh instance of every built-in tool, by name (the tools load here, not at start)."""
     from ._bash import BashTool
     from ._explore import GlobTool, GrepTool, LsTool
     from ._files import EditTool, ReadTool, WriteTool
