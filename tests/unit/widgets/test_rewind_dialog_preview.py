@@ -65,7 +65,16 @@ def test_a_dialog_after_a_full_scan_reads_no_file_again_and_still_shows_a_confli
                 for i in range(FILES):
                     (parts / f"p{i:05d}.csv").write_text(f"{i}\n")
         assert frame.closed is not None and len(frame.closed.changes) == FILES
-        newest = max(max(st.st_mtime_ns, st.st_ctime_ns) for st in map(os.lstat, parts.iterdir()))
+        looks = {os.fspath(p): os.lstat(p) for p in parts.iterdir()}
+        newest = max(max(st.st_mtime_ns, st.st_ctime_ns) for st in looks.values())
+        # A file whose two times both fall on a whole millisecond looks like a coarse-clock
+        # file system's and is always read (stat_memory.py): with nanosecond times, about
+        # 1 in 50 runs has one such file among 20,000.
+        coarse = {
+            path
+            for path, st in looks.items()
+            if st.st_mtime_ns % 1_000_000 == 0 == st.st_ctime_ns % 1_000_000
+        }
         _wait_clock_past(newest + RACY_NS)
         monkeypatch.setattr(git_snapshot, "path_state", counted)
 
@@ -84,7 +93,8 @@ def test_a_dialog_after_a_full_scan_reads_no_file_again_and_still_shows_a_confli
         assert len(reads) < FILES // 4, len(reads)
         reads.clear()
         again = source.preview_target(None, "cell-a")
-        assert again["files_total"] == FILES and reads == []
+        assert again["files_total"] == FILES and set(reads) <= coarse, reads
+        reads.clear()
 
         # Someone else rewrites two of them after the frame, same size: one with its
         # modification time set back to the cell's, one within the same second.
@@ -112,6 +122,6 @@ def test_a_dialog_after_a_full_scan_reads_no_file_again_and_still_shows_a_confli
                 "recreate": 0,
             }
         ]
-        assert sorted(reads) == [os.fspath(same_second), os.fspath(moved_back)]
+        assert sorted(set(reads) - coarse) == [os.fspath(same_second), os.fspath(moved_back)]
     finally:
         workspace.close()
