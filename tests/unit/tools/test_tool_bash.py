@@ -159,11 +159,16 @@ def test_background_process_holding_the_output_is_stopped(ws: Path):
 def test_background_process_with_redirected_output_outlives_the_call(ws: Path):
     ctx = _context(ws)
     result = asyncio.run(
-        BASH.run({"command": "sleep 5 > /dev/null 2>&1 & echo $! > bg.pid; echo ok"}, ctx)
+        BASH.run({"command": "sleep 300 > /dev/null 2>&1 & echo $! > bg.pid; echo ok"}, ctx)
     )
     pid = _pid(ws / "bg.pid")
     try:
         assert result.content == "ok\n[exit code 0]"
+        # Until its exec the child is still `bash` (a loaded machine may not have run it yet);
+        # a process the call's end killed never becomes `sleep`.
+        deadline = time.monotonic() + 60
+        while not _alive(pid, "sleep") and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert _alive(pid, "sleep")
     finally:
         os.kill(pid, 9)  # ours: started by this test
