@@ -15,7 +15,6 @@ Must never: resolve a request twice, block the kernel's event loop, or echo a se
 
 from __future__ import annotations
 
-import difflib
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -147,6 +146,8 @@ def preview(tool: str, arguments: dict[str, Any], workspace: Path) -> tuple[str,
                 if arguments.get("replace_all")
                 else old.replace(find, repl, 1)
             )
+        import difflib  # 7 ms to import: loaded when first used
+
         diff = "".join(
             difflib.unified_diff(
                 old.splitlines(keepends=True),

@@ -21,9 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ..compaction.tokens import CHARS_PER_TOKEN
 from ..durable import is_credential_name, redact
-from ..types.messages import NOTEBOOK_CONTEXT_CLOSE, NOTEBOOK_CONTEXT_OPEN
 from .context_budget import BudgetCap
 
 MAX_CELL_CHARS = 1_500
@@ -132,6 +130,8 @@ class ContextBlock:
 
 def estimate(text: str) -> int:
     """Tokens by the compaction heuristic (characters / 4, rounded up)."""
+    from ..compaction.tokens import CHARS_PER_TOKEN  # the models load at a prompt, not start
+
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
@@ -219,6 +219,9 @@ def render_block(
 def _render(view: NotebookView, budget_tokens: int, secrets: tuple[str, ...]) -> ContextBlock:
     if budget_tokens < MIN_BUDGET:
         return ContextBlock("", 0, budget_tokens)
+    from ..compaction.tokens import CHARS_PER_TOKEN
+    from ..types.messages import NOTEBOOK_CONTEXT_CLOSE, NOTEBOOK_CONTEXT_OPEN
+
     room = budget_tokens * CHARS_PER_TOKEN - len(NOTEBOOK_CONTEXT_OPEN + NOTEBOOK_CONTEXT_CLOSE)
     head = "\n".join(_header(view, secrets))
     error = "\n".join(error_lines(view.error, secrets)) if view.error is not None else ""
@@ -276,6 +279,8 @@ def _block(
     variables: int,
     variables_out: int,
 ) -> ContextBlock:
+    from ..types.messages import NOTEBOOK_CONTEXT_CLOSE, NOTEBOOK_CONTEXT_OPEN
+
     text = NOTEBOOK_CONTEXT_OPEN + body + NOTEBOOK_CONTEXT_CLOSE
     return ContextBlock(text, estimate(text), budget, cells, cells_out, variables, variables_out)
 

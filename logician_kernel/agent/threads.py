@@ -11,7 +11,6 @@ or move a kernel that already recorded frames in this session without being aske
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import TYPE_CHECKING
 
@@ -50,6 +49,8 @@ def use(session: AgentSession, thread_id: str, *, create: bool = False) -> list[
     if thread_id in known and create:
         raise AgentError(f"thread {thread_id!r} exists already; `thread use {thread_id}` opens it")
     if thread_id not in known and not create:
+        import difflib  # 7 ms to import: loaded when first used
+
         close = difflib.get_close_matches(thread_id, list(known), n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise AgentError(

@@ -11,34 +11,41 @@ dir>/credentials.json` (`_credentials.py`, 0600), which a profile names by `mode
 This package never imports IPython, ipykernel, ipywidgets or comm.
 """
 
-from ._credentials import masked_key, store_key
-from ._effective import EffectiveConfig, load_effective_config, user_config_dir
-from ._errors import ConfigError
-from ._keys import command_line_value, parse_key
-from ._mcp_schema import McpServerSettings, McpSettings
-from ._schema import (
-    BudgetSettings,
-    CheckpointSettings,
-    CompactionSettings,
-    LogicianSettings,
-    ModelPrice,
-    ModelSettings,
-    PermissionSettings,
-    UiSettings,
-    WorkspaceSettings,
-)
-from ._sources import LayerName
-from .commands import (
-    config_get,
-    config_schema,
-    config_set,
-    config_show,
-    config_unset,
-    is_trusted,
-    save_profile,
-    trust,
-    untrust,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import exports
+
+if TYPE_CHECKING:
+    from ._credentials import masked_key, store_key
+    from ._effective import EffectiveConfig, load_effective_config, user_config_dir
+    from ._errors import ConfigError
+    from ._keys import command_line_value, parse_key
+    from ._mcp_schema import McpServerSettings, McpSettings
+    from ._schema import (
+        BudgetSettings,
+        CheckpointSettings,
+        CompactionSettings,
+        LogicianSettings,
+        ModelPrice,
+        ModelSettings,
+        PermissionSettings,
+        UiSettings,
+        WorkspaceSettings,
+    )
+    from ._sources import LayerName
+    from .commands import (
+        config_get,
+        config_schema,
+        config_set,
+        config_show,
+        config_unset,
+        is_trusted,
+        save_profile,
+        trust,
+        untrust,
+    )
 
 __all__ = [
     "BudgetSettings",
@@ -71,3 +78,39 @@ __all__ = [
     "untrust",
     "user_config_dir",
 ]
+
+_WHERE = {
+    "masked_key": ("._credentials", "masked_key"),
+    "store_key": ("._credentials", "store_key"),
+    "EffectiveConfig": ("._effective", "EffectiveConfig"),
+    "load_effective_config": ("._effective", "load_effective_config"),
+    "user_config_dir": ("._effective", "user_config_dir"),
+    "ConfigError": ("._errors", "ConfigError"),
+    "command_line_value": ("._keys", "command_line_value"),
+    "parse_key": ("._keys", "parse_key"),
+    "McpServerSettings": ("._mcp_schema", "McpServerSettings"),
+    "McpSettings": ("._mcp_schema", "McpSettings"),
+    "BudgetSettings": ("._schema", "BudgetSettings"),
+    "CheckpointSettings": ("._schema", "CheckpointSettings"),
+    "CompactionSettings": ("._schema", "CompactionSettings"),
+    "LogicianSettings": ("._schema", "LogicianSettings"),
+    "ModelPrice": ("._schema", "ModelPrice"),
+    "ModelSettings": ("._schema", "ModelSettings"),
+    "PermissionSettings": ("._schema", "PermissionSettings"),
+    "UiSettings": ("._schema", "UiSettings"),
+    "WorkspaceSettings": ("._schema", "WorkspaceSettings"),
+    "LayerName": ("._sources", "LayerName"),
+    "config_get": (".commands", "config_get"),
+    "config_schema": (".commands", "config_schema"),
+    "config_set": (".commands", "config_set"),
+    "config_show": (".commands", "config_show"),
+    "config_unset": (".commands", "config_unset"),
+    "is_trusted": (".commands", "is_trusted"),
+    "save_profile": (".commands", "save_profile"),
+    "trust": (".commands", "trust"),
+    "untrust": (".commands", "untrust"),
+}
+"""Each name of `__all__` -> the module it is imported from on first use."""
+
+if not TYPE_CHECKING:
+    __getattr__ = exports(__name__, _WHERE)

@@ -17,18 +17,17 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import tomlkit
 from filelock import FileLock, Timeout
-from tomlkit.container import Container
-from tomlkit.items import Table
-from tomlkit.toml_document import TOMLDocument
 
 from ..durable import durable_fsync, durable_replace, durable_write, fsync_dir
 from ._errors import ConfigError
 from ._keys import KeyPath, format_key
 from ._schema import SCHEMA_FILE
+
+if TYPE_CHECKING:
+    from tomlkit.toml_document import TOMLDocument
 
 __all__ = ["atomic_update", "patch_toml", "DELETE", "before_replace_hook", "LOCK_TIMEOUT"]
 
@@ -152,6 +151,9 @@ def _refuse_link(path: Path) -> None:
 def _insert(container: Any, key: str, value: Any) -> None:
     """Add `key` after the container's last key, not after its trailing comments and blank
     lines (they usually introduce the next table)."""
+    from tomlkit.container import Container
+    from tomlkit.items import Table
+
     if isinstance(value, (Table, dict)):
         container[key] = value  # tomlkit places a sub-table after its parent's keys itself
         return
@@ -177,6 +179,9 @@ def patch_toml(text: str | TOMLDocument | None, path: KeyPath, value: Any) -> st
     Raises ConfigError when a parent of `path` is not a table; tomlkit's ParseError when
     `text` is not TOML.
     """
+    import tomlkit  # loaded by the first write, not by every start (_sources.parse_layer)
+    from tomlkit.toml_document import TOMLDocument
+
     fresh = text is None or (isinstance(text, str) and not text.strip())
     if isinstance(text, TOMLDocument):
         doc = text

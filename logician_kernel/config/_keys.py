@@ -6,7 +6,6 @@ Pure functions over the schema; nothing here reads a file or the environment.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,7 +13,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, get_args, get_origin
 
-import tomlkit
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
@@ -231,6 +229,8 @@ def suggest(path: Sequence[str]) -> str | None:
     known = path[:depth]
     spec = lookup(known) if known else None
     pattern = spec.path if spec else ()
+    import difflib  # 7 ms to import: only for a key nobody knows
+
     match = difflib.get_close_matches(path[depth], _children(pattern), n=1, cutoff=0.6)
     if match:
         return format_key(known + (match[0],) + path[depth + 1 :])
@@ -275,6 +275,8 @@ def parse_literal(raw: str) -> Any:
 
     Raises ValueError when `raw` is not exactly one TOML value.
     """
+    import tomlkit  # loaded when first needed (_sources.parse_layer)
+
     try:
         doc = tomlkit.parse(f"v = {raw}\n")
     except Exception as exc:
@@ -352,6 +354,7 @@ def coerce_raw(path: Sequence[str], raw: str) -> Any:
 
 def to_toml_literal(value: Any) -> str:
     """Render a plain value as a TOML literal (for messages and the environment)."""
+    import tomlkit  # loaded when first needed (_sources.parse_layer)
 
     def inline(node: Any) -> Any:
         if isinstance(node, Mapping):

@@ -4,19 +4,26 @@ resume, recovery, the store budget, and variables (capture, store, restore).
 Uses `snapshots/`, `ledger/`, `durable/` and `types/`, never anything above. `__all__` is what
 the other packages use (`tests/unit/frames/test_frames_surface.py` holds it to that)."""
 
-from .attribution import external_notice, launch_dir, map_lab_path
-from .capture_heal import CaptureHeal
-from .file_checkpoints import FileCheckpoints
-from .frame_files import changed_files, diff_sides
-from .frame_report import FileDiff, frame_diff
-from .frame_rewind import RewindError, RewindPlan
-from .recovery import CallRewindError, describe_call_rewind, rewind_call
-from .rewind_plan import interrupted_notice
-from .state_guard import heal_state_dir
-from .storage_commands import collect_garbage, storage_text
-from .store_budget import FrameUsage
-from .store_budget import usage as store_usage
-from .variable_checkpoints import VariableCheckpoints, VariableStep
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import exports
+
+if TYPE_CHECKING:
+    from .attribution import external_notice, launch_dir, map_lab_path
+    from .capture_heal import CaptureHeal
+    from .file_checkpoints import FileCheckpoints
+    from .frame_files import changed_files, diff_sides
+    from .frame_report import FileDiff, frame_diff
+    from .frame_rewind import RewindError, RewindPlan
+    from .recovery import CallRewindError, describe_call_rewind, rewind_call
+    from .rewind_plan import interrupted_notice
+    from .state_guard import heal_state_dir
+    from .storage_commands import collect_garbage, storage_text
+    from .store_budget import FrameUsage
+    from .store_budget import usage as store_usage
+    from .variable_checkpoints import VariableCheckpoints, VariableStep
 
 __all__ = [
     "CallRewindError",
@@ -42,3 +49,32 @@ __all__ = [
     "storage_text",
     "store_usage",
 ]
+
+_WHERE = {
+    "external_notice": (".attribution", "external_notice"),
+    "launch_dir": (".attribution", "launch_dir"),
+    "map_lab_path": (".attribution", "map_lab_path"),
+    "CaptureHeal": (".capture_heal", "CaptureHeal"),
+    "FileCheckpoints": (".file_checkpoints", "FileCheckpoints"),
+    "changed_files": (".frame_files", "changed_files"),
+    "diff_sides": (".frame_files", "diff_sides"),
+    "FileDiff": (".frame_report", "FileDiff"),
+    "frame_diff": (".frame_report", "frame_diff"),
+    "RewindError": (".frame_rewind", "RewindError"),
+    "RewindPlan": (".frame_rewind", "RewindPlan"),
+    "CallRewindError": (".recovery", "CallRewindError"),
+    "describe_call_rewind": (".recovery", "describe_call_rewind"),
+    "rewind_call": (".recovery", "rewind_call"),
+    "interrupted_notice": (".rewind_plan", "interrupted_notice"),
+    "heal_state_dir": (".state_guard", "heal_state_dir"),
+    "collect_garbage": (".storage_commands", "collect_garbage"),
+    "storage_text": (".storage_commands", "storage_text"),
+    "FrameUsage": (".store_budget", "FrameUsage"),
+    "store_usage": (".store_budget", "usage"),
+    "VariableCheckpoints": (".variable_checkpoints", "VariableCheckpoints"),
+    "VariableStep": (".variable_checkpoints", "VariableStep"),
+}
+"""Each name of `__all__` -> the module it is imported from on first use."""
+
+if not TYPE_CHECKING:
+    __getattr__ = exports(__name__, _WHERE)

@@ -5,7 +5,6 @@ Reads blobs from the snapshot store; formats nothing for a particular frontend.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 from ..ledger.frame_view import FrameView
@@ -111,6 +110,8 @@ def _text_diff(path: str, before: bytes | None, after: bytes | None) -> str | No
             texts.append(data.decode("utf-8"))
         except UnicodeDecodeError:
             return None
+    import difflib  # 7 ms to import: loaded when first used
+
     lines = list(
         difflib.unified_diff(
             texts[0].splitlines(keepends=True),

@@ -13,7 +13,6 @@ kernel imports this module at start.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Collection
 from typing import Any, Literal
@@ -80,6 +79,8 @@ command (`read` is close to `thread`)."""
 
 def _close_to_command(word: str, commands: Collection[str]) -> list[str]:
     names = sorted(c for c in commands if c)
+    import difflib  # 7 ms to import: loaded when first used
+
     return difflib.get_close_matches(word.lower(), [*names, ASK], n=2, cutoff=0.75)
 
 

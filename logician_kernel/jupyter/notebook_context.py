@@ -33,7 +33,6 @@ import IPython
 from IPython.core.error import UsageError
 
 from ..agent.context_budget import BudgetCap, context_budget
-from ..agent.notebook_access import NotebookAccess, NotebookFile, SavedNotebook, notebook_access
 from ..agent.notebook_context import (
     CellError,
     CellRecord,
@@ -50,6 +49,7 @@ from ..workspace import VSCODE_NOTEBOOK
 from .magic_words import loaded_magics
 
 if TYPE_CHECKING:
+    from ..agent.notebook_access import NotebookAccess, NotebookFile, SavedNotebook
     from ..config import LogicianSettings
     from ..workspace import Workspace
     from . import display as render
@@ -214,6 +214,8 @@ class NotebookContext:
 
     def access(self) -> NotebookAccess:
         """Whether the notebook tools are offered, why, and where cells are read from."""
+        from ..agent.notebook_access import notebook_access  # loaded when first asked
+
         return notebook_access(
             frontends=self.frontends(), notebook=self.notebook_path(), served=self.served
         )
@@ -223,6 +225,8 @@ class NotebookContext:
         path = self.notebook_path()
         if path is None:
             return None
+        from ..agent.notebook_access import NotebookFile
+
         if self._file is None or self._file.path != path:
             self._file = NotebookFile(path)
         return self._file.read()

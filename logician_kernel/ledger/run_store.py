@@ -14,10 +14,9 @@ Must never: persist streaming deltas, store a secret, or re-run a tool.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..durable.redact import redact, redact_data
-from ..types import MESSAGE_ADAPTER, Message, TextPart, ToolCall, ToolResultMessage
 from .settle import offer_restorable, why_not_restorable
 from .thread_ledger import (
     MessageEntry,
@@ -28,6 +27,9 @@ from .thread_ledger import (
     ToolIntent,
     ToolOutcome,
 )
+
+if TYPE_CHECKING:
+    from ..types.messages import Message, ToolCall
 
 MAX_RECORDED_RESULT = 30_000
 
@@ -47,6 +49,8 @@ class LedgerRunStore:
         self.secrets = tuple(s for s in secrets if s)
 
     def append_message(self, message: Message) -> None:
+        from ..types.messages import MESSAGE_ADAPTER  # loaded by a run, not by a start
+
         data = MESSAGE_ADAPTER.dump_python(message, mode="json")
         self.ledger.append(
             MessageEntry, frame=self.frame, message=_redact_value(data, self.secrets), durable=True
@@ -80,6 +84,8 @@ class LedgerRunStore:
         self, messages: list[Message], reason: Literal["compaction"], note: str
     ) -> None:
         """Record that `messages` are the whole conversation from here on (a compaction)."""
+        from ..types.messages import MESSAGE_ADAPTER
+
         data = [MESSAGE_ADAPTER.dump_python(m, mode="json") for m in messages]
         self.ledger.append(
             ProjectionItem,
@@ -91,6 +97,8 @@ class LedgerRunStore:
 
 
 def _result_message(call_id: str, text: str, *, is_error: bool) -> dict[str, Any]:
+    from ..types.messages import MESSAGE_ADAPTER, TextPart, ToolResultMessage
+
     message = ToolResultMessage(
         tool_call_id=call_id, content=[TextPart(text=text)], is_error=is_error
     )

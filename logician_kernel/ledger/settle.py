@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..types import MESSAGE_ADAPTER, TextPart, ToolResultMessage
 from .thread_ledger import (
     ApprovalRequested,
     ApprovalResolved,
@@ -38,6 +37,8 @@ from .thread_ledger import (
 
 
 def _result_message(call_id: str, text: str) -> dict[str, Any]:
+    from ..types.messages import MESSAGE_ADAPTER, TextPart, ToolResultMessage  # not at start
+
     message = ToolResultMessage(tool_call_id=call_id, content=[TextPart(text=text)], is_error=True)
     dumped: dict[str, Any] = MESSAGE_ADAPTER.dump_python(message, mode="json")
     return dumped

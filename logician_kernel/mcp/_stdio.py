@@ -27,7 +27,7 @@ from mcp.shared.message import SessionMessage
 from ..durable import open_private, private_dir
 from ..durable.state_dir import state_path
 from ..tools import _process_guard
-from ..tools._bash import _group_alive
+from ..tools._process_guard import group_alive
 from ..types.process_marks import TOOL_SERVER_MARK
 
 _GRACE_SECONDS = 1.0
@@ -158,7 +158,7 @@ async def _stop(process: anyio.abc.Process, pgid: int) -> None:
     with anyio.move_on_after(_GRACE_SECONDS):
         await process.wait()
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        if process.returncode is not None and not _group_alive(pgid):
+        if process.returncode is not None and not group_alive(pgid):
             return
         with contextlib.suppress(OSError):
             os.killpg(pgid, sig)

@@ -11,8 +11,9 @@ reach the live notebook only through its `notebook` (`NotebookAccess`).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import exports
 
 if TYPE_CHECKING:
     from ..types import FRONTEND_TOOLS as NOTEBOOK_TOOLS
@@ -50,13 +51,8 @@ _WHERE = {
 `_process_guard` (its process reaper) and none of the tools."""
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where[0], __name__), where[1])
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:
+    __getattr__ = exports(__name__, _WHERE)
 
 
 def default_tools() -> dict[str, Tool]:

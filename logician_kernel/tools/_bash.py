@@ -203,10 +203,10 @@ async def _terminate_group(pgid: int) -> None:
     _signal_group(pgid, signal.SIGTERM)
     try:
         deadline = time.monotonic() + _KILL_GRACE_SECONDS
-        while _group_alive(pgid) and time.monotonic() < deadline:
+        while process_guard.group_alive(pgid) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
     finally:
-        if _group_alive(pgid):
+        if process_guard.group_alive(pgid):
             _signal_group(pgid, signal.SIGKILL)
 
 
@@ -215,30 +215,3 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of the group still runs (zombies awaiting a reaper do not count:
-    in a container, orphans may never be reaped)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return True  # cannot tell zombies apart here; the grace simply runs out
-    with os.scandir(proc) as entries:
-        for entry in entries:
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = Path(entry.path, "stat").read_bytes()
-            except OSError:
-                continue
-            # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-            fields = stat[stat.rfind(b")") + 2 :].split()
-            if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] != b"Z":
-                return True
-    return False

@@ -210,12 +210,37 @@ def watch(pgid: int, workspace: Path, *, tool: str, describe: str) -> None:
         pass  # the guard still covers it; the record is the second net only
 
 
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs (zombies awaiting a reaper do not count:
+    in a container, orphans may never be reaped)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True  # cannot tell zombies apart here; the grace simply runs out
+    with os.scandir(proc) as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = Path(entry.path, "stat").read_bytes()
+            except OSError:
+                continue
+            # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] != b"Z":
+                return True
+    return False
+
+
 def release(pgid: int, workspace: Path) -> None:
     """The group is gone (or deliberately outlives the call, still guarded): forget the record
     only when no process of it is left."""
-    from ._bash import _group_alive
-
-    if _group_alive(pgid):
+    if group_alive(pgid):
         return
     _tell_guard(f"-{pgid}")
     try:
@@ -241,8 +266,6 @@ def _record_mac(record: dict[str, object], key: BlobKey) -> str:
 def reap_orphans(workspace: Path, key: BlobKey | None = None) -> list[str]:
     """On kernel start: kill recorded groups whose kernel is dead; a notice for each. Records
     that fail their check are removed, and said so in one notice: they kill nothing."""
-    from ._bash import _group_alive
-
     directory = state_path(workspace) / PROCESS_DIR.name
     notices = _guard_counts(directory)
     try:
@@ -277,7 +300,7 @@ def reap_orphans(workspace: Path, key: BlobKey | None = None) -> list[str]:
             continue
         if owner != os.getpid() and pid_alive(owner) and _owner_is_kernel(owner, pgid):
             continue  # another kernel on this workspace still owns it
-        if _group_alive(pgid):
+        if group_alive(pgid):
             try:
                 os.killpg(pgid, signal.SIGKILL)
             except OSError:

@@ -1,35 +1,43 @@
-"""Pure vocabulary shared by every layer: no I/O, and no imports from the rest of the package."""
+"""Pure vocabulary shared by every layer: no I/O, and no imports from the rest of the package
+but `_lazy` (the message models load on first use)."""
 
-from .messages import (
-    FRONTEND_TOOLS,
-    MESSAGE_ADAPTER,
-    PROVIDER_EVENT_ADAPTER,
-    AssistantMessage,
-    AssistantPart,
-    ImagePart,
-    Message,
-    ModelRequest,
-    ModelResponse,
-    ProviderEvent,
-    ReasoningDelta,
-    RetryAttempt,
-    StopReason,
-    StreamEvent,
-    SystemMessage,
-    TextDelta,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-    ToolCallArgumentsDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolResultMessage,
-    ToolSpec,
-    Usage,
-    UsageReported,
-    UserMessage,
-    UserPart,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import exports
+
+if TYPE_CHECKING:
+    from .messages import (
+        FRONTEND_TOOLS,
+        MESSAGE_ADAPTER,
+        PROVIDER_EVENT_ADAPTER,
+        AssistantMessage,
+        AssistantPart,
+        ImagePart,
+        Message,
+        ModelRequest,
+        ModelResponse,
+        ProviderEvent,
+        ReasoningDelta,
+        RetryAttempt,
+        StopReason,
+        StreamEvent,
+        SystemMessage,
+        TextDelta,
+        TextPart,
+        ThinkingPart,
+        ToolCall,
+        ToolCallArgumentsDelta,
+        ToolCallFinished,
+        ToolCallStarted,
+        ToolResultMessage,
+        ToolSpec,
+        Usage,
+        UsageReported,
+        UserMessage,
+        UserPart,
+    )
 
 __all__ = [
     "MESSAGE_ADAPTER",
@@ -61,3 +69,10 @@ __all__ = [
     "UserMessage",
     "UserPart",
 ]
+
+_WHERE = {name: (".messages", name) for name in __all__}
+"""The message models load on first use: a kernel's start and its plain cells never need them
+(the ledger's frame records do not), `docs/benchmarks.md`."""
+
+if not TYPE_CHECKING:
+    __getattr__ = exports(__name__, _WHERE)

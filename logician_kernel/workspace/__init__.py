@@ -8,58 +8,65 @@ below (ledger entries, the frame view, frame reports, their errors): `jupyter/` 
 durable except through here (`tests/unit/workspace/test_workspace_surface.py`,
 `tests/unit/test_imports.py`)."""
 
-from ..durable import JournalError, state_path
-from ..frames import (
-    FileCheckpoints,
-    FileDiff,
-    RewindError,
-    RewindPlan,
-    VariableCheckpoints,
-    VariableStep,
-    changed_files,
-    collect_garbage,
-    describe_call_rewind,
-    diff_sides,
-    frame_diff,
-    interrupted_notice,
-    launch_dir,
-    map_lab_path,
-    storage_text,
-    store_usage,
-)
-from ..ledger import (
-    Branch,
-    CallRewound,
-    CellEdit,
-    CellRestore,
-    FrameOutcome,
-    FrameView,
-    ProjectionItem,
-    SessionStart,
-    ThreadLedger,
-    VariableRecord,
-    check_ledger,
-    derive_frames,
-    found_at_this_start,
-    read_entries,
-)
-from ..types.rewind_scope import RewindMode, RewindPart, RewindScope
-from .call_rows import CallRow
-from .frame import CellFrame, OpenFrame, not_captured_line
-from .launch import enter, starting_directory, workspace_notice
-from .notices import Notice, NoticeBoard, NoticeMode
-from .open_thread import STATE_DIR, Reaper, thread_id_for
-from .rewinds import FramePage, Preview, RestoreProgress
-from .threads import (
-    VSCODE_NOTEBOOK,
-    ThreadChoice,
-    ThreadInfo,
-    ThreadSource,
-    list_threads,
-    named_thread,
-    render_threads,
-)
-from .workspace import RewindTarget, Workspace
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import exports
+
+if TYPE_CHECKING:
+    from ..durable import JournalError, state_path
+    from ..frames import (
+        FileCheckpoints,
+        FileDiff,
+        RewindError,
+        RewindPlan,
+        VariableCheckpoints,
+        VariableStep,
+        changed_files,
+        collect_garbage,
+        describe_call_rewind,
+        diff_sides,
+        frame_diff,
+        interrupted_notice,
+        launch_dir,
+        map_lab_path,
+        storage_text,
+        store_usage,
+    )
+    from ..ledger import (
+        Branch,
+        CallRewound,
+        CellEdit,
+        CellRestore,
+        FrameOutcome,
+        FrameView,
+        ProjectionItem,
+        SessionStart,
+        ThreadLedger,
+        VariableRecord,
+        check_ledger,
+        derive_frames,
+        found_at_this_start,
+        read_entries,
+    )
+    from ..types.rewind_scope import RewindMode, RewindPart, RewindScope
+    from .call_rows import CallRow
+    from .frame import CellFrame, OpenFrame, not_captured_line
+    from .launch import enter, starting_directory, workspace_notice
+    from .notices import Notice, NoticeBoard, NoticeMode
+    from .open_thread import STATE_DIR, Reaper, thread_id_for
+    from .rewinds import FramePage, Preview, RestoreProgress
+    from .threads import (
+        VSCODE_NOTEBOOK,
+        ThreadChoice,
+        ThreadInfo,
+        ThreadSource,
+        list_threads,
+        named_thread,
+        render_threads,
+    )
+    from .workspace import RewindTarget, Workspace
 
 __all__ = [
     # the workspace's own
@@ -125,3 +132,70 @@ __all__ = [
     "state_path",
     "store_usage",
 ]
+
+_WHERE = {
+    "JournalError": ("..durable", "JournalError"),
+    "state_path": ("..durable", "state_path"),
+    "FileCheckpoints": ("..frames", "FileCheckpoints"),
+    "FileDiff": ("..frames", "FileDiff"),
+    "RewindError": ("..frames", "RewindError"),
+    "RewindPlan": ("..frames", "RewindPlan"),
+    "VariableCheckpoints": ("..frames", "VariableCheckpoints"),
+    "VariableStep": ("..frames", "VariableStep"),
+    "changed_files": ("..frames", "changed_files"),
+    "collect_garbage": ("..frames", "collect_garbage"),
+    "describe_call_rewind": ("..frames", "describe_call_rewind"),
+    "diff_sides": ("..frames", "diff_sides"),
+    "frame_diff": ("..frames", "frame_diff"),
+    "interrupted_notice": ("..frames", "interrupted_notice"),
+    "launch_dir": ("..frames", "launch_dir"),
+    "map_lab_path": ("..frames", "map_lab_path"),
+    "storage_text": ("..frames", "storage_text"),
+    "store_usage": ("..frames", "store_usage"),
+    "Branch": ("..ledger", "Branch"),
+    "CallRewound": ("..ledger", "CallRewound"),
+    "CellEdit": ("..ledger", "CellEdit"),
+    "CellRestore": ("..ledger", "CellRestore"),
+    "FrameOutcome": ("..ledger", "FrameOutcome"),
+    "FrameView": ("..ledger", "FrameView"),
+    "ProjectionItem": ("..ledger", "ProjectionItem"),
+    "SessionStart": ("..ledger", "SessionStart"),
+    "ThreadLedger": ("..ledger", "ThreadLedger"),
+    "VariableRecord": ("..ledger", "VariableRecord"),
+    "check_ledger": ("..ledger", "check_ledger"),
+    "derive_frames": ("..ledger", "derive_frames"),
+    "found_at_this_start": ("..ledger", "found_at_this_start"),
+    "read_entries": ("..ledger", "read_entries"),
+    "RewindMode": ("..types.rewind_scope", "RewindMode"),
+    "RewindPart": ("..types.rewind_scope", "RewindPart"),
+    "RewindScope": ("..types.rewind_scope", "RewindScope"),
+    "CallRow": (".call_rows", "CallRow"),
+    "CellFrame": (".frame", "CellFrame"),
+    "OpenFrame": (".frame", "OpenFrame"),
+    "not_captured_line": (".frame", "not_captured_line"),
+    "enter": (".launch", "enter"),
+    "starting_directory": (".launch", "starting_directory"),
+    "workspace_notice": (".launch", "workspace_notice"),
+    "Notice": (".notices", "Notice"),
+    "NoticeBoard": (".notices", "NoticeBoard"),
+    "NoticeMode": (".notices", "NoticeMode"),
+    "STATE_DIR": (".open_thread", "STATE_DIR"),
+    "Reaper": (".open_thread", "Reaper"),
+    "thread_id_for": (".open_thread", "thread_id_for"),
+    "FramePage": (".rewinds", "FramePage"),
+    "Preview": (".rewinds", "Preview"),
+    "RestoreProgress": (".rewinds", "RestoreProgress"),
+    "VSCODE_NOTEBOOK": (".threads", "VSCODE_NOTEBOOK"),
+    "ThreadChoice": (".threads", "ThreadChoice"),
+    "ThreadInfo": (".threads", "ThreadInfo"),
+    "ThreadSource": (".threads", "ThreadSource"),
+    "list_threads": (".threads", "list_threads"),
+    "named_thread": (".threads", "named_thread"),
+    "render_threads": (".threads", "render_threads"),
+    "RewindTarget": (".workspace", "RewindTarget"),
+    "Workspace": (".workspace", "Workspace"),
+}
+"""Each name of `__all__` -> the module it is imported from on first use."""
+
+if not TYPE_CHECKING:
+    __getattr__ = exports(__name__, _WHERE)

@@ -1,6 +1,7 @@
 """A kernel that starts like ipykernel: after start and plain cells, the agent's machinery (the
 loop, the providers and httpx, the permission policy, MCP), the magics' implementation, the
-comm handler with its message models and ipywidgets are not loaded, nor GitPython until a
+comm handler with its message models and ipywidgets are not loaded, nor the conversation's
+message models, compaction, the config commands, tomlkit and difflib, nor GitPython until a
 frame reads the private store; the first
 `%logician`, or the sidebar opening the `logician` comm, loads them and they work as before.
 """
@@ -30,6 +31,15 @@ HEAVY = (
     "logician_kernel.jupyter.comm",
     "logician_kernel.jupyter.comm_messages",
     "logician_kernel.jupyter.call_buttons",
+    # a prompt's and a command's pieces: the message models, compaction, the notebook tools'
+    # access rules, the config commands, tomlkit (read and written only for a config file)
+    # and difflib (diffs and "did you mean")
+    "logician_kernel.types.messages",
+    "logician_kernel.compaction",
+    "logician_kernel.agent.notebook_access",
+    "logician_kernel.config.commands",
+    "tomlkit",
+    "difflib",
 )
 
 LOADED = f"import sys, json; print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"

@@ -9,7 +9,6 @@ import sys
 import time
 from pathlib import Path
 
-from logician_kernel.tools._bash import _group_alive
 from logician_kernel.tools._guard_script import (
     TREE_MARK,
     descendants,
@@ -18,7 +17,13 @@ from logician_kernel.tools._guard_script import (
     process_stat,
     process_table,
 )
-from logician_kernel.tools._process_guard import PROCESS_DIR, _record_mac, reap_orphans, state_key
+from logician_kernel.tools._process_guard import (
+    PROCESS_DIR,
+    _record_mac,
+    group_alive,
+    reap_orphans,
+    state_key,
+)
 
 
 def _record(workspace: Path, pgid: int, owner: int, *, signed: bool = True) -> Path:
@@ -57,7 +62,7 @@ def test_a_group_of_another_live_kernel_is_left_alone(tmp_path: Path) -> None:
         record = _record(tmp_path, group.pid, other_kernel.pid)
         assert reap_orphans(tmp_path) == []
         time.sleep(0.1)
-        assert _group_alive(group.pid) and record.exists()
+        assert group_alive(group.pid) and record.exists()
     finally:
         for p in (other_kernel, group):
             p.kill()
@@ -89,7 +94,7 @@ def test_a_planted_record_kills_nothing_and_is_said_once(tmp_path: Path) -> None
         notices = reap_orphans(tmp_path)
         assert len(notices) == 1 and "4 record(s)" in notices[0], notices
         assert "no process was killed" in notices[0]
-        assert victim.poll() is None and _group_alive(victim.pid)
+        assert victim.poll() is None and group_alive(victim.pid)
         assert not any(p.exists() for p in (planted, copied, unsigned, odd))
     finally:
         victim.kill()
