@@ -131,6 +131,10 @@ class TreeStore:
         """Fallback reader (kind, body) for trees that are not loose (packed, alternates)."""
         self._cache: OrderedDict[str, dict[bytes, Entry]] = OrderedDict()
         self._cached_entries = 0
+        self._superseded: set[str] = set()
+        """Trees the last `update` replaced by new versions: kept for that frame's diff, let
+        go at the next update (an idle kernel's memory must not grow frame after frame with
+        versions nobody reads; a rewind that wants one reads it back)."""
 
     def entries(self, sha: str) -> Mapping[bytes, Entry]:
         cached = self._cache.get(sha)
@@ -195,7 +199,15 @@ class TreeStore:
         """The tree `root` with each path set to its entry (None: removed). A path set under
         a name that is a file replaces the file, as `update-index --replace` does."""
         split = [(p.encode("utf-8", "surrogateescape").split(b"/"), e) for p, e in changes.items()]
+        old, self._superseded = self._superseded, set()
+        for sha in old:
+            self._forget(sha)
         return self._update(root, split) or self.write({})
+
+    def _forget(self, sha: str) -> None:
+        dropped = self._cache.pop(sha, None)
+        if dropped is not None:
+            self._cached_entries -= len(dropped)
 
     def _update(
         self, sha: str | None, changes: Iterable[tuple[list[bytes], Entry | None]]
@@ -218,10 +230,16 @@ class TreeStore:
             elif is_tree:
                 entries.pop(name)  # emptied: git keeps no empty directory
         if not entries:
+            if sha is not None:
+                self._superseded.add(sha)
             return None
         if sha is not None and entries == self.entries(sha):
             return sha
-        return self.write(entries)
+        new_sha = self.write(entries)
+        self._superseded.discard(new_sha)  # the same tree again elsewhere stays
+        if sha is not None:
+            self._superseded.add(sha)
+        return new_sha
 
     # -- diff ------------------------------------------------------------------------------
 

@@ -160,3 +160,26 @@ def test_trees_kept_parsed_are_bounded_and_dropped_ones_read_again(
         check=True,
     ).stdout
     assert trees.diff_raw(roots[0], roots[-1]) == raw
+
+
+def test_trees_a_frame_superseded_are_let_go_at_the_next_frame(tmp_path: Path) -> None:
+    """Under the bound too, an idle kernel holds the trees it works on, not every version
+    frames before it replaced: after 200 one-file frames on a 100-file folder, the parsed
+    trees are the current root and folder and the ones the last frame replaced (kept for its
+    diff), and an old frame's folder reads back from the store exactly."""
+    store = tmp_path / "store"
+    subprocess.run(["git", "init", "-q", "--bare", str(store)], check=True)
+    trees = TreeStore(store / "objects", lambda sha: ("missing", b""))
+    blob = ("100644", "e69de29bb2d1d6434b8b29ae775a6c842e5391de")  # the empty blob
+    root = trees.update(trees.write({}), {f"d/f{i:03d}.txt": blob for i in range(100)})
+    roots = [root]
+    for i in range(200):  # each frame gives one file new bytes
+        roots.append(trees.update(roots[-1], {f"d/f{i % 100:03d}.txt": ("100644", f"{i:040x}")}))
+    previous, last = roots[-2], roots[-1]
+    kept = set(trees._cache)
+    folders = {trees.lookup(r, "d")[1] for r in (previous, last)}  # type: ignore[index]
+    assert kept == {previous, last} | folders, len(kept)
+    # The last frame's diff reads only trees still parsed; an old frame's is read again.
+    assert trees.diff_raw(previous, last)
+    first_d = trees.lookup(roots[0], "d")
+    assert first_d is not None and len(trees.entries(first_d[1])) == 100
