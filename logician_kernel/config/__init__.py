@@ -79,38 +79,6 @@ __all__ = [
     "user_config_dir",
 ]
 
-_WHERE = {
-    "masked_key": ("._credentials", "masked_key"),
-    "store_key": ("._credentials", "store_key"),
-    "EffectiveConfig": ("._effective", "EffectiveConfig"),
-    "load_effective_config": ("._effective", "load_effective_config"),
-    "user_config_dir": ("._effective", "user_config_dir"),
-    "ConfigError": ("._errors", "ConfigError"),
-    "command_line_value": ("._keys", "command_line_value"),
-    "parse_key": ("._keys", "parse_key"),
-    "McpServerSettings": ("._mcp_schema", "McpServerSettings"),
-    "McpSettings": ("._mcp_schema", "McpSettings"),
-    "BudgetSettings": ("._schema", "BudgetSettings"),
-    "CheckpointSettings": ("._schema", "CheckpointSettings"),
-    "CompactionSettings": ("._schema", "CompactionSettings"),
-    "LogicianSettings": ("._schema", "LogicianSettings"),
-    "ModelPrice": ("._schema", "ModelPrice"),
-    "ModelSettings": ("._schema", "ModelSettings"),
-    "PermissionSettings": ("._schema", "PermissionSettings"),
-    "UiSettings": ("._schema", "UiSettings"),
-    "WorkspaceSettings": ("._schema", "WorkspaceSettings"),
-    "LayerName": ("._sources", "LayerName"),
-    "config_get": (".commands", "config_get"),
-    "config_schema": (".commands", "config_schema"),
-    "config_set": (".commands", "config_set"),
-    "config_show": (".commands", "config_show"),
-    "config_unset": (".commands", "config_unset"),
-    "is_trusted": (".commands", "is_trusted"),
-    "save_profile": (".commands", "save_profile"),
-    "trust": (".commands", "trust"),
-    "untrust": (".commands", "untrust"),
-}
-"""Each name of `__all__` -> the module it is imported from on first use."""
 
 if not TYPE_CHECKING:
-    __getattr__ = exports(__name__, _WHERE)
+    __getattr__ = exports(__name__)

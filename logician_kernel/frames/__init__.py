@@ -50,31 +50,6 @@ __all__ = [
     "store_usage",
 ]
 
-_WHERE = {
-    "external_notice": (".attribution", "external_notice"),
-    "launch_dir": (".attribution", "launch_dir"),
-    "map_lab_path": (".attribution", "map_lab_path"),
-    "CaptureHeal": (".capture_heal", "CaptureHeal"),
-    "FileCheckpoints": (".file_checkpoints", "FileCheckpoints"),
-    "changed_files": (".frame_files", "changed_files"),
-    "diff_sides": (".frame_files", "diff_sides"),
-    "FileDiff": (".frame_report", "FileDiff"),
-    "frame_diff": (".frame_report", "frame_diff"),
-    "RewindError": (".frame_rewind", "RewindError"),
-    "RewindPlan": (".frame_rewind", "RewindPlan"),
-    "CallRewindError": (".recovery", "CallRewindError"),
-    "describe_call_rewind": (".recovery", "describe_call_rewind"),
-    "rewind_call": (".recovery", "rewind_call"),
-    "interrupted_notice": (".rewind_plan", "interrupted_notice"),
-    "heal_state_dir": (".state_guard", "heal_state_dir"),
-    "collect_garbage": (".storage_commands", "collect_garbage"),
-    "storage_text": (".storage_commands", "storage_text"),
-    "FrameUsage": (".store_budget", "FrameUsage"),
-    "store_usage": (".store_budget", "usage"),
-    "VariableCheckpoints": (".variable_checkpoints", "VariableCheckpoints"),
-    "VariableStep": (".variable_checkpoints", "VariableStep"),
-}
-"""Each name of `__all__` -> the module it is imported from on first use."""
 
 if not TYPE_CHECKING:
-    __getattr__ = exports(__name__, _WHERE)
+    __getattr__ = exports(__name__)

@@ -11,6 +11,10 @@ from typing import TYPE_CHECKING
 
 from .._lazy import exports
 
+# A name equal to its module's is bound now: importing the module `rewind_state` would
+# otherwise bind the package's `rewind_state` to the module, never asking `__getattr__`.
+from .rewind_state import RewindState, rewind_state
+
 if TYPE_CHECKING:
     from .branches import Branch, branch_discard_fields, branch_merge_fields, derive_branches
     from .entries import (
@@ -43,7 +47,6 @@ if TYPE_CHECKING:
     from .repair import RepairError
     from .repair import check as check_ledger
     from .repair import repair as repair_ledger
-    from .rewind_state import RewindState, rewind_state
     from .run_store import LedgerRunStore, resolve_dangling_calls
     from .settle import (
         captures_of,
@@ -101,54 +104,6 @@ __all__ = [
     "rewind_state",
 ]
 
-_WHERE = {
-    "Branch": (".branches", "Branch"),
-    "branch_discard_fields": (".branches", "branch_discard_fields"),
-    "branch_merge_fields": (".branches", "branch_merge_fields"),
-    "derive_branches": (".branches", "derive_branches"),
-    "ApprovalRequested": (".entries", "ApprovalRequested"),
-    "ApprovalResolved": (".entries", "ApprovalResolved"),
-    "CallRewound": (".entries", "CallRewound"),
-    "CellEdit": (".entries", "CellEdit"),
-    "CellRestore": (".entries", "CellRestore"),
-    "FileCheckpoint": (".entries", "FileCheckpoint"),
-    "FrameClose": (".entries", "FrameClose"),
-    "FrameOpen": (".entries", "FrameOpen"),
-    "FrameOutcome": (".entries", "FrameOutcome"),
-    "FramePreSnapshot": (".entries", "FramePreSnapshot"),
-    "MessageEntry": (".entries", "MessageEntry"),
-    "ProjectionItem": (".entries", "ProjectionItem"),
-    "Recovery": (".entries", "Recovery"),
-    "RestorableCall": (".entries", "RestorableCall"),
-    "RestoredPath": (".entries", "RestoredPath"),
-    "RestoredVariable": (".entries", "RestoredVariable"),
-    "RewindPlanned": (".entries", "RewindPlanned"),
-    "RewindProgress": (".entries", "RewindProgress"),
-    "RewindStep": (".entries", "RewindStep"),
-    "RunEnd": (".entries", "RunEnd"),
-    "SessionStart": (".entries", "SessionStart"),
-    "ToolIntent": (".entries", "ToolIntent"),
-    "VariableRecord": (".entries", "VariableRecord"),
-    "VariablesCaptured": (".entries", "VariablesCaptured"),
-    "FrameView": (".frame_view", "FrameView"),
-    "derive_frames": (".frame_view", "derive_frames"),
-    "RepairError": (".repair", "RepairError"),
-    "check_ledger": (".repair", "check"),
-    "repair_ledger": (".repair", "repair"),
-    "RewindState": (".rewind_state", "RewindState"),
-    "rewind_state": (".rewind_state", "rewind_state"),
-    "LedgerRunStore": (".run_store", "LedgerRunStore"),
-    "resolve_dangling_calls": (".run_store", "resolve_dangling_calls"),
-    "captures_of": (".settle", "captures_of"),
-    "found_at_this_start": (".settle", "found_at_this_start"),
-    "resolve_pending_approvals": (".settle", "resolve_pending_approvals"),
-    "restorable_calls": (".settle", "restorable_calls"),
-    "ThreadLedger": (".thread_ledger", "ThreadLedger"),
-    "UnknownRecordError": (".thread_ledger", "UnknownRecordError"),
-    "project": (".thread_ledger", "project"),
-    "read_entries": (".thread_ledger", "read_entries"),
-}
-"""Each name of `__all__` -> the module it is imported from on first use."""
 
 if not TYPE_CHECKING:
-    __getattr__ = exports(__name__, _WHERE)
+    __getattr__ = exports(__name__)

@@ -36,23 +36,8 @@ __all__ = [
 ]
 
 
-_WHERE = {
-    "NOTEBOOK_TOOLS": ("..types", "FRONTEND_TOOLS"),
-    "NotebookAccess": ("._notebook", "NotebookAccess"),
-    "Recovery": ("._base", "Recovery"),
-    "Tool": ("._base", "Tool"),
-    "ToolContext": ("._base", "ToolContext"),
-    "ToolError": ("._base", "ToolError"),
-    "ToolResult": ("._base", "ToolResult"),
-    "bound_output": ("._output", "bound_output"),
-    "resolve_path": ("._paths", "resolve_path"),
-}
-"""Each name of `__all__` -> where it is imported from on first use: a kernel's start imports
-`_process_guard` (its process reaper) and none of the tools."""
-
-
 if not TYPE_CHECKING:
-    __getattr__ = exports(__name__, _WHERE)
+    __getattr__ = exports(__name__)
 
 
 def default_tools() -> dict[str, Tool]:

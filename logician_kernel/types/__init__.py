@@ -70,9 +70,6 @@ __all__ = [
     "UserPart",
 ]
 
-_WHERE = {name: (".messages", name) for name in __all__}
-"""The message models load on first use: a kernel's start and its plain cells never need them
-(the ledger's frame records do not), `docs/benchmarks.md`."""
 
 if not TYPE_CHECKING:
-    __getattr__ = exports(__name__, _WHERE)
+    __getattr__ = exports(__name__)
