@@ -133,6 +133,22 @@ def test_serialize_round_trips_in_git_order() -> None:
     assert parse(body) == entries
 
 
+EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775a6c842e5391de"
+
+
+def _folder_of_100(tmp_path: Path) -> tuple[Path, TreeStore, list[str]]:
+    """A bare store, its trees, and the root of a folder `d` of 100 empty files."""
+    store = tmp_path / "store"
+    subprocess.run(["git", "init", "-q", "--bare", str(store)], check=True)
+    trees = TreeStore(store / "objects", lambda sha: ("missing", b""))
+    blob = ("100644", EMPTY_BLOB)
+    return (
+        store,
+        trees,
+        [trees.update(trees.write({}), {f"d/f{i:03d}.txt": blob for i in range(100)})],
+    )
+
+
 def test_trees_kept_parsed_are_bounded_and_dropped_ones_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -142,12 +158,8 @@ def test_trees_kept_parsed_are_bounded_and_dropped_ones_read_again(
     import logician_kernel.snapshots.git_trees as git_trees
 
     monkeypatch.setattr(git_trees, "_CACHE_ENTRIES", 300)
-    store = tmp_path / "store"
-    subprocess.run(["git", "init", "-q", "--bare", str(store)], check=True)
-    trees = TreeStore(store / "objects", lambda sha: ("missing", b""))
-    blob = ("100644", "e69de29bb2d1d6434b8b29ae775a6c842e5391de")  # the empty blob
-    root = trees.update(trees.write({}), {f"d/f{i:03d}.txt": blob for i in range(100)})
-    roots = [root]
+    store, trees, roots = _folder_of_100(tmp_path)
+    blob = ("100644", EMPTY_BLOB)
     for i in range(200):  # one changed file per "frame"
         roots.append(trees.update(roots[-1], {f"d/f{i % 100:03d}.txt": None if i % 2 else blob}))
     assert sum(len(e) for e in trees._cache.values()) <= 300
@@ -167,12 +179,7 @@ def test_trees_a_frame_superseded_are_let_go_at_the_next_frame(tmp_path: Path) -
     frames before it replaced: after 200 one-file frames on a 100-file folder, the parsed
     trees are the current root and folder and the ones the last frame replaced (kept for its
     diff), and an old frame's folder reads back from the store exactly."""
-    store = tmp_path / "store"
-    subprocess.run(["git", "init", "-q", "--bare", str(store)], check=True)
-    trees = TreeStore(store / "objects", lambda sha: ("missing", b""))
-    blob = ("100644", "e69de29bb2d1d6434b8b29ae775a6c842e5391de")  # the empty blob
-    root = trees.update(trees.write({}), {f"d/f{i:03d}.txt": blob for i in range(100)})
-    roots = [root]
+    _, trees, roots = _folder_of_100(tmp_path)
     for i in range(200):  # each frame gives one file new bytes
         roots.append(trees.update(roots[-1], {f"d/f{i % 100:03d}.txt": ("100644", f"{i:040x}")}))
     previous, last = roots[-2], roots[-1]
