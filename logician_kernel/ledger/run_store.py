@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..durable.redact import redact, redact_data
-from .settle import offer_restorable, why_not_restorable
+from .settle import offer_restorable, result_message, why_not_restorable
 from .thread_ledger import (
     MessageEntry,
     ProjectionItem,
@@ -96,16 +96,6 @@ class LedgerRunStore:
         )
 
 
-def _result_message(call_id: str, text: str, *, is_error: bool) -> dict[str, Any]:
-    from ..types.messages import MESSAGE_ADAPTER, TextPart, ToolResultMessage
-
-    message = ToolResultMessage(
-        tool_call_id=call_id, content=[TextPart(text=text)], is_error=is_error
-    )
-    dumped: dict[str, Any] = MESSAGE_ADAPTER.dump_python(message, mode="json")
-    return dumped
-
-
 def resolve_dangling_calls(ledger: ThreadLedger, *, interrupted: bool = False) -> list[str]:
     """Settle every tool call left without a commit; notices for the user.
 
@@ -169,7 +159,7 @@ def resolve_dangling_calls(ledger: ThreadLedger, *, interrupted: bool = False) -
             ledger.append(
                 MessageEntry,
                 frame=intent.frame,
-                message=_result_message(call_id, outcome.content, is_error=outcome.is_error),
+                message=result_message(call_id, outcome.content, is_error=outcome.is_error),
             )
         ledger.append(ToolCommit, call_id=call_id, durable=True)
     return notices

@@ -36,10 +36,14 @@ from .thread_ledger import (
 )
 
 
-def _result_message(call_id: str, text: str) -> dict[str, Any]:
+def result_message(call_id: str, text: str, *, is_error: bool = True) -> dict[str, Any]:
+    """A tool result message as the ledger records it (JSON), for a call settled here or by
+    `run_store.py`."""
     from ..types.messages import MESSAGE_ADAPTER, TextPart, ToolResultMessage  # not at start
 
-    message = ToolResultMessage(tool_call_id=call_id, content=[TextPart(text=text)], is_error=True)
+    message = ToolResultMessage(
+        tool_call_id=call_id, content=[TextPart(text=text)], is_error=is_error
+    )
     dumped: dict[str, Any] = MESSAGE_ADAPTER.dump_python(message, mode="json")
     return dumped
 
@@ -78,7 +82,7 @@ def resolve_pending_approvals(ledger: ThreadLedger) -> list[str]:
         )
         if request.call_id not in answered:
             ledger.append(
-                MessageEntry, frame=request.frame, message=_result_message(request.call_id, text)
+                MessageEntry, frame=request.frame, message=result_message(request.call_id, text)
             )
         where = f"frame {request.frame}" if request.frame is not None else "a run"
         notices.append(
