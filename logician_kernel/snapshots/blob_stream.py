@@ -6,7 +6,8 @@ a process switch each, most of the rewind's time. `BlobStream` hands git every i
 (a daemon thread feeds them, so neither side waits on a full pipe) and reads the answers
 as the rewind asks for them, in the same order. An object the rewind no longer asks for (a
 path found already as wanted, a conflict) is read past and dropped; one it asks for that is
-not ahead in the stream, or that git lacks, is left to the usual reader (`take` answers None).
+not ahead in the stream, that git lacks, or whose bytes do not hash to its id (planted in the
+store), is left to the usual reader (`take` answers None), which says so by name.
 
 Must never: hold more than one object in memory, block the rewind on the feeding thread, or
 outlive its `with` block (the process is killed and reaped at `close`).
@@ -19,6 +20,8 @@ import threading
 from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from typing import IO
+
+from .git_trees import object_id
 
 STREAM_MIN_BLOBS = 64
 """Below this many blobs the usual reader's round trips cost less than another process."""
@@ -57,7 +60,8 @@ class BlobStream:
                 self._counts[ahead] -= 1
                 got = self._read_one()
                 if ahead == sha:
-                    return got
+                    # git's reader does not check: an object planted under this id is not it
+                    return got if got is not None and _matches(sha, *got) else None
         except (OSError, ValueError):
             self.close()
         return None
@@ -90,6 +94,10 @@ class BlobStream:
             except OSError:
                 pass
         self._feeder.join(timeout=5)
+
+
+def _matches(sha: str, kind: str, data: bytes) -> bool:
+    return object_id(kind.encode(), data) == sha
 
 
 def _feed(stdin: IO[bytes], ids: list[str]) -> None:

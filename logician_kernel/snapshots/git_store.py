@@ -3,8 +3,10 @@
 Owns how git is invoked on `<workspace>/.logician/git`: `--git-dir` at our store, the
 workspace as work tree, a private `GIT_INDEX_FILE`, literal pathspecs, no prompts, no
 optional locks; the store's configuration (owner-only files, no hooks, no filters, no gc, a
-split index); and one long-lived `cat-file --batch` (GitPython's persistent command) that
-reads every object a rewind, a diff or a tree update needs, instead of a process per object.
+split index); and reading the objects a rewind, a diff or a tree update needs: loose ones
+in this process (git_trees.read_loose), the rest through one long-lived `cat-file --batch`
+(GitPython's persistent command) instead of a process per object - each checked against its
+id either way, since git's reader does not check and the store may hold planted bytes.
 What a snapshot is lives in git_snapshot.py.
 
 Must never: run a porcelain command that touches the user's index or work tree, or let a
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING
 from ..durable.private import private_dir, write_private
 from ._fs import join_z, split_z
 from ._user_repo import seed_from_user_repo, user_git_dir, user_objects_dir
+from .git_trees import DamagedObject, object_id, read_loose
 from .large_files import SQLITE_JOURNALS
 from .locks import IndexGuard
 from .state_trust import UntrustedStateError, check_store
@@ -202,8 +205,26 @@ class GitStore:
     # -- objects ---------------------------------------------------------------------------
 
     def read_object(self, sha: str) -> tuple[str, bytes]:
-        """(kind, content) of one object, loose, packed or in the user's store (alternates)."""
-        from git.cmd import Git  # GitPython loads at the first object read, not at start
+        """(kind, content) of one object, loose, packed or in the user's store (alternates),
+        checked against its id: whatever stands in the store may have been planted there,
+        and git's reader does not check (a rewind would write it into the user's file)."""
+        self.verify()
+        try:
+            loose = read_loose(os.path.join(self.store, "objects"), sha)
+        except DamagedObject:
+            loose = None  # git may hold a sound copy too (a pack, alternates); checked below
+        if loose is not None:
+            return loose
+        kind, data = self._read_from_git(sha)
+        if object_id(kind.encode(), data) != sha:
+            raise SnapshotError(
+                f"file version {sha[:12]} in {self.store} does not match its id (planted or "
+                "damaged); not used"
+            )
+        return kind, data
+
+    def _read_from_git(self, sha: str) -> tuple[str, bytes]:
+        from git.cmd import Git  # GitPython loads at the first packed object, not at start
         from git.exc import GitError
 
         for attempt in (1, 2):

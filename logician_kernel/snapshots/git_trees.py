@@ -15,7 +15,8 @@ hands git the lagging paths' entries (`IncrementalTrees.sync_index`), so the tre
 writes is exact and the index tracks what it would have tracked anyway.
 
 Must never: write an object under a name other than its id, leave a partly written object
-(write to a private temporary name, then rename), or keep an empty directory in a tree.
+(write to a private temporary name, then rename), keep an empty directory in a tree, or use a
+loose object whose bytes do not hash to its name or that is reached through a symlink.
 """
 
 from __future__ import annotations
@@ -67,6 +68,54 @@ def write_loose(objects: Path, kind: bytes, body: bytes) -> str:
             pass
         place_new(obj, zlib.compress(raw, 1))
     return sha
+
+
+class DamagedObject(RuntimeError):
+    """A loose object that is not what its name says: a symlink, not zlib, a malformed
+    header, a size or a hash that does not match its id. Planted or broken; never used."""
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_loose(objects: str | Path, sha: str) -> tuple[str, bytes] | None:
+    """(kind, body) of the loose object `sha`, checked against its id; None when there is
+    no loose object of that name (packed, in the user's store, or missing: ask git).
+
+    Neither the fan-out directory nor the object is followed through a symlink, and the
+    bytes must hash to `sha`: whatever stands under that name may have been written by
+    someone else (a shipped `.logician/`), and a rewind writes it into the user's file."""
+    try:
+        dir_fd = os.open(
+            os.path.join(objects, sha[:2]), _READ_FLAGS | getattr(os, "O_DIRECTORY", 0)
+        )
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise DamagedObject(f"object folder {sha[:2]}/ cannot be opened: {exc.strerror}") from None
+    try:
+        fd = os.open(sha[2:], _READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise DamagedObject(f"object {sha[:12]} cannot be opened: {exc.strerror}") from None
+    finally:
+        os.close(dir_fd)
+    try:
+        with os.fdopen(fd, "rb") as f:
+            raw = zlib.decompress(f.read())
+    except (OSError, zlib.error) as exc:
+        raise DamagedObject(f"object {sha[:12]} is unreadable: {exc}") from None
+    header, nul, body = raw.partition(b"\0")
+    kind, _, size = header.partition(b" ")
+    if not nul or kind not in _KINDS or size != b"%d" % len(body):
+        raise DamagedObject(f"object {sha[:12]} has a malformed header")
+    if object_id(kind, body) != sha:
+        raise DamagedObject(f"object {sha[:12]} does not hash to its name")
+    return kind.decode(), body
+
+
+_KINDS = frozenset((b"blob", b"tree", b"commit", b"tag"))
 
 
 def _machine_tag() -> str:
@@ -147,21 +196,13 @@ class TreeStore:
 
     def _load(self, sha: str) -> bytes:
         try:
-            raw = zlib.decompress((self.objects / sha[:2] / sha[2:]).read_bytes())
-        except FileNotFoundError:
-            raw = None  # packed, or in the user's store (alternates): ask git
-        except (OSError, zlib.error) as exc:
-            raise TreeError(
-                f"tree {sha[:12]} in {self.objects.parent} is unreadable: {exc}"
-            ) from exc
-        if raw is None:
-            kind, body = self._read_object(sha)
-            if kind != "tree":
-                raise TreeError(f"{sha[:12]} in {self.objects.parent} is a {kind}, not a tree")
-            return body
-        header, _, body = raw.partition(b"\0")
-        if not header.startswith(b"tree "):
-            raise TreeError(f"{sha[:12]} in {self.objects.parent} is not a tree")
+            loose = read_loose(self.objects, sha)
+        except DamagedObject as exc:
+            raise TreeError(f"tree {sha[:12]} in {self.objects.parent}: {exc}") from None
+        # Not loose: packed, or in the user's store (alternates): git's reader checks it.
+        kind, body = loose if loose is not None else self._read_object(sha)
+        if kind != "tree":
+            raise TreeError(f"{sha[:12]} in {self.objects.parent} is a {kind}, not a tree")
         return body
 
     def _remember(self, sha: str, entries: dict[bytes, Entry]) -> None:
