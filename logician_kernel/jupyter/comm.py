@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from comm.base_comm import BaseComm
 from pydantic import BaseModel, ValidationError
 
-from ..agent.approvals import Answer, ApprovalBroker, ApprovalEvent, ApprovalRequest
+from ..agent.approvals import Answer, ApprovalBroker, ApprovalEvent, ApprovalPrompt, ApprovalRequest
 from ..agent.model_connect import Connection
 from ..workspace import Notice, NoticeBoard
 from . import comm_messages as m
@@ -454,7 +454,7 @@ def outgoing(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
 
 def _prompt(request: ApprovalRequest) -> dict[str, Any]:
     """What a frontend is shown of a request: its `ApprovalPrompt` part."""
-    return request.model_dump(mode="json", include=set(m.ApprovalPrompt.model_fields))
+    return request.model_dump(mode="json", include=set(ApprovalPrompt.model_fields))
 
 
 def explain(error: ValidationError) -> str:

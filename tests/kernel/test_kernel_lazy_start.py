@@ -30,6 +30,10 @@ HEAVY = (
     "logician_kernel.jupyter.magics",
     "logician_kernel.jupyter.comm",
     "logician_kernel.jupyter.comm_messages",
+    "logician_kernel.jupyter.comm_base",
+    "logician_kernel.jupyter.comm_requests",
+    "logician_kernel.jupyter.comm_frames",
+    "logician_kernel.jupyter.comm_answers",
     "logician_kernel.jupyter.call_buttons",
     # a prompt's and a command's pieces: the message models, compaction, the notebook tools'
     # access rules, the config commands, tomlkit (read and written only for a config file)
