@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import MISSING, Field
 
+from ..types.rewind_scope import RestoreOperation
 from .comm_base import Count, _Answer, _Kernel, _Part
 
 
@@ -333,7 +334,7 @@ class RestoreProgressMessage(_Kernel):
     again to a frontend that opens its comm mid-work."""
 
     type: Literal["progress"]
-    operation: Literal["rewind", "undo", "resume", "first_snapshot", "capture", "large_capture"]
+    operation: RestoreOperation
     done: Count
     """Paths restored (the first snapshot: files read) so far."""
     total: Count

@@ -21,6 +21,11 @@ RewindMode = Literal["both", "files", "conversation", "variables"]
 """How the rewind control and the sidebar name a scope: everything, or one part only."""
 
 
+RestoreOperation = Literal["rewind", "undo", "resume", "first_snapshot", "capture", "large_capture"]
+"""What restores (or, `first_snapshot` and `capture`, reads; `large_capture`, copies) paths
+and reports progress: `capture` is a later full scan reading a cell's thousands of new files."""
+
+
 class RewindScope(BaseModel):
     """Which parts of the popped frames' state a rewind restores (all of them by default)."""
 

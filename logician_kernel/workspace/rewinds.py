@@ -15,7 +15,6 @@ import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal
 
 from ..durable.journal import JournalError
 from ..frames import call_plan, frame_rewind
@@ -28,7 +27,7 @@ from ..frames.variable_checkpoints import VariableCheckpoints, VariableStep
 from ..ledger.frame_view import FrameView
 from ..ledger.rewind_state import rewind_state
 from ..ledger.thread_ledger import CallRewound, ProjectionItem
-from ..types.rewind_scope import RewindScope
+from ..types.rewind_scope import RestoreOperation, RewindScope
 
 __all__ = ["FramePage", "Preview", "RestoreProgress", "RewindScope"]
 
@@ -61,11 +60,6 @@ class FramePage:
     """Frames of the thread in all."""
     evicted: dict[int, list[str]]
     """Frame -> paths whose large pre-image the disk budget evicted (this page's frames)."""
-
-
-RestoreOperation = Literal["rewind", "undo", "resume", "first_snapshot", "capture", "large_capture"]
-"""What restores (or, `first_snapshot` and `capture`, reads; `large_capture`, copies) paths
-and reports progress: `capture` is a later full scan reading a cell's thousands of new files."""
 
 
 @dataclass(frozen=True, slots=True)
