@@ -65,9 +65,9 @@ from .entries import (
     ToolRecovery,
     VariableRecord,
     VariablesCaptured,
-    _Entry,
     read_entry,
 )
+from .entry_base import _Entry
 
 # The entry kinds live in `ledger_entries.py`; callers import them from here.
 __all__ = [
