@@ -34,10 +34,10 @@ def describe_fields() -> None:
     with _lock:
         if _described:
             return
-        from . import _hooks_schema, _mcp_schema, _schema
+        from . import _hooks_schema, _mcp_schema, _model_schema, _schema
 
         models: list[type[BaseModel]] = []
-        for module in (_hooks_schema, _mcp_schema, _schema):
+        for module in (_hooks_schema, _mcp_schema, _model_schema, _schema):
             models += _describe_module(module)
         done: set[type[BaseModel]] = set()
         for model in models:
