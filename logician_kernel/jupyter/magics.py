@@ -24,20 +24,16 @@ from ..config import ConfigError, command_line_value
 from ..config import commands as config_commands
 from ..workspace import (
     RewindError,
-    RewindPart,
-    RewindScope,
     ThreadLedger,
-    collect_garbage,
-    frame_diff,
-    storage_text,
 )
 from ..workspace import check_ledger as ledger_check
-from . import call_rewind, notices_view, thread_commands, undo_view, variables_view
 from . import display as render
+from . import notices_view, thread_commands
 from .agent import AgentCell
 from .agent_errors import agent_errors
 from .comm import LogicianComms
 from .config_view import ConfigView
+from .frame_magics import FrameCommands
 from .magic_parts import ArgParser as _ArgParser
 from .magic_parts import branches_table, run_options
 from .magic_words import (
@@ -64,7 +60,7 @@ _PERSIST = re.compile(r"\s+--persist\s+(?P<where>user|project)\s*$")
 
 
 @magics_class
-class LogicianMagics(Magics):
+class LogicianMagics(FrameCommands, Magics):
     """The `%logician` line magic (and the `%%logician` cell magic of the agent)."""
 
     def __init__(
@@ -144,136 +140,6 @@ class LogicianMagics(Magics):
 
     def handle_help(self, args: list[str]) -> render.Rendered:
         return render.help_text()
-
-    def handle_frames(self, args: list[str]) -> render.Rendered:
-        parser = _ArgParser(prog="frames", add_help=False)
-        parser.add_argument("--all", action="store_true", help="include rewound frames")
-        opts = parser.parse_args(args)
-        checkpoints = self.workspace.checkpoints
-        frames = list(checkpoints.frames().values())
-        if not opts.all:
-            frames = [f for f in frames if f.status != "rewound"]
-        budget = checkpoints.budget
-        return render.frames_table(
-            frames,
-            thread=self.workspace.thread_id,
-            evicted=budget.evicted() if budget else {},
-            evicted_variables=budget.evicted_variables() if budget else {},
-        )
-
-    def handle_storage(self, args: list[str]) -> render.Rendered:
-        if args:
-            raise UsageError("%logician storage: takes no arguments")
-        return render.preformatted(storage_text(self.workspace.checkpoints))
-
-    def handle_gc(self, args: list[str]) -> render.Rendered:
-        parser = _ArgParser(prog="gc", add_help=False)
-        parser.add_argument("--keep", type=int, metavar="N")
-        opts = parser.parse_args(args)
-        return render.preformatted(collect_garbage(self.workspace.checkpoints, opts.keep))
-
-    def handle_diff(self, args: list[str]) -> render.Rendered:
-        if len(args) != 1:
-            raise UsageError(
-                "%logician diff: give one frame id (or --last), e.g. `%logician diff 7`"
-            )
-        view, diffs = frame_diff(self.workspace.checkpoints, args[0])
-        return render.frame_diff(view, diffs)
-
-    def handle_rewind(self, args: list[str]) -> render.Rendered:
-        parser = _ArgParser(prog="rewind", add_help=False)
-        parser.add_argument("target", nargs="?")
-        parser.add_argument("--last", action="store_true")
-        parser.add_argument("--cell", type=int, metavar="N")
-        parser.add_argument("--call", metavar="ID")
-        parser.add_argument("--force", action="store_true")
-        parser.add_argument("--include-external", action="store_true")
-        parser.add_argument("--keep-uncertain", action="store_true")
-        parser.add_argument("--dry-run", action="store_true")
-        parser.add_argument("--resume", action="store_true")
-        parser.add_argument("--skip-failed", action="store_true")
-        parser.add_argument("--skip-cells", action="store_true")
-        only = parser.add_mutually_exclusive_group()
-        only.add_argument("--files-only", action="store_true")
-        only.add_argument("--conversation-only", action="store_true")
-        only.add_argument("--variables-only", action="store_true")
-        opts = parser.parse_args(args)
-        if opts.call is not None:
-            return call_rewind.handle(self.session, self.frames, opts)
-        given = [opts.last, opts.cell is not None, opts.target is not None]
-        if opts.skip_cells:
-            if any(given) or opts.resume or opts.skip_failed:
-                raise UsageError(
-                    "%logician rewind --skip-cells: takes no frame and no other option"
-                )
-            n = self.frames.notebook.skip_pending() if self.frames.notebook is not None else 0
-            return render.preformatted(
-                f"gave up the cell part of {n} rewind(s) or undo(s): the notebook keeps its cells"
-            )
-        if opts.resume or opts.skip_failed:
-            if any(given) or opts.dry_run:
-                raise UsageError(
-                    "%logician rewind --resume/--skip-failed: take no frame (they "
-                    "finish the pending rewind) and no --dry-run"
-                )
-            item = self.workspace.resume(
-                retry=opts.resume, skip_failed=opts.skip_failed, force=opts.force
-            )
-            self.frames.announce(item)
-            return undo_view.resume_result(item)
-        if sum(given) != 1:
-            raise UsageError("%logician rewind: give one of a frame id, --last or --cell N")
-        spec = (
-            "--last" if opts.last else f"cell:{opts.cell}" if opts.cell is not None else opts.target
-        )
-        part: RewindPart | None = (
-            "files"
-            if opts.files_only
-            else "conversation"
-            if opts.conversation_only
-            else "variables"
-            if opts.variables_only
-            else None
-        )
-        scope = RewindScope.only(part) if part else RewindScope()
-        if opts.dry_run:
-            preview = self.workspace.preview(
-                spec,
-                scope,
-                force=opts.force,
-                include_external=opts.include_external,
-                keep_uncertain=opts.keep_uncertain,
-            )
-            if preview.plan is not None and (
-                self.workspace.variables is None or not scope.variables
-            ):
-                return render.rewind_plan(preview.plan)
-            return variables_view.dry_run(preview.plan, preview.variables, preview.frame)
-        item = self.workspace.rewind(
-            spec,
-            scope,
-            force=opts.force,
-            include_external=opts.include_external,
-            keep_uncertain=opts.keep_uncertain,
-        )
-        self.frames.announce(item, force=opts.force)
-        return variables_view.rewind_result(item)
-
-    def handle_undo(self, args: list[str]) -> render.Rendered:
-        """`%logician undo [--force]`: take back the most recent rewind."""
-        item = undo_view.run_undo(self.workspace, args)
-        self.frames.announce_undo(item, force="--force" in args)
-        return undo_view.undo_result(item)
-
-    def handle_vars(self, args: list[str]) -> render.Rendered:
-        """`%logician vars N`: the variables frame N created, changed or deleted."""
-        if len(args) != 1:
-            raise UsageError(
-                "%logician vars: give one frame id (or --last), e.g. `%logician vars 7`"
-            )
-        return variables_view.vars_report(
-            self.workspace.checkpoints, self.workspace.variables, args[0]
-        )
 
     def handle_config(self, args: list[str]) -> render.Rendered:
         workspace = self.workspace

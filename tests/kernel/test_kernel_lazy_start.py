@@ -28,6 +28,7 @@ HEAVY = (
     "logician_kernel.policy",
     "logician_kernel.mcp",
     "logician_kernel.jupyter.magics",
+    "logician_kernel.jupyter.frame_magics",
     "logician_kernel.jupyter.comm",
     "logician_kernel.jupyter.comm_messages",
     "logician_kernel.jupyter.comm_base",
