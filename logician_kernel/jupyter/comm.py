@@ -32,7 +32,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any
 
 from comm.base_comm import BaseComm
 from pydantic import BaseModel, ValidationError
@@ -42,6 +42,7 @@ from ..agent.model_connect import Connection
 from ..workspace import Notice, NoticeBoard
 from . import comm_messages as m
 from .comm_messages import FRONTEND_TYPES, SCHEMA_VERSION, TARGET
+from .comm_sources import ConfigSource, FrameSource, ModelSource
 
 STATUS_PUSH_HZ = 4.0
 """Pushed `status` messages per second at most, however fast a run streams."""
@@ -52,82 +53,6 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 __all__ = ["STATUS_PUSH_HZ", "TARGET", "FrameSource", "LogicianComms", "explain", "outgoing"]
-
-
-class FrameSource(Protocol):
-    """What the frame messages read and do (the kernel's ledger and checkpoints)."""
-
-    def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]: ...
-
-    def preview_target(
-        self,
-        frame: int | None,
-        cell_id: str | None,
-        *,
-        force: bool = False,
-        include_external: bool = False,
-        keep_uncertain: bool = False,
-    ) -> dict[str, Any]: ...
-
-    def preview_page(
-        self,
-        frame: int | None,
-        cell_id: str | None,
-        group: str,
-        offset: int,
-        limit: int,
-        *,
-        force: bool = False,
-        include_external: bool = False,
-        keep_uncertain: bool = False,
-    ) -> dict[str, Any]: ...
-
-    def rewind_target(
-        self,
-        frame: int | None,
-        cell_id: str | None,
-        mode: str,
-        force: bool,
-        *,
-        include_external: bool = False,
-        keep_uncertain: bool = False,
-    ) -> dict[str, Any]: ...
-
-    def note_save(
-        self, path: str, at: str, notebook: str | None, server_root: str | None
-    ) -> dict[str, Any]: ...
-
-    def undo_target(self, force: bool) -> dict[str, Any]: ...
-
-    def frame_files(self, frame: int, offset: int, limit: int) -> dict[str, Any]: ...
-
-    def frame_diff(self, frame: int, path: str, page: int, *, preview: bool) -> dict[str, Any]: ...
-
-    def resume_target(self, force: bool) -> dict[str, Any]: ...
-
-    def frame_calls(self, frame: int) -> dict[str, Any]: ...
-
-    def rewind_call(self, call_id: str, force: bool) -> dict[str, Any]: ...
-
-
-class ModelSource(Protocol):
-    """What the model picker's messages read and do (`model_picker.py`)."""
-
-    def choices(self) -> dict[str, Any]: ...
-
-    def use(self, name: str) -> dict[str, Any]: ...
-
-    def make_default(self, name: str) -> dict[str, Any]: ...
-
-    def connect(self, form: Connection) -> dict[str, Any]: ...
-
-
-class ConfigSource(Protocol):
-    """What the configuration section's messages read and do (`config_view.py`)."""
-
-    def show(self) -> dict[str, Any]: ...
-
-    def set(self, key: str, value: str, persist: Literal["session", "user"]) -> dict[str, Any]: ...
 
 
 class LogicianComms:

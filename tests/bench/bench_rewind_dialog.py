@@ -110,7 +110,7 @@ def wait_for(k: BenchKernel, comm: str, kind: str, timeout: float = 300) -> dict
 
 def in_process(tmp: Path, n: int, rounds: int, *, full_scan: bool) -> tuple[float, float, int]:
     """(CPU s of the first preview, median CPU s of the others, files the first one read)."""
-    import logician_kernel.snapshots.git_snapshot as git_snapshot
+    import logician_kernel.snapshots.snapshot_objects as snapshot_objects
     from logician_kernel.agent.approvals import ApprovalBroker
     from logician_kernel.jupyter.comm import LogicianComms
     from logician_kernel.jupyter.rewind_source import LedgerRewindSource
@@ -122,7 +122,7 @@ def in_process(tmp: Path, n: int, rounds: int, *, full_scan: bool) -> tuple[floa
     env = {"LOGICIAN_THREAD": "bench", "LOGICIAN_CONFIG_DIR": str(tmp / "cfg")}
     workspace = Workspace.open(ws, env)
     source = LedgerRewindSource(workspace, LogicianComms(ApprovalBroker(), dict))
-    real_events, real_read = watcher.WorkspaceWatcher._read_events, git_snapshot.path_state
+    real_events, real_read = watcher.WorkspaceWatcher._read_events, snapshot_objects.path_state
     reads = [0]
 
     def overflowed(self: Any) -> Iterator[bytes]:
@@ -142,7 +142,7 @@ def in_process(tmp: Path, n: int, rounds: int, *, full_scan: bool) -> tuple[floa
                 (parts / f"p{i:05d}.csv").write_text(f"{i}\n")
         watcher.WorkspaceWatcher._read_events = real_events  # type: ignore[method-assign]
         time.sleep(0.5)  # a user's click comes later than the racy window (100 ms)
-        git_snapshot.path_state = counted  # type: ignore[assignment]
+        snapshot_objects.path_state = counted  # type: ignore[assignment]
         cpu = []
         for _ in range(rounds):
             source._grouped = None  # each round plans again, as a new dialog does
@@ -156,7 +156,7 @@ def in_process(tmp: Path, n: int, rounds: int, *, full_scan: bool) -> tuple[floa
         return cpu[0], statistics.median(cpu[1:] or cpu), first_reads
     finally:
         watcher.WorkspaceWatcher._read_events = real_events  # type: ignore[method-assign]
-        git_snapshot.path_state = real_read  # type: ignore[assignment]
+        snapshot_objects.path_state = real_read  # type: ignore[assignment]
         workspace.close()
 
 

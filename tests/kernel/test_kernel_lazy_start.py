@@ -30,6 +30,7 @@ HEAVY = (
     "logician_kernel.jupyter.magics",
     "logician_kernel.jupyter.frame_magics",
     "logician_kernel.jupyter.comm",
+    "logician_kernel.jupyter.comm_sources",
     "logician_kernel.jupyter.comm_messages",
     "logician_kernel.jupyter.comm_base",
     "logician_kernel.jupyter.comm_requests",

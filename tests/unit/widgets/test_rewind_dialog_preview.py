@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import logician_kernel.snapshots.git_snapshot as git_snapshot
+import logician_kernel.snapshots.snapshot_objects as snapshot_objects
 from logician_kernel.agent.approvals import ApprovalBroker
 from logician_kernel.jupyter.comm import LogicianComms
 from logician_kernel.jupyter.rewind_source import LedgerRewindSource
@@ -50,7 +50,7 @@ def test_a_dialog_after_a_full_scan_reads_no_file_again_and_still_shows_a_confli
     workspace = Workspace.open(ws, env)
     source = LedgerRewindSource(workspace, LogicianComms(ApprovalBroker(), dict))
     reads: list[str] = []
-    real_read = git_snapshot.path_state
+    real_read = snapshot_objects.path_state
 
     def counted(full: Path, *args: Any) -> Any:
         reads.append(os.fspath(full))
@@ -76,7 +76,7 @@ def test_a_dialog_after_a_full_scan_reads_no_file_again_and_still_shows_a_confli
             if st.st_mtime_ns % 1_000_000 == 0 == st.st_ctime_ns % 1_000_000
         }
         _wait_clock_past(newest + RACY_NS)
-        monkeypatch.setattr(git_snapshot, "path_state", counted)
+        monkeypatch.setattr(snapshot_objects, "path_state", counted)
 
         preview = source.preview_target(None, "cell-a")
         assert preview["groups"] == [
