@@ -13,8 +13,6 @@ import threading
 from typing import Any
 
 from ..workspace import (
-    CellEdit,
-    FrameView,
     ProjectionItem,
     RewindError,
     RewindScope,
@@ -30,13 +28,8 @@ from . import display as render
 from .comm import LogicianComms
 from .notebook_bridge import NotebookBridge
 from .plan_text import file_action
+from .rewind_words import cell_steps, frame_row, headline, undo_words
 from .widgets import FrameRow, RewindPreview
-
-CODE_SHOWN = 240
-"""Characters of a frame's code sent per row: rows stay small however long a cell is."""
-
-EVICTED_SHOWN = 20
-"""Evicted paths sent per row: the row says "large files evicted" and names the first few."""
 
 
 class LedgerRewindSource:
@@ -146,7 +139,7 @@ class LedgerRewindSource:
     def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
         """A page of frames, newest first: the rows sent are bounded by `limit`."""
         page = self.workspace.page(offset, limit)
-        return [_row(f, page.evicted.get(f.frame)) for f in page.frames], page.total
+        return [frame_row(f, page.evicted.get(f.frame)) for f in page.frames], page.total
 
     def preview_target(
         self,
@@ -230,7 +223,7 @@ class LedgerRewindSource:
         ledger = self.workspace.ledger
         key = (self.workspace.thread_id, len(ledger.entries) if ledger else 0)
         if self._undo_cached is None or self._undo_cached[0] != key:
-            self._undo_cached = (key, _undo_words(self.workspace.undo_refusal()))
+            self._undo_cached = (key, undo_words(self.workspace.undo_refusal()))
         return self._undo_cached[1]
 
     def _key(
@@ -444,80 +437,3 @@ class LedgerRewindSource:
         )
         self.announce(item, force=force)
         return item
-
-
-_CELL_STEP = {
-    "insert": ("remove", "inserted by the agent → removed"),
-    "replace": ("restore", "replaced by the agent → its source restored"),
-    "delete": ("re-insert", "deleted by the agent → inserted again"),
-}
-
-
-def cell_steps(edits: list[CellEdit]) -> list[dict[str, Any]]:
-    """What a rewind would do to the notebook's cells, newest edit first (a cell the user
-    edited since is found a conflict only when the notebook's frontend applies it)."""
-    steps = []
-    for edit in reversed(edits):
-        cell = edit.after or edit.before
-        action, detail = _CELL_STEP[edit.mode]
-        steps.append({"id": cell.id if cell else "?", "action": action, "detail": detail})
-    return steps
-
-
-_PATH_WORDS = (
-    ("deleted", "deleted"),
-    ("restored", "restored"),
-    ("recreated", "recreated"),
-    ("failed", "failed"),
-)
-"""What a headline counts; the files left alone are named by a toast of their own."""
-
-
-def headline(verb: str, cells: str, item: ProjectionItem) -> str:
-    """`Rewound In [2]: 20,000 files deleted, 1 restored; 3 variables`: what a toast says."""
-    files = [p for p in item.paths if not p.path.endswith("/")]
-    said: list[str] = []
-    for action, words in _PATH_WORDS:
-        n = sum(1 for p in files if p.action == action)
-        if n:
-            noun = "" if said else (" file" if n == 1 else " files")
-            said.append(f"{n:,}{noun} {words}")
-    variables = len(item.variables)
-    tail = f"; {variables} variable{'' if variables == 1 else 's'}" if variables else ""
-    return f"{verb} {cells}: {', '.join(said) or 'no files changed'}{tail}"
-
-
-def _undo_words(refusal: str | None) -> str | None:
-    """The kernel's reason as a tooltip says it: no ledger entries, no frame numbers."""
-    if refusal is None:
-        return None
-    if "there is no rewind to undo" in refusal:
-        return "Nothing to undo: no cell of this notebook was rewound yet"
-    if "was already undone" in refusal:
-        return "Nothing to undo: the last rewind was already undone"
-    return refusal.removeprefix("undo: ")
-
-
-def _row(f: FrameView, evicted: list[str] | None = None) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "frame": f.frame,
-        "execution_count": f.execution_count,
-        "cell_id": f.cell_id,
-        "code": f.code[:CODE_SHOWN],
-        "time": f.opened_at,
-        "outcome": f.outcome,
-        "status": f.status,
-        "rewound_at": f.rewound_at,
-        "rewound_by": f.rewound_by,
-        "files": len(f.changes),
-        "skipped": len(f.skipped),
-        "input_tokens": f.input_tokens,
-        "output_tokens": f.output_tokens,
-    }
-    if f.incomplete:
-        # Optional too: "rewind incomplete: N path(s) failed" (the sidebar offers Resume).
-        row["incomplete"] = f.incomplete
-    if evicted:
-        # Optional, so an older extension (and frames with nothing evicted) see the same row.
-        row["evicted"] = evicted[:EVICTED_SHOWN]
-    return row

@@ -37,6 +37,7 @@ HEAVY = (
     "logician_kernel.jupyter.comm_frames",
     "logician_kernel.jupyter.comm_answers",
     "logician_kernel.jupyter.call_buttons",
+    "logician_kernel.jupyter.rewind_words",
     # a prompt's and a command's pieces: the message models, compaction, the notebook tools'
     # access rules, the config commands, tomlkit (read and written only for a config file)
     # and difflib (diffs and "did you mean")
