@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from .launch import enter, starting_directory, workspace_notice
     from .notices import Notice, NoticeBoard, NoticeMode
     from .open_thread import STATE_DIR, Reaper, thread_id_for
+    from .rewinding import RewindTarget
     from .rewinds import FramePage, Preview, RestoreProgress
     from .threads import (
         VSCODE_NOTEBOOK,
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
         named_thread,
         render_threads,
     )
-    from .workspace import RewindTarget, Workspace
+    from .workspace import Workspace
 
 __all__ = [
     # the workspace's own
