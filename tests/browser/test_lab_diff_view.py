@@ -287,7 +287,8 @@ def test_the_csv_shows_its_changed_cell_and_the_figure_both_images(
     files.wait_for(timeout=60_000)
     assert (lab.root / "old.txt").read_text() == "an old note\n"
     files.click()
-    page.locator('.lk-DiffView-fileLink[data-path="old.txt"]').last.click()
+    # the new tab's link: until it opens, `.last` may be the older tab's, hidden (under load)
+    page.locator('.lk-DiffView-fileLink[data-path="old.txt"]:visible').last.click()
     gone = page.locator('.lk-DiffView-body[data-path="old.txt"] .lk-DiffView-pair.lk-mod-del')
     gone.wait_for(timeout=60_000)
     assert gone.locator(".lk-DiffView-before").inner_text() == "an old note"
