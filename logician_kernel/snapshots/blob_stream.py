@@ -21,7 +21,7 @@ from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from typing import IO
 
-from .git_trees import object_id
+from .git_trees import matches_id
 
 STREAM_MIN_BLOBS = 64
 """Below this many blobs the usual reader's round trips cost less than another process."""
@@ -61,7 +61,7 @@ class BlobStream:
                 got = self._read_one()
                 if ahead == sha:
                     # git's reader does not check: an object planted under this id is not it
-                    return got if got is not None and _matches(sha, *got) else None
+                    return got if got is not None and matches_id(sha, *got) else None
         except (OSError, ValueError):
             self.close()
         return None
@@ -94,10 +94,6 @@ class BlobStream:
             except OSError:
                 pass
         self._feeder.join(timeout=5)
-
-
-def _matches(sha: str, kind: str, data: bytes) -> bool:
-    return object_id(kind.encode(), data) == sha
 
 
 def _feed(stdin: IO[bytes], ids: list[str]) -> None:

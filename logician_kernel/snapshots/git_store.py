@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from ..durable.private import private_dir, write_private
 from ._fs import join_z, split_z
 from ._user_repo import seed_from_user_repo, user_git_dir, user_objects_dir
-from .git_trees import DamagedObject, object_id, read_loose
+from .git_trees import DamagedObject, matches_id, read_loose
 from .large_files import SQLITE_JOURNALS
 from .locks import IndexGuard
 from .state_trust import UntrustedStateError, check_store
@@ -216,7 +216,7 @@ class GitStore:
         if loose is not None:
             return loose
         kind, data = self._read_from_git(sha)
-        if object_id(kind.encode(), data) != sha:
+        if not matches_id(sha, kind, data):
             raise SnapshotError(
                 f"file version {sha[:12]} in {self.store} does not match its id (planted or "
                 "damaged); not used"

@@ -52,6 +52,12 @@ def object_id(kind: bytes, body: bytes) -> str:
     return hashlib.sha1(b"%s %d\0" % (kind, len(body)) + body, usedforsecurity=False).hexdigest()
 
 
+def matches_id(sha: str, kind: str, body: bytes) -> bool:
+    """Whether an object read back (kind as text, body) is the one named `sha`: git's readers
+    do not check, and a store may hold planted bytes under a name."""
+    return object_id(kind.encode(), body) == sha
+
+
 def write_loose(objects: Path, kind: bytes, body: bytes) -> str:
     """Store one object as a loose file unless it is there already; its id."""
     raw = b"%s %d\0" % (kind, len(body)) + body

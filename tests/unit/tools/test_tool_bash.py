@@ -30,20 +30,24 @@ def _alive(pid: int, program: str, born: str | None = None) -> bool:
     except ProcessLookupError:
         return False
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = _stat(pid)
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return True  # no /proc: trust kill(0)
-    fields = stat.rsplit(")", 1)[1].split()
     if fields[0] == "Z" or (born is not None and fields[19] != born):
         return False
     return os.path.basename(argv[0]).decode(errors="replace") == program
 
 
+def _stat(pid: int) -> list[str]:
+    """/proc/PID/stat's fields after the command name: [0] is field 3 (the state)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def _born(pid: int) -> str | None:
     """The start time of `pid` (clock ticks since boot, /proc/PID/stat field 22), or None."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+        return _stat(pid)[19]
     except (OSError, IndexError):
         return None
 
