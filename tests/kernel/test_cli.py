@@ -162,16 +162,22 @@ def test_run_talks_to_its_kernel_over_ipc_and_shuts_it_down_quietly(tmp_path: Pa
         tmp_path / "ipc.ipynb",
         "import json, os, ipykernel.connect\n"
         "info = json.load(open(ipykernel.connect.get_connection_file()))\n"
-        "print(info['transport'], os.getpid())",
+        "born = open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]\n"
+        "print(info['transport'], os.getpid(), born)",
     )
     r = logician("run", str(nb), "-o", str(tmp_path / "out.ipynb"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    transport, pid = (
+    transport, pid, born = (
         nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs[0]["text"].split()
     )
     assert transport == "ipc"
-    with pytest.raises(ProcessLookupError):
-        os.kill(int(pid), 0)  # the kernel is gone, not orphaned
+    # the kernel is gone, not orphaned; a process with its pid and another start time is a
+    # later one that reuses the pid (beside a second suite, pid_max 32768 wraps in minutes)
+    try:
+        still = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19] == born
+    except OSError:
+        still = False
+    assert not still, f"the kernel (pid {pid}) still runs after `logician run` returned"
     assert "without encryption" not in r.stderr, r.stderr
     assert "Parent appears to have exited" not in r.stderr, r.stderr
 

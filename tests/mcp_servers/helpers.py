@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 SERVERS = Path(__file__).with_name("servers.py")
 
@@ -58,17 +59,40 @@ def wait_until(check: Callable[[], object], timeout: float, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def alive(pid: int) -> bool:
+class ServerProcess(NamedTuple):
+    """A test server as its pid file names it: the pid and its start time (clock ticks since
+    boot, /proc/PID/stat field 22; empty where there is no /proc)."""
+
+    pid: int
+    born: str
+
+
+def alive(server: ServerProcess) -> bool:
+    """Whether that server still runs. A zombie counts as running (whoever started the server
+    must also reap it), a later process that reuses the pid does not: the suite starts
+    thousands of processes and pid_max may be 32768, so beside a second suite the pid of a
+    server that stopped is soon someone else's."""
     try:
-        os.kill(pid, 0)
+        os.kill(server.pid, 0)
     except ProcessLookupError:
         return False
-    try:  # a zombie is dead for our purposes, but it must have been reaped: fail on it too
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    try:
+        fields = Path(f"/proc/{server.pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return False
-    return state != "X"
+    if server.born and fields[19] != server.born:
+        return False
+    return fields[0] != "X"
 
 
-def server_pids(pid_dir: Path) -> list[int]:
-    return [int(p.read_text()) for p in pid_dir.iterdir()] if pid_dir.exists() else []
+def server_pids(pid_dir: Path) -> list[ServerProcess]:
+    """The servers that wrote their pid file into `pid_dir` (`servers.py`'s MCP_PID_DIR)."""
+    if not pid_dir.exists():
+        return []
+    found = []
+    for record in pid_dir.iterdir():
+        if record.name.startswith("."):
+            continue  # still being written
+        pid, _, born = record.read_text().partition(" ")
+        found.append(ServerProcess(int(pid), born))
+    return found

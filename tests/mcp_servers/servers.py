@@ -33,7 +33,14 @@ from mcp_types import ToolAnnotations
 def _note_pid(mode: str) -> None:
     directory = os.environ.get("MCP_PID_DIR")
     if directory:
-        Path(directory, f"{mode}-{os.getpid()}").write_text(str(os.getpid()))
+        pid = os.getpid()
+        try:  # the start time tells this process from a later one that reuses its pid
+            born = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19]
+        except (OSError, IndexError):
+            born = ""
+        partial = Path(directory, f".{mode}-{pid}.partial")
+        partial.write_text(f"{pid} {born}".strip())
+        partial.rename(Path(directory, f"{mode}-{pid}"))  # a reader never sees half of it
 
 
 def _tools(server: MCPServer) -> None:
