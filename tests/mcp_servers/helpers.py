@@ -15,9 +15,19 @@ from typing import NamedTuple
 SERVERS = Path(__file__).with_name("servers.py")
 
 
+CONNECT_SECONDS = 300
+"""How long a test server may take to answer: the default 10 s is a user's machine; beside a
+second suite and 8 busy loops (load average 30) a Python server's imports alone take longer."""
+
+
 def stdio_server(mode: str = "stdio", **extra: object) -> dict[str, object]:
     """An `[mcp.servers.NAME]` table for a stdio mode of `servers.py`."""
-    return {"command": sys.executable, "args": [str(SERVERS), mode], **extra}
+    return {
+        "command": sys.executable,
+        "args": [str(SERVERS), mode],
+        "connect_timeout_seconds": CONNECT_SECONDS,
+        **extra,
+    }
 
 
 def free_port() -> int:

@@ -49,7 +49,9 @@ def test_a_script_session_uses_mcp_tools_through_its_approve_callback(
     table = stdio_server(env={"MCP_PID_DIR": str(pids)})
     (cfg / "config.toml").write_text(
         f"[mcp.servers.notes]\ncommand = {json.dumps(table['command'])}\n"
-        f"args = {json.dumps(table['args'])}\nenv = {{ MCP_PID_DIR = {json.dumps(str(pids))} }}\n"
+        f"args = {json.dumps(table['args'])}\n"
+        f"connect_timeout_seconds = {table['connect_timeout_seconds']}\n"
+        f"env = {{ MCP_PID_DIR = {json.dumps(str(pids))} }}\n"
     )
     server.script(tool_reply("n1", "notes__search", {"query": "otters"}), text_reply("Two."))
     env = clean_env(
