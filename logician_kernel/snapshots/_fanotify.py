@@ -35,6 +35,9 @@ _FAN_Q_OVERFLOW = 0x4000
 _INFO_NAMES = (2, 10, 12)  # DFID_NAME, OLD_DFID_NAME, NEW_DFID_NAME
 _AT_FDCWD = -100
 _O_PATH = getattr(os, "O_PATH", 0o10000000)
+_EVENT = struct.Struct("=IBBHQii")  # struct fanotify_event_metadata
+_INFO = struct.Struct("=BBH")  # struct fanotify_event_info_header
+_HANDLE_BYTES = struct.Struct("=I")  # struct file_handle's handle_bytes
 
 
 class ForkLog:
@@ -134,7 +137,7 @@ class Fanotify:
                 return out, lost
             off = 0
             while off + 24 <= len(buf):
-                size, _v, _r, meta, mask, efd, pid = struct.unpack_from("=IBBHQii", buf, off)
+                size, _v, _r, meta, mask, efd, pid = _EVENT.unpack_from(buf, off)
                 if size < 24:
                     break
                 if efd >= 0:
@@ -143,7 +146,7 @@ class Fanotify:
                     lost = True
                 info, end = off + meta, off + size
                 while info + 4 <= end:
-                    kind, _pad, length = struct.unpack_from("=BBH", buf, info)
+                    kind, _pad, length = _INFO.unpack_from(buf, info)
                     if length < 4:
                         break
                     if kind in _INFO_NAMES:
@@ -154,15 +157,16 @@ class Fanotify:
                 off += size
 
     def _path(self, buf: bytes, handle_at: int, end: int) -> str | None:
-        hbytes = struct.unpack_from("=I", buf, handle_at)[0]
+        hbytes = _HANDLE_BYTES.unpack_from(buf, handle_at)[0]
         handle = buf[handle_at : handle_at + 8 + hbytes]
         name = buf[handle_at + 8 + hbytes : end].split(b"\0", 1)[0]
-        if handle not in self._dirs:
-            self._dirs[handle] = self._resolve(handle)
-        directory = self._dirs[handle]
+        try:
+            directory = self._dirs[handle]
+        except KeyError:
+            directory = self._dirs[handle] = self._resolve(handle)
         if directory is None or name in (b"", b"."):
             return directory
-        return os.path.join(directory, os.fsdecode(name))
+        return f"{directory}/{os.fsdecode(name)}" if directory != "/" else f"/{os.fsdecode(name)}"
 
     def _resolve(self, handle: bytes) -> str | None:
         raw = ctypes.create_string_buffer(handle, len(handle))

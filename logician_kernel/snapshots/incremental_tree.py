@@ -34,7 +34,7 @@ class IncrementalTrees:
         self._root = os.fspath(workspace)
         self._objects = git.store / "objects"
         self.git = git
-        self.trees = TreeStore(self._objects, git.read_object)
+        self.trees = TreeStore(self._objects, git.read_not_loose)
         self.packed: set[str] = set()
         """Blobs this session wrote into packs (in our store, though not as loose files)."""
         self.lag: set[str] = set()

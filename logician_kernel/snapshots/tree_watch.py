@@ -283,29 +283,37 @@ class TreeWatch:
                 self._procs.complete = False
             events, lost = self._fan.read()
             evidence.lost |= lost
-            now, sink = time.time(), self.sink
+            now, sink, kernel = time.time(), self.sink, self._procs.kernel
+            # A write storm is tens of thousands of events from a handful of processes (three
+            # per file created: create, modify, close): each process is judged once per batch,
+            # and its paths share one record of it (frozen; `now` is the batch's time anyway).
+            judged: dict[int, tuple[Who | None, dict[str, TreeWrite], TreeWrite]] = {}
             for pid, full in events:
                 rel = self._relative(full)
                 if rel is None:
                     continue
-                who = self._procs.who(pid)
+                seen = judged.get(pid)
+                if seen is None:
+                    seen = judged[pid] = self._judge(evidence, pid, now)
+                who, into, write = seen
                 if sink is not None:
-                    sink.event(rel, who, pid == self._procs.kernel)
-                if who is None:
-                    evidence.unknown.setdefault(rel, TreeWrite(pid, f"pid {pid}", now))
-                    continue
-                if who.server:
-                    evidence.servers.add(who.server)
-                into = (
-                    evidence.earlier
-                    if who.earlier
-                    else evidence.own
-                    if who.own
-                    else evidence.foreign
-                )
-                into.setdefault(rel, TreeWrite(pid, who.command, now, who.server))
+                    sink.event(rel, who, pid == kernel)
+                if rel not in into:
+                    into[rel] = write
         if sink is not None and (events or lost):
             sink.read_done(lost)  # outside the lock: it may write to the ledger
+
+    def _judge(
+        self, evidence: TreeEvidence, pid: int, now: float
+    ) -> tuple[Who | None, dict[str, TreeWrite], TreeWrite]:
+        """Who `pid` is, where its writes go in `evidence`, and the record each path gets."""
+        who = self._procs.who(pid)
+        if who is None:
+            return None, evidence.unknown, TreeWrite(pid, f"pid {pid}", now)
+        if who.server:
+            evidence.servers.add(who.server)
+        into = evidence.earlier if who.earlier else evidence.own if who.own else evidence.foreign
+        return who, into, TreeWrite(pid, who.command, now, who.server)
 
     # -- sampling -------------------------------------------------------------------------------
 
