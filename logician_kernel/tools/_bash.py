@@ -11,6 +11,7 @@ memory. The group dies with the kernel, even on kill -9 (see `_process_guard`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -116,12 +117,11 @@ async def _run(
 ) -> _Run:
     """Run one command; with `guard_in` (the workspace), its group dies with the kernel."""
     run = _Run(limit)
-    proc = await asyncio.create_subprocess_exec(
+    proc = await start_group(
         "bash",
         "-c",
         command,
         cwd=cwd,
-        start_new_session=True,  # its own process group: one signal reaches all it starts
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -134,6 +134,30 @@ async def _run(
     finally:
         if guard_in is not None:
             process_guard.release(proc.pid, guard_in)
+
+
+async def start_group(program: str, *args: str, **kwargs: Any) -> asyncio.subprocess.Process:
+    """`asyncio.create_subprocess_exec` in a process group of its own (one signal reaches all
+    it starts), whose whole group dies if we are cancelled while it starts.
+
+    asyncio forks first and connects the pipes after; a cancellation in between makes it kill
+    the shell alone. On a loaded machine the shell has long run by then and started what it
+    was told to (`sleep 300 &`), which would outlive the call as the orphan of a dead shell:
+    the start is shielded, and a cancellation ends the group once it is known."""
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(program, *args, start_new_session=True, **kwargs)
+    )
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        try:
+            proc = await starting  # connecting the pipes: moments
+        except Exception:  # never started (OSError): nothing to end
+            raise asyncio.CancelledError from None
+        await _terminate_group(proc.pid)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(proc.wait(), _KILL_GRACE_SECONDS)  # reap the shell
+        raise
 
 
 async def _supervise(proc: asyncio.subprocess.Process, run: _Run, timeout: float) -> _Run:

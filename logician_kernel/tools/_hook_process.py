@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import _process_guard as process_guard
 from ._base import first_line
-from ._bash import _KILL_GRACE_SECONDS, _terminate_group
+from ._bash import _KILL_GRACE_SECONDS, _terminate_group, start_group
 from ._output import HeadTail
 
 _READ_CHUNK = 64 * 1024
@@ -53,12 +53,11 @@ async def run_hook_command(
     """Run `command` with `event` on stdin; never raises except on cancellation."""
     started = time.monotonic()
     try:
-        proc = await asyncio.create_subprocess_exec(
+        proc = await start_group(  # its own group: a timeout reaches all it started
             "bash",
             "-c",
             command,
             cwd=cwd,
-            start_new_session=True,  # its own group: a timeout reaches all it started
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

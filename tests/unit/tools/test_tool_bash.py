@@ -19,11 +19,16 @@ from logician_kernel.tools._output import HeadTail
 
 BASH = default_tools()["bash"]
 
+NOTE = 'note() { echo "$1 $(cut -d" " -f22 "/proc/$1/stat")" > "$2"; }; '
+"""A shell function the commands begin with: `note PID FILE` writes the pid and its start time
+(/proc/PID/stat field 22) while the process surely runs, so a later process that reuses the
+pid (three suites side by side wrap pid_max in minutes) is never taken for it."""
+
 
 def _alive(pid: int, program: str, born: str | None = None) -> bool:
     """Whether `program` still runs as `pid`: a zombie is gone, and so is a process that only
     reuses the pid (the suite starts thousands of processes; pid_max may be 32768, and two
-    suites side by side wrap it in minutes): with `born` (`_born`, read while the process
+    suites side by side wrap it in minutes): with `born` (recorded by `NOTE` while the process
     surely ran), another start time is another process, even one running `program` too."""
     try:
         os.kill(pid, 0)
@@ -42,14 +47,6 @@ def _alive(pid: int, program: str, born: str | None = None) -> bool:
 def _stat(pid: int) -> list[str]:
     """/proc/PID/stat's fields after the command name: [0] is field 3 (the state)."""
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-
-
-def _born(pid: int) -> str | None:
-    """The start time of `pid` (clock ticks since boot, /proc/PID/stat field 22), or None."""
-    try:
-        return _stat(pid)[19]
-    except (OSError, IndexError):
-        return None
 
 
 def _gone_soon(pid: int, program: str, within: float = 60.0, born: str | None = None) -> bool:
@@ -73,7 +70,13 @@ async def _started(pid_file: Path) -> None:
 
 
 def _pid(path: Path) -> int:
-    return int(path.read_text().strip())
+    return int(path.read_text().split()[0])
+
+
+def _gone(path: Path, program: str) -> bool:
+    """`_gone_soon` for the process `note` recorded in `path`: its pid and its start time."""
+    pid, *born = path.read_text().split()
+    return _gone_soon(int(pid), program, born=born[0] if born else None)
 
 
 def _context(ws: Path, **overrides) -> ToolContext:
@@ -104,7 +107,7 @@ def test_no_output_closed_stdin_and_signals(call):
 
 def test_timeout_kills_the_whole_group(ws: Path):
     ctx = _context(ws, bash_timeout_seconds=0.5)
-    command = "echo started; sleep 300 & echo $! > bg.pid; sleep 300"
+    command = NOTE + "echo started; sleep 300 & note $! bg.pid; sleep 300"
     start = time.monotonic()
     result = asyncio.run(BASH.run({"command": command}, ctx))
     elapsed = time.monotonic() - start
@@ -112,19 +115,16 @@ def test_timeout_kills_the_whole_group(ws: Path):
     assert result.is_error
     assert result.content.startswith("started\n[timed out after 0.5 s;")
     assert result.display == "timed out after 0.5 s, 1 line"
-    assert _gone_soon(_pid(ws / "bg.pid"), "sleep")
+    assert _gone(ws / "bg.pid", "sleep")
 
 
 def test_cancellation_kills_the_whole_group_promptly(ws: Path):
     ctx = _context(ws)
-    command = "echo $$ > sh.pid; sleep 300 & echo $! > bg.pid; wait"
-
-    born: list[str | None] = []
+    command = NOTE + "note $$ sh.pid; sleep 300 & note $! bg.pid; wait"
 
     async def scenario() -> float:
         task = asyncio.ensure_future(BASH.run({"command": command}, ctx))
         await _started(ws / "bg.pid")
-        born.append(_born(_pid(ws / "bg.pid")))  # running now: its start time names it
         start = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -133,18 +133,54 @@ def test_cancellation_kills_the_whole_group_promptly(ws: Path):
 
     # the cancel returns long before the 300 s sleep would have ended
     assert asyncio.run(scenario()) < 60.0
-    assert _gone_soon(_pid(ws / "bg.pid"), "sleep", born=born[0])
-    assert _gone_soon(_pid(ws / "sh.pid"), "bash")
+    assert _gone(ws / "bg.pid", "sleep")
+    assert _gone(ws / "sh.pid", "bash")
+
+
+def test_a_cancel_while_the_shell_starts_still_ends_its_group(ws: Path, monkeypatch):
+    """asyncio forks the shell before it connects the pipes; on a loaded machine the shell has
+    long run by then. A cancel in between (an interrupt just as the call starts) must end what
+    the shell started too, not only the shell: here the pipes connect only after the cancel."""
+    from asyncio import base_subprocess
+
+    connect = base_subprocess.BaseSubprocessTransport._connect_pipes
+    gate: list[asyncio.Event] = []
+
+    async def connect_after_the_cancel(self, waiter):  # type: ignore[no-untyped-def]
+        await gate[0].wait()
+        await connect(self, waiter)
+
+    monkeypatch.setattr(
+        base_subprocess.BaseSubprocessTransport, "_connect_pipes", connect_after_the_cancel
+    )
+    ctx = _context(ws)
+
+    async def scenario() -> None:
+        gate.append(asyncio.Event())
+        task = asyncio.ensure_future(
+            BASH.run({"command": NOTE + "sleep 300 & note $! bg.pid; wait"}, ctx)
+        )
+        await _started(ws / "bg.pid")  # the shell runs and started its child
+        task.cancel()
+        await asyncio.sleep(0)  # the cancel lands while the pipes wait to connect
+        gate[0].set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert _gone(ws / "bg.pid", "sleep")
 
 
 def test_sigterm_ignored_means_sigkill_after_the_grace(ws: Path):
     ctx = _context(ws, bash_timeout_seconds=0.3)
-    command = "(trap '' TERM; echo $BASHPID > stubborn.pid; while :; do sleep 0.05; done) & wait"
+    command = (
+        NOTE + "(trap '' TERM; note $BASHPID stubborn.pid; while :; do sleep 0.05; done) & wait"
+    )
     start = time.monotonic()
     result = asyncio.run(BASH.run({"command": command}, ctx))
     assert time.monotonic() - start < 60.0  # the loop never ends on its own
     assert "timed out after 0.3 s" in result.content
-    assert _gone_soon(_pid(ws / "stubborn.pid"), "bash")
+    assert _gone(ws / "stubborn.pid", "bash")
 
 
 def test_output_flood_is_bounded_keeping_head_and_tail(ws: Path):
@@ -174,10 +210,10 @@ def test_head_tail_memory_stays_bounded():
 def test_background_process_holding_the_output_is_stopped(ws: Path):
     ctx = _context(ws, bash_timeout_seconds=20)
     start = time.monotonic()
-    result = asyncio.run(BASH.run({"command": "sleep 300 & echo $! > bg.pid; echo done"}, ctx))
+    result = asyncio.run(BASH.run({"command": NOTE + "sleep 300 & note $! bg.pid; echo done"}, ctx))
     assert time.monotonic() - start < 60.0  # not the 300 s of the background sleep
     assert result.content.startswith("done\n[exit code 0; background processes kept the output")
-    assert _gone_soon(_pid(ws / "bg.pid"), "sleep")
+    assert _gone(ws / "bg.pid", "sleep")
 
 
 def test_background_process_with_redirected_output_outlives_the_call(ws: Path):
@@ -202,7 +238,9 @@ def test_cancellation_during_an_output_flood(ws: Path):
     ctx = _context(ws, max_output_bytes=5_000)
 
     async def scenario() -> float:
-        task = asyncio.ensure_future(BASH.run({"command": "yes & echo $! > bg.pid; yes x"}, ctx))
+        task = asyncio.ensure_future(
+            BASH.run({"command": NOTE + "yes & note $! bg.pid; yes x"}, ctx)
+        )
         await _started(ws / "bg.pid")  # the flood runs (a fixed sleep lost the race under load)
         start = time.monotonic()
         task.cancel()
@@ -212,4 +250,4 @@ def test_cancellation_during_an_output_flood(ws: Path):
 
     # `yes` never ends: a return at all means the flood was stopped
     assert asyncio.run(scenario()) < 60.0
-    assert _gone_soon(_pid(ws / "bg.pid"), "yes")
+    assert _gone(ws / "bg.pid", "yes")
