@@ -150,10 +150,12 @@ async def start_group(program: str, *args: str, **kwargs: Any) -> asyncio.subpro
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
-        try:
-            proc = await starting  # connecting the pipes: moments
-        except Exception:  # never started (OSError): nothing to end
-            raise asyncio.CancelledError from None
+        while not starting.done():  # connecting the pipes: moments; a second cancel waits too
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({starting})
+        if starting.cancelled() or starting.exception() is not None:
+            raise  # never started (OSError): nothing to end
+        proc = starting.result()
         await _terminate_group(proc.pid)
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(proc.wait(), _KILL_GRACE_SECONDS)  # reap the shell
