@@ -188,6 +188,9 @@ def test_the_agent_edits_cells_and_rewind_and_undo_take_them_back_and_forth(
     assert page.evaluate(VARIABLE_JS) == "1"
     run_in_place(page, 3)
     edited = wait_cells(page, lambda c: len(c) == 5 and c[0][2] == "# first", timeout=180)
+    # The agent's cell has ended when its answer shows: the kernel also reports "idle" after
+    # each notebook edit the page applies for it, while the cell still runs its next tools.
+    page.locator(".jp-Notebook .jp-Cell").nth(4).get_by_text("Tidied.").wait_for(timeout=180_000)
     wait_idle(page)
     page.screenshot(path=str(ARTIFACTS / "notebook-tools-edited.png"))
     ids = [c[0] for c in edited]
