@@ -213,12 +213,16 @@ class GitStore:
             loose = read_loose(os.path.join(self.store, "objects"), sha)
         except DamagedObject:
             loose = None  # git may hold a sound copy too (a pack, alternates); checked below
-        return loose if loose is not None else self.read_not_loose(sha)
+        return loose if loose is not None else self._read_checked(sha)
 
     def read_not_loose(self, sha: str) -> tuple[str, bytes]:
         """(kind, content) of an object that is not loose (packed, or in the user's store),
         through git's reader, checked against its id as `read_object`'s are."""
         self.verify()
+        return self._read_checked(sha)
+
+    def _read_checked(self, sha: str) -> tuple[str, bytes]:
+        """git's answer for `sha`, refused unless it hashes to `sha` (the store verified)."""
         kind, data = self._read_from_git(sha)
         if not matches_id(sha, kind, data):
             raise SnapshotError(
