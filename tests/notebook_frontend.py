@@ -157,6 +157,8 @@ class NotebookClient:
         self.requests: list[dict[str, Any]] = []
         self.answer: Any = notebook.answer
         """The answer to one request; None sends none (a test may close the comm instead)."""
+        self.statuses: list[tuple[str, str]] = []
+        """Every kernel status `run` saw: (the type of the message it is about, busy/idle)."""
         self._send("comm_open", {"comm_id": comm_id, "target_name": "logician", "data": {}})
 
     def _send(self, msg_type: str, content: dict[str, Any]) -> None:
@@ -220,6 +222,9 @@ class NotebookClient:
                 m = self.k.kc.get_iopub_msg(timeout=0.5)
             except Empty:
                 continue
+            if m["msg_type"] == "status":
+                about = m["parent_header"].get("msg_type", "")
+                self.statuses.append((about, m["content"]["execution_state"]))
             if self._handle(m) is not None:
                 continue
             if m["parent_header"].get("msg_id") != msg_id:

@@ -108,6 +108,9 @@ def test_the_agent_edits_cells_and_rewind_and_undo_take_them_back_and_forth(
         status, text = client.run("%%logician\nfix the error above", "ask")
         assert status == "ok", text
         assert "Fixed the KeyError." in text
+        # the page's answers to the edits never made the kernel look idle mid-cell
+        during = client.statuses[client.statuses.index(("execute_request", "busy")) :]
+        assert during == [("execute_request", "busy"), ("execute_request", "idle")], during
         results = tool_results(server)
         # the outline and the cell in full reached the model, the traceback without colours
         assert "id=load" in results[0] and "In[3]" in results[0] and "outputs: error" in results[0]
