@@ -252,11 +252,14 @@ class Journal:
             lost=tuple(seqs_named_in(data[offset:], last if isinstance(last, int) else 0)),
         )
 
-    def append(self, record: dict[str, Any], *, durable: bool = False) -> dict[str, Any]:
+    def append(
+        self, record: dict[str, Any], *, durable: bool = False, read_back: bool = True
+    ) -> dict[str, Any] | None:
         """Write one record (one `write` call, so a crash tears at most this record).
 
         Returns the record as it now reads back from the file, so what callers keep in memory
-        is exactly what a replay will see (tuples become lists, `inf` stays `inf`).
+        is exactly what a replay will see (tuples become lists, `inf` stays `inf`); None with
+        `read_back=False`, for a caller whose record reads back as it is (`exact_in_json`).
         """
         if self._failed is not None and not self.shared:
             raise JournalError(
@@ -284,7 +287,7 @@ class Journal:
             self.size, self.crc = good
             self._failed = exc.strerror or str(exc)
             raise JournalError(f"cannot append to ledger {self.path}: {self._failed}") from exc
-        return decode_record(line[:-1])
+        return decode_record(line[:-1]) if read_back else None
 
     @property
     def failed(self) -> str | None:

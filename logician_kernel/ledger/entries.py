@@ -11,7 +11,8 @@ Must never: do I/O, or grow a kind without a docstring on each field.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, get_args
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -168,10 +169,52 @@ def read_entry(record: dict[str, Any]) -> Entry:
     copy a set of its own): models given the same fields share one. Equal strings and equal
     models inside entries read lately are shared too (a path state, a blob id, a path)."""
     entry = _validate(record)
+    share_entry(entry)
+    return entry
+
+
+def share_entry(entry: BaseModel, *, built: bool = False) -> BaseModel:
+    """`entry`, holding less: what `read_entry` does after validating. `built`: an entry
+    appended as built (`exact_in_json`); each model in it then counts every field as given,
+    as a model validated from its record does (a record names every field)."""
     if len(_RECENT) > _RECENT_MAX:
         _RECENT.clear()
-    _share(entry)
+    _share(entry, built)
     return entry
+
+
+_EXACT: dict[type, bool] = {}
+_EXACT_LEAVES: frozenset[object] = frozenset({str, int, float, bool, type(None)})
+
+
+def exact_in_json(kind: type[BaseModel]) -> bool:
+    """Whether every value a `kind` can hold reads back from its JSON record as the very value
+    it holds: its fields, and those of the models inside it, are strings, numbers, booleans,
+    None, literals, lists of these and frozen models of these (validation has already coerced
+    each to its type: a tuple to a list, 5 to 5.0). Not a kind with `Any` or a dict, whose
+    values keep what they were given (a tuple stays a tuple until read back). Such a kind's
+    entry is held as built: validating it again from its own record (a large frame close:
+    5,000 path changes, 50 ms) would give an equal entry."""
+    known = _EXACT.get(kind)
+    if known is None:
+        _EXACT[kind] = False  # a model that holds itself is not exact (none does)
+        known = _EXACT[kind] = bool(kind.model_config.get("frozen")) and all(
+            _exact_type(field.annotation) for field in kind.model_fields.values()
+        )
+    return known
+
+
+def _exact_type(annotation: object) -> bool:
+    if annotation in _EXACT_LEAVES:
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return exact_in_json(annotation)
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return all(type(arg) in (str, int, bool) for arg in get_args(annotation))
+    if origin is list or origin is Union or origin is UnionType:
+        return all(_exact_type(arg) for arg in get_args(annotation))
+    return False
 
 
 def _validate(record: dict[str, Any]) -> Entry:
@@ -203,18 +246,27 @@ pre-state): only these are looked up by value. Hashing every model (a change, an
 record) found next to no equal one and cost as much as validating the entry again."""
 
 
-def _share(model: BaseModel) -> None:
+_ALL_NAMES: dict[type, set[str]] = {}
+"""Per model class, the set of all its field names (what a model built, not read, is given)."""
+
+
+def _share(model: BaseModel, built: bool = False) -> None:
     cls = type(model)
     frozen = _FROZEN.get(cls)
     if frozen is None:
         frozen = _FROZEN[cls] = bool(cls.model_config.get("frozen"))
     if not frozen:
         return
-    names = model.__pydantic_fields_set__
+    if built:
+        names = _ALL_NAMES.get(cls) or _ALL_NAMES.setdefault(
+            cls, _FIELD_SETS.setdefault(frozenset(cls.model_fields), set(cls.model_fields))
+        )
+    else:
+        names = model.__pydantic_fields_set__
     shared = _CLASS_SETS.get(cls)
-    if shared is None or shared != names:
+    if shared is not names and (shared is None or shared != names):
         shared = _CLASS_SETS[cls] = _FIELD_SETS.setdefault(frozenset(names), names)
-    if shared is not names:
+    if shared is not model.__pydantic_fields_set__:
         object.__setattr__(model, "__pydantic_fields_set__", shared)
     fields = model.__dict__
     recent = _RECENT
@@ -227,14 +279,20 @@ def _share(model: BaseModel) -> None:
                 if type(item) is str:
                     value[i] = recent.setdefault(item, item)
                 elif isinstance(item, BaseModel):
-                    value[i] = _model(item)
+                    value[i] = _model(item, built)
         elif value is not None and isinstance(value, BaseModel):
-            fields[name] = _model(value)
+            fields[name] = _model(value, built)
 
 
-def _model(value: BaseModel) -> BaseModel:
-    """`value` with what it holds shared, or an equal path state read lately."""
-    _share(value)
+def _model(value: BaseModel, built: bool = False) -> BaseModel:
+    """`value` with what it holds shared, or an equal path state read lately (already
+    shared: `value` is not walked then)."""
     if type(value) in _VALUE_MODELS:
-        return _RECENT.setdefault(value, value)  # type: ignore[no-any-return]
+        seen = _RECENT.get(value)
+        if seen is not None:
+            return seen  # type: ignore[no-any-return]
+        _share(value, built)
+        _RECENT[value] = value
+        return value
+    _share(value, built)
     return value

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -65,7 +65,9 @@ from .entries import (
     ToolRecovery,
     VariableRecord,
     VariablesCaptured,
+    exact_in_json,
     read_entry,
+    share_entry,
 )
 from .entry_base import _Entry
 
@@ -332,12 +334,18 @@ class ThreadLedger:
                 time=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
                 **fields,
             )
-            stored = self._journal.append(entry.model_dump(mode="json"), durable=durable)
-            entry = read_entry(stored)  # what a replay will read, exactly
-            self.entries.append(entry)
+            record = entry.model_dump(mode="json")
+            held: Entry
+            if exact_in_json(kind):  # it reads back as built: shared, not validated again
+                self._journal.append(record, durable=durable, read_back=False)
+                held = cast(Entry, share_entry(entry, built=True))
+            else:  # held as a replay will read it (a tuple in an `Any` reads as a list)
+                stored = self._journal.append(record, durable=durable)
+                held = read_entry(cast(dict[str, Any], stored))
+            self.entries.append(held)
             if kind is FrameClose:
                 self._let_go()
-            return entry
+            return held
 
     def _let_go(self) -> None:
         """As a frame closes, let the decoded entries before the last `HELD_ENTRIES` go once

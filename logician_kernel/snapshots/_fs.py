@@ -3,6 +3,7 @@ fingerprints of paths whose content is not captured. No git processes here."""
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import os
@@ -91,10 +92,33 @@ def fingerprint_ignored(workspace: Path, rel: str) -> Iterable[tuple[str, Finger
     yield from found
 
 
-def read_all(full: str | Path) -> bytes:
-    """A file's bytes, unbuffered (no `Path`, no buffer object: a plan reads 20,000)."""
-    with open(full, "rb", buffering=0) as fh:
-        return fh.readall()
+_READ_FLAGS = (
+    os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+)
+"""A regular file is opened as it is; a symlink swapped in is refused (ELOOP), a FIFO does not
+block the open and a terminal is not adopted (the `fstat` then refuses both)."""
+
+
+def read_file(full: str | Path, size: int = 0) -> bytes | None:
+    """The bytes of the regular file at `full`, read through no symlink and no buffer object
+    (a plan reads 20,000); None when what stands there now is not a regular file (swapped since
+    the caller's `lstat`: the caller looks again or calls it unstable). `size`: the size the
+    caller's `lstat` gave, so that one `read` usually takes it all."""
+    try:
+        fd = os.open(full, _READ_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, max(size + 1, 65536)):  # to the end, however it grew
+            chunks.append(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def path_state(
@@ -115,9 +139,11 @@ def path_state(
     if st.st_size > max_file_bytes:
         return PathState.uncaptured("too-large", fingerprint(st))
     try:
-        data = read_all(full)
+        data = read_file(full, st.st_size)
     except (FileNotFoundError, NotADirectoryError):  # gone since the lstat (or swapped away)
         return PathState.absent()
+    if data is None:  # no longer a regular file since the lstat: changing as we look
+        return PathState.uncaptured("unstable", fingerprint(st))
     return PathState.blob(file_mode(st.st_mode), blob_id(data))
 
 
@@ -150,9 +176,11 @@ def store_path(
         return path_state(full, max_file_bytes)
     mode = file_mode(st.st_mode)
     try:
-        data = read_all(full)
+        data = read_file(full, st.st_size)
     except (FileNotFoundError, NotADirectoryError):  # gone since the lstat (or swapped away)
         return PathState.absent()
+    if data is None:  # no longer a regular file since the lstat: changing as we look
+        return PathState.uncaptured("unstable", fingerprint(st))
     return PathState.blob(mode, write(data))
 
 

@@ -11,7 +11,8 @@ process, since the snapshot has each blob's bytes and id in hand already.
 The pack is written under a temporary name and renamed into `objects/pack/` before its index
 (git sees a pack only through its `.idx`), and only then may a tree name its blobs: a crash
 leaves at worst an unreferenced pack, never a tree whose blob is missing. A blob already
-stored loose is not packed again.
+packed by this store is not packed again; one stored loose may be (git reads either copy,
+and looking for a loose copy would cost a `stat` per blob).
 
 Must never: name a pack other than by its checksum, write an index that disagrees with its
 pack, or leave a partly written file under a name git reads.
@@ -56,15 +57,12 @@ class PackWriter:
 
     def add(self, data: bytes) -> str:
         """Store `data` as a blob (in the next pack unless stored already); its id."""
-        header = b"blob %d\0" % len(data)
-        digest = _sha1(header + data).digest()
+        hasher = _sha1(b"blob %d\0" % len(data))
+        hasher.update(data)
+        digest = hasher.digest()
         sha = digest.hex()
-        if (
-            digest in self._ids
-            or sha in self.packed
-            or os.path.exists(os.path.join(self.objects, sha[:2], sha[2:]))
-        ):
-            return sha
+        if digest in self._ids or sha in self.packed:
+            return sha  # one loose copy may exist too: git reads either (no `stat` per blob)
         packed = _object_header(_BLOB, len(data)) + zlib.compress(data, 1)
         self._entries.append((digest, zlib.crc32(packed), packed))
         self._ids.add(digest)
@@ -108,6 +106,9 @@ def pack_writer(objects: Path, packed: set[str], count: int) -> PackWriter | Non
 
 def _object_header(kind: int, size: int) -> bytes:
     """A packed object's type and size: 3 type bits and 4 size bits, then 7 bits a byte."""
+    if size < 0x800:  # a small file's: one or two bytes
+        first = (kind << 4) | (size & 0x0F)
+        return bytes((first,)) if size < 0x10 else bytes((first | 0x80, size >> 4))
     out = bytearray()
     byte = (kind << 4) | (size & 0x0F)
     size >>= 4

@@ -17,7 +17,7 @@ import os
 import stat
 from pathlib import Path
 
-from ._fs import MODE_LINK, file_mode, write_loose_blob
+from ._fs import MODE_LINK, file_mode, read_file, write_loose_blob
 from .git_pack import PackWriter, pack_writer
 from .git_store import GitStore, SnapshotError
 from .git_trees import MODE_TREE, Entry, TreeError, TreeStore
@@ -95,7 +95,12 @@ class IncrementalTrees:
         self.seen.forget()
 
     def blob_entry(
-        self, path: str, pack: PackWriter | None = None, parents: dict[str, bool] | None = None
+        self,
+        path: str,
+        pack: PackWriter | None = None,
+        parents: dict[str, bool] | None = None,
+        *,
+        again: bool = False,
     ) -> Entry | None:
         """The tree entry of a file or symlink as it is now, its blob stored (in `pack` when
         given, else loose); None if gone. `parents` is the symlinked-parent answers of this
@@ -110,12 +115,13 @@ class IncrementalTrees:
             if stat.S_ISLNK(st.st_mode):
                 data, mode = os.readlink(full).encode("utf-8", "surrogateescape"), MODE_LINK
             elif stat.S_ISREG(st.st_mode):
-                with open(full, "rb") as fh:
-                    data = fh.read()
-                mode = file_mode(st.st_mode)
+                read = read_file(full, st.st_size)
+                if read is None:  # swapped for a symlink (or a FIFO) since the lstat
+                    return None if again else self.blob_entry(path, pack, parents, again=True)
+                data, mode = read, file_mode(st.st_mode)
             else:
                 return None
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
             raise SnapshotError(f"cannot read {path}: {exc.strerror or exc}") from None

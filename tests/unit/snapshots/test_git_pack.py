@@ -49,7 +49,7 @@ def test_a_pack_of_blobs_of_every_size_reads_back_through_git(store: Path) -> No
     assert git(store, "fsck", "--full").returncode == 0
 
 
-def test_a_blob_already_stored_is_not_packed_again(store: Path) -> None:
+def test_a_blob_is_packed_once_and_a_loose_copy_beside_it_is_fine_for_git(store: Path) -> None:
     subprocess.run(
         ["git", f"--git-dir={store}", "hash-object", "-w", "--stdin"],
         input=b"kept loose\n",
@@ -57,12 +57,18 @@ def test_a_blob_already_stored_is_not_packed_again(store: Path) -> None:
         capture_output=True,
     )
     writer = PackWriter(store / "objects")
-    writer.add(b"kept loose\n")
+    loose = writer.add(b"kept loose\n")  # not looked for loose: no `stat` per blob
     writer.add(b"twice\n")
     writer.add(b"twice\n")
     writer.flush()
     listed = git(store, "verify-pack", "-v", writer.written[0] + ".idx").stdout.decode()
-    assert "non delta: 1 object" in listed
+    assert "non delta: 2 objects" in listed  # "twice" once
+    again = PackWriter(store / "objects", writer.packed)
+    again.add(b"twice\n")  # packed already by this store: not again
+    again.flush()
+    assert again.written == []
+    assert git(store, "cat-file", "blob", loose).stdout == b"kept loose\n"
+    assert git(store, "fsck", "--full").returncode == 0
 
 
 def test_packs_start_over_past_their_size_bound(
