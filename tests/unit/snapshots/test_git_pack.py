@@ -82,14 +82,10 @@ def test_packs_start_over_past_their_size_bound(
     assert all(git(store, "cat-file", "-e", sha).returncode == 0 for sha in ids)
 
 
-def test_a_snapshot_of_many_changed_files_packs_them(tmp_path: Path) -> None:
-    ws, store = tmp_path / "ws", tmp_path / "store"
-    ws.mkdir()
-    (ws / "a.txt").write_text("a\n")
-    snap = GitSnapshotter(ws, store)
-    snap.ensure_store()
-    if not snap.watch("inotify"):
-        pytest.skip("no inotify here: every snapshot is a full git scan")
+def test_a_snapshot_of_many_changed_files_packs_them(
+    watched: tuple[Path, Path, GitSnapshotter],
+) -> None:
+    ws, store, snap = watched
     first = snap.snapshot()
     (ws / "a.txt").write_text("b\n")
     before = snap.snapshot()
@@ -113,7 +109,6 @@ def test_a_snapshot_of_many_changed_files_packs_them(tmp_path: Path) -> None:
     third = snap.snapshot()
     (change,) = snap.diff(second, third)[0]
     assert change.after.sha is not None and snap.read_blob(change.after.sha) == b"again\n"
-    snap.close()
     assert git(store, "fsck", "--full").returncode == 0
 
 

@@ -69,17 +69,13 @@ def test_a_file_swapped_for_a_symlink_after_its_lstat_is_unstable_not_the_target
 
 
 def test_a_snapshot_racing_a_swap_stores_the_link_never_what_it_points_at(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    watched: tuple[Path, Path, GitSnapshotter],
 ) -> None:
     secret = tmp_path / "secret"
     secret.write_text("private\n")
-    ws, store = tmp_path / "ws", tmp_path / "store"
-    ws.mkdir()
-    (ws / "a.txt").write_text("a\n")
-    snap = GitSnapshotter(ws, store)
-    snap.ensure_store()
-    if not snap.watch("inotify"):
-        pytest.skip("no inotify here: every snapshot is a full git scan")
+    ws, _, snap = watched
     first = snap.snapshot()
     (ws / "a.txt").write_text("changed\n")
     real_read = _fs.read_file
@@ -99,4 +95,3 @@ def test_a_snapshot_racing_a_swap_stores_the_link_never_what_it_points_at(
     assert change.after.mode == "120000"  # the symlink itself, looked at again
     assert change.after.sha is not None
     assert snap.read_blob(change.after.sha) == os.fspath(secret).encode()
-    snap.close()
