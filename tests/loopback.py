@@ -31,6 +31,9 @@ class Reply:
     """Pause before each piece."""
     end: Literal["complete", "disconnect", "reset"] = "complete"
     """complete: finish the body; disconnect: close mid-body; reset: RST before answering."""
+    gate: threading.Event | None = None
+    """Once the headers are sent, the body waits until this is set: a model still thinking,
+    for exactly as long as a test needs (no fixed delay)."""
 
     @classmethod
     def error(cls, status: int, payload: Any, **headers: str) -> Reply:
@@ -92,6 +95,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         try:
+            self.wfile.flush()
+            while reply.gate is not None and not reply.gate.wait(0.05):
+                if self.server.owner._stopping.is_set():
+                    return
             for piece in reply.pieces:
                 if reply.delay and self.server.owner._stopping.wait(reply.delay):
                     return

@@ -215,9 +215,12 @@ export class LogicianSidebar extends Widget {
 
   private _onAnnounced(_: LogicianConnection, msg: KernelMessage): void {
     if (msg.type === 'frames.changed') {
-      if (this._pages.setTotal(msg.total)) {
-        this._render();
+      // sent after every cell: with as many frames as before, a row read while its cell ran
+      // (no outcome, no Rewind or Calls buttons yet) is read again
+      if (!this._pages.setTotal(msg.total)) {
+        this._pages.refresh();
       }
+      this._render();
     } else if (msg.type === 'frames.rewound' || msg.type === 'frames.undone') {
       this._pages.clear();
       this._render();
@@ -229,13 +232,13 @@ export class LogicianSidebar extends Widget {
     if (!conn) {
       return;
     }
+    const asked = this._pages.generation;
     try {
       const first = await conn.ask({ type: 'frames.list', offset: 0, limit: this._pages.pageSize }, 'frames');
       if (conn !== this._connection) {
         return;
       }
-      this._pages.setTotal(first.total);
-      this._pages.put(0, first.rows, first.total);
+      this._pages.put(0, first.rows, first.total, asked);
       this._render();
     } catch (err) {
       this._stateNode.textContent = `Could not list frames: ${(err as Error).message}`;
@@ -318,16 +321,16 @@ export class LogicianSidebar extends Widget {
       return;
     }
     const offset = page * this._pages.pageSize;
-    this._pages.markLoading(page);
+    const asked = this._pages.markLoading(page);
     try {
       const msg = await conn.ask({ type: 'frames.list', offset, limit: this._pages.pageSize }, 'frames');
       if (conn !== this._connection) {
         return;
       }
-      this._pages.put(msg.offset, msg.rows, msg.total);
+      this._pages.put(msg.offset, msg.rows, msg.total, asked);
       this._scheduleRender();
     } catch {
-      this._pages.failed(offset);
+      this._pages.failed(offset, asked);
     }
   }
 

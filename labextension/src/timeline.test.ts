@@ -24,6 +24,11 @@ function page(offset: number, count: number, total: number): IFrameRow[] {
   return rows;
 }
 
+/** The same rows as read while their cells ran: open, no outcome yet. */
+function running(rows: IFrameRow[]): IFrameRow[] {
+  return rows.map(r => ({ ...r, status: 'open', outcome: null }));
+}
+
 describe('visibleRange', () => {
   it('renders nothing for an empty timeline', () => {
     expect(visibleRange(0, 400, 24, 0)).toEqual({ start: 0, end: 0 });
@@ -199,6 +204,70 @@ describe('FramePages', () => {
     pages.markLoading(2);
     pages.failed(25); // any offset within the page
     expect(pages.missing({ start: 20, end: 30 })).toEqual([2]);
+  });
+
+  it('reads a row again when the frames changed but not their number (a running cell ended)', () => {
+    const pages = new FramePages(10, 3);
+    pages.setTotal(1);
+    pages.put(0, running(page(0, 1, 1)), 1);
+    expect(pages.row(0)?.status).toBe('open');
+    expect(pages.setTotal(1)).toBe(false); // frames.changed after the cell: still one frame
+    pages.refresh();
+    expect(pages.row(0)?.status).toBe('open'); // shown until the new answer is here
+    expect(pages.missing({ start: 0, end: 1 })).toEqual([0]);
+    const asked = pages.markLoading(0);
+    expect(pages.missing({ start: 0, end: 1 })).toEqual([]);
+    pages.put(0, page(0, 1, 1), 1, asked);
+    expect(pages.row(0)?.status).toBe('active');
+    expect(pages.missing({ start: 0, end: 1 })).toEqual([]);
+  });
+
+  it('never lets an answer read before the change pass for a fresh one, in either order', () => {
+    for (const oldFirst of [true, false]) {
+      const pages = new FramePages(10, 3);
+      pages.setTotal(1);
+      const before = pages.markLoading(0); // asked while the cell ran
+      pages.refresh(); // the cell ended meanwhile
+      expect(pages.missing({ start: 0, end: 1 })).toEqual([0]); // asked again
+      const after = pages.markLoading(0);
+      const answers: [IFrameRow[], number][] = [
+        [running(page(0, 1, 1)), before],
+        [page(0, 1, 1), after]
+      ];
+      for (const [rows, asked] of oldFirst ? answers : answers.reverse()) {
+        pages.put(0, rows, 1, asked);
+      }
+      expect(pages.row(0)?.status).toBe('active');
+      expect(pages.missing({ start: 0, end: 1 })).toEqual([]);
+    }
+  });
+
+  it('an old answer where nothing is shown is shown, and its page is asked again', () => {
+    const pages = new FramePages(10, 3);
+    pages.setTotal(5);
+    const before = pages.markLoading(0);
+    pages.refresh();
+    pages.put(0, running(page(0, 5, 5)), 5, before);
+    expect(pages.row(0)?.status).toBe('open');
+    expect(pages.missing({ start: 0, end: 5 })).toEqual([0]);
+    // an old answer with another total is not shown at all (its indices are not today's)
+    const other = new FramePages(10, 3);
+    other.setTotal(5);
+    const old = other.markLoading(0);
+    other.refresh();
+    other.put(0, page(0, 4, 4), 4, old);
+    expect(other.total).toBe(5);
+    expect(other.row(0)).toBeUndefined();
+  });
+
+  it('an old request that failed does not cancel the newer one', () => {
+    const pages = new FramePages(10, 3);
+    pages.setTotal(1);
+    const before = pages.markLoading(0);
+    pages.refresh();
+    pages.markLoading(0);
+    pages.failed(0, before);
+    expect(pages.missing({ start: 0, end: 1 })).toEqual([]); // the newer one is on its way
   });
 
   it('clear() forgets pages and loads', () => {

@@ -51,7 +51,10 @@ export function pagesFor(range: IRange, pageSize: number): number[] {
  *
  * Rows are addressed by index (0 = newest). A new frame shifts every index by one, so the
  * cache is dropped whenever `total` changes; the pages on screen are fetched again (one or two
- * requests of `pageSize` rows).
+ * requests of `pageSize` rows). When the frames changed but not their number (the frame of a
+ * cell that was running when its row was read has closed), `refresh` keeps the rows on screen
+ * and has their pages fetched again. Each request carries the generation it was asked in
+ * (`markLoading`'s answer), so a page read before a change never passes for a fresh one.
  */
 export class FramePages {
   constructor(
@@ -76,35 +79,76 @@ export class FramePages {
   clear(): void {
     this._pages.clear();
     this._loading.clear();
+    this._stale.clear();
+    this._generation++;
   }
 
-  /** Pages of `range` neither cached nor being fetched (mark them loading before asking). */
+  /** The rows held may be out of date (a frame closed: its outcome and buttons changed). They
+   * stay on screen, and `missing` names their pages until they are fetched again; a page
+   * being fetched now may have been read before the change, so it is asked for again too. */
+  refresh(): void {
+    for (const page of [...this._pages.keys(), ...this._loading]) {
+      this._stale.add(page);
+    }
+    this._loading.clear();
+    this._generation++;
+  }
+
+  /** The generation a request asked now belongs to (pass it to `put` with the answer). */
+  get generation(): number {
+    return this._generation;
+  }
+
+  /** Pages of `range` not cached (or stale) and not being fetched (mark them loading before
+   * asking). */
   missing(range: IRange): number[] {
-    return pagesFor(range, this.pageSize).filter(p => !this._pages.has(p) && !this._loading.has(p));
+    return pagesFor(range, this.pageSize).filter(
+      p => (!this._pages.has(p) || this._stale.has(p)) && !this._loading.has(p)
+    );
   }
 
-  markLoading(page: number): void {
+  /** A page is being fetched; the answer is the request's generation, for `put`. */
+  markLoading(page: number): number {
     this._loading.add(page);
+    return this._generation;
   }
 
-  /** Store a page the kernel sent (rows from `offset`); evicts the least recently used. */
-  put(offset: number, rows: IFrameRow[], total: number): void {
+  /** Store a page the kernel sent (rows from `offset`), asked in generation `asked`; evicts the
+   * least recently used. An answer asked before the frames last changed is shown only where
+   * nothing else is, and its page stays stale (fetched again). */
+  put(offset: number, rows: IFrameRow[], total: number, asked = this._generation): void {
+    const page = Math.floor(offset / this.pageSize);
+    if (asked !== this._generation) {
+      if (total === this._total && !this._pages.has(page)) {
+        this._pages.set(page, rows);
+        this._stale.add(page);
+        this._evict();
+      }
+      return;
+    }
     if (total !== this._total) {
       this.setTotal(total);
     }
-    const page = Math.floor(offset / this.pageSize);
     this._loading.delete(page);
+    this._stale.delete(page);
     this._pages.delete(page);
     this._pages.set(page, rows);
-    while (this._pages.size > this.maxPages) {
-      const oldest = this._pages.keys().next().value as number;
-      this._pages.delete(oldest);
+    this._evict();
+  }
+
+  /** A page asked in generation `asked` failed to arrive: it may be asked again. */
+  failed(offset: number, asked = this._generation): void {
+    if (asked === this._generation) {
+      this._loading.delete(Math.floor(offset / this.pageSize));
     }
   }
 
-  /** A page failed to arrive: it may be asked again. */
-  failed(offset: number): void {
-    this._loading.delete(Math.floor(offset / this.pageSize));
+  private _evict(): void {
+    while (this._pages.size > this.maxPages) {
+      const oldest = this._pages.keys().next().value as number;
+      this._pages.delete(oldest);
+      this._stale.delete(oldest);
+    }
   }
 
   /** The row at `index`, or undefined while its page is not here. */
@@ -143,6 +187,8 @@ export class FramePages {
   private _total = -1;
   private _pages = new Map<number, IFrameRow[]>();
   private _loading = new Set<number>();
+  private _stale = new Set<number>();
+  private _generation = 0;
 }
 
 /** Where keyboard focus goes in a list of `total` rows from row `index` on `key` (arrows one
