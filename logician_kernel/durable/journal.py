@@ -82,9 +82,12 @@ def encode_record(record: dict[str, Any]) -> bytes:
     """One JSON line ending in a CRC-32 of the record's bytes without it.
 
     ASCII-only JSON: any text, lone surrogates included (tool output decoded with
-    `surrogateescape` has them), round-trips exactly, and the file is valid UTF-8.
+    `surrogateescape` has them), round-trips exactly, and the file is valid UTF-8. Keys stay in
+    the record's order (a model's fields in their declared order): nothing compares two
+    encodings of records built apart, and sorting the keys of a frame's 5,000 changes took
+    half the encoding's time. A record read back and encoded again gives the same bytes.
     """
-    body = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    body = json.dumps(record, separators=(",", ":"), ensure_ascii=True).encode()
     return body[:-1] + b',"%s":"%08x"}\n' % (CHECKSUM_FIELD.encode(), zlib.crc32(body))
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -32,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel
 
 from ..ledger.entries import FrameClose, FrameOpen, ToolIntent
+from ..snapshots.stat_memory import Identity
 from ..snapshots.tree_watch import TreeEvidence, TreeWrite
 from ..snapshots.write_audit import CELL, FrameEvidence, open_in_process
 from ..types.path_states import PathChange
@@ -122,9 +123,12 @@ def attribute(
     tool_names: dict[str, str],
     checkpointed: dict[str, str | None],
     tree: TreeEvidence | None = None,
+    looked: Callable[[str], Identity | None] | None = None,
 ) -> list[PathChange]:
     """Each change with who made it (`by`, `call_id`, `tool`, `basis`, `saved_at`, and
-    `uncertain` when a process of ours ran and nothing told its write from another's)."""
+    `uncertain` when a process of ours ran and nothing told its write from another's).
+    `looked(path)`: the file as the frame's snapshot found it when it stored its bytes (the
+    clock's question about a later write is asked of that, with no `lstat` of its own)."""
     real = Path(os.path.realpath(workspace))  # /proc/self/fd names real paths
     tree = tree if tree is not None else TreeEvidence()
     unknown = {
@@ -209,6 +213,7 @@ def attribute(
             # fanotify saw every writer on the workspace's file system: another process's
             # write would be in `tree.foreign` (above), so the clock is not asked there.
             exact_dev if change.path not in tree.unknown else None,
+            looked(change.path) if looked is not None else None,
         ):
             update["outside_write"] = late
         out.append(change.model_copy(update=update))

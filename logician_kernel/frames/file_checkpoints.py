@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TextIO
 
 from ..durable.redact import redact
@@ -312,6 +313,7 @@ class FileCheckpoints:
             if current.deferred.pre is None:  # wrote nothing: the first snapshot may still run
                 return self._close_unwritten(current, outcome, late)
             current.pre = current.deferred.pre
+        closing = time.time_ns()  # a note of the snapshot below reads this or later
         post, error = self._snapshot(defer_large=True)
         # A stat scan read the workspace once, after the cell: what changed between cells is
         # in the frame's start, not in its changes (see scan_detector.py).
@@ -339,6 +341,7 @@ class FileCheckpoints:
                         ),
                         checkpointed=current.captured,
                         tree=tree,
+                        looked=partial(self.snapshotter.looked_since, since=closing),  # type: ignore[union-attr]
                     )
             except (SnapshotError, OSError) as exc:
                 error = str(exc)

@@ -32,7 +32,7 @@ from ..ledger.thread_ledger import (
     project,
 )
 from ..snapshots.beneath import Beneath
-from ..snapshots.stat_memory import timed_look
+from ..snapshots.stat_memory import Looked, timed_look
 from ..types.path_states import PathChange, PathState
 from . import rewind_plan
 from .attribution import clock, judge_chain
@@ -85,6 +85,10 @@ class RewindPlan:
     recreate: set[str] = field(default_factory=set)
     """Paths of `restore` that are absent now (a popped cell deleted them, nothing wrote them
     since): the rewind recreates them."""
+    looks: dict[str, Looked] = field(default_factory=dict, repr=False, compare=False)
+    """The `lstat` (and the clock before it) the plan judged each path of `restore` by: the
+    plan record's pre-image of that path is stored by it, not by a second look
+    (`rewind_plan.write_plan`)."""
 
 
 def resolve_target(checkpoints: FileCheckpoints, spec: int | str) -> int:
@@ -237,6 +241,8 @@ def plan_rewind(
             plan.conflicts.append(RestoredPath(path=path, action="conflict", detail=conflict))
             continue
         plan.restore.append((path, target))
+        if looked is not None:
+            plan.looks[path] = looked
         if conflict is None and chain[-1][1].after.kind == "absent" and target.kind != "absent":
             plan.recreate.add(path)  # still as the cell left it: absent
     if tree is not None:

@@ -9,7 +9,8 @@ by the machine's load. Under exact attribution (fanotify saw every writer on the
 file system) the clock is not asked at all: another writer would have been named.
 
 Must never: call the kernel's own slow write someone else's (a loaded disk, a stalled
-process), or read more than one `lstat` per file in the common case.
+process), or read more than one `lstat` per file in the common case (none where the frame's
+snapshot says what it found).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..snapshots.stat_memory import Identity
 from ..snapshots.write_audit import open_in_process
 from .write_rate import RATE
 
@@ -44,28 +46,40 @@ def device(path: Path) -> int | None:
         return None
 
 
-def written_later(full: Path | str, last: float | None, exact_dev: int | None = None) -> str:
+def written_later(
+    full: Path | str,
+    last: float | None,
+    exact_dev: int | None = None,
+    looked: Identity | None = None,
+) -> str:
     """ "modified N s after this kernel's last write" when the file's mtime says someone wrote
     it after the kernel did (a file the kernel still holds open is still being written).
     Never for a file on `exact_dev`, the file system fanotify watched: a kernel stalled
-    between opening a file and writing it (a loaded machine) is not someone else."""
+    between opening a file and writing it (a loaded machine) is not someone else. `looked`:
+    the file as the frame's snapshot found it when it stored its bytes (stat_memory.py), the
+    version the question is about; else it is looked at now."""
     if last is None:
         return ""
-    try:
-        st = os.lstat(full)
-    except OSError:
+    if looked is not None:
+        _ino, dev, size, _mode, mtime_ns, _ctime = looked
+        mtime = mtime_ns / 1e9
+    else:
+        try:
+            st = os.lstat(full)
+        except OSError:
+            return ""
+        dev, size, mtime = st.st_dev, st.st_size, st.st_mtime
+    if exact_dev is not None and dev == exact_dev:
         return ""
-    if exact_dev is not None and st.st_dev == exact_dev:
-        return ""
-    late = st.st_mtime - last - LATE_WRITE_SLACK
+    late = mtime - last - LATE_WRITE_SLACK
     if late <= 0:  # the common case, decided without the rate (thousands of paths a cell)
         return ""
     # The time to write its size at the rate this cell wrote (the slower of the kernel's
     # measured figure and the cell's own sample: write_rate.py).
-    late -= st.st_size / RATE.for_last_cell * slowdown()
+    late -= size / RATE.for_last_cell * slowdown()
     if late <= 0 or open_in_process({str(full)}):
         return ""
     return (
-        f"modified {st.st_mtime - last:.1f} s after this kernel's last write to it, by "
+        f"modified {mtime - last:.1f} s after this kernel's last write to it, by "
         "something outside this kernel"
     )

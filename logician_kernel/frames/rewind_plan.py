@@ -83,10 +83,13 @@ def write_plan(
         order = restore_order(plan.restore)
         # Thousands of paths: one pack, before the record; one walk beneath the root, each
         # directory opened once, gives each path's `lstat` (a parent that is not a plain
-        # directory: the store looks by name, and stores nothing behind it).
+        # directory: the store looks by name, and stores nothing behind it). A path the plan
+        # just judged is stored by the plan's own look (its clock read before it: a write
+        # since makes the file's identity differ, so no note of it can be trusted wrongly).
+        looks = plan.looks
         with snap.blob_batch(len(order)), Beneath(snap.workspace) as tree:
             for path, target in order:
-                looked = timed_look(tree, path)[2]
+                looked = looks.get(path) or timed_look(tree, path)[2]
                 # Its bits and owner from the `lstat` the store judged it by: one look a path.
                 current, st = snap.store_looked(path, looked)
                 bits, owner = _bits_and_owner(st)

@@ -50,6 +50,7 @@ from .locks import IndexBusy, clear_stale_git_lock
 from .perms import carry_perms, unusual_perms, walk_unusual
 from .snapshot_diff import snapshot_diff
 from .snapshot_objects import SnapshotObjects
+from .stat_memory import Looked, StatMemory
 from .type_changes import lstat_entry
 
 __all__ = ["EMPTY_TREE", "GitSnapshotter", "Snapshot", "SnapshotError"]
@@ -273,10 +274,13 @@ class GitSnapshotter(SnapshotObjects):
         drop: list[str] = []
         perms = self._perms if self._perms is not None else {}
         parents: dict[str, bool] = {}  # symlinked parents, looked at once for this look
+        looks: dict[str, Looked] = {}  # each path's lstat, which its blob's read goes by
+        clock = StatMemory.clock
         for path in paths:
             uncaptured.pop(path, None)
             large.pop(path, None)
             perms.pop(path, None)
+            looked_at = clock()
             try:
                 st = lstat_entry(self.workspace, path, parents)
             except OSError:
@@ -289,20 +293,24 @@ class GitSnapshotter(SnapshotObjects):
             if stat.S_ISDIR(st.st_mode):
                 drop.append(path)  # a file or symlink that became a directory leaves the index
                 continue
+            looks[path] = (looked_at, st)
             if path in ignored:
                 uncaptured[path] = ("ignored", fingerprint(st))
             else:
                 self._place(path, st, update, drop, uncaptured, large)
         return Snapshot(
-            tree=self._tree_update(last.tree, update, drop),
+            tree=self._tree_update(last.tree, update, drop, looks),
             uncaptured=uncaptured,
             large=large,
             perms=dict(perms),
         )
 
-    def _tree_update(self, base: str, update: list[str], drop: list[str]) -> str:
-        """`base` with `update`'s paths as they are on disk now and `drop`'s removed."""
-        self._last_tree = self._inc.update(base, update, drop)
+    def _tree_update(
+        self, base: str, update: list[str], drop: list[str], looks: dict[str, Looked]
+    ) -> str:
+        """`base` with `update`'s paths as they are on disk now and `drop`'s removed; `looks`:
+        the `lstat` each path was sorted by (its blob is read by it, not looked at again)."""
+        self._last_tree = self._inc.update(base, update, drop, looks)
         return self._last_tree
 
     def _sync_index(self) -> None:
@@ -329,7 +337,7 @@ class GitSnapshotter(SnapshotObjects):
         elif st.st_size > self.max_file_bytes:
             uncaptured[path] = ("too-large", fingerprint(st))
             drop.append(path)
-        elif self.large is not None and self.large.wants(self.workspace / path, st):
+        elif self.large is not None and self.large.wants_path(path, st):
             captured = self.large.capture(path, st)
             if captured.kind == "large":
                 large[path] = captured

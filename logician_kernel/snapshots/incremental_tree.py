@@ -22,7 +22,7 @@ from .git_pack import PackWriter, pack_writer
 from .git_store import GitStore, SnapshotError
 from .git_trees import MODE_TREE, Entry, TreeError, TreeStore
 from .locks import IndexBusy
-from .stat_memory import StatMemory
+from .stat_memory import Looked, StatMemory
 from .type_changes import lstat_entry
 
 
@@ -42,15 +42,23 @@ class IncrementalTrees:
         self.seen = StatMemory()
         """Each file's identity and blob as stored here: a rewind reads it, not the file."""
 
-    def update(self, base: str, update: list[str], drop: list[str]) -> str:
+    def update(
+        self,
+        base: str,
+        update: list[str],
+        drop: list[str],
+        looks: dict[str, Looked] | None = None,
+    ) -> str:
         """`base` with `update`'s paths as they are on disk now and `drop`'s removed; the
-        private index is left as it is (`sync_index` catches it up)."""
+        private index is left as it is (`sync_index` catches it up). `looks`: the `lstat` the
+        caller just took of a path (beneath no symlinked folder), and the clock before it."""
+        looks = looks if looks is not None else {}
         changes: dict[str, Entry | None] = dict.fromkeys(drop)
         # Many blobs go into one pack (git_pack.py), written before any tree names them.
         pack = pack_writer(self._objects, self.packed, len(update))
         parents: dict[str, bool] = {}  # symlinked parents: each folder looked at once
         for path in update:
-            changes[path] = self.blob_entry(path, pack, parents)
+            changes[path] = self.blob_entry(path, pack, parents, looked=looks.get(path))
         if pack is not None:
             try:
                 pack.flush()
@@ -101,13 +109,20 @@ class IncrementalTrees:
         parents: dict[str, bool] | None = None,
         *,
         again: bool = False,
+        looked: Looked | None = None,
     ) -> Entry | None:
         """The tree entry of a file or symlink as it is now, its blob stored (in `pack` when
         given, else loose); None if gone. `parents` is the symlinked-parent answers of this
         update (one look per folder, not per path); without it the parents are looked at
-        afresh."""
-        looked_at = self.seen.clock()
-        st = lstat_entry(self._root, path, parents)
+        afresh. `looked`: the caller's `lstat_entry` of the path and the clock before it, used
+        instead of a new look (the read still refuses anything but the regular file it was:
+        a path swapped since is looked at again)."""
+        st: os.stat_result | None
+        if looked is not None and not again:
+            looked_at, st = looked
+        else:
+            looked_at = self.seen.clock()
+            st = lstat_entry(self._root, path, parents)
         if st is None:
             return None
         full = os.path.join(self._root, path)

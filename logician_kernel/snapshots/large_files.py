@@ -163,13 +163,10 @@ class LargeFiles:
         self.limits = limits
         self.budget = limits.max_store_bytes or default_budget(self.workspace)
 
-    def wants(self, full: Path, st: os.stat_result) -> bool:
-        """Whether this path goes to the side store rather than git."""
-        return stat.S_ISREG(st.st_mode) and (st.st_size > self.limits.threshold or is_sqlite(full))
-
     def wants_path(self, path: str, st: os.stat_result) -> bool:
-        """`wants` for a workspace-relative path; its full path is built only for a name a
-        database may have (a rewind's plan asks this of 20,000 small files)."""
+        """Whether the workspace-relative `path` goes to the side store rather than git; its
+        full path is built only for a name a database may have (a snapshot or a rewind's plan
+        asks this of 20,000 small files)."""
         if not stat.S_ISREG(st.st_mode):
             return False
         if st.st_size > self.limits.threshold:

@@ -28,7 +28,7 @@ from .git_store import GitStore, SnapshotError
 from .incremental_tree import IncrementalTrees
 from .large_files import LargeFiles
 from .perms import unusual_perms, with_perms
-from .stat_memory import Looked
+from .stat_memory import Identity, Looked
 
 
 class SnapshotObjects:
@@ -213,6 +213,11 @@ class SnapshotObjects:
     def write_blob(self, data: bytes) -> str:
         """Store bytes in our own object store (never only in the user's, via alternates)."""
         return write_loose_blob(self.store / "objects", data)
+
+    def looked_since(self, path: str, since: int) -> Identity | None:
+        """What a look at `path` from the clock reading `since` on found (inode, device, size,
+        mode, times) as it stored the file's bytes, else None (stat_memory.py)."""
+        return self._inc.seen.looked_since(path, since)
 
     def own_blob(self, sha: str) -> None:
         """Make sure a pre-image lives in our store even if it came from the user's objects."""

@@ -93,6 +93,12 @@ class StatMemory:
         else:
             self._notes.pop(path, None)
 
+    def looked_since(self, path: str, since: int) -> Identity | None:
+        """The identity noted for `path` by a look whose clock read `since` or later (the
+        snapshot of the frame closing now, which read those bytes), else None."""
+        found = self._notes.get(path)
+        return found[0] if found is not None and found[1] >= since else None
+
     def recall(
         self, path: str, st: os.stat_result, *, stored: bool = False
     ) -> tuple[str, str] | None:

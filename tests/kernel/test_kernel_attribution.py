@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 from kernel_harness import Kernel, make_kernel_env
 from loopback import LoopbackServer, text_reply, tool_reply
+from mcp_servers.helpers import wait_until
 from test_kernel_approvals import Sidebar, create_subshell
 from test_kernel_comm import valid
 
@@ -38,9 +40,20 @@ def wait_for_write(path: Path, text: str, timeout: float = 120.0) -> None:
         time.sleep(0.05)
 
 
-def write_later(path: Path, text: str, delay: float) -> subprocess.Popen[bytes]:
-    """Another process (not the kernel's) writes `path` after `delay` seconds."""
-    code = f"import time; time.sleep({delay}); open({str(path)!r}, 'w').write({text!r})"
+WAITING_CELL = (
+    "import pathlib, time; open('cell.txt', 'w').write('c')\n"
+    "for _ in range(2400):  # until another program changed mine.txt (120 s at most)\n"
+    "    if pathlib.Path('mine.txt').read_text() != 'v1':\n"
+    "        break\n"
+    "    time.sleep(0.05)"
+)
+"""A cell that writes its own file, then runs until another program wrote `mine.txt`: that
+write lands inside its frame however loaded the machine is."""
+
+
+def write_from_another_process(path: Path, text: str) -> subprocess.Popen[bytes]:
+    """Another process (not the kernel's) writes `path` now."""
+    code = f"open({str(path)!r}, 'w').write({text!r})"
     return subprocess.Popen([sys.executable, "-c", code])
 
 
@@ -62,9 +75,9 @@ def test_a_write_by_another_process_during_a_long_cell_is_left_alone_on_rewind(
     kernel: Kernel, workspace: Path
 ) -> None:
     (workspace / "mine.txt").write_text("v1")
-    msg = kernel.send(LONG_CELL)
-    wait_for_write(workspace / "cell.txt", "c")  # inside the frame: the cell sleeps 3 s now
-    writer = write_later(workspace / "mine.txt", "v2 my precious edit", 0.3)
+    msg = kernel.send(WAITING_CELL)
+    wait_for_write(workspace / "cell.txt", "c")  # inside the frame: the cell waits for us
+    writer = write_from_another_process(workspace / "mine.txt", "v2 my precious edit")
     r = kernel.collect(msg)
     writer.wait(10)
     assert r.status == "ok", r.text
@@ -105,9 +118,9 @@ def test_include_external_reverts_the_other_process_write_too(
     kernel: Kernel, workspace: Path
 ) -> None:
     (workspace / "mine.txt").write_text("v1")
-    msg = kernel.send(LONG_CELL)
+    msg = kernel.send(WAITING_CELL)
     wait_for_write(workspace / "cell.txt", "c")
-    writer = write_later(workspace / "mine.txt", "v2", 0.3)
+    writer = write_from_another_process(workspace / "mine.txt", "v2")
     assert kernel.collect(msg).status == "ok"
     writer.wait(10)
     r = kernel.run("%logician rewind --last --include-external")
@@ -334,8 +347,10 @@ def test_with_attribution_off_every_change_is_the_cells_as_before(
     k = Kernel(workspace, {**kernel_env, "LOGICIAN_CHECKPOINTS__ATTRIBUTION": "false"})
     try:
         (workspace / "mine.txt").write_text("v1")
-        writer = write_later(workspace / "mine.txt", "v2", 1.0)
-        r = k.run(LONG_CELL)
+        msg = k.send(WAITING_CELL)
+        wait_for_write(workspace / "cell.txt", "c")  # inside the frame: the cell waits for us
+        writer = write_from_another_process(workspace / "mine.txt", "v2")
+        r = k.collect(msg)
         writer.wait(10)
         assert r.status == "ok" and "changed outside" not in r.text, r.text
         assert " by " not in k.run("%logician diff --last").text
@@ -351,15 +366,21 @@ def test_a_save_while_the_model_thinks_is_not_the_bash_calls(
     """A `bash` call's processes own what changed while it ran; a file saved later in the same
     agent cell, while no process of ours ran, is external and a rewind keeps it."""
     (workspace / "mine.txt").write_text("v1")
-    server.script(
-        tool_reply("b1", "bash", {"command": "echo from-bash > bash.txt"}),
-        text_reply("Done.", delay=0.8),
-    )
+    thinking = threading.Event()  # the model's answer after the bash call waits for it
+    done = text_reply("Done.")
+    done.gate = thinking
+    server.script(tool_reply("b1", "bash", {"command": "echo from-bash > bash.txt"}), done)
     k = Kernel(workspace, agent_env)
     try:
-        writer = write_later(workspace / "mine.txt", "v2 my precious edit", 2.0)
-        r = k.run("%%logician\nMake bash.txt.")
-        writer.wait(10)
+        msg = k.send("%%logician\nMake bash.txt.")
+        try:
+            # the bash call is over (the model was asked again) and the model thinks: the
+            # save lands now, while no process of ours runs
+            wait_until(lambda: len(server.requests) == 2, 120, "the model asked after bash")
+            (workspace / "mine.txt").write_text("v2 my precious edit")
+        finally:
+            thinking.set()
+        r = k.collect(msg)
         assert r.status == "ok", r.text
         diff = k.run("%logician diff --last").text
         by = {ln.split()[1]: ln for ln in diff.splitlines() if ln.startswith(("created", "modif"))}

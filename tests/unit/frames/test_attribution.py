@@ -198,6 +198,38 @@ def test_a_modification_after_the_kernels_last_write_is_someone_elses_too(tmp_pa
     assert out.outside_write == ""
 
 
+def test_the_later_write_is_judged_on_the_version_the_frames_snapshot_stored(
+    tmp_path: Path,
+) -> None:
+    """With `looked` (what the close's snapshot found as it stored the file), the clock's
+    question is asked of that version, not of the file as it stands a moment later."""
+    import time
+
+    f = tmp_path / "x.txt"
+    f.write_text("x")
+    last = time.time() - 5
+    evidence = FrameEvidence(writes={"x.txt": CELL}, last={"x.txt": last})
+    st = os.lstat(f)
+
+    def outside(mtime: float) -> str:
+        ident = (st.st_ino, st.st_dev, st.st_size, st.st_mode, int(mtime * 1e9), st.st_ctime_ns)
+        (out,) = attribute(
+            [_change("x.txt")],
+            evidence,
+            {},
+            workspace=tmp_path,
+            tool_names={},
+            checkpointed={},
+            looked=lambda path: ident if path == "x.txt" else None,
+        )
+        return out.outside_write
+
+    # on disk it was modified 5 s after the kernel's write; the stored version was not
+    assert outside(last) == ""
+    os.utime(f, (last, last))  # on disk now: no later write; the stored version was one
+    assert "after this kernel's last write" in outside(last + 5)
+
+
 def test_a_big_file_the_kernel_wrote_slowly_on_a_loaded_machine_is_not_someone_elses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,6 +8,9 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from logician_kernel.frames import frame_rewind
 from logician_kernel.frames.undo import undo_rewind
@@ -160,5 +163,100 @@ def test_an_undo_brings_back_files_whose_pre_images_the_rewind_did_not_read_agai
         assert all(
             (ws / "d" / f"f{i}.txt").read_text() == f"second version {i}\n" for i in range(80)
         )
+    finally:
+        session.close()
+
+
+def test_a_note_answers_for_looks_since_a_clock_reading_only(tmp_path: Path) -> None:
+    f = tmp_path / "a.txt"
+    f.write_text("first")
+    memory = StatMemory()
+    before = StatMemory.clock()
+    st = os.lstat(f)
+    memory.note("a.txt", st, before, "100644", SHA, stored=True)
+    assert memory.looked_since("a.txt", before) == (
+        st.st_ino,
+        st.st_dev,
+        st.st_size,
+        st.st_mode,
+        st.st_mtime_ns,
+        st.st_ctime_ns,
+    )
+    assert memory.looked_since("a.txt", before + 1) is None  # an older look: not this one
+    assert memory.looked_since("b.txt", before) is None
+
+
+def test_a_frames_close_looks_at_each_file_it_stores_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The close's snapshot reads each changed file by the `lstat` it sorted it with, and the
+    attribution's question about a later write is asked of what that look found: one `lstat`
+    per file in all (a cell writing 5,000 files paid three)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    session = OpenThread.open(ws, env={"LOGICIAN_THREAD": "looks"}, max_file_bytes=100_000)
+    looks: dict[str, int] = {}
+    real_lstat = os.lstat
+
+    def counting(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        name = os.fspath(path)
+        if isinstance(name, str) and name.startswith(str(ws / "d") + "/"):
+            looks[name] = looks.get(name, 0) + 1
+        return real_lstat(path, *args, **kwargs)
+
+    try:
+        cp = session.checkpoints
+        assert cp is not None and cp.snapshotter is not None
+        cp.open_frame(execution_count=None, cell_id=None, code="cell")
+        (ws / "d").mkdir()
+        for i in range(80):  # enough for the in-process snapshot of many paths
+            (ws / "d" / f"f{i}.txt").write_text(f"cell's {i:03d}\n")
+        monkeypatch.setattr(os, "lstat", counting)
+        closed = cp.close_frame("ok")
+        monkeypatch.undo()
+        assert closed is not None
+        changes = {c.path: c for c in closed.changes}
+        assert len(changes) == 80
+        assert all(c.by == "cell" and c.outside_write == "" for c in changes.values())
+        assert len(looks) == 80 and set(looks.values()) == {1}
+    finally:
+        session.close()
+
+
+def test_a_rewind_looks_at_each_path_once_and_its_undo_is_still_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan record's pre-images are stored by the plan's own look at each path (one look
+    a path, not two), and the undo still brings back every byte the rewind replaced."""
+    from logician_kernel.snapshots import beneath
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    session = OpenThread.open(ws, env={"LOGICIAN_THREAD": "looks"}, max_file_bytes=100_000)
+    try:
+        cp = session.checkpoints
+        assert cp is not None
+        cp.open_frame(execution_count=None, cell_id=None, code="first")
+        for i in range(80):
+            (ws / f"f{i}.txt").write_text(f"first {i}\n")
+        cp.close_frame("ok")
+        frame_id = cp.open_frame(execution_count=None, cell_id=None, code="second")
+        for i in range(80):
+            (ws / f"f{i}.txt").write_text(f"second version {i}\n")
+        cp.close_frame("ok")
+        looks: dict[str, int] = {}
+        real_look = beneath.Beneath.look
+
+        def counting(self: Any, path: str) -> Any:
+            looks[path] = looks.get(path, 0) + 1
+            return real_look(self, path)
+
+        monkeypatch.setattr(beneath.Beneath, "look", counting)
+        frame_rewind.rewind(cp, frame_id)
+        monkeypatch.undo()
+        assert len(looks) == 80 and set(looks.values()) == {1}
+        assert (ws / "f7.txt").read_text() == "first 7\n"
+        undo_rewind(cp, None)
+        assert all((ws / f"f{i}.txt").read_text() == f"second version {i}\n" for i in range(80))
     finally:
         session.close()
