@@ -53,6 +53,10 @@ class _Watch:
         self.not_exact = ""
         self.said = ""
         self.ending = False
+        self.writing = threading.Lock()
+        """Held while one record is taken and appended: the flusher's `seen` record, once it
+        has taken paths, lands before the call's `end` (never after it, nor lost to it)."""
+        self.ended = False
 
     def note(self, rel: str, who: Who | None, kernel: bool) -> None:
         if who is None:
@@ -68,23 +72,29 @@ class _Watch:
             self.new_others.append(rel)
 
     def record(self, phase: str) -> None:
-        """Append what is new (always for `end`), durably: one fsync for the batch."""
-        with _HUB.lock:  # the watcher's thread and the call's may both record
-            paths, others, self.new, self.new_others = self.new, self.new_others, [], []
-            not_exact = self.not_exact if self.not_exact != self.said else ""
-            if phase != "end" and not (paths or others or not_exact):
+        """Append what is new (always for `end`), durably: one fsync for the batch. The
+        watcher's thread and the call's may both record: one at a time, and nothing after
+        `end`."""
+        with self.writing:
+            if self.ended:
                 return
-            self.said = self.not_exact
-        self.ledger.append(
-            CallWatch,
-            frame=self.frame,
-            call_id=self.call_id,
-            phase=phase,
-            not_exact=not_exact,
-            paths=paths,
-            others=others,
-            durable=True,
-        )
+            with _HUB.lock:
+                paths, others, self.new, self.new_others = self.new, self.new_others, [], []
+                not_exact = self.not_exact if self.not_exact != self.said else ""
+                if phase != "end" and not (paths or others or not_exact):
+                    return
+                self.said = self.not_exact
+            self.ended = phase == "end"
+            self.ledger.append(
+                CallWatch,
+                frame=self.frame,
+                call_id=self.call_id,
+                phase=phase,
+                not_exact=not_exact,
+                paths=paths,
+                others=others,
+                durable=True,
+            )
 
 
 class _Hub:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,5 +147,48 @@ def test_a_storm_of_writes_is_recorded_whole_in_batches_not_one_fsync_per_path(
         assert {f"out/{i}" for i in range(2000)} <= paths  # every one, none lost
         assert len(records) <= 200, len(records)  # each record is one fsync
     finally:
+        s.checkpoints.close_frame("ok")
+        s.close()
+
+
+def test_a_batch_being_recorded_as_the_call_ends_lands_before_its_end_record(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher's thread has taken a batch of paths and is still writing its `seen` record
+    when the call returns: the `end` record waits for it, so no path the call wrote is missing
+    once the call is over, and nothing follows `end` (at load 20 this race lost `gone.txt`)."""
+    from logician_kernel.frames import call_watch
+
+    s = OpenThread.open(ws, env=ENV)
+    assert s.checkpoints is not None and s.ledger is not None
+    s.checkpoints.wait_for_first_snapshot()
+    s.checkpoints.open_frame(execution_count=1, cell_id=None, code="%%logician")
+    try:
+        if TREE.mode != "fanotify":
+            pytest.skip(f"exact attribution (fanotify, root) is not available here: {TREE.label()}")
+        flag = tmp_path / "seen-started"  # outside the workspace: not one of the call's paths
+        ending = threading.Event()
+        real_append, real_remove = s.ledger.append, call_watch._HUB.remove
+
+        def append(kind: Any, **fields: Any) -> Any:
+            if kind is CallWatch and fields.get("phase") == "seen" and not flag.exists():
+                flag.touch()  # the call goes on to its end now
+                assert ending.wait(60), "the call never ended"
+            return real_append(kind, **fields)
+
+        def remove(watch: Any) -> None:
+            real_remove(watch)
+            ending.set()  # the call's `end` record comes next
+
+        monkeypatch.setattr(s.ledger, "append", append)
+        monkeypatch.setattr(call_watch._HUB, "remove", remove)
+        script = f"echo new > new.txt; while [ ! -e {flag} ]; do sleep 0.01; done; rm gone.txt"
+        with watch(s.checkpoints, "b1"):
+            subprocess.run(["sh", "-c", script], cwd=ws, check=True, timeout=120)
+        records = [e for e in s.ledger.entries if isinstance(e, CallWatch)]
+        assert [r.phase for r in records][-1] == "end" and records[0].phase == "start"
+        assert {p for r in records for p in r.paths} == {"new.txt", "gone.txt"}
+    finally:
+        monkeypatch.undo()
         s.checkpoints.close_frame("ok")
         s.close()
