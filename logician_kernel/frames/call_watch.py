@@ -7,7 +7,8 @@ record's `baseline`, written durably before the call runs), and the records name
 as the tree watcher reads events, a thread of the watch appends a `seen` record at most every
 `FLUSH_EVERY` (one fsync each, never one per path) with the paths the call's processes
 changed first since the last, and the paths other processes changed meanwhile; when the call returns, every event queued until
-then is read and an `end` record closes the call. After a kill -9 the ledger holds the
+then is read and an `end` record closes the call, after any `seen` record on its way (never
+before one, and nothing after it). After a kill -9 the ledger holds the
 baseline and the paths written up to the last batch read (`end` missing: the last instant's
 writes may be too).
 
