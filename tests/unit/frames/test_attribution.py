@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -198,6 +199,20 @@ def test_a_modification_after_the_kernels_last_write_is_someone_elses_too(tmp_pa
     assert out.outside_write == ""
 
 
+def _attribute_x(workspace: Path, evidence: FrameEvidence, **given: Any) -> PathChange:
+    """`attribute` of the one change to x.txt, no save, no tool, nothing checkpointed."""
+    (out,) = attribute(
+        [_change("x.txt")],
+        evidence,
+        {},
+        workspace=workspace,
+        tool_names={},
+        checkpointed={},
+        **given,
+    )
+    return out
+
+
 def test_the_later_write_is_judged_on_the_version_the_frames_snapshot_stored(
     tmp_path: Path,
 ) -> None:
@@ -213,16 +228,8 @@ def test_the_later_write_is_judged_on_the_version_the_frames_snapshot_stored(
 
     def outside(mtime: float) -> str:
         ident = (st.st_ino, st.st_dev, st.st_size, st.st_mode, int(mtime * 1e9), st.st_ctime_ns)
-        (out,) = attribute(
-            [_change("x.txt")],
-            evidence,
-            {},
-            workspace=tmp_path,
-            tool_names={},
-            checkpointed={},
-            looked=lambda path: ident if path == "x.txt" else None,
-        )
-        return out.outside_write
+        looked = {"x.txt": ident}.get
+        return _attribute_x(tmp_path, evidence, looked=looked).outside_write
 
     # on disk it was modified 5 s after the kernel's write; the stored version was not
     assert outside(last) == ""
@@ -371,15 +378,7 @@ def test_under_exact_attribution_a_late_mtime_alone_is_not_someone_elses(tmp_pat
     evidence = FrameEvidence(writes={"x.txt": CELL}, last={"x.txt": time.time() - 5})
 
     def outside(tree: TreeEvidence) -> str:
-        (out,) = attribute(
-            [_change("x.txt")],
-            evidence,
-            {},
-            workspace=tmp_path,
-            tool_names={},
-            checkpointed={},
-            tree=tree,
-        )
+        out = _attribute_x(tmp_path, evidence, tree=tree)
         assert out.by == "cell"
         return out.outside_write
 

@@ -129,9 +129,9 @@ def test_a_path_changed_since_the_restart_is_left_alone_unless_forced(ws: Path) 
         s.close()
 
 
-def test_a_storm_of_writes_is_recorded_whole_in_batches_not_one_fsync_per_path(
-    ws: Path,
-) -> None:
+@pytest.fixture
+def framed(ws: Path) -> Iterator[OpenThread]:
+    """The thread on `ws` with a frame open, under exact attribution (else skipped)."""
     s = OpenThread.open(ws, env=ENV)
     assert s.checkpoints is not None and s.ledger is not None
     s.checkpoints.wait_for_first_snapshot()
@@ -139,33 +139,37 @@ def test_a_storm_of_writes_is_recorded_whole_in_batches_not_one_fsync_per_path(
     try:
         if TREE.mode != "fanotify":
             pytest.skip(f"exact attribution (fanotify, root) is not available here: {TREE.label()}")
-        storm = "import os\nos.mkdir('out')\nfor i in range(2000): open(f'out/{i}', 'w').write('x')"
-        with watch(s.checkpoints, "b1"):
-            subprocess.run([sys.executable, "-c", storm], cwd=ws, check=True)
-        records = [e for e in s.ledger.entries if isinstance(e, CallWatch)]
-        paths = {p for r in records for p in r.paths}
-        assert {f"out/{i}" for i in range(2000)} <= paths  # every one, none lost
-        assert len(records) <= 200, len(records)  # each record is one fsync
+        yield s
     finally:
         s.checkpoints.close_frame("ok")
         s.close()
 
 
+def test_a_storm_of_writes_is_recorded_whole_in_batches_not_one_fsync_per_path(
+    ws: Path, framed: OpenThread
+) -> None:
+    s = framed
+    assert s.checkpoints is not None and s.ledger is not None
+    storm = "import os\nos.mkdir('out')\nfor i in range(2000): open(f'out/{i}', 'w').write('x')"
+    with watch(s.checkpoints, "b1"):
+        subprocess.run([sys.executable, "-c", storm], cwd=ws, check=True)
+    records = [e for e in s.ledger.entries if isinstance(e, CallWatch)]
+    paths = {p for r in records for p in r.paths}
+    assert {f"out/{i}" for i in range(2000)} <= paths  # every one, none lost
+    assert len(records) <= 200, len(records)  # each record is one fsync
+
+
 def test_a_batch_being_recorded_as_the_call_ends_lands_before_its_end_record(
-    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ws: Path, framed: OpenThread, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The watcher's thread has taken a batch of paths and is still writing its `seen` record
     when the call returns: the `end` record waits for it, so no path the call wrote is missing
     once the call is over, and nothing follows `end` (at load 20 this race lost `gone.txt`)."""
     from logician_kernel.frames import call_watch
 
-    s = OpenThread.open(ws, env=ENV)
+    s = framed
     assert s.checkpoints is not None and s.ledger is not None
-    s.checkpoints.wait_for_first_snapshot()
-    s.checkpoints.open_frame(execution_count=1, cell_id=None, code="%%logician")
     try:
-        if TREE.mode != "fanotify":
-            pytest.skip(f"exact attribution (fanotify, root) is not available here: {TREE.label()}")
         flag = tmp_path / "seen-started"  # outside the workspace: not one of the call's paths
         ending = threading.Event()
         real_append, real_remove = s.ledger.append, call_watch._HUB.remove
@@ -189,6 +193,4 @@ def test_a_batch_being_recorded_as_the_call_ends_lands_before_its_end_record(
         assert [r.phase for r in records][-1] == "end" and records[0].phase == "start"
         assert {p for r in records for p in r.paths} == {"new.txt", "gone.txt"}
     finally:
-        monkeypatch.undo()
-        s.checkpoints.close_frame("ok")
-        s.close()
+        monkeypatch.undo()  # before the fixture closes the frame
