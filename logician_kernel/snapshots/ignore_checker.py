@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import select
 import subprocess
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,6 +40,10 @@ class IgnoreChecker:
         self._command = [*command, "check-ignore", "-z", "--stdin", "--non-matching", "--verbose"]
         self._cwd, self._env, self._one_shot = cwd, env, one_shot
         self._proc: subprocess.Popen[bytes] | None = None
+        self._end: weakref.finalize[[subprocess.Popen[bytes]], IgnoreChecker] | None = None
+        """Ends the process when this checker is closed or collected: one never closed (its
+        snapshotter dropped in a reference cycle) would otherwise leave `git check-ignore`
+        running and Python warning of its pipes in whatever code the collector interrupts."""
         self._pending = b""
 
     def ignored(self, paths: list[str]) -> set[str]:
@@ -90,6 +95,7 @@ class IgnoreChecker:
             env=self._env,
             bufsize=0,
         )
+        self._end = weakref.finalize(self, _end, self._proc)
         return self._proc
 
     def restart(self) -> None:
@@ -97,15 +103,19 @@ class IgnoreChecker:
         self.close()
 
     def close(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        try:
-            if proc.stdin is not None:
-                proc.stdin.close()
-            proc.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        end, self._end, self._proc = self._end, None, None
+        if end is not None:
+            end()  # once: a later collection does nothing
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Close the question pipe (git answers the rest and exits), wait, close the answers."""
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=2)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()

@@ -3,8 +3,10 @@ process, new rules after a restart, and a dead or silent process never loses an 
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,23 @@ def test_a_dead_or_silent_process_falls_back_to_a_one_shot_answer(repo, monkeypa
         assert len(asked[-1]) == ignore_checker.BATCH_LIMIT + 1  # big batches: one-shot
     finally:
         checker.close()
+
+
+def test_a_checker_never_closed_ends_its_process_when_collected_without_a_warning(repo) -> None:
+    """A checker dropped in a reference cycle without `close` (its snapshotter never closed):
+    the cycle collector ends `git check-ignore` and closes its pipes, so no ResourceWarning
+    surfaces in whatever code the collection interrupts (a test failed on it at load 20)."""
+    base, ws, env = repo
+    checker = IgnoreChecker(base, ws, env, one_shot(repo))
+    assert checker.ignored(["a.log", "plain.txt"]) == {"a.log"}
+    proc = checker._proc
+    assert proc is not None and proc.poll() is None
+    checker.cycle = checker  # type: ignore[attr-defined]
+    del checker
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+    assert proc.returncode is not None  # ended and waited for
+    assert proc.stdin is not None and proc.stdin.closed
+    assert proc.stdout is not None and proc.stdout.closed
