@@ -36,6 +36,7 @@ from ..snapshots.first_snapshot_wait import Deferred, FirstSnapshotWait
 from ..snapshots.git_snapshot import GitSnapshotter, Snapshot, SnapshotError
 from ..snapshots.idle_look import IdleLook
 from ..snapshots.perms import fs_clock
+from ..snapshots.stat_memory import StatMemory
 from ..snapshots.tree_watch import TREE
 from ..snapshots.write_audit import AUDIT
 from .attribution import SaveLog, attribute, tool_names
@@ -313,7 +314,7 @@ class FileCheckpoints:
             if current.deferred.pre is None:  # wrote nothing: the first snapshot may still run
                 return self._close_unwritten(current, outcome, late)
             current.pre = current.deferred.pre
-        closing = time.time_ns()  # a note of the snapshot below reads this or later
+        closing = StatMemory.clock()  # a note of the snapshot below reads this or later
         post, error = self._snapshot(defer_large=True)
         # A stat scan read the workspace once, after the cell: what changed between cells is
         # in the frame's start, not in its changes (see scan_detector.py).
