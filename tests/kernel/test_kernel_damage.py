@@ -11,25 +11,10 @@ import pytest
 from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply, tool_reply
 from mcp_servers.helpers import wait_until
+from processes import alive
 
 # These tests read Logician's notices in the output of the cells they are about.
 pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
-
-
-def processes_running(marker: str) -> list[int]:
-    """Live (not zombie) processes whose command line holds `marker`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            stat = (entry / "stat").read_bytes()
-        except OSError:
-            continue
-        if marker in cmdline and stat[stat.rfind(b")") + 2 :][:1] != b"Z":
-            found.append(int(entry.name))
-    return found
 
 
 def test_kill_9_during_bash_leaves_no_process_and_no_later_file(
@@ -46,7 +31,7 @@ def test_kill_9_during_bash_leaves_no_process_and_no_later_file(
         assert (workspace / "b3").exists()
         k.kill9()
         # the guard notices the dead kernel at once and ends the group (at load 20, in seconds)
-        wait_until(lambda: processes_running("touch b$i") == [], 60, "the bash group to end")
+        wait_until(lambda: alive("touch b$i", workspace) == [], 60, "the bash group to end")
         written = {p.name for p in workspace.glob("b*")}
         time.sleep(1.0)
         assert {p.name for p in workspace.glob("b*")} == written  # nothing runs on behind us

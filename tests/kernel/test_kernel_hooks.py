@@ -6,13 +6,13 @@ hooks never run until allowed, and a profile applies for one cell or for the ses
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
 import pytest
 from kernel_harness import Kernel
 from loopback import LoopbackServer, text_reply, tool_reply
+from processes import alive
 
 pytestmark = pytest.mark.kernel
 
@@ -130,22 +130,6 @@ def test_a_profile_for_one_cell_for_the_session_and_an_unknown_one(
         k.shutdown()
 
 
-def _alive(marker: str) -> list[int]:
-    """Live (non-zombie) processes whose command line holds `marker`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            found.append(int(entry))
-    return found
-
-
 def _wait_for(predicate, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -157,7 +141,7 @@ def test_run_start_gets_its_event_and_a_hanging_hook_times_out_in_the_cell(
     workspace: Path, agent_env: dict[str, str], server: LoopbackServer, user_dir: Path
 ) -> None:
     (user_dir / "config.toml").write_text(
-        "[hooks]\ntimeout_seconds = 1\n"
+        "[hooks]\ntimeout_seconds = 2\n"
         'run_start = ["cat > run-start.json"]\n'
         'pre_tool = ["sleep 61.75 & sleep 61.75"]\n'
     )
@@ -169,12 +153,12 @@ def test_run_start_gets_its_event_and_a_hanging_hook_times_out_in_the_cell(
         r = k.run("%%logician\nGo on.")
         assert r.status == "ok", r.text
         assert (
-            "⚠ pre_tool hook `sleep 61.75 & sleep 61.75` timed out: still running after 1 s"
+            "⚠ pre_tool hook `sleep 61.75 & sleep 61.75` timed out: still running after 2 s"
             in r.stdout
         )
         assert (workspace / "on.txt").read_text() == "went on\n"  # the call still ran
         assert "completed" in r.stdout
-        assert _alive("61.75") == []
+        assert alive("61.75", workspace) == []
         event = json.loads((workspace / "run-start.json").read_text())
         assert event["event"] == "run_start" and event["prompt"] == "Go on."
         assert event["thread"] == "test-thread" and event["model"] == "loop-model"
@@ -196,17 +180,17 @@ def test_an_interrupt_or_a_killed_kernel_ends_a_running_hook(
     k = Kernel(workspace, agent_env)
     try:
         msg_id = k.send("%%logician\nTry it.")
-        _wait_for(lambda: (workspace / "hook.flag").exists() and len(_alive("62.5")) >= 2)
+        _wait_for(lambda: (workspace / "hook.flag").exists() and len(alive("62.5", workspace)) >= 2)
         k.km.interrupt_kernel()
         r = k.collect(msg_id, timeout=30)
         assert r.reply["ename"] == "KeyboardInterrupt"
-        _wait_for(lambda: _alive("62.5") == [], timeout=10)
+        _wait_for(lambda: alive("62.5", workspace) == [], timeout=10)
         assert not (workspace / "no.txt").exists()  # the call never ran
         (workspace / "hook.flag").unlink()
         k.send("%%logician\nAgain.")
-        _wait_for(lambda: (workspace / "hook.flag").exists() and len(_alive("62.5")) >= 2)
+        _wait_for(lambda: (workspace / "hook.flag").exists() and len(alive("62.5", workspace)) >= 2)
         k.kill9()  # the guard process ends the hook's group with the kernel
-        _wait_for(lambda: _alive("62.5") == [], timeout=10)
+        _wait_for(lambda: alive("62.5", workspace) == [], timeout=10)
         assert not (workspace / "no.txt").exists()
         k.start_again()
     finally:
