@@ -179,8 +179,12 @@ def _spawn(sandbox, *args: str) -> subprocess.Popen[bytes]:
 
 def _concurrent_writer(ws: str, env: dict[str, str], index: int, count: int, go: str) -> None:
     """One writer process: persist `count` keys of its own into the shared user file."""
-    from logician_kernel.config import config_set, load_effective_config
+    from logician_kernel.config import _atomic, config_set, load_effective_config
 
+    # 32 writes queue on one lock, each with its fsyncs: at load 30 the last one waited longer
+    # than the 10 s a write waits for another's (a stressed run). What is written is the
+    # point here, not how long a writer waits.
+    _atomic.LOCK_TIMEOUT = 300.0
     cfg = load_effective_config(Path(ws), env=env)
     while not Path(go).exists():
         time.sleep(0.002)
