@@ -125,7 +125,9 @@ def test_hung_and_crashing_servers_fail_with_their_reason(tmp_path, pid_dir) -> 
         wait_until(lambda: _state(manager, "hung") == "failed", 30, "hung to time out")
         hung = next(s for s in manager.status() if s.name == "hung")
         assert hung.error == "no answer within connect_timeout_seconds=2"
-        assert _state(manager, "notes") == "ready"  # the others are not held up
+        # The others are not held up: the good server gets ready whatever the hung one does
+        # (waited for: its own start, an SDK import, took over 2 s at load 30).
+        wait_until(lambda: _state(manager, "notes") == "ready", 60, "notes to be ready")
         assert all(name.startswith("notes__") for name in manager.tools())
     finally:
         manager.close()
