@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..workspace import FileDiff, FrameView, ProjectionItem, RewindPlan
-from .markdown_html import render_markdown
 from .plan_text import file_action, result_lines, rewind_plan_lines
 from .safe_html import MATH_IGNORE, Markup, inert, join, tag
 
@@ -31,6 +30,8 @@ def answer_bundle(text: str) -> dict[str, str]:
     """The agent's answer: its Markdown rendered to inert HTML here (never `text/markdown`,
     whose raw HTML a frontend that trusts the output would run; see `markdown_html`), and the
     text itself as `text/plain` for consoles, nbconvert's text exports and papermill logs."""
+    from .markdown_html import render_markdown  # markdown-it: loaded by the first answer
+
     return {"text/html": render_markdown(text), "text/plain": text}
 
 

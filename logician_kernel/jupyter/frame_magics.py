@@ -1,17 +1,20 @@
 """`%logician` subcommands on frames: list them (`frames`), the store (`storage`, `gc`), what a
 frame changed (`diff`, `vars`), and take them back (`rewind` with its scope, dry run, resume
 and skips; `undo`). A mix-in of `LogicianMagics` (magics.py), whose `COMMANDS` table
-dispatches to these handlers like to the rest.
+dispatches to these handlers like to the rest, and of `frame_light.FrameLight`, which runs them
+before the agent is loaded: this module imports nothing of the agent or the comm.
 
 Must never: print a traceback for a user's mistake (a `UsageError` with one line), or
-rewind without announcing it to the frontends (`LedgerRewindSource.announce`).
+rewind without announcing it (`LedgerRewindSource.announce` to the frontends, or
+`frame_light.UnattachedFrames` when none has the comm).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from IPython.core.error import UsageError
 
-from ..agent import AgentSession
 from ..workspace import (
     RewindPart,
     RewindScope,
@@ -20,10 +23,13 @@ from ..workspace import (
     frame_diff,
     storage_text,
 )
-from . import call_rewind, undo_view, variables_view
 from . import display as render
-from .magic_parts import ArgParser as _ArgParser
-from .rewind_source import LedgerRewindSource
+from . import undo_view, variables_view
+from .magic_words import ArgParser as _ArgParser
+
+if TYPE_CHECKING:
+    from ..agent import AgentSession
+    from .rewind_source import LedgerRewindSource
 
 
 class FrameCommands:
@@ -87,6 +93,8 @@ class FrameCommands:
         only.add_argument("--variables-only", action="store_true")
         opts = parser.parse_args(args)
         if opts.call is not None:
+            from . import call_rewind  # the agent's calls: loaded with the agent
+
             return call_rewind.handle(self.session, self.frames, opts)
         given = [opts.last, opts.cell is not None, opts.target is not None]
         if opts.skip_cells:

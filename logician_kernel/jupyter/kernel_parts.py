@@ -3,7 +3,9 @@
 At start the kernel opens its `Workspace` (frames need it from the first cell), records cells
 for the notebook context (`NotebookContext`, so `%logician fix` knows an error made before
 any `%logician`), registers the `%logician` / `%%logician` names (`LogicianStartMagics`) and
-the `logician` comm target. Everything else loads on the first of: a `%logician` line or
+the `logician` comm target. The frame commands (`frames`, `diff`, `vars`, `storage`, `gc`,
+`rewind`, `undo`) need only the workspace and run without loading anything more
+(`run_light`, `frame_light.py`). Everything else loads on the first of: another `%logician` line or
 `%%logician` cell, a frontend opening the `logician` comm (the lab extension's sidebar), VS
 Code naming its notebook, a restart notice's *Rewind this call* under `ui.notices = "cell"`,
 or configured MCP servers (they connect from start, as before). Loading builds the
@@ -18,10 +20,12 @@ they loaded (the cells recorded, the notices said: the board keeps them for the 
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from .magic_words import FRAME_COMMANDS, FRAME_OPTIONS_THAT_LOAD, MANAGEMENT_COMMANDS, classify
 from .notebook_context import NotebookContext
 
 if TYPE_CHECKING:
@@ -111,6 +115,25 @@ class KernelParts:
         self._magics = magics
         return magics
 
+    def run_light(self, line: str) -> bool:
+        """Run `%logician LINE` without loading anything when it is a frame command
+        (`magic_words.FRAME_COMMANDS`, by `frame_light.FrameLight`); False (nothing run)
+        for any other line, which the loaded magics take."""
+        if not line.strip() or classify(line, MANAGEMENT_COMMANDS)[0] != "command":
+            return False
+        try:
+            argv = shlex.split(line)
+        except ValueError:
+            return False  # the loaded magics say why
+        if argv[0] not in FRAME_COMMANDS or any(
+            a.startswith(FRAME_OPTIONS_THAT_LOAD) for a in argv[1:]
+        ):
+            return False
+        from .frame_light import FrameLight
+
+        FrameLight(self.workspace).run(argv[0], argv[1:])
+        return True
+
     def _comm_opened(self, comm: Any, open_msg: dict[str, Any]) -> None:
         """The first `logician` comm: load, then hand it to the real handler (which
         `load` registered for the comms that follow)."""
@@ -167,6 +190,8 @@ class LogicianStartMagics(Magics):
         """Logician: `%%logician [--max-turns N]` + a prompt runs the agent; `%logician
         <prompt>` is the one-line form; `%logician frames|diff|rewind|config|trust|clear|help`
         manage the session."""
+        if cell is None and not self._parts.loaded and self._parts.run_light(line):
+            return
         magics: Any = self.load()  # IPython's decorator hides the method's type
         magics.logician(line, cell)
 

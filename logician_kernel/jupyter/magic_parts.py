@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import argparse
 import shlex
-from typing import Any, NoReturn
+from typing import Any
 
 from IPython.core.error import UsageError
 
@@ -14,7 +13,7 @@ from ..agent.ui import MODES
 from ..workspace import Branch
 from . import display as render
 from .agent_errors import positive
-from .magic_words import ASK, classify, loaded_magics, unknown_command
+from .magic_words import ASK, ArgParser, classify, loaded_magics, unknown_command
 
 __all__ = ["ASK", "ArgParser", "classify", "run_agent_cell", "run_options", "unknown_command"]
 
@@ -28,13 +27,6 @@ async def run_agent_cell(shell: Any, options: str, prompt: str) -> None:
             "%%logician: the logician extension is not loaded (`%load_ext logician_kernel`)"
         )
     await magics.run_agent_async(options, prompt)
-
-
-class ArgParser(argparse.ArgumentParser):
-    """argparse whose errors are a one-line `UsageError` naming the subcommand."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"%logician {self.prog}: {message}")
 
 
 def run_options(options: str) -> RunOptions:

@@ -13,9 +13,10 @@ kernel imports this module at start.
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Collection
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from IPython.core.error import UsageError
 
@@ -49,6 +50,12 @@ MANAGEMENT_COMMANDS = frozenset(
 )
 """Subcommands that manage the session (`""` is `%logician` alone, the rewind control); a cell
 made only of these is not a frame. `magics.COMMANDS` maps each to its handler."""
+
+FRAME_COMMANDS = frozenset({"frames", "diff", "vars", "storage", "gc", "rewind", "undo"})
+"""The subcommands that need only the workspace (`frame_magics.FrameCommands`): before the agent
+is loaded, the kernel runs them without loading it (`frame_light.py`), except a rewind's
+`--call` (an agent call's rewind) and `--skip-cells` (the notebook bridge's pending parts)."""
+FRAME_OPTIONS_THAT_LOAD = ("--call", "--skip-cells")
 
 ASK = "ask"
 """`%logician ask PROMPT`: a prompt of any length, even one word or one that starts with a
@@ -169,3 +176,10 @@ def loaded_magics(shell: Any) -> Any:
     if magics is None and "LogicianStartMagics" in registry:
         magics = registry["LogicianStartMagics"].load()
     return magics
+
+
+class ArgParser(argparse.ArgumentParser):
+    """argparse whose errors are a one-line `UsageError` naming the subcommand."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"%logician {self.prog}: {message}")

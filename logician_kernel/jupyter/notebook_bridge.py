@@ -24,6 +24,7 @@ from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
 from ..workspace import CellEdit, CellRestore, ProjectionItem, Workspace
+from . import cell_parts
 from . import comm_messages as m
 from .cell_runs import CellRunQueue, QueuedRun, settled_text
 from .comm import LogicianComms
@@ -97,10 +98,7 @@ class NotebookBridge:
         """Why the notebook tools are not offered, or None when they are."""
         if self.available:
             return None
-        return (
-            "no frontend holding this notebook is connected (the JupyterLab extension serves "
-            "the notebook tools; a console, papermill or VS Code does not)"
-        )
+        return cell_parts.NO_FRONTEND
 
     def _target(self, edits: bool) -> tuple[str | None, str]:
         with self._lock:
@@ -218,21 +216,13 @@ class NotebookBridge:
 
     def after(self, item: ProjectionItem, *, force: bool = False) -> None:
         """A rewind or an undo happened: send its cell part, or keep it pending (said)."""
-        try:
-            part = self.workspace.cell_part(item)
-        except Exception as exc:  # noqa: BLE001 - the files and variables are back; say it
-            self.workspace.notice(f"Logician: the cell part of the rewind failed: {exc}")
-            return
+        part = cell_parts.record(self.workspace, item)
         if part is None:
             return
         restore, edits = part
         comm_id, why = self._target(edits=True)
         if comm_id is None:
-            self.workspace.notice(
-                f"Logician: {len(edits)} cell edit{'s' if len(edits) != 1 else ''} of the agent "
-                f"wait to be taken back ({why}); they are applied when the notebook's frontend "
-                "reconnects, or give them up with `%logician rewind --skip-cells`."
-            )
+            cell_parts.say_waiting(self.workspace, edits, why)
             return
         self._send_restore(comm_id, restore, edits, force=force)
 

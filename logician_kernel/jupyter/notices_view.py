@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..workspace import Notice, NoticeBoard
 from . import display as render
-from .magic_parts import ArgParser
+from .magic_words import ArgParser
 
 
 def handle(board: NoticeBoard, args: list[str]) -> render.Rendered:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..workspace import ProjectionItem, Workspace
 from . import display as render
 from . import variables_view
-from .magic_parts import ArgParser
+from .magic_words import ArgParser
 from .plan_text import result_lines
 
 

@@ -1,6 +1,6 @@
 """Benchmark: a kernel that starts and idles like ipykernel, Logician vs plain ipykernel.
 
-    .venv/bin/python tests/bench/bench_start.py [--only start|rss|frames] [--rounds N]
+    .venv/bin/python tests/bench/bench_start.py [--only start|rss|frames|rewind] [--rounds N]
                                                 [--frames N] [--tmpdir DIR]
 
 1. start: spawn to first reply (`kernel_info`) in a 1,000-file git workspace, median over N
@@ -10,7 +10,11 @@
 2. rss: resident memory after four small cells, median over the same rounds (goal <= 67 MB);
 3. frames: resident memory growth of the Logician kernel over 1,000 frames (a cell writing one
    file), after 100 warm-up frames (goal <= +5 MB); ipykernel's growth over the same cells
-   beside it.
+   beside it;
+4. rewind: a session's first `%logician rewind --last` (of a cell that wrote one file), its
+   round trip, then a second one's, and resident memory after both, median over N kernels: the
+   frame commands run without loading the agent, so the first is not the load of ~290 modules
+   (the goal of a small rewind: <= 15 ms).
 
 The kernels run with byte-code caching on (as an installed package has), whatever
 PYTHONDONTWRITEBYTECODE says in the calling shell; the Logician kernel runs from the tree this
@@ -135,12 +139,43 @@ class StartBench:
             f"+{lg - ig:.1f} MB | <= +5 MB | {'PASS' if lg <= 5 else 'MISS'} |"
         )
 
+    def first_rewind(self) -> None:
+        first: list[float] = []
+        second: list[float] = []
+        rss: list[float] = []
+        for r in range(self.rounds):
+            log(f"a session's first rewind, round {r + 1}/{self.rounds}")
+            k = BenchKernel(
+                "logician",
+                make_workspace(self.tmp / f"rewind{r}", 1000),
+                self.env,
+                self.anomalies,
+            )
+            try:
+                k.start()
+                for took in (first, second):
+                    k.run(WRITE_ONE.format(i=r))
+                    took.append(k.run("%logician rewind --last").seconds)
+                rss.append(rss_mb(k))
+            finally:
+                k.shutdown()
+        f, s2 = statistics.median(first) * 1000, statistics.median(second) * 1000
+        self.lines.append(
+            f"| a session's first `rewind --last`, then the second, ms | {f:,.0f} / {s2:,.0f} | "
+            f"| | <= 15 ms | {'PASS' if f <= 15 else 'MISS'} |"
+        )
+        self.lines.append(
+            f"| RSS after the two rewinds, MB | {statistics.median(rss):.1f} | | | | |"
+        )
+
     def run(self, only: str | None) -> None:
         try:
             if only in (None, "start", "rss"):
                 self.start_and_rss()
             if only in (None, "frames"):
                 self.frame_growth()
+            if only in (None, "rewind"):
+                self.first_rewind()
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -156,7 +191,7 @@ class StartBench:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--only", choices=("start", "rss", "frames"), help="one figure only")
+    p.add_argument("--only", choices=("start", "rss", "frames", "rewind"), help="one figure only")
     p.add_argument("--rounds", type=int, default=5, help="start rounds (default 5)")
     p.add_argument("--frames", type=int, default=1000, help="frames measured (default 1000)")
     p.add_argument("--tmpdir", help="where to create the workspaces (default: the system tmp)")

@@ -2,8 +2,9 @@
 loop, the providers and httpx, the permission policy, MCP), the magics' implementation, the
 comm handler with its message models and ipywidgets are not loaded, nor the conversation's
 message models, compaction, the config commands, tomlkit and difflib, nor GitPython until a
-frame reads the private store; the first
-`%logician`, or the sidebar opening the `logician` comm, loads them and they work as before.
+frame reads the private store. The frame commands (`frames`, `diff`, `rewind`, `undo`...) run
+without loading them; any other `%logician`, or the sidebar opening the `logician` comm, loads
+them and they work as before.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ def loaded(k: Kernel) -> list[str]:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+FRAME_PARTS = {"git", "difflib", "logician_kernel.jupyter.frame_magics"}
+"""What the frame commands may load: the store's reader, the diff, their handlers."""
+
+
 def test_plain_cells_load_nothing_of_the_agent_and_logician_then_works(
     workspace: Path, kernel_env: dict[str, str]
 ) -> None:
@@ -71,17 +76,46 @@ def test_plain_cells_load_nothing_of_the_agent_and_logician_then_works(
         assert r.status == "ok", r.text
         assert k.run("1 / 0").status == "error"
         assert [m for m in loaded(k) if m != "git"] == []
+        # the frame commands need only the workspace: they run, and the agent stays unloaded
         frames = k.run("%logician frames")
         assert frames.status == "ok", frames.text
         assert "In [3]" in frames.text, frames.text
-        assert "logician_kernel.jupyter.magics" in loaded(k)
-        # the cells before the first %logician were recorded: the error is in the context
-        context = k.run("%logician context")
-        assert context.status == "ok", context.text
-        assert "In [4], raised an error" in context.text, context.text
         diff = k.run("%logician diff 3")  # In [3] wrote data.csv
         assert diff.status == "ok", diff.text
         assert "data.csv" in diff.text, diff.text
+        assert [m for m in loaded(k) if m not in FRAME_PARTS] == []
+        rewind = k.run("%logician rewind 3")
+        assert rewind.status == "ok", rewind.text
+        assert (workspace / "data.csv").read_text() == "a,b\n1,2\n"
+        assert "rewound" in k.run("%logician frames --all").text
+        undo = k.run("%logician undo")
+        assert undo.status == "ok", undo.text
+        assert (workspace / "data.csv").read_text() == "changed"
+        mistake = k.run("%logician rewind 3 --last")  # a user's mistake: one line, no traceback
+        assert mistake.status == "error" and "Traceback" not in mistake.text, mistake.text
+        assert "give one of a frame id, --last or --cell N" in mistake.text, mistake.text
+        assert [m for m in loaded(k) if m not in FRAME_PARTS] == []
+        # any other command loads the rest; the cells before it were recorded: the error is
+        # in the context
+        context = k.run("%logician context")
+        assert context.status == "ok", context.text
+        assert "In [4], raised an error" in context.text, context.text
+        assert "logician_kernel.jupyter.magics" in loaded(k)
+        # the loaded magics see what the light ones did: frame 3 is active again
+        after = k.run("%logician frames")
+        assert "In [3]" in after.text, after.text
+    finally:
+        k.shutdown()
+
+
+def test_a_rewind_of_an_agent_call_loads_the_agent(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    k = Kernel(workspace, kernel_env)
+    try:
+        r = k.run("%logician rewind --call nosuchcall")
+        assert r.status == "error" and "Traceback" not in r.text, r.text
+        assert "logician_kernel.jupyter.magics" in loaded(k)
     finally:
         k.shutdown()
 

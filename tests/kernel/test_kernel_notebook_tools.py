@@ -318,6 +318,41 @@ def test_a_pending_cell_part_survives_a_kernel_restart(
         k.shutdown()
 
 
+def test_a_rewind_before_anything_loaded_keeps_the_cell_part_for_the_frontend(
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+) -> None:
+    """After a restart nothing of the agent is loaded and no frontend holds the comm: the
+    rewind runs without loading them (frame_light.py), and the agent's cell edits it takes
+    back wait, said, for the frontend that attaches next."""
+    server.script(EDITS[1], text_reply("Inserted."))
+    nb = notebook()
+    original = nb.shape()
+    k = Kernel(workspace, agent_env)
+    try:
+        client = NotebookClient(k, nb)
+        client.attach()
+        assert client.run("%%logician\nadd a heading", "ask")[0] == "ok"
+        assert len(nb.cells) == 5
+        client.close()
+        k.restart()
+        status, text = client.run("%logician rewind --last", "rw")
+        assert status == "ok", text
+        status, text = client.run(
+            "import sys; print('agent loaded:', 'logician_kernel.agent.session' in sys.modules)",
+            "look",
+        )
+        assert "agent loaded: False" in text, text
+        assert len(nb.cells) == 5  # nobody to apply it to
+        assert "skip-cells" in client.run("%logician notices", "n")[1]
+        again = NotebookClient(k, nb, comm_id="nb-2")
+        assert again.attach()["pending"] == 1
+        again.pump(until="notebook.received")
+        assert nb.shape() == original
+        assert [r["state"] for r in applied_restores(workspace, 1)] == ["applied"]
+    finally:
+        k.shutdown()
+
+
 def test_the_cells_the_agent_runs_are_asked_for_after_its_cell_and_a_user_edit_wins(
     workspace: Path, agent_env: dict[str, str], server: LoopbackServer
 ) -> None:
