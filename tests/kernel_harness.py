@@ -94,13 +94,23 @@ class CellResult:
 
     @property
     def text(self) -> str:
-        """Everything a user reads in the cell's output, as plain text."""
+        """Everything a user reads in the cell's output, as plain text. Consecutive stream
+        messages of one name are one output, as a frontend shows them: how a `print` is cut
+        into messages depends on when the kernel's output thread flushed (at load, between
+        its text and its newline), never on what the cell said."""
         parts = []
+        last_stream = None
         for m in self.messages:
             kind, content = m["msg_type"], m["content"]
             if kind == "stream":
-                parts.append(content["text"])
-            elif kind in ("display_data", "execute_result", "update_display_data"):
+                if last_stream == content["name"]:
+                    parts[-1] += content["text"]
+                else:
+                    parts.append(content["text"])
+                last_stream = content["name"]
+                continue
+            last_stream = None
+            if kind in ("display_data", "execute_result", "update_display_data"):
                 data = content["data"]
                 parts.append(data.get("text/markdown") or data.get("text/plain", ""))
             elif kind == "error":

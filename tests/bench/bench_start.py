@@ -1,6 +1,6 @@
 """Benchmark: a kernel that starts and idles like ipykernel, Logician vs plain ipykernel.
 
-    .venv/bin/python tests/bench/bench_start.py [--only start|rss|frames|rewind] [--rounds N]
+    .venv/bin/python tests/bench/bench_start.py [--only start|rss|frames|rewind|lab] [--rounds N]
                                                 [--frames N] [--tmpdir DIR]
 
 1. start: spawn to first reply (`kernel_info`) in a 1,000-file git workspace, median over N
@@ -14,7 +14,11 @@
 4. rewind: a session's first `%logician rewind --last` (of a cell that wrote one file), its
    round trip, then a second one's, and resident memory after both, median over N kernels: the
    frame commands run without loading the agent, so the first is not the load of ~290 modules
-   (the goal of a small rewind: <= 15 ms).
+   (the goal of a small rewind: <= 15 ms);
+5. lab: what a JupyterLab user's kernel holds: the sidebar opens the `logician` comm as the
+   page opens (which loads the agent and the comm handler), the time from its `comm_open` to
+   the kernel's first answer (`hello`), and resident memory after four small cells, median
+   over N kernels (to read beside figure 2's, which has no frontend).
 
 The kernels run with byte-code caching on (as an installed package has), whatever
 PYTHONDONTWRITEBYTECODE says in the calling shell; the Logician kernel runs from the tree this
@@ -75,6 +79,21 @@ def start_samples(
             lk.shutdown()
             ik.shutdown()
     return ls, ist, lr, ir
+
+
+def _open_sidebar(k: BenchKernel, timeout: float = 300.0) -> float:
+    """Open the `logician` comm as the lab extension's sidebar does; seconds to its `hello`."""
+    msg = k.kc.session.msg(
+        "comm_open", {"comm_id": "bench-sidebar", "target_name": "logician", "data": {}}
+    )
+    t0 = time.perf_counter()
+    k.kc.shell_channel.send(msg)
+    deadline = t0 + timeout
+    while time.perf_counter() < deadline:
+        m = k.kc.get_iopub_msg(timeout=timeout)
+        if m["msg_type"] == "comm_msg" and m["content"]["data"].get("type") == "hello":
+            return time.perf_counter() - t0
+    raise TimeoutError("the sidebar's comm never said hello")
 
 
 class StartBench:
@@ -168,6 +187,32 @@ class StartBench:
             f"| RSS after the two rewinds, MB | {statistics.median(rss):.1f} | | | | |"
         )
 
+    def lab(self) -> None:
+        hello: list[float] = []
+        rss: list[float] = []
+        for r in range(self.rounds):
+            log(f"the sidebar's comm, round {r + 1}/{self.rounds}")
+            k = BenchKernel(
+                "logician", make_workspace(self.tmp / f"lab{r}", 1000), self.env, self.anomalies
+            )
+            try:
+                k.start()
+                hello.append(_open_sidebar(k))
+                for i in range(4):
+                    k.run(f"_x{i} = list(range(1000))")
+                rss.append(rss_mb(k))
+            finally:
+                k.shutdown()
+        self.lines.append(
+            f"| sidebar comm open to its first answer, ms | {statistics.median(hello) * 1000:,.0f} "
+            "| | | | |"
+        )
+        lm = statistics.median(rss)
+        self.lines.append(
+            f"| idle RSS after 4 cells, the sidebar's comm open, MB | {lm:.1f} | | | <= 67 MB | "
+            f"{'PASS' if lm <= 67 else 'MISS'} |"
+        )
+
     def run(self, only: str | None) -> None:
         try:
             if only in (None, "start", "rss"):
@@ -176,6 +221,8 @@ class StartBench:
                 self.frame_growth()
             if only in (None, "rewind"):
                 self.first_rewind()
+            if only in (None, "lab"):
+                self.lab()
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -191,7 +238,9 @@ class StartBench:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--only", choices=("start", "rss", "frames", "rewind"), help="one figure only")
+    p.add_argument(
+        "--only", choices=("start", "rss", "frames", "rewind", "lab"), help="one figure only"
+    )
     p.add_argument("--rounds", type=int, default=5, help="start rounds (default 5)")
     p.add_argument("--frames", type=int, default=1000, help="frames measured (default 1000)")
     p.add_argument("--tmpdir", help="where to create the workspaces (default: the system tmp)")
