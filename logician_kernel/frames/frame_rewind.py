@@ -226,6 +226,8 @@ def plan_rewind(
                 # read again, nor a state built for it (20,000 of them in a dialog's plan).
                 confirmed.append(after)
                 plan.restore.append((path, target))
+                if looked is not None:  # the plan's record stores it by this look too
+                    plan.looks[path] = looked
                 continue
             # The look above, taken beneath the root, serves the hash: not taken again.
             current = snap.hash_path(path, looked) if snap is not None else None

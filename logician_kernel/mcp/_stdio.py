@@ -31,6 +31,8 @@ from ..tools._process_guard import group_alive
 from ..types.process_marks import TOOL_SERVER_MARK
 
 _GRACE_SECONDS = 1.0
+_REAP_SECONDS = 10.0
+"""How long a stop waits for a killed server's exit to be reaped and its pipes closed."""
 
 
 @dataclass
@@ -159,8 +161,13 @@ async def _stop(process: anyio.abc.Process, pgid: int) -> None:
         await process.wait()
     for sig in (signal.SIGTERM, signal.SIGKILL):
         if process.returncode is not None and not group_alive(pgid):
-            return
+            break
         with contextlib.suppress(OSError):
             os.killpg(pgid, sig)
         with anyio.move_on_after(_GRACE_SECONDS):
             await process.wait()
+    # Its pipes closed and its exit seen (killed above, it goes at once; at load the exit can
+    # take longer than the grace to be reaped): else the loop's transport outlives the
+    # connection, open, and is only found by the collector.
+    with contextlib.suppress(Exception), anyio.move_on_after(_REAP_SECONDS):
+        await process.aclose()

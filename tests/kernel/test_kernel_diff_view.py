@@ -58,7 +58,8 @@ def test_the_comm_lists_a_cells_files_and_sends_both_sides(kernel: Kernel, works
 
     def diff(path: str, **extra: object) -> dict:
         sidebar.send({"type": "frames.diff", "frame": 1, "path": path, "id": path, **extra})
-        answer = sidebar.wait_for("frames.diff")
+        # A notebook's first diff imports nbdime (2.5 s on a quiet machine, over 30 s at load 40)
+        answer = sidebar.wait_for("frames.diff", timeout=300)
         valid([answer])
         return answer
 

@@ -90,8 +90,14 @@ def test_the_comm_follows_a_big_files_capture_after_the_cell(tmp_path: Path) -> 
             f"    for _ in range({size >> 20}):\n        f.write(os.urandom(1 << 20))"
         )
         assert wrote.status == "ok", wrote.text
-        reports = [sidebar.wait_for("progress", timeout=120)]
-        while not reports[-1]["finished"]:
+        # The copy starts as the frame closes: at load its reports (even the last) can go out
+        # before the cell's idle status, among the cell's own messages, which `run` collects.
+        reports = [
+            m["content"]["data"]
+            for m in wrote.messages
+            if m["msg_type"] == "comm_msg" and m["content"]["data"].get("type") == "progress"
+        ]
+        while not reports or not reports[-1]["finished"]:
             reports.append(sidebar.wait_for("progress", timeout=120))
         assert {r["operation"] for r in reports} == {"large_capture"}
         assert {(r["path"], r["total"]) for r in reports} == {("big.bin", size)}

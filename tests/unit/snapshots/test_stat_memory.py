@@ -223,11 +223,15 @@ def test_a_frames_close_looks_at_each_file_it_stores_once(
         session.close()
 
 
+@pytest.mark.parametrize("settled", [False, True], ids=["just-written", "settled"])
 def test_a_rewind_looks_at_each_path_once_and_its_undo_is_still_exact(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled: bool
 ) -> None:
     """The plan record's pre-images are stored by the plan's own look at each path (one look
-    a path, not two), and the undo still brings back every byte the rewind replaced."""
+    a path, not two), and the undo still brings back every byte the rewind replaced. Whether
+    the close's notes of the files are racy (written within 100 ms of its look: the plan
+    hashes them) or settled (the plan trusts them, `remembers`): at load, a close that comes
+    later than 100 ms after the writes is the second case."""
     from logician_kernel.snapshots import beneath
 
     ws = tmp_path / "ws"
@@ -243,6 +247,10 @@ def test_a_rewind_looks_at_each_path_once_and_its_undo_is_still_exact(
         frame_id = cp.open_frame(execution_count=None, cell_id=None, code="second")
         for i in range(80):
             (ws / f"f{i}.txt").write_text(f"second version {i}\n")
+        if settled:  # the close looks at them once its notes can be trusted
+            newest = max((ws / f"f{i}.txt").stat().st_ctime_ns for i in range(80))
+            while time.time_ns() <= newest + 2 * RACY_NS:
+                time.sleep(0.01)
         cp.close_frame("ok")
         looks: dict[str, int] = {}
         real_look = beneath.Beneath.look
