@@ -295,35 +295,14 @@ def test_a_notebook_closed_mid_call_and_two_frontends_are_clear_tool_errors(
         k.shutdown()
 
 
+@pytest.mark.parametrize("rewound", ["before-restart", "after-restart"])
 def test_a_pending_cell_part_survives_a_kernel_restart(
-    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
+    workspace: Path, agent_env: dict[str, str], server: LoopbackServer, rewound: str
 ) -> None:
-    server.script(EDITS[1], text_reply("Inserted."))
-    nb = notebook()
-    original = nb.shape()
-    k = Kernel(workspace, agent_env)
-    try:
-        client = NotebookClient(k, nb)
-        client.attach()
-        assert client.run("%%logician\nadd a heading", "ask")[0] == "ok"
-        client.close()
-        assert client.run("%logician rewind --last", "rw")[0] == "ok"
-        k.restart()
-        again = NotebookClient(k, nb, comm_id="nb-after-restart")
-        assert again.attach()["pending"] == 1  # read from the ledger by the new kernel
-        again.pump(until="notebook.received")
-        assert nb.shape() == original
-        assert [r["state"] for r in applied_restores(workspace, 1)] == ["applied"]
-    finally:
-        k.shutdown()
-
-
-def test_a_rewind_before_anything_loaded_keeps_the_cell_part_for_the_frontend(
-    workspace: Path, agent_env: dict[str, str], server: LoopbackServer
-) -> None:
-    """After a restart nothing of the agent is loaded and no frontend holds the comm: the
-    rewind runs without loading them (frame_light.py), and the agent's cell edits it takes
-    back wait, said, for the frontend that attaches next."""
+    """Rewound before the restart, the new kernel reads the pending cell part from the ledger.
+    Rewound after it, nothing of the agent is loaded and no frontend holds the comm: the rewind
+    runs without loading them (frame_light.py), and the cell edits it takes back wait, said,
+    for the frontend that attaches next."""
     server.script(EDITS[1], text_reply("Inserted."))
     nb = notebook()
     original = nb.shape()
@@ -334,18 +313,21 @@ def test_a_rewind_before_anything_loaded_keeps_the_cell_part_for_the_frontend(
         assert client.run("%%logician\nadd a heading", "ask")[0] == "ok"
         assert len(nb.cells) == 5
         client.close()
+        if rewound == "before-restart":
+            assert client.run("%logician rewind --last", "rw")[0] == "ok"
         k.restart()
-        status, text = client.run("%logician rewind --last", "rw")
-        assert status == "ok", text
-        status, text = client.run(
-            "import sys; print('agent loaded:', 'logician_kernel.agent.session' in sys.modules)",
-            "look",
-        )
-        assert "agent loaded: False" in text, text
-        assert len(nb.cells) == 5  # nobody to apply it to
-        assert "skip-cells" in client.run("%logician notices", "n")[1]
-        again = NotebookClient(k, nb, comm_id="nb-2")
-        assert again.attach()["pending"] == 1
+        if rewound == "after-restart":
+            status, text = client.run("%logician rewind --last", "rw")
+            assert status == "ok", text
+            status, text = client.run(
+                "import sys; print('agent:', 'logician_kernel.agent.session' in sys.modules)",
+                "look",
+            )
+            assert "agent: False" in text, text
+            assert len(nb.cells) == 5  # nobody to apply it to
+            assert "skip-cells" in client.run("%logician notices", "n")[1]
+        again = NotebookClient(k, nb, comm_id="nb-after-restart")
+        assert again.attach()["pending"] == 1  # read from the ledger
         again.pump(until="notebook.received")
         assert nb.shape() == original
         assert [r["state"] for r in applied_restores(workspace, 1)] == ["applied"]
