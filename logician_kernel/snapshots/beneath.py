@@ -89,10 +89,14 @@ class Conflict(OSError):
         return str(self.strerror)
 
 
+_NOT_NAMES = frozenset(("", ".", ".."))
+"""Components a workspace-relative path never has."""
+
+
 def split(path: str) -> list[str]:
     """The components of a workspace-relative path, or PathRefused."""
     parts = path.split("/")
-    if not path or "\0" in path or any(p in ("", ".", "..") for p in parts):
+    if not path or "\0" in path or any(p in _NOT_NAMES for p in parts):
         raise PathRefused(path)
     return parts
 
@@ -208,6 +212,14 @@ class Beneath:
 
     def parent(self, path: str, *, create: bool = False) -> tuple[int, str]:
         """(descriptor of the path's directory, the path's last component)."""
+        # A directory already open was checked by name when it was opened: only the last
+        # component is left to check (a rewind asks this of each of 20,000 paths, several
+        # times). "/x" is not "x" beneath the root: the slow path refuses it.
+        head, sep, name = path.rpartition("/")
+        if (head or not sep) and name not in _NOT_NAMES and "\0" not in name:
+            fd = self._fds.get(head)
+            if fd is not None:
+                return fd, name
         parts = split(path)
         return self.dir_fd("/".join(parts[:-1]), create=create), parts[-1]
 

@@ -79,6 +79,22 @@ def test_hostile_paths_are_refused_by_name(ws: Path, mode: str, path: str) -> No
     assert not (ws.parent / "x").exists()
 
 
+@pytest.mark.parametrize("name", ["..", ".", "", "x\0y", "/x"])
+def test_hostile_names_under_directories_already_open_are_refused(
+    ws: Path, mode: str, name: str
+) -> None:
+    """Directories a tree has opened answer later paths beneath them without a walk: the last
+    component is still checked by name."""
+    with Beneath(ws) as tree:
+        assert tree.lstat("a/b/c/f.txt") is not None  # "a", "a/b" and "a/b/c" now open
+        for head in ("", "a", "a/b", "a/b/c"):
+            path = f"{head}/{name}" if head else name
+            for op in (tree.lstat, tree.unlink):
+                with pytest.raises(PathRefused):
+                    op(path)
+    assert (ws / "a/b/c/f.txt").exists()
+
+
 @pytest.mark.parametrize("level", ["a", "a/b", "a/b/c"])
 def test_a_symlink_at_any_parent_level_is_a_conflict_naming_it(
     ws: Path, outside: Path, mode: str, level: str
