@@ -16,7 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..policy import ApprovalRequest
+    from ..policy import ApprovalRequest, AuditLog
     from ..tools._process_guard import guard_kernel_tree, reap_for_workspace
     from ..types.rewind_scope import RewindScope
     from .approvals import ApprovalBroker
@@ -29,6 +29,7 @@ __all__ = [
     "AgentSession",
     "ApprovalBroker",
     "ApprovalRequest",
+    "AuditLog",
     "RewindScope",
     "RunOptions",
     "RunResult",
@@ -41,6 +42,7 @@ _WHERE = {
     "AgentSession": ".session",
     "ApprovalBroker": ".approvals",
     "ApprovalRequest": "..policy",
+    "AuditLog": "..policy",
     "RewindScope": "..types.rewind_scope",
     "RunOptions": ".policy",
     "RunResult": ".session",

@@ -22,12 +22,7 @@ from typing import Any
 
 from ..config import EffectiveConfig
 from ..config import commands as config_commands
-from ..providers import (
-    known_model,
-    listing_headers,
-    resolve_context_window,
-    served_model_entries,
-)
+from ..providers import known_model, resolve_context_window
 
 _SESSION_HIGHER = "The effective value still comes from the session layer, which is higher."
 
@@ -48,6 +43,9 @@ def model_choices(config: EffectiveConfig) -> dict[str, Any]:
     entries: list[dict[str, Any]] = []
     error: str | None = None
     if model.base_url and model.provider == "openai":
+        # httpx and the provider clients load when a server is asked, not for the picker
+        from ..providers import listing_headers, served_model_entries
+
         key = config.api_key()
         headers = listing_headers(model.provider, key.get_secret_value() if key else None)
         entries, error = served_model_entries(model.base_url, headers=headers)

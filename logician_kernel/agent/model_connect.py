@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..config import ConfigError, EffectiveConfig, masked_key, save_profile, store_key
-from ..providers import check_server
 
 __all__ = ["Connection", "connect_model", "profile_name"]
 
@@ -58,6 +57,8 @@ def connect_model(
     name = (form.name or "").strip() or profile_name(form.provider, base_url)
     if not _NAME.match(name):
         raise ConfigError(f"name: {name!r} is not a profile name (letters, digits, _ and -)")
+    from ..providers import check_server  # httpx: loaded when a connection is tried
+
     base, served = check_server(form.provider, base_url, key, model=wanted)
     table: dict[str, Any] = {"provider": form.provider}
     if base_url:

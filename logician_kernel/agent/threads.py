@@ -63,21 +63,34 @@ def use(session: AgentSession, thread_id: str, *, create: bool = False) -> list[
 
 def switch(session: AgentSession, choice: ThreadChoice) -> list[str]:
     """Move the session to `choice`'s thread; the new thread's notices."""
+    return use_thread(session.workspace, choice, session)
+
+
+def use_thread(
+    workspace: Workspace, choice: ThreadChoice, session: AgentSession | None = None
+) -> list[str]:
+    """Move the workspace to `choice`'s thread, and the session when one is loaded (its
+    status was about the other thread's runs); the new thread's notices."""
     try:
-        notices = session.workspace.use_thread(choice)
+        notices = workspace.use_thread(choice)
     except RewindError as exc:
         raise AgentError(str(exc)) from None
-    session.state = RuntimeState()  # the status was about the other thread's runs
-    session.budget = None
+    if session is not None:
+        session.state = RuntimeState()
+        session.budget = None
     return notices
 
 
 def follow_vscode(
-    session: AgentSession, namespace: dict[str, object], *, framed: bool
+    workspace: Workspace,
+    namespace: dict[str, object],
+    *,
+    framed: bool,
+    session: AgentSession | None = None,
 ) -> str | None:
     """Follow VS Code's `__vsc_ipynb_file__` to that notebook's thread, before the kernel's
-    first frame; a notice for the next cell, or None when there is nothing to say."""
-    workspace = session.workspace
+    first frame; a notice for the next cell, or None when there is nothing to say. The agent
+    need not be loaded (`session`: the loaded one, whose status the switch resets)."""
     path = namespace.get(VSCODE_NOTEBOOK)
     if (
         not isinstance(path, str)
@@ -95,7 +108,7 @@ def follow_vscode(
             f"`%logician thread use {choice.thread_id}` moves to the notebook's thread."
         )
     try:
-        notices = switch(session, choice)
+        notices = use_thread(workspace, choice, session)
     except AgentError as exc:
         return f"Logician: could not follow VS Code's notebook {path}: {exc}"
     for text in notices:

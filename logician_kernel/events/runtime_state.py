@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from logician_kernel.types.messages import RetryAttempt, ToolCallStarted
 from logician_kernel.types.run import RunOutcome
+from logician_kernel.types.status import Phase
 
 from .events import (
     CompactionFinished,
@@ -28,9 +29,6 @@ from .events import (
     ToolStarted,
     TurnStarted,
 )
-
-Phase = Literal["idle", "turn", "compaction", "branch_summary"]
-"""What the agent is doing: nothing, a turn of a run, compacting, or summarising a branch."""
 
 MAX_PENDING_SHOWN = 16
 """Pending tool call ids kept in `RuntimeState.pending_tool_calls`; the rest are counted."""

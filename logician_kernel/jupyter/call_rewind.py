@@ -15,7 +15,6 @@ import ipywidgets
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from ..agent import AgentSession
 from ..agent.errors import AgentError
 from ..workspace import (
     CallRewound,
@@ -28,6 +27,7 @@ from . import display as render
 from .safe_html import inert, tag
 
 if TYPE_CHECKING:
+    from ..agent import AgentSession
     from .rewind_source import LedgerRewindSource
 
 _PUT_BACK = ("restored", "deleted", "recreated")

@@ -27,6 +27,7 @@ thread or on a subshell thread; the broker they call is thread-safe.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import threading
@@ -153,7 +154,7 @@ class LogicianComms:
             known = ", ".join(sorted(self._handlers))
             return _error(f"unknown message type {kind!r}; known: {known}", echo)
         try:
-            message = m.FRONTEND.validate_python(data)
+            message = _read(data, kind)
         except ValidationError as exc:
             if kind == "notebook.reply" and self.notebook is not None:
                 # the tool waiting for this answer fails now, saying why, not at its timeout
@@ -373,8 +374,22 @@ class LogicianComms:
 def outgoing(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     """The message of type `kind` as sent: validated against `KernelMessage` (a
     `ValidationError` names the field) and dumped to JSON-able values."""
-    message: BaseModel = m.KERNEL.validate_python({**payload, "v": SCHEMA_VERSION, "type": kind})
-    return message.model_dump(mode="json")
+    data = {**payload, "v": SCHEMA_VERSION, "type": kind}
+    model = m.KERNEL_MODELS.get(kind)
+    if model is not None:  # only this kind's validator is built
+        with contextlib.suppress(ValidationError):
+            return model.model_validate(data).model_dump(mode="json")
+    # the union's error: its location names the kind, as a frontend has always been told
+    return m.KERNEL.validate_python(data).model_dump(mode="json")
+
+
+def _read(data: dict[str, Any], kind: str) -> BaseModel:
+    """A frontend's message of a known `kind`, validated by its own model (only its validator
+    is built); when it does not validate, the union's error (its location names the kind)."""
+    try:
+        return m.FRONTEND_MODELS[kind].model_validate(data)
+    except ValidationError:
+        return m.FRONTEND.validate_python(data)  # type: ignore[return-value]
 
 
 def _prompt(request: ApprovalRequest) -> dict[str, Any]:

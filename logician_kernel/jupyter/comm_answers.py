@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 from pydantic import MISSING, ConfigDict, Field
 
 from ..agent.approvals import ApprovalPrompt
-from ..agent.ui import McpState, Phase
 from ..types.approvals import ApprovalChannel, ApprovalChoice
+from ..types.status import McpState, Phase
 from .comm_base import Count, NonEmpty, _Answer, _Kernel, _Part
 
 

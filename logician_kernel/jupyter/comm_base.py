@@ -4,6 +4,10 @@ kernel message; an answer, which echoes its request's `id` as `re`). The message
 are in `comm_requests.py`, `comm_frames.py` and `comm_answers.py`; `comm_messages.py` unites
 them.
 
+Every model's validator is built when a message of its kind is first read or sent
+(`defer_build`; `comm.py` validates by the message's own model, the union only for an
+error's wording): a page's sidebar uses a few kinds of the sixty.
+
 Must never: do I/O or talk to a comm (the models are plain data; `comm.py` owns the wire).
 """
 
@@ -38,7 +42,11 @@ NonEmpty = Annotated[str, Field(min_length=1)]
 
 class _Request(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=FIELD_DOCS
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        use_attribute_docstrings=FIELD_DOCS,
+        defer_build=True,
     )
 
     v: Version
@@ -49,7 +57,7 @@ class _Request(BaseModel):
 
 class _Part(BaseModel):
     # Extra keys pass: a newer kernel may add a field an older frontend ignores.
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=FIELD_DOCS)
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=FIELD_DOCS, defer_build=True)
 
 
 class _Kernel(_Part):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, get_args
 
-from pydantic import Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .comm_answers import (
     ApprovalDecided,
@@ -143,6 +143,7 @@ __all__ = [
     "DocumentSavedRequest",
     "Error",
     "FRONTEND",
+    "FRONTEND_MODELS",
     "FRONTEND_TYPES",
     "FileRow",
     "FrameRow",
@@ -172,6 +173,7 @@ __all__ = [
     "FrontendMessage",
     "Hello",
     "KERNEL",
+    "KERNEL_MODELS",
     "KERNEL_TYPES",
     "KernelMessage",
     "McpServer",
@@ -255,7 +257,7 @@ KernelMessage = Annotated[
 """Everything the kernel sends: answers (with `re`) and announcements."""
 
 
-KERNEL: TypeAdapter[KernelMessage] = TypeAdapter(KernelMessage)
+KERNEL: TypeAdapter[KernelMessage] = TypeAdapter(KernelMessage, config=ConfigDict(defer_build=True))
 
 
 def types_of(union: Any) -> tuple[str, ...]:
@@ -264,7 +266,21 @@ def types_of(union: Any) -> tuple[str, ...]:
     return tuple(get_args(m.model_fields["type"].annotation)[0] for m in members)
 
 
+def models_of(union: Any) -> dict[str, type[BaseModel]]:
+    """Each `type` tag of a message union -> its model."""
+    members = get_args(get_args(union)[0])
+    return {get_args(m.model_fields["type"].annotation)[0]: m for m in members}
+
+
 FRONTEND_TYPES = types_of(FrontendMessage)
 
 
 KERNEL_TYPES = types_of(KernelMessage)
+
+
+FRONTEND_MODELS = models_of(FrontendMessage)
+"""What `FRONTEND` validates, by tag: a message is read by its own model."""
+
+
+KERNEL_MODELS = models_of(KernelMessage)
+"""What `KERNEL` validates, by tag: a message is sent through its own model."""

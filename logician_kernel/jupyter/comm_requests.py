@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from ..types.approvals import ApprovalChoice
 from ..types.field_docs import FIELD_DOCS
+from ..types.rewind_scope import RewindMode
 from .comm_base import Count, NonEmpty, _Request
-from .widgets.rewind import RewindMode  # one declaration, with the rewind control's buttons
 
 
 class ApprovalsList(_Request):
@@ -342,4 +342,6 @@ FrontendMessage = Annotated[
 """Everything a frontend may send."""
 
 
-FRONTEND: TypeAdapter[FrontendMessage] = TypeAdapter(FrontendMessage)
+FRONTEND: TypeAdapter[FrontendMessage] = TypeAdapter(
+    FrontendMessage, config=ConfigDict(defer_build=True)
+)

@@ -100,7 +100,9 @@ class _CellFrames:
         named = self.shell.user_ns.get(VSCODE_NOTEBOOK)
         if named != self._vscode_seen:  # a stock kernel in VS Code: follow its notebook name
             self._vscode_seen = named
-            said = follow_vscode(self.magics.session, self.shell.user_ns, framed=self._framed)
+            said = follow_vscode(
+                self.workspace, self.shell.user_ns, framed=self._framed, session=self.magics.session
+            )
             if said:
                 self.workspace.notice(said)
         self.workspace.flush_notices()

@@ -3,12 +3,12 @@ commands need only the workspace, so a first `%logician rewind --last` is a rewi
 load of the agent, the providers, httpx, MCP, ipywidgets and the comm handler (~290 modules,
 0.75 s on a quiet machine; `kernel_parts.py` loads those on first use).
 
-The handlers are `frame_magics.FrameCommands`, the same code the loaded magics run. What the
-loaded magics add after a rewind or an undo is telling the frontends (`LedgerRewindSource`):
-with nothing loaded no frontend has opened the comm (opening it loads the parts), so there is
-no one to tell; the cell part of the agent's edits is recorded pending and said, as the
-notebook bridge does with no frontend attached (`cell_parts.after_unattached`), and sent when
-one attaches.
+The handlers are `frame_magics.FrameCommands`, the same code the loaded magics run. After a
+rewind or an undo the frontends are told through the comm's frame source
+(`LedgerRewindSource`) when one opened the comm (`frontend_link.py`, built without the agent);
+with no comm there is no one to tell: the cell part of the agent's edits is recorded pending
+and said, as the notebook bridge does with no frontend attached
+(`cell_parts.after_unattached`), and sent when one attaches.
 
 Must never: run a command the loaded magics would run otherwise (`KernelParts.run_light`
 hands over a rewind's `--call` and `--skip-cells`), or print a traceback for a user's mistake.
@@ -16,7 +16,7 @@ hands over a rewind's `--call` and `--skip-cells`), or print a traceback for a u
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.display import display
@@ -25,6 +25,9 @@ from ..workspace import ProjectionItem, RewindError, Workspace
 from . import cell_parts
 from .frame_magics import FrameCommands
 from .magic_words import FRAME_COMMANDS
+
+if TYPE_CHECKING:
+    from .frontend_link import FrontendLink
 
 
 class UnattachedFrames:
@@ -46,9 +49,11 @@ class UnattachedFrames:
 class FrameLight(FrameCommands):
     """The frame handlers over the workspace alone."""
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, link: FrontendLink | None = None) -> None:
         self.workspace = workspace
-        self.frames: Any = UnattachedFrames(workspace)
+        self.frames: Any = link.frames if link is not None else UnattachedFrames(workspace)
+        """With a frontend's link (a sidebar opened the comm), its frame source tells the
+        frontends, as the loaded magics' does."""
 
     def run(self, sub: str, args: list[str]) -> None:
         handler = getattr(self, f"handle_{sub}")

@@ -34,6 +34,7 @@ from ..workspace import (
     FrameOutcome,
     Workspace,
     enter,
+    found_at_this_start,
     starting_directory,
     workspace_notice,
 )
@@ -151,13 +152,15 @@ class LogicianKernel(IPythonKernel):
             if isinstance(named, str) and named.strip():
                 from ..agent.threads import follow_vscode
 
-                said = follow_vscode(parts.agent, self.shell.user_ns, framed=self._framed)
+                said = follow_vscode(
+                    workspace, self.shell.user_ns, framed=self._framed, session=parts.session
+                )
                 if said:
                     workspace.notice(said)
         workspace.flush_notices()
-        if self._executions == 1 and workspace.notices.in_cells:
+        if self._executions == 1 and workspace.notices.in_cells and _restorable(workspace):
             # The restart notice's "Rewind this call", where widgets render; elsewhere the
-            # notice names `%logician rewind --call ID`.
+            # notice names `%logician rewind --call ID`. Only then does the agent load.
             from . import call_rewind
 
             call_rewind.offer(parts.agent, parts.load().frames)
@@ -240,6 +243,13 @@ class StopBeforeRun(ast.NodeTransformer):
     def remove(self) -> None:
         if self in self.shell.ast_transformers:
             self.shell.ast_transformers.remove(self)
+
+
+def _restorable(workspace: Workspace) -> bool:
+    """Whether this kernel's start found calls a dead kernel cut off that can be rewound (the
+    first cell offers them), read from the ledger without loading the agent."""
+    ledger = workspace.ledger
+    return ledger is not None and bool(found_at_this_start(ledger))
 
 
 def _outcome(reply: dict[str, Any]) -> FrameOutcome:

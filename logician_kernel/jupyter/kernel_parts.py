@@ -6,9 +6,11 @@ any `%logician`), registers the `%logician` / `%%logician` names (`LogicianStart
 the `logician` comm target. The frame commands (`frames`, `diff`, `vars`, `storage`, `gc`,
 `rewind`, `undo`) need only the workspace and run without loading anything more
 (`run_light`, `frame_light.py`). Everything else loads on the first of: another `%logician` line or
-`%%logician` cell, a frontend opening the `logician` comm (the lab extension's sidebar), VS
-Code naming its notebook, a restart notice's *Rewind this call* under `ui.notices = "cell"`,
-or configured MCP servers (they connect from start, as before). Loading builds the
+`%%logician` cell, a restart notice's *Rewind this call* under `ui.notices = "cell"`, or
+configured MCP servers (they connect from start, as before). A frontend opening the
+`logician` comm (the lab extension's sidebar) gets the comm handler built from the workspace
+alone (`link`, `frontend_link.py`), which the agent adopts when it loads; VS Code naming its
+notebook moves the workspace to its thread without loading the agent. Loading builds the
 `AgentSession` (the loop, the providers and httpx, the permission policy, MCP), the magics'
 implementation with the comm handler and its message models, the in-cell call controls and
 ipywidgets.
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from ..config import LogicianSettings
     from ..workspace import Workspace
     from .call_buttons import CallButtons
+    from .frontend_link import FrontendLink
     from .magics import LogicianMagics
     from .notebook_bridge import NotebookBridge
 
@@ -53,6 +56,7 @@ class KernelParts:
         """Whether the last execute request allowed stdin (handed to the agent's cell)."""
         self._magics: LogicianMagics | None = None
         self._buttons: CallButtons | None = None
+        self._link: FrontendLink | None = None
         shell = kernel.shell
         self.notebook = NotebookContext(shell, self)
         shell.register_magics(LogicianStartMagics(shell=shell, parts=self))
@@ -81,14 +85,30 @@ class KernelParts:
         return self.load().session
 
     @property
+    def session(self) -> AgentSession | None:
+        """The agent's session when loaded; None before (nothing loaded for asking)."""
+        return self._magics.session if self._magics is not None else None
+
+    @property
     def buttons(self) -> CallButtons | None:
         """The in-cell *Rewind this call* controls; None until loaded (no call made yet)."""
         return self._buttons
 
     @property
     def bridge(self) -> NotebookBridge | None:
-        """The notebook protocol's bridge; None until loaded (no frontend attached yet)."""
-        return self._magics.comms.notebook if self._magics is not None else None
+        """The notebook protocol's bridge; None until a frontend opened the comm or the agent
+        loaded (no frontend can have attached before)."""
+        return self._link.notebook if self._link is not None else None
+
+    def link(self) -> FrontendLink:
+        """The comm handler and its sources (`frontend_link.py`), built on the first call,
+        without the agent; then the same object. Takes the `logician` comm target."""
+        if self._link is None:
+            from .frontend_link import FrontendLink
+
+            self._link = FrontendLink(self.workspace)
+            self._link.comms.register(self._kernel.comm_manager)
+        return self._link
 
     def load(self) -> LogicianMagics:
         """The magics, built (with the agent, the comm handler and the call controls) on the
@@ -102,12 +122,15 @@ class KernelParts:
         from .magics import LogicianMagics
 
         kernel, shell = self._kernel, self._kernel.shell
+        link = self.link()
         magics = LogicianMagics(
-            shell=shell, agent=AgentSession(self.workspace), notebook=self.notebook
+            shell=shell,
+            agent=AgentSession(self.workspace, broker=link.broker),
+            notebook=self.notebook,
+            link=link,
         )
         magics.agent.frontend_can_answer = self.frontend_can_answer
         shell.register_magics(magics)  # replaces the start magics' `logician`
-        magics.comms.register(kernel.comm_manager)
         self._buttons = CallButtons(kernel, magics.frames)
         # Imported by an earlier module before the shell existed, ipywidgets could not
         # register its comm targets then; registering again is harmless.
@@ -131,13 +154,13 @@ class KernelParts:
             return False
         from .frame_light import FrameLight
 
-        FrameLight(self.workspace).run(argv[0], argv[1:])
+        FrameLight(self.workspace, self._link).run(argv[0], argv[1:])
         return True
 
     def _comm_opened(self, comm: Any, open_msg: dict[str, Any]) -> None:
-        """The first `logician` comm: load, then hand it to the real handler (which
-        `load` registered for the comms that follow)."""
-        self.load().comms._opened(comm, open_msg)
+        """The first `logician` comm: the link is built (not the agent) and takes it, and
+        the comms that follow (`link` registered its handler)."""
+        self.link().comms._opened(comm, open_msg)
 
     def _widget_control_opened(self, comm: Any, open_msg: dict[str, Any]) -> None:
         """A widget-rendering frontend connected (JupyterLab's widget manager opens this comm
@@ -158,12 +181,14 @@ class KernelParts:
             self._magics.agent.frontend_can_answer = allowed
 
     def push_status(self) -> None:
-        if self._magics is not None:
-            self._magics.comms.push_status(force=True)
+        if self._link is not None:
+            self._link.comms.push_status(force=True)
 
     def after_cell(self) -> None:
         if self._magics is not None:
             self._magics.after_cell()
+        elif self._link is not None:
+            self._link.after_cell()
 
     def close(self) -> None:
         """The MCP servers stop (when loaded), then the workspace closes."""

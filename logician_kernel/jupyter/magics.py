@@ -31,9 +31,8 @@ from . import display as render
 from . import notices_view, thread_commands
 from .agent import AgentCell
 from .agent_errors import agent_errors
-from .comm import LogicianComms
-from .config_view import ConfigView
 from .frame_magics import FrameCommands
+from .frontend_link import FrontendLink
 from .magic_parts import ArgParser as _ArgParser
 from .magic_parts import branches_table, run_options
 from .magic_words import (
@@ -43,11 +42,7 @@ from .magic_words import (
     unknown_command,
 )
 from .mcp_view import handle_mcp
-from .model_picker import ModelPicker
-from .notebook_bridge import NotebookBridge
 from .notebook_context import NotebookContext
-from .progress_view import ProgressAnnouncer
-from .rewind_source import LedgerRewindSource
 from .widgets import RewindControl
 
 _CONFIG_SET = re.compile(
@@ -64,34 +59,34 @@ class LogicianMagics(FrameCommands, Magics):
     """The `%logician` line magic (and the `%%logician` cell magic of the agent)."""
 
     def __init__(
-        self, shell: Any, agent: AgentSession, notebook: NotebookContext | None = None
+        self,
+        shell: Any,
+        agent: AgentSession,
+        notebook: NotebookContext | None = None,
+        link: FrontendLink | None = None,
     ) -> None:
+        """`link`: the comm handler a frontend opened before the agent loaded (the kernel's
+        `KernelParts`), adopted with its sources; `agent` must be built on its broker."""
         super().__init__(shell=shell)
         self.session = agent
         self.workspace = agent.workspace
         self.broker = agent.broker
-        self.comms = LogicianComms(self.broker, self._comm_status)
-        self.frames = LedgerRewindSource(self.workspace, self.comms)
-        self.comms.frames = self.frames
-        self.comms.notebook = self.frames.notebook = NotebookBridge(self.comms, self.workspace)
-        self.comms.models = ModelPicker(self.workspace, self.comms)
-        self.comms.config = ConfigView(self.workspace, self.comms)
-        self.progress = ProgressAnnouncer(self.comms, running=self.workspace.long_work)
-        self.workspace.progress_listeners.append(self.progress)  # the sidebar's bar
-        self.comms.opened_listeners.append(self.progress.replay)  # opened mid-work
+        if link is None:  # `%load_ext` in a stock IPython: no kernel parts
+            link = FrontendLink(self.workspace, self.broker)
+        elif link.broker is not agent.broker:
+            raise ValueError("the agent must be built on the frontend link's approval broker")
+        self.link = link
+        link.agent_status = self._comm_status
+        self.comms = link.comms
+        self.frames = link.frames
+        self.progress = link.progress
         self.agent = AgentCell(shell, agent, self.comms)
         # the kernel's recorder runs from its start; `%load_ext` starts one here
         self.notebook = notebook or NotebookContext(shell, agent)
-        self.notebook.frontends = (
-            self.comms.notebook.frontends
-        )  # the status says if tools are offered
+        self.notebook.frontends = link.notebook.frontends  # the status says if tools are offered
         self.agent.context = self.notebook.safe_block
         self._controls: list[RewindControl] = []
         self.workspace.thread_listeners.append(self.after_cell)  # the frontends follow a switch
-        board = self.workspace.notices
-        self.comms.notices = board
-        board.listeners.append(self.comms.send_notice)
-        board.read_listeners.append(lambda: self.comms.push_status(force=True))
 
     @line_cell_magic
     def logician(self, line: str, cell: str | None = None) -> None:
@@ -272,31 +267,24 @@ class LogicianMagics(FrameCommands, Magics):
         ledger = self._ledger()
         return render.preformatted("\n".join(ledger_check(ledger.path).lines()))
 
-    def _comm_status(self) -> dict:  # type: ignore[type-arg]
-        """The runtime status the lab extension shows (sidebar and status bar)."""
+    def _comm_status(self, status: dict[str, Any]) -> dict[str, Any]:
+        """The link's status (`FrontendLink.status`: the workspace's fields) with the
+        agent's: its phase and model, the run's turn, tokens, cost and budget, MCP."""
         state = self.session.state
-        workspace = self.workspace
-        checkpoints = workspace.checkpoints_if_on
         budget = self.session.budget
         limits = budget.limits.model_dump(exclude_none=True) if budget is not None else {}
-        return {
-            "thread": workspace.thread_id,
-            "phase": "rewinding" if self.progress.rewinding else state.phase,
-            "model": state.model or workspace.config.settings.model.name,
-            "frames": len(checkpoints.active_frames()) if checkpoints is not None else 0,
-            "running_cell": bool(checkpoints is not None and checkpoints.is_open),
-            "turn": state.turn,
-            "tool_calls": state.tool_calls,
-            "input_tokens": state.input_tokens,
-            "output_tokens": state.output_tokens,
-            "cost_usd": budget.cost_usd if budget is not None else None,
-            "budget": limits,
-            "pending_approvals": len(self.broker.pending()),
-            "last_outcome": state.last_outcome.status if state.last_outcome else None,
-            "audit_problems": AuditLog.for_workspace(workspace.config.workspace).problem_count(),
-            "unread_notices": workspace.notices.unread_count(),
-            "undo_refused": self.frames.undo_refused(),
-            "mcp": [
+        if status["phase"] != "rewinding":
+            status["phase"] = state.phase
+        status.update(
+            model=state.model or status["model"],
+            turn=state.turn,
+            tool_calls=state.tool_calls,
+            input_tokens=state.input_tokens,
+            output_tokens=state.output_tokens,
+            cost_usd=budget.cost_usd if budget is not None else None,
+            budget=limits,
+            last_outcome=state.last_outcome.status if state.last_outcome else None,
+            mcp=[
                 {
                     "name": s.name,
                     "state": s.state,
@@ -306,7 +294,8 @@ class LogicianMagics(FrameCommands, Magics):
                 }
                 for s in self.session.mcp.status()
             ],
-        }
+        )
+        return status
 
     def _ledger(self) -> ThreadLedger:
         ledger = self.workspace.ledger
@@ -364,10 +353,7 @@ class LogicianMagics(FrameCommands, Magics):
 
     def after_cell(self) -> None:
         """After every cell: the controls and the lab extension see the ledger as it is now."""
-        checkpoints = self.workspace.checkpoints_if_on
-        if checkpoints is not None:
-            self.comms.notify("frames.changed", {"total": len(checkpoints.frames())})
-        self.comms.push_status(force=True)
+        self.link.after_cell()
         self.refresh_controls()
 
     def refresh_controls(self) -> None:

@@ -23,12 +23,13 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ..config import McpServerSettings
 from ..durable import is_credential_name, is_maskable_value, redact
+from ..types.status import McpState
 from . import cache
 
 if TYPE_CHECKING:  # the SDK is imported only when a server is configured
@@ -36,7 +37,8 @@ if TYPE_CHECKING:  # the SDK is imported only when a server is configured
 
 logger = logging.getLogger("logician_kernel.mcp")
 
-State = Literal["connecting", "ready", "failed", "stopped"]
+State = McpState
+"""Where a server is (`types.status.McpState`)."""
 
 
 class McpCallError(Exception):

@@ -3,51 +3,60 @@ replay and recording of sessions. Providers own transport and auth; wire formats
 
 Never imports Jupyter, never reads the process environment or config files by itself, and
 never lets an API key reach a repr, an exception, a log line or a recording.
+Names load from their modules on first use (`_lazy`): the model picker's table of known
+models needs neither httpx nor a client.
 """
 
-from ._anthropic import AnthropicMessagesFormat, AnthropicProvider
-from ._assembly import argument_problem
-from ._base import Metered, MeteredProvider, Provider, complete
-from ._connect import ConnectRefused, check_server, listing_headers
-from ._errors import (
-    AuthenticationError,
-    BadRequestError,
-    ContextLengthExceededError,
-    IncompleteStreamError,
-    MissingApiKeyError,
-    MissingStoredKeyError,
-    ModelNotFoundError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderHTTPError,
-    ProviderStreamError,
-    ProviderTimeoutError,
-    RateLimitError,
-    ReplayError,
-    ReplayMismatchError,
-    ServerError,
-)
-from ._factory import ProviderSettings, create_provider
-from ._http import HttpProvider, RetryPolicy, StreamDecoder, WireFormat
-from ._models import (
-    DEFAULT_CONTEXT_WINDOW,
-    KNOWN_MODELS,
-    ContextWindow,
-    KnownModel,
-    known_model,
-    resolve_context_window,
-    served_model_entries,
-    served_models,
-)
-from ._openai import OpenAIChatFormat, OpenAIProvider
-from ._replay import (
-    RecordedExchange,
-    RecordingProvider,
-    ReplayProvider,
-    load_recording,
-    request_fingerprint,
-)
-from ._sse import SSEEvent, SSEParser
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import exports
+
+if TYPE_CHECKING:
+    from ._anthropic import AnthropicMessagesFormat, AnthropicProvider
+    from ._assembly import argument_problem
+    from ._base import Metered, MeteredProvider, Provider, complete
+    from ._connect import ConnectRefused, check_server, listing_headers
+    from ._errors import (
+        AuthenticationError,
+        BadRequestError,
+        ContextLengthExceededError,
+        IncompleteStreamError,
+        MissingApiKeyError,
+        MissingStoredKeyError,
+        ModelNotFoundError,
+        ProviderConnectionError,
+        ProviderError,
+        ProviderHTTPError,
+        ProviderStreamError,
+        ProviderTimeoutError,
+        RateLimitError,
+        ReplayError,
+        ReplayMismatchError,
+        ServerError,
+    )
+    from ._factory import ProviderSettings, create_provider
+    from ._http import HttpProvider, RetryPolicy, StreamDecoder, WireFormat
+    from ._models import (
+        DEFAULT_CONTEXT_WINDOW,
+        KNOWN_MODELS,
+        ContextWindow,
+        KnownModel,
+        known_model,
+        resolve_context_window,
+        served_model_entries,
+        served_models,
+    )
+    from ._openai import OpenAIChatFormat, OpenAIProvider
+    from ._replay import (
+        RecordedExchange,
+        RecordingProvider,
+        ReplayProvider,
+        load_recording,
+        request_fingerprint,
+    )
+    from ._sse import SSEEvent, SSEParser
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -100,3 +109,5 @@ __all__ = [
     "served_model_entries",
     "served_models",
 ]
+
+__getattr__ = exports(__name__)

@@ -13,9 +13,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 logger = logging.getLogger("logician_kernel.providers")
 
@@ -108,6 +109,8 @@ def server_context_window(base_url: str, name: str) -> int | None:
 
 
 def _ask_server(base_url: str, name: str, client: httpx.Client | None) -> int | None:
+    import httpx  # loaded when a server is asked, not with the table of known models
+
     owned = client is None
     http = client or httpx.Client(timeout=DISCOVERY_TIMEOUT_SECONDS)
     try:
@@ -187,6 +190,8 @@ def served_model_entries(
 ) -> tuple[list[dict[str, Any]], str | None]:
     """As `served_models`, each model an `{"id": ...}` with the `SERVED_FACTS` its entry has
     (JSON objects, numbers and strings only); never raises."""
+    import httpx  # loaded when a server is asked, not with the table of known models
+
     owned = client is None
     http = client or httpx.Client(timeout=DISCOVERY_TIMEOUT_SECONDS)
     base = base_url.rstrip("/")

@@ -10,6 +10,7 @@ them and they work as before.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -120,7 +121,35 @@ def test_a_rewind_of_an_agent_call_loads_the_agent(
         k.shutdown()
 
 
-def test_the_sidebar_opening_its_comm_loads_the_handler(
+AGENT = (
+    "httpx",
+    "mcp",
+    "logician_kernel.agent.session",
+    "logician_kernel.loop",
+    "logician_kernel.mcp",
+    "logician_kernel.providers._http",
+    "logician_kernel.jupyter.magics",
+    "logician_kernel.compaction",
+)
+"""What the agent's load brings: a frontend opening the comm must not need it."""
+
+
+def ask(sidebar: Sidebar, data: dict, kind: str, timeout: float = 60) -> dict:
+    """Send `data` on the sidebar's comm and wait for its answer (`kind`, echoing its id)."""
+    ask.asked += 1  # type: ignore[attr-defined]
+    sidebar.send({**data, "id": ask.asked})  # type: ignore[attr-defined]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        answer = sidebar.wait_for(kind, timeout=max(0.5, deadline - time.monotonic()))
+        if answer.get("re") == ask.asked:  # type: ignore[attr-defined]
+            return answer
+    raise AssertionError(f"no answer to {data}")
+
+
+ask.asked = 0  # type: ignore[attr-defined]
+
+
+def test_the_sidebar_opening_its_comm_loads_the_handler_not_the_agent(
     workspace: Path, kernel_env: dict[str, str]
 ) -> None:
     k = Kernel(workspace, kernel_env)
@@ -130,6 +159,25 @@ def test_the_sidebar_opening_its_comm_loads_the_handler(
         sidebar = Sidebar(k, create_subshell(k))
         hello = sidebar.wait_for("hello")
         assert hello["status"]["frames"] == 2, hello  # the write, and the look at sys.modules
-        assert "logician_kernel.jupyter.comm" in loaded(k)
+        assert hello["status"]["phase"] == "idle" and hello["status"]["turn"] == 0, hello
+        # what the sidebar asks as the page opens is answered from the workspace alone
+        frames = ask(sidebar, {"type": "frames.list", "offset": 0, "limit": 20}, "frames")
+        assert frames["total"] == 2, frames
+        models = ask(sidebar, {"type": "models.list"}, "models")
+        assert models["current"], models
+        status = ask(sidebar, {"type": "status"}, "status")
+        assert status["frames"] == 2 and status["mcp"] == [], status
+        now = loaded(k)
+        assert "logician_kernel.jupyter.comm" in now
+        assert [m for m in AGENT if m in now] == [], now
+        # the agent loads with the next command that needs it, on the same comm: the sidebar
+        # keeps its handler, and the status it is pushed gains the agent's fields
+        r = k.run("%logician status")
+        assert r.status == "ok", r.text
+        assert "logician_kernel.agent.session" in loaded(k)
+        after = ask(sidebar, {"type": "status"}, "status")
+        assert after["phase"] == "idle" and after["model"] == hello["status"]["model"], after
+        again = ask(sidebar, {"type": "frames.list", "offset": 0, "limit": 20}, "frames")
+        assert after["frames"] == again["total"] >= 4, (after, again)  # the cells since
     finally:
         k.shutdown()

@@ -59,6 +59,9 @@ def test_vs_codes_notebook_name_is_followed_before_the_first_frame(
         r = k.run("open('vs.txt', 'w').write('v')")
         assert f"VS Code names this notebook {notebook}" in r.stderr
         assert "no notebook name reached this kernel" not in r.stderr  # superseded, not said
+        # following the notebook's name moved the workspace, and loaded nothing of the agent
+        agent = k.run("import sys; print('logician_kernel.agent.session' in sys.modules)")
+        assert agent.stdout.strip() == "False", agent.text
         assert expected in k.run("%logician thread").text
         ledger = workspace / ".logician" / "threads" / f"{expected}.jsonl"
         kinds = [json.loads(line)["kind"] for line in ledger.read_text().splitlines()]

@@ -15,13 +15,23 @@ import pytest
 
 from logician_kernel._lazy import declared
 
-LAZY = ("types", "ledger", "frames", "config", "workspace", "tools")
+LAZY = (
+    "types",
+    "ledger",
+    "frames",
+    "config",
+    "workspace",
+    "tools",
+    "policy",
+    "providers",
+    "jupyter/widgets",
+)
 PACKAGE = Path(__file__).parents[2] / "logician_kernel"
 
 
 @pytest.mark.parametrize("name", LAZY)
 def test_every_exported_name_is_declared_and_resolves(name: str) -> None:
-    package = importlib.import_module(f"logician_kernel.{name}")
+    package = importlib.import_module(f"logician_kernel.{name.replace('/', '.')}")
     where = declared((PACKAGE / name / "__init__.py").read_text())
     exported = set(package.__all__) - {n for n in package.__all__ if n in vars(package)}
     assert exported <= set(where), sorted(exported - set(where))
@@ -32,7 +42,7 @@ def test_every_exported_name_is_declared_and_resolves(name: str) -> None:
             module, original = where[export]
             source = importlib.import_module(module, package.__name__)
             assert value is getattr(source, original), export
-    with pytest.raises(AttributeError, match=f"logician_kernel.{name}.*no_such_name"):
+    with pytest.raises(AttributeError, match=f"{package.__name__}.*no_such_name"):
         package.no_such_name  # noqa: B018
 
 
@@ -42,6 +52,30 @@ def test_a_fresh_interpreter_imports_only_what_it_asks_for() -> None:
         "import sys; from logician_kernel.ledger import ThreadLedger; "
         "print(sorted(m for m in sys.modules if m in "
         "('logician_kernel.ledger.repair', 'logician_kernel.types.messages', 'tomlkit')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PACKAGE.parent
+    ).stdout
+    assert out.strip() == "[]", out
+
+
+def test_the_comm_handler_imports_nothing_of_a_run() -> None:
+    """What answers a frontend before the agent loads (`jupyter/frontend_link.py`: the comm,
+    its messages, the rewind dialog's source, the model picker) loads no run: not httpx, the
+    provider clients, the loop, the session, MCP or the run status widget."""
+    run = (
+        "httpx",
+        "mcp",
+        "logician_kernel.providers._http",
+        "logician_kernel.loop",
+        "logician_kernel.agent.session",
+        "logician_kernel.mcp",
+        "logician_kernel.policy.run_budget",
+        "logician_kernel.jupyter.widgets.status",
+    )
+    code = (
+        "import sys; import logician_kernel.jupyter.frontend_link; "
+        f"print(sorted(m for m in sys.modules if m in {run!r}))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PACKAGE.parent

@@ -2,21 +2,27 @@
 
 Thin views (STYLE.md rule 11): stock controls composed, callbacks out through `on_click`,
 values in through one cheap `update`/`resolve` call; no state of their own beyond what they
-show.
+show. Each name loads from its module on first use (`_lazy`): the rewind dialog's rows need
+not the run status widget, nor the agent's state it shows.
 """
 
 from __future__ import annotations
 
-from .approval import CHOICES, ApprovalCard, Choice, PreviewKind
-from .rewind import (
-    REWIND_MODES,
-    FrameRow,
-    RewindControl,
-    RewindMode,
-    RewindPreview,
-    RewindSource,
-)
-from .status import StatusWidget
+from typing import TYPE_CHECKING
+
+from ..._lazy import exports
+
+if TYPE_CHECKING:
+    from .approval import CHOICES, ApprovalCard, Choice, PreviewKind
+    from .rewind import (
+        REWIND_MODES,
+        FrameRow,
+        RewindControl,
+        RewindMode,
+        RewindPreview,
+        RewindSource,
+    )
+    from .status import StatusWidget
 
 __all__ = [
     "CHOICES",
@@ -31,3 +37,5 @@ __all__ = [
     "RewindPreview",
     "RewindSource",
 ]
+
+__getattr__ = exports(__name__)

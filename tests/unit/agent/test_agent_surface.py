@@ -19,6 +19,7 @@ AGENT_API = {
     "AgentSession",
     "ApprovalBroker",
     "ApprovalRequest",
+    "AuditLog",
     "RewindScope",
     "RunOptions",
     "RunResult",

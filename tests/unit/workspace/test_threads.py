@@ -165,17 +165,26 @@ def test_vs_code_is_followed_before_the_first_frame_only(tmp_path: Path) -> None
     notebook = str(ws / "vs.ipynb")
     with AgentSession.open(ws, env=env) as session:
         start = session.workspace.thread_id
-        said = follow_vscode(session, {"__vsc_ipynb_file__": notebook}, framed=True)
+        said = follow_vscode(
+            session.workspace, {"__vsc_ipynb_file__": notebook}, framed=True, session=session
+        )
         assert said is not None and "stays there" in said
         assert session.workspace.thread_id == start
-        said = follow_vscode(session, {"__vsc_ipynb_file__": notebook}, framed=False)
+        said = follow_vscode(
+            session.workspace, {"__vsc_ipynb_file__": notebook}, framed=False, session=session
+        )
         assert said is not None and "VS Code names this notebook" in said
         assert session.workspace.thread_id == notebook_thread_id(notebook)
         assert session.workspace.thread_source == "vscode"
-        assert follow_vscode(session, {"__vsc_ipynb_file__": notebook}, framed=False) is None
+        assert (
+            follow_vscode(
+                session.workspace, {"__vsc_ipynb_file__": notebook}, framed=False, session=session
+            )
+            is None
+        )
     with AgentSession.open(ws, env={**env, "JPY_SESSION_NAME": str(ws / "lab.ipynb")}) as lab:
         # the server's name is stronger: a stale VS Code variable never moves a Lab kernel
-        assert follow_vscode(lab, {"__vsc_ipynb_file__": notebook}, framed=False) is None
+        assert follow_vscode(lab.workspace, {"__vsc_ipynb_file__": notebook}, framed=False) is None
 
 
 def test_overlapping_kernels_fork_a_held_thread_without_growing_its_id(tmp_path: Path) -> None:
