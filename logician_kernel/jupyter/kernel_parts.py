@@ -12,11 +12,11 @@ configured MCP servers (they connect from start, as before). A frontend opening 
 alone (`link`, `frontend_link.py`), which the agent adopts when it loads; VS Code naming its
 notebook moves the workspace to its thread without loading the agent. Loading builds the
 `AgentSession` (the loop, the providers and httpx, the permission policy, MCP), the magics'
-implementation with the comm handler and its message models, the in-cell call controls and
-ipywidgets.
+implementation adopting the link (built then when no frontend opened the comm), the in-cell
+call controls and ipywidgets.
 
-Owns: when the parts load, and the kernel's view of them before (`loaded`, `buttons`,
-`bridge`). Must never: load them on the path of a plain cell, or lose what happened before
+Owns: when the parts load, and the kernel's view of them before (`loaded`, `session`,
+`buttons`, `bridge`). Must never: load them on the path of a plain cell, or lose what happened before
 they loaded (the cells recorded, the notices said: the board keeps them for the comm).
 """
 

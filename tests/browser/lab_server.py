@@ -26,6 +26,9 @@ import logician_kernel
 from logician_kernel.ledger.thread_ledger import FrameClose, FrameOpen, ThreadLedger
 from logician_kernel.workspace.open_thread import thread_id_for
 
+START_TIMEOUT = 300.0
+"""How long a JupyterLab server may take to answer its first request (a loaded machine's)."""
+
 CHROMIUM = os.environ.get("LOGICIAN_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -118,7 +121,9 @@ class LabServer:
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 60
+        # A condition, not a time: at a load average of 20 the server's extensions took over
+        # a minute to load; the bound is only for a server that never answers.
+        deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
                 raise RuntimeError(f"jupyter lab exited: {self.log.read_text()[-3000:]}")
@@ -129,7 +134,12 @@ class LabServer:
                 ):
                     return self
             time.sleep(0.25)
-        raise RuntimeError(f"jupyter lab did not start in 60 s: {self.log.read_text()[-3000:]}")
+        self._proc.kill()  # not left running past the test that waited for it
+        self._proc.wait()
+        self._log.close()
+        raise RuntimeError(
+            f"jupyter lab did not start in {START_TIMEOUT:.0f} s: {self.log.read_text()[-3000:]}"
+        )
 
     def __exit__(self, *exc: object) -> None:
         assert self._proc is not None

@@ -215,7 +215,7 @@ def test_hostile_model_output_stays_inert_before_and_after_reopening(
         hostile_file = next(p for p in lab.root.iterdir() if "file-name" in p.name)
         dialog.locator("button.jp-mod-warn").click()  # rewind: the toasts name what it did
         dialog.wait_for(state="detached")
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300  # a condition; the bound only for a stuck one
         while hostile_file.exists() and time.monotonic() < deadline:
             page.wait_for_timeout(100)
         assert not hostile_file.exists()  # the rewind deleted the file the cell wrote
@@ -230,7 +230,7 @@ def test_hostile_model_output_stays_inert_before_and_after_reopening(
         # save, reopen: the saved notebook is trusted (signed) and rendered again
         page.keyboard.press("Control+s")
         saved = lab.root / "inert.ipynb"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300  # a condition; the bound only for a stuck one
         while time.monotonic() < deadline and "lk-answer" not in saved.read_text():
             page.wait_for_timeout(250)
         notebook = json.loads(saved.read_text())
