@@ -23,6 +23,7 @@ they loaded (the cells recorded, the notices said: the board keeps them for the 
 from __future__ import annotations
 
 import shlex
+import threading
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -57,6 +58,9 @@ class KernelParts:
         self._magics: LogicianMagics | None = None
         self._buttons: CallButtons | None = None
         self._link: FrontendLink | None = None
+        self._building = threading.RLock()
+        """Held while the link or the parts are built: a sidebar's `comm_open` arrives on a
+        subshell's thread, perhaps while a cell's `%logician` loads them on the main one."""
         shell = kernel.shell
         self.notebook = NotebookContext(shell, self)
         shell.register_magics(LogicianStartMagics(shell=shell, parts=self))
@@ -103,40 +107,43 @@ class KernelParts:
     def link(self) -> FrontendLink:
         """The comm handler and its sources (`frontend_link.py`), built on the first call,
         without the agent; then the same object. Takes the `logician` comm target."""
-        if self._link is None:
-            from .frontend_link import FrontendLink
+        with self._building:
+            if self._link is None:
+                from .frontend_link import FrontendLink
 
-            self._link = FrontendLink(self.workspace)
-            self._link.comms.register(self._kernel.comm_manager)
-        return self._link
+                link = FrontendLink(self.workspace)
+                link.comms.register(self._kernel.comm_manager)
+                self._link = link
+            return self._link
 
     def load(self) -> LogicianMagics:
         """The magics, built (with the agent, the comm handler and the call controls) on the
         first call; then the same object."""
-        if self._magics is not None:
-            return self._magics
-        import ipywidgets
+        with self._building:
+            if self._magics is not None:
+                return self._magics
+            import ipywidgets
 
-        from ..agent import AgentSession
-        from .call_buttons import CallButtons
-        from .magics import LogicianMagics
+            from ..agent import AgentSession
+            from .call_buttons import CallButtons
+            from .magics import LogicianMagics
 
-        kernel, shell = self._kernel, self._kernel.shell
-        link = self.link()
-        magics = LogicianMagics(
-            shell=shell,
-            agent=AgentSession(self.workspace, broker=link.broker),
-            notebook=self.notebook,
-            link=link,
-        )
-        magics.agent.frontend_can_answer = self.frontend_can_answer
-        shell.register_magics(magics)  # replaces the start magics' `logician`
-        self._buttons = CallButtons(kernel, magics.frames)
-        # Imported by an earlier module before the shell existed, ipywidgets could not
-        # register its comm targets then; registering again is harmless.
-        ipywidgets.register_comm_target()
-        self._magics = magics
-        return magics
+            kernel, shell = self._kernel, self._kernel.shell
+            link = self.link()
+            magics = LogicianMagics(
+                shell=shell,
+                agent=AgentSession(self.workspace, broker=link.broker),
+                notebook=self.notebook,
+                link=link,
+            )
+            magics.agent.frontend_can_answer = self.frontend_can_answer
+            shell.register_magics(magics)  # replaces the start magics' `logician`
+            self._buttons = CallButtons(kernel, magics.frames)
+            # Imported by an earlier module before the shell existed, ipywidgets could not
+            # register its comm targets then; registering again is harmless.
+            ipywidgets.register_comm_target()
+            self._magics = magics
+            return magics
 
     def run_light(self, line: str) -> bool:
         """Run `%logician LINE` without loading anything when it is a frame command
