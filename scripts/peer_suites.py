@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -332,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 bad.append((name, first, again.get(name, ("missing", ""))))
     print(f"({len(runs)} runs in {took:.0f} s{', one at a time' if args.serial else ''})")
+    for command in reap(scratch):
+        print(f"  killed a process the suites left running: {command[:200]}")
     for name, outcome in passed_anyway:
         print(f"  allowed ({allowed[name]}): {name} {outcome}")
     for name, (outcome, why) in flaky:
@@ -345,6 +348,39 @@ def main(argv: list[str] | None = None) -> int:
     else:
         shutil.rmtree(scratch, ignore_errors=True)
     return 1 if bad else 0
+
+
+def strays(scratch: Path) -> list[int]:
+    """Processes the suites left running: any whose environment names this run's scratch
+    folder (each suite's `IPYTHONDIR` is in it). ipykernel's debugger tests on a loaded machine
+    orphan debugpy's adapter, which then spins a core's tenth for as long as the machine runs."""
+    mark = f"IPYTHONDIR={scratch}{os.sep}".encode()
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as fh:
+                environ = fh.read()
+        except OSError:  # gone, or not ours to read
+            continue
+        if any(var.startswith(mark) for var in environ.split(b"\0")):
+            found.append(int(entry.name))
+    return found
+
+
+def reap(scratch: Path) -> list[str]:
+    """Kill what the suites left running (`strays`); the command lines killed."""
+    killed = []
+    for pid in strays(scratch):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                command = fh.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # it ended meanwhile
+            continue
+        killed.append(command)
+    return killed
 
 
 def indent(text: str) -> str:

@@ -4,6 +4,9 @@ kernel-name change applies to the pinned ipykernel's tests/utils.py."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -89,3 +92,28 @@ def test_the_counts_line_reads_outcomes_with_or_without_their_messages() -> None
     bare = {"a": "passed", "b": "failed", "c": "skipped"}
     with_why = {"a": ("passed", ""), "b": ("failed", "AssertionError"), "c": ("skipped", "")}
     assert counts(bare) == counts(with_why) == "1 pass, 1 fail, 0 error, 1 skip"
+
+
+def test_a_process_the_suites_left_running_is_killed(tmp_path: Path) -> None:
+    """What ipykernel's debugger tests leave on a loaded machine (an orphaned debugpy
+    adapter) is found by the suite's environment and killed; another process is not."""
+    script = _script()
+    scratch = tmp_path / "peer-suites-x"
+    left = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(600)"],
+        env={**os.environ, "IPYTHONDIR": str(scratch / "ipython-ipykernel-python3")},
+    )
+    other = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(600)"],
+        env={**os.environ, "IPYTHONDIR": str(tmp_path / "peer-suites-xy" / "ipython")},
+    )
+    try:
+        assert script.strays(scratch) == [left.pid]
+        killed = script.reap(scratch)
+        assert len(killed) == 1 and "time.sleep(600)" in killed[0]
+        assert left.wait(timeout=60) != 0
+        assert other.poll() is None  # a sibling folder's name is not this run's
+    finally:
+        for proc in (left, other):
+            proc.kill()
+            proc.wait()
