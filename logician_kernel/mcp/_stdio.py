@@ -33,6 +33,9 @@ from ..types.process_marks import TOOL_SERVER_MARK
 _GRACE_SECONDS = 1.0
 _REAP_SECONDS = 10.0
 """How long a stop waits for a killed server's exit to be reaped and its pipes closed."""
+_EXIT_SECONDS = 10.0
+"""How long the end of a server's stdout waits for its exit status (reaped a moment later;
+on a loaded machine over a second later)."""
 
 
 @dataclass
@@ -103,31 +106,32 @@ async def stdio_transport(
         assert process.stdout is not None
         buffer = ""
         try:
-            async with read_writer:
-                async for chunk in TextReceiveStream(process.stdout, errors="replace"):
-                    lines = (buffer + chunk).split("\n")
-                    buffer = lines.pop()
-                    for line in lines:
-                        if not line.strip():
-                            continue
-                        try:
-                            message = mcp_types.jsonrpc_message_adapter.validate_json(
-                                line, by_name=False
-                            )
-                        except ValueError as exc:
-                            await read_writer.send(exc)
-                            continue
-                        await read_writer.send(SessionMessage(message))
+            async for chunk in TextReceiveStream(process.stdout, errors="replace"):
+                lines = (buffer + chunk).split("\n")
+                buffer = lines.pop()
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    try:
+                        message = mcp_types.jsonrpc_message_adapter.validate_json(
+                            line, by_name=False
+                        )
+                    except ValueError as exc:
+                        await read_writer.send(exc)
+                        continue
+                    await read_writer.send(SessionMessage(message))
+            # The end of stdout comes a moment before the exit status (at load, seconds):
+            # wait for it before the session sees the end, so its failure can say how the
+            # server ended. Not when we stop it: then this task is cancelled.
+            with anyio.move_on_after(_EXIT_SECONDS):
+                while process.returncode is None:
+                    await anyio.sleep(0.02)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
         finally:
-            # The end of stdout comes a moment before the exit status: wait for it briefly,
-            # so the failure can say how the server ended.
-            with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
-                while process.returncode is None:
-                    await anyio.sleep(0.02)
             info.returncode = process.returncode
             info.exited.set()
+            read_writer.close()
 
     async def writer() -> None:
         assert process.stdin is not None

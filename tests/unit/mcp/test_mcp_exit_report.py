@@ -63,3 +63,29 @@ def test_a_server_dying_at_start_shows_its_status_and_last_stderr_line(tmp_path:
         assert "an old line" not in quiet + error  # only what this start wrote
     finally:
         manager.close()
+
+
+def test_a_server_whose_exit_comes_late_after_its_stdout_ends_still_shows_its_status(
+    tmp_path: Path,
+) -> None:
+    """On a loaded machine the exit status is reaped seconds after stdout's end: the end is
+    held back until the status is known (bounded), so the failure says how it ended, not
+    `Connection closed`. Here the server closes its stdout, then exits 1.5 s later."""
+    late = (
+        "import os, sys, time\n"
+        "sys.stderr.write('closing up\\n'); sys.stderr.flush()\n"
+        "os.close(1)\n"
+        "time.sleep(1.5)\n"
+        "sys.exit(4)\n"
+    )
+    manager = McpManager(tmp_path, {})
+    manager.apply(
+        McpSettings.model_validate(
+            {"servers": {"late": {"command": sys.executable, "args": ["-c", late]}}}
+        )
+    )
+    try:
+        error = _error(manager, "late")
+        assert "exited with status 4" in error and "closing up" in error, error
+    finally:
+        manager.close()
