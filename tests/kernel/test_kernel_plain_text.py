@@ -68,9 +68,10 @@ def script_the_model(server: LoopbackServer) -> None:
     )
 
 
-def run_clicking_allow_once(k: Kernel, code: str, timeout: float = 60) -> list[dict[str, Any]]:
+def run_clicking_allow_once(k: Kernel, code: str, timeout: float = 300) -> list[dict[str, Any]]:
     """Run `code` as JupyterLab would, clicking *Allow once* on the approval card; every iopub
-    message of the cell, in order."""
+    message of the cell, in order. The bound is for a cell that never ends: the first agent
+    cell loads the agent and streams an answer, over a minute at a load average of 20."""
     msg_id = k.send(code)
     messages: list[dict[str, Any]] = []
     clicked = False
