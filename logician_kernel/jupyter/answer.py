@@ -73,4 +73,11 @@ def answer_output(setting: str, *, terminal: bool) -> Any:
     """The `show` for `RunView`, by `ui.answer`: `stream` or `markdown`, or `auto`: stream
     in a terminal, Markdown everywhere else."""
     stream = setting == "stream" or (setting == "auto" and terminal)
-    return StdoutAnswer() if stream else markdown_answer
+    if stream:
+        return StdoutAnswer()
+    # The renderer (markdown-it) loads now, as the run starts, not in the first render: its
+    # load would count as that render's cost and hold the next re-render back three times as
+    # long (`RunView.RENDER_SHARE`), so at load an answer showed only at its end.
+    from . import markdown_html  # noqa: F401
+
+    return markdown_answer
