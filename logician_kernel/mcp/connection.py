@@ -221,9 +221,10 @@ class ServerConnection:
                         w.cancel()
                 if not self._stop.is_set():
                     self._fail(self._exited(gone) or "the server closed its connection")
-        except TimeoutError:
+        except TimeoutError:  # a server that exited meanwhile says how, not that it was slow
             self._fail(
-                f"no answer within connect_timeout_seconds="
+                self._exited(gone)
+                or f"no answer within connect_timeout_seconds="
                 f"{self.settings.connect_timeout_seconds:g}"
             )
         except asyncio.CancelledError:
@@ -235,7 +236,8 @@ class ServerConnection:
         except BaseException as exc:  # an SDK or OS error: the server failed, the kernel goes on
             if isinstance(_leaf(exc), TimeoutError):
                 self._fail(
-                    f"no answer within connect_timeout_seconds="
+                    self._exited(gone)
+                    or f"no answer within connect_timeout_seconds="
                     f"{self.settings.connect_timeout_seconds:g}"
                 )
             else:

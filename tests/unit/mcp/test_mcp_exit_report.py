@@ -23,10 +23,15 @@ DIES = (
 )
 
 
+PATIENT = {"connect_timeout_seconds": 120}
+"""The servers die at once; at a load average of 20 the SDK's first import and the servers'
+start took longer than the default 10 s, and the connect timed out before they died."""
+
+
 def _error(manager: McpManager, name: str) -> str:
     wait_until(
         lambda: next(s.state for s in manager.status() if s.name == name) == "failed",
-        60,
+        180,
         f"{name} to fail",
     )
     return next(s.error for s in manager.status() if s.name == name) or ""
@@ -45,8 +50,13 @@ def test_a_server_dying_at_start_shows_its_status_and_last_stderr_line(tmp_path:
                         "command": sys.executable,
                         "args": ["-c", DIES],
                         "env": {"API_TOKEN": "env:SECRET_TOKEN"},
+                        **PATIENT,
                     },
-                    "quiet": {"command": sys.executable, "args": ["-c", "raise SystemExit(0)"]},
+                    "quiet": {
+                        "command": sys.executable,
+                        "args": ["-c", "raise SystemExit(0)"],
+                        **PATIENT,
+                    },
                 }
             }
         )
@@ -81,7 +91,7 @@ def test_a_server_whose_exit_comes_late_after_its_stdout_ends_still_shows_its_st
     manager = McpManager(tmp_path, {})
     manager.apply(
         McpSettings.model_validate(
-            {"servers": {"late": {"command": sys.executable, "args": ["-c", late]}}}
+            {"servers": {"late": {"command": sys.executable, "args": ["-c", late], **PATIENT}}}
         )
     )
     try:
