@@ -154,7 +154,7 @@ class LogicianComms:
             known = ", ".join(sorted(self._handlers))
             return _error(f"unknown message type {kind!r}; known: {known}", echo)
         try:
-            message = _read(data, kind)
+            message = _by_kind(m.FRONTEND_MODELS, m.FRONTEND, data, kind)
         except ValidationError as exc:
             if kind == "notebook.reply" and self.notebook is not None:
                 # the tool waiting for this answer fails now, saying why, not at its timeout
@@ -375,21 +375,20 @@ def outgoing(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     """The message of type `kind` as sent: validated against `KernelMessage` (a
     `ValidationError` names the field) and dumped to JSON-able values."""
     data = {**payload, "v": SCHEMA_VERSION, "type": kind}
-    model = m.KERNEL_MODELS.get(kind)
-    if model is not None:  # only this kind's validator is built
+    return _by_kind(m.KERNEL_MODELS, m.KERNEL, data, kind).model_dump(mode="json")
+
+
+def _by_kind(
+    models: dict[str, type[BaseModel]], union: Any, data: dict[str, Any], kind: str
+) -> BaseModel:
+    """`data` validated by its `kind`'s own model (only that validator is built); when it does
+    not validate, or the kind is unknown, the union's error (its location names the kind, as
+    a frontend has always been told)."""
+    model = models.get(kind)
+    if model is not None:
         with contextlib.suppress(ValidationError):
-            return model.model_validate(data).model_dump(mode="json")
-    # the union's error: its location names the kind, as a frontend has always been told
-    return m.KERNEL.validate_python(data).model_dump(mode="json")
-
-
-def _read(data: dict[str, Any], kind: str) -> BaseModel:
-    """A frontend's message of a known `kind`, validated by its own model (only its validator
-    is built); when it does not validate, the union's error (its location names the kind)."""
-    try:
-        return m.FRONTEND_MODELS[kind].model_validate(data)
-    except ValidationError:
-        return m.FRONTEND.validate_python(data)  # type: ignore[return-value]
+            return model.model_validate(data)
+    return union.validate_python(data)  # type: ignore[no-any-return]
 
 
 def _prompt(request: ApprovalRequest) -> dict[str, Any]:
