@@ -217,6 +217,17 @@ class LogicianStartMagics(Magics):
     def load(self) -> LogicianMagics:
         return self._parts.load()
 
+    @property
+    def workspace(self) -> Workspace:
+        """The kernel's workspace, as on the loaded magics (nothing loads)."""
+        return self._parts.workspace
+
+    @property
+    def frames(self) -> Any:
+        """The frames' rewind source (`LedgerRewindSource`), as on the loaded magics: the
+        frontend link's, built (without the agent) if no frontend opened the comm yet."""
+        return self._parts.link().frames
+
     @line_cell_magic
     def logician(self, line: str, cell: str | None = None) -> None:
         """Logician: `%%logician [--max-turns N]` + a prompt runs the agent; `%logician
