@@ -27,7 +27,6 @@ thread or on a subshell thread; the broker they call is thread-safe.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import threading
@@ -36,10 +35,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from comm.base_comm import BaseComm
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ..agent.approvals import Answer, ApprovalBroker, ApprovalEvent, ApprovalPrompt, ApprovalRequest
 from ..agent.model_connect import Connection
+from ..types.tagged import validate_by_kind
 from ..workspace import Notice, NoticeBoard
 from . import comm_messages as m
 from .comm_messages import FRONTEND_TYPES, SCHEMA_VERSION, TARGET
@@ -154,7 +154,7 @@ class LogicianComms:
             known = ", ".join(sorted(self._handlers))
             return _error(f"unknown message type {kind!r}; known: {known}", echo)
         try:
-            message = _by_kind(m.FRONTEND_MODELS, m.FRONTEND, data, kind)
+            message = validate_by_kind(m.FRONTEND_MODELS, m.FRONTEND, data, kind)
         except ValidationError as exc:
             if kind == "notebook.reply" and self.notebook is not None:
                 # the tool waiting for this answer fails now, saying why, not at its timeout
@@ -375,20 +375,7 @@ def outgoing(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     """The message of type `kind` as sent: validated against `KernelMessage` (a
     `ValidationError` names the field) and dumped to JSON-able values."""
     data = {**payload, "v": SCHEMA_VERSION, "type": kind}
-    return _by_kind(m.KERNEL_MODELS, m.KERNEL, data, kind).model_dump(mode="json")
-
-
-def _by_kind(
-    models: dict[str, type[BaseModel]], union: Any, data: dict[str, Any], kind: str
-) -> BaseModel:
-    """`data` validated by its `kind`'s own model (only that validator is built); when it does
-    not validate, or the kind is unknown, the union's error (its location names the kind, as
-    a frontend has always been told)."""
-    model = models.get(kind)
-    if model is not None:
-        with contextlib.suppress(ValidationError):
-            return model.model_validate(data)
-    return union.validate_python(data)  # type: ignore[no-any-return]
+    return validate_by_kind(m.KERNEL_MODELS, m.KERNEL, data, kind).model_dump(mode="json")
 
 
 def _prompt(request: ApprovalRequest) -> dict[str, Any]:

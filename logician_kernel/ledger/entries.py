@@ -14,9 +14,10 @@ from __future__ import annotations
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ..types.path_states import Fingerprint, PathState
+from ..types.tagged import validate_by_kind
 from .conversation_entries import (
     ApprovalRequested,
     ApprovalResolved,
@@ -218,16 +219,10 @@ def _exact_type(annotation: object) -> bool:
 
 
 def _validate(record: dict[str, Any]) -> Entry:
-    """`ENTRY_ADAPTER.validate_python(record)`, through the kind's own model: the union's
-    validator (every kind's) is built only when a record does not validate, for its error."""
+    """`ENTRY_ADAPTER.validate_python(record)`, through the kind's own model
+    (`types.tagged`)."""
     kind = record.get("kind") if isinstance(record, dict) else None
-    model = _KINDS.get(kind) if isinstance(kind, str) else None
-    if model is not None:
-        try:
-            return model.model_validate(record)  # type: ignore[return-value]
-        except ValidationError:
-            pass  # the union's error (its location names the kind), as before
-    return ENTRY_ADAPTER.validate_python(record)
+    return validate_by_kind(_KINDS, ENTRY_ADAPTER, record, kind)  # type: ignore[no-any-return]
 
 
 _FROZEN: dict[type, bool] = {}
