@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import IO
 
 from .git_trees import matches_id
+from .object_reader import read_answer
 
 STREAM_MIN_BLOBS = 64
 """Below this many blobs the usual reader's round trips cost less than another process."""
@@ -70,16 +71,7 @@ class BlobStream:
         out = self._proc.stdout if self._proc is not None else None
         if out is None:
             raise ValueError("closed")
-        header = out.readline().split()
-        if len(header) == 2 and header[1] == b"missing":
-            return None
-        if len(header) != 3:
-            raise ValueError(f"unexpected cat-file header {header!r}")
-        size = int(header[2])
-        data = out.read(size)
-        if len(data) != size or out.read(1) != b"\n":
-            raise ValueError("cat-file output cut short")
-        return header[1].decode(), data
+        return read_answer(out)
 
     def close(self) -> None:
         proc, self._proc = self._proc, None

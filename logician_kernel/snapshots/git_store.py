@@ -5,7 +5,7 @@ workspace as work tree, a private `GIT_INDEX_FILE`, literal pathspecs, no prompt
 optional locks; the store's configuration (owner-only files, no hooks, no filters, no gc, a
 split index); and reading the objects a rewind, a diff or a tree update needs: loose ones
 in this process (git_trees.read_loose), the rest through one long-lived `cat-file --batch`
-(GitPython's persistent command) instead of a process per object - each checked against its
+(object_reader.py) instead of a process per object - each checked against its
 id either way, since git's reader does not check and the store may hold planted bytes.
 What a snapshot is lives in git_snapshot.py.
 
@@ -21,7 +21,6 @@ import os
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..durable.private import private_dir, write_private
 from ._fs import join_z, split_z
@@ -29,12 +28,10 @@ from ._user_repo import seed_from_user_repo, user_git_dir, user_objects_dir
 from .git_trees import DamagedObject, matches_id, read_loose
 from .large_files import SQLITE_JOURNALS
 from .locks import IndexGuard
+from .object_reader import BrokenReader, ObjectReader
 from .state_trust import UntrustedStateError, check_store
 from .store_config import ATTRIBUTES, CONFIG_TEMPLATE, isolated_env, replace_private, sanitize_store
 from .store_repair import repair_notice, repair_store
-
-if TYPE_CHECKING:
-    from git.cmd import Git
 
 
 class SnapshotError(RuntimeError):
@@ -59,7 +56,7 @@ class GitStore:
         self.base = ["git", f"--git-dir={self.store}", f"--work-tree={self.workspace}"]
         # Other kernels on this workspace share the index: writes take turns (see locks.py).
         self.guard = IndexGuard(self.index)
-        self._reader: Git | None = None  # GitPython's, on the first `read_object`
+        self._reader: ObjectReader | None = None  # started by the first packed object's read
         # The store this kernel checked and configured (device, inode): git never runs on a
         # directory put in its place since (another account swapping `.logician/`).
         self._pinned: tuple[int, int] | None = None
@@ -232,35 +229,25 @@ class GitStore:
         return kind, data
 
     def _read_from_git(self, sha: str) -> tuple[str, bytes]:
-        from git.cmd import Git  # GitPython loads at the first packed object, not at start
-        from git.exc import GitError
-
         for attempt in (1, 2):
             if self._reader is None:
                 self.verify()
-                self._reader = Git(str(self.store))
-                git_env: dict[str, str | None] = {
-                    k: v for k, v in self.env.items() if k.startswith("GIT_")
-                }
-                git_env.update(GIT_DIR=str(self.store), GIT_INDEX_FILE=None)
-                self._reader.update_environment(**git_env)
+                self._reader = ObjectReader(str(self.store), self.env)
             try:
-                _, kind, _, data = self._reader.get_object_data(sha)
-            except ValueError:
-                raise SnapshotError(
-                    f"file version {sha[:12]} is missing from {self.store}"
-                ) from None
-            except (GitError, OSError) as exc:  # the reader died: start a fresh one once
-                self._reader.clear_cache()
+                got = self._reader.read(sha)
+            except ValueError as exc:  # not an id: never sent to git
+                raise SnapshotError(f"cannot read {sha[:12]!r} from {self.store}: {exc}") from None
+            except BrokenReader as exc:  # the reader died: a fresh one once
                 self._reader = None
                 if attempt == 2:
                     raise SnapshotError(f"cannot read {sha[:12]} from {self.store}: {exc}") from exc
                 continue
-            # GitPython hands the type back as bytes
-            return (kind.decode() if isinstance(kind, bytes) else kind), data
+            if got is None:
+                raise SnapshotError(f"file version {sha[:12]} is missing from {self.store}")
+            return got
         raise AssertionError("unreachable")
 
     def close(self) -> None:
         if self._reader is not None:
-            self._reader.clear_cache()
+            self._reader.close()
             self._reader = None

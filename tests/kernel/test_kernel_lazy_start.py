@@ -1,8 +1,7 @@
 """A kernel that starts like ipykernel: after start and plain cells, the agent's machinery (the
 loop, the providers and httpx, the permission policy, MCP), the magics' implementation, the
 comm handler with its message models and ipywidgets are not loaded, nor the conversation's
-message models, compaction, the config commands, tomlkit and difflib, nor GitPython until a
-frame reads the private store. The frame commands (`frames`, `diff`, `rewind`, `undo`...) run
+message models, compaction, the config commands, tomlkit and difflib. The frame commands (`frames`, `diff`, `rewind`, `undo`...) run
 without loading them; any other `%logician`, or the sidebar opening the `logician` comm, loads
 them and they work as before.
 """
@@ -22,7 +21,6 @@ pytestmark = pytest.mark.kernel
 HEAVY = (
     "httpx",
     "ipywidgets",
-    "git",
     "mcp",
     "logician_kernel.agent.session",
     "logician_kernel.loop",
@@ -60,8 +58,8 @@ def loaded(k: Kernel) -> list[str]:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-FRAME_PARTS = {"git", "difflib", "logician_kernel.jupyter.frame_magics"}
-"""What the frame commands may load: the store's reader, the diff, their handlers."""
+FRAME_PARTS = {"difflib", "logician_kernel.jupyter.frame_magics"}
+"""What the frame commands may load: the diff and their handlers."""
 
 
 def test_plain_cells_load_nothing_of_the_agent_and_logician_then_works(
@@ -71,12 +69,12 @@ def test_plain_cells_load_nothing_of_the_agent_and_logician_then_works(
     try:
         assert k.run("x = 1").status == "ok"
         assert loaded(k) == []
-        # a cell that changes a file: GitPython's object reader may start (the frame reads
-        # the store), nothing else
+        # a cell that changes a file: the store's object reader may start (a process, not a
+        # module), nothing else
         r = k.run("open('data.csv', 'w').write('changed')")
         assert r.status == "ok", r.text
         assert k.run("1 / 0").status == "error"
-        assert [m for m in loaded(k) if m != "git"] == []
+        assert loaded(k) == []
         # the frame commands need only the workspace: they run, and the agent stays unloaded
         frames = k.run("%logician frames")
         assert frames.status == "ok", frames.text
@@ -155,7 +153,7 @@ def test_the_sidebar_opening_its_comm_loads_the_handler_not_the_agent(
     k = Kernel(workspace, kernel_env)
     try:
         assert k.run("open('data.csv', 'w').write('changed')").status == "ok"
-        assert [m for m in loaded(k) if m != "git"] == []
+        assert loaded(k) == []
         sidebar = Sidebar(k, create_subshell(k))
         hello = sidebar.wait_for("hello")
         assert hello["status"]["frames"] == 2, hello  # the write, and the look at sys.modules
