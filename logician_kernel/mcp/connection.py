@@ -172,7 +172,10 @@ class ServerConnection:
         self.started = time.monotonic()
 
     def start(self) -> None:
-        """Start connecting (on the running MCP loop)."""
+        """Start connecting (on the running MCP loop). `connect_timeout_seconds` counts from
+        here: not from `reset` or the connection's creation, before the manager's first import
+        of the SDK (`manager._import_sdk`, seconds on a loaded machine) and the loop's turn."""
+        self.started = time.monotonic()
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._task = asyncio.get_running_loop().create_task(self._serve(), name=f"mcp-{self.name}")

@@ -215,3 +215,39 @@ def test_a_real_server_listing_duplicates_and_130_tools(tmp_path) -> None:
         assert next(s for s in manager.status() if s.name == "many").notice is None
     finally:
         manager.close()
+
+
+def test_the_connect_timeout_counts_from_the_connect_not_from_the_sdks_first_import(
+    tmp_path, monkeypatch
+) -> None:
+    """Before: the server's clock started when the configuration was applied, before the SDK's
+    first import (seconds at load), and the import's time came off `connect_timeout_seconds`:
+    a server that answered in time was reported as not answering. The import here takes 100 s
+    of a fake clock, more than the whole timeout."""
+    import types
+
+    from logician_kernel.mcp import connection, manager
+
+    clock = {"offset": 0.0}
+    real = connection.time.monotonic
+    monkeypatch.setattr(
+        connection,
+        "time",
+        types.SimpleNamespace(
+            monotonic=lambda: real() + clock["offset"], time=connection.time.time
+        ),
+    )
+    real_import = manager._import_sdk
+
+    def slow_import() -> bool:
+        clock["offset"] += 100.0
+        return real_import()
+
+    monkeypatch.setattr(manager, "_import_sdk", slow_import)
+    mgr = _manager(tmp_path, {"notes": stdio_server(connect_timeout_seconds=60)})
+    try:
+        wait_until(lambda: _state(mgr, "notes") != "connecting", 120, "notes to connect")
+        status = next(s for s in mgr.status() if s.name == "notes")
+        assert status.state == "ready", status
+    finally:
+        mgr.close()
