@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-import ipywidgets
 from IPython.core.error import UsageError
 from IPython.display import display
 
@@ -112,6 +111,10 @@ def offer(session: AgentSession, frames: LedgerRewindSource) -> None:
         calls = found_at_this_start(session.ledger)
     except AgentError:
         return
+    if not calls:
+        return
+    import ipywidgets  # only with a call to offer: the frontend link imports this module
+
     for call in calls:
         paths = ", ".join(call.paths[:3]) + (
             f" and {len(call.paths) - 3} more" if len(call.paths) > 3 else ""

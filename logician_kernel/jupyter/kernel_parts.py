@@ -23,6 +23,7 @@ they loaded (the cells recorded, the notices said: the board keeps them for the 
 from __future__ import annotations
 
 import shlex
+import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,9 @@ TARGET = "logician"
 WIDGET_CONTROL = "jupyter.widget.control"
 """ipywidgets' control comm (`answer.WIDGET_CONTROL_TARGET`): a widget-rendering frontend
 opens it when it connects."""
+CONTROL_PROTOCOL_MAJOR = "1"
+"""The widget control protocol's major version ipywidgets 8 speaks
+(`ipywidgets._version.__control_protocol_version__`; a test compares them)."""
 
 
 class KernelParts:
@@ -171,14 +175,40 @@ class KernelParts:
 
     def _widget_control_opened(self, comm: Any, open_msg: dict[str, Any]) -> None:
         """A widget-rendering frontend connected (JupyterLab's widget manager opens this comm
-        first, before any cell): ipywidgets loads now and takes the comm, so the frontend's
-        state requests are answered and approvals know to show as cards
-        (`answer.widgets_render`); its own handler serves the next ones."""
+        as the page opens, sends `request_states` and closes it): the comm stays registered,
+        so approvals know to show as cards (`answer.widgets_render`). While ipywidgets is not
+        imported no widget can exist, and the answer is the empty state, without importing
+        it; once it is (the agent loaded, or a cell used widgets), ipywidgets answers, as it
+        does for every control comm opened after it registered its own target."""
+        version = str(open_msg.get("metadata", {}).get("version", ""))
+        if "ipywidgets" in sys.modules or version.split(".")[0] != CONTROL_PROTOCOL_MAJOR:
+            self._widgets_answer(comm, open_msg, opened=True)  # theirs, or their error
+            return
+        comm.on_msg(lambda msg: self._widget_control_message(comm, msg))
+
+    def _widget_control_message(self, comm: Any, msg: dict[str, Any]) -> None:
+        if "ipywidgets" in sys.modules:
+            self._widgets_answer(comm, msg, opened=False)
+            return
+        method = msg.get("content", {}).get("data", {}).get("method")
+        if method != "request_states":  # as ipywidgets says it
+            raise RuntimeError(
+                f"Unknown front-end to back-end widget control msg with method {method!r}"
+            )
+        comm.send({"method": "update_states", "states": {}, "buffer_paths": []})
+
+    @staticmethod
+    def _widgets_answer(comm: Any, msg: dict[str, Any], *, opened: bool) -> None:
         import ipywidgets
         from ipywidgets.widgets.widget import Widget
 
         ipywidgets.register_comm_target()
-        Widget.handle_control_comm_opened(comm, open_msg)
+        if opened:
+            Widget.handle_control_comm_opened(comm, msg)
+        else:  # a comm we answered before ipywidgets loaded: it takes it from here
+            Widget._control_comm = comm
+            comm.on_msg(Widget._handle_control_comm_msg)
+            Widget._handle_control_comm_msg(msg)
 
     # -- the kernel's steps, each a no-op until loaded ------------------------------------
 

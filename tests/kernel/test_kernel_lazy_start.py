@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from queue import Empty
 
 import pytest
 from kernel_harness import Kernel
@@ -179,3 +180,61 @@ def test_the_sidebar_opening_its_comm_loads_the_handler_not_the_agent(
         assert after["frames"] == again["total"] >= 4, (after, again)  # the cells since
     finally:
         k.shutdown()
+
+
+def _control_answer(k: Kernel, comm_id: str, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            m = k.kc.get_iopub_msg(timeout=0.5)
+        except Empty:
+            continue
+        if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == comm_id:
+            return m["content"]["data"]
+    raise AssertionError(f"the widget control comm {comm_id} never answered")
+
+
+def _request_states(k: Kernel, comm_id: str, *, open_it: bool) -> dict:
+    session, shell = k.kc.session, k.kc.shell_channel
+    if open_it:
+        opened = {"comm_id": comm_id, "target_name": "jupyter.widget.control", "data": {}}
+        shell.send(session.msg("comm_open", opened, metadata={"version": "1.0.0"}))
+    ask = {"comm_id": comm_id, "data": {"method": "request_states"}}
+    shell.send(session.msg("comm_msg", ask))
+    return _control_answer(k, comm_id)
+
+
+def test_the_widget_managers_request_is_answered_without_ipywidgets_until_a_widget_exists(
+    workspace: Path, kernel_env: dict[str, str]
+) -> None:
+    """JupyterLab's widget manager opens `jupyter.widget.control` as the page opens and asks
+    for every widget's state. No widget can exist before ipywidgets is imported: the empty
+    answer comes without importing it. Once a cell made a widget, the same comm (asked again)
+    and a new one (a page reload) get it, from ipywidgets."""
+    k = Kernel(workspace, kernel_env)
+    try:
+        first = _request_states(k, "wm1", open_it=True)
+        assert first == {"method": "update_states", "states": {}, "buffer_paths": []}, first
+        assert "ipywidgets" not in json.loads(
+            k.run("import sys, json; print(json.dumps(list(sys.modules)))").stdout
+        )
+        assert k.run("import ipywidgets as w\nslider = w.IntSlider(value=5)").status == "ok"
+        for comm_id, open_it in (("wm1", False), ("wm2", True)):
+            states = _request_states(k, comm_id, open_it=open_it)["states"]
+            assert [s["model_name"] for s in states.values()].count("IntSliderModel") == 1, states
+        # approvals still know the page renders widgets: the comm stays registered
+        widgets = k.run(
+            "from logician_kernel.jupyter.answer import widgets_render\n"
+            "print(widgets_render(get_ipython().kernel))"
+        )
+        assert widgets.stdout.strip() == "True", widgets.text
+    finally:
+        k.shutdown()
+
+
+def test_the_control_protocol_major_is_the_one_ipywidgets_speaks() -> None:
+    from ipywidgets._version import __control_protocol_version__
+
+    from logician_kernel.jupyter.kernel_parts import CONTROL_PROTOCOL_MAJOR
+
+    assert __control_protocol_version__.split(".")[0] == CONTROL_PROTOCOL_MAJOR
