@@ -93,28 +93,36 @@ list, the status (`sidebar.ts`, `model_picker.ts`, `statusbar.ts`)."""
 
 def _open_sidebar(k: BenchKernel, timeout: float = 300.0) -> float:
     """Open the comms a JupyterLab page opens (ipywidgets' control comm, as the widget manager
-    does, and the `logician` comm, as the sidebar does), ask what the sidebar asks as it
-    connects; seconds from the `comm_open` to the last of those answers."""
+    does, asking for the widgets' states, and the `logician` comm, as the sidebar does), ask
+    what the sidebar asks as it connects; seconds from the `comm_open` to the last of those
+    answers."""
     control = k.kc.session.msg(
         "comm_open",
         {"comm_id": "bench-widgets", "target_name": "jupyter.widget.control", "data": {}},
+        metadata={"version": "1.0.0"},  # the widget manager's control protocol
+    )
+    states = k.kc.session.msg(
+        "comm_msg", {"comm_id": "bench-widgets", "data": {"method": "request_states"}}
     )
     msg = k.kc.session.msg(
         "comm_open", {"comm_id": "bench-sidebar", "target_name": "logician", "data": {}}
     )
     t0 = time.perf_counter()
     k.kc.shell_channel.send(control)
+    k.kc.shell_channel.send(states)
     k.kc.shell_channel.send(msg)
     for i, (ask, _) in enumerate(SIDEBAR_ASKS):
         data = {"v": 1, "id": i, **ask}
         k.kc.shell_channel.send(
             k.kc.session.msg("comm_msg", {"comm_id": "bench-sidebar", "data": data})
         )
-    waiting = {"hello"} | {kind for _, kind in SIDEBAR_ASKS}
+    waiting = {"hello", "update_states"} | {kind for _, kind in SIDEBAR_ASKS}
     deadline = t0 + timeout
     while waiting and time.perf_counter() < deadline:
         m = k.kc.get_iopub_msg(timeout=timeout)
-        if m["msg_type"] == "comm_msg" and m["content"].get("comm_id") == "bench-sidebar":
+        if m["msg_type"] == "comm_msg" and m["content"].get("comm_id") == "bench-widgets":
+            waiting.discard(m["content"]["data"].get("method"))
+        elif m["msg_type"] == "comm_msg" and m["content"].get("comm_id") == "bench-sidebar":
             data = m["content"]["data"]
             if data.get("type") == "error":
                 raise RuntimeError(f"the sidebar's comm answered an error: {data}")

@@ -62,9 +62,11 @@ def test_a_fresh_interpreter_imports_only_what_it_asks_for() -> None:
 def test_the_comm_handler_imports_nothing_of_a_run() -> None:
     """What answers a frontend before the agent loads (`jupyter/frontend_link.py`: the comm,
     its messages, the rewind dialog's source, the model picker) loads no run: not httpx, the
-    provider clients, the loop, the session, MCP or the run status widget."""
+    provider clients, the loop, the session, MCP or the run status widget; nor ipywidgets (the
+    rewind dialog's rows are plain values, `widgets/rewind_rows.py`)."""
     run = (
         "httpx",
+        "ipywidgets",
         "mcp",
         "logician_kernel.providers._http",
         "logician_kernel.loop",

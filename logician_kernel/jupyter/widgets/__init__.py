@@ -14,14 +14,8 @@ from ..._lazy import exports
 
 if TYPE_CHECKING:
     from .approval import CHOICES, ApprovalCard, Choice, PreviewKind
-    from .rewind import (
-        REWIND_MODES,
-        FrameRow,
-        RewindControl,
-        RewindMode,
-        RewindPreview,
-        RewindSource,
-    )
+    from .rewind import REWIND_MODES, RewindControl, RewindMode, RewindSource
+    from .rewind_rows import FrameRow, RewindPreview
     from .status import StatusWidget
 
 __all__ = [

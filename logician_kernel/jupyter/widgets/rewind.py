@@ -10,7 +10,6 @@ magics. Every string from the source is HTML-escaped.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Protocol, get_args
 
 import ipywidgets as w
@@ -20,6 +19,7 @@ from ...types.rewind_scope import RewindMode
 from ..safe_html import Markup, inert, join, tag
 from . import colours
 from ._plain import PlainText
+from .rewind_rows import FrameRow, RewindPreview
 
 REWIND_MODES: tuple[RewindMode, ...] = get_args(RewindMode)
 """Every mode, in the order the control's buttons show them."""
@@ -38,42 +38,6 @@ MAX_LABEL_CHARS = 80
 
 _ERROR = colours.ERROR
 _OK = colours.OK
-
-
-@dataclass(frozen=True, slots=True)
-class FrameRow:
-    """One checkpoint frame as the list shows it (a projection, not the frame itself)."""
-
-    frame: int
-    """The frame's number; higher is newer."""
-    cell: str
-    """The cell it belongs to, e.g. `In [3]`."""
-    time: str
-    """When it was taken, already formatted."""
-    label: str
-    """The prompt, or the first line of the cell's code."""
-    outcome: str
-    """How the cell or turn ended, e.g. `completed`."""
-    files: str
-    """File changes in the frame, e.g. `2 created, 1 modified`."""
-    tokens: str
-    """Tokens the frame used, already formatted."""
-
-
-@dataclass(frozen=True, slots=True)
-class RewindPreview:
-    """What rewinding to one frame would do."""
-
-    files: list[str] = field(default_factory=list)
-    """One line per file action, e.g. `restore data.csv`."""
-    conflicts: list[str] = field(default_factory=list)
-    """Files changed outside the agent since the frame, which a rewind would overwrite."""
-    messages_dropped: int = 0
-    """Conversation messages a conversation rewind would drop."""
-    variables: list[str] = field(default_factory=list)
-    """One line per user variable, e.g. `restore df (as In [3] left it)`."""
-    error: str = ""
-    """Why the frame cannot be previewed (or rewound); empty when it can."""
 
 
 class RewindSource(Protocol):
