@@ -5,13 +5,15 @@ must be a real file (ipykernel's `sys.stderr` has no file descriptor). This tran
 the server in a session of its own, registers its process group with the kernel's process
 guard (`tools/_process_guard.py`: it dies with the kernel, even on kill -9, and a restarted
 kernel reaps it), sends its stderr to `.logician/logs/mcp-NAME.log`, and bridges its pipes to
-the SDK's message streams. On exit it closes stdin, waits briefly, then kills the group.
+the SDK's message streams. On exit it closes stdin, waits briefly, then kills the group and
+waits for its exit to be reaped, even when the connection's task is cancelled meanwhile.
 
 Must never: leave the process or its group running after the context exits.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -152,9 +154,30 @@ async def stdio_transport(
             finally:
                 tg.cancel_scope.cancel()
     finally:
-        with anyio.CancelScope(shield=True):
-            await _stop(process, pgid)
+        try:
+            with anyio.CancelScope(shield=True):
+                await _stop_to_the_end(process, pgid)
+        finally:
             _process_guard.release(pgid, workspace)
+
+
+async def _stop_to_the_end(process: anyio.abc.Process, pgid: int) -> None:
+    """`_stop`, finished even when this task is cancelled meanwhile: anyio's shield does not
+    hold off asyncio's own `Task.cancel` (the connection's stop gives up waiting for a slow
+    session and cancels its task; at load the server's exit outlasts the grace), and a stop
+    cut short leaves the server running and its transport open. The cancellation is raised
+    once the server is stopped (`_stop` is bounded by its own timeouts)."""
+    stopping = asyncio.ensure_future(_stop(process, pgid))
+    cancelled: asyncio.CancelledError | None = None
+    while not stopping.done():
+        try:
+            await asyncio.shield(stopping)
+        except asyncio.CancelledError as exc:
+            if stopping.cancelled():  # the stop itself was cancelled: the loop is closing
+                raise
+            cancelled = exc
+    if cancelled is not None:
+        raise cancelled
 
 
 async def _stop(process: anyio.abc.Process, pgid: int) -> None:

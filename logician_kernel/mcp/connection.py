@@ -107,6 +107,9 @@ def resolve_env_refs(
     return out
 
 
+STOP_WAIT_SECONDS = 6.0
+"""How long a stop waits for a server's session to end by itself before cancelling it."""
+
 _SCHEME = re.compile(r"(?i)^(?:bearer|basic|token|digest)\s+(\S+)$")
 _AUTH_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 
@@ -185,8 +188,10 @@ class ServerConnection:
             self._stop.set()
         if self._task is not None:
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(self._task), timeout=6)
+                await asyncio.wait_for(asyncio.shield(self._task), timeout=STOP_WAIT_SECONDS)
             if not self._task.done():
+                # A session that does not end in time is cancelled; its server is still
+                # killed and reaped before the task ends (`_stdio._stop_to_the_end`).
                 self._task.cancel()
                 with contextlib.suppress(BaseException):
                     await self._task

@@ -33,7 +33,12 @@ from .tool import McpTool, make_tool
 if TYPE_CHECKING:
     import mcp_types
 
-_STOP_SECONDS = 10.0
+_STOP_SECONDS = 30.0
+"""How long `close` waits for every server's stop: a session's end (`STOP_WAIT_SECONDS`),
+then its process's kill and reaping (`_stdio`, up to 13 s on a loaded machine), with room.
+Usually it takes a fraction of a second."""
+_LEFT_SECONDS = 15.0
+"""How long the closing loop lets a stop still killing its server finish before cancelling."""
 
 
 class McpManager:
@@ -237,6 +242,8 @@ def _serve(loop: asyncio.AbstractEventLoop) -> None:
         loop.run_forever()
     finally:
         pending = asyncio.all_tasks(loop)
+        if pending:  # a stop still killing its server finishes first (each is bounded)
+            _done, pending = loop.run_until_complete(asyncio.wait(pending, timeout=_LEFT_SECONDS))
         for task in pending:
             task.cancel()
         if pending:

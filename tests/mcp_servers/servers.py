@@ -9,7 +9,9 @@
   set offers `whoami`, which echoes that token back;
 - `hang`: a stdio server whose start-up never finishes, so it never answers `initialize`;
 - `crash`: lists its tools, then exits (a crash after listing);
-- `many`: lists `dup` twice and 130 tools in all (for duplicate names and the per-server cap).
+- `many`: lists `dup` twice and 130 tools in all (for duplicate names and the per-server cap);
+- `stubborn`: the stdio tools, but it ignores SIGTERM and lingers 120 s after its stdin ends
+  (only SIGKILL stops it in time: a server as slow to exit as any at load average 30).
 
 Every mode writes its pid to `$MCP_PID_DIR/<mode>-<pid>` when that variable is set, so tests
 can check that no server process outlives the kernel.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import threading
 import time
@@ -147,6 +150,12 @@ def main(argv: list[str]) -> None:
                 return f"you are authenticated with token {token}"
 
         _serve_http(server, int(argv[1]), os.environ.get("EXPECT_TOKEN"))
+    elif mode == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        server = MCPServer("stubborn")
+        _tools(server)
+        server.run("stdio")
+        time.sleep(120)
     else:
         server = MCPServer("notes")
         _tools(server)

@@ -74,6 +74,32 @@ def test_stdio_server_connects_in_the_background_and_serves_calls(tmp_path, pid_
     assert list((tmp_path / ".logician/processes").glob("*.json")) == []
 
 
+def test_a_server_slow_to_exit_is_killed_and_reaped_even_when_its_stop_gives_up_waiting(
+    tmp_path, pid_dir, monkeypatch
+) -> None:
+    """At load a server's exit outlasts the stop's wait for its session, which then cancels the
+    connection's task: the kill and the reaping of the server still finish before `close`
+    returns (in stressed runs the cancel cut them short: the server ran on, and its loop's
+    transport was found open later, failing another test with ResourceWarnings)."""
+    from logician_kernel.mcp import _stdio, connection
+
+    # The timings of a loaded machine, shortened: the session's end is waited for 0.1 s; the
+    # server ignores its stdin's end and SIGTERM, so only the SIGKILL after 2 x 0.5 s stops it.
+    monkeypatch.setattr(connection, "STOP_WAIT_SECONDS", 0.1)
+    monkeypatch.setattr(_stdio, "_GRACE_SECONDS", 0.5)
+    manager = _manager(
+        tmp_path, {"slow": stdio_server("stubborn", env={"MCP_PID_DIR": str(pid_dir)})}
+    )
+    try:
+        wait_until(lambda: _state(manager, "slow") == "ready", 60, "slow to be ready")
+        pids = server_pids(pid_dir)
+        assert pids and all(alive(p) for p in pids)
+    finally:
+        manager.close()
+    assert not any(alive(p) for p in pids)  # killed and reaped (a zombie counts as alive)
+    assert list((tmp_path / ".logician/processes").glob("*.json")) == []
+
+
 def test_http_server_with_a_header_from_the_environment(tmp_path) -> None:
     with http_server({"EXPECT_TOKEN": "Bearer s3cret-token-value"}) as url:
         refused = _manager(tmp_path, {"web": {"url": url}})
