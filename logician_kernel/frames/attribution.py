@@ -79,6 +79,11 @@ class SaveLog:
         with self._lock:
             return self._recent.get(path)
 
+    def recent(self) -> dict[str, str]:
+        """The saves remembered (the last `RECENT_SAVES`), by path: a copy."""
+        with self._lock:
+            return dict(self._recent)
+
 
 def map_lab_path(
     saved: str,

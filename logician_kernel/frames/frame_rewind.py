@@ -37,6 +37,7 @@ from ..types.path_states import PathChange, PathState
 from . import rewind_plan
 from .attribution import clock, judge_chain
 from .call_restored import is_call_restored, restored_by_calls
+from .late_saves import with_late_save
 from .restore import SKIP_TEXT, still_as_left
 from .rewind_incomplete import (
     failed_of,
@@ -147,8 +148,11 @@ def plan_rewind(
     checkpoints.settle()
     popped = [f for f in checkpoints.active_frames() if f.frame >= frame_id]
     chains: dict[str, list[tuple[int, PathChange]]] = {}
+    saves = checkpoints.saves.recent()  # a save reported after its frame closed
     for view in popped:
         for change in view.changes:
+            if saves:
+                change = with_late_save(change, view, saves)
             chains.setdefault(change.path, []).append((view.frame, change))
     plan = RewindPlan(frames=[f.frame for f in popped])
     by_calls = restored_by_calls(checkpoints.ledger.entries, plan.frames)  # not conflicts

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -244,6 +244,45 @@ def test_a_save_announced_over_the_comm_is_external_and_survives_a_sidebar_rewin
     valid([done])
     assert done["external"] == ["notes/mine.txt"] and "left alone" in done["summary"]
     assert (workspace / "notes" / "mine.txt").read_text() == "v2 my precious edit"
+    assert not (workspace / "cell.txt").exists()
+
+
+def test_a_save_reported_after_its_cell_ended_is_still_told_as_the_users_save(
+    kernel: Kernel, workspace: Path
+) -> None:
+    """The Lab reports a save once the server answered it: a cell that ends as the save lands
+    closes its frame before the report arrives (seen in the Lab test at load). The rewind's
+    preview still says "saved in JupyterLab" for that path, when the save's time lies inside
+    the frame; a report of a save after the frame does not relabel it. Left alone either way."""
+    (workspace / "mine.txt").write_text("v1")
+    (workspace / "later.txt").write_text("v1")
+    sidebar = Sidebar(kernel, create_subshell(kernel))
+    sidebar.wait_for("hello")
+    msg = kernel.send(LONG_CELL)
+    wait_for_write(workspace / "cell.txt", "c")  # the frame is open: the cell runs
+    (workspace / "mine.txt").write_text("v2 my precious edit")
+    saved_during = datetime.now(UTC).isoformat()
+    (workspace / "later.txt").write_text("v2 another program")
+    assert kernel.collect(msg).status == "ok"  # the frame closed; no save was reported yet
+    after_frame = datetime.now(UTC) + timedelta(seconds=30)
+    for i, (path, at) in enumerate([("mine.txt", saved_during), ("later.txt", after_frame)]):
+        at = at if isinstance(at, str) else at.isoformat()
+        sidebar.send(
+            {"type": "document.saved", "path": path, "time": at, "notebook": "nb.ipynb", "id": i}
+        )
+        assert sidebar.wait_for("document.saved")["recorded"] is False  # no frame was open
+
+    sidebar.send({"type": "frames.preview", "frame": 1, "id": "p"})
+    preview = sidebar.wait_for("frames.preview")
+    valid([preview])
+    external = {e["path"]: e["detail"] for e in preview["external"]}
+    assert sorted(external) == ["later.txt", "mine.txt"], preview
+    assert "saved in JupyterLab at" in external["mine.txt"], external
+    assert "saved in JupyterLab" not in external["later.txt"], external
+    r = kernel.run("%logician rewind --last")
+    assert r.status == "ok", r.text
+    assert (workspace / "mine.txt").read_text() == "v2 my precious edit"
+    assert (workspace / "later.txt").read_text() == "v2 another program"
     assert not (workspace / "cell.txt").exists()
 
 
