@@ -278,10 +278,14 @@ class TreeWatch:
     def _take_events(self, evidence: TreeEvidence) -> None:
         with self._lock:
             assert self._fan is not None
-            # the forks first: the ancestry of the writers of the events read next
+            events, lost = self._fan.read()
+            # The forks after the events: every writer of an event read forked before it
+            # wrote, so its fork is queued by now. Read first, a short-lived process could
+            # fork, write and exit between the two reads (a loaded machine preempts this
+            # thread there) and, missing from a fork log taken as complete, be judged another
+            # program's (the tour's `sh -c 'echo ... > file'` was left alone by its rewind).
             if self._forks is not None and not self._forks.read(self._procs.forks):
                 self._procs.complete = False
-            events, lost = self._fan.read()
             evidence.lost |= lost
             now, sink, kernel = time.time(), self.sink, self._procs.kernel
             # A write storm is tens of thousands of events from a handful of processes (three
