@@ -119,8 +119,7 @@ def kernel_no_file_cell(ws: Path, tmp: Path) -> tuple[float, bool]:
     try:
         t = time.perf_counter()
         r = k.run(
-            "print(get_ipython().find_line_magic('logician').__self__"
-            ".workspace.checkpoints.warming_up)",
+            "print(get_ipython().kernel.logician.checkpoints.warming_up)",
             timeout=600,
         )
         took = time.perf_counter() - t

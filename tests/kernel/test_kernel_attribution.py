@@ -101,7 +101,7 @@ def test_a_write_by_another_process_during_a_long_cell_is_left_alone_on_rewind(
     # the rewind control's preview (what the widget shows for frame 1) says the same; a
     # silent execution is no frame, so `--last` below still means the long cell
     shown = kernel.run(
-        "print(get_ipython().find_line_magic('logician').__self__.frames.preview(1).files)",
+        "print(get_ipython().kernel.parts.link().frames.preview(1).files)",
         silent=True,
     ).stdout
     assert "delete cell.txt" in shown and "left alone: mine.txt" in shown, shown

@@ -16,7 +16,7 @@ from logician_kernel.snapshots.first_snapshot_wait import SPAWN_WAIT_NOTICE, WAI
 # These tests read Logician's notices in the output of the cells they are about.
 pytestmark = [pytest.mark.kernel, pytest.mark.notices_in_cells]
 
-CHECKPOINTS = "get_ipython().find_line_magic('logician').__self__.workspace.checkpoints"
+CHECKPOINTS = "get_ipython().kernel.logician.checkpoints"
 
 
 def _plain_workspace(tmp_path: Path) -> Path:

@@ -165,9 +165,7 @@ def test_kill9_during_a_20000_file_rewind_then_resume_is_exact(
         assert "was interrupted" in first.stderr + first.stdout
         assert "--resume" in first.stderr + first.stdout
         # the rewind control offers the resume (its source says what is left to do)
-        control = k.run(
-            "print(get_ipython().find_line_magic('logician').__self__.frames.interrupted())"
-        )
+        control = k.run("print(get_ipython().kernel.parts.link().frames.interrupted())")
         assert "was interrupted" in control.stdout and f"of {FILES} path(s)" in control.stdout
         plain = k.run("%logician rewind --last")
         assert plain.status == "error" and "--resume" in plain.text
