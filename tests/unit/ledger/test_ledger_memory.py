@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from logician_kernel.durable.journal import JournalError
+from logician_kernel.ledger import entries
 from logician_kernel.ledger.entries import read_entry
 from logician_kernel.ledger.thread_ledger import (
     FrameClose,
@@ -23,7 +24,7 @@ from logician_kernel.ledger.thread_ledger import (
     ThreadLedger,
     read_entries,
 )
-from logician_kernel.types.path_states import PathChange, PathState
+from logician_kernel.types.path_states import Fingerprint, PathChange, PathState
 
 
 def msg(text: str) -> dict[str, object]:
@@ -122,4 +123,63 @@ def test_entries_read_alike_keep_their_own_fields_through_copies(tmp_path: Path)
     ledger.close()
     reopened = ThreadLedger(tmp_path, "t")
     assert reopened.entries[0] == opened
+    reopened.close()
+
+
+def _changes(n: int, text: str, start: int = 0) -> list[PathChange]:
+    """`n` rewrites of d/f<i>.txt, each state with its fingerprint, the next rewrite's before
+    equal (not identical) to this one's after."""
+    out = []
+    for i in range(start, start + n):
+        states = [
+            PathState(
+                kind="blob",
+                mode="100644",
+                sha=f"{k}{i:039x}",
+                fingerprint=Fingerprint(size=k, mtime_ns=k * 1000 + i, mode=0o100644),
+                perms=0o644,
+            )
+            for k in (1, 2)
+        ]
+        out.append(
+            PathChange(
+                path=f"d/f{i}.txt",
+                before=states[0],
+                after=states[1],
+                by="cell",
+                basis=" ".join((text, "basis")),  # equal, not identical
+            )
+        )
+    return out
+
+
+def test_a_large_entry_appended_as_built_shares_its_field_sets_and_equal_states(
+    tmp_path: Path,
+) -> None:
+    """A frame's close of thousands of paths is held as built: its models must hold one set
+    of field names per class and one object per equal path state, or 5,000 changes keep
+    megabytes of copies; and what the entry says must be what was appended."""
+    entries._RECENT.clear()  # what earlier tests left could fill it between the two appends
+    ledger = ThreadLedger(tmp_path, "t")
+    first = ledger.append(
+        FrameClose, frame=1, outcome="ok", post_tree=None, changes=_changes(300, "one")
+    )
+    dumped = first.model_dump()
+    again = _changes(300, "two")
+    second = ledger.append(FrameClose, frame=2, outcome="ok", post_tree=None, changes=again)
+    assert first.model_dump() == dumped  # sharing changed no value
+    for entry in (first, second):
+        changes = entry.changes
+        assert len({id(c.model_fields_set) for c in changes}) == 1
+        assert len({id(c.before.fingerprint.model_fields_set) for c in changes}) == 1
+        assert changes[0].model_fields_set == set(PathChange.model_fields)
+        assert len({id(c.basis) for c in changes}) == 1  # equal strings held once
+    # The second frame's states equal the first's: held once across the two entries.
+    firsts = {c.after.sha: c.after for c in first.changes}
+    seconds = {c.after.sha: c.after for c in second.changes}
+    assert firsts.keys() == seconds.keys()
+    assert all(firsts[sha] is seconds[sha] for sha in firsts)
+    ledger.close()
+    reopened = ThreadLedger(tmp_path, "t")
+    assert [e.model_dump() for e in reopened.entries] == [dumped, second.model_dump()]
     reopened.close()
