@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from .file_checkpoints import FileCheckpoints
     from .frame_files import changed_files, diff_sides
     from .frame_report import FileDiff, frame_diff
-    from .frame_rewind import RewindError, RewindPlan
     from .recovery import CallRewindError, describe_call_rewind, rewind_call
-    from .rewind_plan import interrupted_notice
+    from .rewind_incomplete import interrupted_notice
+    from .rewind_types import RewindError, RewindPlan
     from .state_guard import heal_state_dir
     from .storage_commands import collect_garbage, storage_text
     from .store_budget import FrameUsage

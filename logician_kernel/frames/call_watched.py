@@ -20,7 +20,7 @@ from ..ledger.settle import watched
 from ..ledger.thread_ledger import FrameClose, RestorableCall
 from ..snapshots.git_snapshot import Snapshot, SnapshotError
 from ..types.path_states import PathChange, PathState
-from .frame_rewind import RewindError
+from .rewind_types import RewindError
 
 if TYPE_CHECKING:
     from .file_checkpoints import FileCheckpoints

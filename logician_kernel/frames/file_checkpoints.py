@@ -40,13 +40,13 @@ from ..snapshots.stat_memory import StatMemory
 from ..snapshots.tree_watch import TREE
 from ..snapshots.write_audit import AUDIT
 from .attribution import SaveLog, attribute, tool_names
-from .frame_rewind import RewindError, RewindPlan
 from .gc_pause import gc_paused
+from .rewind_types import RewindError, RewindPlan
 from .store_budget import SideStoreBudget
 from .write_rate import RATE
 
 __all__ = ["FileCheckpoints", "RewindError", "RewindPlan"]
-"""The rewind's error and plan live in frame_rewind.py; callers import them from here."""
+"""The rewind's error and plan live in rewind_types.py; callers import them from here."""
 
 
 @dataclass

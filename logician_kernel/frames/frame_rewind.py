@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import pwd
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..ledger.rewind_state import rewind_state
@@ -28,11 +27,10 @@ from ..ledger.thread_ledger import (
     RestoredPath,
     RestoredVariable,
     RewindPlanned,
-    RewindProgress,
     project,
 )
 from ..snapshots.beneath import Beneath
-from ..snapshots.stat_memory import Looked, timed_look
+from ..snapshots.stat_memory import timed_look
 from ..types.path_states import PathChange, PathState
 from . import rewind_plan
 from .attribution import clock, judge_chain
@@ -42,54 +40,15 @@ from .restore import SKIP_TEXT, still_as_left
 from .rewind_incomplete import (
     failed_of,
     given_up,
-    incomplete_text,
     pending_text,
     record_incomplete,
     retry_steps,
 )
+from .rewind_types import RewindError, RewindIncomplete, RewindPlan
 
 if TYPE_CHECKING:
     from ..ledger.frame_view import FrameView
     from .file_checkpoints import FileCheckpoints
-
-
-class RewindError(ValueError):
-    """A rewind request that cannot be carried out; the message is one line for the user."""
-
-
-class RewindIncomplete(RewindError):
-    """A rewind (or undo) pass left paths failed: they stay pending, its frames stay active.
-    Carries the durable record that says so (`rewind_incomplete.py`)."""
-
-    def __init__(self, entry: RewindProgress) -> None:
-        self.entry = entry
-        """The `rewind_progress` record naming the failed paths."""
-        super().__init__(incomplete_text(entry))
-
-
-@dataclass
-class RewindPlan:
-    """What a rewind to a frame would do, computed without touching anything."""
-
-    frames: list[int]
-    """The frames that would be popped, oldest first."""
-    restore: list[tuple[str, PathState]] = field(default_factory=list)
-    """Paths to bring back to a state."""
-    conflicts: list[RestoredPath] = field(default_factory=list)
-    """Paths changed by something else since the frames recorded them."""
-    skipped: list[RestoredPath] = field(default_factory=list)
-    """Paths whose pre-state was never captured."""
-    external: list[RestoredPath] = field(default_factory=list)
-    """Paths only someone outside this kernel changed: left alone (`include_external` reverts)."""
-    messages_dropped: int = 0
-    """Conversation messages the rewind takes out of the projection."""
-    recreate: set[str] = field(default_factory=set)
-    """Paths of `restore` that are absent now (a popped cell deleted them, nothing wrote them
-    since): the rewind recreates them."""
-    looks: dict[str, Looked] = field(default_factory=dict, repr=False, compare=False)
-    """The `lstat` (and the clock before it) the plan judged each path of `restore` by: the
-    plan record's pre-image of that path is stored by it, not by a second look
-    (`rewind_plan.write_plan`)."""
 
 
 def resolve_target(checkpoints: FileCheckpoints, spec: int | str) -> int:

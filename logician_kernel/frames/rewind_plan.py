@@ -21,9 +21,6 @@ import stat
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
-
-from ..ledger.rewind_state import rewind_state
 from ..ledger.thread_ledger import (
     ProjectionItem,
     RestoredPath,
@@ -47,7 +44,6 @@ from ..snapshots.stat_memory import timed_look
 from ..types.path_states import PathState
 from ..types.rewind_scope import RewindScope
 from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
-from .rewind_incomplete import start_notice
 
 if TYPE_CHECKING:
     from .frame_rewind import RewindPlan
@@ -329,35 +325,3 @@ def finish(
         durable=True,
     )
     return item
-
-
-def interrupted_notice(entries: Sequence[BaseModel] | ThreadLedger) -> str | None:
-    """What the next start says about a rewind (or an undo) a crash cut short, or None."""
-    state = rewind_state(entries)
-    if (incomplete := start_notice(state)) is not None:
-        return incomplete
-    record = state.pending
-    if record is None:
-        undo = state.pending_undo
-        return (
-            None
-            if undo is None
-            else (
-                f"Logician: an undo of the rewind in ledger entry {undo.seq} was interrupted; "
-                "`%logician undo` finishes it (paths already back count as done)."
-            )
-        )
-    what = f"frame(s) {', '.join(map(str, record.frames))}" if record.frames else "the conversation"
-    if record.call_id:
-        return (
-            f"Logician: a rewind of call {record.call_id} (frame {record.frame}, started "
-            f"{record.time[:19]} UTC) was interrupted: at least {state.progress} of "
-            f"{len(record.steps)} path(s) were restored. `%logician rewind --resume` completes "
-            "it (paths already restored are not conflicts)."
-        )
-    return (
-        f"Logician: a rewind of {what} (to just before frame {record.frame}, started "
-        f"{record.time[:19]} UTC) was interrupted: at least {state.progress} of "
-        f"{len(record.steps)} path(s) were restored. `%logician rewind --resume` completes it "
-        "(paths already restored are not conflicts)."
-    )

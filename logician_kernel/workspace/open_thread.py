@@ -29,7 +29,7 @@ from ..durable.lease import TEST_HOST, LeaseHeld, ThreadLease
 from ..durable.private import PRIVATE_FILE, private_dir, write_private
 from ..durable.state_dir import STATE_DIR, USERS_DIR, is_shared, state_path
 from ..frames.file_checkpoints import FileCheckpoints
-from ..frames.rewind_plan import interrupted_notice
+from ..frames.rewind_incomplete import interrupted_notice
 from ..frames.variable_checkpoints import VariableCheckpoints
 from ..ledger.run_store import resolve_dangling_calls
 from ..ledger.settle import resolve_pending_approvals

@@ -21,9 +21,11 @@ from ..frames.variable_checkpoints import VariableCheckpoints
 from ..ledger.frame_view import FrameView
 from ..ledger.thread_ledger import CallRewound, ProjectionItem
 from . import rewinds
-from .call_rows import CallRow, frame_calls, frame_of_call
 from .open_thread import OpenThread
 from .rewinds import FramePage, Preview, RestoreProgress
+
+if TYPE_CHECKING:
+    from .call_rows import CallRow
 
 RewindTarget = int | str
 """A frame id, or `--last` / `cell:N` as the user typed it."""
@@ -162,10 +164,14 @@ class Rewinding:
 
     def calls(self, frame: int) -> list[CallRow]:
         """The tool calls of one frame, for the *Rewind this call* buttons."""
+        from .call_rows import frame_calls  # loads with the first listing of calls
+
         return frame_calls(self.checkpoints, frame)
 
     def frame_of_call(self, call_id: str) -> int | None:
         """The frame a tool call ran in, or None when the ledger knows no such call."""
+        from .call_rows import frame_of_call
+
         return frame_of_call(list(self.checkpoints.ledger.entries), call_id)
 
     def preview_call(self, call_id: str, *, force: bool = False) -> RewindPlan:

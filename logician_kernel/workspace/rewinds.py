@@ -5,6 +5,10 @@ way for the magics, the rewind control, the sidebar and scripts.
 `Workspace` (workspace.py) calls these under its `frame_lock`; the frame stack itself
 (`frames/`) plans and carries the rewinds out.
 
+The rewind's machinery (`frames/frame_rewind.py`, `rewind_plan.py`, `restore.py`, `undo.py`,
+`call_plan.py`) is imported by the function that first needs it: a start and a plain cell load
+none of it (`tests/kernel/test_kernel_lazy_start.py`).
+
 Must never: take the `frame_lock` (the caller holds it once), turn a frame id into text, or
 read a rewind's scope from free text (it is a `RewindScope` from the request to the record).
 """
@@ -17,8 +21,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..durable.journal import JournalError
-from ..frames import call_plan, frame_rewind
-from ..frames import undo as undo_
 from ..frames.file_checkpoints import FileCheckpoints, RewindError, RewindPlan
 from ..frames.recovery import CallRewindError
 from ..frames.recovery import rewind_call as rewind_one_call
@@ -117,6 +119,8 @@ def rewind(
     progress: Progress | None = None,
 ) -> ProjectionItem:
     _refuse_if_running(checkpoints, refuse_if_running, "rewind")
+    from ..frames import frame_rewind  # loads with the first rewind
+
     frame_id = frame_rewind.resolve_target(checkpoints, target)
     namespace = variables if scope.variables else None
     try:
@@ -160,6 +164,8 @@ def resume(
             "interrupted); `%logician rewind --resume` completes it"
         )
     namespace = variables if record.variables else None
+    from ..frames import frame_rewind  # loads with the first rewind
+
     try:
         return frame_rewind.complete(
             checkpoints,
@@ -185,6 +191,8 @@ def undo(
     progress: Progress | None = None,
 ) -> ProjectionItem:
     _refuse_if_running(checkpoints, refuse_if_running, "undo")
+    from ..frames import undo as undo_  # loads with the first rewind
+
     try:
         return undo_.undo_rewind(
             checkpoints, variables, force=force, skip_failed=skip_failed, progress=progress
@@ -197,6 +205,8 @@ def undo_refusal(checkpoints: FileCheckpoints | None) -> str | None:
     """Why an undo would be refused now (its one-line reason), or None when one is possible."""
     if checkpoints is None:
         return "undo: frames are off for this workspace"
+    from ..frames import undo as undo_  # loads with the first rewind
+
     try:
         undo_.undoable(checkpoints)
     except RewindError as exc:
@@ -210,6 +220,8 @@ def rewind_call(
 ) -> CallRewound | ProjectionItem:
     """A call of a closed, active frame: its credited changes through an undoable plan
     (call_plan.py); else a call a dead kernel cut off, from the pre-images it recorded."""
+    from ..frames import call_plan  # loads with the first rewind
+
     try:
         if call_plan.call_changes(checkpoints, call_id) is not None:
             return call_plan.rewind_call(checkpoints, call_id, force=force)
@@ -222,6 +234,8 @@ def rewind_call(
 
 @gc_paused()
 def preview_call(checkpoints: FileCheckpoints, call_id: str, *, force: bool) -> RewindPlan:
+    from ..frames import call_plan  # loads with the first rewind
+
     return call_plan.preview_call(checkpoints, call_id, force=force)
 
 
@@ -236,6 +250,8 @@ def preview(
     include_external: bool,
     keep_uncertain: bool = False,
 ) -> Preview:
+    from ..frames import frame_rewind  # loads with the first rewind
+
     frame_id = frame_rewind.resolve_target(checkpoints, target)
     plan = (
         frame_rewind.plan_rewind(
@@ -257,6 +273,8 @@ def cell_target(checkpoints: FileCheckpoints, frame: int | None, cell_id: str | 
     if cell_id is None:
         if frame is None:
             raise RewindError("frame: give a frame id or a cell id")
+        from ..frames import frame_rewind  # loads with the first rewind
+
         return frame_rewind.resolve_target(checkpoints, frame)
     matches = [f.frame for f in checkpoints.active_frames() if f.cell_id == cell_id]
     if not matches:

@@ -19,6 +19,15 @@ from test_kernel_approvals import Sidebar, create_subshell
 
 pytestmark = pytest.mark.kernel
 
+REWIND_PARTS = (
+    "logician_kernel.frames.frame_rewind",
+    "logician_kernel.frames.rewind_plan",
+    "logician_kernel.frames.undo",
+    "logician_kernel.frames.call_plan",
+    "logician_kernel.frames.late_saves",
+    "logician_kernel.workspace.call_rows",
+)
+
 HEAVY = (
     "httpx",
     "ipywidgets",
@@ -48,6 +57,8 @@ HEAVY = (
     "logician_kernel.config.commands",
     "tomlkit",
     "difflib",
+    # the rewind's machinery: loaded by the first rewind, preview, undo or call listing
+    *REWIND_PARTS,
 )
 
 LOADED = f"import sys, json; print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
@@ -59,8 +70,8 @@ def loaded(k: Kernel) -> list[str]:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-FRAME_PARTS = {"difflib", "logician_kernel.jupyter.frame_magics"}
-"""What the frame commands may load: the diff and their handlers."""
+FRAME_PARTS = {"difflib", "logician_kernel.jupyter.frame_magics", *REWIND_PARTS}
+"""What the frame commands may load: the diff, their handlers and the rewind's machinery."""
 
 
 def test_plain_cells_load_nothing_of_the_agent_and_logician_then_works(

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logician_kernel.frames import frame_rewind, rewind_plan
+from logician_kernel.frames import frame_rewind, rewind_incomplete, rewind_plan
 from logician_kernel.frames.file_checkpoints import RewindError
 from logician_kernel.frames.undo import undo_rewind
 from logician_kernel.ledger.branches import derive_branches
@@ -332,7 +332,7 @@ def test_an_interrupted_undo_is_announced_and_undo_again_finishes_it(ws: Path) -
         assert not [p for p in item.paths if p.action == "conflict"]
         assert sum("already as before the rewind" in p.detail for p in item.paths) == 120
         assert tree(ws) == before_rewind
-        assert rewind_plan.interrupted_notice(session.ledger.entries) is None
+        assert rewind_incomplete.interrupted_notice(session.ledger.entries) is None
     finally:
         session.close()
 
