@@ -238,6 +238,12 @@ def test_hostile_model_output_stays_inert_before_and_after_reopening(
             k for c in notebook["cells"] for o in c.get("outputs", []) for k in o.get("data", {})
         }
         assert "text/html" in kinds and "text/markdown" not in kinds
+        # The file is on disk before the page has the server's answer: until then the
+        # notebook is dirty, and leaving it asks "leave the page?" (dismissed here: the
+        # reload is aborted, net::ERR_ABORTED under load). Leave once the page knows it saved.
+        page.wait_for_function(
+            "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=120_000
+        )
         _open(page, lab)
         _cell(page, 0).locator(".lk-answer").wait_for(timeout=60_000)
         _cell(page, 2).locator("table").wait_for(timeout=60_000)
