@@ -20,8 +20,9 @@ from ..ledger.thread_ledger import ProjectionItem, RestoredPath, RewindPlanned
 from ..types.path_states import PathChange
 from . import rewind_plan
 from .call_watched import watched_changes
-from .frame_rewind import RewindError, RewindPlan, complete
+from .frame_rewind import complete
 from .restore import SKIP_TEXT, still_as_left
+from .rewind_types import RewindError, RewindPlan
 
 if TYPE_CHECKING:
     from .file_checkpoints import FileCheckpoints

@@ -46,7 +46,7 @@ from ..types.rewind_scope import RewindScope
 from .restore import SKIP_TEXT, restore_order, restore_path, still_as_left
 
 if TYPE_CHECKING:
-    from .frame_rewind import RewindPlan
+    from .rewind_types import RewindPlan
 
 BATCH = 500
 """Paths restored between two progress records."""

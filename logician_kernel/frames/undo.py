@@ -30,8 +30,8 @@ from ..ledger.thread_ledger import (
 )
 from . import rewind_plan
 from .file_checkpoints import FileCheckpoints, RewindError
-from .frame_rewind import RewindIncomplete
 from .rewind_incomplete import failed_of, given_up, pending_text, record_incomplete, retry_steps
+from .rewind_types import RewindIncomplete
 from .variable_checkpoints import VariableCheckpoints, history
 
 
