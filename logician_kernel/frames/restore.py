@@ -96,7 +96,9 @@ def restore_path(
         else:
             executable = target.mode == "100755"
             perms = _target_perms(target, executable=executable)
-            tree.write_file(path, data, perms, st)
+            written = tree.write_file(path, data, perms, st)
+            if written is not None:  # a later plan or undo knows these bytes without a read
+                snap.wrote(path, written, target)
         return RestoredPath(path=path, action="restored" if existed else "recreated")
     except Conflict as exc:
         return RestoredPath(path=path, action="conflict", detail=str(exc))

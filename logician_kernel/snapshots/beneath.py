@@ -337,9 +337,14 @@ class Beneath:
 
     def write_file(
         self, path: str, data: bytes, perms: int, replacing: os.stat_result | None = None
-    ) -> None:
+    ) -> os.stat_result | None:
         """Replace `path` by a file holding `data` with bits `perms`, in one rename.
-        `replacing`: as for `new_temp`."""
+        `replacing`: as for `new_temp`.
+
+        Returns the new file's `lstat` when nothing wrote to it after us: its modification time
+        is set one nanosecond before the time its write gave it, so any later write (which
+        takes a time at least that of ours) changes it; the caller may then remember these
+        bytes by that identity (stat_memory.py, `wrote`). None when that could not be told."""
         dir_fd, tmp, fd = self.new_temp(path, replacing)
         try:
             try:
@@ -348,13 +353,20 @@ class Beneath:
                 while view:
                     view = view[os.write(fd, view) :]
                 os.fchmod(fd, perms)
+                ours = os.fstat(fd)
+                mark = ours.st_mtime_ns - 1
+                os.utime(fd, ns=(ours.st_atime_ns, mark))
+                os.replace(tmp, path.rpartition("/")[2], src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                # The descriptor is still ours: the stat of what now stands at `path`, renamed
+                # (which sets its change time), unless someone wrote to it since.
+                final = os.fstat(fd)
             finally:
                 os.close(fd)
-            os.replace(tmp, path.rpartition("/")[2], src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dir_fd)
             raise
+        return final if final.st_mtime_ns == mark else None
 
     def symlink(self, path: str, target: str) -> None:
         """Replace `path` by a symlink to `target` (written as data, never resolved)."""

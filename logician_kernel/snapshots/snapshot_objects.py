@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..types.path_states import PathState
-from ._fs import path_state, store_path, write_loose_blob
+from ._fs import MODE_EXEC, MODE_FILE, path_state, store_path, write_loose_blob
 from .beneath import blocked_parent
 from .blob_stream import STREAM_MIN_BLOBS, BlobStream
 from .git_pack import PackWriter, pack_writer
@@ -84,6 +84,13 @@ class SnapshotObjects:
         if self._is_large(path, st):
             return False
         return self._inc.seen.recall(path, st) == (state.mode, state.sha)
+
+    def wrote(self, path: str, st: os.stat_result, state: PathState) -> None:
+        """`path` now holds `state`'s bytes, written by this session, `st` being what
+        `Beneath.write_file` returned: a later plan or undo knows the file by that `lstat`
+        without reading it (stat_memory.py, `wrote`)."""
+        if state.kind == "blob" and state.mode in (MODE_FILE, MODE_EXEC) and state.sha:
+            self._inc.seen.wrote(path, st, state.mode, state.sha)
 
     def _path_look(
         self, path: str, looked: Looked | None

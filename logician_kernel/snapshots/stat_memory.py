@@ -12,11 +12,19 @@ a write in the same clock tick as the look (same size, same times) can never pas
 content. Times in whole milliseconds (a file system with coarse timestamps) are never trusted,
 and neither is anything but a regular file.
 
+A rewind's restore notes the files it writes itself (`wrote`): it sets each one's modification
+time one nanosecond before the time its write gave it, then takes its `lstat` through its own
+descriptor after the rename. Any later write gives the file a modification time at least that
+of our write (unless the system clock is set back), so it can never keep that identity: such a
+note is trusted at once, with no racy window (a rewind of the creation right after the rewind
+of its rewrite, or the undo of a rewind, reads none of the files again).
+
 Memory only, bounded (`LIMIT` paths; past it the oldest notes go), lost with the process: a
 miss costs a read and a hash, exactly what happened before.
 
 Must never: answer for a path whose identity differs in any field, answer a note taken within
-`RACY_NS` of the file's times, or do any I/O beyond the `lstat` its caller hands it.
+`RACY_NS` of the file's times (a look's note), or do any I/O beyond the `lstat` its caller
+hands it.
 """
 
 from __future__ import annotations
@@ -38,6 +46,10 @@ later) may have been written again in the same tick: read and hashed, never trus
 
 LIMIT = 200_000
 """Paths remembered at most (about 200 bytes each); the oldest notes are dropped past it."""
+
+WROTE = -1
+"""The clock reading a note of our own write carries (`wrote`): never racy, and never a look
+since any clock reading (`looked_since`)."""
 
 Identity = tuple[int, int, int, int, int, int]
 """(inode, device, size, st_mode, mtime_ns, ctime_ns)."""
@@ -79,6 +91,13 @@ class StatMemory:
             for old in list(self._notes)[: len(self._notes) - self._limit]:
                 del self._notes[old]
 
+    def wrote(self, path: str, st: os.stat_result, mode: str, sha: str) -> None:
+        """`path` is the file this session just wrote with the blob `sha`, `st` its `lstat`
+        as `Beneath.write_file` returned it: its modification time is one no later write can
+        give it (module docstring). Whether the blob is in the store is known from `stored`
+        alone (it may have come from the user's own objects)."""
+        self.note(path, st, WROTE, mode, sha, stored=False)
+
     def stored(self, sha: str) -> None:
         """The blob `sha` is in the store (a frame recorded it)."""
         if len(self._stored) >= self._limit:
@@ -113,7 +132,7 @@ class StatMemory:
         mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
         if mtime % 1_000_000 == 0 and ctime % 1_000_000 == 0:
             return None  # coarse timestamps: a rewrite may keep both
-        if max(mtime, ctime) > looked_at - RACY_NS:
+        if looked_at != WROTE and max(mtime, ctime) > looked_at - RACY_NS:
             return None
         return mode, sha
 

@@ -268,3 +268,88 @@ def test_a_rewind_looks_at_each_path_once_and_its_undo_is_still_exact(
         assert all((ws / f"f{i}.txt").read_text() == f"second version {i}\n" for i in range(80))
     finally:
         session.close()
+
+
+def test_a_file_a_restore_wrote_is_known_at_once_and_any_write_after_it_is_not(
+    tmp_path: Path,
+) -> None:
+    """What a restore writes is remembered without the racy wait: its modification time is
+    set one nanosecond before the one its write gave it, which no later write can give it.
+    A same-size rewrite in place right after (the same clock tick, most likely) is a change."""
+    from logician_kernel.snapshots.beneath import Beneath
+
+    (tmp_path / "a.txt").write_text("old bytes")
+    memory = StatMemory()
+    before = time.time_ns()
+    with Beneath(tmp_path) as tree:
+        written = tree.write_file("a.txt", b"restored", 0o644)
+    assert written is not None
+    now = os.lstat(tmp_path / "a.txt")
+    assert (now.st_ino, now.st_mtime_ns, now.st_ctime_ns) == (
+        written.st_ino,
+        written.st_mtime_ns,
+        written.st_ctime_ns,
+    )
+    assert before - 20_000_000 < now.st_mtime_ns <= time.time_ns()  # "now", to make and rsync
+    memory.wrote("a.txt", written, "100644", SHA)
+    assert memory.recall("a.txt", now) == ("100644", SHA)  # at once: no racy window
+    assert memory.looked_since("a.txt", before) is None  # a write of ours, not a look
+
+    with open(tmp_path / "a.txt", "r+b") as fh:  # same inode, same size, other bytes
+        fh.write(b"RESTORED")
+    later = os.lstat(tmp_path / "a.txt")
+    assert (later.st_ino, later.st_size) == (now.st_ino, now.st_size)
+    assert memory.recall("a.txt", later) is None
+
+
+def test_a_rewind_after_a_rewind_reads_none_of_the_files_the_first_restored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rewinding a rewrite, then the creation, right after: the second plan knows the files
+    the first rewind wrote without reading them (it read all 80 again), deletes them, and a
+    file another program rewrote in place in between (same size, at once) is still left
+    alone as a conflict. The undo of the rewind checks the files it restored without a read."""
+    from logician_kernel.snapshots import snapshot_objects
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    session = OpenThread.open(ws, env={"LOGICIAN_THREAD": "wrote"}, max_file_bytes=100_000)
+    reads: list[str] = []
+    real_read = snapshot_objects.path_state
+
+    def counted(full: Any, *args: Any) -> Any:
+        reads.append(os.fspath(full))
+        return real_read(full, *args)
+
+    try:
+        cp = session.checkpoints
+        assert cp is not None
+        created = cp.open_frame(execution_count=None, cell_id=None, code="create")
+        for i in range(80):
+            (ws / f"f{i}.txt").write_text(f"first {i:03d}\n")
+        cp.close_frame("ok")
+        rewritten = cp.open_frame(execution_count=None, cell_id=None, code="rewrite")
+        for i in range(80):
+            (ws / f"f{i}.txt").write_text(f"second version {i:03d}\n")
+        cp.close_frame("ok")
+
+        monkeypatch.setattr(snapshot_objects, "path_state", counted)
+        frame_rewind.rewind(cp, rewritten)
+        assert (ws / "f7.txt").read_text() == "first 007\n"
+        reads.clear()
+        undo_rewind(cp, None)  # checks the 80 restored files, then puts the rewrite back
+        assert reads == []
+        assert (ws / "f7.txt").read_text() == "second version 007\n"
+        frame_rewind.rewind(cp, rewritten)
+
+        with open(ws / "f7.txt", "r+b") as fh:  # another program, right after the rewind
+            fh.write(b"FIRST")
+        reads.clear()
+        plan = frame_rewind.plan_rewind(cp, created)
+        assert reads == [os.fspath(ws / "f7.txt")]  # only the one whose identity moved
+        assert [c.path for c in plan.conflicts] == ["f7.txt"]
+        frame_rewind.rewind(cp, created)
+        assert sorted(p.name for p in ws.iterdir() if p.name != ".logician") == ["f7.txt"]
+        assert (ws / "f7.txt").read_text() == "FIRST 007\n"
+    finally:
+        session.close()
