@@ -355,7 +355,10 @@ class Beneath:
                 os.fchmod(fd, perms)
                 ours = os.fstat(fd)
                 mark = ours.st_mtime_ns - 1
-                os.utime(fd, ns=(ours.st_atime_ns, mark))
+                # Only what lets the file be remembered: where the file system refuses to set
+                # times (some FUSE mounts), the file is restored all the same, and not noted.
+                with contextlib.suppress(OSError):
+                    os.utime(fd, ns=(ours.st_atime_ns, mark))
                 os.replace(tmp, path.rpartition("/")[2], src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
                 # The descriptor is still ours: the stat of what now stands at `path`, renamed
                 # (which sets its change time), unless someone wrote to it since.

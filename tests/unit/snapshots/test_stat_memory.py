@@ -353,3 +353,22 @@ def test_a_rewind_after_a_rewind_reads_none_of_the_files_the_first_restored(
         assert (ws / "f7.txt").read_text() == "FIRST 007\n"
     finally:
         session.close()
+
+
+def test_a_file_system_that_refuses_to_set_times_still_gets_the_file_restored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Setting the time only lets the file be remembered: refused, the restore still writes
+    the bytes, and nothing is noted (the next plan reads the file)."""
+    from logician_kernel.snapshots.beneath import Beneath
+
+    def refused(*args: Any, **kwargs: Any) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    (tmp_path / "a.txt").write_text("old bytes")
+    monkeypatch.setattr(os, "utime", refused)
+    with Beneath(tmp_path) as tree:
+        written = tree.write_file("a.txt", b"restored", 0o644)
+    assert written is None
+    assert (tmp_path / "a.txt").read_bytes() == b"restored"
+    assert not any(p.name.endswith(".logician-restore") for p in tmp_path.iterdir())
