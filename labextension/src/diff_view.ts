@@ -19,6 +19,7 @@ import { jpButton } from './buttons';
 import type { LogicianConnection } from './connection';
 import { csvTableDiff, lineDiff, splitLines } from './csv_diff';
 import { pairLines } from './line_pairs';
+import { Newest } from './newest';
 import { type DiffLayout, preferences, setPreference } from './preferences';
 import type { ICellMatch, IDiffSide, IFileDiff, IFileRow } from './protocol';
 
@@ -150,6 +151,7 @@ export class DiffView extends Widget {
 
   /** Page `page` of one path's diff. */
   async showPath(path: string, page: number): Promise<void> {
+    const current = this._asked.ask(); // a later choice wins over this one's late answer
     this._body.replaceChildren(el('div', 'lk-DiffView-note', `Reading ${path}…`));
     let diff: IFileDiff;
     try {
@@ -158,7 +160,12 @@ export class DiffView extends Widget {
         'frames.diff'
       );
     } catch (err) {
-      this._body.replaceChildren(el('div', 'lk-DiffView-error', `Could not read ${path}: ${(err as Error).message}`));
+      if (current()) {
+        this._body.replaceChildren(el('div', 'lk-DiffView-error', `Could not read ${path}: ${(err as Error).message}`));
+      }
+      return;
+    }
+    if (!current()) {
       return;
     }
     this._diff = diff;
@@ -268,6 +275,7 @@ export class DiffView extends Widget {
   })();
   private _body = el('div', 'lk-DiffView-body');
   private _diff: IFileDiff | null = null;
+  private readonly _asked = new Newest(); // the path shown last asked for
 }
 
 function sideWords(side: IDiffSide): string {
