@@ -18,12 +18,12 @@ def _cmd_install(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .jupyter.runner import NotebookError, run_notebook
-
     notebook = Path(args.notebook)
-    if not notebook.is_file():
+    if not notebook.is_file():  # said before the runner's imports (Jupyter's client: ~1 s)
         print(f"logician run: no such notebook: {notebook}", file=sys.stderr)
         return 2
+    from .jupyter.runner import NotebookError, run_notebook
+
     try:
         summary = run_notebook(
             notebook, output=Path(args.output) if args.output else None, timeout=args.timeout

@@ -186,6 +186,7 @@ def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) 
             _mark_failure(nb, index, failed)
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
+        merge_streams(nb)
         if output is not None:
             try:
                 nbformat.write(nb, output)
@@ -199,6 +200,34 @@ def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) 
         output=output,
         traceback=tail,
     )
+
+
+def merge_streams(nb: nbformat.NotebookNode) -> None:
+    """Join each run of consecutive stream outputs of one name (stdout, stderr) into one, as
+    JupyterLab's output area does before it saves: how a cell's text was cut into messages
+    depends on when the kernel flushed (a `print` under load can arrive as its text, then its
+    newline), and the saved notebook should not. Outputs are never moved past one another."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        merged: list[nbformat.NotebookNode] = []
+        for out in cell.get("outputs", []):
+            last = merged[-1] if merged else None
+            if (
+                out.get("output_type") == "stream"
+                and last is not None
+                and last.get("output_type") == "stream"
+                and last.get("name") == out.get("name")
+            ):
+                last["text"] = _text(last) + _text(out)
+            else:
+                merged.append(out)
+        cell.outputs = merged
+
+
+def _text(output: nbformat.NotebookNode) -> str:
+    text = output.get("text", "")
+    return "".join(text) if isinstance(text, list) else str(text)
 
 
 def _frame_lines(start: Path, env: dict[str, str]) -> list[str]:
