@@ -18,7 +18,9 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from logician_kernel.jupyter.kernelspec import LOGOS, kernel_json
 
-pytestmark = pytest.mark.kernel
+# Past the 300 s each `logician` command may take (`logician`, below), so that a command
+# which hangs is reported as its own timeout, with its output, not as the suite's.
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(330)]
 LOGICIAN = str(Path(sys.executable).parent / "logician")
 REPO = Path(__file__).parents[2]
 

@@ -23,6 +23,7 @@ are not offered there; `logician run` serves them, and checks this tour instead.
 NBVAL = [n for n in NOTEBOOKS if n.name != EDITS_CELLS]
 
 
+@pytest.mark.timeout(660)  # past the run's own 600 s, which reports what nbval printed
 @pytest.mark.parametrize("notebook", NBVAL, ids=[n.name for n in NBVAL])
 def test_notebook_validates_with_nbval(notebook: Path, tmp_path: Path) -> None:
     # A copy in a fresh directory: its own workspace and thread, so ids and files start clean.
@@ -69,6 +70,7 @@ def _texts(cell: nbformat.NotebookNode) -> list[str]:
     ]
 
 
+@pytest.mark.timeout(660)  # past the run's own 600 s
 def test_the_cell_editing_tour_passes_under_logician_run(tmp_path: Path) -> None:
     tour = NOTEBOOKS[0].parent / EDITS_CELLS
     copy = tmp_path / tour.name
