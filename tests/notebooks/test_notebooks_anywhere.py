@@ -52,9 +52,21 @@ def _files(folder: Path) -> set[str]:
 def _run(notebook: Path, cwd: Path, config: Path) -> subprocess.CompletedProcess[str]:
     env = clean_env(LOGICIAN_CONFIG_DIR=str(config))
     rel = notebook.relative_to(cwd) if notebook.is_relative_to(cwd) else notebook
-    return subprocess.run(
-        [LOGICIAN, "run", str(rel)], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
-    )
+    try:
+        return subprocess.run(
+            [LOGICIAN, "run", str(rel)],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    except subprocess.TimeoutExpired as exc:  # what it had said by then, to see where it waited
+        said = [
+            (b if isinstance(b, str) else (b or b"").decode(errors="replace"))[-3000:]
+            for b in (exc.stdout, exc.stderr)
+        ]
+        pytest.fail(f"`logician run {rel}` in {cwd} ran 600 s:\n{said[0]}\n--- stderr:\n{said[1]}")
 
 
 @pytest.mark.timeout(900)
