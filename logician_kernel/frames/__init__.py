@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 from .._lazy import exports
 
 if TYPE_CHECKING:
-    from .attribution import external_notice, launch_dir, map_lab_path
+    from .attribution import launch_dir, map_lab_path
     from .capture_heal import CaptureHeal
+    from .chain_verdict import external_notice
     from .file_checkpoints import FileCheckpoints
     from .frame_files import changed_files, diff_sides
     from .frame_report import FileDiff, frame_diff

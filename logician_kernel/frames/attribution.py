@@ -1,6 +1,6 @@
 """Who changed each path of a frame: the cell's code, a named tool call, or someone outside
-this kernel (the user's save in JupyterLab, another program, another kernel) - and what a
-rewind may therefore put back.
+this kernel (the user's save in JupyterLab, another program, another kernel); what a rewind
+may therefore put back is chain_verdict.py's.
 
 Evidence, strongest first: a save JupyterLab reported over the comm (external, with its time);
 a write the kernel's own process made (`write_audit.py`: the cell's code or the tool call it
@@ -13,11 +13,10 @@ external: the kernel did not make it.
 
 An uncertain change is rewound by default, unless an editor's trace lies next to it (a swap,
 backup or atomic-save file: `editor_trace`), which makes it a conflict; `keep_uncertain`
-leaves every uncertain change alone.
+leaves every uncertain change alone (chain_verdict.py).
 
 Must never: do I/O beyond `/proc/self/fd` and a look for editor traces beside an uncertain
-path, or let a rewind put back an external change without `include_external` (or, for a path
-the frame changed too, `force`).
+path, or credit the kernel with a change no evidence ties to it.
 """
 
 from __future__ import annotations
@@ -25,17 +24,16 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel
 
-from ..ledger.entries import FrameClose, FrameOpen, ToolIntent
+from ..ledger.entries import FrameOpen, ToolIntent
 from ..snapshots.stat_memory import Identity
 from ..snapshots.tree_watch import TreeEvidence, TreeWrite
 from ..snapshots.write_audit import CELL, FrameEvidence, open_in_process
 from ..types.path_states import PathChange
+from .chain_verdict import clock
 from .late_write import LATE_WRITE_SLACK, device, written_later
 
 SERVER_SEPARATOR = "__"
@@ -187,7 +185,7 @@ def attribute(
         if call is None:
             if not basis:
                 basis = (
-                    f"saved in JupyterLab at {_clock(saved_at)}"
+                    f"saved in JupyterLab at {clock(saved_at)}"
                     if saved_at
                     else "no write by this kernel's process was seen (another program, the "
                     "user, or another kernel)"
@@ -204,7 +202,7 @@ def attribute(
         if saved_at:
             update |= {
                 "saved_at": saved_at,
-                "outside_write": f"saved in JupyterLab at {_clock(saved_at)}",
+                "outside_write": f"saved in JupyterLab at {clock(saved_at)}",
             }
         elif other is not None and tree.mode == "fanotify":
             update["outside_write"] = (
@@ -305,141 +303,9 @@ def tool_names(entries: Sequence[BaseModel], frame: int, calls: set[str | None])
     return names
 
 
-def who(change: PathChange) -> str:
-    """One phrase for listings: "cell", "tool bash (call_1)", "external", "cell + saved"."""
-    by = change.by or "cell"
-    text = f"tool {change.tool or '?'} ({change.call_id})" if by == "tool" else by
-    if change.outside_write and by != "external":
-        text += f" + {change.outside_write}"
-    return text
-
-
-@dataclass(frozen=True)
-class ChainVerdict:
-    """What a rewind may do with one path, given every popped frame's change to it."""
-
-    start: int | None
-    """Index in the chain of the first change the rewind reverts (None: leave the path)."""
-    external: str = ""
-    """Why the path is left alone as external (when `start` is None)."""
-    conflict: str = ""
-    """Why reverting it would destroy someone else's later change ("" when it would not)."""
-
-
-_REVERT_ALL = ChainVerdict(start=0)
-
-
-def judge_chain(
-    chain: Sequence[tuple[int, PathChange]],
-    *,
-    include_external: bool,
-    keep_uncertain: bool = False,
-) -> ChainVerdict:
-    """Rewinding reverts the popped frames' own changes only. External changes before the
-    first own one are kept by restoring to that own change's pre-state; an external change
-    after it (or a save during it) is a conflict. `keep_uncertain`: a change whose writer
-    could not be established counts as external (left alone, and said why)."""
-    if include_external:
-        return ChainVerdict(start=0)
-    if len(chain) == 1:  # the common case, 20,000 times in a big rewind: what the rest decides
-        change = chain[0][1]
-        if change.by != "external" and not change.outside_write:
-            if not (keep_uncertain and change.uncertain):
-                return _REVERT_ALL
-    own = [
-        i
-        for i, (_, c) in enumerate(chain)
-        if (c.by or "cell") != "external" and not (keep_uncertain and c.uncertain)
-    ]
-    if not own:
-        frame, change = chain[-1]
-        if change.uncertain and keep_uncertain:
-            return ChainVerdict(
-                start=None,
-                external=f"frame {frame}: {change.uncertain}; left alone (--keep-uncertain)",
-            )
-        return ChainVerdict(
-            start=None,
-            external=(
-                f"changed outside this kernel during frame {frame} ({change.basis or 'external'}); "
-                "left alone - `--include-external` reverts it"
-            ),
-        )
-    first = own[0]
-    for frame, change in chain[first:]:
-        if change.by == "external" or (keep_uncertain and change.uncertain):
-            return ChainVerdict(
-                start=first,
-                conflict=(
-                    f"changed outside this kernel during frame {frame} ({change.basis}) after "
-                    f"frame {chain[first][0]} changed it; left alone - `--force` reverts it"
-                ),
-            )
-        if change.outside_write:
-            return ChainVerdict(
-                start=first,
-                conflict=(
-                    f"frame {frame} changed it and it was also changed outside this kernel during "
-                    f"that frame ({change.outside_write}); left alone - `--force` reverts it"
-                ),
-            )
-    return ChainVerdict(start=first)
-
-
-def clock(iso: str | None) -> str:
-    """A ledger (UTC) time as the user's local HH:MM:SS."""
-    return _clock(iso)
-
-
-def _clock(iso: str | None) -> str:
-    if not iso:
-        return "?"
-    try:
-        return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone().strftime("%H:%M:%S")
-    except ValueError:
-        return iso
-
-
 def launch_dir() -> Path:
     """The directory the kernel started in (the server starts it in the notebook's)."""
     return _LAUNCH_DIR
 
 
 _LAUNCH_DIR = Path(os.getcwd())
-
-
-def external_notice(closed: FrameClose) -> str | None:
-    """The cell's line about changes made outside this kernel during it (None if none): said
-    at once, so a write of the cell's own that looked external is one flag away."""
-    external = [c for c in closed.changes if c.by == "external"]
-    mixed = [c for c in closed.changes if c.by != "external" and c.outside_write]
-    uncertain = [c for c in closed.changes if c.uncertain and not c.outside_write]
-    if not external and not mixed and not uncertain:
-        return None
-    parts = []
-    if uncertain:
-        names = ", ".join(c.path for c in uncertain[:3])
-        more = f" and {len(uncertain) - 3} more" if len(uncertain) > 3 else ""
-        parts.append(
-            f"Logician: frame {closed.frame}: {len(uncertain)} path(s) with an uncertain writer "
-            f"({names}{more}: {uncertain[0].uncertain}); a rewind reverts them unless "
-            "`--keep-uncertain`."
-        )
-    if external:
-        names = ", ".join(c.path for c in external[:3])
-        more = f" and {len(external) - 3} more" if len(external) > 3 else ""
-        bases = {c.basis for c in external}
-        why = external[0].basis if len(bases) == 1 else f"`%logician diff {closed.frame}` says how"
-        parts.append(
-            f"Logician: frame {closed.frame}: {len(external)} path(s) changed outside this kernel "
-            f"during the cell ({names}{more}; {why}); a rewind leaves them alone "
-            f"(`%logician rewind {closed.frame} --include-external` reverts them)."
-        )
-    if mixed:
-        names = ", ".join(c.path for c in mixed[:3])
-        parts.append(
-            f"Logician: frame {closed.frame}: {names} changed by the cell and also outside this "
-            f"kernel during it ({mixed[0].outside_write}); a rewind leaves them alone (`--force` "
-            "reverts them)."
-        )
-    return "\n".join(parts)

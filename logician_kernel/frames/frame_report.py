@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..ledger.frame_view import FrameView
 from ..snapshots.git_snapshot import SnapshotError
 from ..types.path_states import PathChange, PathState
-from .attribution import who
+from .chain_verdict import who
 from .file_checkpoints import FileCheckpoints, RewindError
 from .restore import SKIP_TEXT
 

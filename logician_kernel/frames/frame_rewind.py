@@ -33,8 +33,8 @@ from ..snapshots.beneath import Beneath
 from ..snapshots.stat_memory import timed_look
 from ..types.path_states import PathChange, PathState
 from . import rewind_plan
-from .attribution import clock, judge_chain
 from .call_restored import is_call_restored, restored_by_calls
+from .chain_verdict import clock, judge_chain
 from .late_saves import with_late_save
 from .restore import SKIP_TEXT, still_as_left
 from .rewind_incomplete import (

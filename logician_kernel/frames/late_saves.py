@@ -17,7 +17,7 @@ from datetime import datetime
 
 from ..ledger.frame_view import FrameView
 from ..types.path_states import PathChange
-from .attribution import clock
+from .chain_verdict import clock
 
 SLACK_SECONDS = 1.0
 """How far a save's time may lie outside its frame's open and close times (the file system's

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..durable.journal import JournalError
 from ..durable.lease import LeaseLost
-from ..frames.attribution import external_notice
+from ..frames.chain_verdict import external_notice
 from ..frames.state_guard import heal_state_dir
 from ..ledger.thread_ledger import FrameClose, FrameOutcome, VariableRecord
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from logician_kernel.frames.attribution import attribute, judge_chain, map_lab_path
+from logician_kernel.frames.attribution import attribute, map_lab_path
+from logician_kernel.frames.chain_verdict import judge_chain
 from logician_kernel.ledger.entries import FileCheckpoint, FrameClose, FrameOpen
 from logician_kernel.ledger.frame_view import derive_frames
 from logician_kernel.ledger.thread_ledger import ThreadLedger

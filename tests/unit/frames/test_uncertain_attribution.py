@@ -8,7 +8,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from logician_kernel.frames.attribution import attribute, editor_trace, judge_chain
+from logician_kernel.frames.attribution import attribute, editor_trace
+from logician_kernel.frames.chain_verdict import judge_chain
 from logician_kernel.snapshots.tree_watch import TreeEvidence, TreeWrite
 from logician_kernel.snapshots.write_audit import CELL, FrameEvidence
 from logician_kernel.types.path_states import PathChange, PathState
