@@ -16,9 +16,13 @@ are stopped and joined while IOPub still runs, before the exit handlers.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+import zmq
 from ipykernel.kernelapp import IPKernelApp as _IPKernelApp
+
+from .kernelspec import READ_EVERY_OUTPUT
 
 CHANNEL_JOIN_SECONDS = 30.0
 """How long the exit waits for the control and shell-channel threads to finish their last
@@ -27,6 +31,16 @@ message; each runs only the end of the message it is handling."""
 
 class IPKernelApp(_IPKernelApp):
     """ipykernel's app; its channel threads end before IOPub does (module docstring)."""
+
+    def init_iopub(self, context: Any) -> None:
+        if os.environ.get(READ_EVERY_OUTPUT) != "1":
+            super().init_iopub(context)
+            return
+        context.setsockopt(zmq.SNDHWM, 0)  # the IOPub sockets made now: no bound
+        try:
+            super().init_iopub(context)
+        finally:
+            context.sockopts.pop(zmq.SNDHWM, None)
 
     def start(self) -> None:
         try:

@@ -15,6 +15,13 @@ LOGOS = Path(__file__).resolve().parent.parent / "resources"
 """The kernel's logos (32, 64 and SVG), shipped in the package and in the wheel's kernelspec."""
 
 
+READ_EVERY_OUTPUT = "LOGICIAN_RUN_READS_EVERY_OUTPUT"
+"""Set to 1 by `logician run` (runner.py), whose client reads every IOPub message: the
+kernel's publisher then queues what its reader has not taken yet instead of dropping it past
+ZMQ's 1,000 messages (a cell printing thousands of lines lost some from the middle of its
+output). Other kernels keep ZMQ's bound: a client that stops reading must not grow the kernel."""
+
+
 def kernel_json(executable: str = "python") -> dict[str, Any]:
     """The spec; `python` is replaced by the running interpreter by jupyter_client."""
     return {

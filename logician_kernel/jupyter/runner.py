@@ -14,8 +14,10 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import nbformat
+import zmq
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import CellExecutionError
@@ -23,7 +25,7 @@ from traitlets import default
 from traitlets.config import Config
 
 from ..workspace import SessionStart, derive_frames, read_entries, state_path, thread_id_for
-from .kernelspec import KERNEL_NAME, kernel_json
+from .kernelspec import KERNEL_NAME, READ_EVERY_OUTPUT, kernel_json
 from .run_notebook_tools import ToolServingClient
 
 
@@ -54,6 +56,15 @@ class RunKernelManager(AsyncKernelManager):
     def ipykernel(self) -> bool:
         """True: nbclient then keeps IPython's history in memory, as it does for `python3`."""
         return True
+
+    def client(self, **kwargs: Any) -> Any:
+        """nbclient's kernel client, its sockets' receive queues unbounded: ZMQ's default holds
+        1,000 messages, and the kernel's publisher drops what does not fit, so a cell printing
+        faster than the run reads its messages lost output from the middle, silently (20,000
+        `print(i, flush=True)` kept 6,257 lines over IPC). The run keeps every output anyway."""
+        kc = super().client(**kwargs)
+        kc.context.setsockopt(zmq.RCVHWM, 0)  # the default of sockets made after this
+        return kc
 
 
 class NotebookError(ValueError):
@@ -158,6 +169,7 @@ def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) 
     nb = load_notebook(path)
     env = dict(os.environ)
     env["JPY_SESSION_NAME"] = str(path)
+    env[READ_EVERY_OUTPUT] = "1"  # this run reads every output: the kernel drops none
     # IPC sockets in a private directory: only this user can connect, and no kernel port is
     # open on the network (over TCP ipykernel warns that traffic is unencrypted). A short path
     # under the temp dir stays within the 107 bytes a Unix socket's name may have.
@@ -168,6 +180,10 @@ def run_notebook(path: Path, *, output: Path | None = None, timeout: int = 600) 
     client = ToolServingClient(
         nb,
         timeout=timeout,
+        # nbclient waits 4 s after a cell's reply for the rest of its output, then drops it (a
+        # loaded machine, or a cell with thousands of outputs): the cell's own timeout instead.
+        # The kernel's idle status always follows its reply; a kernel that dies is noticed.
+        iopub_timeout=timeout,
         kernel_name=KERNEL_NAME,
         kernel_manager_class=RunKernelManager,
         config=config,

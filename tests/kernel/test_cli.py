@@ -135,6 +135,25 @@ def test_run_executes_headless_and_summarises_frames(tmp_path: Path) -> None:
     assert executed.cells[1].outputs[0]["text"] == "done\n"
 
 
+def test_run_keeps_every_line_of_a_cell_that_prints_thousands(tmp_path: Path) -> None:
+    """Each flushed `print` is one IOPub message: ZMQ's bound of 1,000 queued messages dropped
+    lines from the middle of the saved output (over IPC), and nbclient's 4 s wait after the
+    reply cut its end on a loaded machine. Every line is kept, in order, and the cell after."""
+    lines = 3000
+    nb = _notebook(
+        tmp_path / "chatty.ipynb",
+        f"for i in range({lines}):\n    print(i, flush=True)",
+        "print('after')",
+    )
+    r = logician("run", str(nb), "-o", str(tmp_path / "out.ipynb"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    cells = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells
+    printed = "".join(o.get("text", "") for o in cells[0].outputs).splitlines()
+    assert len(cells[0].outputs) == 1  # one stream output, as JupyterLab saves it
+    assert printed == [str(i) for i in range(lines)], f"{len(printed)} of {lines} lines kept"
+    assert [o.get("text") for o in cells[1].outputs] == ["after\n"]
+
+
 def test_run_in_a_team_folder_summarises_the_members_own_frames(tmp_path: Path) -> None:
     """A team's shared `.logician/` (another owner, sticky, group-writable): the run's frames
     live in this account's `users/<uid>/` folder, and the summary reads them from there."""
