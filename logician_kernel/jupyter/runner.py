@@ -227,6 +227,7 @@ def merge_streams(nb: nbformat.NotebookNode) -> None:
         if cell.cell_type != "code":
             continue
         merged: list[nbformat.NotebookNode] = []
+        pieces: dict[int, list[str]] = {}  # a merged stream's texts, joined once at the end
         for out in cell.get("outputs", []):
             last = merged[-1] if merged else None
             if (
@@ -235,9 +236,12 @@ def merge_streams(nb: nbformat.NotebookNode) -> None:
                 and last.get("output_type") == "stream"
                 and last.get("name") == out.get("name")
             ):
-                last["text"] = _text(last) + _text(out)
+                # not `+=` on the output: 20,000 one-line prints would copy the text 20,000 times
+                pieces.setdefault(len(merged) - 1, [_text(last)]).append(_text(out))
             else:
                 merged.append(out)
+        for i, texts in pieces.items():
+            merged[i]["text"] = "".join(texts)
         cell.outputs = merged
 
 
